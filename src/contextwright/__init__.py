@@ -1,0 +1,3 @@
+"""Contextwright: a context engine for LLM agents."""
+
+__version__ = "0.1.0"

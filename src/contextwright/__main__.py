@@ -1,0 +1,3 @@
+from contextwright.cli import main
+
+main()

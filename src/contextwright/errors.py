@@ -1,0 +1,197 @@
+"""Every error Contextwright raises on purpose, in one tree.
+
+::
+
+    ContextwrightError
+    ├── MissingDependencyError (also ImportError)  an optional extra is not installed
+    ├── UsageError                                 the API was called wrongly (a bug in the caller)
+    │   └── CanonicalJsonError (also ValueError)   a value has no canonical JSON form
+    ├── EventError                                 an event is not acceptable
+    │   ├── UnknownEventType
+    │   └── MalformedPayload
+    ├── LogError                                   the event log refused or failed
+    │   ├── InvalidSessionId
+    │   ├── SeqConflict                            optimistic concurrency: someone appended first
+    │   ├── IdempotencyConflict                    a used key came back with different content
+    │   ├── StoreNotFound / NotAStore / SchemaTooNew
+    │   └── StorageError                           the database failed
+    │       ├── StorageUnavailable                 cannot connect / locked / out of space
+    │       └── StorageCorrupted                   the stored bytes are not what was written
+    ├── PlanError
+    │   └── PrefixOverBudget
+    ├── BuildError
+    │   └── OrphanedToolPair
+    └── ProviderError
+        └── ContextLengthExceeded
+
+Errors carry structured fields (``session_id``, ``expected_seq``, ...) so that callers
+can act on them without parsing messages. Driver errors never escape: each storage
+adapter maps them in one place (``contextwright.log._errors``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ContextwrightError(Exception):
+    """Root of every error Contextwright raises on purpose."""
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keeps errors picklable across processes (multiprocessing, workers).
+        return (_rebuild, (type(self), self.message, self.fields))
+
+
+def _rebuild(cls: type[ContextwrightError], message: str, fields: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    ContextwrightError.__init__(error, message, **fields)
+    return error
+
+
+class MissingDependencyError(ContextwrightError, ImportError):
+    """An optional extra is needed for this feature and is not installed."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        hint = f'pip install "contextwright[{extra}]"'
+        super().__init__(
+            f"{feature} needs the '{module}' package, which is not installed. Install it with: {hint}",
+            feature=feature,
+            extra=extra,
+            module=module,
+            hint=hint,
+        )
+        self.name = module
+
+
+class UsageError(ContextwrightError):
+    """The API was called in a way it does not support; fix the calling code."""
+
+
+class CanonicalJsonError(UsageError, ValueError):
+    """A value has no canonical JSON form (NaN, non-string keys, unsupported types)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(f"{message} (at {path})", path=path)
+
+
+class EventError(ContextwrightError):
+    """An event is not acceptable to the log."""
+
+
+class UnknownEventType(EventError):
+    """The event type is not in the catalogue."""
+
+    def __init__(self, event_type: str, *, known: tuple[str, ...] = ()) -> None:
+        hint = f"; known types: {', '.join(known)}" if known else ""
+        super().__init__(f"unknown event type {event_type!r}{hint}", event_type=event_type)
+
+
+class MalformedPayload(EventError):
+    """The payload does not match the schema of its event type."""
+
+    def __init__(self, event_type: str, problem: str, *, path: str = "payload") -> None:
+        super().__init__(
+            f"malformed {event_type!r} payload at {path}: {problem}",
+            event_type=event_type,
+            path=path,
+            problem=problem,
+        )
+
+
+class LogError(ContextwrightError):
+    """The event log refused an operation or failed to perform it."""
+
+
+class InvalidSessionId(LogError, UsageError):
+    """A session id is empty, too long, or contains control characters."""
+
+    def __init__(self, session_id: object, problem: str) -> None:
+        super().__init__(f"invalid session id {session_id!r}: {problem}", session_id=session_id)
+
+
+class SeqConflict(LogError):
+    """Optimistic concurrency: the session's last seq is not the one the writer expected."""
+
+    def __init__(self, session_id: str, *, expected_seq: int, actual_seq: int) -> None:
+        super().__init__(
+            f"session {session_id!r}: expected last seq {expected_seq}, but it is {actual_seq}; "
+            "read the new events and retry",
+            session_id=session_id,
+            expected_seq=expected_seq,
+            actual_seq=actual_seq,
+        )
+
+
+class IdempotencyConflict(LogError):
+    """An idempotency key was reused for an event with different content."""
+
+    def __init__(self, session_id: str, key: str, problem: str) -> None:
+        super().__init__(
+            f"session {session_id!r}: idempotency key {key!r} {problem}",
+            session_id=session_id,
+            idempotency_key=key,
+        )
+
+
+class StoreNotFound(LogError):
+    """The store named by a URL or path does not exist."""
+
+
+class NotAStore(LogError):
+    """The database exists but is not a Contextwright store."""
+
+
+class SchemaTooNew(LogError):
+    """The store was written by a newer Contextwright with migrations this one does not know."""
+
+
+class StorageError(LogError):
+    """The database failed to carry out an operation."""
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot be reached right now (connection, lock, disk space)."""
+
+
+class StorageCorrupted(StorageError):
+    """Stored bytes fail their integrity check."""
+
+
+class PlanError(ContextwrightError):
+    """A context plan cannot be made."""
+
+
+class PrefixOverBudget(PlanError):
+    """A frozen-prefix class is larger than its absolute cap; the session cannot open."""
+
+    def __init__(self, budget_class: str, *, size: int, cap: int, unit: str = "tokens") -> None:
+        super().__init__(
+            f"{budget_class} is {size:,} {unit}, cap {cap:,}; shorten it or raise the cap",
+            budget_class=budget_class,
+            size=size,
+            cap=cap,
+            unit=unit,
+        )
+
+
+class BuildError(ContextwrightError):
+    """A request cannot be built or failed validation before sending."""
+
+
+class OrphanedToolPair(BuildError):
+    """A tool call without its result, or a result without its call."""
+
+
+class ProviderError(ContextwrightError):
+    """A model provider returned an error."""
+
+
+class ContextLengthExceeded(ProviderError):
+    """The provider rejected a request as longer than the model's context window."""

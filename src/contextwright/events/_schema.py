@@ -1,0 +1,248 @@
+"""Decode and encode frozen dataclasses from and to JSON values, strictly.
+
+The core must import only the standard library, so payload validation is done
+here from the dataclass type hints: ``str``, ``int``, ``float``, ``bool``,
+``None``, ``Literal``, unions, ``tuple[X, ...]``, ``dict[str, X]``, ``Any`` (any
+JSON value) and nested dataclasses. Unknown keys and missing required keys are
+errors; defaults fill absent optional keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Union, get_args, get_origin
+
+from contextwright.canonical import canonical_json
+from contextwright.errors import CanonicalJsonError
+
+
+class SchemaViolation(Exception):
+    """Raised inside this module; callers translate it into their own typed error."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+Decoder = Callable[[Any, str], Any]
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def decode(cls: type, data: Any, path: str = "payload") -> Any:
+    """Build an instance of dataclass ``cls`` from JSON ``data`` or raise SchemaViolation."""
+    return _decoder(cls)(data, path)
+
+
+def encode(value: Any) -> Any:
+    """Turn a dataclass instance (recursively) into plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _encoder(type(value))(value)
+    return _encode_value(value)
+
+
+def _encode_value(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_encode_value(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _encode_value(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _encoder(type(value))(value)
+    return value
+
+
+@functools.cache
+def _encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
+    names = tuple(f.name for f in dataclasses.fields(cls))
+
+    def encode_instance(value: Any) -> dict[str, Any]:
+        return {name: _encode_value(getattr(value, name)) for name in names}
+
+    return encode_instance
+
+
+# Decoders are compiled once per type: payload validation sits on the append and
+# replay paths, so walking type hints for every event would dominate both.
+@functools.cache
+def _decoder(tp: Any) -> Decoder:
+    if tp is Any:
+        return _decode_any
+    if dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    origin = get_origin(tp)
+    if origin is Literal:
+        return _literal_decoder(get_args(tp))
+    if origin in (Union, types.UnionType):
+        return _union_decoder(tuple(_decoder(option) for option in get_args(tp)))
+    if origin is tuple:
+        args = get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _tuple_decoder(_decoder(args[0]))
+        raise TypeError(f"fixed-length tuples are not supported in payloads: {tp!r}")
+    if origin in (dict, Mapping, typing.Mapping) or tp is dict:
+        _, value_type = get_args(tp) or (str, Any)
+        return _mapping_decoder(_decoder(value_type))
+    if tp is type(None) or tp is None:
+        return _decode_none
+    if tp in _SCALARS:
+        return _SCALARS[tp]
+    raise TypeError(f"unsupported payload field type {tp!r}")
+
+
+def _decode_any(data: Any, path: str) -> Any:
+    try:
+        canonical_json(data)
+    except CanonicalJsonError as exc:
+        raise SchemaViolation(path, exc.message) from None
+    return _freeze(data)
+
+
+def _literal_decoder(allowed: tuple[Any, ...]) -> Decoder:
+    def decode_literal(data: Any, path: str) -> Any:
+        if data not in allowed or type(data) is not type(allowed[0]):
+            raise SchemaViolation(path, f"expected one of {list(allowed)}, got {data!r}")
+        return data
+
+    return decode_literal
+
+
+def _union_decoder(options: tuple[Decoder, ...]) -> Decoder:
+    def decode_union(data: Any, path: str) -> Any:
+        problems = []
+        for option in options:
+            try:
+                return option(data, path)
+            except SchemaViolation as exc:
+                problems.append(exc.problem)
+        raise SchemaViolation(path, " or ".join(dict.fromkeys(problems)))
+
+    return decode_union
+
+
+def _tuple_decoder(item: Decoder) -> Decoder:
+    def decode_tuple(data: Any, path: str) -> Any:
+        if not isinstance(data, (list, tuple)):
+            raise SchemaViolation(path, f"expected a list, got {_kind(data)}")
+        return tuple(item(value, f"{path}[{i}]") for i, value in enumerate(data))
+
+    return decode_tuple
+
+
+def _mapping_decoder(value_decoder: Decoder) -> Decoder:
+    def decode_mapping(data: Any, path: str) -> Any:
+        if not isinstance(data, Mapping):
+            raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
+        out = {}
+        for key in sorted(data):
+            if not isinstance(key, str):
+                raise SchemaViolation(path, "object keys must be strings")
+            out[key] = value_decoder(data[key], f"{path}.{key}")
+        return types.MappingProxyType(out)
+
+    return decode_mapping
+
+
+def _decode_none(data: Any, path: str) -> None:
+    if data is not None:
+        raise SchemaViolation(path, f"expected null, got {_kind(data)}")
+    return None
+
+
+def _decode_bool(data: Any, path: str) -> bool:
+    if not isinstance(data, bool):
+        raise SchemaViolation(path, f"expected a boolean, got {_kind(data)}")
+    return data
+
+
+def _decode_int(data: Any, path: str) -> int:
+    if not isinstance(data, int) or isinstance(data, bool):
+        raise SchemaViolation(path, f"expected an integer, got {_kind(data)}")
+    return data
+
+
+def _decode_float(data: Any, path: str) -> float:
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        raise SchemaViolation(path, f"expected a number, got {_kind(data)}")
+    if data != data or data in (float("inf"), float("-inf")):
+        raise SchemaViolation(path, "NaN and Infinity are not allowed")
+    return float(data)
+
+
+def _decode_str(data: Any, path: str) -> str:
+    if not isinstance(data, str):
+        raise SchemaViolation(path, f"expected a string, got {_kind(data)}")
+    return data
+
+
+_SCALARS: dict[Any, Decoder] = {bool: _decode_bool, int: _decode_int, float: _decode_float, str: _decode_str}
+
+
+def _dataclass_decoder(cls: type) -> Decoder:
+    hints = _hints(cls)
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    known = frozenset(f.name for f in fields)
+    specs = [
+        (
+            f.name,
+            _decoder(hints[f.name]),
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+        )
+        for f in fields
+    ]
+
+    def decode_dataclass(data: Any, path: str) -> Any:
+        if isinstance(data, cls):
+            data = encode(data)
+        if not isinstance(data, Mapping):
+            raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
+        if not known.issuperset(data):
+            unknown = sorted(set(data) - known)
+            raise SchemaViolation(path, f"unknown field(s) {', '.join(map(str, unknown))}")
+        kwargs = {}
+        for name, field_decoder, required in specs:
+            if name in data:
+                kwargs[name] = field_decoder(data[name], f"{path}.{name}")
+            elif required:
+                raise SchemaViolation(path, f"missing required field {name!r}")
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as exc:  # __post_init__ checks report here
+            raise SchemaViolation(path, str(exc)) from None
+
+    return decode_dataclass
+
+
+def _freeze(data: Any) -> Any:
+    # Any-typed values are stored read-only so a frozen payload cannot be mutated
+    # through a nested dict or list after it was hashed.
+    if isinstance(data, Mapping):
+        return types.MappingProxyType({k: _freeze(v) for k, v in sorted(data.items())})
+    if isinstance(data, (list, tuple)):
+        return tuple(_freeze(item) for item in data)
+    return data
+
+
+def _kind(data: Any) -> str:
+    if data is None:
+        return "null"
+    if isinstance(data, bool):
+        return "a boolean"
+    if isinstance(data, (int, float)):
+        return "a number"
+    if isinstance(data, str):
+        return "a string"
+    if isinstance(data, Mapping):
+        return "an object"
+    if isinstance(data, (list, tuple)):
+        return "a list"
+    return type(data).__name__

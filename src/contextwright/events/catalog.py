@@ -1,0 +1,214 @@
+"""The event catalogue: one frozen payload type per event type.
+
+Payloads are JSON-shaped. Optional fields have defaults so that events written
+before a field existed still decode. Register new types here, with
+:func:`~contextwright.events.registry.event_type`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contextwright.events.registry import event_type
+
+TrustLevel = Literal["platform", "operator", "user", "tool", "external_untrusted"]
+"""Who vouches for a piece of content, from most to least trusted."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCall:
+    """One tool call requested by the model."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("a tool call needs a non-empty id")
+        if not self.name:
+            raise ValueError("a tool call needs a non-empty name")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactPointer:
+    """A typed reference to a stored full text (tool output, elided span, archive)."""
+
+    ref: str
+    """Content address, ``sha256:<hex>`` of the stored bytes."""
+    trust: TrustLevel
+    size_chars: int
+    kind: str = "text"
+
+
+@event_type("message.user")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UserMessage:
+    """A message from the user (or the operator) to the agent."""
+
+    text: str
+    author: Literal["user", "operator"] = "user"
+    steering: bool = False
+    """A steering note given during a run: kept verbatim and never compacted."""
+
+
+@event_type("message.assistant")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AssistantMessage:
+    """What the model answered: text and tool calls, in that order."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    model: str | None = None
+    stop_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        ids = [call.id for call in self.tool_calls]
+        if len(ids) != len(set(ids)):
+            raise ValueError("tool call ids must be unique within one message")
+
+
+@event_type("tool.result")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult:
+    """The result of one tool call, as the model will see it (capped and compressed)."""
+
+    call_id: str
+    tool_name: str
+    output: str
+    is_error: bool = False
+    exit_code: int | None = None
+    trust: TrustLevel = "tool"
+    denied: bool = False
+    """The call was refused by the call-time policy check (for example a revoked tool)."""
+    artifact: ArtifactPointer | None = None
+    """Where the full original output is stored, when the model sees less than all of it."""
+
+
+@event_type("context.plan.created")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PlanCreated:
+    """The first context plan of a session, pinned before the first model request."""
+
+    epoch: int
+    plan: dict[str, Any]
+    prefix_sha256: str
+
+
+@event_type("context.epoch.rotated")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EpochRotated:
+    """A new context plan replacing the previous epoch's (model change, revocation, prefix edit)."""
+
+    epoch: int
+    plan: dict[str, Any]
+    prefix_sha256: str
+    reason: Literal["model_changed", "forced_revocation", "prefix_edited"]
+    previous_prefix_sha256: str
+
+
+@event_type("context.request.built")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestBuilt:
+    """A request was built: its hashes, its size by class and layer, and what yielded."""
+
+    epoch: int
+    request_index: int
+    prefix_sha256: str
+    request_sha256: str
+    provider: str
+    total_tokens: int
+    tokens_by_class: dict[str, int]
+    tokens_by_layer: dict[str, int] = field(default_factory=dict)
+    yields: tuple[str, ...] = ()
+    pressure: Literal["none", "soft", "hard"] = "none"
+    inputs: dict[str, Any] | None = None
+    """What is needed to rebuild the request byte for byte (volatile inputs, cut points)."""
+
+
+@event_type("context.compacted")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Compacted:
+    """A compaction was adopted: the surface before ``upto_seq`` is replaced by a summary."""
+
+    epoch: int
+    upto_seq: int
+    summary: str
+    depth: int
+    source_event_seqs: tuple[int, ...]
+    elided: tuple[ArtifactPointer, ...] = ()
+    archive: ArtifactPointer | None = None
+    trigger: Literal["pressure", "overflow", "manual"] = "pressure"
+    archive_failed: bool = False
+
+
+@event_type("context.working_state.updated")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WorkingStateUpdated:
+    """The whole working state after a write by the control tool or the runtime."""
+
+    state: dict[str, Any]
+    source: Literal["tool", "runtime"]
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UsageRecord:
+    """Token usage as reported by a provider, in one shape for every provider."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_5m_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+
+
+@event_type("model.response")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelResponse:
+    """Provider usage for one request, for reconciliation and telemetry."""
+
+    provider: str
+    model: str
+    usage: UsageRecord
+    request_index: int | None = None
+    estimated_input_tokens: int | None = None
+
+
+@event_type("memory.written")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryWritten:
+    """A memory item was written during the session (it does not touch the frozen snapshot)."""
+
+    memory_id: str
+    text: str
+    trust: TrustLevel = "user"
+
+
+@event_type("memory.corrected")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryCorrected:
+    """A memory item was corrected; evidence already shown gets a correction line."""
+
+    memory_id: str
+    text: str
+    previous_text: str | None = None
+
+
+@event_type("memory.erased")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryErased:
+    """A memory item was erased; evidence already shown is removed from the surface."""
+
+    memory_id: str
+    reason: str = ""
+
+
+@event_type("artifact.stored")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactStored:
+    """A full text was stored in the artifact store (content-addressed)."""
+
+    pointer: ArtifactPointer
+    source_call_id: str | None = None

@@ -1,0 +1,93 @@
+"""The one place where event types are registered, encoded and decoded.
+
+A payload type is a frozen dataclass decorated with :func:`event_type`. The
+registry maps the type name (``"message.user"``) to the class, validates raw
+payloads strictly, and turns payloads into canonical JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from contextwright.canonical import canonical_json, sha256_tagged
+from contextwright.errors import MalformedPayload, UnknownEventType, UsageError
+from contextwright.events import _schema
+
+P = TypeVar("P")
+
+_REGISTRY: dict[str, type] = {}
+
+
+def event_type(name: str) -> Callable[[type[P]], type[P]]:
+    """Class decorator: register a frozen dataclass as the payload of event type ``name``."""
+
+    def register(cls: type[P]) -> type[P]:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise UsageError(f"event type {name!r} is already registered to {_REGISTRY[name].__name__}")
+        params = getattr(cls, "__dataclass_params__", None)
+        if params is None or not params.frozen:
+            raise UsageError(f"{cls.__name__}: event payloads must be frozen dataclasses")
+        cls.TYPE = name  # type: ignore[attr-defined]
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def known_types() -> tuple[str, ...]:
+    """All registered event type names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def payload_class(name: str) -> type:
+    """The payload class for ``name``; :class:`UnknownEventType` if there is none."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownEventType(name, known=known_types()) from None
+
+
+def type_of(payload: Any) -> str:
+    """The registered type name of a payload instance."""
+    name = getattr(type(payload), "TYPE", None)
+    if name is None or _REGISTRY.get(name) is not type(payload):
+        raise UsageError(f"{type(payload).__name__} is not a registered event payload")
+    return name
+
+
+def decode_payload(name: str, data: Any) -> Any:
+    """Validate raw JSON ``data`` as the payload of ``name`` and return the typed payload."""
+    cls = payload_class(name)
+    try:
+        return _schema.decode(cls, data)
+    except _schema.SchemaViolation as exc:
+        raise MalformedPayload(name, exc.problem, path=exc.path) from None
+
+
+def encode_payload(payload: Any) -> dict[str, Any]:
+    """Plain JSON values of a typed payload."""
+    return _schema.encode(payload)
+
+
+def payload_json(payload: Any) -> str:
+    """Canonical JSON text of a typed payload."""
+    return canonical_json(encode_payload(payload))
+
+
+def payload_digest(text: str) -> str:
+    """Tagged SHA-256 of a payload's canonical JSON text."""
+    return sha256_tagged(text)
+
+
+def coerce_payload(name: str | None, payload: Any) -> tuple[str, Any]:
+    """Accept a typed payload, or a type name with a raw mapping, and return (name, typed)."""
+    if isinstance(payload, Mapping) or name is not None:
+        if name is None:
+            raise UsageError("a raw payload mapping needs its event type name")
+        if not isinstance(payload, Mapping) and type_of(payload) != name:
+            raise MalformedPayload(name, f"got a {type(payload).__name__} payload")
+        return name, decode_payload(name, payload)
+    # Re-validate typed payloads too: a dataclass built in Python is not type-checked.
+    name = type_of(payload)
+    return name, decode_payload(name, encode_payload(payload))

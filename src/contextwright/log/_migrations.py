@@ -1,0 +1,87 @@
+"""Schema migrations, one append-only list per backend.
+
+A shipped migration is never edited: schema changes are new entries at the end.
+Each store records the versions it has applied in ``cw_migrations``; opening a
+store applies whatever is pending, and refuses a store that has versions this
+code does not know (it was written by a newer Contextwright).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Migration:
+    """One schema step. ``{schema}`` in a statement is replaced by the target schema (PostgreSQL)."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+SQLITE: tuple[Migration, ...] = (
+    Migration(
+        version=1,
+        name="events and sessions",
+        statements=(
+            """CREATE TABLE cw_events (
+                session_id TEXT NOT NULL,
+                seq INTEGER NOT NULL CHECK (seq >= 1),
+                type TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                payload_sha256 TEXT NOT NULL,
+                at TEXT NOT NULL,
+                idempotency_key TEXT,
+                PRIMARY KEY (session_id, seq)
+            ) WITHOUT ROWID""",
+            """CREATE UNIQUE INDEX cw_events_idempotency
+                ON cw_events (session_id, idempotency_key) WHERE idempotency_key IS NOT NULL""",
+            """CREATE TABLE cw_sessions (
+                session_id TEXT PRIMARY KEY,
+                last_seq INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
+)
+
+POSTGRES: tuple[Migration, ...] = (
+    Migration(
+        version=1,
+        name="events and sessions",
+        statements=(
+            """CREATE TABLE {schema}.cw_events (
+                session_id TEXT NOT NULL,
+                seq BIGINT NOT NULL CHECK (seq >= 1),
+                type TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                payload_sha256 TEXT NOT NULL,
+                at TIMESTAMPTZ NOT NULL,
+                idempotency_key TEXT,
+                PRIMARY KEY (session_id, seq)
+            )""",
+            """CREATE UNIQUE INDEX cw_events_idempotency
+                ON {schema}.cw_events (session_id, idempotency_key) WHERE idempotency_key IS NOT NULL""",
+            """CREATE TABLE {schema}.cw_sessions (
+                session_id TEXT PRIMARY KEY,
+                last_seq BIGINT NOT NULL
+            )""",
+        ),
+    ),
+)
+
+
+def latest_version(migrations: tuple[Migration, ...]) -> int:
+    """The version a fully migrated store has."""
+    return migrations[-1].version if migrations else 0
+
+
+def check_list(migrations: tuple[Migration, ...]) -> None:
+    """Versions must run 1, 2, 3, ... with no gap (guards against a mis-edited list)."""
+    for expected, migration in enumerate(migrations, start=1):
+        if migration.version != expected:
+            raise AssertionError(f"migration {migration.name!r} has version {migration.version}, expected {expected}")
+
+
+check_list(SQLITE)
+check_list(POSTGRES)

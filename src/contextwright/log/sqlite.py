@@ -1,0 +1,214 @@
+"""SQLite event log: the embedded default, one file, standard library only.
+
+* WAL journal, so readers never block the writer and a killed process leaves
+  the file consistent (https://www.sqlite.org/wal.html).
+* ``BEGIN IMMEDIATE`` for appends: the write lock is taken before the last seq is
+  read, so two writers cannot both see the same seq
+  (https://www.sqlite.org/lang_transaction.html).
+* One connection per thread (sqlite3 connections must not be shared across
+  threads mid-transaction); processes coordinate through the file lock, waiting
+  up to ``busy_timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from contextwright.clock import Clock, format_instant, parse_instant
+from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
+from contextwright.log import _migrations
+from contextwright.log._errors import translating_sqlite
+from contextwright.log.base import EventLog, PreparedEvent, StoredRow, resolve_replay
+
+_COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
+
+
+class SQLiteEventLog(EventLog):
+    """Event log in one SQLite file (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        create: bool = True,
+        synchronous: str = "FULL",
+        busy_timeout: float = 30.0,
+    ) -> None:
+        super().__init__(clock=clock)
+        if str(path) in ("", ":memory:"):
+            raise UsageError("an in-memory SQLite log cannot be shared between threads; use InMemoryEventLog")
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise UsageError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
+        self.path = Path(path)
+        self._synchronous = synchronous.upper()
+        self._busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        self._closed = False
+        if not self.path.exists():
+            if not create:
+                raise StoreNotFound(f"no Contextwright store at {self.path}", path=str(self.path))
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._migrate(create=create)
+
+    # -- connections ----------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise UsageError("this log is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            with translating_sqlite(f"opening {self.path}"):
+                conn = sqlite3.connect(
+                    self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={self._synchronous}")
+                conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._all_lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        self._closed = True
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+
+    # -- schema ---------------------------------------------------------------
+
+    def _migrate(self, *, create: bool) -> None:
+        conn = self._conn()
+        with translating_sqlite(f"migrating {self.path}"):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                if "cw_migrations" not in tables:
+                    if not create:
+                        raise NotAStore(f"{self.path} is not a Contextwright store", path=str(self.path))
+                    conn.execute(
+                        "CREATE TABLE cw_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                    )
+                applied = {row[0] for row in conn.execute("SELECT version FROM cw_migrations")}
+                latest = _migrations.latest_version(_migrations.SQLITE)
+                if applied and max(applied) > latest:
+                    raise SchemaTooNew(
+                        f"{self.path} has schema version {max(applied)}; this Contextwright knows up to {latest}",
+                        path=str(self.path),
+                    )
+                for migration in _migrations.SQLITE:
+                    if migration.version in applied:
+                        continue
+                    for statement in migration.statements:
+                        conn.execute(statement)
+                    conn.execute(
+                        "INSERT INTO cw_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                        (migration.version, migration.name, format_instant(self.clock.now())),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        """The greatest migration version applied to this store."""
+        with translating_sqlite("reading the schema version"):
+            row = self._conn().execute("SELECT MAX(version) FROM cw_migrations").fetchone()
+        return int(row[0] or 0)
+
+    # -- the port -------------------------------------------------------------
+
+    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
+        conn = self._conn()
+        with translating_sqlite(f"appending to session {session_id!r}"):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = self._append_locked(conn, session_id, events, expected_seq)
+                conn.execute("COMMIT")
+                return rows
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _append_locked(
+        self, conn: sqlite3.Connection, session_id: str, events: Sequence[PreparedEvent], expected_seq: int
+    ) -> list[StoredRow]:
+        keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
+        if keys:
+            marks = ",".join("?" * len(keys))
+            found = conn.execute(
+                f"SELECT {_COLUMNS} FROM cw_events WHERE session_id = ? AND idempotency_key IN ({marks})",
+                (session_id, *keys),
+            ).fetchall()
+            replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in found})
+            if replay is not None:
+                return replay
+        row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
+        actual = row[0] if row else 0
+        if actual != expected_seq:
+            raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=actual)
+        at = self.clock.now()
+        stamp = format_instant(at)
+        stored = [
+            StoredRow(
+                session_id=session_id,
+                seq=expected_seq + offset,
+                type=e.type,
+                payload_json=e.payload_json,
+                payload_sha256=e.payload_sha256,
+                at=parse_instant(stamp),
+                idempotency_key=e.idempotency_key,
+            )
+            for offset, e in enumerate(events, start=1)
+        ]
+        conn.executemany(
+            f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, stamp, r.idempotency_key) for r in stored],
+        )
+        conn.execute(
+            "INSERT INTO cw_sessions (session_id, last_seq) VALUES (?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq",
+            (session_id, stored[-1].seq),
+        )
+        return stored
+
+    def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
+        with translating_sqlite(f"reading session {session_id!r}"):
+            rows = self._conn().execute(
+                f"SELECT {_COLUMNS} FROM cw_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (session_id, after_seq, -1 if limit is None else limit),
+            ).fetchall()
+        return [_row(r) for r in rows]
+
+    def _last_seq(self, session_id: str) -> int:
+        with translating_sqlite(f"reading the last seq of {session_id!r}"):
+            row = self._conn().execute(
+                "SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def sessions(self) -> list[str]:
+        with translating_sqlite("listing sessions"):
+            rows = self._conn().execute("SELECT session_id FROM cw_sessions ORDER BY session_id").fetchall()
+        return [r[0] for r in rows]
+
+
+def _row(r: tuple) -> StoredRow:
+    return StoredRow(
+        session_id=r[0],
+        seq=r[1],
+        type=r[2],
+        payload_json=r[3],
+        payload_sha256=r[4],
+        at=parse_instant(r[5]),
+        idempotency_key=r[6],
+    )

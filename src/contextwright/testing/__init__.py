@@ -1,0 +1,1 @@
+"""Public test helpers: the event-log contract suite, fakes, and corpus discovery."""

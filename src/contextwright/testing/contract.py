@@ -1,0 +1,435 @@
+"""The event-log contract, written once and run against every backend.
+
+Subclass :class:`EventLogContract` in a pytest module, implement
+:meth:`~EventLogContract.make_log` (and, for stores that other processes can
+open, :meth:`~EventLogContract.store_url`), and every test below runs against
+your adapter. Optional capabilities (multi-process racing, crash safety) run
+only when ``store_url`` is implemented.
+
+Each test calls ``self.open()`` rather than taking a fixture, so a test can also
+be run by hand against a deliberately broken adapter to show that it catches
+the defect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from contextwright.canonical import canonical_json, sha256_tagged
+from contextwright.clock import FixedClock
+from contextwright.errors import (
+    EventError,
+    IdempotencyConflict,
+    InvalidSessionId,
+    MalformedPayload,
+    SeqConflict,
+    UnknownEventType,
+    UsageError,
+)
+from contextwright.events import AssistantMessage, NewEvent, ToolCall, ToolResult, UserMessage
+from contextwright.events.registry import encode_payload
+from contextwright.log.base import AsyncEventLog, EventLog
+
+START = "2026-03-01T23:59:58+00:00"
+
+
+def user(text: str, key: str | None = None) -> NewEvent:
+    """A user-message event, optionally with an idempotency key."""
+    return NewEvent.of(UserMessage(text=text), idempotency_key=key)
+
+
+class EventLogContract:
+    """Mixin of contract tests; subclasses provide ``make_log``."""
+
+    race_writers = 4
+    race_rounds = 25
+
+    # -- what a backend's test module provides --------------------------------
+
+    def make_log(self, clock: FixedClock) -> EventLog:
+        """Return a new, empty log using ``clock``."""
+        raise NotImplementedError
+
+    def store_url(self, log: EventLog) -> str | None:
+        """A URL that another process can pass to ``open_log`` to reach the same store."""
+        return None
+
+    def peer(self, log: EventLog) -> EventLog:
+        """A second handle on the same store (another connection where that exists)."""
+        return log
+
+    # -- helpers ----------------------------------------------------------------
+
+    def open(self, clock: FixedClock | None = None) -> EventLog:
+        """Open a fresh log for this test; it is closed in teardown."""
+        log = self.make_log(clock or FixedClock(START, step=1))
+        self.__dict__.setdefault("_opened", []).append(log)
+        return log
+
+    def teardown_method(self, method: Any = None) -> None:
+        for log in self.__dict__.pop("_opened", []):
+            log.close()
+
+    @staticmethod
+    def snapshot(log: EventLog, session_id: str) -> list[tuple[Any, ...]]:
+        """Everything observable about a session, for 'nothing changed' checks."""
+        return [(e.seq, e.type, e.payload_sha256, e.at, e.idempotency_key) for e in log.read(session_id)]
+
+    # -- basic shape -----------------------------------------------------------
+
+    def test_unknown_session_is_empty(self) -> None:
+        log = self.open()
+        assert log.last_seq("nobody") == 0
+        assert log.read("nobody") == []
+        assert log.sessions() == []
+
+    def test_append_numbers_events_from_one_without_gaps(self) -> None:
+        log = self.open()
+        first = log.append("s", [user("a")], expected_seq=0)
+        more = log.append("s", [user("b"), user("c"), user("d")], expected_seq=1)
+        assert [e.seq for e in first + more] == [1, 2, 3, 4]
+        assert [e.seq for e in log.read("s")] == [1, 2, 3, 4]
+        assert log.last_seq("s") == 4
+
+    def test_read_returns_what_was_appended(self) -> None:
+        log = self.open()
+        call = ToolCall(id="c1", name="run_tests", arguments={"path": "tests/ünï", "n": 3})
+        payloads = [
+            UserMessage(text="fix CI ✓ — naïve 漢字 \x00 \u2028"),
+            AssistantMessage(text="", tool_calls=(call,)),
+            ToolResult(call_id="c1", tool_name="run_tests", output="1 failed", is_error=True, exit_code=1),
+        ]
+        appended = log.append("s", payloads, expected_seq=0)
+        read = log.read("s")
+        assert read == appended
+        assert [e.payload for e in read] == payloads
+        for event, payload in zip(read, payloads):
+            # Check the stored hash is the tagged SHA-256 of the canonical payload.
+            assert event.payload_sha256 == sha256_tagged(canonical_json(encode_payload(payload)))
+            assert event.type == type(payload).TYPE
+            assert event.ref == f"s#{event.seq}"
+
+    def test_event_time_comes_from_the_injected_clock(self) -> None:
+        clock = FixedClock(START)
+        log = self.open(clock)
+        clock.set("2026-03-02T00:00:05+00:00")
+        batch = log.append("s", [user("a"), user("b")], expected_seq=0)
+        assert [e.at for e in batch] == [_dt.datetime(2026, 3, 2, 0, 0, 5, tzinfo=_dt.timezone.utc)] * 2
+        assert [e.at for e in log.read("s")] == [e.at for e in batch]
+
+    def test_read_after_seq_and_limit(self) -> None:
+        log = self.open()
+        log.append("s", [user(str(i)) for i in range(10)], expected_seq=0)
+        assert [e.seq for e in log.read("s", after_seq=7)] == [8, 9, 10]
+        assert [e.seq for e in log.read("s", after_seq=2, limit=3)] == [3, 4, 5]
+        assert log.read("s", after_seq=10) == []
+        assert log.read("s", limit=0) == []
+
+    def test_sessions_are_independent_and_listed_once(self) -> None:
+        log = self.open()
+        log.append("b", [user("1")], expected_seq=0)
+        log.append("a", [user("1"), user("2")], expected_seq=0)
+        log.append("b", [user("2")], expected_seq=1)
+        assert log.sessions() == ["a", "b"]
+        assert [e.seq for e in log.read("a")] == [1, 2]
+        assert [e.payload.text for e in log.read("b")] == ["1", "2"]
+
+    def test_a_second_handle_sees_the_same_events(self) -> None:
+        log = self.open()
+        log.append("s", [user("a")], expected_seq=0)
+        other = self.peer(log)
+        assert other.read("s") == log.read("s")
+        other.append("s", [user("b")], expected_seq=1)
+        assert log.last_seq("s") == 2
+
+    # -- optimistic concurrency ------------------------------------------------
+
+    def test_stale_expected_seq_conflicts_and_writes_nothing(self) -> None:
+        log = self.open()
+        log.append("s", [user("a"), user("b")], expected_seq=0)
+        before = self.snapshot(log, "s")
+        for wrong in (0, 1, 3, 99):
+            try:
+                log.append("s", [user("late")], expected_seq=wrong)
+            except SeqConflict as exc:
+                assert (exc.session_id, exc.expected_seq, exc.actual_seq) == ("s", wrong, 2)
+            else:
+                raise AssertionError(f"expected_seq={wrong} was accepted with last seq 2")
+        assert self.snapshot(log, "s") == before
+
+    def test_a_new_session_must_start_from_zero(self) -> None:
+        log = self.open()
+        try:
+            log.append("fresh", [user("a")], expected_seq=1)
+        except SeqConflict:
+            pass
+        else:
+            raise AssertionError("appending at expected_seq=1 to an empty session was accepted")
+        assert log.read("fresh") == [] and log.sessions() == []
+
+    # -- atomic batches --------------------------------------------------------
+
+    def test_a_batch_with_one_bad_event_writes_nothing(self) -> None:
+        log = self.open()
+        log.append("s", [user("a")], expected_seq=0)
+        before = self.snapshot(log, "s")
+        bad_batches: list[tuple[list[Any], type[Exception]]] = [
+            ([user("b"), NewEvent(type="no.such.type", payload={}), user("c")], UnknownEventType),
+            ([user("b"), NewEvent(type="message.user", payload={"txt": 1})], MalformedPayload),
+            ([user("b"), NewEvent(type="tool.result", payload={"call_id": "x"})], MalformedPayload),
+        ]
+        for batch, error in bad_batches:
+            try:
+                log.append("s", batch, expected_seq=1)
+            except error:
+                pass
+            else:
+                raise AssertionError(f"batch with a bad event was accepted: {batch}")
+        assert self.snapshot(log, "s") == before
+
+    def test_a_conflicting_batch_writes_none_of_its_events(self) -> None:
+        log = self.open()
+        log.append("s", [user("a")], expected_seq=0)
+        try:
+            log.append("s", [user("b"), user("c"), user("d")], expected_seq=0)
+        except SeqConflict:
+            pass
+        assert [e.payload.text for e in log.read("s")] == ["a"]
+        assert log.last_seq("s") == 1
+
+    # -- idempotency -----------------------------------------------------------
+
+    def test_reused_key_returns_the_stored_event_and_writes_nothing(self) -> None:
+        log = self.open()
+        stored = log.append("s", [user("a", key="k1"), user("b", key="k2")], expected_seq=0)
+        log.append("s", [user("c")], expected_seq=2)
+        # The retry still says expected_seq=0: a retry after a lost reply must succeed.
+        again = log.append("s", [user("a", key="k1"), user("b", key="k2")], expected_seq=0)
+        assert again == stored
+        assert log.last_seq("s") == 3
+        single = log.append("s", [user("b", key="k2")], expected_seq=3)
+        assert single == stored[1:]
+        assert log.last_seq("s") == 3
+
+    def test_keys_are_scoped_to_their_session(self) -> None:
+        log = self.open()
+        log.append("s1", [user("a", key="k")], expected_seq=0)
+        other = log.append("s2", [user("a", key="k")], expected_seq=0)
+        assert other[0].session_id == "s2" and other[0].seq == 1
+
+    def test_reused_key_with_different_content_conflicts(self) -> None:
+        log = self.open()
+        log.append("s", [user("a", key="k1")], expected_seq=0)
+        before = self.snapshot(log, "s")
+        for batch in ([user("changed", key="k1")], [user("a", key="k1"), user("new", key="k9")], [user("a", key="k1"), user("x")]):
+            try:
+                log.append("s", batch, expected_seq=1)
+            except IdempotencyConflict as exc:
+                assert exc.session_id == "s"
+            else:
+                raise AssertionError(f"misused idempotency key accepted: {batch}")
+        assert self.snapshot(log, "s") == before
+
+    def test_duplicate_key_within_one_batch_is_rejected(self) -> None:
+        log = self.open()
+        try:
+            log.append("s", [user("a", key="k"), user("b", key="k")], expected_seq=0)
+        except UsageError:
+            pass
+        else:
+            raise AssertionError("a batch repeating an idempotency key was accepted")
+        assert log.read("s") == []
+
+    # -- bad input -------------------------------------------------------------
+
+    def test_bad_input_gets_typed_errors_and_changes_nothing(self) -> None:
+        log = self.open()
+        log.append("s", [user("a")], expected_seq=0)
+        before = self.snapshot(log, "s")
+        attempts: list[tuple[Callable[[], Any], type[Exception]]] = [
+            (lambda: log.append("", [user("x")], expected_seq=0), InvalidSessionId),
+            (lambda: log.append("x" * 201, [user("x")], expected_seq=0), InvalidSessionId),
+            (lambda: log.append("bad\nid", [user("x")], expected_seq=0), InvalidSessionId),
+            (lambda: log.append(7, [user("x")], expected_seq=0), InvalidSessionId),  # type: ignore[arg-type]
+            (lambda: log.append("s", [], expected_seq=1), UsageError),
+            (lambda: log.append("s", [user("x")], expected_seq=-1), UsageError),
+            (lambda: log.append("s", [user("x")], expected_seq="1"), UsageError),  # type: ignore[arg-type]
+            (lambda: log.append("s", user("x"), expected_seq=1), UsageError),  # type: ignore[arg-type]
+            (lambda: log.append("s", [object()], expected_seq=1), UsageError),
+            (lambda: log.append("s", [NewEvent(type="message.user", payload={"text": float("nan")})], expected_seq=1), EventError),
+            (lambda: log.append("s", [ToolResult(call_id="c", tool_name="t", output=3)], expected_seq=1), MalformedPayload),  # type: ignore[arg-type]
+            (lambda: log.read("s", after_seq=-1), UsageError),
+        ]
+        for attempt, error in attempts:
+            try:
+                attempt()
+            except error:
+                pass
+            else:
+                raise AssertionError(f"bad input accepted; expected {error.__name__}")
+        assert self.snapshot(log, "s") == before
+        assert log.sessions() == ["s"]
+
+    # -- concurrency -----------------------------------------------------------
+
+    def test_threads_racing_on_one_seq_have_exactly_one_winner_per_round(self) -> None:
+        log = self.open()
+        handles = [self.peer(log) for _ in range(self.race_writers)]
+        barrier = threading.Barrier(self.race_writers)
+        wins: dict[int, list[int]] = {r: [] for r in range(self.race_rounds)}
+        errors: list[BaseException] = []
+
+        def writer(index: int) -> None:
+            for round_no in range(self.race_rounds):
+                barrier.wait()
+                try:
+                    handles[index].append("race", [user(f"{index}:{round_no}")], expected_seq=round_no)
+                    wins[round_no].append(index)
+                except SeqConflict:
+                    pass
+                except BaseException as exc:  # surfaced below
+                    errors.append(exc)
+
+        threads = [threading.Thread(target=writer, args=(i,)) for i in range(self.race_writers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert all(len(w) == 1 for w in wins.values()), wins
+        events = log.read("race")
+        assert [e.seq for e in events] == list(range(1, self.race_rounds + 1))
+        assert [e.payload.text for e in events] == [f"{wins[r][0]}:{r}" for r in range(self.race_rounds)]
+
+    def test_processes_racing_on_one_seq_have_exactly_one_winner_per_round(self) -> None:
+        log = self.open()
+        url = self.store_url(log)
+        if url is None:
+            import pytest
+
+            pytest.skip("optional capability: this backend cannot be opened from another process")
+        ctx = multiprocessing.get_context("spawn")
+        barrier = ctx.Barrier(self.race_writers)
+        results = ctx.Queue()
+        procs = [
+            ctx.Process(target=_race_in_process, args=(url, i, self.race_rounds, barrier, results))
+            for i in range(self.race_writers)
+        ]
+        for p in procs:
+            p.start()
+        outcomes = [results.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join(timeout=60)
+        failures = [o for o in outcomes if isinstance(o, str)]
+        assert not failures, failures
+        wins: dict[int, list[int]] = {r: [] for r in range(self.race_rounds)}
+        for index, won_rounds in outcomes:
+            for r in won_rounds:
+                wins[r].append(index)
+        assert all(len(w) == 1 for w in wins.values()), wins
+        assert [e.seq for e in log.read("race")] == list(range(1, self.race_rounds + 1))
+
+    def test_a_writer_killed_mid_stream_leaves_no_partial_batch(self) -> None:
+        log = self.open()
+        url = self.store_url(log)
+        if url is None:
+            import pytest
+
+            pytest.skip("optional capability: this backend cannot be opened from another process")
+        for attempt in range(3):
+            start = log.last_seq("crash")
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _CRASH_WRITER, url, "crash"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            assert proc.stdout is not None
+            proc.stdout.readline()  # the writer says it is appending
+            deadline = time.monotonic() + 60
+            while log.last_seq("crash") < start + 30 + 7 * attempt and time.monotonic() < deadline:
+                time.sleep(0.005)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+        events = self.peer(log).read("crash")
+        assert events, "the writer stored nothing before it was killed"
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+        assert len(events) % 3 == 0, "a batch of three was stored in part"
+        for i in range(0, len(events), 3):
+            texts = [e.payload.text for e in events[i : i + 3]]
+            batch_ids = {t.split("/")[0] for t in texts}
+            assert len(batch_ids) == 1 and [t.split("/")[1] for t in texts] == ["0", "1", "2"], texts
+        # The log still accepts appends after the crash.
+        log.append("crash", [user("after")], expected_seq=len(events))
+
+    # -- async twin --------------------------------------------------------------
+
+    def test_async_twin_behaves_like_the_sync_log(self) -> None:
+        log = self.open()
+        alog = AsyncEventLog(log)
+
+        async def scenario() -> None:
+            stored = await alog.append("s", [user("a", key="k")], expected_seq=0)
+            assert await alog.last_seq("s") == 1
+            assert await alog.read("s") == stored
+            assert await alog.append("s", [user("a", key="k")], expected_seq=0) == stored
+            try:
+                await alog.append("s", [user("b")], expected_seq=0)
+            except SeqConflict:
+                pass
+            else:
+                raise AssertionError("async append ignored expected_seq")
+            assert await alog.sessions() == ["s"]
+
+        asyncio.run(scenario())
+        assert [e.payload.text for e in log.read("s")] == ["a"]
+
+
+def _race_in_process(url: str, index: int, rounds: int, barrier: Any, results: Any) -> None:
+    """Child process body: race ``rounds`` times on the same expected_seq."""
+    try:
+        from contextwright.log import open_log
+
+        log = open_log(url)
+        won = []
+        for round_no in range(rounds):
+            barrier.wait(timeout=60)
+            try:
+                log.append("race", [user(f"{index}:{round_no}")], expected_seq=round_no)
+                won.append(round_no)
+            except SeqConflict:
+                pass
+        log.close()
+        results.put((index, won))
+    except BaseException as exc:  # reported to the parent as text
+        results.put(f"writer {index}: {type(exc).__name__}: {exc}")
+
+
+_CRASH_WRITER = textwrap.dedent(
+    """
+    import sys
+    from contextwright.log import open_log
+    from contextwright.events import NewEvent, UserMessage
+    url, session = sys.argv[1], sys.argv[2]
+    log = open_log(url)
+    seq = log.last_seq(session)
+    print("appending", flush=True)
+    batch = seq // 3
+    while True:
+        events = [NewEvent.of(UserMessage(text=f"{batch}/{i}/" + "x" * 2000)) for i in range(3)]
+        log.append(session, events, expected_seq=seq)
+        seq += 3
+        batch += 1
+    """
+)

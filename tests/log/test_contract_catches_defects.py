@@ -1,0 +1,134 @@
+"""The contract suite must fail for an adapter that drops any one guarantee.
+
+Each broken adapter below removes exactly one guarantee from the in-memory
+reference; the contract tests that cover that guarantee must then fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from contextwright.errors import SeqConflict
+from contextwright.log.base import PreparedEvent, StoredRow
+from contextwright.log.memory import InMemoryEventLog
+from contextwright.testing.contract import EventLogContract
+
+
+class NoConflictCheck(InMemoryEventLog):
+    """Appends at the end whatever expected_seq says."""
+
+    def _append(self, session_id, events, *, expected_seq):
+        return super()._append(session_id, events, expected_seq=self._last_seq(session_id))
+
+
+class LeavesGaps(InMemoryEventLog):
+    """Numbers the second event of every batch one too high."""
+
+    def _append(self, session_id, events, *, expected_seq):
+        rows = super()._append(session_id, events, expected_seq=expected_seq)
+        return [_renumber(r, r.seq + (1 if i else 0)) for i, r in enumerate(rows)]
+
+    def _read(self, session_id, *, after_seq, limit):
+        rows = super()._read(session_id, after_seq=after_seq, limit=limit)
+        return [_renumber(r, r.seq * 2 - 1) for r in rows]
+
+
+class NotAtomic(InMemoryEventLog):
+    """Stores events one at a time, so a failure part-way leaves the first ones behind."""
+
+    def _append(self, session_id, events, *, expected_seq):
+        stored = []
+        for offset, event in enumerate(events):
+            stored += super()._append(session_id, [event], expected_seq=expected_seq + offset)
+        return stored
+
+    def append(self, session_id, events, *, expected_seq):
+        from contextwright.errors import EventError
+        from contextwright.log.base import prepare_events
+
+        # Validate event by event, storing the good ones first: the defect under test.
+        events = list(events)
+        seq = expected_seq
+        for event in events:
+            try:
+                prepared = prepare_events([event])
+            except EventError:
+                raise
+            self._append(session_id, prepared, expected_seq=seq)
+            seq += 1
+        return self.read(session_id, after_seq=expected_seq)
+
+
+class IgnoresIdempotencyKeys(InMemoryEventLog):
+    """Treats every append as new, keys or not."""
+
+    def _append(self, session_id, events, *, expected_seq):
+        bare = [PreparedEvent(type=e.type, payload_json=e.payload_json, payload_sha256=e.payload_sha256, idempotency_key=None) for e in events]
+        return super()._append(session_id, bare, expected_seq=expected_seq)
+
+
+class IgnoresClock(InMemoryEventLog):
+    """Stamps events with a time of its own choosing."""
+
+    def _append(self, session_id, events, *, expected_seq):
+        import datetime as dt
+
+        rows = super()._append(session_id, events, expected_seq=expected_seq)
+        return [_replace_at(r, dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)) for r in rows]
+
+
+class LosesRaces(InMemoryEventLog):
+    """Checks expected_seq outside the lock, so racing writers can both win."""
+
+    def _append(self, session_id, events, *, expected_seq):
+        import time
+
+        if self._last_seq(session_id) != expected_seq:
+            raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=self._last_seq(session_id))
+        time.sleep(0.002)
+        return super()._append(session_id, events, expected_seq=self._last_seq(session_id))
+
+
+def _renumber(row: StoredRow, seq: int) -> StoredRow:
+    return StoredRow(**{**{f: getattr(row, f) for f in row.__dataclass_fields__}, "seq": seq})
+
+
+def _replace_at(row: StoredRow, at) -> StoredRow:
+    return StoredRow(**{**{f: getattr(row, f) for f in row.__dataclass_fields__}, "at": at})
+
+
+CASES = [
+    (NoConflictCheck, "test_stale_expected_seq_conflicts_and_writes_nothing"),
+    (NoConflictCheck, "test_a_new_session_must_start_from_zero"),
+    (LeavesGaps, "test_append_numbers_events_from_one_without_gaps"),
+    (NotAtomic, "test_a_batch_with_one_bad_event_writes_nothing"),
+    (IgnoresIdempotencyKeys, "test_reused_key_returns_the_stored_event_and_writes_nothing"),
+    (IgnoresClock, "test_event_time_comes_from_the_injected_clock"),
+    (LosesRaces, "test_threads_racing_on_one_seq_have_exactly_one_winner_per_round"),
+]
+
+
+@pytest.mark.parametrize(("broken", "test_name"), CASES, ids=[f"{c.__name__}-{t}" for c, t in CASES])
+def test_contract_fails_for_a_broken_adapter(broken, test_name):
+    class Contract(EventLogContract):
+        def make_log(self, clock):
+            return broken(clock=clock)
+
+    contract = Contract()
+    # Any failure counts: an assertion, or an error the reference would never raise.
+    with pytest.raises(Exception):
+        try:
+            getattr(contract, test_name)()
+        finally:
+            contract.teardown_method()
+
+
+def test_the_same_tests_pass_for_the_reference():
+    class Contract(EventLogContract):
+        def make_log(self, clock):
+            return InMemoryEventLog(clock=clock)
+
+    contract = Contract()
+    for _, test_name in CASES:
+        getattr(contract, test_name)()
+        contract.teardown_method()

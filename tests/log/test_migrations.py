@@ -1,0 +1,126 @@
+"""Schema migrations: blank stores, stores at every earlier version, and newer stores."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from contextwright.canonical import content_hash
+from contextwright.clock import FixedClock
+from contextwright.errors import SchemaTooNew
+from contextwright.log import _migrations
+from contextwright.log.sqlite import SQLiteEventLog
+from contextwright.testing.contract import user
+
+# A shipped migration is never edited. Add a new entry instead, and pin its hash here.
+SHIPPED = {
+    "sqlite": {1: "sha256:8bccb0f600f959a3c27577100d031dbf17bc6abffd98d397c4ad54fe0225a150"},
+    "postgres": {1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32"},
+}
+LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}
+
+
+@pytest.mark.parametrize("backend", sorted(LISTS))
+def test_shipped_migrations_are_unchanged(backend):
+    actual = {m.version: content_hash([m.name, list(m.statements)]) for m in LISTS[backend]}
+    for version, digest in SHIPPED[backend].items():
+        assert actual[version] == digest, f"{backend} migration {version} was edited after it shipped"
+    assert set(actual) >= set(SHIPPED[backend])
+
+
+def _sqlite_at_version(path, version: int) -> None:
+    """Build a store by hand as an older Contextwright would have left it."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE cw_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    for migration in _migrations.SQLITE[:version]:
+        for statement in migration.statements:
+            conn.execute(statement)
+        conn.execute("INSERT INTO cw_migrations VALUES (?, ?, ?)", (migration.version, migration.name, "2026-01-01T00:00:00.000000Z"))
+    conn.commit()
+    conn.close()
+
+
+def test_blank_sqlite_store_gets_every_migration(tmp_path):
+    with SQLiteEventLog(tmp_path / "blank.db", clock=FixedClock()) as log:
+        assert log.schema_version() == _migrations.latest_version(_migrations.SQLITE)
+
+
+@pytest.mark.parametrize("version", range(1, _migrations.latest_version(_migrations.SQLITE) + 1))
+def test_sqlite_store_at_an_earlier_version_is_upgraded_and_keeps_its_events(tmp_path, version):
+    path = tmp_path / f"v{version}.db"
+    _sqlite_at_version(path, version)
+    conn = sqlite3.connect(path)
+    # An event written by that version, stored the way it stored events.
+    conn.execute(
+        "INSERT INTO cw_events VALUES ('s', 1, 'message.user', ?, ?, '2026-01-01T00:00:00.000000Z', NULL)",
+        ('{"author":"user","steering":false,"text":"old"}',
+         "sha256:" + __import__("hashlib").sha256(b'{"author":"user","steering":false,"text":"old"}').hexdigest()),
+    )
+    conn.execute("INSERT INTO cw_sessions VALUES ('s', 1)")
+    conn.commit()
+    conn.close()
+    with SQLiteEventLog(path, clock=FixedClock()) as log:
+        assert log.schema_version() == _migrations.latest_version(_migrations.SQLITE)
+        assert [e.payload.text for e in log.read("s")] == ["old"]
+        log.append("s", [user("new")], expected_seq=1)
+
+
+def test_sqlite_store_from_a_newer_version_is_refused(tmp_path):
+    path = tmp_path / "future.db"
+    _sqlite_at_version(path, _migrations.latest_version(_migrations.SQLITE))
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO cw_migrations VALUES (999, 'from the future', '2030-01-01T00:00:00.000000Z')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaTooNew):
+        SQLiteEventLog(path)
+
+
+def test_reopening_applies_nothing_twice(tmp_path):
+    path = tmp_path / "twice.db"
+    SQLiteEventLog(path, clock=FixedClock()).close()
+    SQLiteEventLog(path, clock=FixedClock()).close()
+    conn = sqlite3.connect(path)
+    versions = [r[0] for r in conn.execute("SELECT version FROM cw_migrations ORDER BY version")]
+    conn.close()
+    assert versions == [m.version for m in _migrations.SQLITE]
+
+
+@pytest.mark.postgres
+def test_postgres_blank_and_reopened_and_newer(postgres_dsn, postgres_schema):
+    import psycopg
+
+    from contextwright.log.postgres import PostgresEventLog
+
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
+        assert log.schema_version() == _migrations.latest_version(_migrations.POSTGRES)
+        log.append("s", [user("a")], expected_seq=0)
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema) as log:
+        assert [e.payload.text for e in log.read("s")] == ["a"]
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(f"INSERT INTO {postgres_schema}.cw_migrations VALUES (999, 'future', now())")
+    with pytest.raises(SchemaTooNew):
+        PostgresEventLog(postgres_dsn, schema=postgres_schema)
+
+
+@pytest.mark.postgres
+def test_postgres_concurrent_openers_migrate_once(postgres_dsn, postgres_schema):
+    import threading
+
+    from contextwright.log.postgres import PostgresEventLog
+
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            PostgresEventLog(postgres_dsn, schema=postgres_schema, pool_size=1).close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

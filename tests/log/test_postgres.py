@@ -1,0 +1,51 @@
+import pytest
+
+from contextwright.clock import FixedClock
+from contextwright.errors import NotAStore, StorageCorrupted
+from contextwright.log import open_log
+from contextwright.log.postgres import PostgresEventLog
+from contextwright.testing.contract import EventLogContract, user
+
+pytestmark = pytest.mark.postgres
+
+
+class TestPostgresEventLog(EventLogContract):
+    @pytest.fixture(autouse=True)
+    def _schema(self, postgres_dsn, postgres_schema):
+        self.dsn = postgres_dsn
+        self.schema = postgres_schema
+
+    def make_log(self, clock: FixedClock) -> PostgresEventLog:
+        return PostgresEventLog(self.dsn, schema=self.schema, clock=clock, pool_size=self.race_writers + 1)
+
+    def store_url(self, log: PostgresEventLog) -> str:
+        return f"{self.dsn}?schema={self.schema}"
+
+    def peer(self, log: PostgresEventLog) -> PostgresEventLog:
+        other = PostgresEventLog(self.dsn, schema=self.schema, clock=log.clock)
+        self.__dict__.setdefault("_opened", []).append(other)
+        return other
+
+
+def test_open_by_url_with_schema(postgres_dsn, postgres_schema):
+    with open_log(f"{postgres_dsn}?schema={postgres_schema}", clock=FixedClock()) as log:
+        log.append("s", [user("a")], expected_seq=0)
+        assert log.schema == postgres_schema
+    with open_log(f"{postgres_dsn}?schema={postgres_schema}", create=False) as log:
+        assert [e.payload.text for e in log.read("s")] == ["a"]
+
+
+def test_opening_without_create_needs_an_existing_store(postgres_dsn, postgres_schema):
+    with pytest.raises(NotAStore):
+        PostgresEventLog(postgres_dsn, schema=postgres_schema, create=False)
+
+
+def test_tampered_payload_is_reported_not_returned(postgres_dsn, postgres_schema):
+    import psycopg
+
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
+        log.append("s", [user("original")], expected_seq=0)
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute(f"UPDATE {postgres_schema}.cw_events SET payload = replace(payload, 'original', 'tampered')")
+        with pytest.raises(StorageCorrupted):
+            log.read("s")

@@ -1,0 +1,107 @@
+"""The byte contract: what must change a hash and what must not."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from contextwright.canonical import (
+    canonical_bytes,
+    canonical_json,
+    content_hash,
+    is_tagged_hash,
+    parse_canonical,
+    sha256_tagged,
+)
+from contextwright.errors import CanonicalJsonError
+
+BASE = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "n": 1, "t": 0.5, "ok": True, "x": None}
+
+
+def test_known_bytes():
+    assert canonical_json({"b": 1, "a": [1, 2, {"d": None, "c": "é"}]}) == '{"a":[1,2,{"c":"é","d":null}],"b":1}'
+    assert canonical_bytes({"a": "é"}) == b'{"a":"\xc3\xa9"}'
+    assert sha256_tagged(b"") == "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"messages": [{"role": "user", "content": "héllo"}], "model": "m", "n": 1, "t": 0.5, "ok": True, "x": None},
+        dict(reversed(list(BASE.items()))),
+    ],
+    ids=["key order", "reversed key order"],
+)
+def test_changes_that_must_not_alter_the_hash(variant):
+    assert content_hash(variant) == content_hash(BASE)
+
+
+def test_whitespace_in_the_source_text_does_not_matter():
+    pretty = '{\n  "n": 1, "model": "m",\n "messages": [ {"content": "héllo", "role": "user"} ], "t": 0.5, "ok": true, "x": null}'
+    assert content_hash(parse_canonical(pretty)) == content_hash(BASE)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(model="m2"),
+        lambda d: d["messages"][0].update(content="hello"),  # é → e
+        lambda d: d["messages"][0].update(content="héllo "),  # trailing space
+        lambda d: d.update(n=2),
+        lambda d: d.update(n="1"),  # type change
+        lambda d: d.update(t=0.25),
+        lambda d: d.update(ok=False),
+        lambda d: d.update(x=0),
+        lambda d: d.update(extra=None),
+        lambda d: d["messages"].append({"role": "user", "content": "héllo"}),
+        lambda d: d["messages"].reverse() or d["messages"].insert(0, {}),
+    ],
+    ids=["value", "accent", "whitespace in value", "number", "type", "float", "bool", "null vs 0", "new key", "list length", "list order"],
+)
+def test_changes_that_must_alter_the_hash(change):
+    import copy
+
+    changed = copy.deepcopy(BASE)
+    change(changed)
+    assert content_hash(changed) != content_hash(BASE)
+
+
+def test_list_order_matters():
+    assert content_hash([1, 2]) != content_hash([2, 1])
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, {1: "int key"}, {"s": {1, 2}}, b"bytes", object()])
+def test_values_without_a_canonical_form_are_rejected(bad):
+    with pytest.raises(CanonicalJsonError):
+        canonical_json({"v": bad} if not isinstance(bad, dict) else bad)
+
+
+def test_nan_literals_are_rejected_when_parsing():
+    with pytest.raises(CanonicalJsonError):
+        parse_canonical('{"a": NaN}')
+    with pytest.raises(CanonicalJsonError):
+        parse_canonical("{not json")
+
+
+def test_tagged_hash_shape():
+    digest = content_hash({"a": 1})
+    assert is_tagged_hash(digest)
+    assert not is_tagged_hash(digest.replace("sha256:", "md5:"))
+    assert not is_tagged_hash(digest[:-1])
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_round_trip_is_a_fixed_point(value):
+    text = canonical_json(value)
+    assert canonical_json(parse_canonical(text)) == text
+    assert " " not in text.replace('" "', "") or isinstance(value, (str, dict, list))

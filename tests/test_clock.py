@@ -1,0 +1,44 @@
+import datetime as dt
+
+import pytest
+
+from contextwright.clock import Clock, FixedClock, SystemClock, format_instant, parse_instant
+
+
+def test_fixed_clock_stands_still_until_moved():
+    clock = FixedClock("2026-03-01T23:59:59+00:00")
+    assert clock.now() == clock.now()
+    clock.advance(2)
+    assert clock.now() == dt.datetime(2026, 3, 2, 0, 0, 1, tzinfo=dt.timezone.utc)
+
+
+def test_fixed_clock_step_gives_distinct_instants():
+    clock = FixedClock("2026-01-01T00:00:00Z", step=dt.timedelta(milliseconds=5))
+    assert [clock.now().microsecond for _ in range(3)] == [0, 5000, 10000]
+
+
+def test_fixed_clock_never_goes_back():
+    clock = FixedClock("2026-01-01T00:00:00Z")
+    with pytest.raises(ValueError):
+        clock.advance(-1)
+    with pytest.raises(ValueError):
+        clock.set("2025-12-31T00:00:00Z")
+
+
+def test_naive_times_are_refused():
+    with pytest.raises(ValueError):
+        FixedClock(dt.datetime(2026, 1, 1))
+    with pytest.raises(ValueError):
+        format_instant(dt.datetime(2026, 1, 1))
+
+
+def test_instants_round_trip_through_text_in_utc():
+    when = dt.datetime(2026, 5, 1, 12, 30, 15, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    text = format_instant(when)
+    assert text == "2026-05-01T10:30:15.123456Z"
+    assert parse_instant(text) == when
+
+
+def test_both_clocks_satisfy_the_protocol():
+    assert isinstance(SystemClock(), Clock) and isinstance(FixedClock(), Clock)
+    assert SystemClock().now().tzinfo is not None
