@@ -27,6 +27,36 @@ def _guarded_connect(self: socket.socket, address: object) -> object:
 
 
 @pytest.fixture(autouse=True)
+def _prefix_stays_stable(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every request built anywhere in a test must keep one prefix hash per (session, epoch).
+
+    A test that changes the prefix on purpose says why:
+    ``@pytest.mark.moves_cache_prefix(reason="...")``.
+    """
+    from contextwright.log.base import EventLog
+    from contextwright.telemetry.stability import find_drift
+
+    built: dict[int, list] = {}
+    real_append = EventLog.append
+
+    def recording_append(self, session_id, events, *, expected_seq):
+        stored = real_append(self, session_id, events, expected_seq=expected_seq)
+        built.setdefault(id(self), []).extend(e for e in stored if e.type == "context.request.built")
+        return stored
+
+    monkeypatch.setattr(EventLog, "append", recording_append)
+    yield
+    marker = request.node.get_closest_marker("moves_cache_prefix")
+    if marker is not None:
+        if not marker.kwargs.get("reason"):
+            pytest.fail("moves_cache_prefix needs a non-empty reason=")
+        return
+    drift = [d for events in built.values() for d in find_drift(events)]
+    if drift:
+        pytest.fail("prefix drift: " + "; ".join(d.describe() for d in drift))
+
+
+@pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
 

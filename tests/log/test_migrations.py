@@ -15,8 +15,14 @@ from contextwright.testing.contract import user
 
 # A shipped migration is never edited. Add a new entry instead, and pin its hash here.
 SHIPPED = {
-    "sqlite": {1: "sha256:8bccb0f600f959a3c27577100d031dbf17bc6abffd98d397c4ad54fe0225a150"},
-    "postgres": {1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32"},
+    "sqlite": {
+        1: "sha256:8bccb0f600f959a3c27577100d031dbf17bc6abffd98d397c4ad54fe0225a150",
+        2: "sha256:b742f7c661f657660d6a71ecfdf47fdfb98e0215f929fe77b89829c3f7c252e9",
+    },
+    "postgres": {
+        1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32",
+        2: "sha256:09db9308513bca664c9f075d5b7c17420020fe39d5f1e3a43d9aa895c53e4ce2",
+    },
 }
 LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}
 
@@ -64,6 +70,7 @@ def test_sqlite_store_at_an_earlier_version_is_upgraded_and_keeps_its_events(tmp
         assert log.schema_version() == _migrations.latest_version(_migrations.SQLITE)
         assert [e.payload.text for e in log.read("s")] == ["old"]
         log.append("s", [user("new")], expected_seq=1)
+        assert log.setting("k", "v") == "v"  # the settings table exists after the upgrade
 
 
 def test_sqlite_store_from_a_newer_version_is_refused(tmp_path):

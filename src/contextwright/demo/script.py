@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.events.catalog import AssistantMessage, ToolCall, ToolResult, UserMessage
 
 MODULES = ("billing", "auth", "search", "export", "scheduler", "notifications", "reports", "storage")
@@ -68,6 +69,8 @@ def demo_script(*, turns: int = 50, seed: int = 7) -> list[DemoStep]:
         rounds = rng.randint(1, 3)
         for round_no in range(rounds):
             calls = _calls_for_round(rng, call, module, turn, round_no)
+            if round_no == 0 and turn % 5 == 0:
+                calls = (_working_state_call(call, module, turn), *calls)
             steps.append(
                 DemoStep(
                     kind="assistant",
@@ -85,6 +88,19 @@ def demo_script(*, turns: int = 50, seed: int = 7) -> list[DemoStep]:
             )
         )
     return steps
+
+
+def _working_state_call(call: Any, module: str, turn: int) -> ToolCall:
+    arguments: dict[str, Any] = {
+        "upsert_tasks": [{"id": f"t{turn}", "title": f"Make the {module} tests pass", "status": "doing"}],
+        "next_action": f"Run the {module} tests",
+    }
+    if turn == 0:
+        arguments["add_constraints"] = ["Do not change the public API.", "Keep Python 3.11 support.", "Never push to main directly."]
+    if turn >= 5:
+        arguments["upsert_tasks"].append({"id": f"t{turn - 5}", "status": "done"})
+        arguments["add_facts"] = [f"The {MODULES[(turn - 5) % len(MODULES)]} failures came from rounding."]
+    return call(WORKING_STATE_TOOL, **arguments)
 
 
 def _calls_for_round(rng: random.Random, call: Any, module: str, turn: int, round_no: int) -> tuple[ToolCall, ...]:

@@ -36,7 +36,7 @@ class ArtifactPointer:
     """A typed reference to a stored full text (tool output, elided span, archive)."""
 
     ref: str
-    """Content address, ``sha256:<hex>`` of the stored bytes."""
+    """Where the full text is: a content address (``sha256:<hex>``) or an event reference (``session#seq``)."""
     trust: TrustLevel
     size_chars: int
     kind: str = "text"
@@ -212,3 +212,64 @@ class ArtifactStored:
 
     pointer: ArtifactPointer
     source_call_id: str | None = None
+
+
+@event_type("tool.revoked")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolRevoked:
+    """A tool may no longer be called; it stays in the prefix and calls are denied."""
+
+    tool: str
+    reason: str = ""
+
+
+@event_type("tool.restored")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolRestored:
+    """A revoked tool may be called again."""
+
+    tool: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Evidence:
+    """One piece of recalled evidence, as delivered to the model."""
+
+    id: str
+    text: str
+    trust: TrustLevel = "user"
+    source: str = "memory"
+
+
+@event_type("context.frame.recorded")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FrameRecorded:
+    """The volatile context of a turn, composed once and kept as history from then on."""
+
+    turn_seq: int
+    """The seq of the user message this frame introduces."""
+    runtime: str
+    """Runtime metadata such as the date and time, as the model reads it."""
+    working_state: dict[str, Any] | None = None
+    recall: tuple[Evidence, ...] = ()
+
+
+@event_type("context.pruned")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Pruned:
+    """Tool results up to ``upto_seq`` are shown as pointers from now on (one batched pass)."""
+
+    epoch: int
+    upto_seq: int
+    call_ids: tuple[str, ...]
+    trigger: Literal["soft_pressure", "hard_pressure", "manual"] = "soft_pressure"
+
+
+@event_type("memory.candidates")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryCandidates:
+    """Facts offered to memory formation at session end; never written directly."""
+
+    facts: tuple[str, ...]
+    withheld: int = 0
+    """Facts not offered because untrusted content could have shaped them."""

@@ -43,6 +43,11 @@ SQLITE: tuple[Migration, ...] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    Migration(
+        version=2,
+        name="store settings",
+        statements=("CREATE TABLE cw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",),
+    ),
 )
 
 POSTGRES: tuple[Migration, ...] = (
@@ -67,6 +72,11 @@ POSTGRES: tuple[Migration, ...] = (
                 last_seq BIGINT NOT NULL
             )""",
         ),
+    ),
+    Migration(
+        version=2,
+        name="store settings",
+        statements=("CREATE TABLE {schema}.cw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",),
     ),
 )
 

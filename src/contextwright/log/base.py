@@ -121,6 +121,16 @@ class EventLog(abc.ABC):
     def sessions(self) -> list[str]:
         """Ids of all sessions with at least one event, sorted."""
 
+    def setting(self, key: str, default: str) -> str:
+        """A store-wide setting; the first caller's ``default`` is stored and wins races."""
+        if not key or len(key) > 200:
+            raise UsageError("a setting key must be 1-200 characters")
+        return self._setting(key, default)
+
+    @abc.abstractmethod
+    def _setting(self, key: str, default: str) -> str:
+        """Insert ``default`` under ``key`` unless present; return the stored value."""
+
     def close(self) -> None:
         """Release connections; the log must not be used afterwards."""
 

@@ -18,6 +18,7 @@ class InMemoryEventLog(EventLog):
         self._lock = threading.Lock()
         self._rows: dict[str, list[StoredRow]] = {}
         self._keys: dict[str, dict[str, StoredRow]] = {}
+        self._settings: dict[str, str] = {}
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
         with self._lock:
@@ -58,3 +59,7 @@ class InMemoryEventLog(EventLog):
     def sessions(self) -> list[str]:
         with self._lock:
             return sorted(self._rows)
+
+    def _setting(self, key: str, default: str) -> str:
+        with self._lock:
+            return self._settings.setdefault(key, default)

@@ -188,6 +188,15 @@ class PostgresEventLog(EventLog):
             conn.rollback()
         return int(row[0]) if row else 0
 
+    def _setting(self, key: str, default: str) -> str:
+        with translating_psycopg(f"reading setting {key!r}"), self._pool.connection() as conn:
+            with conn.transaction():
+                conn.execute(
+                    self._sql("INSERT INTO {schema}.cw_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING"),
+                    (key, default),
+                )
+                return conn.execute(self._sql("SELECT value FROM {schema}.cw_meta WHERE key = %s"), (key,)).fetchone()[0]
+
     def sessions(self) -> list[str]:
         with translating_psycopg("listing sessions"), self._pool.connection() as conn:
             rows = conn.execute(

@@ -196,6 +196,12 @@ class SQLiteEventLog(EventLog):
             ).fetchone()
         return int(row[0]) if row else 0
 
+    def _setting(self, key: str, default: str) -> str:
+        conn = self._conn()
+        with translating_sqlite(f"reading setting {key!r}"):
+            conn.execute("INSERT INTO cw_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, default))
+            return conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()[0]
+
     def sessions(self) -> list[str]:
         with translating_sqlite("listing sessions"):
             rows = self._conn().execute("SELECT session_id FROM cw_sessions ORDER BY session_id").fetchall()

@@ -373,6 +373,15 @@ class EventLogContract:
         # The log still accepts appends after the crash.
         log.append("crash", [user("after")], expected_seq=len(events))
 
+    # -- settings ----------------------------------------------------------------
+
+    def test_a_setting_keeps_its_first_value(self) -> None:
+        log = self.open()
+        assert log.setting("secret", "first") == "first"
+        assert log.setting("secret", "second") == "first"
+        assert self.peer(log).setting("secret", "third") == "first"
+        assert log.setting("other", "x") == "x"
+
     # -- async twin --------------------------------------------------------------
 
     def test_async_twin_behaves_like_the_sync_log(self) -> None:

@@ -1,0 +1,678 @@
+"""Measure the token estimator against exact o200k counts on the shared corpora.
+
+Run ``python bench/estimator_bench.py`` to print a table per content kind and write
+``docs/_sections/estimator.md``; ``--fit`` refits the heuristic coefficients first and
+prints them as Python source to paste into ``contextwright/budget/estimator.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Payload:
+    """One unit of model-visible text: a message, a tool call or a tool result."""
+
+    source: str
+    text: str
+
+
+_FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
+_MD_TURN = re.compile(r"^(?:_\*\*(?:User|Assistant)\*\*_|---|#### .*)$", re.MULTILINE)
+_MIN_CHARS = 1
+
+
+def _md_segments(text: str) -> Iterator[str]:
+    # Turns are split on SpecStory/Aider turn markers; within a turn, fenced blocks are
+    # separate payloads because agents send tool output and code as their own messages.
+    for turn in _MD_TURN.split(text):
+        inside = False
+        buffer: list[str] = []
+        for line in turn.splitlines(keepends=True):
+            if _FENCE.match(line):
+                if inside:
+                    buffer.append(line)
+                    yield "".join(buffer)
+                    buffer = []
+                    inside = False
+                else:
+                    if buffer:
+                        yield "".join(buffer)
+                    buffer = [line]
+                    inside = True
+            else:
+                buffer.append(line)
+        if buffer:
+            yield "".join(buffer)
+
+
+def _blocks_text(content: Any) -> Iterator[str]:
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                yield block
+            elif isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "text":
+                    yield block.get("text", "")
+                elif kind == "thinking":
+                    yield block.get("thinking", "")
+                elif kind == "tool_use":
+                    yield json.dumps(block.get("input"), ensure_ascii=False)
+                elif kind == "tool_result":
+                    yield from _blocks_text(block.get("content"))
+                # Images are sent as pixels, not text; they have no text token count.
+
+
+def _claude_code(path: Path) -> Iterator[str]:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if record.get("type") in ("user", "assistant"):
+            message = record.get("message") or {}
+            yield from _blocks_text(message.get("content"))
+
+
+def _openhands_completion(path: Path) -> Iterator[str]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for message in data.get("messages", []):
+        yield from _blocks_text(message.get("content"))
+        for call in message.get("tool_calls") or []:
+            yield call.get("function", {}).get("arguments", "")
+    for tool in (data.get("kwargs") or {}).get("tools") or []:
+        yield json.dumps(tool, ensure_ascii=False, indent=None)
+
+
+def _openhands_events(path: Path) -> Iterator[str]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    events = data if isinstance(data, list) else data.get("history", [])
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        if "observation" in event:
+            yield str(event.get("content", ""))
+        else:
+            yield str(event.get("message", ""))
+            args = event.get("args") or {}
+            for key in ("command", "content", "code", "thought"):
+                if isinstance(args.get(key), str):
+                    yield args[key]
+
+
+def _swe_agent(path: Path) -> Iterator[str]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for entry in data.get("history", []):
+        yield from _blocks_text(entry.get("content"))
+    for step in data.get("trajectory", []):
+        for key in ("thought", "action", "observation"):
+            if isinstance(step.get(key), str):
+                yield step[key]
+
+
+def _markdown(path: Path) -> Iterator[str]:
+    yield from _md_segments(path.read_text(encoding="utf-8"))
+
+
+_LOADERS = {
+    "claude-code-jsonl": _claude_code,
+    "openhands-llm-completions": _openhands_completion,
+    "openhands-events": _openhands_events,
+    "swe-agent-traj": _swe_agent,
+    "cursor-specstory-md": _markdown,
+    "aider-chat-md": _markdown,
+}
+
+
+def trace_payloads(root: Path) -> list[Payload]:
+    """Split every trace under ``root`` into distinct message and tool payloads."""
+    seen: set[str] = set()
+    payloads: list[Payload] = []
+    for fmt, loader in sorted(_LOADERS.items()):
+        folder = root / fmt
+        if not folder.is_dir():
+            continue
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            for text in loader(path):
+                # Traces repeat the same prompt at every step; count each text once.
+                if len(text.strip()) < _MIN_CHARS or text in seen:
+                    continue
+                seen.add(text)
+                payloads.append(Payload(source=f"traces/{fmt}", text=text))
+    return payloads
+
+
+def tool_output_payloads(root: Path) -> list[Payload]:
+    """Every tool-output sample under ``root`` (the must-keep sidecars excluded)."""
+    payloads = []
+    for path in sorted(root.rglob("*.txt")):
+        if path.name.endswith(".must.txt"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if text.strip():
+            payloads.append(Payload(source=f"tool-outputs/{path.parent.name}", text=text))
+    return payloads
+
+
+def catalog_payloads(root: Path = Path("/usr/share/locale"), languages: tuple[str, ...] = ()) -> list[Payload]:
+    """Translated messages from the system's gettext catalogs, one payload per message.
+
+    These are real human translations in many scripts, used for the non-latin kind,
+    which the shared corpora barely contain. Returns an empty list when absent.
+    """
+    import gettext
+
+    payloads: list[Payload] = []
+    if not root.is_dir():
+        return payloads
+    for lang in languages or tuple(sorted(p.name for p in root.iterdir() if p.is_dir())):
+        texts: set[str] = set()
+        for mo in sorted((root / lang / "LC_MESSAGES").glob("*.mo")):
+            try:
+                with mo.open("rb") as handle:
+                    catalog = gettext.GNUTranslations(handle)
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            for key, value in catalog._catalog.items():  # noqa: SLF001 - the only way to list messages
+                if key and isinstance(value, str) and value.strip():
+                    texts.add(value)
+        payloads.extend(Payload(source=f"locale/{lang}", text=t) for t in sorted(texts))
+    return payloads
+
+
+# --------------------------------------------------------------------------- fitting
+
+FIT_TAU = 0.995  # quantile of the fit: aim above the true count on 99.5% of payloads
+FIT_UNDER_TARGET = 0.005  # in-sample share allowed below exact; leaves room for unseen data
+CATALOG_PER_LANGUAGE = 300  # catalog messages per language and kind in the fit
+NON_LATIN_CATALOGS = (
+    "ar", "bg", "el", "fa", "he", "hi", "ja", "ka", "ko", "ru", "th", "uk", "zh_CN", "zh_TW",
+)
+LATIN_CATALOGS = ("de", "es", "fr", "vi")
+FAMILIES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
+
+# Lower bounds that make some weights conservative by construction rather than by fit:
+# every digit run is at least one token and o200k/cl100k split digits in groups of at
+# most three, so digit_runs + digit_triples >= 1 each covers any digit string (1.5 per
+# run also pays for the space token that a number does not absorb); an emoji
+# or other astral character averages over two tokens and box-drawing or dingbat symbols
+# over one and a half; a run of sixteen tabs is one token.
+STRUCTURAL_BOUNDS = {
+    "digit_runs": 1.5, "digit_triples": 1.0, "astral": 2.3, "symbols": 1.7, "tabs": 0.07,
+}
+ACCENT_FEATURES = ("latin1", "latin_ext", "misc_scripts", "non_ascii_runs")
+SCRIPT_GROUPS = (
+    "greek", "cyrillic", "hebrew_armenian", "arabic", "indic_thai", "misc_scripts", "kana", "cjk", "hangul",
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Sample:
+    """A payload with its census, kind and exact counts per tokenizer family."""
+
+    source: str
+    text: str
+    kind: str
+    counts: tuple[int, ...]
+    exact: dict[str, int]
+
+
+def measure(payloads: list[Payload]) -> list[Sample]:
+    """Census, classify and count exactly every payload."""
+    from contextwright.budget.content_kinds import census, classify
+    from contextwright.budget.tokenizers import exact_token_counter
+
+    counters = {family: exact_token_counter(enc) for family, enc in FAMILIES.items()}
+    samples = []
+    for p in payloads:
+        c = census(p.text)
+        samples.append(
+            Sample(
+                source=p.source,
+                text=p.text,
+                kind=classify(c),
+                counts=c.counts,
+                exact={family: count(p.text) for family, count in counters.items()},
+            )
+        )
+    return samples
+
+
+def _quantile_fit(X: Any, y: Any, lower: Any, tau: float = FIT_TAU, upper: Any = None) -> Any:
+    # Quantile regression of the relative error as a linear programme:
+    # minimise sum(tau * under + (1 - tau) * over) with (X/y) @ beta + under - over = 1.
+    import numpy as np
+    from scipy import sparse
+    from scipy.optimize import linprog
+
+    n, k = X.shape
+    A = sparse.hstack([sparse.csr_matrix(X / y[:, None]), sparse.eye(n), -sparse.eye(n)]).tocsr()
+    cost = np.concatenate([np.zeros(k), np.full(n, tau), np.full(n, 1.0 - tau)])
+    highs = [None] * k if upper is None else [None if hi is None else float(hi) for hi in upper]
+    bounds = [(float(lo), hi) for lo, hi in zip(lower, highs)] + [(0.0, None)] * (2 * n)
+    result = linprog(cost, A_eq=A, b_eq=np.ones(n), bounds=bounds, method="highs")
+    if not result.success:
+        raise RuntimeError(f"fit failed: {result.message}")
+    beta = np.maximum(result.x[:k], lower)
+    if upper is not None:
+        return beta  # a constrained second stage: the fixed weights must stay as they are
+    # Scale up (never down) until the in-sample share below exact meets the target.
+    est = X @ beta
+    ratios = np.sort(y / np.maximum(est, 1e-9))
+    allowed = int(FIT_UNDER_TARGET * len(y))
+    needed = ratios[len(ratios) - 1 - allowed] if len(ratios) > allowed else 1.0
+    return beta * max(1.0, float(needed))
+
+
+def fit(samples: list[Sample], catalog: list[Sample]) -> dict[str, dict[str, dict[str, float]]]:
+    """Fit per-family, per-kind coefficients on corpus payloads plus catalog messages.
+
+    The corpora are English; catalog messages add other languages, so that a German
+    or Vietnamese payload is not under-counted by weights that only ever saw English.
+    """
+    import numpy as np
+
+    from contextwright.budget.content_kinds import CONTENT_KINDS, FEATURES
+
+    index = {name: i for i, name in enumerate(FEATURES)}
+    fitted: dict[str, dict[str, dict[str, float]]] = {}
+    for family in FAMILIES:
+        weights: dict[str, Any] = {}
+        base = np.zeros(len(FEATURES))
+        for name, low in STRUCTURAL_BOUNDS.items():
+            base[index[name]] = low
+        # Non-latin first: its per-script costs become floors for the other kinds, which
+        # see too few such characters to learn them.
+        order = ["non-latin"] + [k for k in CONTENT_KINDS if k != "non-latin"]
+        for kind in order:
+            lower = base.copy()
+            if kind == "non-latin":
+                pool = [s for s in samples + catalog if s.kind == kind]
+                weights[kind] = _quantile_fit(*_design(pool, family), lower)
+                continue
+            nl = weights["non-latin"]
+            for group in SCRIPT_GROUPS:
+                lower[index[group]] = max(lower[index[group]], nl[index[group]] + nl[index["chars"]])
+            english = _quantile_fit(*_design([s for s in samples if s.kind == kind], family), lower)
+            # Second stage on other Latin-script languages: English weights stay fixed and
+            # only the accented-letter weights may grow, so ASCII payloads cost the same.
+            others = [s for s in catalog if s.kind == kind]
+            if others:
+                upper = [None if name in ACCENT_FEATURES else w for name, w in zip(FEATURES, english)]
+                low = [w if name not in ACCENT_FEATURES else lo for name, w, lo in zip(FEATURES, english, lower)]
+                english = _quantile_fit(*_design(others, family), low, upper=upper)
+            weights[kind] = english
+        fitted[family] = {
+            kind: {name: round(float(w), 4) for name, w in zip(FEATURES, weights[kind]) if round(float(w), 4)}
+            for kind in CONTENT_KINDS
+        }
+    return fitted
+
+
+def _design(pool: list[Sample], family: str) -> tuple[Any, Any]:
+    import numpy as np
+
+    X = np.array([s.counts for s in pool], dtype=float)
+    y = np.array([max(1, s.exact[family]) for s in pool], dtype=float)
+    return X, y
+
+
+def catalog_sample(samples: list[Sample]) -> list[Sample]:
+    """Every n-th catalog message per language and kind, deterministic, for the fit."""
+    chosen = []
+    groups: dict[tuple[str, str], list[Sample]] = {}
+    for s in samples:
+        groups.setdefault((s.source, s.kind), []).append(s)
+    for _key, items in sorted(groups.items()):
+        step = max(1, len(items) // CATALOG_PER_LANGUAGE)
+        chosen.extend(items[::step][:CATALOG_PER_LANGUAGE])
+    return chosen
+
+
+def write_coefficients(fitted: dict[str, dict[str, dict[str, float]]], target: Path) -> None:
+    """Replace the fitted block in estimator.py with ``fitted``."""
+    begin = "# BEGIN FITTED COEFFICIENTS (written by bench/estimator_bench.py --fit --write)\n"
+    end = "# END FITTED COEFFICIENTS\n"
+    source = target.read_text(encoding="utf-8")
+    head, rest = source.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    lines = ["_FITTED: Final[dict[str, dict[str, dict[str, float]]]] = {"]
+    for family, kinds in fitted.items():
+        lines.append(f"    {family!r}: {{")
+        for kind, weights in kinds.items():
+            lines.append(f"        {kind!r}: {{")
+            lines.extend(f"            {name!r}: {value!r}," for name, value in weights.items())
+            lines.append("        },")
+        lines.append("    },")
+    lines.append("}")
+    target.write_text(head + begin + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
+
+
+# ------------------------------------------------------------------------ evaluation
+
+UNDER_TARGET = 0.01
+OVER_TARGET = 0.12
+MODELS = {"o200k": "gpt-4o", "cl100k": "gpt-4"}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Row:
+    """Accuracy of the estimator on one group of payloads."""
+
+    label: str
+    payloads: int
+    under: float
+    median_over: float
+    p90_over: float
+    under_with_margin: float
+
+
+def evaluate(label: str, samples: list[Sample], family: str = "o200k") -> Row:
+    """Compare raw heuristic estimates with exact counts for ``samples``."""
+    import statistics
+
+    from contextwright.budget.estimator import BODY_MARGIN, HeuristicEstimator, apply_margin
+
+    estimator = HeuristicEstimator(memo_size=0)
+    model = MODELS[family]
+    under = under_margin = 0
+    overs = []
+    for s in samples:
+        est = estimator.estimate(s.text, model=model)
+        exact = s.exact[family]
+        under += est < exact
+        under_margin += apply_margin(est, BODY_MARGIN) < exact
+        overs.append(est / exact - 1.0 if exact else 0.0)
+    n = max(1, len(samples))
+    overs.sort()
+    return Row(
+        label=label,
+        payloads=len(samples),
+        under=under / n,
+        median_over=statistics.median(overs) if overs else 0.0,
+        p90_over=overs[int(0.9 * (len(overs) - 1))] if overs else 0.0,
+        under_with_margin=under_margin / n,
+    )
+
+
+def speed(texts: list[str], rounds: int = 3) -> tuple[float, float]:
+    """Return (heuristic estimates per second, tiktoken o200k encodes per second)."""
+    import time
+
+    from contextwright.budget.estimator import HeuristicEstimator
+    from contextwright.budget.tokenizers import encoding
+
+    enc = encoding("o200k_base")
+    best_h = best_t = float("inf")
+    for _ in range(rounds):
+        estimator = HeuristicEstimator(memo_size=0)  # measure the census, not the memo
+        start = time.perf_counter()
+        for text in texts:
+            estimator.estimate(text, model="gpt-4o")
+        best_h = min(best_h, time.perf_counter() - start)
+        start = time.perf_counter()
+        for text in texts:
+            enc.encode(text, disallowed_special=())
+        best_t = min(best_t, time.perf_counter() - start)
+    return len(texts) / best_h, len(texts) / best_t
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def render_table(title: str, rows: list[Row]) -> Any:
+    """A rich table of accuracy rows."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("group", "payloads", "below exact", "median over", "p90 over", "below exact +5%"):
+        table.add_column(column, justify="left" if column == "group" else "right")
+    for r in rows:
+        table.add_row(r.label, str(r.payloads), _pct(r.under), _pct(r.median_over), _pct(r.p90_over), _pct(r.under_with_margin))
+    return table
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """The same rows as a markdown table."""
+    lines = [
+        "| group | payloads | below exact | median over | p90 over | below exact with +5% margin |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.label} | {r.payloads:,} | {_pct(r.under)} | {_pct(r.median_over)} | "
+            f"{_pct(r.p90_over)} | {_pct(r.under_with_margin)} |"
+        )
+    return "\n".join(lines)
+
+
+def holdout(samples: list[Sample], catalog: list[Sample]) -> list[Row]:
+    """Fit on half the corpus payloads and measure o200k accuracy on the other half."""
+    import hashlib
+    import math
+    import statistics
+
+    import numpy as np
+
+    from contextwright.budget.content_kinds import CONTENT_KINDS, FEATURES
+
+    def half(s: Sample) -> int:
+        return hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).digest()[0] & 1
+
+    train = [s for s in samples if half(s) == 0]
+    test = [s for s in samples if half(s) == 1]
+    fitted = fit(train, catalog)["o200k"]
+    rows = []
+    for kind in CONTENT_KINDS:
+        group = [s for s in test if s.kind == kind]
+        if not group:
+            continue
+        beta = np.array([fitted[kind].get(name, 0.0) for name in FEATURES])
+        ests = [math.ceil(float(np.dot(beta, s.counts)) - 1e-9) for s in group]
+        exact = [s.exact["o200k"] for s in group]
+        overs = sorted(e / x - 1.0 for e, x in zip(ests, exact) if x)
+        n = len(group)
+        rows.append(
+            Row(
+                label=f"{kind} (held out)",
+                payloads=n,
+                under=sum(e < x for e, x in zip(ests, exact)) / n,
+                median_over=statistics.median(overs),
+                p90_over=overs[int(0.9 * (len(overs) - 1))],
+                under_with_margin=sum(math.ceil(e * 1.05 - 1e-9) < x for e, x in zip(ests, exact)) / n,
+            )
+        )
+    return rows
+
+
+def cjk_reference_payloads() -> list[Payload]:
+    """Natural CJK paragraphs that CPython ships for its codec tests, when installed."""
+    import sysconfig
+
+    folder = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
+    if not folder.is_dir():
+        return []
+    return [
+        Payload(source="stdlib/cjkencodings", text=p.read_text(encoding="utf-8"))
+        for p in sorted(folder.glob("*-utf8.txt"))
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark (and optionally the fit); print tables, write the docs section."""
+    import argparse
+    import importlib
+    import sys
+
+    from rich.console import Console
+
+    from contextwright.budget.content_kinds import CONTENT_KINDS
+    from contextwright.testing.corpus import corpus_path, missing_reason
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", action="store_true", help="refit the coefficients first")
+    parser.add_argument("--write", action="store_true", help="with --fit: write them into estimator.py")
+    parser.add_argument("--holdout", action="store_true", help="also fit on half and test on the other half")
+    parser.add_argument("--no-docs", action="store_true", help="do not write docs/_sections/estimator.md")
+    args = parser.parse_args(argv)
+    console = Console()
+    root = Path(__file__).resolve().parents[1]
+
+    traces, tools = corpus_path("traces"), corpus_path("tool-outputs")
+    if traces is None or tools is None:
+        console.print(missing_reason("traces" if traces is None else "tool-outputs"))
+        return 0
+    console.print("loading and counting payloads ...")
+    samples = measure(trace_payloads(traces) + tool_output_payloads(tools))
+    non_latin_catalog = measure(catalog_payloads(languages=NON_LATIN_CATALOGS))
+    latin_catalog = measure(catalog_payloads(languages=LATIN_CATALOGS))
+    cjk = measure(cjk_reference_payloads())
+    fit_catalog = catalog_sample(non_latin_catalog + latin_catalog)
+
+    holdout_rows: list[Row] = []
+    if args.fit:
+        fitted = fit(samples, fit_catalog)
+        if args.write:
+            write_coefficients(fitted, root / "src" / "contextwright" / "budget" / "estimator.py")
+            console.print("coefficients written to src/contextwright/budget/estimator.py")
+        else:
+            console.print(fitted)
+        if args.holdout:
+            holdout_rows = holdout(samples, fit_catalog)
+    if "contextwright.budget.estimator" in sys.modules:
+        importlib.reload(sys.modules["contextwright.budget.estimator"])
+
+    fitted_texts = {s.text for s in fit_catalog}
+    rows = [evaluate(kind, [s for s in samples if s.kind == kind]) for kind in CONTENT_KINDS]
+    rows.append(evaluate("all corpus payloads", samples))
+    extra = [
+        evaluate("non-latin catalog messages (not in fit)", [s for s in non_latin_catalog if s.text not in fitted_texts]),
+        evaluate("latin-script catalog messages (de/es/fr/vi, not in fit)", [s for s in latin_catalog if s.text not in fitted_texts]),
+        evaluate("CJK reference paragraphs", cjk),
+    ]
+    cl100k = [evaluate(f"{kind} (cl100k)", [s for s in samples if s.kind == kind], family="cl100k") for kind in CONTENT_KINDS]
+    per_second, tiktoken_per_second = speed([s.text for s in samples])
+
+    console.print(render_table("o200k (gpt-4o): corpus payloads by kind", rows))
+    console.print(render_table("o200k: outside the corpora", extra))
+    if holdout_rows:
+        console.print(render_table("o200k: fitted on half the corpus, measured on the other half", holdout_rows))
+    console.print(render_table("cl100k (gpt-4): corpus payloads by kind", cl100k))
+    console.print(
+        f"speed: {per_second:,.0f} estimates/s vs {tiktoken_per_second:,.0f} tiktoken encodes/s "
+        f"(ratio {per_second / tiktoken_per_second:.2f})"
+    )
+    if not args.no_docs:
+        section = render_section(rows, extra, holdout_rows, cl100k, per_second, tiktoken_per_second)
+        out = root / "docs" / "_sections" / "estimator.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(section, encoding="utf-8")
+        console.print(f"wrote {out.relative_to(root)}")
+    return 0
+
+
+def render_section(
+    rows: list[Row],
+    extra: list[Row],
+    holdout_rows: list[Row],
+    cl100k: list[Row],
+    per_second: float,
+    tiktoken_per_second: float,
+) -> str:
+    """The docs section: method, measured figures, and any missed target explained."""
+    missed_under = [r for r in rows if r.payloads >= 100 and r.under > UNDER_TARGET]
+    missed_over = [r for r in rows if r.payloads >= 100 and r.median_over > OVER_TARGET and r.label in CONTENT_KIND_LABELS]
+    parts = [
+        "## Token estimator",
+        "",
+        "`HeuristicEstimator` sizes text without a tokenizer. A census counts character",
+        "classes and runs in the UTF-8 bytes (letters, case changes, long words, consonant",
+        "clusters, digit groups, punctuation changes, whitespace shapes, non-ASCII characters",
+        "by script block) with `bytes.translate`/`bytes.count` passes, and per-kind weights",
+        "turn the counts into tokens. The weights are a 99.5% quantile regression of exact",
+        "counts (non-negative, some bounded below so digits, emoji, symbols and tabs are",
+        "covered by construction), refitted with `python bench/estimator_bench.py --fit --write`.",
+        "Claude models use the o200k fit times 1.2 (an assumption that the reconciler",
+        "corrects from provider usage); unknown models use the larger of both fits times 1.2.",
+        "Body estimates get a further 5% margin; the prefix is counted exactly with tiktoken",
+        "for OpenAI models.",
+        "",
+        "### Accuracy against exact o200k counts (shared corpora)",
+        "",
+        f"Targets: below the exact count on at most {_pct(UNDER_TARGET)} of payloads per kind;",
+        f"median overestimate at most {_pct(OVER_TARGET)}.",
+        "",
+        markdown_table(rows),
+        "",
+        "### Outside the corpora",
+        "",
+        markdown_table(extra),
+        "",
+    ]
+    if holdout_rows:
+        parts += ["### Fitted on half the corpus, measured on the other half", "", markdown_table(holdout_rows), ""]
+    parts += [
+        "### cl100k profile (gpt-4)",
+        "",
+        markdown_table(cl100k),
+        "",
+        "### Speed",
+        "",
+        f"{per_second:,.0f} estimates per second against {tiktoken_per_second:,.0f} tiktoken o200k",
+        f"encodes per second over the same payloads in the same run (ratio {per_second / tiktoken_per_second:.2f},",
+        "memo disabled; a memo hit costs one SHA-256 of the payload).",
+        "",
+        "### Targets missed",
+        "",
+    ]
+    if not missed_under and not missed_over:
+        parts.append("None.")
+    for r in missed_under:
+        parts.append(f"- {r.label}: below exact on {_pct(r.under)} of payloads, {_pct(r.under - UNDER_TARGET)} over the target.")
+    for r in missed_over:
+        parts.append(
+            f"- {r.label}: median overestimate {_pct(r.median_over)}, "
+            f"{100 * (r.median_over - OVER_TARGET):.1f} points above the {_pct(OVER_TARGET)} target."
+        )
+    if missed_over:
+        parts += [
+            "",
+            "Why: tokens per character depend on vocabulary, which character classes cannot see.",
+            "Payloads full of rare words, paths, shell prompts or identifiers cost up to twice as",
+            "many tokens per character as plain English, so a weight vector that stays above the",
+            "exact count on 99% of payloads sits well above it on the median one. Even the exact",
+            "pre-tokenizer chunk count as an extra feature left the 99th-to-50th percentile ratio",
+            "near 1.2 in our measurements. Short payloads add rounding: a 3-token message",
+            "estimated at 4 is 33% over. Closing the gap needs a vocabulary (an exact tokenizer),",
+            "which is what `ExactEstimator` and the prefix measurement use where one exists, and",
+            "what the reconciler approximates from provider usage where none does.",
+        ]
+    parts += [
+        "",
+        "### Known blind spots",
+        "",
+        "Random letter soup, random punctuation, base64 of a few hundred bytes and rare-syllable",
+        "Hangul or HKSCS test strings can come out a few percent to a third below exact: they",
+        "are not natural text and no character-class heuristic can price them without a",
+        "vocabulary. Short non-English Latin-script messages without accented letters are",
+        "priced as English and can fall a token short (see the catalog row above).",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+CONTENT_KIND_LABELS = ("prose", "code", "json", "logs", "non-latin")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

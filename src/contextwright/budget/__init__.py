@@ -1,0 +1,1 @@
+"""Token budgets: conservative size estimates, reconciliation and allocation."""

@@ -1,0 +1,626 @@
+"""Token estimators: a conservative heuristic default and exact OpenAI counts.
+
+Budgets are absolute, so a size estimate that comes out low can overflow a context
+window. The default :class:`HeuristicEstimator` is therefore built to err high: it
+weighs a :class:`~contextwright.budget.content_kinds.CharCensus` with coefficients
+fitted as an upper quantile (99.5%) of exact token counts, per content kind and per
+tokenizer family, with non-negative weights so that more text never costs less.
+``bench/estimator_bench.py --fit --write`` refits the coefficients below from the shared
+corpora and prints how often the estimate falls below the exact count.
+
+Model families map to calibration profiles:
+
+* OpenAI ``o200k_base`` models (gpt-4o, gpt-4.1, gpt-4.5, gpt-5*, o-series, gpt-oss):
+  the ``o200k`` fit.
+* OpenAI ``cl100k_base`` models (gpt-4, gpt-3.5-turbo, text-embedding-3/ada-002): the
+  ``cl100k`` fit.
+* Anthropic ``claude-*``: no public tokenizer, so the ``o200k`` fit times
+  :data:`ANTHROPIC_FACTOR`. The factor is an assumption (Claude tokenizers generally
+  produce more tokens than o200k for the same text), corrected at run time by
+  :class:`~contextwright.budget.reconcile.Reconciler` from provider-reported usage.
+* Anything else: the element-wise maximum of both fits times :data:`UNKNOWN_FACTOR`,
+  the most conservative profile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import operator
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
+
+from contextwright._optional import require
+from contextwright.budget.content_kinds import (
+    CONTENT_KINDS,
+    FEATURES,
+    CharCensus,
+    ContentKind,
+    census,
+    classify,
+)
+from contextwright.budget.reconcile import Reconciler
+from contextwright.canonical import canonical_json
+from contextwright.errors import UsageError
+
+BODY_MARGIN: Final[float] = 0.05
+"""Safety margin added on top of body (non-prefix) estimates."""
+
+ANTHROPIC_FACTOR: Final[float] = 1.2
+"""Assumed Claude-to-o200k token ratio; an assumption, reconciled from provider usage."""
+
+UNKNOWN_FACTOR: Final[float] = 1.2
+"""Extra factor for models of unknown family, on top of the larger of both fits."""
+
+DEFAULT_MEMO_SIZE: Final[int] = 4096
+"""How many raw estimates a :class:`HeuristicEstimator` keeps by default."""
+
+
+@runtime_checkable
+class TokenEstimator(Protocol):
+    """Sizes text in tokens for a given model, exactly or conservatively."""
+
+    @property
+    def exact(self) -> bool:
+        """True when counts are exact tokenizer counts, False for upper-bound estimates."""
+        ...
+
+    def estimate(self, text: str, *, model: str, kind: str | None = None) -> int:
+        """Return the token count (or conservative estimate) of ``text`` for ``model``."""
+        ...
+
+    def estimate_json(self, value: Any, *, model: str, kind: str | None = None) -> int:
+        """Return :meth:`estimate` of the canonical JSON text of ``value``."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CalibrationProfile:
+    """Per-kind heuristic coefficients for one tokenizer family."""
+
+    name: str
+    """Profile name: ``o200k``, ``cl100k``, ``anthropic`` or ``unknown``."""
+
+    coefficients: Mapping[ContentKind, tuple[float, ...]]
+    """One weight per :data:`~contextwright.budget.content_kinds.FEATURES` entry, per kind."""
+
+    scale: float = 1.0
+    """Multiplier applied to every estimate of this profile."""
+
+    encoding: str | None = None
+    """The exact tokenizer encoding of the family, when one is public."""
+
+    def raw(self, counts: CharCensus, kind: ContentKind) -> float:
+        """Return the uncorrected, unrounded estimate for a census of the given kind."""
+        # Summed in a fixed order, so the same census always gives the same float.
+        return self.scale * sum(map(operator.mul, self.coefficients[kind], counts.counts))
+
+
+def apply_margin(tokens: int, margin: float = BODY_MARGIN) -> int:
+    """Return ``tokens`` raised by ``margin`` (a fraction), rounded up."""
+    if margin < 0:
+        raise UsageError(f"margin must be >= 0, got {margin!r}", margin=margin)
+    return math.ceil(tokens * (1.0 + margin) - 1e-9)
+
+
+# BEGIN FITTED COEFFICIENTS (written by bench/estimator_bench.py --fit --write)
+_FITTED: Final[dict[str, dict[str, dict[str, float]]]] = {
+    'o200k': {
+        'prose': {
+            'one': 1.5916,
+            'chars': 0.0045,
+            'letters': 0.0444,
+            'word_runs': 0.6532,
+            'camel_humps': 0.6018,
+            'upper_pairs': 0.3236,
+            'letters_4': 0.0983,
+            'rare_letters': 0.4117,
+            'consonant_triples': 0.6502,
+            'digit_runs': 1.5037,
+            'digit_triples': 1.0025,
+            'punct': 0.7257,
+            'punct_runs': 0.0026,
+            'newlines': 0.3755,
+            'space_runs': 1.2189,
+            'tabs': 0.0702,
+            'non_ascii_runs': 1.5232,
+            'latin1': 0.9069,
+            'greek': 0.5189,
+            'cyrillic': 0.4078,
+            'hebrew_armenian': 0.5798,
+            'arabic': 0.4436,
+            'indic_thai': 0.556,
+            'misc_scripts': 0.4745,
+            'symbols': 1.7042,
+            'kana': 0.7007,
+            'cjk': 1.0469,
+            'hangul': 0.8245,
+            'astral': 2.3057,
+        },
+        'code': {
+            'one': 3.5348,
+            'chars': 0.0121,
+            'letters': 0.027,
+            'word_runs': 0.914,
+            'upper': 0.1909,
+            'letters_8': 0.6134,
+            'letters_12': 0.439,
+            'rare_letters': 0.0703,
+            'consonant_triples': 0.6482,
+            'digits': 0.0202,
+            'digit_runs': 1.7955,
+            'digit_triples': 1.0,
+            'punct': 0.2181,
+            'punct_runs': 0.2456,
+            'punct_changes': 0.357,
+            'quotes': 0.0282,
+            'newlines': 0.6748,
+            'space_runs': 0.7034,
+            'tabs': 0.07,
+            'non_ascii_runs': 2.567,
+            'greek': 0.5176,
+            'cyrillic': 0.4068,
+            'hebrew_armenian': 0.5783,
+            'arabic': 0.4425,
+            'indic_thai': 0.5546,
+            'misc_scripts': 0.4745,
+            'symbols': 1.7,
+            'kana': 0.699,
+            'cjk': 1.0443,
+            'hangul': 0.8225,
+            'astral': 2.3,
+        },
+        'json': {
+            'one': 2.1881,
+            'word_runs': 0.8915,
+            'camel_humps': 0.2795,
+            'upper': 0.1537,
+            'letters_8': 0.9798,
+            'letters_12': 0.0317,
+            'consonant_triples': 0.607,
+            'digit_runs': 1.5,
+            'digit_triples': 1.0,
+            'punct': 0.5675,
+            'code_marks': 0.0926,
+            'newlines': 1.1817,
+            'space_runs': 0.1187,
+            'tabs': 0.07,
+            'greek': 0.5176,
+            'cyrillic': 0.4068,
+            'hebrew_armenian': 0.5783,
+            'arabic': 0.4425,
+            'indic_thai': 0.5546,
+            'misc_scripts': 0.4745,
+            'symbols': 1.7,
+            'kana': 0.699,
+            'cjk': 1.0443,
+            'hangul': 0.8225,
+            'astral': 2.3,
+        },
+        'logs': {
+            'one': 1.8359,
+            'word_runs': 1.0542,
+            'camel_humps': 0.3215,
+            'upper': 0.0616,
+            'letters_8': 0.2763,
+            'consonant_triples': 1.3077,
+            'digits': 0.0017,
+            'digit_runs': 2.2115,
+            'digit_triples': 1.0,
+            'punct': 0.3225,
+            'code_marks': 0.5778,
+            'newlines': 0.5918,
+            'space_runs': 1.3592,
+            'tabs': 0.07,
+            'non_ascii_runs': 1.4727,
+            'greek': 0.5176,
+            'cyrillic': 0.4068,
+            'hebrew_armenian': 0.5783,
+            'arabic': 0.4425,
+            'indic_thai': 0.5546,
+            'misc_scripts': 0.4745,
+            'symbols': 1.7,
+            'kana': 0.699,
+            'cjk': 1.0443,
+            'hangul': 0.8225,
+            'compat': 0.8105,
+            'astral': 2.3,
+        },
+        'non-latin': {
+            'one': 2.1787,
+            'letters': 0.0942,
+            'word_runs': 0.378,
+            'camel_humps': 0.1234,
+            'upper': 0.3426,
+            'rare_letters': 0.1774,
+            'digit_runs': 1.5096,
+            'digit_triples': 1.0064,
+            'punct_runs': 1.4723,
+            'punct_changes': 0.3279,
+            'newlines': 1.0587,
+            'space_runs': 0.7272,
+            'tabs': 0.836,
+            'non_ascii_runs': 0.1208,
+            'latin1': 0.2262,
+            'latin_ext': 1.3024,
+            'greek': 0.5176,
+            'cyrillic': 0.4068,
+            'hebrew_armenian': 0.5783,
+            'arabic': 0.4425,
+            'indic_thai': 0.5546,
+            'misc_scripts': 0.4745,
+            'symbols': 1.9572,
+            'kana': 0.699,
+            'cjk': 1.0443,
+            'hangul': 0.8225,
+            'compat': 1.6503,
+            'astral': 2.3147,
+        },
+    },
+    'cl100k': {
+        'prose': {
+            'one': 1.7268,
+            'chars': 0.0042,
+            'letters': 0.0543,
+            'word_runs': 0.6507,
+            'camel_humps': 0.8545,
+            'upper_pairs': 0.4291,
+            'letters_4': 0.0366,
+            'rare_letters': 0.4245,
+            'consonant_triples': 0.5478,
+            'digit_runs': 1.5,
+            'digit_triples': 1.0,
+            'punct': 0.6528,
+            'punct_runs': 0.1162,
+            'newlines': 0.3362,
+            'space_runs': 1.2912,
+            'tabs': 0.07,
+            'non_ascii_runs': 1.6996,
+            'latin1': 1.96,
+            'greek': 1.0663,
+            'cyrillic': 0.5913,
+            'hebrew_armenian': 1.1584,
+            'arabic': 0.7611,
+            'indic_thai': 1.171,
+            'misc_scripts': 2.0133,
+            'symbols': 1.7,
+            'kana': 0.8929,
+            'cjk': 1.6271,
+            'hangul': 1.1791,
+            'astral': 2.3001,
+        },
+        'code': {
+            'one': 1.4826,
+            'letters': 0.029,
+            'word_runs': 0.9239,
+            'upper': 0.0394,
+            'letters_4': 0.0964,
+            'letters_8': 0.2528,
+            'letters_12': 0.8214,
+            'rare_letters': 0.1427,
+            'consonant_triples': 0.8675,
+            'digit_runs': 1.9948,
+            'digit_triples': 1.0,
+            'punct': 0.355,
+            'punct_runs': 0.1569,
+            'punct_changes': 0.2021,
+            'quotes': 0.0222,
+            'newlines': 0.6121,
+            'blank_lines': 0.4829,
+            'space_runs': 0.6826,
+            'tabs': 0.07,
+            'non_ascii_runs': 3.5204,
+            'latin1': 2.0454,
+            'greek': 1.0663,
+            'cyrillic': 0.5913,
+            'hebrew_armenian': 1.1583,
+            'arabic': 0.761,
+            'indic_thai': 1.1709,
+            'misc_scripts': 2.0133,
+            'symbols': 1.7,
+            'kana': 0.8929,
+            'cjk': 1.6271,
+            'hangul': 1.1791,
+            'astral': 2.3,
+        },
+        'json': {
+            'one': 2.3667,
+            'word_runs': 0.921,
+            'camel_humps': 0.5446,
+            'upper': 0.1091,
+            'letters_8': 0.7342,
+            'letters_12': 1.226,
+            'consonant_triples': 0.637,
+            'digit_runs': 1.5,
+            'digit_triples': 1.0,
+            'punct': 0.5493,
+            'punct_changes': 0.0203,
+            'code_marks': 0.0659,
+            'newlines': 1.2998,
+            'space_runs': 0.0683,
+            'tabs': 0.07,
+            'greek': 1.0663,
+            'cyrillic': 0.5913,
+            'hebrew_armenian': 1.1583,
+            'arabic': 0.761,
+            'indic_thai': 1.1709,
+            'misc_scripts': 2.0133,
+            'symbols': 1.7,
+            'kana': 0.8929,
+            'cjk': 1.6271,
+            'hangul': 1.1791,
+            'astral': 2.3,
+        },
+        'logs': {
+            'one': 2.2027,
+            'word_runs': 1.0841,
+            'camel_humps': 0.5563,
+            'upper': 0.0546,
+            'letters_8': 0.2634,
+            'rare_letters': 0.3347,
+            'consonant_triples': 1.0734,
+            'digit_runs': 1.8413,
+            'digit_triples': 1.0,
+            'punct': 0.3348,
+            'punct_changes': 0.1739,
+            'newlines': 0.5074,
+            'space_runs': 1.43,
+            'tabs': 0.07,
+            'non_ascii_runs': 5.6555,
+            'greek': 1.0663,
+            'cyrillic': 0.5913,
+            'hebrew_armenian': 1.1583,
+            'arabic': 0.761,
+            'indic_thai': 1.1709,
+            'misc_scripts': 2.0133,
+            'symbols': 1.7,
+            'kana': 0.8929,
+            'cjk': 1.6271,
+            'hangul': 1.1791,
+            'compat': 3.0454,
+            'astral': 2.3,
+        },
+        'non-latin': {
+            'one': 2.434,
+            'chars': 0.1527,
+            'camel_humps': 0.8196,
+            'upper': 0.0146,
+            'rare_letters': 0.3153,
+            'consonant_triples': 1.1665,
+            'digit_runs': 1.7877,
+            'digit_triples': 1.0,
+            'punct_runs': 1.3822,
+            'punct_changes': 0.2131,
+            'newlines': 0.1691,
+            'space_runs': 0.25,
+            'tabs': 0.3854,
+            'non_ascii_runs': 0.4898,
+            'latin1': 0.2524,
+            'latin_ext': 0.8113,
+            'greek': 0.9136,
+            'cyrillic': 0.4386,
+            'hebrew_armenian': 1.0056,
+            'arabic': 0.6083,
+            'indic_thai': 1.0182,
+            'misc_scripts': 1.8606,
+            'symbols': 1.7,
+            'kana': 0.7402,
+            'cjk': 1.4743,
+            'hangul': 1.0264,
+            'astral': 2.3,
+        },
+    },
+}
+# END FITTED COEFFICIENTS
+
+
+def _dense(weights: Mapping[str, float]) -> tuple[float, ...]:
+    unknown = set(weights) - set(FEATURES)
+    if unknown:  # a stale fit must fail loudly rather than drop weights
+        raise ValueError(f"fitted coefficients name unknown features: {sorted(unknown)}")
+    return tuple(float(weights.get(name, 0.0)) for name in FEATURES)
+
+
+def _fitted(family: str) -> dict[ContentKind, tuple[float, ...]]:
+    return {kind: _dense(_FITTED[family][kind]) for kind in CONTENT_KINDS}
+
+
+def _elementwise_max(*tables: Mapping[ContentKind, tuple[float, ...]]) -> dict[ContentKind, tuple[float, ...]]:
+    return {kind: tuple(map(max, *(t[kind] for t in tables))) for kind in CONTENT_KINDS}
+
+
+O200K: Final = CalibrationProfile(name="o200k", coefficients=_fitted("o200k"), encoding="o200k_base")
+"""Profile for OpenAI ``o200k_base`` models."""
+
+CL100K: Final = CalibrationProfile(name="cl100k", coefficients=_fitted("cl100k"), encoding="cl100k_base")
+"""Profile for OpenAI ``cl100k_base`` models."""
+
+ANTHROPIC: Final = CalibrationProfile(
+    name="anthropic", coefficients=O200K.coefficients, scale=ANTHROPIC_FACTOR
+)
+"""Profile for Claude models: the o200k fit times :data:`ANTHROPIC_FACTOR`."""
+
+UNKNOWN: Final = CalibrationProfile(
+    name="unknown",
+    coefficients=_elementwise_max(O200K.coefficients, CL100K.coefficients),
+    scale=UNKNOWN_FACTOR,
+)
+"""Profile for models of unknown family: the most conservative one."""
+
+_O200K_MODEL = re.compile(r"^(?:chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o\d)(?:\b|[-_.:])")
+_CL100K_MODEL = re.compile(r"^(?:gpt-4|gpt-3\.5|gpt-35|text-embedding-3|text-embedding-ada-002)(?:\b|[-_.:])")
+
+
+def profile_for(model: str) -> CalibrationProfile:
+    """Return the calibration profile of ``model`` (unknown families get the most conservative)."""
+    name = _model_name(model)
+    if _O200K_MODEL.match(name):
+        return O200K
+    if _CL100K_MODEL.match(name):
+        return CL100K
+    if "claude" in name:
+        return ANTHROPIC
+    return UNKNOWN
+
+
+def encoding_for(model: str) -> str | None:
+    """Return the public tokenizer encoding of ``model``, or None when there is none."""
+    return profile_for(model).encoding
+
+
+def _model_name(model: str) -> str:
+    if not isinstance(model, str) or not model.strip():
+        raise UsageError(f"model must be a non-empty string, got {model!r}", model=model)
+    # Routers write "openai/gpt-4o" or "bedrock/anthropic.claude-..."; the family is in the last part.
+    return model.strip().lower().rsplit("/", 1)[-1]
+
+
+def _check_kind(kind: str | None) -> ContentKind | None:
+    if kind is None or kind in CONTENT_KINDS:
+        return kind  # type: ignore[return-value]
+    raise UsageError(f"unknown content kind {kind!r}; choose one of {CONTENT_KINDS}", kind=kind)
+
+
+class HeuristicEstimator:
+    """Conservative estimates from character classes, memoized, corrected per model.
+
+    Raw estimates are memoized in an LRU keyed by (model, kind, payload hash). The
+    reconciler's current correction factor for the model is applied on every call, so
+    a factor learned from provider usage also re-sizes payloads seen before. With
+    unchanged state (same reconciler factors), the same call returns the same number.
+    """
+
+    def __init__(self, *, reconciler: Reconciler | None = None, memo_size: int = DEFAULT_MEMO_SIZE) -> None:
+        if memo_size < 0:
+            raise UsageError(f"memo_size must be >= 0, got {memo_size!r}", memo_size=memo_size)
+        self.reconciler = reconciler if reconciler is not None else Reconciler()
+        """Source of the per-model correction factors."""
+        self._memo_size = memo_size
+        self._memo: OrderedDict[tuple[str, str | None, bytes], float] = OrderedDict()
+        self._lock = threading.Lock()
+        self.memo_hits = 0
+        """How many raw estimates were answered from the memo."""
+        self.memo_misses = 0
+        """How many raw estimates were computed."""
+
+    @property
+    def exact(self) -> bool:
+        """Always False: these are upper-bound estimates."""
+        return False
+
+    def raw(self, text: str, *, model: str, kind: str | None = None) -> float:
+        """Return the memoized estimate before correction and rounding."""
+        checked = _check_kind(kind)
+        profile = profile_for(model)
+        if not isinstance(text, str):
+            raise UsageError(f"text must be str, got {type(text).__name__}")
+        if not text:
+            return 0.0
+        if not self._memo_size:
+            counts = census(text)
+            self.memo_misses += 1
+            return profile.raw(counts, checked if checked is not None else classify(counts))
+        key = (model, checked, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+        with self._lock:
+            cached = self._memo.get(key)
+            if cached is not None:
+                self._memo.move_to_end(key)
+                self.memo_hits += 1
+                return cached
+        counts = census(text)
+        value = profile.raw(counts, checked if checked is not None else classify(counts))
+        with self._lock:
+            self.memo_misses += 1
+            self._memo[key] = value
+            if len(self._memo) > self._memo_size:
+                self._memo.popitem(last=False)
+        return value
+
+    def raw_estimate(self, text: str, *, model: str, kind: str | None = None) -> int:
+        """Return the uncorrected estimate, rounded up; feed this to the reconciler."""
+        return math.ceil(self.raw(text, model=model, kind=kind) - 1e-9)
+
+    def estimate(self, text: str, *, model: str, kind: str | None = None) -> int:
+        """Return the corrected conservative estimate of ``text`` for ``model``."""
+        raw = self.raw(text, model=model, kind=kind)
+        return math.ceil(raw * self.reconciler.factor(model) - 1e-9)
+
+    def estimate_json(self, value: Any, *, model: str, kind: str | None = None) -> int:
+        """Return :meth:`estimate` of the canonical JSON of ``value``."""
+        return self.estimate(canonical_json(value), model=model, kind=kind)
+
+    def estimate_body(self, text: str, *, model: str, kind: str | None = None, margin: float = BODY_MARGIN) -> int:
+        """Return :meth:`estimate` plus the body safety margin."""
+        return apply_margin(self.estimate(text, model=model, kind=kind), margin)
+
+    def clear(self) -> None:
+        """Forget every memoized raw estimate."""
+        with self._lock:
+            self._memo.clear()
+
+    def __len__(self) -> int:
+        """Number of memoized raw estimates."""
+        return len(self._memo)
+
+
+class ExactEstimator:
+    """Exact token counts for OpenAI encodings via tiktoken ([tiktoken] extra).
+
+    Raises :class:`~contextwright.errors.MissingDependencyError` (an ImportError) when
+    tiktoken is not installed, and :class:`~contextwright.errors.UsageError` for a model
+    without a public encoding.
+    """
+
+    def __init__(self) -> None:
+        require("tiktoken", extra="tiktoken", feature="exact token counting")
+        self._counters: dict[str, Callable[[str], int]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def exact(self) -> bool:
+        """Always True."""
+        return True
+
+    def estimate(self, text: str, *, model: str, kind: str | None = None) -> int:
+        """Return the exact token count of ``text`` under the model's encoding."""
+        _check_kind(kind)
+        encoding = encoding_for(model)
+        if encoding is None:
+            raise UsageError(f"model {model!r} has no public tokenizer; use a HeuristicEstimator", model=model)
+        return self._counter(encoding)(text)
+
+    def estimate_json(self, value: Any, *, model: str, kind: str | None = None) -> int:
+        """Return the exact token count of the canonical JSON of ``value``."""
+        return self.estimate(canonical_json(value), model=model, kind=kind)
+
+    def estimate_body(self, text: str, *, model: str, kind: str | None = None, margin: float = BODY_MARGIN) -> int:
+        """Return the exact count plus the body safety margin."""
+        return apply_margin(self.estimate(text, model=model, kind=kind), margin)
+
+    def _counter(self, encoding: str) -> Callable[[str], int]:
+        with self._lock:
+            counter = self._counters.get(encoding)
+            if counter is None:
+                from contextwright.budget.tokenizers import exact_token_counter
+
+                counter = self._counters[encoding] = exact_token_counter(encoding)
+            return counter
+
+
+def prefix_estimator(model: str, *, fallback: TokenEstimator) -> TokenEstimator:
+    """Return an exact estimator for ``model`` when it has a usable tokenizer, else ``fallback``.
+
+    The prefix is measured once per plan, so it is worth an exact count wherever one
+    exists; when tiktoken is not installed or the model has no public encoding, the
+    (conservative) fallback measures it instead.
+    """
+    if encoding_for(model) is None:
+        return fallback
+    try:
+        return ExactEstimator()
+    except ImportError:
+        return fallback

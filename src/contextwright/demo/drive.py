@@ -1,0 +1,68 @@
+"""Play a scripted session through a real :class:`~contextwright.runtime.Session`.
+
+The script provides both sides of the conversation; this driver asks the
+session for a request before every scripted model answer, exactly as an agent
+loop would before calling the provider, and feeds tool outputs back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from contextwright.clock import FixedClock
+from contextwright.demo.script import DemoStep
+from contextwright.runtime.session import BuiltRequest, Session
+
+
+@dataclass(kw_only=True, slots=True)
+class DriveReport:
+    """What happened while driving a session."""
+
+    requests: list[BuiltRequest] = field(default_factory=list)
+    forced_compactions: int = 0
+    denied_calls: int = 0
+    turns: int = 0
+
+
+def drive(
+    session: Session,
+    steps: Iterable[DemoStep],
+    *,
+    clock: FixedClock,
+    force_compaction_at: Iterable[int] = (),
+    on_request: Callable[[BuiltRequest], None] | None = None,
+    on_step: Callable[[DemoStep], None] | None = None,
+) -> DriveReport:
+    """Drive ``session`` through ``steps``; compact by hand before the turns in ``force_compaction_at``."""
+    report = DriveReport()
+    forced = set(force_compaction_at)
+    for step in steps:
+        clock.advance(step.after_seconds)
+        match step.kind:
+            case "user":
+                if report.turns in forced and session.compact(trigger="manual") is not None:
+                    report.forced_compactions += 1
+                report.turns += 1
+                session.user(step.payload.text)
+            case "assistant":
+                request = session.next_request()
+                report.requests.append(request)
+                if on_request is not None:
+                    on_request(request)
+                session.record_assistant(step.payload)
+            case "tool":
+                pending = {c.id for c in session.pending_tool_calls()}
+                if step.payload.call_id in pending:
+                    session.tool_result(step.payload.call_id, step.payload.output, exit_code=step.payload.exit_code)
+                else:
+                    report.denied_calls += 1  # answered by the session itself (revoked tool or control tool)
+            case "revoke_tool":
+                session.revoke_tool(step.detail["tool"], reason="revoked during the session")
+            case "memory_write":
+                session.remember(step.detail["id"], step.detail["text"])
+            case "memory_correct":
+                session.correct_memory(step.detail["id"], step.detail["text"])
+        if on_step is not None:
+            on_step(step)
+    return report

@@ -1,0 +1,270 @@
+"""The history surface: a pure fold of a session's events into model-visible entries.
+
+The log keeps everything; the surface is what remains visible after
+compactions (replaced by their summary) and pruning passes (tool results shown
+as pointers). Rules:
+
+* A tool call and its results are one :class:`Exchange`. Parallel calls in one
+  assistant message and all their results form one unit, results in call order.
+* Real chronology wins, except where the tool protocol forbids it: a user message
+  logged while an exchange still waits for results is placed after that exchange.
+* A frame (the turn's volatile context) belongs to the user message it names.
+* A compaction replaces every entry up to its ``upto_seq`` by one summary, except
+  pinned entries (steering notes), which stay verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from contextwright.errors import BuildError, OrphanedToolPair
+from contextwright.events.catalog import (
+    ArtifactPointer,
+    AssistantMessage,
+    Compacted,
+    FrameRecorded,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from contextwright.events.envelope import Event
+
+
+class SurfaceError(BuildError):
+    """The log cannot be folded into a valid surface (a frame or result points nowhere)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UserTurn:
+    """A user (or operator) message, with the frame recorded for it, if any."""
+
+    seq: int
+    ref: str
+    message: UserMessage
+    frame: FrameRecorded | None = None
+    frame_ref: str | None = None
+
+    @property
+    def pinned(self) -> bool:
+        """Steering notes are kept verbatim and never compacted."""
+        return self.message.steering
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResultEntry:
+    """One tool result as stored, with where it came from."""
+
+    seq: int
+    ref: str
+    result: ToolResult
+    pruned: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Exchange:
+    """An assistant message with tool calls, and the results that arrived for them."""
+
+    seq: int
+    ref: str
+    message: AssistantMessage
+    results: tuple[ResultEntry, ...] = ()
+
+    pinned = False
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return self.message.tool_calls
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Ids of calls still waiting for a result."""
+        have = {r.result.call_id for r in self.results}
+        return tuple(c.id for c in self.calls if c.id not in have)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    @property
+    def last_seq(self) -> int:
+        return max([self.seq, *(r.seq for r in self.results)])
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AssistantReply:
+    """An assistant message without tool calls."""
+
+    seq: int
+    ref: str
+    message: AssistantMessage
+
+    pinned = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Summary:
+    """A compaction summary standing in for everything up to ``upto_seq``."""
+
+    seq: int
+    ref: str
+    compacted: Compacted
+
+    pinned = False
+
+    @property
+    def elided(self) -> tuple[ArtifactPointer, ...]:
+        return self.compacted.elided
+
+
+Entry = UserTurn | Exchange | AssistantReply | Summary
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Surface:
+    """The model-visible history of a session at ``upto_seq``."""
+
+    session_id: str
+    entries: tuple[Entry, ...]
+    upto_seq: int
+    seed_seq: int
+    """Seq of the message that started the current run (the last non-steering user message)."""
+    requests_built: int = 0
+    summary_depth: int = 0
+    pruned_calls: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def open_exchange(self) -> Exchange | None:
+        """The exchange still waiting for tool results, if any."""
+        for entry in reversed(self.entries):
+            if isinstance(entry, Exchange) and not entry.complete:
+                return entry
+        return None
+
+    def current_turn(self) -> UserTurn | None:
+        """The user turn that started the current run."""
+        for entry in reversed(self.entries):
+            if isinstance(entry, UserTurn) and entry.seq == self.seed_seq:
+                return entry
+        return None
+
+
+def fold(session_id: str, events: Iterable[Event]) -> Surface:
+    """Fold events (in seq order) into a :class:`Surface`."""
+    entries: list[Entry] = []
+    deferred: list[Entry] = []
+    open_index: int | None = None
+    calls_by_id: dict[str, int] = {}
+    pruned: set[str] = set()
+    upto = 0
+    seed = 0
+    requests = 0
+    depth = 0
+
+    def add(entry: Entry) -> None:
+        if open_index is not None:
+            deferred.append(entry)
+        else:
+            entries.append(entry)
+
+    for event in events:
+        if event.session_id != session_id:
+            raise SurfaceError(f"event {event.ref} belongs to another session than {session_id!r}")
+        upto = event.seq
+        payload = event.payload
+        match event.type:
+            case "message.user":
+                add(UserTurn(seq=event.seq, ref=event.ref, message=payload))
+                if not payload.steering:
+                    seed = event.seq
+            case "message.assistant":
+                if open_index is not None:
+                    missing = entries[open_index].missing  # type: ignore[union-attr]
+                    raise OrphanedToolPair(
+                        f"{event.ref}: the model spoke again while tool calls {', '.join(missing)} have no result",
+                        session_id=session_id,
+                        call_ids=missing,
+                    )
+                if payload.tool_calls:
+                    entries.append(Exchange(seq=event.seq, ref=event.ref, message=payload))
+                    open_index = len(entries) - 1
+                    for call in payload.tool_calls:
+                        calls_by_id[call.id] = open_index
+                else:
+                    entries.append(AssistantReply(seq=event.seq, ref=event.ref, message=payload))
+            case "tool.result":
+                index = calls_by_id.get(payload.call_id)
+                exchange = entries[index] if index is not None and index < len(entries) else None
+                if not isinstance(exchange, Exchange) or payload.call_id not in exchange.missing:
+                    raise OrphanedToolPair(
+                        f"{event.ref}: tool result for call {payload.call_id!r}, which no open tool call matches",
+                        session_id=session_id,
+                        call_ids=(payload.call_id,),
+                    )
+                entry = ResultEntry(seq=event.seq, ref=event.ref, result=payload)
+                exchange = replace(exchange, results=exchange.results + (entry,))
+                entries[index] = exchange
+                if exchange.complete and index == open_index:
+                    open_index = None
+                    entries.extend(deferred)
+                    deferred.clear()
+            case "context.frame.recorded":
+                placed = False
+                for i, entry in enumerate(entries + deferred):
+                    if isinstance(entry, UserTurn) and entry.seq == payload.turn_seq:
+                        framed = replace(entry, frame=payload, frame_ref=event.ref)
+                        if i < len(entries):
+                            entries[i] = framed
+                        else:
+                            deferred[i - len(entries)] = framed
+                        placed = True
+                        break
+                if not placed:
+                    raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
+            case "context.compacted":
+                entries = _compact(entries, event, payload)
+                depth = payload.depth
+            case "context.pruned":
+                pruned.update(payload.call_ids)
+            case "context.request.built":
+                requests += 1
+            case _:
+                pass
+
+    entries.extend(deferred)
+    ordered = [_with_pruned(entry, pruned) for entry in entries]
+    return Surface(
+        session_id=session_id,
+        entries=tuple(ordered),
+        upto_seq=upto,
+        seed_seq=seed,
+        requests_built=requests,
+        summary_depth=depth,
+        pruned_calls=frozenset(pruned),
+    )
+
+
+def _compact(entries: list[Entry], event: Event, payload: Compacted) -> list[Entry]:
+    kept_before: list[Entry] = []
+    after: list[Entry] = []
+    for entry in entries:
+        if _entry_seq(entry) <= payload.upto_seq:
+            if entry.pinned:
+                kept_before.append(entry)
+        else:
+            after.append(entry)
+    return [Summary(seq=event.seq, ref=event.ref, compacted=payload), *kept_before, *after]
+
+
+def _entry_seq(entry: Entry) -> int:
+    if isinstance(entry, Summary):
+        return entry.compacted.upto_seq
+    return entry.seq
+
+
+def _with_pruned(entry: Entry, pruned: set[str]) -> Entry:
+    if not isinstance(entry, Exchange) or not pruned:
+        return entry
+    if not any(r.result.call_id in pruned for r in entry.results):
+        return entry
+    return replace(entry, results=tuple(replace(r, pruned=r.result.call_id in pruned) for r in entry.results))

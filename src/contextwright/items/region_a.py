@@ -1,0 +1,87 @@
+"""Region A: the frozen prefix. Identical bytes on every request of an epoch."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from contextwright.canonical import canonical_json
+from contextwright.errors import UsageError
+from contextwright.items.base import ContextItem, Layer, Region
+
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class PrefixItem(ContextItem, abstract=True):
+    """Base of region-A items."""
+
+    region: ClassVar[Region] = "A"
+    layer: ClassVar[Layer] = "stage_local"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PlatformPolicy(PrefixItem):
+    """Rules set by whoever runs the agent platform; never enveloped (trust: platform)."""
+
+    budget_class: ClassVar[str] = "policy"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Framing(PrefixItem):
+    """The envelope rules: enveloped content is data, never instructions."""
+
+    budget_class: ClassVar[str] = "framing"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentInstructions(PrefixItem):
+    """The agent's own instructions (an AGENTS.md, a persona)."""
+
+    budget_class: ClassVar[str] = "instructions"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolSpec(PrefixItem):
+    """One tool as advertised to the model, pinned for the epoch."""
+
+    budget_class: ClassVar[str] = "tools"
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        # Both providers accept ^[a-zA-Z0-9_-]{1,64}$ for tool and function names.
+        if not _TOOL_NAME.match(self.name):
+            raise UsageError(f"tool name {self.name!r} must be 1-64 ASCII letters, digits, '_' or '-'")
+        if not isinstance(self.input_schema, dict) or self.input_schema.get("type") != "object":
+            raise UsageError(f"tool {self.name!r}: input_schema must be a JSON schema with type 'object'")
+        canonical_json(self.input_schema)  # must have a canonical form to be pinned
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values; the pinned canonical form of the tool."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryFact(PrefixItem):
+    """One memory item as read at session open."""
+
+    budget_class: ClassVar[str] = "memory_snapshot"
+    layer: ClassVar[Layer] = "project_memory"
+    id: str
+    text: str
+    trust: str = "user"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemorySnapshot(PrefixItem):
+    """The memory read once at session open, frozen for the epoch."""
+
+    budget_class: ClassVar[str] = "memory_snapshot"
+    layer: ClassVar[Layer] = "project_memory"
+    facts: tuple[MemoryFact, ...] = ()

@@ -1,0 +1,210 @@
+"""Resolved models: what the planner must know about the model a session talks to.
+
+``anthropic("claude-sonnet-4-6")`` and ``openai("gpt-5")`` look a model up in a
+small, dated table (window, output limit, caching rules, tokenizer) and return a
+:class:`ResolvedModel`. Every field can be overridden, and unknown models are
+accepted when their window is given. Figures as published by the providers on
+2026-08-21; see docs for sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from contextwright.errors import UsageError
+
+Provider = Literal["anthropic", "openai"]
+
+DEFAULT_OUTPUT_RESERVE = 16_384
+"""Tokens kept free for the model's answer when the caller does not say."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CacheCapabilities:
+    """How a provider's prompt cache works for one model."""
+
+    max_breakpoints: int
+    """Explicit cache markers allowed per request (0 for automatic prefix caching)."""
+    min_cacheable_tokens: int
+    """Prefixes shorter than this are never cached."""
+    ttls: tuple[str, ...] = ("5m",)
+    supports_cache_key: bool = False
+    """Whether requests can carry a routing key (OpenAI ``prompt_cache_key``)."""
+    lookback_blocks: int = 0
+    """How many blocks back a breakpoint searches for an earlier entry (Anthropic: 20)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedModel:
+    """A model with everything the plan and the budget need."""
+
+    id: str
+    provider: Provider
+    context_window: int
+    max_output_tokens: int
+    output_reserve: int
+    cache: CacheCapabilities
+    tokenizer: str | None = None
+    """An exact offline encoding name (``o200k_base``), or None where none is public."""
+    token_family: str = "o200k"
+    """Calibration profile of the heuristic estimator for this model."""
+
+    def __post_init__(self) -> None:
+        if self.context_window <= 0 or self.output_reserve < 0:
+            raise UsageError(f"model {self.id}: context window and output reserve must be positive")
+        if self.output_reserve >= self.context_window:
+            raise UsageError(
+                f"model {self.id}: output reserve {self.output_reserve:,} leaves nothing of the "
+                f"{self.context_window:,}-token window for input"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, for the plan event."""
+        return {
+            "id": self.id,
+            "provider": self.provider,
+            "context_window": self.context_window,
+            "max_output_tokens": self.max_output_tokens,
+            "output_reserve": self.output_reserve,
+            "tokenizer": self.tokenizer,
+            "token_family": self.token_family,
+            "cache": {
+                "max_breakpoints": self.cache.max_breakpoints,
+                "min_cacheable_tokens": self.cache.min_cacheable_tokens,
+                "ttls": list(self.cache.ttls),
+                "supports_cache_key": self.cache.supports_cache_key,
+                "lookback_blocks": self.cache.lookback_blocks,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ResolvedModel:
+        """Inverse of :meth:`to_dict`."""
+        cache = data["cache"]
+        return cls(
+            id=data["id"],
+            provider=data["provider"],
+            context_window=data["context_window"],
+            max_output_tokens=data["max_output_tokens"],
+            output_reserve=data["output_reserve"],
+            tokenizer=data["tokenizer"],
+            token_family=data["token_family"],
+            cache=CacheCapabilities(
+                max_breakpoints=cache["max_breakpoints"],
+                min_cacheable_tokens=cache["min_cacheable_tokens"],
+                ttls=tuple(cache["ttls"]),
+                supports_cache_key=cache["supports_cache_key"],
+                lookback_blocks=cache["lookback_blocks"],
+            ),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Known:
+    window: int
+    max_output: int
+    min_cacheable: int
+    token_family: str
+    tokenizer: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_ANTHROPIC_CACHE = dict(max_breakpoints=4, ttls=("5m", "1h"), lookback_blocks=20)
+_OPENAI_CACHE = dict(max_breakpoints=0, ttls=("5m", "24h"), supports_cache_key=True)
+
+# Anthropic: windows and minimum cacheable lengths per model (provider docs, 2026-08-21).
+# Claude 4.7 and newer use a tokenizer that yields noticeably more tokens per character.
+ANTHROPIC_MODELS: dict[str, _Known] = {
+    "claude-opus-5": _Known(window=1_000_000, max_output=128_000, min_cacheable=512, token_family="claude-4.7"),
+    "claude-sonnet-5": _Known(window=1_000_000, max_output=64_000, min_cacheable=1_024, token_family="claude-4.7"),
+    "claude-opus-4-8": _Known(window=1_000_000, max_output=128_000, min_cacheable=1_024, token_family="claude-4.7"),
+    "claude-opus-4-7": _Known(window=1_000_000, max_output=128_000, min_cacheable=2_048, token_family="claude-4.7"),
+    "claude-opus-4-6": _Known(window=1_000_000, max_output=128_000, min_cacheable=4_096, token_family="claude"),
+    "claude-sonnet-4-6": _Known(window=1_000_000, max_output=64_000, min_cacheable=1_024, token_family="claude"),
+    "claude-opus-4-5": _Known(window=200_000, max_output=64_000, min_cacheable=4_096, token_family="claude"),
+    "claude-sonnet-4-5": _Known(window=200_000, max_output=64_000, min_cacheable=1_024, token_family="claude"),
+    "claude-haiku-4-5": _Known(window=200_000, max_output=64_000, min_cacheable=4_096, token_family="claude"),
+    "claude-opus-4-1": _Known(window=200_000, max_output=32_000, min_cacheable=1_024, token_family="claude"),
+    "claude-opus-4": _Known(window=200_000, max_output=32_000, min_cacheable=1_024, token_family="claude"),
+    "claude-sonnet-4": _Known(window=200_000, max_output=64_000, min_cacheable=1_024, token_family="claude"),
+    "claude-3-5-haiku": _Known(window=200_000, max_output=8_192, min_cacheable=2_048, token_family="claude"),
+}
+
+# OpenAI: automatic prefix caching from 1,024 tokens; windows from the model pages.
+OPENAI_MODELS: dict[str, _Known] = {
+    "gpt-5.5": _Known(window=1_050_000, max_output=128_000, min_cacheable=2_048, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-5.4": _Known(window=1_050_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-5.1": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-5": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-5-mini": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-4.1": _Known(window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-4.1-mini": _Known(window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-4o": _Known(window=128_000, max_output=16_384, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-4o-mini": _Known(window=128_000, max_output=16_384, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-4-turbo": _Known(window=128_000, max_output=4_096, min_cacheable=1_024, token_family="cl100k", tokenizer="cl100k_base"),
+}
+
+
+def anthropic(model_id: str, **overrides: Any) -> ResolvedModel:
+    """Resolve an Anthropic model id (dated ids such as ``claude-sonnet-4-5-20250929`` work)."""
+    return _resolve("anthropic", model_id, ANTHROPIC_MODELS, _ANTHROPIC_CACHE, overrides)
+
+
+def openai(model_id: str, **overrides: Any) -> ResolvedModel:
+    """Resolve an OpenAI model id."""
+    return _resolve("openai", model_id, OPENAI_MODELS, _OPENAI_CACHE, overrides)
+
+
+def resolve(provider: str, model_id: str, **overrides: Any) -> ResolvedModel:
+    """Resolve a model of either provider by name."""
+    if provider == "anthropic":
+        return anthropic(model_id, **overrides)
+    if provider == "openai":
+        return openai(model_id, **overrides)
+    raise UsageError(f"unknown provider {provider!r}: use 'anthropic' or 'openai'")
+
+
+def with_window(model: ResolvedModel, context_window: int) -> ResolvedModel:
+    """The same model with a smaller (or larger) window, for tests and replays."""
+    reserve = min(model.output_reserve, context_window // 4)
+    return replace(model, context_window=context_window, output_reserve=reserve)
+
+
+def _lookup(model_id: str, table: dict[str, _Known]) -> tuple[str, _Known] | None:
+    # Longest known name that the id starts with: "gpt-5-mini" before "gpt-5",
+    # and dated snapshots ("claude-opus-4-1-20250805") resolve to their family.
+    for name in sorted(table, key=len, reverse=True):
+        if model_id == name or model_id.startswith(name + "-") or model_id.startswith(name + "@"):
+            return name, table[name]
+    return None
+
+
+def _resolve(
+    provider: Provider, model_id: str, table: dict[str, _Known], cache: dict[str, Any], overrides: dict[str, Any]
+) -> ResolvedModel:
+    found = _lookup(model_id, table)
+    allowed = {"context_window", "max_output_tokens", "output_reserve", "min_cacheable_tokens", "tokenizer", "token_family"}
+    unknown = set(overrides) - allowed
+    if unknown:
+        raise UsageError(f"unknown model option(s): {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}")
+    if found is None and "context_window" not in overrides:
+        raise UsageError(
+            f"unknown {provider} model {model_id!r}: pass context_window=... or use one of {', '.join(sorted(table))}"
+        )
+    known = found[1] if found else _Known(
+        window=overrides["context_window"], max_output=DEFAULT_OUTPUT_RESERVE, min_cacheable=1_024,
+        token_family="claude-4.7" if provider == "anthropic" else "o200k",
+    )
+    max_output = overrides.get("max_output_tokens", known.max_output)
+    window = overrides.get("context_window", known.window)
+    return ResolvedModel(
+        id=model_id,
+        provider=provider,
+        context_window=window,
+        max_output_tokens=max_output,
+        output_reserve=overrides.get("output_reserve", min(DEFAULT_OUTPUT_RESERVE, max_output, window // 4)),
+        tokenizer=overrides.get("tokenizer", known.tokenizer),
+        token_family=overrides.get("token_family", known.token_family),
+        cache=CacheCapabilities(min_cacheable_tokens=overrides.get("min_cacheable_tokens", known.min_cacheable), **cache),
+    )

@@ -1,0 +1,65 @@
+"""Budget settings: the absolute caps per class, and the few ratios that scale."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from contextwright.errors import UsageError
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BudgetConfig:
+    """Every budget number in one place. Caps are absolute token counts, not shares of the window.
+
+    Only history grows with the window: a larger window is no reason for a longer
+    policy, more tools or a bigger memory snapshot.
+    """
+
+    policy_tokens: int = 2_000
+    framing_tokens: int = 600
+    instructions_tokens: int = 4_000
+    tools_count: int = 30
+    tools_tokens: int = 6_000
+    memory_items: int = 40
+    memory_tokens: int = 1_500
+    working_state_tokens: int = 1_000
+    recall_tokens: int = 2_000
+    runtime_tokens: int = 400
+    """Date, time and other runtime metadata in the volatile tail."""
+    nudge_tokens: int = 400
+    tool_results_share: float = 0.25
+    """Tool results may take at most this share of the body."""
+    body_margin: float = 0.05
+    """Safety margin on body estimates (the prefix is measured, the body estimated)."""
+    soft_pressure: float = 0.60
+    """Share of the window at which old tool results are batched into pointers."""
+    relief_target: float = 0.35
+    """A relief pass sheds enough to bring the request down to this share of the window,
+    so that passes are rare and batched rather than one per round."""
+    keep_recent_rounds: int = 1
+    """Tool exchanges of the most recent rounds that pruning never touches."""
+    min_history_tokens: int = 1_024
+    """A window that leaves less than this for history cannot host a session."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise UsageError(f"budget {f.name} must be a non-negative number, got {value!r}")
+        for name in ("tool_results_share", "body_margin", "soft_pressure", "relief_target"):
+            if not 0 <= getattr(self, name) < 1:
+                raise UsageError(f"budget {name} must be between 0 and 1, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, for the plan event."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> BudgetConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are refused."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise UsageError(f"unknown budget setting(s): {', '.join(sorted(unknown))}")
+        return cls(**dict(data))

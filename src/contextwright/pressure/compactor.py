@@ -1,0 +1,177 @@
+"""Compaction as a write: a pure compactor proposes, the runtime adopts.
+
+:func:`compact` takes the surface and returns a :class:`CompactionResult` (the
+``context.compacted`` payload to record) or ``None`` when there is nothing to
+fold. It never writes. The default compactor is deterministic and extractive:
+
+* it folds everything before the current run's first message (the seed), except
+  pinned entries (steering notes), which stay verbatim;
+* trusted content (user and operator messages, the assistant's own words, earlier
+  summaries) is summarised by extraction: first sentences, with file paths,
+  identifiers and numbers kept exact;
+* untrusted content (tool output and external content) is never paraphrased: it
+  is replaced by a typed pointer naming its trust level, size and reference, and
+  only platform-known facts about it (tool name, exit code, error flag) appear;
+* a new compaction keeps the previous summary's lines verbatim and appends new
+  ones; only when the summary outgrows ``max_summary_chars`` is the old part
+  condensed (requests and failures kept, routine calls dropped), which deepens the
+  summary by one level. Summaries nest at most ``max_depth`` deep; beyond that the
+  result says the run should escalate to a child run instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from contextwright.derive.surface import AssistantReply, Exchange, Summary, Surface, UserTurn
+from contextwright.events.catalog import ArtifactPointer, Compacted
+
+TRUSTED = frozenset({"platform", "operator", "user"})
+MAX_DEPTH = 2
+_SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.DOTALL)
+_IDENTIFIER = re.compile(
+    r"[\w./-]+\.(?:py|ts|js|go|rs|java|md|json|toml|yaml|yml|cfg|txt)\b|\b[A-Z][A-Za-z]+(?:Error|Exception)\b"
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompactionResult:
+    """What a compactor proposes: the event to record, or an escalation."""
+
+    compacted: Compacted | None
+    escalate: bool = False
+    reason: str = ""
+
+
+class Compactor(Protocol):
+    """Anything that turns a surface into a compaction proposal, without writing."""
+
+    def __call__(
+        self, surface: Surface, *, epoch: int, trigger: Literal["pressure", "overflow", "manual"]
+    ) -> CompactionResult:
+        """Propose a compaction of ``surface``."""
+        ...
+
+
+def compact(
+    surface: Surface,
+    *,
+    epoch: int,
+    trigger: Literal["pressure", "overflow", "manual"] = "pressure",
+    max_depth: int = MAX_DEPTH,
+    max_line_chars: int = 240,
+    max_summary_chars: int = 12_000,
+) -> CompactionResult:
+    """The default extractive compactor."""
+    foldable = [e for e in surface.entries if _seq(e) < surface.seed_seq and not e.pinned]
+    if not foldable or all(isinstance(e, Summary) for e in foldable):
+        return CompactionResult(compacted=None, reason="nothing before the current run to fold")
+    depth = max(surface.summary_depth, 1)
+    previous: list[str] = []
+    lines: list[str] = []
+    elided: list[ArtifactPointer] = []
+    seqs: list[int] = []
+    for entry in foldable:
+        match entry:
+            case Summary():
+                previous = entry.compacted.summary.splitlines()[1:]
+                elided.extend(entry.compacted.elided)
+                seqs.extend(entry.compacted.source_event_seqs)
+            case UserTurn():
+                who = "Operator" if entry.message.author == "operator" else "User"
+                lines.append(f"- {who} asked: {_extract(entry.message.text, max_line_chars)}")
+                seqs.append(entry.seq)
+            case AssistantReply():
+                lines.append(f"- Assistant: {_extract(entry.message.text, max_line_chars)}")
+                seqs.append(entry.seq)
+            case Exchange():
+                seqs.append(entry.seq)
+                if entry.message.text:
+                    lines.append(f"- Assistant: {_extract(entry.message.text, max_line_chars)}")
+                by_id = {r.result.call_id: r for r in entry.results}
+                for call in entry.calls:
+                    stored = by_id[call.id]
+                    result = stored.result
+                    seqs.append(stored.seq)
+                    outcome = "denied" if result.denied else ("failed" if result.is_error else "ok")
+                    code = f", exit {result.exit_code}" if result.exit_code is not None else ""
+                    if result.trust in TRUSTED:
+                        detail = _extract(result.output, max_line_chars)
+                    else:
+                        pointer = result.artifact or ArtifactPointer(
+                            ref=stored.ref,
+                            trust=result.trust,
+                            size_chars=len(result.output),
+                            kind="tool_output",
+                        )
+                        elided.append(pointer)
+                        detail = f"output not summarised ({pointer.trust}, {pointer.size_chars:,} chars) at {pointer.ref}"
+                    lines.append(
+                        f"- Called {call.name}{_arguments(call.arguments)} → {outcome}{code}; {detail}"
+                    )
+    if _size(previous + lines) > max_summary_chars:
+        depth += 1
+        if depth > max_depth:
+            return CompactionResult(
+                compacted=None,
+                escalate=True,
+                reason=f"the summary would need depth {depth}, above the cap of {max_depth}: continue in a child run",
+            )
+        previous = _condense(previous)
+        lines = _condense(lines) if _size(previous + lines) > max_summary_chars else lines
+    upto = max(_seq(e) if not isinstance(e, Exchange) else e.last_seq for e in foldable)
+    return CompactionResult(
+        compacted=Compacted(
+            epoch=epoch,
+            upto_seq=upto,
+            summary="\n".join([HEADER, *previous, *lines]),
+            depth=depth,
+            source_event_seqs=tuple(sorted(set(seqs))),
+            elided=tuple(elided),
+            trigger=trigger,
+        )
+    )
+
+
+HEADER = "Summary of the earlier part of this session (extracted from trusted messages; tool output is referenced, not quoted):"
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
+
+
+def _condense(lines: list[str]) -> list[str]:
+    """Keep what was asked and what went wrong; drop routine successful calls."""
+    return [
+        line
+        for line in lines
+        if not line.startswith("- Called ") or "→ failed" in line or "→ denied" in line
+    ]
+
+
+def _seq(entry: object) -> int:
+    if isinstance(entry, Summary):
+        return entry.compacted.upto_seq
+    return entry.seq  # type: ignore[attr-defined]
+
+
+def _extract(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    match = _SENTENCE.match(flat)
+    first = match.group(1) if match else flat
+    if len(first) > limit:
+        first = first[: limit - 1] + "…"
+    identifiers = [i for i in dict.fromkeys(_IDENTIFIER.findall(flat)) if i not in first][:8]
+    return first + (f" (mentions: {', '.join(identifiers)})" if identifiers else "")
+
+
+def _arguments(arguments: object) -> str:
+    if not hasattr(arguments, "items"):
+        return "()"
+    shown = []
+    for key, value in sorted(arguments.items()):  # type: ignore[attr-defined]
+        text = str(value) if isinstance(value, (str, int, float, bool)) else "…"
+        shown.append(f"{key}={text[:60]}")
+    return "(" + ", ".join(shown[:4]) + ")"

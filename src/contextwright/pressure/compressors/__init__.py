@@ -1,0 +1,30 @@
+"""Deterministic per-kind compressors for tool outputs (test runners, builds, git, search, JSON...).
+
+``compress(text, kind="auto", budget_tokens=..., exit_code=..., pointer=...)`` keeps
+every failure, error and summary line verbatim, drops noise, groups and folds
+repeats, truncates to the budget with explicit omission markers, and never returns
+anything longer than its input.
+"""
+
+from contextwright.pressure.compressors.detect import detect_kind
+from contextwright.pressure.compressors.normalize import normalize, strip_ansi
+from contextwright.pressure.compressors.pipeline import (
+    KIND_ALIASES,
+    KINDS,
+    Compressed,
+    compress,
+    default_token_count,
+)
+from contextwright.pressure.compressors.render import LINE_MARKER_RE
+
+__all__ = [
+    "KINDS",
+    "KIND_ALIASES",
+    "LINE_MARKER_RE",
+    "Compressed",
+    "compress",
+    "default_token_count",
+    "detect_kind",
+    "normalize",
+    "strip_ansi",
+]

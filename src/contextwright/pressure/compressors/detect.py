@@ -1,0 +1,251 @@
+"""Guess the kind of a tool output from its content.
+
+The caller usually knows the command and can pass the kind; when it does not, the
+first few hundred and last hundred display lines are sniffed. Checks run from the
+most specific signature to the most general, so a pytest run that prints a
+traceback is still a pytest run, and a diff of a test file is still a diff.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from contextwright.pressure.compressors.jsondoc import parse_json
+from contextwright.pressure.compressors.normalize import normalize_lines
+
+_HEAD_LINES = 400
+_TAIL_LINES = 100
+
+
+def _count(lines: Sequence[str], pattern: str) -> int:
+    regex = re.compile(pattern)
+    return sum(1 for line in lines if regex.search(line))
+
+
+def _share(lines: Sequence[str], pattern: str) -> float:
+    nonblank = [line for line in lines if line.strip()]
+    return _count(nonblank, pattern) / len(nonblank) if nonblank else 0.0
+
+
+def _git_diff(s: Sequence[str]) -> bool:
+    return _count(s, r"^diff --git ") > 0 or (
+        _count(s, r"^--- (?:a/|/dev/null)") > 0
+        and _count(s, r"^\+\+\+ (?:b/|/dev/null)") > 0
+        and _count(s, r"^@@ ") > 0
+    )
+
+
+def _git_log(s: Sequence[str]) -> bool:
+    first = next((line for line in s if line.strip()), "")
+    if re.match(r"^commit [0-9a-f]{7,64}\b", first) and _count(s, r"^(?:Author|Date|Merge):") > 0:
+        return True
+    return _share(s, r"^[0-9a-f]{7,64} \S") >= 0.8
+
+
+def _git_blame(s: Sequence[str]) -> bool:
+    porcelain = _count(s, r"^[0-9a-f]{40} \d+ \d+(?: \d+)?$") >= 2 and _count(s, r"^author ") > 0
+    return porcelain or _share(s, r"^\^?[0-9a-f]{7,40} (?:\S+ +)?\(.*\d{4}-\d\d-\d\d.*\d+\)") >= 0.6
+
+
+def _git_status(s: Sequence[str]) -> bool:
+    if (
+        _count(
+            s,
+            r"^(?:On branch |HEAD detached |Changes not staged for commit|Changes to be committed|Untracked files:|nothing to commit)",
+        )
+        > 0
+    ):
+        return True
+    return len(s) >= 2 and _share(s, r"^[ MADRCUT?!]{2} \S") >= 0.9
+
+
+def _pytest(s: Sequence[str]) -> bool:
+    return (
+        _count(s, r"=+ test session starts =+|short test summary info|^collected \d+ items?") > 0
+        or _count(s, r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s.* =+$") > 0
+        or _count(s, r"^(?:FAILED|ERROR) \S+\.py::") > 0
+    )
+
+
+def _cargo_test(s: Sequence[str]) -> bool:
+    return (
+        _count(s, r"^running \d+ tests?$") > 0
+        and _count(s, r"^test result: |^test \S+ \.\.\. ") > 0
+    )
+
+
+def _go_test(s: Sequence[str]) -> bool:
+    return (
+        _count(s, r"^\s*=== (?:RUN|PAUSE|CONT)\s|^\s*--- (?:FAIL|PASS|SKIP): ") > 0
+        or _count(
+            s,
+            r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[(?:no test files|build failed|setup failed)\])",
+        )
+        > 0
+    )
+
+
+def _jest(s: Sequence[str]) -> bool:
+    suites = _count(s, r"^\s*(?:PASS|FAIL)\s+\S+\.(?:[jt]sx?|mjs|cjs|vue|svelte)\b")
+    details = _count(s, r"^\s*●\s|^\s*(?:Tests|Test Suites|Test Files):\s|^\s+[✓✕√×]\s")
+    return suites > 0 and details > 0 or _count(s, r"^\s*Test (?:Suites|Files):?\s+\d") > 0
+
+
+def _scala_test(s: Sequence[str]) -> bool:
+    return (
+        _count(
+            s,
+            r"\*\*\* FAILED \*\*\*|^==> X |^\d+ tests?, \d+ passed, \d+ failed|^Test run \S+ (?:started|finished)"
+            r"|^\[info\] Tests: succeeded \d+|^\[info\] All tests passed|^\[error\] Failed tests:",
+        )
+        > 0
+    )
+
+
+def _rustc(s: Sequence[str]) -> bool:
+    errors = _count(s, r"^(?:error|warning)(?:\[[A-Z]?\d+\])?: ")
+    return (
+        errors > 0
+        and _count(s, r"^\s*--> \S+:\d+:\d+") > 0
+        or (
+            _count(s, r"panicked at ") > 0 and _count(s, r"^\s*(?:Compiling|Finished|Running) ") > 0
+        )
+    )
+
+
+def _typecheck(s: Sequence[str]) -> bool:
+    return (
+        _count(s, r"\berror TS\d+: ") > 0
+        or _count(
+            s,
+            r"^\S+\.pyi?:\d+(?::\d+)?: (?:error|note): |^Found \d+ errors? in \d+ files?|^Success: no issues found",
+        )
+        > 0
+        or _count(s, r"^\[error\] \S+\.(?:scala|java):\d+") > 0
+        or _count(s, r"^\[info\] (?:Resolving|Loading|Updating|Compiling) ") >= 3
+    )
+
+
+def _build(s: Sequence[str]) -> bool:
+    return (
+        _count(
+            s,
+            r"\(\d+(?:,\d+)?\): (?:error|warning) [A-Z]+\d+: |^\s*Build (?:FAILED|succeeded)\.|Determining projects to restore",
+        )
+        > 0
+        or _count(
+            s,
+            r"^> Task :|^BUILD (?:SUCCESSFUL|FAILED)|^\[INFO\] BUILD (?:SUCCESS|FAILURE)|^FAILURE: Build failed",
+        )
+        > 0
+        or _count(
+            s,
+            r"^g?make(?:\[\d+\])?: |^\[\s*\d+%\] (?:Building|Linking)|^ninja: |^\S+\.(?:c|cc|cpp|cxx|h|hpp|m|mm):\d+:\d+: (?:fatal error|error|warning): ",
+        )
+        > 0
+    )
+
+
+def _lint(s: Sequence[str]) -> bool:
+    findings = _count(
+        s,
+        r"^\S+?:\d+:\d+: (?:[A-Z]+\d+|[CRWEF]:) |^\s+\d+:\d+(?:-\d+:\d+)?\s+(?:error|warning)\s"
+        r"|^\S+?:\d+:\d+(?:-\d+)?: (?:Error|Warning|Suggestion): |^\S+?:\d+:\d+: .* \([\w-]+\)$",
+    )
+    summary = _count(
+        s,
+        r"^[✖⚠]\s*\d+ (?:problems?|warnings?)|\d+ files? inspected|^\d+ hints?$|Your code has been rated",
+    )
+    return findings >= 2 or summary > 0
+
+
+def _stack_trace(s: Sequence[str]) -> bool:
+    return (
+        _count(s, r"Traceback \(most recent call last\):|^Exception in thread |^goroutine \d+ \[")
+        > 0
+        or _count(s, r"^\s+at [\w$.<>]+\(.*\)$|^\s+at .*:\d+:\d+\)?$") >= 2
+    )
+
+
+def _package_install(s: Sequence[str]) -> bool:
+    return (
+        _count(
+            s,
+            r"^(?:Collecting |Successfully installed |Requirement already satisfied|Installing collected packages"
+            r"|npm (?:WARN|ERR!|warn|error) |added \d+ packages?|up to date, audited|found \d+ vulnerabilit"
+            r"|\s*Installed package|\s*Installing \S+ v\d|Reading package lists|(?:Get|Hit):\d+ |Setting up |Unpacking "
+            r"|(?:Inst|Conf|Remv) \S+ |Package\s+Version\s*$|Name: \S|Package: \S)",
+        )
+        > 0
+    )
+
+
+def _process_list(s: Sequence[str]) -> bool:
+    return _count(s[:3], r"^\s*(?:USER|UID)\s+PID\b|^\s*PID\s+(?:TTY|USER|PPID)\b") > 0
+
+
+def _dir_listing(s: Sequence[str]) -> bool:
+    return (
+        _count(s, r"^total \d+$") > 0
+        or _share(s, r"^[-dlcbps][-rwxsStT]{9}[.+@]?\s+\d+\s") >= 0.5
+        or _share(s, r"^\s*\d+(?:[.,]\d+)?[KMGTP]?\s+\S*/") >= 0.8
+        or _share(s, r"^\.{0,2}/\S*$") >= 0.8
+        or (_count(s, r"^\S.*:$") >= 2 and _share(s, r"^[^\s:]+$") >= 0.6)
+    )
+
+
+def _grep(s: Sequence[str]) -> bool:
+    # A file part needs a dot or a slash, so "2025-03-01 10:00:00" is not a match row.
+    rows = _share(s, r"^[^\s:]*[./][^\s:]*(?::\d+:|-\d+-)|^\d+[:-](?!\d)")
+    return rows >= 0.6 or _share(s, r"^[^\s:]+\.\w+:\S") >= 0.8
+
+
+_CHECKS: tuple[tuple[str, Callable[[Sequence[str]], bool]], ...] = (
+    ("git-diff", _git_diff),
+    ("git-log", _git_log),
+    ("git-blame", _git_blame),
+    ("git-status", _git_status),
+    ("pytest", _pytest),
+    ("cargo-test", _cargo_test),
+    ("jest", _jest),
+    ("scala-test", _scala_test),
+    ("go-test", _go_test),
+    ("rustc", _rustc),
+    ("typecheck", _typecheck),
+    ("build", _build),
+    ("lint", _lint),
+    ("stack-trace", _stack_trace),
+    ("package-install", _package_install),
+    ("process-list", _process_list),
+    ("dir-listing", _dir_listing),
+    ("grep", _grep),
+)
+
+
+def detect_lines(text: str, lines: Sequence[str]) -> str:
+    """Detect the kind from the raw ``text`` and its normalised ``lines``."""
+    nonblank = [line for line in lines[:50] if line.strip()]
+    if not nonblank:
+        return "generic"
+    first = nonblank[0].lstrip()
+    if first.startswith("{") and sum('"Action"' in line for line in nonblank[:20]) >= min(
+        3, len(nonblank)
+    ):
+        return "go-test"
+    if first[:1] in "{[" and parse_json(text) is not None:
+        return "json"
+    sample = (
+        list(lines)
+        if len(lines) <= _HEAD_LINES + _TAIL_LINES
+        else [*lines[:_HEAD_LINES], *lines[-_TAIL_LINES:]]
+    )
+    for kind, check in _CHECKS:
+        if check(sample):
+            return kind
+    return "generic"
+
+
+def detect_kind(text: str) -> str:
+    """The kind of tool output ``text`` looks like (one of ``KINDS``; ``generic`` when unsure)."""
+    return detect_lines(text, normalize_lines(text))

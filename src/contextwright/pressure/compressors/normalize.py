@@ -1,0 +1,66 @@
+"""Normalise raw terminal output before anything reads it.
+
+Terminal colour codes and carriage-return progress rewrites are presentation, not
+content: a progress bar that redraws itself a hundred times is one line on screen.
+Normalising keeps the line count unchanged (only ``\\n`` separates lines), so line
+numbers in omission markers point at the same lines of the original output.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks) and the
+# remaining two-byte escapes.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[@-Z\\-_]"
+)
+_BACKSPACE = re.compile(r"[^\x08\n]\x08")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI escape sequences (colours, cursor control, OSC titles)."""
+    if "\x1b" not in text:
+        return text
+    return _ANSI.sub("", text)
+
+
+def _resolve_carriage_returns(line: str) -> str:
+    # Each \r moves the cursor to column 0 and the following text overwrites the
+    # line, so the visible result is an overlay of the segments.
+    if line.endswith("\r"):
+        line = line.rstrip("\r")
+    if "\r" not in line:
+        return line
+    screen = ""
+    for segment in line.split("\r"):
+        screen = segment + screen[len(segment) :]
+    return screen
+
+
+def _resolve_backspaces(line: str) -> str:
+    while "\x08" in line:
+        reduced = _BACKSPACE.sub("", line)
+        if reduced == line:
+            return line.replace("\x08", "")
+        line = reduced
+    return line
+
+
+def normalize_lines(text: str) -> list[str]:
+    """Split ``text`` into display lines: ANSI stripped, ``\\r`` and backspace resolved.
+
+    The result has exactly ``text.count("\\n") + 1`` entries (the last one is empty when
+    the text ends with a newline).
+    """
+    lines = strip_ansi(text).split("\n")
+    if "\r" in text or "\x08" in text:
+        lines = [_resolve_backspaces(_resolve_carriage_returns(line)) for line in lines]
+    return lines
+
+
+def normalize(text: str) -> str:
+    """The display form of ``text``: what a terminal would show, one line per line."""
+    return "\n".join(normalize_lines(text))

@@ -1,0 +1,297 @@
+"""The compression pipeline and the registry of kinds.
+
+normalise → detect → protect (per-kind rules, failure needles, the exit-code rule)
+→ filter noise → fold repeats → group → truncate to the budget → guard. Protection
+runs before anything is dropped. The guards: outputs that are short or already
+within budget come back unchanged, and so does any output the pipeline cannot make
+shorter; the same input always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from contextwright.errors import UsageError
+from contextwright.pressure.compressors import (
+    compilers,
+    generic,
+    lint,
+    listings,
+    testruns,
+    traces,
+    vcs,
+)
+from contextwright.pressure.compressors.detect import detect_lines
+from contextwright.pressure.compressors.jsondoc import (
+    compress_json,
+    parse_json,
+    protected_keys,
+    reports_error,
+)
+from contextwright.pressure.compressors.marks import MUST, Marks, Policy
+from contextwright.pressure.compressors.normalize import normalize_lines
+from contextwright.pressure.compressors.render import render
+
+Analyser = Callable[[Sequence[str], Marks], None]
+
+SHORT_CHARS = 500
+"""Outputs shorter than this many characters are returned unchanged."""
+SHORT_LINES = 5
+"""Outputs with at most this many lines are returned unchanged."""
+_FAILED_TAIL_LINES = 10
+_FAILED_TAIL_LINES_KNOWN = 3
+
+_DATA = {"needles": False, "far_dedup": False}
+
+REGISTRY: dict[str, tuple[Analyser, Policy]] = {
+    "build": (compilers.analyse_build, Policy(head_share=0.3, shape_labels=True)),
+    "cargo-test": (testruns.analyse_cargo_test, Policy(head_share=0.25)),
+    "dir-listing": (
+        listings.analyse_dir_listing,
+        Policy(head_share=0.6, key_share=0.3, label_cap=50, run_min=None, **_DATA),
+    ),
+    "generic": (generic.analyse_generic, Policy(head_share=0.4, shape_labels=True)),
+    "git-blame": (
+        vcs.analyse_git_blame,
+        Policy(head_share=0.6, key_share=0.3, run_min=None, **_DATA),
+    ),
+    "git-diff": (
+        vcs.analyse_git_diff,
+        Policy(head_share=0.7, key_share=0.3, run_min=None, **_DATA),
+    ),
+    "git-log": (
+        vcs.analyse_git_log,
+        Policy(head_share=0.7, run_min=6, run_labels=frozenset({"diffstat line"}), **_DATA),
+    ),
+    "git-status": (
+        vcs.analyse_git_status,
+        Policy(head_share=0.5, label_cap=25, run_min=None, **_DATA),
+    ),
+    "go-test": (testruns.analyse_go_test, Policy(head_share=0.25)),
+    "grep": (
+        listings.analyse_grep,
+        Policy(head_share=0.6, key_share=0.5, label_cap=15, run_min=None, **_DATA),
+    ),
+    "jest": (testruns.analyse_jest, Policy(head_share=0.3)),
+    "json": (generic.analyse_generic, Policy(**_DATA)),
+    "lint": (lint.analyse_lint, Policy(head_share=0.4, label_cap=5)),
+    "package-install": (
+        listings.analyse_package_install,
+        Policy(head_share=0.3, run_labels=frozenset({"continuation line"})),
+    ),
+    "process-list": (listings.analyse_process_list, Policy(head_share=0.5, key_share=0.3, **_DATA)),
+    "pytest": (testruns.analyse_pytest, Policy(head_share=0.25)),
+    "rustc": (compilers.analyse_rustc, Policy(head_share=0.3)),
+    "scala-test": (testruns.analyse_scala_test, Policy(head_share=0.3)),
+    "stack-trace": (traces.analyse_stack_trace, Policy(head_share=0.3)),
+    "typecheck": (compilers.analyse_typecheck, Policy(head_share=0.3, shape_labels=True)),
+}
+
+KINDS: tuple[str, ...] = tuple(sorted(REGISTRY))
+"""Every kind ``compress`` understands; pass one as ``kind=`` or let ``"auto"`` detect it."""
+
+KIND_ALIASES: dict[str, str] = {
+    "vitest": "jest",
+    "mypy": "typecheck",
+    "tsc": "typecheck",
+    "eslint": "lint",
+    "ruff": "lint",
+    "flake8": "lint",
+    "rubocop": "lint",
+    "golangci-lint": "lint",
+    "ripgrep": "grep",
+    "rg": "grep",
+    "ls": "dir-listing",
+    "du": "dir-listing",
+    "find": "dir-listing",
+    "pip": "package-install",
+    "npm": "package-install",
+    "apt": "package-install",
+    "package-manager": "package-install",
+    "msbuild": "build",
+    "dotnet": "build",
+    "gradle": "build",
+    "maven": "build",
+    "make": "build",
+    "cargo-build": "rustc",
+    "rustc-build": "rustc",
+    "traceback": "stack-trace",
+    "json-api": "json",
+    "search": "grep",
+    "ps": "process-list",
+}
+"""Tool and folder names accepted as ``kind=`` and the kind each one means."""
+
+
+def default_token_count(text: str) -> int:
+    """A conservative stand-in for a tokenizer: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Compressed:
+    """The result of compressing one tool output."""
+
+    text: str
+    """What the model sees: the compressed output, or the input itself when unchanged."""
+    kind: str
+    """The kind given or detected."""
+    original_chars: int
+    """Characters in the input."""
+    compressed_chars: int
+    """Characters in ``text``."""
+    original_tokens: int
+    """Tokens in the input, by the counter in use."""
+    compressed_tokens: int
+    """Tokens in ``text``, by the counter in use."""
+    kept_must_lines: int
+    """Protected lines (failures, errors, summaries, locations), all of which are in ``text``."""
+    omitted: tuple[tuple[int, int], ...]
+    """Line ranges of the input left out, 1-based and inclusive."""
+    failed: bool
+    """The command failed: non-zero exit code, or the output reports a failure."""
+    budget_tokens: int | None
+    """The budget asked for."""
+
+    @property
+    def changed(self) -> bool:
+        """True when ``text`` differs from the input."""
+        return bool(self.omitted) or self.compressed_chars != self.original_chars
+
+    @property
+    def over_budget(self) -> bool:
+        """True when protected lines alone did not fit the budget (they are kept anyway)."""
+        return self.budget_tokens is not None and self.compressed_tokens > self.budget_tokens
+
+
+def _resolve_kind(kind: str) -> str:
+    if kind in REGISTRY or kind == "auto":
+        return kind
+    if kind in KIND_ALIASES:
+        return KIND_ALIASES[kind]
+    raise UsageError(f"unknown kind {kind!r}; use 'auto' or one of {', '.join(KINDS)}", kind=kind)
+
+
+def analyse(
+    lines: Sequence[str], kind: str, *, exit_code: int | None
+) -> tuple[Marks, Policy, bool]:
+    """Mark every line of ``lines`` for ``kind``; returns the marks, the policy and ``failed``."""
+    analyser, policy = REGISTRY[kind]
+    marks = Marks(len(lines))
+    analyser(lines, marks)
+    needle_failure = generic.apply_needles(lines, marks) if policy.needles else False
+    failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
+    if exit_code not in (None, 0):
+        # A failed command's last lines are evidence whatever the rules recognised; with
+        # no recognised failure line at all they are the only evidence, so keep more.
+        recognised = any(p >= MUST for p in marks.priority)
+        keep = _FAILED_TAIL_LINES_KNOWN if recognised else _FAILED_TAIL_LINES
+        for index in [i for i, line in enumerate(lines) if line.strip()][-keep:]:
+            marks.must(index)
+    return marks, policy, failed
+
+
+def compress(
+    text: str,
+    *,
+    kind: str = "auto",
+    budget_tokens: int | None = None,
+    exit_code: int | None = None,
+    pointer: str | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+) -> Compressed:
+    """Compress one tool output for a model's context, keeping every failure line verbatim.
+
+    ``kind`` is one of ``KINDS`` (or an alias such as ``"vitest"``), or ``"auto"`` to
+    detect it. ``budget_tokens`` is the size to aim for; protected lines are kept even
+    when they alone exceed it. ``exit_code`` marks the run as failed when non-zero.
+    ``pointer`` is an opaque reference to the full output that omission markers name.
+    ``count_tokens`` defaults to ``ceil(len / 4)``.
+    """
+    if not isinstance(text, str):
+        raise UsageError(f"text must be a str, not {type(text).__name__}")
+    if budget_tokens is not None and budget_tokens < 1:
+        raise UsageError(
+            f"budget_tokens must be at least 1, got {budget_tokens}", budget_tokens=budget_tokens
+        )
+    if pointer is not None and (not pointer or any(c.isspace() for c in pointer)):
+        raise UsageError(f"pointer must be a non-empty string without whitespace, got {pointer!r}")
+    count = count_tokens or default_token_count
+    resolved = _resolve_kind(kind)
+    lines = normalize_lines(text)
+    trailing_newline = len(lines) > 1 and lines[-1] == ""
+    body = lines[:-1] if trailing_newline else lines
+    if resolved == "auto":
+        resolved = detect_lines(text, lines)
+    original_tokens = count(text)
+
+    def unchanged(must: int, failed: bool) -> Compressed:
+        return Compressed(
+            text=text,
+            kind=resolved,
+            original_chars=len(text),
+            compressed_chars=len(text),
+            original_tokens=original_tokens,
+            compressed_tokens=original_tokens,
+            kept_must_lines=must,
+            omitted=(),
+            failed=failed,
+            budget_tokens=budget_tokens,
+        )
+
+    if resolved == "json" and (document := parse_json(text)) is not None:
+        failed = exit_code not in (None, 0) or reports_error(document)
+        must = protected_keys(document)
+        if _is_short(text, body) or (
+            budget_tokens is not None and original_tokens <= budget_tokens
+        ):
+            return unchanged(must, failed)
+        out = compress_json(
+            document, text, budget=budget_tokens, count_tokens=count, failed=failed, pointer=pointer
+        )
+        return _guarded(text, out, (), unchanged(must, failed), count)
+
+    marks, policy, failed = analyse(
+        body, resolved if resolved != "json" else "generic", exit_code=exit_code
+    )
+    must = sum(1 for p in marks.priority if p >= MUST)
+    if _is_short(text, body) or (budget_tokens is not None and original_tokens <= budget_tokens):
+        return unchanged(must, failed)
+    rendered = render(
+        body, marks, policy, budget=budget_tokens, count_tokens=count, pointer=pointer
+    )
+    out = rendered.text + ("\n" if trailing_newline else "")
+    return _guarded(text, out, rendered.omitted, unchanged(must, failed), count)
+
+
+def _is_short(text: str, body: Sequence[str]) -> bool:
+    return len(text) < SHORT_CHARS or len(body) <= SHORT_LINES
+
+
+def _guarded(
+    text: str,
+    out: str,
+    omitted: tuple[tuple[int, int], ...],
+    fallback: Compressed,
+    count: Callable[[str], int],
+) -> Compressed:
+    # Never longer than the input, in characters or in tokens.
+    if len(out) >= len(text):
+        return fallback
+    tokens = count(out)
+    if tokens > fallback.original_tokens:
+        return fallback
+    return Compressed(
+        text=out,
+        kind=fallback.kind,
+        original_chars=len(text),
+        compressed_chars=len(out),
+        original_tokens=fallback.original_tokens,
+        compressed_tokens=tokens,
+        kept_must_lines=fallback.kept_must_lines,
+        omitted=omitted,
+        failed=fallback.failed,
+        budget_tokens=fallback.budget_tokens,
+    )

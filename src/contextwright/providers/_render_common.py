@@ -1,0 +1,103 @@
+"""Pieces shared by the three renderers: the render error and the byte-stable helpers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from contextwright.build.request import (
+    Message,
+    NeutralRequest,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from contextwright.canonical import canonical_json
+from contextwright.errors import BuildError
+from contextwright.providers.capabilities import ProviderCapabilities
+
+TEXT_SEPARATOR = "\n\n"
+"""Joins text blocks where a wire format has room for one string only (OpenAI system text)."""
+
+
+class RenderError(BuildError):
+    """A neutral request cannot be expressed in a provider's wire format."""
+
+
+def check_request(request: NeutralRequest, caps: ProviderCapabilities, *, provider: str) -> None:
+    """Reject inputs no renderer can map: wrong provider, bad stable count, parts in the wrong role."""
+    if caps.provider != provider:
+        raise RenderError(
+            f"capabilities are for provider {caps.provider!r}, this renderer writes {provider!r} bodies",
+            session_id=request.session_id,
+        )
+    if not 0 <= request.stable_messages <= len(request.messages):
+        raise RenderError(
+            f"stable_messages={request.stable_messages} is outside 0..{len(request.messages)}",
+            session_id=request.session_id,
+        )
+    for index, message in enumerate(request.messages):
+        for part in message.parts:
+            check_part_role(request, index, message, part)
+
+
+def check_part_role(
+    request: NeutralRequest,
+    index: int,
+    message: Message,
+    part: TextPart | ToolCallPart | ToolResultPart,
+) -> None:
+    """Tool calls come from the assistant and tool results go back as the user; nothing else maps."""
+    if isinstance(part, ToolCallPart) and message.role != "assistant":
+        raise RenderError(
+            f"message {index}: tool call {part.id!r} in a {message.role} message; only the assistant calls tools",
+            session_id=request.session_id,
+            message_index=index,
+        )
+    if isinstance(part, ToolResultPart) and message.role != "user":
+        raise RenderError(
+            f"message {index}: tool result {part.call_id!r} in a {message.role} message; results are user content",
+            session_id=request.session_id,
+            message_index=index,
+        )
+
+
+def is_blank(text: str) -> bool:
+    """True for text that providers refuse as a content block (empty or whitespace only)."""
+    return not text.strip()
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy with object keys sorted at every depth.
+
+    Re-rendering the same log must give the same bytes, and key order inside tool
+    arguments and schemas is part of the cached prefix
+    (https://platform.claude.com/docs/en/build-with-claude/prompt-caching), so we
+    never pass on a caller's insertion order.
+    """
+    return json.loads(canonical_json(value))
+
+
+def arguments_json(arguments: dict[str, Any]) -> str:
+    """Tool-call arguments as the canonical JSON string OpenAI expects."""
+    return canonical_json(arguments)
+
+
+def joined_system(request: NeutralRequest) -> str:
+    """The system blocks in assembly order as one string (blank blocks skipped)."""
+    return TEXT_SEPARATOR.join(block.text for block in request.system if not is_blank(block.text))
+
+
+def cache_options(request: NeutralRequest, caps: ProviderCapabilities) -> dict[str, Any]:
+    """The cache routing fields shared by Chat Completions and Responses."""
+    out: dict[str, Any] = {}
+    # One key per (session, epoch): requests that share a prefix land on the same
+    # cache machines (https://developers.openai.com/api/docs/guides/prompt-caching).
+    if caps.supports_cache_key and request.cache_key:
+        out["prompt_cache_key"] = request.cache_key
+    # Only the models listed in the same guide accept a retention policy; the field
+    # is marked deprecated in favour of prompt_cache_options.ttl (gpt-5.6+), which the
+    # SDK documents as independent of it, so it is still worth sending.
+    if caps.supports_cache_retention:
+        out["prompt_cache_retention"] = caps.cache_retention
+    return out

@@ -1,0 +1,305 @@
+"""Render a neutral request as an Anthropic Messages body, spending cache breakpoints deliberately.
+
+``render(request, caps)`` returns the keyword arguments of
+``client.messages.create(**body)``. The mapping:
+
+* ``tools`` (name, description, input_schema) and ``system`` (one text block per
+  region-A block, in assembly order) carry the frozen prefix;
+* assistant parts become ``text`` and ``tool_use`` blocks, tool results become
+  ``tool_result`` blocks that open their user message, followed by that message's
+  text; consecutive messages of one role are merged, so roles alternate and the
+  conversation starts with the user;
+* empty and whitespace-only text parts are dropped (the API refuses them).
+
+Cache breakpoints (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
+Positions count blocks in the order the provider renders them: each tool
+definition, then each system block, then each content block of each message. At
+most ``caps.max_breakpoints`` markers are placed, in this priority:
+
+1. **prefix**: on the last system block (or the last tool when there is no system
+   text). Tools render before the system, so this one entry covers both. It may
+   carry the long TTL (``prefix_ttl``).
+2. **history**: on the last block of the byte-stable history, i.e. the end of the
+   longest run of blocks that come from ``request.stable_messages`` and are not
+   ``volatile``. It rolls forward as history grows; it is never placed on a
+   volatile part or on anything after the stable history.
+3. **lookback**: each breakpoint searches at most ``caps.lookback_blocks`` positions
+   back (itself included) for an entry that an earlier request wrote. When
+   ``previous`` is given and none of this request's breakpoints would reach the
+   previous request's last breakpoint, one more is placed exactly there, so the
+   entry it wrote is read (and refreshed) instead of being missed.
+
+Every marker after the prefix uses the 5-minute TTL, so a longer TTL never follows a
+shorter one. The automatic top-level ``cache_control`` is not used: it would take a
+slot and could land on the volatile tail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, assert_never
+
+from contextwright.build.request import (
+    NeutralRequest,
+    TextPart,
+    ToolCallPart,
+    ToolDefinition,
+    ToolResultPart,
+)
+from contextwright.canonical import canonical_json
+from contextwright.providers._render_common import RenderError, check_request, is_blank, json_copy
+from contextwright.providers.capabilities import ProviderCapabilities
+
+__all__ = ["Breakpoint", "RenderError", "plan_breakpoints", "render"]
+
+Ttl = Literal["5m", "1h"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Breakpoint:
+    """One ``cache_control`` marker: where it sits, how long it lives, why it is there."""
+
+    position: int
+    """Block index in render order (tools, then system blocks, then message content blocks)."""
+    ttl: Ttl
+    """Cache lifetime asked for."""
+    reason: Literal["prefix", "history", "lookback"]
+    """Which rule placed it."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Block:
+    payload: dict[str, Any]
+    """The wire block without ``cache_control``."""
+    stable: bool
+    """From the byte-stable history and not volatile: may anchor a breakpoint."""
+    is_result: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Turn:
+    role: Literal["user", "assistant"]
+    blocks: tuple[_Block, ...]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Layout:
+    tools: tuple[dict[str, Any], ...]
+    system: tuple[dict[str, Any], ...]
+    turns: tuple[_Turn, ...]
+
+    @property
+    def prefix_position(self) -> int | None:
+        """Last block of the frozen prefix (tools + system), if there is one."""
+        count = len(self.tools) + len(self.system)
+        return count - 1 if count else None
+
+    @property
+    def history_position(self) -> int | None:
+        """Last block of the leading run of stable message blocks, if any."""
+        position = len(self.tools) + len(self.system) - 1
+        anchor = None
+        for turn in self.turns:
+            for block in turn.blocks:
+                position += 1
+                if not block.stable:
+                    return anchor
+                anchor = position
+        return anchor
+
+    def signatures(self) -> list[str]:
+        """What each position contributes to the prefix hash (role and message opening included)."""
+        out = [canonical_json(["tools", tool]) for tool in self.tools]
+        out += [canonical_json(["system", block]) for block in self.system]
+        for turn in self.turns:
+            for index, block in enumerate(turn.blocks):
+                out.append(canonical_json(["messages", turn.role, index == 0, block.payload]))
+        return out
+
+
+def render(
+    request: NeutralRequest,
+    caps: ProviderCapabilities,
+    *,
+    previous: NeutralRequest | None = None,
+    prefix_ttl: Ttl = "5m",
+) -> dict[str, Any]:
+    """Return the keyword arguments for ``anthropic.Anthropic().messages.create(**body)``."""
+    layout = _layout(request, caps)
+    previous_layout = _layout(previous, caps) if previous is not None else None
+    marks = _plan(layout, caps, prefix_ttl=prefix_ttl, previous=previous_layout)
+    return _assemble(request, layout, marks)
+
+
+def plan_breakpoints(
+    request: NeutralRequest,
+    caps: ProviderCapabilities,
+    *,
+    previous: NeutralRequest | None = None,
+    prefix_ttl: Ttl = "5m",
+) -> tuple[Breakpoint, ...]:
+    """The breakpoints :func:`render` places, in render order (for telemetry, tests and ``inspect``)."""
+    layout = _layout(request, caps)
+    previous_layout = _layout(previous, caps) if previous is not None else None
+    return _plan(layout, caps, prefix_ttl=prefix_ttl, previous=previous_layout)
+
+
+def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
+    check_request(request, caps, provider="anthropic")
+    tools = tuple(_map_tool(tool) for tool in request.tools)
+    system = tuple(
+        {"type": "text", "text": block.text} for block in request.system if not is_blank(block.text)
+    )
+    turns: list[_Turn] = []
+    for index, message in enumerate(request.messages):
+        stable = index < request.stable_messages
+        blocks = tuple(
+            block for part in message.parts if (block := _map_part(part, stable)) is not None
+        )
+        if not blocks:
+            continue
+        if turns and turns[-1].role == message.role:
+            # The API would merge consecutive same-role turns anyway
+            # (https://platform.claude.com/docs/en/api/messages); merging here keeps
+            # our block positions equal to the provider's.
+            turns[-1] = _Turn(role=message.role, blocks=turns[-1].blocks + blocks)
+        else:
+            turns.append(_Turn(role=message.role, blocks=blocks))
+    if not turns:
+        raise RenderError(
+            "the request has no message content to send", session_id=request.session_id
+        )
+    if turns[0].role != "user":
+        raise RenderError(
+            "the conversation starts with an assistant message; the Messages API needs a user turn first",
+            session_id=request.session_id,
+        )
+    # tool_result blocks must open the user turn that answers a tool_use; text follows them
+    # (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
+    ordered = tuple(
+        _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result)))
+        if t.role == "user"
+        else t
+        for t in turns
+    )
+    return _Layout(tools=tools, system=system, turns=ordered)
+
+
+def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["input_schema"] = json_copy(tool.input_schema)
+    return out
+
+
+def _map_part(part: TextPart | ToolCallPart | ToolResultPart, stable: bool) -> _Block | None:
+    match part:
+        case TextPart():
+            if is_blank(part.text):
+                return None  # the API rejects empty and whitespace-only text blocks
+            return _Block(
+                payload={"type": "text", "text": part.text}, stable=stable and not part.volatile
+            )
+        case ToolCallPart():
+            payload = {
+                "type": "tool_use",
+                "id": part.id,
+                "name": part.name,
+                "input": json_copy(part.arguments),
+            }
+            return _Block(payload=payload, stable=stable)
+        case ToolResultPart():
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
+            if not is_blank(part.text):
+                result["content"] = part.text
+            result["is_error"] = part.is_error
+            return _Block(payload=result, stable=stable, is_result=True)
+        case _:
+            assert_never(part)
+
+
+def _plan(
+    layout: _Layout, caps: ProviderCapabilities, *, prefix_ttl: Ttl, previous: _Layout | None
+) -> tuple[Breakpoint, ...]:
+    if prefix_ttl not in caps.ttls:
+        raise RenderError(
+            f"prefix TTL {prefix_ttl!r} is not offered for {caps.model} (offered: {', '.join(caps.ttls)})"
+        )
+    marks: list[Breakpoint] = []
+    # We cannot count tokens here, so a prefix shorter than caps.min_cacheable_tokens
+    # still gets its marker: the provider then silently caches nothing and charges
+    # nothing extra (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
+    prefix = layout.prefix_position
+    if prefix is not None and len(marks) < caps.max_breakpoints:
+        marks.append(Breakpoint(position=prefix, ttl=prefix_ttl, reason="prefix"))
+    history = layout.history_position
+    if history is not None and len(marks) < caps.max_breakpoints:
+        # 5m after the prefix: a 1h marker may not follow a 5m one in render order
+        # (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
+        marks.append(Breakpoint(position=history, ttl="5m", reason="history"))
+    if previous is not None and caps.lookback_blocks > 0 and len(marks) < caps.max_breakpoints:
+        extra = _lookback(layout, caps, marks, previous, prefix_ttl)
+        if extra is not None:
+            marks.append(extra)
+    return tuple(sorted(marks, key=lambda mark: mark.position))
+
+
+def _lookback(
+    layout: _Layout,
+    caps: ProviderCapabilities,
+    marks: list[Breakpoint],
+    previous: _Layout,
+    prefix_ttl: Ttl,
+) -> Breakpoint | None:
+    # The previous request's breakpoints are recomputed without its own `previous`:
+    # a lookback marker always sits before the history marker, so the last one,
+    # the entry that matters, does not depend on it.
+    before = _plan(previous, caps, prefix_ttl=prefix_ttl, previous=None)
+    if not before:
+        return None
+    target = before[-1].position
+    stable_end = max((mark.position for mark in marks), default=-1)
+    if target > stable_end:
+        return None  # that block is not stable history here; a marker there could cache the tail
+    if layout.signatures()[: target + 1] != previous.signatures()[: target + 1]:
+        return None  # the prefix changed (compaction, epoch): the old entry cannot hit anyway
+    # A breakpoint checks its own position and the lookback_blocks - 1 before it, and
+    # only positions an earlier request wrote can hit
+    # (https://platform.claude.com/docs/en/build-with-claude/prompt-caching); if one
+    # of ours already reaches the target, another slot buys nothing.
+    if any(0 <= mark.position - target < caps.lookback_blocks for mark in marks):
+        return None
+    return Breakpoint(position=target, ttl="5m", reason="lookback")
+
+
+def _assemble(
+    request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint, ...]
+) -> dict[str, Any]:
+    by_position = {mark.position: mark for mark in marks}
+    position = 0
+
+    def marked(payload: dict[str, Any]) -> dict[str, Any]:
+        nonlocal position
+        mark = by_position.get(position)
+        position += 1
+        if mark is None:
+            return dict(payload)
+        control: dict[str, str] = {"type": "ephemeral"}
+        if mark.ttl != "5m":
+            control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
+        return {**payload, "cache_control": control}
+
+    tools = [marked(tool) for tool in layout.tools]
+    system = [marked(block) for block in layout.system]
+    messages = [
+        {"role": turn.role, "content": [marked(block.payload) for block in turn.blocks]}
+        for turn in layout.turns
+    ]
+    body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_output_tokens}
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = tools
+    body["messages"] = messages
+    return body

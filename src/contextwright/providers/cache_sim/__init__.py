@@ -1,0 +1,58 @@
+"""Offline prompt-cache simulators for Anthropic Messages and OpenAI Chat/Responses.
+
+Feed a simulator the exact request bodies of a session with their start times and it
+predicts, per request, the cache-read, cache-write (5m/1h) and uncached input tokens
+and their cost from the dated price table, then sums the session: the token-weighted
+cache-read share and the total cost. No network is used. The rules followed and the
+assumptions made are listed in :mod:`.anthropic` and :mod:`.openai`.
+
+Example::
+
+    sim = AnthropicCacheSimulator(count_tokens=my_counter)
+    summary = sim.run([(t0, body0), (t1, body1)])
+    summary.cache_read_share, summary.cost
+"""
+
+from contextwright.providers.cache_sim.anthropic import (
+    ANTHROPIC_MODELS,
+    AnthropicCacheSimulator,
+    AnthropicModelRules,
+    RenderedBlock,
+    anthropic_rules_for,
+    render_anthropic_blocks,
+)
+from contextwright.providers.cache_sim.base import (
+    CountTokens,
+    PriceLookup,
+    SimRequest,
+    SimulatedRequest,
+    SimulationSummary,
+    UnsupportedSimulation,
+    summarize,
+)
+from contextwright.providers.cache_sim.openai import (
+    OpenAICacheSimulator,
+    OpenAIRenderedBlock,
+    openai_regime,
+    render_openai_blocks,
+)
+
+__all__ = [
+    "ANTHROPIC_MODELS",
+    "AnthropicCacheSimulator",
+    "AnthropicModelRules",
+    "CountTokens",
+    "OpenAICacheSimulator",
+    "OpenAIRenderedBlock",
+    "PriceLookup",
+    "RenderedBlock",
+    "SimRequest",
+    "SimulatedRequest",
+    "SimulationSummary",
+    "UnsupportedSimulation",
+    "anthropic_rules_for",
+    "openai_regime",
+    "render_anthropic_blocks",
+    "render_openai_blocks",
+    "summarize",
+]

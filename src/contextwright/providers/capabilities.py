@@ -1,0 +1,128 @@
+"""What a renderer may rely on for one model: cache limits and wire options, in one record.
+
+Renderers read these fields instead of testing model names, so a new model or a
+provider change of rules is one edit in :func:`capabilities_for` (or an override
+with :func:`dataclasses.replace`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from contextwright.errors import UsageError
+from contextwright.models import ResolvedModel
+
+Provider = Literal["anthropic", "openai"]
+Retention = Literal["in_memory", "24h"]
+
+# Model families that accept prompt_cache_retention="24h", as listed in
+# https://developers.openai.com/api/docs/guides/prompt-caching (snapshot Aug-Sep 2026).
+_RETENTION_24H = frozenset(
+    {
+        "gpt-4.1",
+        "gpt-5",
+        "gpt-5-codex",
+        "gpt-5.1",
+        "gpt-5.1-chat-latest",
+        "gpt-5.1-codex",
+        "gpt-5.1-codex-max",
+        "gpt-5.1-codex-mini",
+        "gpt-5.2",
+        "gpt-5.4",
+        "gpt-5.5",
+        "gpt-5.5-pro",
+    }
+)
+# The same guide says gpt-5.5 "and future models" support only 24h, so any later
+# numbered release qualifies too.
+_NUMBERED = re.compile(r"^gpt-(\d+)\.(\d+)(-pro)?$")
+_DATED_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+# Reasoning families (o-series, gpt-5 and later) take instructions as "developer"
+# messages; "system" is kept for older chat models
+# (https://platform.openai.com/docs/api-reference/chat/create, messages.role).
+_DEVELOPER_ROLE = re.compile(r"^(o\d|gpt-[5-9]|gpt-\d\d)")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProviderCapabilities:
+    """Cache limits and wire options of one provider model, as the renderers use them."""
+
+    provider: Provider
+    """Which wire family the model speaks."""
+    model: str
+    """The model id these capabilities were resolved for."""
+    max_breakpoints: int
+    """Explicit cache markers allowed per request (Anthropic: 4; OpenAI automatic caching: 0)."""
+    min_cacheable_tokens: int
+    """Prefixes shorter than this are not cached by the provider."""
+    ttls: tuple[str, ...]
+    """Cache lifetimes the provider offers, shortest first."""
+    supports_cache_key: bool
+    """Whether requests may carry ``prompt_cache_key`` (OpenAI)."""
+    lookback_blocks: int
+    """Positions one breakpoint searches back for an earlier entry, itself included (Anthropic: 20; 0 = n/a)."""
+    supports_cache_retention: bool = False
+    """Whether the request may set ``prompt_cache_retention`` (OpenAI, listed models only)."""
+    cache_retention: Retention = "24h"
+    """The retention policy sent when :attr:`supports_cache_retention` is true."""
+    instruction_role: Literal["system", "developer"] = "system"
+    """Role of the leading instruction message on OpenAI wires."""
+    tokenizer: str | None = None
+    """An exact offline encoding name, or None where none is public."""
+
+    def __post_init__(self) -> None:
+        if self.max_breakpoints < 0 or self.lookback_blocks < 0 or self.min_cacheable_tokens < 0:
+            raise UsageError(f"capabilities for {self.model}: limits must not be negative")
+        if not self.ttls:
+            raise UsageError(f"capabilities for {self.model}: at least one cache TTL is needed")
+
+
+def capabilities_for(
+    model: ResolvedModel, *, cache_retention: Retention = "24h"
+) -> ProviderCapabilities:
+    """Resolve the renderer capabilities of a model."""
+    cache = model.cache
+    if model.provider == "anthropic":
+        return ProviderCapabilities(
+            provider="anthropic",
+            model=model.id,
+            max_breakpoints=cache.max_breakpoints,
+            min_cacheable_tokens=cache.min_cacheable_tokens,
+            ttls=cache.ttls,
+            supports_cache_key=cache.supports_cache_key,
+            lookback_blocks=cache.lookback_blocks,
+            tokenizer=model.tokenizer,
+        )
+    if model.provider == "openai":
+        family = _DATED_SUFFIX.sub("", model.id)
+        _check_retention(family, cache_retention)
+        return ProviderCapabilities(
+            provider="openai",
+            model=model.id,
+            max_breakpoints=cache.max_breakpoints,
+            min_cacheable_tokens=cache.min_cacheable_tokens,
+            ttls=cache.ttls,
+            supports_cache_key=cache.supports_cache_key,
+            lookback_blocks=cache.lookback_blocks,
+            supports_cache_retention=_has_retention(family),
+            cache_retention=cache_retention,
+            instruction_role="developer" if _DEVELOPER_ROLE.match(family) else "system",
+            tokenizer=model.tokenizer,
+        )
+    raise UsageError(f"no renderer capabilities for provider {model.provider!r}")
+
+
+def _check_retention(family: str, retention: Retention) -> None:
+    numbered = _NUMBERED.match(family)
+    if retention == "in_memory" and numbered and (int(numbered[1]), int(numbered[2])) >= (5, 5):
+        # https://developers.openai.com/api/docs/guides/prompt-caching: 24h only from gpt-5.5 on.
+        raise UsageError(f"{family} accepts only prompt_cache_retention='24h'")
+
+
+def _has_retention(family: str) -> bool:
+    if family in _RETENTION_24H:
+        return True
+    numbered = _NUMBERED.match(family)
+    return numbered is not None and (int(numbered[1]), int(numbered[2])) >= (5, 5)

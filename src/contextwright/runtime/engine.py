@@ -1,0 +1,81 @@
+"""The engine: opens a store and hands out sessions."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import Any
+
+from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
+from contextwright.clock import Clock, SystemClock
+from contextwright.log import EventLog, open_log
+from contextwright.models import ResolvedModel
+from contextwright.plan.budgets import BudgetConfig
+from contextwright.runtime.ports import MemoryPort, RecallPort
+from contextwright.runtime.session import RoundPolicy, Session, session_secret
+from contextwright.runtime.spec import AgentSpec
+
+SECRET_SETTING = "envelope_secret"
+
+
+class Engine:
+    """Holds the store, the clock, the estimator and the envelope secret."""
+
+    def __init__(
+        self,
+        log: EventLog,
+        *,
+        clock: Clock | None = None,
+        estimator: TokenEstimator | None = None,
+        budgets: BudgetConfig | None = None,
+        secret: bytes | None = None,
+    ) -> None:
+        self.log = log
+        self.clock = clock or log.clock or SystemClock()
+        self.estimator = estimator or HeuristicEstimator()
+        self.budgets = budgets or BudgetConfig()
+        # The store keeps one random secret so that every worker, and every later
+        # rebuild, derives the same envelope nonces for a session.
+        self._secret = secret if secret is not None else bytes.fromhex(self.log.setting(SECRET_SETTING, secrets.token_hex(32)))
+
+    @classmethod
+    def open(cls, url: str | os.PathLike[str] = "sqlite:///contextwright.db", *, clock: Clock | None = None, **options: Any) -> Engine:
+        """Open (creating if needed) the store at ``url`` and return an engine on it."""
+        return cls(open_log(url, clock=clock), clock=clock, **options)
+
+    def session(
+        self,
+        session_id: str,
+        *,
+        agent: AgentSpec,
+        model: ResolvedModel,
+        memory: MemoryPort | None = None,
+        recall: RecallPort | None = None,
+        rounds: RoundPolicy | None = None,
+        reuse_recall_by_revision: bool = False,
+    ) -> Session:
+        """Open or resume a session."""
+        return Session(
+            log=self.log,
+            session_id=session_id,
+            agent=agent,
+            model=model,
+            clock=self.clock,
+            secret=session_secret(self._secret, session_id),
+            estimator=self.estimator,
+            budgets=self.budgets,
+            memory=memory,
+            recall=recall,
+            rounds=rounds,
+            reuse_recall_by_revision=reuse_recall_by_revision,
+        )
+
+    def close(self) -> None:
+        """Close the store."""
+        self.log.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

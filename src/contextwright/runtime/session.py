@@ -1,0 +1,525 @@
+"""A session: the one object an agent loop holds.
+
+The session is the only place that does I/O for a conversation: it appends to
+the log, reads the clock, reads memory and recall through their ports, and
+calls the pure parts (planner, allocator, surface fold, builder, validator,
+compactor) in a fixed order. It keeps a cache of the session's events but
+re-reads the log's tail before every operation, so two workers can serve one
+session without in-process state deciding anything.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from contextwright.budget.allocator import Allocation, allocate
+from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator, prefix_estimator
+from contextwright.build.assemble import BudgetExceeded, BuildResult, Correction, VolatileTail, _Assembler, build
+from contextwright.build.request import NeutralRequest
+from contextwright.build.validate import validate
+from contextwright.clock import Clock
+from contextwright.derive import working_state as ws
+from contextwright.derive.surface import Exchange, Surface, UserTurn, fold
+from contextwright.errors import SeqConflict, UsageError
+from contextwright.events.catalog import (
+    AssistantMessage,
+    Evidence,
+    FrameRecorded,
+    MemoryCandidates,
+    MemoryCorrected,
+    MemoryErased,
+    MemoryWritten,
+    Pruned,
+    RequestBuilt,
+    ToolCall,
+    ToolRestored,
+    ToolResult,
+    ToolRevoked,
+    UserMessage,
+    WorkingStateUpdated,
+)
+from contextwright.events.envelope import Event, NewEvent
+from contextwright.log.base import EventLog
+from contextwright.models import ResolvedModel
+from contextwright.plan.budgets import BudgetConfig
+from contextwright.plan.plan import ContextPlan
+from contextwright.plan.planner import ContextPlanner, PlanDecision
+from contextwright.policy.tools import ToolPolicy, denial_for
+from contextwright.pressure.compactor import compact as default_compact
+from contextwright.runtime.errors import EscalationRequired, NothingToSend, RoundLimitExceeded, ToolCallUnknown
+from contextwright.runtime.ports import MemoryPort, RecallPort
+from contextwright.runtime.spec import AgentSpec
+
+UNTRUSTED = frozenset({"external_untrusted"})
+"""Trust levels whose presence in a run withholds the run's facts from memory candidates."""
+POINTER_STUB_TOKENS = 80
+"""What a pruned tool result still costs: its envelope and the pointer line."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RoundPolicy:
+    """Round governance: a re-grounding nudge after ``nudge_after`` rounds, a hard stop at ``hard_cap``."""
+
+    nudge_after: int = 25
+    hard_cap: int = 200
+    nudge_text: str = (
+        "You have been working on this request for many rounds. Re-read the user's request, your "
+        "constraints and your task list, then continue with the next concrete step or report back."
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BuiltRequest:
+    """A built, validated, recorded request, ready to render for a provider."""
+
+    index: int
+    neutral: NeutralRequest
+    result: BuildResult
+    plan: ContextPlan
+    event: Event
+
+    @property
+    def prefix_sha256(self) -> str:
+        """The prefix hash recorded for this request."""
+        return self.neutral.prefix_sha256
+
+
+class Session:
+    """One conversation with the engine: record what happens, ask for the next request."""
+
+    def __init__(
+        self,
+        *,
+        log: EventLog,
+        session_id: str,
+        agent: AgentSpec,
+        model: ResolvedModel,
+        clock: Clock,
+        secret: bytes,
+        estimator: TokenEstimator | None = None,
+        budgets: BudgetConfig | None = None,
+        memory: MemoryPort | None = None,
+        recall: RecallPort | None = None,
+        rounds: RoundPolicy | None = None,
+        compactor: Callable[..., Any] = default_compact,
+        reuse_recall_by_revision: bool = False,
+    ) -> None:
+        self.log = log
+        self.id = session_id
+        self.agent = agent
+        self.model = model
+        self.clock = clock
+        self.secret = secret
+        self.estimator = estimator or HeuristicEstimator()
+        self.budgets = budgets or BudgetConfig()
+        self.memory = memory
+        self.recall = recall
+        self.rounds = rounds or RoundPolicy()
+        self.compactor = compactor
+        # Opt-in only: reuse the previous fresh read while the port's revision() is unchanged.
+        self.reuse_recall_by_revision = reuse_recall_by_revision and hasattr(recall, "revision")
+        self._recall_cache: tuple[str, tuple[str, ...], Any] | None = None
+        self._events: list[Event] = []
+        self._sync()
+        planner = self._planner()
+        # The memory snapshot is read once, at open; a resumed session keeps the pinned one.
+        if planner.current is not None:
+            self._memory_snapshot = planner.current.prefix.memory.facts
+        else:
+            self._memory_snapshot = tuple(memory.snapshot()) if memory is not None else ()
+
+    # -- reading the log ---------------------------------------------------------
+
+    @property
+    def events(self) -> list[Event]:
+        """All events of the session, in order (a copy)."""
+        self._sync()
+        return list(self._events)
+
+    @property
+    def last_seq(self) -> int:
+        return self._events[-1].seq if self._events else 0
+
+    def _sync(self) -> None:
+        self._events.extend(self.log.read(self.id, after_seq=self.last_seq))
+
+    def _append(self, payloads: Sequence[Any]) -> list[Event]:
+        self._sync()
+        try:
+            stored = self.log.append(self.id, list(payloads), expected_seq=self.last_seq)
+        except SeqConflict:
+            self._sync()
+            raise
+        self._events.extend(e for e in stored if e.seq > self.last_seq)
+        return stored
+
+    def _planner(self) -> ContextPlanner:
+        return ContextPlanner.from_events(
+            self.id, self._events, estimator=prefix_estimator(self.model.id, fallback=self.estimator),
+            secret=self.secret, budgets=self.budgets,
+        )
+
+    @property
+    def plan(self) -> ContextPlan | None:
+        """The current plan (None before the first request)."""
+        self._sync()
+        return self._planner().current
+
+    @property
+    def working_state(self) -> ws.WorkingState:
+        """Constraints, tasks, facts, open questions and next action, as of now."""
+        self._sync()
+        return ws.state_at(self._events)
+
+    # -- recording what happens ----------------------------------------------------
+
+    def user(self, text: str, *, steering: bool = False, author: str = "user") -> Event:
+        """Record a user (or operator) message. ``steering`` marks a note given during a run."""
+        if not isinstance(text, str) or not text.strip():
+            raise UsageError("a user message needs some text")
+        return self._append([UserMessage(text=text, steering=steering, author=author)])[0]  # type: ignore[arg-type]
+
+    def record_assistant(self, message: AssistantMessage) -> list[Event]:
+        """Record the model's answer; control-tool calls and calls to revoked tools are answered here."""
+        self._sync()
+        surface = fold(self.id, self._events)
+        if surface.open_exchange is not None:
+            raise UsageError(
+                f"tool calls {', '.join(surface.open_exchange.missing)} still need results before the model can speak again"
+            )
+        stored = self._append([message])
+        policy = ToolPolicy.from_events(self._events)
+        automatic: list[Any] = []
+        state = ws.state_at(self._events)
+        tainted = self._untrusted_in_run(surface)
+        for call in message.tool_calls:
+            denial = denial_for(call, policy)
+            if denial is not None:
+                automatic.append(denial)
+            elif call.name == ws.TOOL_NAME:
+                try:
+                    state = ws.apply_update(state, call.arguments, count_tokens=self._count, tainted=tainted)
+                except ws.WorkingStateError as exc:
+                    automatic.append(ToolResult(call_id=call.id, tool_name=call.name, output=f"Not saved: {exc.message}", is_error=True, trust="platform"))
+                else:
+                    automatic.append(ToolResult(call_id=call.id, tool_name=call.name, output="Working state saved.", trust="platform"))
+                    automatic.append(WorkingStateUpdated(state=state.to_dict(), source="tool", call_id=call.id))
+        if automatic:
+            stored += self._append(automatic)
+        return stored
+
+    def pending_tool_calls(self) -> list[ToolCall]:
+        """Tool calls of the last model answer that still need a result from the caller."""
+        self._sync()
+        exchange = fold(self.id, self._events).open_exchange
+        if exchange is None:
+            return []
+        missing = set(exchange.missing)
+        return [call for call in exchange.calls if call.id in missing]
+
+    def tool_result(
+        self,
+        call_id: str,
+        output: str,
+        *,
+        exit_code: int | None = None,
+        is_error: bool | None = None,
+        trust: str = "tool",
+    ) -> Event:
+        """Record the output of a tool call the model made."""
+        pending = {c.id: c for c in self.pending_tool_calls()}
+        call = pending.get(call_id)
+        if call is None:
+            raise ToolCallUnknown(
+                f"no pending tool call {call_id!r} in session {self.id!r}"
+                + (f"; pending: {', '.join(pending)}" if pending else "; nothing is pending"),
+                session_id=self.id,
+                call_id=call_id,
+            )
+        failed = is_error if is_error is not None else (exit_code not in (None, 0))
+        result = ToolResult(call_id=call_id, tool_name=call.name, output=output, is_error=failed, exit_code=exit_code, trust=trust)  # type: ignore[arg-type]
+        return self._append([result])[0]
+
+    def revoke_tool(self, name: str, *, reason: str = "") -> Event:
+        """Stop a tool from being called; it stays in the prefix and calls are denied."""
+        return self._append([ToolRevoked(tool=name, reason=reason)])[0]
+
+    def restore_tool(self, name: str) -> Event:
+        """Allow a revoked tool again."""
+        return self._append([ToolRestored(tool=name)])[0]
+
+    def force_revoke_tool(self, name: str) -> PlanDecision:
+        """Operator-forced immediate revocation: the tool leaves the prefix and a new epoch starts."""
+        self._sync()
+        decision = self._planner().force_revocation(name)
+        self._append([*(e.payload for e in decision.events), ToolRevoked(tool=name, reason="forced")])
+        return decision
+
+    def remember(self, memory_id: str, text: str) -> Event:
+        """Write a memory item (to the memory port when it accepts writes); the prefix is untouched."""
+        if self.memory is not None and hasattr(self.memory, "write"):
+            self.memory.write(memory_id, text)  # type: ignore[attr-defined]
+        return self._append([MemoryWritten(memory_id=memory_id, text=text)])[0]
+
+    def correct_memory(self, memory_id: str, text: str) -> Event:
+        """Correct a memory item; evidence already shown gets a correction line."""
+        if self.memory is not None and hasattr(self.memory, "write"):
+            self.memory.write(memory_id, text)  # type: ignore[attr-defined]
+        return self._append([MemoryCorrected(memory_id=memory_id, text=text)])[0]
+
+    def forget(self, memory_id: str, *, reason: str = "") -> Event:
+        """Erase a memory item; evidence already shown is removed from the surface."""
+        if self.memory is not None and hasattr(self.memory, "erase"):
+            self.memory.erase(memory_id)  # type: ignore[attr-defined]
+        return self._append([MemoryErased(memory_id=memory_id, reason=reason)])[0]
+
+    def close(self) -> Event:
+        """End the session: established facts are offered as memory candidates (never written)."""
+        state = self.working_state
+        offered = tuple(f.text for f in state.facts if not f.tainted)
+        return self._append([MemoryCandidates(facts=offered, withheld=len(state.facts) - len(offered))])[0]
+
+    # -- building requests ---------------------------------------------------------
+
+    def next_request(self) -> BuiltRequest:
+        """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request."""
+        self._sync()
+        surface = fold(self.id, self._events)
+        if surface.open_exchange is not None:
+            raise UsageError(f"tool calls {', '.join(surface.open_exchange.missing)} still need results")
+        self._check_something_to_answer(surface)
+        plan = self._pin_plan()
+        allocation = allocate(plan)
+        self._frame_current_turn(surface)
+        surface = fold(self.id, self._events)
+        tail = self._tail(surface)
+        result = self._build_with_relief(plan, allocation, tail)
+        surface = fold(self.id, self._events)
+        validate(result.request, plan)
+        payload = RequestBuilt(
+            epoch=plan.epoch,
+            request_index=surface.requests_built,
+            prefix_sha256=result.request.prefix_sha256,
+            request_sha256=result.request.sha256(),
+            provider=plan.model.provider,
+            total_tokens=result.total_tokens,
+            tokens_by_class=result.tokens_by_class,
+            tokens_by_layer=result.tokens_by_layer,
+            yields=result.yields,
+            pressure=result.pressure,
+            inputs={"upto_seq": surface.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
+        )
+        [event] = self._append([payload])
+        return BuiltRequest(index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event)
+
+    def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
+        """Rebuild request ``request_index`` from the log alone, byte for byte."""
+        self._sync()
+        built = [e for e in self._events if e.type == "context.request.built"]
+        if not 0 <= request_index < len(built):
+            raise UsageError(f"session {self.id!r} has {len(built)} recorded requests; there is no request {request_index}")
+        record: RequestBuilt = built[request_index].payload
+        inputs = record.inputs or {}
+        upto = inputs["upto_seq"]
+        history = [e for e in self._events if e.seq <= upto]
+        planner = ContextPlanner.from_events(self.id, history, estimator=self.estimator, secret=self.secret)
+        plan = planner.current
+        assert plan is not None
+        result = build(
+            plan=plan,
+            allocation=allocate(plan),
+            surface=fold(self.id, history),
+            tail=VolatileTail.from_dict(inputs["tail"]),
+            secret=self.secret,
+            estimate=self._body_estimate(plan),
+            yields=tuple(inputs["yields"]),
+        )
+        return result.request, record
+
+    def compact(self, *, trigger: str = "manual") -> Event | None:
+        """Fold history before the current run into a summary now (archive-first: the log keeps everything)."""
+        self._sync()
+        plan = self._planner().current
+        epoch = plan.epoch if plan is not None else 0
+        proposal = self.compactor(fold(self.id, self._events), epoch=epoch, trigger=trigger)
+        if proposal.escalate:
+            raise EscalationRequired(proposal.reason, session_id=self.id)
+        if proposal.compacted is None:
+            return None
+        return self._append([proposal.compacted])[0]
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _count(self, text: str) -> int:
+        return self.estimator.estimate(text, model=self.model.id)
+
+    def _body_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
+        model_id = plan.model.id
+        return lambda text: self.estimator.estimate(text, model=model_id)
+
+    def _check_something_to_answer(self, surface: Surface) -> None:
+        last = surface.entries[-1] if surface.entries else None
+        if last is None or not isinstance(last, (UserTurn, Exchange)):
+            raise NothingToSend(
+                f"session {self.id!r}: the last message is the model's own answer; record a user message first",
+                session_id=self.id,
+            )
+
+    def _pin_plan(self) -> ContextPlan:
+        planner = self._planner()
+        prefix = self.agent.prefix(self._memory_snapshot)
+        decision = planner.plan(self.model, prefix)
+        if decision.events:
+            self._append([e.payload for e in decision.events])
+        return decision.plan
+
+    def _frame_current_turn(self, surface: Surface) -> None:
+        turn = surface.current_turn()
+        if turn is None or turn.frame is not None:
+            return
+        now = self.clock.now()
+        runtime = f"Current date and time: {now.astimezone(dt.timezone.utc):%A, %Y-%m-%d %H:%M} UTC."
+        state = ws.state_at(self._events)
+        evidence: tuple[Evidence, ...] = ()
+        if self.recall is not None:
+            evidence = tuple(self.recall.recall(turn.message.text, now=now))
+        self._append([
+            FrameRecorded(
+                turn_seq=turn.seq,
+                runtime=runtime,
+                working_state=None if state.is_empty() else state.to_dict(),
+                recall=evidence,
+            )
+        ])
+
+    def _tail(self, surface: Surface) -> VolatileTail:
+        corrections: list[Correction] = []
+        erased: set[str] = set()
+        delivered: dict[str, Evidence] = {}
+        frame_state: dict[str, Any] | None = None
+        for entry in surface.entries:
+            if isinstance(entry, UserTurn) and entry.frame is not None:
+                for evidence in entry.frame.recall:
+                    delivered[evidence.id] = evidence
+                if entry.seq == surface.seed_seq:
+                    frame_state = entry.frame.working_state
+        if delivered and self.recall is not None:
+            current = self._read_evidence(sorted(delivered))
+            for evidence_id, shown in sorted(delivered.items()):
+                now_evidence = current.get(evidence_id)
+                if now_evidence is None:
+                    erased.add(evidence_id)
+                elif now_evidence.text != shown.text:
+                    corrections.append(Correction(evidence_id=evidence_id, text=now_evidence.text, trust=now_evidence.trust))
+        state = ws.state_at(self._events)
+        changed = None if state.to_dict() == (frame_state or ws.WorkingState().to_dict()) else state
+        rounds = sum(1 for e in self._events if e.seq > surface.seed_seq and e.type == "message.assistant")
+        if rounds >= self.rounds.hard_cap:
+            raise RoundLimitExceeded(
+                f"session {self.id!r}: {rounds} model rounds since the last user message, the cap is {self.rounds.hard_cap}",
+                session_id=self.id,
+                rounds=rounds,
+            )
+        nudges = (self.rounds.nudge_text,) if rounds >= self.rounds.nudge_after else ()
+        return VolatileTail(corrections=tuple(corrections), working_state=changed, nudges=nudges, erased_evidence=frozenset(erased))
+
+    def _read_evidence(self, ids: list[str]) -> Any:
+        """Fresh read on every assembly; reuse only behind the explicit revision hook."""
+        assert self.recall is not None
+        if self.reuse_recall_by_revision:
+            revision = self.recall.revision()  # type: ignore[attr-defined]
+            if self._recall_cache is not None and self._recall_cache[:2] == (revision, tuple(ids)):
+                return self._recall_cache[2]
+            current = self.recall.current(ids, now=self.clock.now())
+            self._recall_cache = (revision, tuple(ids), current)
+            return current
+        return self.recall.current(ids, now=self.clock.now())
+
+    def _build_with_relief(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
+        # Relief order: the builder drops in-turn recall itself; then old tool results
+        # become pointers in one batched pass; then history is compacted. Each pass
+        # sheds down to a low-water mark, so passes are rare (one cache miss each).
+        relief: list[str] = []
+
+        def attempt() -> BuildResult | None:
+            try:
+                return build(
+                    plan=plan, allocation=allocation, surface=fold(self.id, self._events), tail=tail,
+                    secret=self.secret, estimate=self._body_estimate(plan),
+                )
+            except BudgetExceeded:
+                return None
+
+        result = attempt()
+        if result is None or result.pressure != "none" or result.tool_results_over_share:
+            if self._prune(plan, allocation):
+                relief.append("tool_results_to_pointers")
+                result = attempt()
+        for _ in range(2):
+            if result is not None:
+                break
+            proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch, trigger="pressure")
+            if proposal.escalate:
+                raise EscalationRequired(proposal.reason, session_id=self.id)
+            if proposal.compacted is None:
+                break
+            self._append([proposal.compacted])
+            relief.append("compaction")
+            result = attempt()
+        if result is None:
+            # Nothing left to relieve: let the builder report the numbers.
+            result = build(
+                plan=plan, allocation=allocation, surface=fold(self.id, self._events), tail=tail,
+                secret=self.secret, estimate=self._body_estimate(plan),
+            )
+        return replace(result, yields=result.yields + tuple(relief))
+
+    def _prune(self, plan: ContextPlan, allocation: Allocation) -> bool:
+        """Turn the oldest tool results into pointers, in one pass, down to the low-water mark."""
+        surface = fold(self.id, self._events)
+        estimate = self._body_estimate(plan)
+        exchanges = [e for e in surface.entries if isinstance(e, Exchange) and e.complete]
+        keep = self.budgets.keep_recent_rounds
+        candidates = [r for e in exchanges[: max(0, len(exchanges) - keep)] for r in e.results if not r.pruned]
+        if not candidates:
+            return False
+        sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
+        visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
+        body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
+        target_input = int(allocation.context_window * self.budgets.relief_target)
+        shed = max(
+            allocation.prefix_tokens + allocation.with_margin(body) - target_input,
+            visible_results - allocation.tool_results // 2,
+            1,
+        )
+        chosen: list[str] = []
+        saved = 0
+        for result in candidates:
+            if saved >= shed:
+                break
+            chosen.append(result.result.call_id)
+            saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
+        self._append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
+        return True
+
+    def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
+        """The messages as they would be built now, with every yield allowed (for sizing)."""
+        surface = fold(self.id, self._events)
+        return _Assembler(plan=plan, surface=surface, tail=VolatileTail(), secret=self.secret, drop_recall=False).run()
+
+    def _untrusted_in_run(self, surface: Surface) -> bool:
+        for entry in surface.entries:
+            if isinstance(entry, Exchange) and entry.seq >= surface.seed_seq:
+                if any(r.result.trust in UNTRUSTED and not r.result.denied for r in entry.results):
+                    return True
+        return False
+
+
+def session_secret(store_secret: bytes, session_id: str) -> bytes:
+    """The per-session envelope secret, derived from the store's secret."""
+    return hmac.new(store_secret, f"session:{session_id}".encode(), hashlib.sha256).digest()

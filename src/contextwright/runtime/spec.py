@@ -1,0 +1,57 @@
+"""What a user hands the engine about their agent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextwright.build.envelope import FRAMING_TEXT
+from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
+from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
+from contextwright.items.region_a import AgentInstructions, Framing, MemoryFact, MemorySnapshot, PlatformPolicy, ToolSpec
+from contextwright.plan.plan import Prefix
+
+
+def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = None) -> ToolSpec:  # noqa: N802 - reads like a type at call sites
+    """A tool to advertise to the model (``input_schema`` defaults to an object with no properties)."""
+    return ToolSpec(
+        name=name,
+        description=description,
+        input_schema=dict(input_schema) if input_schema is not None else {"type": "object", "properties": {}},
+    )
+
+
+CONTROL_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(name=WORKING_STATE_TOOL, description=UPDATE_TOOL_DESCRIPTION, input_schema=UPDATE_TOOL_SCHEMA),
+)
+"""Tools the engine itself provides; they are pinned after the agent's tools."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentSpec:
+    """The agent's frozen setup: policy, instructions and tools (region A)."""
+
+    policy: str
+    instructions: str = ""
+    tools: Sequence[ToolSpec] = field(default_factory=tuple)
+    framing: str = FRAMING_TEXT
+    control_tools: bool = True
+    """Pin the engine's control tools (working state) after the agent's tools."""
+
+    def prefix(self, memory: Sequence[MemoryFact] = ()) -> Prefix:
+        """The region-A prefix of a session that opens with ``memory``."""
+        tools = tuple(self.tools) + (CONTROL_TOOLS if self.control_tools else ())
+        names = [t.name for t in tools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            from contextwright.errors import UsageError
+
+            raise UsageError(f"tool name(s) used twice: {', '.join(duplicates)}")
+        return Prefix(
+            policy=PlatformPolicy(text=self.policy),
+            framing=Framing(text=self.framing),
+            instructions=AgentInstructions(text=self.instructions),
+            tools=tools,
+            memory=MemorySnapshot(facts=tuple(memory)),
+        )

@@ -1,0 +1,1 @@
+"""Telemetry derived from the log (never a second source of truth)."""

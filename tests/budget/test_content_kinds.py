@@ -1,0 +1,72 @@
+"""The character census counts what it says, and classification follows the mix."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextwright.budget.content_kinds import CONTENT_KINDS, FEATURES, census, classify
+
+_ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=200)
+_ANY = st.text(max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ASCII)
+def test_run_counts_match_regex_counts(text: str) -> None:
+    # Check every run count against the obvious regex definition.
+    c = census(text)
+    assert c["word_runs"] == len(re.findall(r"[A-Za-z]+", text))
+    assert c["digit_runs"] == len(re.findall(r"[0-9]+", text))
+    assert c["digit_triples"] == sum(len(r) // 3 for r in re.findall(r"[0-9]+", text))
+    assert c["letters_4"] == sum(len(r) // 4 for r in re.findall(r"[A-Za-z]+", text))
+    assert c["camel_humps"] == len(re.findall(r"[a-z](?=[A-Z])", text))
+    punct = r"[!-/:-@\[-`{-~]"
+    assert c["punct_runs"] == len(re.findall(punct + "+", text))
+    assert c["space_runs"] == len(re.findall(r"[ \t]{2,}", text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ASCII)
+def test_punct_changes_counts_unequal_neighbours(text: str) -> None:
+    # Check the XOR trick against a direct scan of adjacent pairs.
+    punct = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+    expected = sum(1 for a, b in zip(text, text[1:]) if a in punct and b in punct and a != b)
+    assert census(text)["punct_changes"] == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ANY)
+def test_census_is_deterministic_and_non_negative(text: str) -> None:
+    first, second = census(text), census(text)
+    assert first == second
+    assert len(first.counts) == len(FEATURES)
+    assert all(count >= 0 for count in first.counts)
+    assert first["chars"] == len(text)
+    assert classify(first) in CONTENT_KINDS
+
+
+def test_script_blocks_are_counted_per_character() -> None:
+    c = census("Привет, 世界! ключ こんにちは 😀 — ✓")
+    assert c["cyrillic"] == len("Привет") + len("ключ")
+    assert c["cjk"] == 2
+    assert c["kana"] == len("こんにちは")
+    assert c["astral"] == 1
+    assert c["symbols"] == 2
+
+
+def test_classify_typical_payloads() -> None:
+    # Check one plain example per kind.
+    prose = "The build failed because the cache directory was missing. I will recreate it and retry."
+    code = "def add(a, b):\n    return a + b\n\nfor i in range(10):\n    print(add(i, i))\n"
+    data = json.dumps({"id": 1, "name": "x", "tags": ["a", "b"], "meta": {"ok": True}}, indent=2)
+    logs = "\n".join(f"2024-05-0{i} 12:3{i}:0{i} INFO worker[{i}] processed {i * 17} items" for i in range(1, 8))
+    cjk = "这是一个用于测试的中文句子，包含一些常见的汉字。"
+    assert classify(census(prose)) == "prose"
+    assert classify(census(code)) == "code"
+    assert classify(census(data)) == "json"
+    assert classify(census(logs)) == "logs"
+    assert classify(census(cjk)) == "non-latin"

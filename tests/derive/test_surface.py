@@ -1,0 +1,82 @@
+"""The history surface: atomic tool pairs, deferred messages, frames, compaction, pruning."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextwright.derive.surface import AssistantReply, Exchange, Summary, UserTurn, fold
+from contextwright.errors import OrphanedToolPair
+from contextwright.events import AssistantMessage, Compacted, FrameRecorded, Pruned, ToolCall, ToolResult, UserMessage
+from contextwright.log import InMemoryEventLog
+
+
+def _log(*payloads):
+    log = InMemoryEventLog()
+    log.append("s", list(payloads), expected_seq=0)
+    return log.read("s")
+
+
+def call(i):
+    return ToolCall(id=f"c{i}", name="run", arguments={})
+
+
+def result(i, text="ok"):
+    return ToolResult(call_id=f"c{i}", tool_name="run", output=text)
+
+
+def test_parallel_calls_and_their_results_are_one_unit():
+    events = _log(UserMessage(text="go"), AssistantMessage(tool_calls=(call(1), call(2))), result(2), result(1), AssistantMessage(text="done"))
+    surface = fold("s", events)
+    assert [type(e).__name__ for e in surface.entries] == ["UserTurn", "Exchange", "AssistantReply"]
+    exchange = surface.entries[1]
+    assert exchange.complete and {r.result.call_id for r in exchange.results} == {"c1", "c2"}
+
+
+def test_a_user_message_during_an_open_exchange_is_placed_after_it():
+    events = _log(UserMessage(text="go"), AssistantMessage(tool_calls=(call(1),)), UserMessage(text="also this", steering=True), result(1))
+    entries = fold("s", events).entries
+    assert isinstance(entries[1], Exchange) and isinstance(entries[2], UserTurn) and entries[2].message.text == "also this"
+
+
+def test_an_open_exchange_is_reported():
+    surface = fold("s", _log(UserMessage(text="go"), AssistantMessage(tool_calls=(call(1), call(2))), result(1)))
+    assert surface.open_exchange is not None and surface.open_exchange.missing == ("c2",)
+
+
+@pytest.mark.parametrize(
+    "payloads",
+    [
+        (UserMessage(text="go"), result(9)),
+        (UserMessage(text="go"), AssistantMessage(tool_calls=(call(1),)), result(1), result(1)),
+        (UserMessage(text="go"), AssistantMessage(tool_calls=(call(1),)), AssistantMessage(text="again")),
+    ],
+    ids=["result without call", "second result for one call", "model speaks before results"],
+)
+def test_orphans_are_typed_errors(payloads):
+    with pytest.raises(OrphanedToolPair):
+        fold("s", _log(*payloads))
+
+
+def test_frames_attach_to_their_turn_and_seed_is_the_last_real_user_message():
+    events = _log(UserMessage(text="first"), FrameRecorded(turn_seq=1, runtime="Monday"), AssistantMessage(text="ok"), UserMessage(text="second"), UserMessage(text="note", steering=True))
+    surface = fold("s", events)
+    assert surface.entries[0].frame.runtime == "Monday"
+    assert surface.seed_seq == 4 and surface.current_turn().message.text == "second"
+
+
+def test_compaction_replaces_history_but_keeps_steering_notes():
+    events = _log(
+        UserMessage(text="task"), UserMessage(text="keep this verbatim", steering=True), AssistantMessage(text="a"),
+        UserMessage(text="next"),
+        Compacted(epoch=1, upto_seq=3, summary="S", depth=1, source_event_seqs=(1, 2, 3)),
+    )
+    entries = fold("s", events).entries
+    assert isinstance(entries[0], Summary)
+    assert [e.message.text for e in entries if isinstance(e, UserTurn)] == ["keep this verbatim", "next"]
+    assert not any(isinstance(e, AssistantReply) for e in entries)
+
+
+def test_pruned_results_are_marked():
+    events = _log(UserMessage(text="go"), AssistantMessage(tool_calls=(call(1), call(2))), result(1), result(2), Pruned(epoch=1, upto_seq=4, call_ids=("c1",)))
+    exchange = fold("s", events).entries[1]
+    assert [r.pruned for r in exchange.results] == [True, False]

@@ -1,0 +1,52 @@
+"""B1–B2: reserve first, absolute caps, only history scales with the window."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextwright.budget.allocator import WindowTooSmall, allocate
+from contextwright.models import anthropic, with_window
+from contextwright.plan.planner import ContextPlanner
+
+
+
+SECRET = b"s" * 32
+
+
+def plan_for(prefix, estimator, window):
+    model = with_window(anthropic("claude-sonnet-4-6"), window)
+    return ContextPlanner("s", estimator=estimator, secret=SECRET).plan(model, prefix).plan
+
+
+def test_output_reserve_comes_off_first(prefix, estimator):
+    plan = plan_for(prefix, estimator, 200_000)
+    a = allocate(plan)
+    assert a.input_limit == 200_000 - plan.model.output_reserve
+    assert a.body_limit == a.input_limit - plan.prefix_token_total
+    # Nothing is allocated out of the reserve.
+    fixed = a.working_state + a.recall + a.runtime + a.nudges
+    assert a.prefix_tokens + a.with_margin(a.history + fixed) <= a.input_limit + 2
+
+
+def test_only_history_and_the_tool_result_share_scale_with_the_window(prefix, estimator):
+    small, large = allocate(plan_for(prefix, estimator, 32_000)), allocate(plan_for(prefix, estimator, 1_000_000))
+    for name in ("working_state", "recall", "runtime", "nudges"):
+        assert getattr(small, name) == getattr(large, name)
+    assert (small.working_state, small.recall) == (1_000, 2_000)
+    assert large.history > 20 * small.history
+    assert small.tool_results == int(small.body_limit * 0.25)
+
+
+def test_margin_and_pressure(prefix, estimator):
+    a = allocate(plan_for(prefix, estimator, 100_000))
+    assert a.with_margin(1000) == 1050
+    assert a.pressure(100) == "none"
+    assert a.pressure(int(0.61 * 100_000)) == "soft"
+    assert a.pressure(a.body_limit) == "hard"  # the margin pushes it over
+    assert a.fits(int(a.body_limit / 1.05) - 1)
+
+
+def test_a_window_too_small_for_the_prefix_fails_with_the_numbers(prefix, estimator):
+    with pytest.raises(WindowTooSmall) as info:
+        allocate(plan_for(prefix, estimator, 6_000))
+    assert "6,000-token window" in str(info.value)
