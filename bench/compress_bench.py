@@ -208,9 +208,9 @@ half the budget each, with one marker.
   ours {_reduction(total.both_in, total.both_ours_out)}, head+tail {_reduction(total.both_in, total.both_base_out)}. Without a budget (noise filtering, grouping and folding only):
   {_reduction(total.tokens_in, total.free_out)}.
 * Over budget: {total.over_budget} of {total.samples} outputs exceed {budget} tokens, each because its
-  protected lines alone do (for example 45 `FAILED` lines, or 23 `diff --git` headers).
+  protected lines alone (with the markers between them) do (for example 45 `FAILED` lines, or 23 `diff --git` headers).
 * The aggregate is dominated by a few very large listings and logs (a 947 KB `git log`,
-  `ls -alR`, `du`); the per-kind rows and the median say more about typical outputs.
+  `ls -alR`, `du`); the per-folder rows and the median say more about typical outputs.
 * Latency: {1000 * total.seconds / (total.chars / 1e6):,.0f} ms per MB overall with exact token
   counting (the default four-characters-per-token counter is faster). Figures are
   wall-clock on the machine that ran the benchmark and vary between runs.

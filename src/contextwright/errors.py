@@ -13,6 +13,7 @@
     │   ├── InvalidSessionId
     │   ├── SeqConflict                            optimistic concurrency: someone appended first
     │   ├── IdempotencyConflict                    a used key came back with different content
+    │   ├── ArtifactNotFound
     │   ├── StoreNotFound / NotAStore / SchemaTooNew
     │   └── StorageError                           the database failed
     │       ├── StorageUnavailable                 cannot connect / locked / out of space
@@ -138,6 +139,10 @@ class IdempotencyConflict(LogError):
             session_id=session_id,
             idempotency_key=key,
         )
+
+
+class ArtifactNotFound(LogError):
+    """No artifact is stored under the given reference."""
 
 
 class StoreNotFound(LogError):

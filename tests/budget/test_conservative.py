@@ -79,7 +79,6 @@ def _catalog(lang: str) -> tuple[str, ...]:
 
 @st.composite
 def prose_texts(draw: st.DrawFn) -> str:
-    words = _doc_words()
     sentences = []
     for _ in range(draw(st.integers(1, 8))):
         chosen = draw(st.lists(_word(), min_size=3, max_size=25))
@@ -116,7 +115,6 @@ def json_texts(draw: st.DrawFn) -> str:
 
 @st.composite
 def log_texts(draw: st.DrawFn) -> str:
-    words = _doc_words()
     lines = []
     for _ in range(draw(st.integers(3, 6))):
         stamp = "2024-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:03d}Z".format(*(draw(st.integers(1, n)) for n in (12, 28, 23, 59, 59, 999)))

@@ -72,7 +72,7 @@ def test_unknown_models_get_the_most_conservative_profile() -> None:
     e = HeuristicEstimator()
     for kind in CONTENT_KINDS:
         unknown = e.raw(TEXT, model="mystery-model", kind=kind)
-        for model in ("gpt-4o", "gpt-4", "claude-sonnet-4-5"):
+        for model in ("gpt-4o", "gpt-4", "claude-sonnet-4-5", "claude-opus-4-7"):
             assert unknown >= e.raw(TEXT, model=model, kind=kind)
 
 

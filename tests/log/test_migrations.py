@@ -18,10 +18,12 @@ SHIPPED = {
     "sqlite": {
         1: "sha256:8bccb0f600f959a3c27577100d031dbf17bc6abffd98d397c4ad54fe0225a150",
         2: "sha256:b742f7c661f657660d6a71ecfdf47fdfb98e0215f929fe77b89829c3f7c252e9",
+        3: "sha256:5889c8d636235a90872ba783b1c5cd9eaf9727052a5f800bbb47eb36671f4a04",
     },
     "postgres": {
         1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32",
         2: "sha256:09db9308513bca664c9f075d5b7c17420020fe39d5f1e3a43d9aa895c53e4ce2",
+        3: "sha256:d3642232f6162bd970935f1c915d617683f9751aed08f35e4e67cd96f4778a08",
     },
 }
 LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}
@@ -71,6 +73,7 @@ def test_sqlite_store_at_an_earlier_version_is_upgraded_and_keeps_its_events(tmp
         assert [e.payload.text for e in log.read("s")] == ["old"]
         log.append("s", [user("new")], expected_seq=1)
         assert log.setting("k", "v") == "v"  # the settings table exists after the upgrade
+        assert log.get_artifact(log.put_artifact("full text")) == "full text"
 
 
 def test_sqlite_store_from_a_newer_version_is_refused(tmp_path):

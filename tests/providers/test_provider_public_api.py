@@ -13,7 +13,10 @@ from contextwright.providers import cache_sim, errors, pricing, usage
 @pytest.mark.parametrize("module", [cache_sim, errors, pricing, usage], ids=lambda m: m.__name__)
 def test_all_is_sorted_and_resolves(module: object) -> None:
     names = module.__all__  # type: ignore[attr-defined]
-    assert list(names) == sorted(names)
+    # isort style (ruff RUF022): CONSTANTS, then Classes, then functions, each alphabetical.
+    assert list(names) == sorted(
+        names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n)
+    )
     for name in names:
         assert hasattr(module, name), name
 

@@ -15,7 +15,8 @@ Model families map to calibration profiles:
 * OpenAI ``cl100k_base`` models (gpt-4, gpt-3.5-turbo, text-embedding-3/ada-002): the
   ``cl100k`` fit.
 * Anthropic ``claude-*``: no public tokenizer, so the ``o200k`` fit times
-  :data:`ANTHROPIC_FACTOR`. The factor is an assumption (Claude tokenizers generally
+  :data:`ANTHROPIC_FACTOR` (models up to 4.6) or :data:`ANTHROPIC_47_FACTOR` (4.7 and
+  newer, whose tokenizer is denser). The factors are assumptions (Claude tokenizers generally
   produce more tokens than o200k for the same text), corrected at run time by
   :class:`~contextwright.budget.reconcile.Reconciler` from provider-reported usage.
 * Anything else: the element-wise maximum of both fits times :data:`UNKNOWN_FACTOR`,
@@ -50,11 +51,20 @@ from contextwright.errors import UsageError
 BODY_MARGIN: Final[float] = 0.05
 """Safety margin added on top of body (non-prefix) estimates."""
 
-ANTHROPIC_FACTOR: Final[float] = 1.2
-"""Assumed Claude-to-o200k token ratio; an assumption, reconciled from provider usage."""
+ANTHROPIC_FACTOR: Final[float] = 1.3
+"""Assumed Claude (up to 4.6) to o200k token ratio, reconciled from provider usage.
 
-UNKNOWN_FACTOR: Final[float] = 1.2
-"""Extra factor for models of unknown family, on top of the larger of both fits."""
+Measured chars-per-token ratios against o200k run from 1.05 (English prose) to 1.28
+(TypeScript, schema-like JSON) for these models, so 1.3 covers the measured range."""
+
+ANTHROPIC_47_FACTOR: Final[float] = 1.7
+"""Assumed ratio for Claude 4.7 and newer, whose tokenizer yields 1.3-1.7x o200k's
+count on prose, code and JSON (up to about 1.95x on minified schema-like JSON, which
+reconciliation against provider usage has to catch)."""
+
+UNKNOWN_FACTOR: Final[float] = 1.7
+"""Extra factor for models of unknown family, on top of the larger of both fits: as
+large as the largest known family's, so an unknown model is never sized below one."""
 
 DEFAULT_MEMO_SIZE: Final[int] = 4096
 """How many raw estimates a :class:`HeuristicEstimator` keeps by default."""
@@ -442,7 +452,14 @@ CL100K: Final = CalibrationProfile(name="cl100k", coefficients=_fitted("cl100k")
 ANTHROPIC: Final = CalibrationProfile(
     name="anthropic", coefficients=O200K.coefficients, scale=ANTHROPIC_FACTOR
 )
-"""Profile for Claude models: the o200k fit times :data:`ANTHROPIC_FACTOR`."""
+"""Profile for Claude models up to 4.6: the o200k fit times :data:`ANTHROPIC_FACTOR`."""
+
+ANTHROPIC_47: Final = CalibrationProfile(
+    name="anthropic-4.7", coefficients=O200K.coefficients, scale=ANTHROPIC_47_FACTOR
+)
+"""Profile for Claude 4.7 and newer: the o200k fit times :data:`ANTHROPIC_47_FACTOR`."""
+
+_CLAUDE_47_MODEL = re.compile(r"claude-(opus-4-[789]|opus-[5-9]|sonnet-[5-9]|haiku-[5-9]|fable|mythos)")
 
 UNKNOWN: Final = CalibrationProfile(
     name="unknown",
@@ -463,7 +480,7 @@ def profile_for(model: str) -> CalibrationProfile:
     if _CL100K_MODEL.match(name):
         return CL100K
     if "claude" in name:
-        return ANTHROPIC
+        return ANTHROPIC_47 if _CLAUDE_47_MODEL.search(name) else ANTHROPIC
     return UNKNOWN
 
 

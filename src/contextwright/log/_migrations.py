@@ -48,6 +48,18 @@ SQLITE: tuple[Migration, ...] = (
         name="store settings",
         statements=("CREATE TABLE cw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",),
     ),
+    Migration(
+        version=3,
+        name="artifacts",
+        statements=(
+            """CREATE TABLE cw_artifacts (
+                ref TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                size_chars INTEGER NOT NULL,
+                content TEXT NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 
 POSTGRES: tuple[Migration, ...] = (
@@ -77,6 +89,18 @@ POSTGRES: tuple[Migration, ...] = (
         version=2,
         name="store settings",
         statements=("CREATE TABLE {schema}.cw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",),
+    ),
+    Migration(
+        version=3,
+        name="artifacts",
+        statements=(
+            """CREATE TABLE {schema}.cw_artifacts (
+                ref TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                size_chars BIGINT NOT NULL,
+                content TEXT NOT NULL
+            )""",
+        ),
     ),
 )
 

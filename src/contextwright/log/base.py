@@ -32,9 +32,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextwright.canonical import parse_canonical
+from contextwright.canonical import parse_canonical, sha256_tagged
 from contextwright.clock import Clock, SystemClock
 from contextwright.errors import (
+    ArtifactNotFound,
     IdempotencyConflict,
     InvalidSessionId,
     StorageCorrupted,
@@ -120,6 +121,34 @@ class EventLog(abc.ABC):
     @abc.abstractmethod
     def sessions(self) -> list[str]:
         """Ids of all sessions with at least one event, sorted."""
+
+    def put_artifact(self, content: str, *, kind: str = "text") -> str:
+        """Store a full text, content-addressed; return its ref (``sha256:<hex>``). Idempotent.
+
+        Artifacts are never deleted by relief: pointers in the surface keep naming them.
+        """
+        if not isinstance(content, str):
+            raise UsageError(f"artifact content must be text, not {type(content).__name__}")
+        ref = sha256_tagged(content)
+        self._put_artifact(ref, kind, content)
+        return ref
+
+    def get_artifact(self, ref: str) -> str:
+        """The text stored under ``ref``; :class:`ArtifactNotFound` if there is none."""
+        content = self._get_artifact(ref)
+        if content is None:
+            raise ArtifactNotFound(f"no artifact {ref!r} in this store", ref=ref)
+        if sha256_tagged(content) != ref:
+            raise StorageCorrupted(f"artifact {ref!r} does not match its hash", ref=ref)
+        return content
+
+    @abc.abstractmethod
+    def _put_artifact(self, ref: str, kind: str, content: str) -> None:
+        """Insert unless present."""
+
+    @abc.abstractmethod
+    def _get_artifact(self, ref: str) -> str | None:
+        """The content, or None."""
 
     def setting(self, key: str, default: str) -> str:
         """A store-wide setting; the first caller's ``default`` is stored and wins races."""

@@ -19,6 +19,7 @@ class InMemoryEventLog(EventLog):
         self._rows: dict[str, list[StoredRow]] = {}
         self._keys: dict[str, dict[str, StoredRow]] = {}
         self._settings: dict[str, str] = {}
+        self._artifacts: dict[str, str] = {}
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
         with self._lock:
@@ -63,3 +64,11 @@ class InMemoryEventLog(EventLog):
     def _setting(self, key: str, default: str) -> str:
         with self._lock:
             return self._settings.setdefault(key, default)
+
+    def _put_artifact(self, ref: str, kind: str, content: str) -> None:
+        with self._lock:
+            self._artifacts.setdefault(ref, content)
+
+    def _get_artifact(self, ref: str) -> str | None:
+        with self._lock:
+            return self._artifacts.get(ref)

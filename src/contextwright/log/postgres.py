@@ -188,6 +188,23 @@ class PostgresEventLog(EventLog):
             conn.rollback()
         return int(row[0]) if row else 0
 
+    def _put_artifact(self, ref: str, kind: str, content: str) -> None:
+        with translating_psycopg(f"storing artifact {ref}"), self._pool.connection() as conn:
+            with conn.transaction():
+                conn.execute(
+                    self._sql(
+                        "INSERT INTO {schema}.cw_artifacts (ref, kind, size_chars, content) VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT (ref) DO NOTHING"
+                    ),
+                    (ref, kind, len(content), content),
+                )
+
+    def _get_artifact(self, ref: str) -> str | None:
+        with translating_psycopg(f"reading artifact {ref}"), self._pool.connection() as conn:
+            row = conn.execute(self._sql("SELECT content FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)).fetchone()
+            conn.rollback()
+        return row[0] if row else None
+
     def _setting(self, key: str, default: str) -> str:
         with translating_psycopg(f"reading setting {key!r}"), self._pool.connection() as conn:
             with conn.transaction():

@@ -196,6 +196,18 @@ class SQLiteEventLog(EventLog):
             ).fetchone()
         return int(row[0]) if row else 0
 
+    def _put_artifact(self, ref: str, kind: str, content: str) -> None:
+        with translating_sqlite(f"storing artifact {ref}"):
+            self._conn().execute(
+                "INSERT INTO cw_artifacts (ref, kind, size_chars, content) VALUES (?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING",
+                (ref, kind, len(content), content),
+            )
+
+    def _get_artifact(self, ref: str) -> str | None:
+        with translating_sqlite(f"reading artifact {ref}"):
+            row = self._conn().execute("SELECT content FROM cw_artifacts WHERE ref = ?", (ref,)).fetchone()
+        return row[0] if row else None
+
     def _setting(self, key: str, default: str) -> str:
         conn = self._conn()
         with translating_sqlite(f"reading setting {key!r}"):

@@ -62,7 +62,7 @@ def compact(
     trigger: Literal["pressure", "overflow", "manual"] = "pressure",
     max_depth: int = MAX_DEPTH,
     max_line_chars: int = 240,
-    max_summary_chars: int = 12_000,
+    max_summary_chars: int = 16_000,
 ) -> CompactionResult:
     """The default extractive compactor."""
     foldable = [e for e in surface.entries if _seq(e) < surface.seed_seq and not e.pinned]
@@ -73,6 +73,14 @@ def compact(
     lines: list[str] = []
     elided: list[ArtifactPointer] = []
     seqs: list[int] = []
+    tools: dict[str, list[str]] = {}
+
+    def flush_tools() -> None:
+        # One line per turn for its tool activity: counts, failures, and short refs to outputs.
+        if tools:
+            lines.append("  Tools: " + "; ".join(f"{name} ×{len(notes)} ({', '.join(notes)})" for name, notes in tools.items()))
+            tools.clear()
+
     for entry in foldable:
         match entry:
             case Summary():
@@ -80,37 +88,30 @@ def compact(
                 elided.extend(entry.compacted.elided)
                 seqs.extend(entry.compacted.source_event_seqs)
             case UserTurn():
+                flush_tools()
                 who = "Operator" if entry.message.author == "operator" else "User"
                 lines.append(f"- {who} asked: {_extract(entry.message.text, max_line_chars)}")
                 seqs.append(entry.seq)
             case AssistantReply():
-                lines.append(f"- Assistant: {_extract(entry.message.text, max_line_chars)}")
+                lines.append(f"  Assistant: {_extract(entry.message.text, max_line_chars)}")
                 seqs.append(entry.seq)
             case Exchange():
                 seqs.append(entry.seq)
-                if entry.message.text:
-                    lines.append(f"- Assistant: {_extract(entry.message.text, max_line_chars)}")
                 by_id = {r.result.call_id: r for r in entry.results}
                 for call in entry.calls:
                     stored = by_id[call.id]
                     result = stored.result
                     seqs.append(stored.seq)
                     outcome = "denied" if result.denied else ("failed" if result.is_error else "ok")
-                    code = f", exit {result.exit_code}" if result.exit_code is not None else ""
+                    code = f" exit {result.exit_code}" if result.exit_code not in (None, 0) else ""
                     if result.trust in TRUSTED:
-                        detail = _extract(result.output, max_line_chars)
+                        note = f"{outcome}{code}: {_extract(result.output, 80)}"
                     else:
-                        pointer = result.artifact or ArtifactPointer(
-                            ref=stored.ref,
-                            trust=result.trust,
-                            size_chars=len(result.output),
-                            kind="tool_output",
-                        )
+                        pointer = result.artifact or ArtifactPointer(ref=stored.ref, trust=result.trust, size_chars=len(result.output), kind="tool_output")
                         elided.append(pointer)
-                        detail = f"output not summarised ({pointer.trust}, {pointer.size_chars:,} chars) at {pointer.ref}"
-                    lines.append(
-                        f"- Called {call.name}{_arguments(call.arguments)} → {outcome}{code}; {detail}"
-                    )
+                        note = f"{outcome}{code} {short_ref(pointer.ref)}"
+                    tools.setdefault(call.name, []).append(note)
+    flush_tools()
     if _size(previous + lines) > max_summary_chars:
         depth += 1
         if depth > max_depth:
@@ -143,12 +144,23 @@ def _size(lines: list[str]) -> int:
 
 
 def _condense(lines: list[str]) -> list[str]:
-    """Keep what was asked and what went wrong; drop routine successful calls."""
-    return [
-        line
-        for line in lines
-        if not line.startswith("- Called ") or "→ failed" in line or "→ denied" in line
-    ]
+    """Keep what was asked and what went wrong; drop the replies and the routine tool lines."""
+    kept = []
+    for line in lines:
+        if line.startswith("  Assistant: "):
+            continue
+        if line.startswith("  Tools: "):
+            failures = [part for part in line[len("  Tools: "):].split("; ") if "failed" in part or "denied" in part]
+            if not failures:
+                continue
+            line = "  Tools (failures only): " + "; ".join(failures)
+        kept.append(line)
+    return kept
+
+
+def short_ref(ref: str) -> str:
+    """A pointer shortened to 12 hex digits; the read tool accepts it within its session."""
+    return ref[: len("sha256:") + 12] if ref.startswith("sha256:") else ref
 
 
 def _seq(entry: object) -> int:
@@ -165,13 +177,3 @@ def _extract(text: str, limit: int) -> str:
         first = first[: limit - 1] + "…"
     identifiers = [i for i in dict.fromkeys(_IDENTIFIER.findall(flat)) if i not in first][:8]
     return first + (f" (mentions: {', '.join(identifiers)})" if identifiers else "")
-
-
-def _arguments(arguments: object) -> str:
-    if not hasattr(arguments, "items"):
-        return "()"
-    shown = []
-    for key, value in sorted(arguments.items()):  # type: ignore[attr-defined]
-        text = str(value) if isinstance(value, (str, int, float, bool)) else "…"
-        shown.append(f"{key}={text[:60]}")
-    return "(" + ", ".join(shown[:4]) + ")"

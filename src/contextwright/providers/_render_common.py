@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from contextwright.build.request import (
@@ -16,6 +17,10 @@ from contextwright.canonical import canonical_json
 from contextwright.errors import BuildError
 from contextwright.providers.capabilities import ProviderCapabilities
 
+# Both providers refuse other tool names: https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+# and https://platform.openai.com/docs/api-reference/chat/create (tools.function.name).
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
 TEXT_SEPARATOR = "\n\n"
 """Joins text blocks where a wire format has room for one string only (OpenAI system text)."""
 
@@ -25,10 +30,11 @@ class RenderError(BuildError):
 
 
 def check_request(request: NeutralRequest, caps: ProviderCapabilities, *, provider: str) -> None:
-    """Reject inputs no renderer can map: wrong provider, bad stable count, parts in the wrong role."""
+    """Reject what no renderer maps: wrong provider, bad stable count, parts in the wrong role."""
     if caps.provider != provider:
         raise RenderError(
-            f"capabilities are for provider {caps.provider!r}, this renderer writes {provider!r} bodies",
+            f"capabilities are for provider {caps.provider!r}, "
+            f"this renderer writes {provider!r} bodies",
             session_id=request.session_id,
         )
     if not 0 <= request.stable_messages <= len(request.messages):
@@ -36,9 +42,23 @@ def check_request(request: NeutralRequest, caps: ProviderCapabilities, *, provid
             f"stable_messages={request.stable_messages} is outside 0..{len(request.messages)}",
             session_id=request.session_id,
         )
+    for tool in request.tools:
+        check_tool_name(request, tool.name)
     for index, message in enumerate(request.messages):
         for part in message.parts:
             check_part_role(request, index, message, part)
+            if isinstance(part, ToolCallPart):
+                check_tool_name(request, part.name)
+
+
+def check_tool_name(request: NeutralRequest, name: str) -> None:
+    """Refuse a tool name the providers reject; renaming would break the model's own calls."""
+    if not TOOL_NAME.match(name):
+        raise RenderError(
+            f"tool name {name!r} is not 1-64 letters, digits, '_' or '-'",
+            session_id=request.session_id,
+            tool_name=name,
+        )
 
 
 def check_part_role(
@@ -47,16 +67,18 @@ def check_part_role(
     message: Message,
     part: TextPart | ToolCallPart | ToolResultPart,
 ) -> None:
-    """Tool calls come from the assistant and tool results go back as the user; nothing else maps."""
+    """Tool calls come from the assistant and results go back as the user; nothing else maps."""
     if isinstance(part, ToolCallPart) and message.role != "assistant":
         raise RenderError(
-            f"message {index}: tool call {part.id!r} in a {message.role} message; only the assistant calls tools",
+            f"message {index}: tool call {part.id!r} in a {message.role} message; "
+            "only the assistant calls tools",
             session_id=request.session_id,
             message_index=index,
         )
     if isinstance(part, ToolResultPart) and message.role != "user":
         raise RenderError(
-            f"message {index}: tool result {part.call_id!r} in a {message.role} message; results are user content",
+            f"message {index}: tool result {part.call_id!r} in a {message.role} message; "
+            "results are user content",
             session_id=request.session_id,
             message_index=index,
         )

@@ -36,6 +36,8 @@ slot and could land on the volatile tail.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
@@ -53,6 +55,11 @@ from contextwright.providers.capabilities import ProviderCapabilities
 __all__ = ["Breakpoint", "RenderError", "plan_breakpoints", "render"]
 
 Ttl = Literal["5m", "1h"]
+
+# tool_use ids must match this pattern or the API answers 400 ("String should match
+# pattern"); ids imported from other agents can contain dots, colons or pipes.
+_TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_NOT_ID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -138,7 +145,7 @@ def plan_breakpoints(
     previous: NeutralRequest | None = None,
     prefix_ttl: Ttl = "5m",
 ) -> tuple[Breakpoint, ...]:
-    """The breakpoints :func:`render` places, in render order (for telemetry, tests and ``inspect``)."""
+    """The breakpoints :func:`render` places, in render order (for telemetry and ``inspect``)."""
     layout = _layout(request, caps)
     previous_layout = _layout(previous, caps) if previous is not None else None
     return _plan(layout, caps, prefix_ttl=prefix_ttl, previous=previous_layout)
@@ -171,7 +178,8 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
         )
     if turns[0].role != "user":
         raise RenderError(
-            "the conversation starts with an assistant message; the Messages API needs a user turn first",
+            "the conversation starts with an assistant message; "
+            "the Messages API needs a user turn first",
             session_id=request.session_id,
         )
     # tool_result blocks must open the user turn that answers a tool_use; text follows them
@@ -204,13 +212,13 @@ def _map_part(part: TextPart | ToolCallPart | ToolResultPart, stable: bool) -> _
         case ToolCallPart():
             payload = {
                 "type": "tool_use",
-                "id": part.id,
+                "id": _wire_id(part.id),
                 "name": part.name,
                 "input": json_copy(part.arguments),
             }
             return _Block(payload=payload, stable=stable)
         case ToolResultPart():
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": _wire_id(part.call_id)}
             if not is_blank(part.text):
                 result["content"] = part.text
             result["is_error"] = part.is_error
@@ -219,12 +227,25 @@ def _map_part(part: TextPart | ToolCallPart | ToolResultPart, stable: bool) -> _
             assert_never(part)
 
 
+def _wire_id(call_id: str) -> str:
+    """The id as sent: unchanged when valid, else cleaned plus a hash, so pairs still match.
+
+    Deterministic (same bytes on every render) and collision-free in practice: two
+    ids that clean to the same text keep different hash suffixes.
+    """
+    if _TOOL_ID.match(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:12]
+    return f"{_NOT_ID_CHAR.sub('_', call_id)}_{digest}"
+
+
 def _plan(
     layout: _Layout, caps: ProviderCapabilities, *, prefix_ttl: Ttl, previous: _Layout | None
 ) -> tuple[Breakpoint, ...]:
     if prefix_ttl not in caps.ttls:
         raise RenderError(
-            f"prefix TTL {prefix_ttl!r} is not offered for {caps.model} (offered: {', '.join(caps.ttls)})"
+            f"prefix TTL {prefix_ttl!r} is not offered for {caps.model} "
+            f"(offered: {', '.join(caps.ttls)})"
         )
     marks: list[Breakpoint] = []
     # We cannot count tokens here, so a prefix shorter than caps.min_cacheable_tokens

@@ -14,6 +14,8 @@ from typing import Literal
 from contextwright.errors import UsageError
 from contextwright.models import ResolvedModel
 
+__all__ = ["Provider", "ProviderCapabilities", "Retention", "capabilities_for"]
+
 Provider = Literal["anthropic", "openai"]
 Retention = Literal["in_memory", "24h"]
 
@@ -62,7 +64,7 @@ class ProviderCapabilities:
     supports_cache_key: bool
     """Whether requests may carry ``prompt_cache_key`` (OpenAI)."""
     lookback_blocks: int
-    """Positions one breakpoint searches back for an earlier entry, itself included (Anthropic: 20; 0 = n/a)."""
+    """Positions a breakpoint searches back, itself included (Anthropic: 20; 0 = no such rule)."""
     supports_cache_retention: bool = False
     """Whether the request may set ``prompt_cache_retention`` (OpenAI, listed models only)."""
     cache_retention: Retention = "24h"

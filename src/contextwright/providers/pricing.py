@@ -40,9 +40,9 @@ from contextwright.errors import UsageError
 from contextwright.providers.usage import Usage
 
 __all__ = [
+    "PRICES",
     "LongContextRates",
     "NoPriceOnDate",
-    "PRICES",
     "Price",
     "UnknownModel",
     "cost",

@@ -19,3 +19,7 @@ class NothingToSend(UsageError):
 
 class ToolCallUnknown(UsageError):
     """A tool result was given for a call the model never made, or already answered."""
+
+
+class ArchiveFailed(ContextwrightError):
+    """A manual compaction refused to run because its archive could not be written."""

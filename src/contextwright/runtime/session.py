@@ -25,9 +25,16 @@ from contextwright.build.validate import validate
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Exchange, Surface, UserTurn, fold
-from contextwright.errors import SeqConflict, UsageError
+from contextwright.canonical import canonical_json
+from contextwright.clock import format_instant
+from contextwright.errors import ArtifactNotFound, ContextwrightError, SeqConflict, UsageError
+from contextwright.events.registry import encode_payload
+from contextwright.pressure.tool_output import READ_TOOL_NAME, prepare_output, read_slice
 from contextwright.events.catalog import (
+    ArtifactPointer,
+    ArtifactStored,
     AssistantMessage,
+    Compacted,
     Evidence,
     FrameRecorded,
     MemoryCandidates,
@@ -51,7 +58,7 @@ from contextwright.plan.plan import ContextPlan
 from contextwright.plan.planner import ContextPlanner, PlanDecision
 from contextwright.policy.tools import ToolPolicy, denial_for
 from contextwright.pressure.compactor import compact as default_compact
-from contextwright.runtime.errors import EscalationRequired, NothingToSend, RoundLimitExceeded, ToolCallUnknown
+from contextwright.runtime.errors import ArchiveFailed, EscalationRequired, NothingToSend, RoundLimitExceeded, ToolCallUnknown
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
 
@@ -201,6 +208,8 @@ class Session:
             denial = denial_for(call, policy)
             if denial is not None:
                 automatic.append(denial)
+            elif call.name == READ_TOOL_NAME:
+                automatic.append(self._read_artifact(call))
             elif call.name == ws.TOOL_NAME:
                 try:
                     state = ws.apply_update(state, call.arguments, count_tokens=self._count, tainted=tainted)
@@ -212,6 +221,37 @@ class Session:
         if automatic:
             stored += self._append(automatic)
         return stored
+
+    def _read_artifact(self, call: ToolCall) -> ToolResult:
+        """Answer a ``context_read_artifact`` call; the text keeps its original trust level."""
+        ref = call.arguments.get("ref")
+        pointer = self._pointer(ref) if isinstance(ref, str) else None
+        if pointer is None:
+            return ToolResult(call_id=call.id, tool_name=call.name, output=f"Unknown pointer {ref!r}: use a ref shown in this session.", is_error=True, trust="platform")
+        try:
+            text = read_slice(self.log.get_artifact(pointer.ref), call.arguments)
+        except (UsageError, ArtifactNotFound) as exc:
+            return ToolResult(call_id=call.id, tool_name=call.name, output=f"Cannot read {ref}: {exc.message}", is_error=True, trust="platform")
+        return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=pointer.trust)
+
+    def _pointer(self, ref: str) -> ArtifactPointer | None:
+        """The pointer the model was shown in this session (never another session's).
+
+        A unique prefix of at least 12 hex digits (as summaries show) is enough."""
+        if not ref.startswith("sha256:") or len(ref) < len("sha256:") + 12:
+            return None
+        found: dict[str, ArtifactPointer] = {}
+        for event in self._events:
+            if event.type == "artifact.stored":
+                pointers: tuple[ArtifactPointer, ...] = (event.payload.pointer,)
+            elif event.type == "context.compacted":
+                pointers = (*event.payload.elided, *((event.payload.archive,) if event.payload.archive else ()))
+            else:
+                continue
+            for pointer in pointers:
+                if pointer.ref.startswith(ref):
+                    found.setdefault(pointer.ref, pointer)
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def pending_tool_calls(self) -> list[ToolCall]:
         """Tool calls of the last model answer that still need a result from the caller."""
@@ -242,8 +282,19 @@ class Session:
                 call_id=call_id,
             )
         failed = is_error if is_error is not None else (exit_code not in (None, 0))
-        result = ToolResult(call_id=call_id, tool_name=call.name, output=output, is_error=failed, exit_code=exit_code, trust=trust)  # type: ignore[arg-type]
-        return self._append([result])[0]
+        if not isinstance(output, str):
+            raise UsageError(f"tool output must be text, not {type(output).__name__}")
+        # The original goes to the artifact store first; the model sees a bounded view of it.
+        ref = self.log.put_artifact(output, kind="tool_output")
+        prepared = prepare_output(
+            output, ref=ref, trust=trust, exit_code=exit_code if exit_code is not None else (1 if failed else None),
+            policy=self.agent.output_policy(call.name), count_tokens=self._count,
+        )
+        result = ToolResult(
+            call_id=call_id, tool_name=call.name, output=prepared.text, is_error=failed, exit_code=exit_code,
+            trust=trust, artifact=prepared.pointer,  # type: ignore[arg-type]
+        )
+        return self._append([ArtifactStored(pointer=prepared.pointer, source_call_id=call_id), result])[-1]
 
     def revoke_tool(self, name: str, *, reason: str = "") -> Event:
         """Stop a tool from being called; it stays in the prefix and calls are denied."""
@@ -342,16 +393,36 @@ class Session:
         return result.request, record
 
     def compact(self, *, trigger: str = "manual") -> Event | None:
-        """Fold history before the current run into a summary now (archive-first: the log keeps everything)."""
+        """Fold history before the current run into a summary now.
+
+        Strict: the folded events are archived first, and if the archive cannot be
+        written this raises :class:`ArchiveFailed` and changes nothing.
+        """
         self._sync()
         plan = self._planner().current
-        epoch = plan.epoch if plan is not None else 0
-        proposal = self.compactor(fold(self.id, self._events), epoch=epoch, trigger=trigger)
+        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch if plan else 0, trigger=trigger)
         if proposal.escalate:
             raise EscalationRequired(proposal.reason, session_id=self.id)
         if proposal.compacted is None:
             return None
-        return self._append([proposal.compacted])[0]
+        return self._adopt(proposal.compacted, strict=True)
+
+    def _adopt(self, compacted: Compacted, *, strict: bool) -> Event:
+        """Archive the folded events, then record the compaction (archive-first)."""
+        archive_events = [e for e in self._events if e.seq <= compacted.upto_seq]
+        text = "\n".join(canonical_json({"seq": e.seq, "type": e.type, "at": format_instant(e.at), "payload": encode_payload(e.payload)}) for e in archive_events)
+        try:
+            ref = self.log.put_artifact(text, kind="compaction_archive")
+        except ContextwrightError as exc:
+            if strict:
+                raise ArchiveFailed(
+                    f"session {self.id!r}: the compaction archive could not be written ({exc.message}); nothing was compacted",
+                    session_id=self.id,
+                ) from exc
+            # The automatic path is a safety valve: compact anyway, and say so in the log.
+            return self._append([replace(compacted, archive_failed=True)])[0]
+        pointer = ArtifactPointer(ref=ref, trust="platform", size_chars=len(text), kind="compaction_archive")
+        return self._append([replace(compacted, archive=pointer)])[0]
 
     # -- internals ---------------------------------------------------------------------
 
@@ -457,18 +528,20 @@ class Session:
 
         result = attempt()
         if result is None or result.pressure != "none" or result.tool_results_over_share:
-            if self._prune(plan, allocation):
+            if self._prune(plan, allocation, must=result is None):
                 relief.append("tool_results_to_pointers")
                 result = attempt()
         for _ in range(2):
-            if result is not None:
+            # Compaction only when pruning was not enough: the body does not fit, or it
+            # is still over the soft threshold with nothing cheaper left to shed.
+            if result is not None and result.pressure == "none":
                 break
             proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch, trigger="pressure")
             if proposal.escalate:
                 raise EscalationRequired(proposal.reason, session_id=self.id)
             if proposal.compacted is None:
                 break
-            self._append([proposal.compacted])
+            self._adopt(proposal.compacted, strict=False)
             relief.append("compaction")
             result = attempt()
         if result is None:
@@ -479,8 +552,13 @@ class Session:
             )
         return replace(result, yields=result.yields + tuple(relief))
 
-    def _prune(self, plan: ContextPlan, allocation: Allocation) -> bool:
-        """Turn the oldest tool results into pointers, in one pass, down to the low-water mark."""
+    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> bool:
+        """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
+
+        Unless the body does not fit at all (``must``), a pass runs only when it can
+        shed at least half the tool-result budget: small passes would cost a cache
+        miss for little gain, round after round.
+        """
         surface = fold(self.id, self._events)
         estimate = self._body_estimate(plan)
         exchanges = [e for e in surface.entries if isinstance(e, Exchange) and e.complete]
@@ -504,6 +582,8 @@ class Session:
                 break
             chosen.append(result.result.call_id)
             saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
+        if not must and saved < allocation.tool_results // 2:
+            return False
         self._append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
         return True
 

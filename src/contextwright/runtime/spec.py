@@ -11,6 +11,7 @@ from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
 from contextwright.items.region_a import AgentInstructions, Framing, MemoryFact, MemorySnapshot, PlatformPolicy, ToolSpec
 from contextwright.plan.plan import Prefix
+from contextwright.pressure.tool_output import READ_TOOL_DESCRIPTION, READ_TOOL_NAME, READ_TOOL_SCHEMA, ToolOutputPolicy
 
 
 def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = None) -> ToolSpec:  # noqa: N802 - reads like a type at call sites
@@ -24,6 +25,7 @@ def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = N
 
 CONTROL_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(name=WORKING_STATE_TOOL, description=UPDATE_TOOL_DESCRIPTION, input_schema=UPDATE_TOOL_SCHEMA),
+    ToolSpec(name=READ_TOOL_NAME, description=READ_TOOL_DESCRIPTION, input_schema=READ_TOOL_SCHEMA),
 )
 """Tools the engine itself provides; they are pinned after the agent's tools."""
 
@@ -37,7 +39,14 @@ class AgentSpec:
     tools: Sequence[ToolSpec] = field(default_factory=tuple)
     framing: str = FRAMING_TEXT
     control_tools: bool = True
-    """Pin the engine's control tools (working state) after the agent's tools."""
+    """Pin the engine's control tools (working state, artifact reading) after the agent's tools."""
+    tool_output: Mapping[str, ToolOutputPolicy] = field(default_factory=dict)
+    """Per-tool output bounds; tools not named here use ``default_tool_output``."""
+    default_tool_output: ToolOutputPolicy = ToolOutputPolicy()
+
+    def output_policy(self, tool_name: str) -> ToolOutputPolicy:
+        """How outputs of ``tool_name`` are compressed and capped."""
+        return self.tool_output.get(tool_name, self.default_tool_output)
 
     def prefix(self, memory: Sequence[MemoryFact] = ()) -> Prefix:
         """The region-A prefix of a session that opens with ``memory``."""

@@ -29,6 +29,7 @@ from typing import Any
 from contextwright.canonical import canonical_json, sha256_tagged
 from contextwright.clock import FixedClock
 from contextwright.errors import (
+    ArtifactNotFound,
     EventError,
     IdempotencyConflict,
     InvalidSessionId,
@@ -381,6 +382,23 @@ class EventLogContract:
         assert log.setting("secret", "second") == "first"
         assert self.peer(log).setting("secret", "third") == "first"
         assert log.setting("other", "x") == "x"
+
+    # -- artifacts ---------------------------------------------------------------
+
+    def test_artifacts_are_content_addressed_and_idempotent(self) -> None:
+        log = self.open()
+        text = "full output ✓\n" * 1000
+        ref = log.put_artifact(text, kind="tool_output")
+        assert ref == sha256_tagged(text)
+        assert log.put_artifact(text, kind="tool_output") == ref
+        assert log.get_artifact(ref) == text
+        assert self.peer(log).get_artifact(ref) == text
+        try:
+            log.get_artifact("sha256:" + "0" * 64)
+        except ArtifactNotFound:
+            pass
+        else:
+            raise AssertionError("a missing artifact was returned")
 
     # -- async twin --------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from contextwright.pressure.compressors.jsondoc import parse_json
-from contextwright.pressure.compressors.normalize import normalize_lines
+from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
 
 _HEAD_LINES = 400
 _TAIL_LINES = 100
@@ -197,7 +197,7 @@ def _dir_listing(s: Sequence[str]) -> bool:
 
 def _grep(s: Sequence[str]) -> bool:
     # A file part needs a dot or a slash, so "2025-03-01 10:00:00" is not a match row.
-    rows = _share(s, r"^[^\s:]*[./][^\s:]*(?::\d+:|-\d+-)|^\d+[:-](?!\d)")
+    rows = _share(s, r"^(?=[^\s:]*[./])[^\s:]*(?::\d+:|-\d+-)|^\d+[:-](?!\d)")
     return rows >= 0.6 or _share(s, r"^[^\s:]+\.\w+:\S") >= 0.8
 
 
@@ -235,11 +235,9 @@ def detect_lines(text: str, lines: Sequence[str]) -> str:
         return "go-test"
     if first[:1] in "{[" and parse_json(text) is not None:
         return "json"
-    sample = (
-        list(lines)
-        if len(lines) <= _HEAD_LINES + _TAIL_LINES
-        else [*lines[:_HEAD_LINES], *lines[-_TAIL_LINES:]]
-    )
+    if len(lines) > _HEAD_LINES + _TAIL_LINES:
+        lines = [*lines[:_HEAD_LINES], *lines[-_TAIL_LINES:]]
+    sample = probe_lines(lines)
     for kind, check in _CHECKS:
         if check(sample):
             return kind

@@ -39,7 +39,7 @@ _SUMMARY = re.compile(
     r"|warnings?|hints?|issues?|vulnerabilit(?:y|ies))\b"
 )
 _WARNING = re.compile(r"(?i)\bwarn(?:ing)?\b")
-_LOCATION = re.compile(r"[\w./\\-]+\.\w+[:(]\d+|\bline \d+\b")
+_LOCATION = re.compile(r"(?<![\w./\\-])[\w./\\-]+\.\w+[:(]\d+|\bline \d+\b")
 _FRAME = re.compile(r"^\s+at \S")
 
 

@@ -9,6 +9,7 @@ numbers in omission markers point at the same lines of the original output.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks) and the
 # remaining two-byte escapes.
@@ -59,6 +60,16 @@ def normalize_lines(text: str) -> list[str]:
     if "\r" in text or "\x08" in text:
         lines = [_resolve_backspaces(_resolve_carriage_returns(line)) for line in lines]
     return lines
+
+
+PROBE_CHARS = 1_000
+"""Rules look at this many characters of a line: enough for any verdict, and a bound
+on regex time when a line is a megabyte of minified code or base64."""
+
+
+def probe_lines(lines: Sequence[str]) -> list[str]:
+    """``lines`` with each line cut to ``PROBE_CHARS`` characters, for classification only."""
+    return [line if len(line) <= PROBE_CHARS else line[:PROBE_CHARS] for line in lines]
 
 
 def normalize(text: str) -> str:

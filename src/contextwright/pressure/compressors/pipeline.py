@@ -31,7 +31,7 @@ from contextwright.pressure.compressors.jsondoc import (
     reports_error,
 )
 from contextwright.pressure.compressors.marks import MUST, Marks, Policy
-from contextwright.pressure.compressors.normalize import normalize_lines
+from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
 from contextwright.pressure.compressors.render import render
 
 Analyser = Callable[[Sequence[str], Marks], None]
@@ -180,8 +180,9 @@ def analyse(
     """Mark every line of ``lines`` for ``kind``; returns the marks, the policy and ``failed``."""
     analyser, policy = REGISTRY[kind]
     marks = Marks(len(lines))
-    analyser(lines, marks)
-    needle_failure = generic.apply_needles(lines, marks) if policy.needles else False
+    probes = probe_lines(lines)
+    analyser(probes, marks)
+    needle_failure = generic.apply_needles(probes, marks) if policy.needles else False
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with

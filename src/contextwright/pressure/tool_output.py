@@ -1,0 +1,101 @@
+"""What happens to a tool's output on its way into the context.
+
+1. The full text is stored as an artifact (content-addressed, never deleted).
+2. A per-kind compressor removes noise, keeping every failure line verbatim.
+3. The result is capped: bounded head + a fixed omission marker naming the
+   artifact + bounded tail, so both ends survive.
+
+The model sees the result of 2 and 3 with a typed pointer to the original; the
+``context_read_artifact`` control tool pages the original back in, at its
+original trust level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from contextwright.errors import UsageError
+from contextwright.events.catalog import ArtifactPointer
+from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
+from contextwright.pressure.compressors import compress
+
+READ_TOOL_NAME = "context_read_artifact"
+READ_TOOL_DESCRIPTION = (
+    "Read the full text behind a pointer such as 'sha256:…' that replaced or shortened a tool output. "
+    "Returns numbered lines; page with start_line and max_lines, or filter with grep (a plain substring)."
+)
+READ_TOOL_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["ref"],
+    "properties": {
+        "ref": {"type": "string", "description": "The pointer, 'sha256:' followed by 64 hex digits."},
+        "start_line": {"type": "integer", "minimum": 1, "description": "First line to return (default 1)."},
+        "max_lines": {"type": "integer", "minimum": 1, "maximum": 400, "description": "Lines to return (default 200)."},
+        "grep": {"type": "string", "description": "Only return lines containing this text."},
+    },
+}
+READ_MAX_CHARS = 20_000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolOutputPolicy:
+    """How one tool's outputs are bounded (configurable per tool)."""
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    compress: bool = True
+    kind: str = "auto"
+    budget_tokens: int | None = None
+    """Aim of the compressor; None compresses noise only and leaves sizing to the cap."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PreparedOutput:
+    """A tool output ready for the log: what the model sees, and the pointer to the original."""
+
+    text: str
+    pointer: ArtifactPointer
+    kind: str
+    changed: bool
+
+
+def prepare_output(
+    output: str,
+    *,
+    ref: str,
+    trust: str,
+    exit_code: int | None,
+    policy: ToolOutputPolicy,
+    count_tokens: Callable[[str], int],
+) -> PreparedOutput:
+    """Compress and cap ``output`` whose original is stored under ``ref``."""
+    text, kind = output, "text"
+    if policy.compress:
+        compressed = compress(output, kind=policy.kind, budget_tokens=policy.budget_tokens, exit_code=exit_code, pointer=ref, count_tokens=count_tokens)
+        text, kind = compressed.text, compressed.kind
+    capped = cap_output(text, max_chars=policy.max_chars, pointer=ref)
+    pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(output), kind=kind)  # type: ignore[arg-type]
+    return PreparedOutput(text=capped.text, pointer=pointer, kind=kind, changed=capped.text != output)
+
+
+def read_slice(content: str, arguments: Mapping[str, object]) -> str:
+    """The part of an artifact that a ``context_read_artifact`` call asks for, with line numbers."""
+    start = arguments.get("start_line", 1)
+    limit = arguments.get("max_lines", 200)
+    grep = arguments.get("grep")
+    if not isinstance(start, int) or isinstance(start, bool) or start < 1:
+        raise UsageError("start_line must be an integer of at least 1")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 400:
+        raise UsageError("max_lines must be an integer from 1 to 400")
+    if grep is not None and not isinstance(grep, str):
+        raise UsageError("grep must be a string")
+    lines = content.splitlines()
+    numbered = [(n, line) for n, line in enumerate(lines, start=1) if n >= start and (not grep or grep in line)]
+    shown = numbered[:limit]
+    body = "\n".join(f"{n:>6}  {line}" for n, line in shown)
+    if len(body) > READ_MAX_CHARS:
+        body = body[:READ_MAX_CHARS] + "\n[… cut at 20,000 characters; ask for fewer lines]"
+    more = len(numbered) - len(shown)
+    footer = f"\n[{len(lines):,} lines in all" + (f"; {more:,} more matching lines after these" if more else "") + "]"
+    return (body or "[no matching lines]") + footer

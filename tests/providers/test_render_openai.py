@@ -1,0 +1,305 @@
+"""OpenAI Chat Completions and Responses renderers, and the capabilities record they read."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+# Shared builders live with the Anthropic tests (tests/providers has no conftest of its own).
+from test_render_anthropic import (
+    SYSTEM,
+    assert_golden,
+    call,
+    conversations,
+    make_fanout_request,
+    make_request,
+    request_of,
+    result,
+    user_text,
+)
+
+from contextwright import models
+from contextwright.build.request import Message, NeutralRequest
+from contextwright.canonical import canonical_json
+from contextwright.errors import UsageError
+from contextwright.providers import openai_chat, openai_responses
+from contextwright.providers.capabilities import ProviderCapabilities, capabilities_for
+
+GPT5 = capabilities_for(models.openai("gpt-5.1"))
+GPT4O = capabilities_for(models.openai("gpt-4o"))
+
+
+def openai_request(**kwargs: Any) -> NeutralRequest:
+    """The realistic request, built for an OpenAI model."""
+    return make_request(provider="openai", model="gpt-5.1", **kwargs)
+
+
+class TestCapabilities:
+    def test_anthropic_limits_come_from_the_model(self) -> None:
+        caps = capabilities_for(models.anthropic("claude-opus-4-5-20251101"))
+        assert (
+            caps.provider,
+            caps.max_breakpoints,
+            caps.lookback_blocks,
+            caps.min_cacheable_tokens,
+        ) == ("anthropic", 4, 20, 4096)
+        assert caps.ttls == ("5m", "1h")
+        assert not caps.supports_cache_key and not caps.supports_cache_retention
+
+    @pytest.mark.parametrize(
+        ("model", "retention", "role"),
+        [
+            ("gpt-5.1", True, "developer"),
+            ("gpt-5", True, "developer"),
+            ("gpt-5-mini", False, "developer"),
+            ("gpt-5.5", True, "developer"),
+            ("gpt-4.1", True, "system"),
+            ("gpt-4.1-mini", False, "system"),
+            ("gpt-4o", False, "system"),
+            ("gpt-4.1-2025-04-14", True, "system"),
+        ],
+    )
+    def test_openai_options_per_family(self, model: str, retention: bool, role: str) -> None:
+        caps = capabilities_for(models.openai(model))
+        assert caps.supports_cache_key and caps.max_breakpoints == 0
+        assert caps.supports_cache_retention is retention
+        assert caps.instruction_role == role
+
+    def test_future_numbered_models_get_retention(self) -> None:
+        assert capabilities_for(
+            models.openai("gpt-5.6", context_window=1_000_000)
+        ).supports_cache_retention
+
+    def test_in_memory_retention_is_refused_where_only_24h_exists(self) -> None:
+        assert (
+            capabilities_for(models.openai("gpt-5.1"), cache_retention="in_memory").cache_retention
+            == "in_memory"
+        )
+        with pytest.raises(UsageError, match="24h"):
+            capabilities_for(models.openai("gpt-5.5"), cache_retention="in_memory")
+
+    def test_negative_limits_are_refused(self) -> None:
+        with pytest.raises(UsageError):
+            replace(GPT5, max_breakpoints=-1)
+
+
+def tool_call_rules_hold(messages: list[dict[str, Any]]) -> None:
+    """Every assistant tool_calls message is directly followed by exactly its tool messages."""
+    for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            # Check a tool message only ever follows an assistant call or another tool message.
+            assert messages[index - 1]["role"] in ("assistant", "tool")
+        if message.get("tool_calls"):
+            ids = [c["id"] for c in message["tool_calls"]]
+            following = messages[index + 1 : index + 1 + len(ids)]
+            assert [m["role"] for m in following] == ["tool"] * len(ids)
+            assert sorted(m["tool_call_id"] for m in following) == sorted(ids)
+
+
+class TestChat:
+    def test_realistic_request(self) -> None:
+        request = openai_request()
+        body = openai_chat.render(request, GPT5)
+        messages = body["messages"]
+        # Check the prefix comes first as one developer message, blocks joined in order.
+        assert messages[0] == {"role": "developer", "content": "\n\n".join(b.text for b in SYSTEM)}
+        assert [m["role"] for m in messages] == [
+            "developer",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "tool",
+            "user",
+        ]
+        # Check the assistant carries its text and canonical-JSON arguments.
+        assistant = messages[2]
+        assert assistant["content"].startswith("Let me look")
+        assert assistant["tool_calls"][0] == {
+            "id": "toolu_01",
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "arguments": '{"max_bytes":20000,"path":"tests/test_login.py"}',
+            },
+        }
+        assert [m["tool_call_id"] for m in messages[3:6]] == ["toolu_01", "toolu_02", "toolu_03"]
+        # Check the volatile tail is last, as its own user message.
+        assert messages[-1]["content"].startswith("Runtime:")
+        # Check tools, token limit and cache routing.
+        assert body["tools"][1] == {
+            "type": "function",
+            "function": {
+                "name": "run_tests",
+                "description": "Run the test suite, optionally filtered by a -k expression.",
+                "parameters": {"properties": {"k": {"type": "string"}}, "type": "object"},
+            },
+        }
+        assert body["max_completion_tokens"] == 4096
+        assert body["prompt_cache_key"] == "cw:sess-42:1"
+        assert body["prompt_cache_retention"] == "24h"
+        tool_call_rules_hold(messages)
+
+    def test_older_model_gets_system_role_and_no_retention(self) -> None:
+        body = openai_chat.render(make_request(provider="openai", model="gpt-4o"), GPT4O)
+        assert body["messages"][0]["role"] == "system"
+        assert "prompt_cache_retention" not in body
+        assert body["prompt_cache_key"] == "cw:sess-42:1"
+
+    def test_no_cache_key_support_means_no_key(self) -> None:
+        body = openai_chat.render(
+            openai_request(),
+            replace(GPT5, supports_cache_key=False, supports_cache_retention=False),
+        )
+        assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
+
+    def test_results_precede_user_text_and_blank_parts_vanish(self) -> None:
+        messages = (
+            Message(role="user", parts=(user_text("go", "e1"),)),
+            Message(role="assistant", parts=(call("t1", "run_tests", {}, "e2"),)),
+            Message(
+                role="user", parts=(user_text("note", "e3"), result("t1", "run_tests", "ok", "e4"))
+            ),
+        )
+        body = openai_chat.render(
+            request_of(messages, stable_messages=3, provider="openai", model="gpt-5.1"), GPT5
+        )
+        assert [m["role"] for m in body["messages"]] == [
+            "developer",
+            "user",
+            "assistant",
+            "tool",
+            "user",
+        ]
+        assert body["messages"][2] == {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "t1",
+                    "type": "function",
+                    "function": {"name": "run_tests", "arguments": "{}"},
+                }
+            ],
+        }
+
+    def test_misplaced_parts_and_wrong_provider_raise(self) -> None:
+        bad = request_of(
+            (Message(role="assistant", parts=(result("t", "f", "x", "e"),)),), stable_messages=0
+        )
+        with pytest.raises(openai_chat.RenderError, match="results are user content"):
+            openai_chat.render(bad, GPT5)
+        with pytest.raises(openai_chat.RenderError, match="provider"):
+            openai_chat.render(
+                openai_request(), capabilities_for(models.anthropic("claude-sonnet-4-6"))
+            )
+
+    def test_golden(self) -> None:
+        assert_golden("openai_chat_multi_turn", openai_chat.render(openai_request(), GPT5))
+
+
+class TestResponses:
+    def test_realistic_request(self) -> None:
+        body = openai_responses.render(openai_request(), GPT5)
+        items = body["input"]
+        # Check the prefix is the leading developer item and `instructions` is not used.
+        assert "instructions" not in body
+        assert items[0] == {"role": "developer", "content": "\n\n".join(b.text for b in SYSTEM)}
+        kinds = [item.get("type", item.get("role")) for item in items]
+        assert kinds == ["developer", "user", "assistant"] + ["function_call"] * 3 + [
+            "function_call_output"
+        ] * 3 + ["user"]
+        assert items[3] == {
+            "type": "function_call",
+            "call_id": "toolu_01",
+            "name": "read_file",
+            "arguments": '{"max_bytes":20000,"path":"tests/test_login.py"}',
+        }
+        assert items[8]["call_id"] == "toolu_03" and "FAILED" in items[8]["output"]
+        assert items[-1]["content"].startswith("Runtime:")
+        # Check tools are flat, strict off, and the cache fields are set.
+        assert body["tools"][0]["name"] == "read_file" and body["tools"][0]["strict"] is False
+        assert body["max_output_tokens"] == 4096
+        assert body["prompt_cache_key"] == "cw:sess-42:1"
+        assert body["prompt_cache_retention"] == "24h"
+        assert body["store"] is False
+
+    def test_golden(self) -> None:
+        assert_golden(
+            "openai_responses_multi_turn", openai_responses.render(openai_request(), GPT5)
+        )
+
+
+RENDERERS = {
+    "chat": (openai_chat.render, "messages"),
+    "responses": (openai_responses.render, "input"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RENDERERS))
+class TestBothWires:
+    def test_history_renders_as_a_byte_prefix_of_the_next_request(self, kind: str) -> None:
+        render, key = RENDERERS[kind]
+        earlier = replace(
+            openai_request(), messages=openai_request().messages[:-1], stable_messages=2
+        )
+        later = make_fanout_request(provider="openai", model="gpt-5.1")
+        before, after = render(earlier, GPT5)[key], render(later, GPT5)[key]
+        # Check the cacheable prefix: every item of the shorter history reappears unchanged.
+        assert canonical_json(after[: len(before)]) == canonical_json(before)
+
+    def test_determinism(self, kind: str) -> None:
+        render, _ = RENDERERS[kind]
+        request = make_fanout_request(provider="openai", model="gpt-5.1")
+        assert json.dumps(render(request, GPT5)) == json.dumps(render(request, GPT5))
+
+    @settings(
+        max_examples=60,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(pair=conversations(), data=st.data())
+    def test_random_requests(
+        self, kind: str, pair: tuple[NeutralRequest, NeutralRequest | None], data: st.DataObject
+    ) -> None:
+        render, key = RENDERERS[kind]
+        request = replace(pair[0], provider="openai", model="gpt-5.1")
+        body = render(request, GPT5)
+        items = body[key]
+        # Check the prefix is first (when there is one) and no blank text is sent.
+        if any(b.text.strip() for b in request.system):
+            assert items[0]["role"] == "developer"
+        assert all(
+            item["content"].strip() for item in items if isinstance(item.get("content"), str)
+        )
+        if kind == "chat":
+            tool_call_rules_hold(items)
+        else:
+            # Check each output comes after its call.
+            seen: set[str] = set()
+            for item in items:
+                if item.get("type") == "function_call":
+                    seen.add(item["call_id"])
+                if item.get("type") == "function_call_output":
+                    assert item["call_id"] in seen
+        # Check a shorter history renders as a prefix of this body.
+        cut = data.draw(st.integers(0, len(request.messages)))
+        shorter = (
+            render(replace(request, messages=request.messages[:cut], stable_messages=0), GPT5)[key]
+            if cut
+            else []
+        )
+        if shorter:
+            assert canonical_json(items[: len(shorter)]) == canonical_json(shorter)
+        assert canonical_json(body) == canonical_json(render(request, GPT5))
+
+
+def test_capabilities_are_a_frozen_record() -> None:
+    caps: ProviderCapabilities = GPT5
+    with pytest.raises(AttributeError):
+        caps.max_breakpoints = 4  # type: ignore[misc]
