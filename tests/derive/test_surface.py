@@ -64,7 +64,7 @@ def test_frames_attach_to_their_turn_and_seed_is_the_last_real_user_message():
     assert surface.seed_seq == 4 and surface.current_turn().message.text == "second"
 
 
-def test_compaction_replaces_history_but_keeps_steering_notes():
+def test_compaction_replaces_history_but_keeps_the_task_and_steering_notes():
     events = _log(
         UserMessage(text="task"), UserMessage(text="keep this verbatim", steering=True), AssistantMessage(text="a"),
         UserMessage(text="next"),
@@ -72,7 +72,8 @@ def test_compaction_replaces_history_but_keeps_steering_notes():
     )
     entries = fold("s", events).entries
     assert isinstance(entries[0], Summary)
-    assert [e.message.text for e in entries if isinstance(e, UserTurn)] == ["keep this verbatim", "next"]
+    assert [e.message.text for e in entries if isinstance(e, UserTurn)] == ["task", "keep this verbatim", "next"]
+    assert entries[1].task and entries[1].pinned
     assert not any(isinstance(e, AssistantReply) for e in entries)
 
 

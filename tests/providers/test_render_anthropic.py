@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -564,6 +565,27 @@ class TestMapping:
             "is_error": False,
             "cache_control": {"type": "ephemeral"},
         }
+
+    def test_foreign_tool_ids_are_cleaned_the_same_way_on_both_halves(self) -> None:
+        odd = ["functions.read_file:0", "functions.read_file|0", "call_ok-1"]
+        messages = (
+            Message(role="user", parts=(user_text("go", "e1"),)),
+            Message(role="assistant", parts=tuple(call(i, "read_file", {}, "e2") for i in odd)),
+            Message(role="user", parts=tuple(result(i, "read_file", "x", "e3") for i in odd)),
+        )
+        body = anthropic.render(request_of(messages, stable_messages=3), ANTHROPIC_CAPS)
+        uses = [b["id"] for b in body["messages"][1]["content"]]
+        results = [b["tool_use_id"] for b in body["messages"][2]["content"]]
+        # Check ids match the API pattern, pairs still match, and distinct ids stay distinct.
+        assert uses == results
+        assert all(re.fullmatch(r"[a-zA-Z0-9_-]+", i) for i in uses)
+        assert len(set(uses)) == 3 and uses[2] == "call_ok-1"
+        assert uses[0].startswith("functions_read_file_0_")
+
+    def test_invalid_tool_names_are_refused(self) -> None:
+        bad = replace(make_request(), tools=(replace(TOOLS[0], name="fs.read"),))
+        with pytest.raises(anthropic.RenderError, match="fs.read"):
+            anthropic.render(bad, ANTHROPIC_CAPS)
 
     def test_unsupported_inputs_raise_a_build_error(self) -> None:
         good = make_request()

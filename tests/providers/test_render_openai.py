@@ -199,6 +199,16 @@ class TestChat:
                 openai_request(), capabilities_for(models.anthropic("claude-sonnet-4-6"))
             )
 
+    def test_invalid_tool_names_are_refused(self) -> None:
+        messages = (
+            Message(role="user", parts=(user_text("go", "e1"),)),
+            Message(role="assistant", parts=(call("t1", "context.update", {}, "e2"),)),
+        )
+        bad = request_of(messages, stable_messages=2, provider="openai", model="gpt-5.1")
+        for render in (openai_chat.render, openai_responses.render):
+            with pytest.raises(openai_chat.RenderError, match="context.update"):
+                render(bad, GPT5)
+
     def test_golden(self) -> None:
         assert_golden("openai_chat_multi_turn", openai_chat.render(openai_request(), GPT5))
 

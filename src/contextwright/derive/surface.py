@@ -44,11 +44,13 @@ class UserTurn:
     message: UserMessage
     frame: FrameRecorded | None = None
     frame_ref: str | None = None
+    task: bool = False
+    """The session's first user message: the task statement."""
 
     @property
     def pinned(self) -> bool:
-        """Steering notes are kept verbatim and never compacted."""
-        return self.message.steering
+        """The task statement and steering notes are kept verbatim and never compacted."""
+        return self.message.steering or self.task
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -160,6 +162,7 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
     seed = 0
     requests = 0
     depth = 0
+    seen_task = False
 
     def add(entry: Entry) -> None:
         if open_index is not None:
@@ -174,7 +177,9 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
         payload = event.payload
         match event.type:
             case "message.user":
-                add(UserTurn(seq=event.seq, ref=event.ref, message=payload))
+                first = not seen_task and not payload.steering
+                seen_task = seen_task or first
+                add(UserTurn(seq=event.seq, ref=event.ref, message=payload, task=first))
                 if not payload.steering:
                     seed = event.seq
             case "message.assistant":

@@ -273,3 +273,16 @@ class MemoryCandidates:
     facts: tuple[str, ...]
     withheld: int = 0
     """Facts not offered because untrusted content could have shaped them."""
+
+
+@event_type("context.layer.truncated")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LayerTruncated:
+    """Relief shrank a layer: what yielded, how many items, and how many tokens it saved."""
+
+    epoch: int
+    layer: Literal["live", "stage_local", "compressed_session", "project_memory"]
+    relief: Literal["recall", "tool_results_to_pointers", "compaction"]
+    items: int
+    tokens_before: int
+    tokens_after: int

@@ -37,6 +37,7 @@ from contextwright.events.catalog import (
     Compacted,
     Evidence,
     FrameRecorded,
+    LayerTruncated,
     MemoryCandidates,
     MemoryCorrected,
     MemoryErased,
@@ -363,7 +364,7 @@ class Session:
             tokens_by_layer=result.tokens_by_layer,
             yields=result.yields,
             pressure=result.pressure,
-            inputs={"upto_seq": surface.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
+            inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
         )
         [event] = self._append([payload])
         return BuiltRequest(index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event)
@@ -528,9 +529,16 @@ class Session:
 
         result = attempt()
         if result is None or result.pressure != "none" or result.tool_results_over_share:
-            if self._prune(plan, allocation, must=result is None):
+            before = result.tokens_by_class.get("tool_results", 0) if result else None
+            pruned = self._prune(plan, allocation, must=result is None)
+            if pruned:
                 relief.append("tool_results_to_pointers")
                 result = attempt()
+                self._append([LayerTruncated(
+                    epoch=plan.epoch, layer="stage_local", relief="tool_results_to_pointers", items=pruned,
+                    tokens_before=before if before is not None else -1,
+                    tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
+                )])
         for _ in range(2):
             # Compaction only when pruning was not enough: the body does not fit, or it
             # is still over the soft threshold with nothing cheaper left to shed.
@@ -541,18 +549,29 @@ class Session:
                 raise EscalationRequired(proposal.reason, session_id=self.id)
             if proposal.compacted is None:
                 break
+            before_body = result.body_tokens if result else -1
             self._adopt(proposal.compacted, strict=False)
             relief.append("compaction")
             result = attempt()
+            self._append([LayerTruncated(
+                epoch=plan.epoch, layer="stage_local", relief="compaction",
+                items=len(proposal.compacted.source_event_seqs), tokens_before=before_body,
+                tokens_after=result.body_tokens if result else -1,
+            )])
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.
             result = build(
                 plan=plan, allocation=allocation, surface=fold(self.id, self._events), tail=tail,
                 secret=self.secret, estimate=self._body_estimate(plan),
             )
+        if "recall" in result.yields:
+            self._append([LayerTruncated(
+                epoch=plan.epoch, layer="project_memory", relief="recall", items=1,
+                tokens_before=-1, tokens_after=result.tokens_by_class.get("recall", 0),
+            )])
         return replace(result, yields=result.yields + tuple(relief))
 
-    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> bool:
+    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
         Unless the body does not fit at all (``must``), a pass runs only when it can
@@ -565,7 +584,7 @@ class Session:
         keep = self.budgets.keep_recent_rounds
         candidates = [r for e in exchanges[: max(0, len(exchanges) - keep)] for r in e.results if not r.pruned]
         if not candidates:
-            return False
+            return 0
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
         visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
         body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
@@ -583,9 +602,9 @@ class Session:
             chosen.append(result.result.call_id)
             saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
         if not must and saved < allocation.tool_results // 2:
-            return False
+            return 0
         self._append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
-        return True
+        return len(chosen)
 
     def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
         """The messages as they would be built now, with every yield allowed (for sizing)."""
