@@ -71,9 +71,10 @@ def test_compaction_replaces_history_but_keeps_the_task_and_steering_notes():
         Compacted(epoch=1, upto_seq=3, summary="S", depth=1, source_event_seqs=(1, 2, 3)),
     )
     entries = fold("s", events).entries
-    assert isinstance(entries[0], Summary)
+    # The summary takes the place of what it folded; pinned entries keep theirs.
+    assert [type(e).__name__ for e in entries] == ["UserTurn", "UserTurn", "Summary", "UserTurn"]
     assert [e.message.text for e in entries if isinstance(e, UserTurn)] == ["task", "keep this verbatim", "next"]
-    assert entries[1].task and entries[1].pinned
+    assert entries[0].task and entries[0].pinned
     assert not any(isinstance(e, AssistantReply) for e in entries)
 
 

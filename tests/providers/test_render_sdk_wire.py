@@ -332,7 +332,6 @@ SENDERS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., Any], Any]
     suppress_health_check=[
         HealthCheck.too_slow,
         HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,
     ],
 )
 @given(pair=conversations(max_messages=30))

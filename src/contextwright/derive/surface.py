@@ -227,7 +227,7 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
                 if not placed:
                     raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
             case "context.compacted":
-                entries = _compact(entries, event, payload)
+                entries = _compact(entries, event, payload, seed=seed)
                 depth = payload.depth
             case "context.pruned":
                 pruned.update(payload.call_ids)
@@ -249,16 +249,22 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
     )
 
 
-def _compact(entries: list[Entry], event: Event, payload: Compacted) -> list[Entry]:
-    kept_before: list[Entry] = []
-    after: list[Entry] = []
+def _compact(entries: list[Entry], event: Event, payload: Compacted, *, seed: int) -> list[Entry]:
+    # Folded entries disappear; the summary takes the place of the first of them, so
+    # that chronology holds whether the compaction covered earlier runs or the older
+    # part of the current one. Pinned entries and the current run's first message stay.
+    out: list[Entry] = []
+    placed = False
     for entry in entries:
-        if _entry_seq(entry) <= payload.upto_seq:
-            if entry.pinned:
-                kept_before.append(entry)
-        else:
-            after.append(entry)
-    return [Summary(seq=event.seq, ref=event.ref, compacted=payload), *kept_before, *after]
+        if _entry_seq(entry) <= payload.upto_seq and not entry.pinned and entry.seq != seed:
+            if not placed:
+                out.append(Summary(seq=event.seq, ref=event.ref, compacted=payload))
+                placed = True
+            continue
+        out.append(entry)
+    if not placed:
+        out.insert(0, Summary(seq=event.seq, ref=event.ref, compacted=payload))
+    return out
 
 
 def _entry_seq(entry: Entry) -> int:

@@ -5,7 +5,9 @@
 fold. It never writes. The default compactor is deterministic and extractive:
 
 * it folds everything before the current run's first message (the seed), except
-  pinned entries (steering notes), which stay verbatim;
+  pinned entries (the task statement and steering notes), which stay verbatim;
+  when that is already folded, it folds the older part of the current run itself,
+  keeping the run's first message and its ``keep_recent`` latest tool exchanges;
 * trusted content (user and operator messages, the assistant's own words, earlier
   summaries) is summarised by extraction: first sentences, with file paths,
   identifiers and numbers kept exact;
@@ -63,11 +65,19 @@ def compact(
     max_depth: int = MAX_DEPTH,
     max_line_chars: int = 240,
     max_summary_chars: int = 16_000,
+    keep_recent: int = 2,
 ) -> CompactionResult:
     """The default extractive compactor."""
     foldable = [e for e in surface.entries if _seq(e) < surface.seed_seq and not e.pinned]
     if not foldable or all(isinstance(e, Summary) for e in foldable):
-        return CompactionResult(compacted=None, reason="nothing before the current run to fold")
+        # Nothing left before the current run: fold the older part of the run itself,
+        # keeping its first message and the most recent tool exchanges verbatim.
+        foldable = _older_part_of_run(surface, keep_recent) or foldable
+    if not foldable:
+        return CompactionResult(compacted=None, reason="nothing left to fold")
+    only_summaries = all(isinstance(e, Summary) for e in foldable)
+    if only_summaries and sum(len(e.compacted.summary) for e in foldable) <= max_summary_chars:  # type: ignore[attr-defined]
+        return CompactionResult(compacted=None, reason="nothing left to fold")
     depth = max(surface.summary_depth, 1)
     previous: list[str] = []
     lines: list[str] = []
@@ -120,8 +130,11 @@ def compact(
                 escalate=True,
                 reason=f"the summary would need depth {depth}, above the cap of {max_depth}: continue in a child run",
             )
+        before = previous + lines
         previous = _condense(previous)
         lines = _condense(lines) if _size(previous + lines) > max_summary_chars else lines
+        if previous + lines == before:
+            return CompactionResult(compacted=None, reason="the summary cannot be condensed further")
     upto = max(_seq(e) if not isinstance(e, Exchange) else e.last_seq for e in foldable)
     return CompactionResult(
         compacted=Compacted(
@@ -136,11 +149,23 @@ def compact(
     )
 
 
+def _older_part_of_run(surface: Surface, keep_recent: int) -> list[object]:
+    run = [e for e in surface.entries if _seq(e) > surface.seed_seq or isinstance(e, Summary)]
+    exchanges = [i for i, e in enumerate(run) if isinstance(e, Exchange)]
+    if len(exchanges) <= keep_recent:
+        return []
+    cut = exchanges[-keep_recent] if keep_recent else len(run)
+    return [e for e in run[:cut] if not e.pinned]
+
+
 HEADER = "Summary of the earlier part of this session (extracted from trusted messages; tool output is referenced, not quoted):"
 
 
 def _size(lines: list[str]) -> int:
     return sum(len(line) + 1 for line in lines)
+
+
+CONDENSED_LINE_CHARS = 120
 
 
 def _condense(lines: list[str]) -> list[str]:
@@ -154,7 +179,7 @@ def _condense(lines: list[str]) -> list[str]:
             if not failures:
                 continue
             line = "  Tools (failures only): " + "; ".join(failures)
-        kept.append(line)
+        kept.append(line if len(line) <= CONDENSED_LINE_CHARS else line[: CONDENSED_LINE_CHARS - 1] + "…")
     return kept
 
 

@@ -24,12 +24,12 @@ from contextwright.build.request import NeutralRequest
 from contextwright.build.validate import validate
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Exchange, Surface, UserTurn, fold
+from contextwright.derive.surface import Exchange, Summary, Surface, UserTurn, fold
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
 from contextwright.errors import ArtifactNotFound, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.registry import encode_payload
-from contextwright.pressure.tool_output import READ_TOOL_NAME, prepare_output, read_slice
+from contextwright.pressure.tool_output import READ_TOOL_NAME, ToolOutputPolicy, prepare_output, read_slice
 from contextwright.events.catalog import (
     ArtifactPointer,
     ArtifactStored,
@@ -223,6 +223,20 @@ class Session:
             stored += self._append(automatic)
         return stored
 
+    def _output_policy(self, tool_name: str) -> ToolOutputPolicy:
+        """The tool's policy, tightened so one result takes at most half the tool-result budget."""
+        policy = self.agent.output_policy(tool_name)
+        plan = self._planner().current
+        if plan is None:
+            return policy
+        limit_tokens = max(256, allocate(plan).tool_results // 2)
+        # Three characters per token is a conservative conversion for code and logs.
+        return replace(
+            policy,
+            max_chars=min(policy.max_chars, limit_tokens * 3),
+            budget_tokens=min(policy.budget_tokens or limit_tokens, limit_tokens),
+        )
+
     def _read_artifact(self, call: ToolCall) -> ToolResult:
         """Answer a ``context_read_artifact`` call; the text keeps its original trust level."""
         ref = call.arguments.get("ref")
@@ -289,7 +303,7 @@ class Session:
         ref = self.log.put_artifact(output, kind="tool_output")
         prepared = prepare_output(
             output, ref=ref, trust=trust, exit_code=exit_code if exit_code is not None else (1 if failed else None),
-            policy=self.agent.output_policy(call.name), count_tokens=self._count,
+            policy=self._output_policy(call.name), count_tokens=self._count,
         )
         result = ToolResult(
             call_id=call_id, tool_name=call.name, output=prepared.text, is_error=failed, exit_code=exit_code,
@@ -539,16 +553,20 @@ class Session:
                     tokens_before=before if before is not None else -1,
                     tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
                 )])
-        for _ in range(2):
+        for attempt_no in range(3):
             # Compaction only when pruning was not enough: the body does not fit, or it
             # is still over the soft threshold with nothing cheaper left to shed.
-            if result is not None and result.pressure == "none":
+            if result is not None and (result.pressure == "none" or attempt_no > 0):
                 break
-            proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch, trigger="pressure")
+            surface = fold(self.id, self._events)
+            # A second attempt asks for a summary half the size of the current one.
+            current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
+            options = {} if attempt_no == 0 else {"max_summary_chars": max(1_000, current // (2 * attempt_no))}
+            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", **options)
             if proposal.escalate:
                 raise EscalationRequired(proposal.reason, session_id=self.id)
             if proposal.compacted is None:
-                break
+                continue  # the next attempt asks for a tighter summary
             before_body = result.body_tokens if result else -1
             self._adopt(proposal.compacted, strict=False)
             relief.append("compaction")

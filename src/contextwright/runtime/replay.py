@@ -1,0 +1,154 @@
+"""Replay a real transcript through a session, as if the engine had been there.
+
+Each imported message becomes what the agent loop would have recorded: user
+messages, the model's answers (preceded by the request the engine would have
+built), and tool results. The transcript's system prompt becomes the agent's
+instructions and its tool schemas the pinned tools (or minimal schemas for the
+tools it called, when the format does not record them).
+
+Third-party agents ship longer prompts and more tools than our default caps
+allow, so replays raise those two caps (:data:`REPLAY_BUDGETS`); everything
+else runs with the defaults.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextwright.build.assemble import BudgetExceeded
+from contextwright.derive.surface import Exchange, UserTurn, fold
+from contextwright.events.catalog import AssistantMessage, ToolCall
+from contextwright.importers.model import Transcript
+from contextwright.items.region_a import ToolSpec
+from contextwright.models import ResolvedModel
+from contextwright.plan.budgets import BudgetConfig
+from contextwright.runtime.engine import Engine
+from contextwright.runtime.errors import EscalationRequired
+from contextwright.runtime.session import BuiltRequest, Session
+from contextwright.runtime.spec import AgentSpec, Tool
+
+REPLAY_POLICY = "You are a software engineering agent working in the user's repository with the tools provided."
+REPLAY_BUDGETS = BudgetConfig(instructions_tokens=24_000, tools_count=64, tools_tokens=24_000)
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_CONSTRAINT = re.compile(r"[^.!?\n]*\b(must|must not|never|do not|don't|always|only|should not|without)\b[^.!?\n]*[.!?]?", re.I)
+
+
+@dataclass(kw_only=True, slots=True)
+class ReplayResult:
+    """What replaying one transcript produced."""
+
+    session: Session
+    transcript: Transcript
+    requests: list[BuiltRequest] = field(default_factory=list)
+    overflows: int = 0
+    """Model calls for which no request could be built within the window."""
+    unanswerable: int = 0
+    """Model answers that followed another answer with nothing new to respond to."""
+
+
+def constraints_in(task: str | None) -> list[str]:
+    """Sentences of the task that state a constraint (must, never, do not, only, ...)."""
+    if not task:
+        return []
+    found = [m.group(0).strip() for m in _CONSTRAINT.finditer(task)]
+    return [c for c in dict.fromkeys(found) if len(c) > 12]
+
+
+def agent_for(transcript: Transcript) -> tuple[AgentSpec, dict[str, str]]:
+    """The agent spec a transcript implies, and the tool-name mapping applied to it."""
+    names: dict[str, str] = {}
+    tools: list[ToolSpec] = []
+    for schema in transcript.tools:
+        spec = _tool_from_schema(schema)
+        if spec is not None and spec.name not in {t.name for t in tools}:
+            tools.append(spec)
+    known = {t.name for t in tools}
+    for message in transcript.messages:
+        for call in message.tool_calls:
+            name = safe_tool_name(call.name)
+            names[call.name] = name
+            if name not in known:
+                known.add(name)
+                tools.append(Tool(name, f"The {call.name} tool, as used in the recorded session.", {"type": "object", "properties": {}}))
+    return AgentSpec(policy=REPLAY_POLICY, instructions=transcript.system or "", tools=tools), names
+
+
+def safe_tool_name(name: str) -> str:
+    """A provider-valid tool name (letters, digits, '_' and '-', at most 64)."""
+    return (_TOOL_NAME.sub("_", name) or "tool")[:64]
+
+
+def replay(
+    transcript: Transcript,
+    *,
+    engine: Engine,
+    model: ResolvedModel,
+    session_id: str | None = None,
+    on_request: Callable[[BuiltRequest], None] | None = None,
+) -> ReplayResult:
+    """Replay ``transcript`` into a new session on ``engine``."""
+    agent, names = agent_for(transcript)
+    sid = session_id or _session_id(transcript)
+    session = engine.session(sid, agent=agent, model=model)
+    session.budgets = REPLAY_BUDGETS
+    result = ReplayResult(session=session, transcript=transcript)
+    for message in transcript.messages:
+        if message.role in ("user", "system"):
+            if message.text.strip():
+                session.user(message.text, author="user" if message.role == "user" else "operator")
+        elif message.role == "assistant":
+            calls = tuple(
+                ToolCall(id=c.id, name=names.get(c.name, safe_tool_name(c.name)), arguments=_plain(c.arguments))
+                for c in message.tool_calls
+            )
+            if not message.text.strip() and not calls:
+                continue
+            if _has_something_to_answer(session):
+                try:
+                    request = session.next_request()
+                except (BudgetExceeded, EscalationRequired):
+                    result.overflows += 1
+                else:
+                    result.requests.append(request)
+                    if on_request is not None:
+                        on_request(request)
+            else:
+                result.unanswerable += 1
+            session.record_assistant(AssistantMessage(text=message.text, tool_calls=calls, model=message.model))
+        for tool_result in message.tool_results:
+            pending = {c.id for c in session.pending_tool_calls()}
+            if tool_result.call_id in pending:
+                session.tool_result(tool_result.call_id, tool_result.output, is_error=tool_result.is_error, exit_code=tool_result.exit_code)
+    return result
+
+
+def _has_something_to_answer(session: Session) -> bool:
+    surface = fold(session.id, session.events)
+    last = surface.entries[-1] if surface.entries else None
+    return isinstance(last, (UserTurn, Exchange)) and surface.open_exchange is None
+
+
+def _tool_from_schema(schema: Any) -> ToolSpec | None:
+    function = schema.get("function", schema) if hasattr(schema, "get") else None
+    if not function or not function.get("name"):
+        return None
+    parameters = function.get("parameters") or function.get("input_schema") or {"type": "object", "properties": {}}
+    if parameters.get("type") != "object":
+        parameters = {"type": "object", "properties": {}}
+    return Tool(safe_tool_name(function["name"]), function.get("description") or "", _plain(parameters))
+
+
+def _session_id(transcript: Transcript) -> str:
+    raw = f"{transcript.format}:{transcript.session_id}"
+    return "".join(ch if ch.isprintable() else "_" for ch in raw)[:200].strip() or "replay"
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,143 @@
+"""OpenTelemetry spans and metrics for built requests, with the GenAI semantic conventions.
+
+Needs the ``otel`` extra (``pip install "contextwright[otel]"``); the import happens
+when :func:`emit` is called, so this module loads without it.
+
+One ``chat {model}`` client span per :class:`~contextwright.telemetry.records.RequestRecord`,
+timed from the events (built → provider response), with the ``gen_ai.*`` request and
+usage attributes plus ``contextwright.*`` attributes for what only this engine knows
+(prefix hash, epoch, pressure, yields, tokens by class and layer). Token usage also
+goes to the ``gen_ai.client.token.usage`` histogram.
+
+Conventions followed (all still "development" status upstream):
+https://github.com/open-telemetry/semantic-conventions-genai (``model/gen-ai/registry.yaml``,
+``model/gen-ai/metrics.yaml``). ``gen_ai.usage.input_tokens`` counts the whole prompt,
+cached tokens included; cache writes use the newer ``cache_write`` name, not
+``cache_creation``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+from collections.abc import Iterable
+from typing import Any
+
+from contextwright import __version__
+from contextwright._optional import require
+from contextwright.telemetry.records import RequestRecord
+
+__all__ = ["TOKEN_USAGE_BUCKETS", "emit", "provider_attribute", "span_attributes"]
+
+SCOPE = "contextwright"
+"""Instrumentation scope name of the tracer and the meter."""
+OPERATION = "chat"
+"""``gen_ai.operation.name`` of a model request."""
+TOKEN_USAGE_BUCKETS: tuple[float, ...] = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
+"""Histogram boundaries advised for ``gen_ai.client.token.usage`` by the GenAI metrics conventions."""
+
+_FEATURE = "OpenTelemetry export"
+
+
+def provider_attribute() -> str:
+    """The provider attribute name: ``gen_ai.provider.name``, or ``gen_ai.system`` for old semconv packages."""
+    try:
+        names = importlib.import_module("opentelemetry.semconv._incubating.attributes.gen_ai_attributes")
+    except ImportError:
+        return "gen_ai.provider.name"  # no constants installed: use the current name
+    # gen_ai.system was renamed gen_ai.provider.name; a package that predates the
+    # rename only knows the old one, and so do the backends that pin it.
+    if hasattr(names, "GEN_AI_PROVIDER_NAME"):
+        return "gen_ai.provider.name"
+    return "gen_ai.system"
+
+
+def span_attributes(record: RequestRecord, *, provider_key: str = "gen_ai.provider.name") -> dict[str, Any]:
+    """The span attributes of one request (semconv ``gen_ai.*`` plus ``contextwright.*``)."""
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": OPERATION,
+        provider_key: record.provider,
+        "gen_ai.request.model": record.model,
+        "gen_ai.conversation.id": record.session_id,
+        "contextwright.request.index": record.request_index,
+        "contextwright.epoch": record.epoch,
+        "contextwright.prefix_sha256": record.prefix_sha256,
+        "contextwright.pressure": record.pressure,
+        "contextwright.yields": list(record.yields),
+        "contextwright.tokens.total": record.total_tokens,
+        "contextwright.tokens.projected_next": record.projected_next_tokens,
+        "contextwright.compactions_so_far": record.compactions_so_far,
+        "contextwright.prunes_so_far": record.prunes_so_far,
+    }
+    if record.context_window is not None:
+        attributes["contextwright.context_window"] = record.context_window
+    for name, tokens in record.tokens_by_class.items():
+        attributes[f"contextwright.tokens.class.{name}"] = tokens
+    for name, tokens in record.tokens_by_layer.items():
+        attributes[f"contextwright.tokens.layer.{name}"] = tokens
+    usage = record.usage
+    if usage is not None:
+        attributes.update({
+            "gen_ai.usage.input_tokens": usage.total_input,
+            "gen_ai.usage.output_tokens": usage.output_tokens,
+            "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
+            "gen_ai.usage.cache_write.input_tokens": usage.cache_write_tokens,
+            "contextwright.usage.source": record.usage_source or "provider",
+        })
+    if record.cost_usd is not None:
+        # A string keeps the Decimal exact; backends that chart it can parse it.
+        attributes["contextwright.cost_usd"] = str(record.cost_usd)
+    return attributes
+
+
+def emit(
+    records: Iterable[RequestRecord],
+    *,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+) -> int:
+    """Emit one span per record and the token-usage histogram; return the number of spans.
+
+    Without providers, the globally configured OpenTelemetry ones are used.
+    """
+    trace = require("opentelemetry.trace", extra="otel", feature=_FEATURE)
+    metrics = require("opentelemetry.metrics", extra="otel", feature=_FEATURE)
+    tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer(SCOPE, __version__)
+    meter = (meter_provider or metrics.get_meter_provider()).get_meter(SCOPE, __version__)
+    token_usage = meter.create_histogram(
+        "gen_ai.client.token.usage",
+        unit="{token}",
+        description="Number of input and output tokens used",
+        explicit_bucket_boundaries_advisory=list(TOKEN_USAGE_BUCKETS),
+    )
+    context_tokens = meter.create_histogram(
+        "contextwright.request.tokens",
+        unit="{token}",
+        description="Estimated size of each built request",
+        explicit_bucket_boundaries_advisory=list(TOKEN_USAGE_BUCKETS),
+    )
+    provider_key = provider_attribute()
+    count = 0
+    for record in records:
+        attributes = span_attributes(record, provider_key=provider_key)
+        span = tracer.start_span(
+            f"{OPERATION} {record.model}",
+            kind=trace.SpanKind.CLIENT,
+            attributes=attributes,
+            start_time=_nanos(record.at),
+        )
+        span.end(end_time=_nanos(record.responded_at or record.at))
+        count += 1
+        common = {"gen_ai.operation.name": OPERATION, provider_key: record.provider, "gen_ai.request.model": record.model}
+        context_tokens.record(record.total_tokens, {**common, "contextwright.pressure": record.pressure})
+        usage = record.usage
+        if usage is not None:
+            token_usage.record(usage.total_input, {**common, "gen_ai.token.type": "input"})
+            token_usage.record(usage.output_tokens, {**common, "gen_ai.token.type": "output"})
+    return count
+
+
+def _nanos(at: dt.datetime) -> int:
+    # Integer arithmetic: a float timestamp loses the microseconds at this magnitude.
+    delta = at - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000

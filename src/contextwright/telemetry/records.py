@@ -1,0 +1,445 @@
+"""Per-request telemetry and session summaries, derived from the event log.
+
+Nothing here is stored: every record is a fold over events (``context.request.built``,
+``model.response``, ``context.compacted``, ...), so it can be recomputed at any time
+and never disagrees with the log. Times come from the events, never from a clock.
+
+Provider usage is taken from ``model.response`` events. A replay or a demo has no
+provider, so :func:`with_usage` can attach usage predicted by the offline cache
+simulators instead; such records say so in :attr:`RequestRecord.usage_source`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any, Literal
+
+from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
+from contextwright.canonical import canonical_json
+from contextwright.errors import UsageError
+from contextwright.events.envelope import Event
+from contextwright.events.registry import encode_payload
+from contextwright.log.base import EventLog
+from contextwright.providers.cache_sim.base import PriceLookup, utc_day
+from contextwright.providers.pricing import cost, price_for
+from contextwright.providers.usage import Usage
+
+__all__ = [
+    "RequestRecord",
+    "SessionSummary",
+    "UsageSource",
+    "request_records",
+    "store_summary",
+    "summarize",
+    "with_usage",
+]
+
+UsageSource = Literal["provider", "simulated"]
+"""Where a record's usage came from: a ``model.response`` event, or a simulator via :func:`with_usage`."""
+
+_PLAN_EVENTS = ("context.plan.created", "context.epoch.rotated")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestRecord:
+    """What one built request looked like, and what it cost when usage is known."""
+
+    session_id: str
+    """The session the request belongs to."""
+    request_index: int
+    """Position of the request in its session, from 0."""
+    epoch: int
+    """The plan epoch the request was built under."""
+    seq: int
+    """Seq of the ``context.request.built`` event."""
+    at: dt.datetime
+    """When the request was built (the event's time)."""
+    provider: str
+    """Provider the request was built for (``anthropic``, ``openai``)."""
+    model: str
+    """Model id of the epoch's plan (``unknown`` when no plan event is in the log)."""
+    context_window: int | None
+    """The model's window per the epoch's plan, when known."""
+    prefix_sha256: str
+    """Hash of the frozen prefix the request carried."""
+    total_tokens: int
+    """Estimated input tokens of the whole request."""
+    tokens_by_class: dict[str, int] = field(default_factory=dict)
+    """Estimated tokens per content class (policy, tools, history, tool_results, ...)."""
+    tokens_by_layer: dict[str, int] = field(default_factory=dict)
+    """Estimated tokens per layer (live, stage_local, compressed_session, project_memory)."""
+    pressure: str = "none"
+    """Pressure state after relief: ``none``, ``soft`` or ``hard``."""
+    yields: tuple[str, ...] = ()
+    """What yielded to make this request fit (recall, tool results to pointers, compaction)."""
+    projected_next_tokens: int
+    """This request's size plus what the log grew by before the next request (no relief assumed)."""
+    compactions_so_far: int = 0
+    """Compactions adopted in the session before this request was recorded."""
+    prunes_so_far: int = 0
+    """Pruning passes adopted in the session before this request was recorded."""
+    epochs_so_far: int = 0
+    """Plans recorded in the session (first plan plus rotations) before this request."""
+    changes: tuple[str, ...] = ()
+    """Context changes since the previous request: ``pruned``, ``compacted:<trigger>``, ``epoch:<reason>``."""
+    input_tokens: int | None = None
+    """Uncached, unwritten input tokens (provider usage), or None without usage."""
+    cache_read_tokens: int | None = None
+    """Input tokens read from the prompt cache, or None without usage."""
+    cache_write_5m_tokens: int | None = None
+    """Input tokens written to a short-lived cache entry, or None without usage."""
+    cache_write_1h_tokens: int | None = None
+    """Input tokens written to a 1-hour cache entry, or None without usage."""
+    output_tokens: int | None = None
+    """Output tokens, or None without usage."""
+    usage_source: UsageSource | None = None
+    """Where the usage came from; None when there is none."""
+    responded_at: dt.datetime | None = None
+    """Time of the matching ``model.response`` event, when the provider reported one."""
+    cost_usd: Decimal | None = None
+    """Exact cost of the usage at the dated list price, or None without usage or price."""
+
+    @property
+    def usage(self) -> Usage | None:
+        """The usage as one :class:`~contextwright.providers.usage.Usage`, or None."""
+        if self.input_tokens is None:
+            return None
+        return Usage(
+            input_tokens=self.input_tokens,
+            cache_read_tokens=self.cache_read_tokens or 0,
+            cache_write_5m_tokens=self.cache_write_5m_tokens or 0,
+            cache_write_1h_tokens=self.cache_write_1h_tokens or 0,
+            output_tokens=self.output_tokens or 0,
+        )
+
+    @property
+    def cache_read_share(self) -> float | None:
+        """Share of the prompt read from cache, or None without usage."""
+        usage = self.usage
+        return None if usage is None else usage.cache_read_share
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionSummary:
+    """One session at a glance, derived from its events."""
+
+    session_id: str
+    """The session summarized."""
+    model: str | None
+    """Model of the latest epoch, when a plan event is present."""
+    provider: str | None
+    """Provider of the latest epoch, when known."""
+    context_window: int | None
+    """Window of the latest epoch, when known."""
+    started_at: dt.datetime
+    """Time of the first event."""
+    ended_at: dt.datetime
+    """Time of the last event."""
+    events: int
+    """Number of events in the session."""
+    requests: int
+    """Requests built."""
+    epochs: int
+    """Plans recorded (1 when the prefix never changed)."""
+    prefix_hashes_by_epoch: dict[int, int] = field(default_factory=dict)
+    """Distinct prefix hashes per epoch; anything above 1 is a broken cache prefix."""
+    compactions_by_trigger: dict[str, int] = field(default_factory=dict)
+    """Compactions adopted, by trigger (pressure, overflow, manual)."""
+    prunes: int = 0
+    """Batched pruning passes."""
+    yields_by_kind: dict[str, int] = field(default_factory=dict)
+    """How many requests each kind of yield was taken for."""
+    overflow_recoveries: int = 0
+    """Compactions forced by a provider context-length error."""
+    archive_failures: int = 0
+    """Compactions adopted although their archive could not be written."""
+    peak_request_tokens: int = 0
+    """Largest estimated request."""
+    requests_with_usage: int = 0
+    """Requests that have usage (reported or simulated)."""
+    cache_read_share: float | None = None
+    """Token-weighted share of input read from cache over requests with usage; None without any."""
+    total_cost_usd: Decimal | None = None
+    """Cost of every request with usage; None without usage or when one of them has no price."""
+    denied_tool_calls: int = 0
+    """Tool calls refused by the call-time policy check."""
+    memory_candidates_offered: int = 0
+    """Facts offered to memory formation at session end."""
+    memory_candidates_withheld: int = 0
+    """Facts withheld because untrusted content could have shaped them."""
+
+    @property
+    def compactions(self) -> int:
+        """Compactions of every trigger."""
+        return sum(self.compactions_by_trigger.values())
+
+    @property
+    def prefix_drift(self) -> bool:
+        """True when some epoch carried more than one prefix hash."""
+        return any(count > 1 for count in self.prefix_hashes_by_epoch.values())
+
+
+def request_records(
+    events: Iterable[Event],
+    *,
+    estimator: TokenEstimator | None = None,
+    price_lookup: PriceLookup | None = price_for,
+) -> list[RequestRecord]:
+    """One record per ``context.request.built`` event, in log order, sessions kept apart.
+
+    ``estimator`` sizes what the log grows by between requests (for the projection);
+    ``price_lookup`` prices provider usage (``None``: no costs).
+    """
+    by_session: dict[str, list[Event]] = {}
+    for event in events:
+        by_session.setdefault(event.session_id, []).append(event)
+    sizer = estimator if estimator is not None else HeuristicEstimator()
+    records: list[RequestRecord] = []
+    for session_events in by_session.values():
+        records.extend(_session_records(sorted(session_events, key=lambda e: e.seq), sizer, price_lookup))
+    return records
+
+
+def summarize(
+    events: Iterable[Event],
+    *,
+    records: Sequence[RequestRecord] | None = None,
+    price_lookup: PriceLookup | None = price_for,
+) -> SessionSummary:
+    """Summarize one session's events; pass ``records`` to use ones with simulated usage."""
+    ordered = sorted(events, key=lambda e: e.seq)
+    if not ordered:
+        raise UsageError("cannot summarize a session without events")
+    sessions = {e.session_id for e in ordered}
+    if len(sessions) != 1:
+        raise UsageError(f"summarize takes one session's events, got {len(sessions)}: {sorted(sessions)}", sessions=sorted(sessions))
+    session_id = ordered[0].session_id
+    if records is None:
+        records = request_records(ordered, price_lookup=price_lookup)
+    elif any(r.session_id != session_id for r in records):
+        raise UsageError(f"records of another session were passed to summarize({session_id!r})", session_id=session_id)
+
+    plans = [e.payload for e in ordered if e.type in _PLAN_EVENTS]
+    latest = plans[-1].plan["model"] if plans else None
+    hashes: dict[int, set[str]] = {}
+    for record in records:
+        hashes.setdefault(record.epoch, set()).add(record.prefix_sha256)
+    compactions = Counter(e.payload.trigger for e in ordered if e.type == "context.compacted")
+    candidates = [e.payload for e in ordered if e.type == "memory.candidates"]
+    with_usage_ = [r for r in records if r.usage is not None]
+    total_input = sum(r.usage.total_input for r in with_usage_)  # type: ignore[union-attr]
+    read = sum(r.cache_read_tokens or 0 for r in with_usage_)
+    costs = [r.cost_usd for r in with_usage_]
+    return SessionSummary(
+        session_id=session_id,
+        model=latest["id"] if latest else next((r.model for r in reversed(records) if r.model != "unknown"), None),
+        provider=latest["provider"] if latest else (records[-1].provider if records else None),
+        context_window=latest["context_window"] if latest else None,
+        started_at=ordered[0].at,
+        ended_at=ordered[-1].at,
+        events=len(ordered),
+        requests=len(records),
+        epochs=len(plans) or len({r.epoch for r in records}),
+        prefix_hashes_by_epoch={epoch: len(h) for epoch, h in sorted(hashes.items())},
+        compactions_by_trigger=dict(sorted(compactions.items())),
+        prunes=sum(1 for e in ordered if e.type == "context.pruned"),
+        yields_by_kind=dict(sorted(Counter(y for r in records for y in r.yields).items())),
+        overflow_recoveries=compactions.get("overflow", 0),
+        archive_failures=sum(1 for e in ordered if e.type == "context.compacted" and e.payload.archive_failed),
+        peak_request_tokens=max((r.total_tokens for r in records), default=0),
+        requests_with_usage=len(with_usage_),
+        # Token-weighted: a big request's cache miss matters more than a small one's.
+        cache_read_share=read / total_input if total_input else (0.0 if with_usage_ else None),
+        total_cost_usd=None if not costs or any(c is None for c in costs) else sum(costs, Decimal(0)),  # type: ignore[arg-type]
+        denied_tool_calls=sum(1 for e in ordered if e.type == "tool.result" and e.payload.denied),
+        memory_candidates_offered=sum(len(c.facts) for c in candidates),
+        memory_candidates_withheld=sum(c.withheld for c in candidates),
+    )
+
+
+def store_summary(log: EventLog, *, price_lookup: PriceLookup | None = price_for) -> list[SessionSummary]:
+    """A summary of every session in ``log`` that has events, in session-id order."""
+    summaries = []
+    for session_id in sorted(log.sessions()):
+        events = log.read(session_id)
+        if events:
+            summaries.append(summarize(events, price_lookup=price_lookup))
+    return summaries
+
+
+def with_usage(
+    records: Sequence[RequestRecord],
+    usages: Mapping[int, Usage],
+    price_lookup: PriceLookup | None = price_for,
+    *,
+    source: UsageSource = "simulated",
+) -> list[RequestRecord]:
+    """Attach ``usages`` (by request index) to records the provider reported nothing for.
+
+    Reported usage always wins: a record that already has usage is returned unchanged.
+    Costs are priced with ``price_lookup`` on each request's UTC day.
+    """
+    sessions = {r.session_id for r in records}
+    if len(sessions) > 1:
+        raise UsageError(f"with_usage takes one session's records, got {len(sessions)}: {sorted(sessions)}", sessions=sorted(sessions))
+    known = {r.request_index for r in records}
+    unknown = sorted(set(usages) - known)
+    if unknown:
+        # An index off by one would silently shift every cost; refuse instead.
+        raise UsageError(f"usage given for requests that are not in the records: {unknown}", request_indexes=unknown)
+    out = []
+    for record in records:
+        usage = usages.get(record.request_index)
+        if usage is None or record.usage is not None:
+            out.append(record)
+            continue
+        out.append(_attach(record, usage, source=source, price_lookup=price_lookup, responded_at=None))
+    return out
+
+
+# -- internals ------------------------------------------------------------------------
+
+
+def _session_records(events: list[Event], sizer: TokenEstimator, price_lookup: PriceLookup | None) -> list[RequestRecord]:
+    models: dict[int, Mapping[str, Any]] = {}
+    built: list[Event] = []
+    # Counters and pending changes, as of each request.
+    state = Counter[str]()
+    changes: list[str] = []
+    context: list[tuple[int, int, int, tuple[str, ...]]] = []
+    # What the log grew by after each request, until the next one (model-visible content only).
+    growth: list[list[str]] = []
+    responses: dict[int, tuple[Event, Any]] = {}
+    for event in events:
+        payload = event.payload
+        match event.type:
+            case "context.plan.created" | "context.epoch.rotated":
+                models[payload.epoch] = payload.plan["model"]
+                state["epochs"] += 1
+                if event.type == "context.epoch.rotated":
+                    changes.append(f"epoch:{payload.reason}")
+            case "context.compacted":
+                state["compactions"] += 1
+                changes.append(f"compacted:{payload.trigger}")
+            case "context.pruned":
+                state["prunes"] += 1
+                changes.append("pruned")
+            case "context.request.built":
+                built.append(event)
+                context.append((state["compactions"], state["prunes"], state["epochs"], tuple(changes)))
+                changes = []
+                growth.append([])
+            case "model.response":
+                # Indexed responses say which request they answer; others answer the latest one.
+                if payload.request_index is not None:
+                    responses[payload.request_index] = (event, payload)
+                elif built:
+                    responses[built[-1].payload.request_index] = (event, payload)
+            case _:
+                if growth:
+                    growth[-1].extend(_visible_texts(event))
+
+    records = []
+    added: list[int] = []
+    for position, event in enumerate(built):
+        payload = event.payload
+        model = models.get(payload.epoch)
+        model_id = str(model["id"]) if model else "unknown"
+        # Only growth between two requests is known; the last one gets the mean of those.
+        texts = growth[position]
+        if position < len(built) - 1:
+            added.append(sum(sizer.estimate(t, model=model_id) for t in texts if t))
+            grow = added[-1]
+        else:
+            grow = sum(added) // len(added) if added else 0
+        compactions, prunes, epochs, since = context[position]
+        record = RequestRecord(
+            session_id=event.session_id,
+            request_index=payload.request_index,
+            epoch=payload.epoch,
+            seq=event.seq,
+            at=event.at,
+            provider=payload.provider,
+            model=model_id,
+            context_window=int(model["context_window"]) if model else None,
+            prefix_sha256=payload.prefix_sha256,
+            total_tokens=payload.total_tokens,
+            tokens_by_class=dict(sorted(payload.tokens_by_class.items())),
+            tokens_by_layer=dict(sorted(payload.tokens_by_layer.items())),
+            pressure=payload.pressure,
+            yields=tuple(payload.yields),
+            projected_next_tokens=payload.total_tokens + grow,
+            compactions_so_far=compactions,
+            prunes_so_far=prunes,
+            epochs_so_far=epochs,
+            changes=since,
+        )
+        response = responses.get(payload.request_index)
+        if response is not None:
+            response_event, response_payload = response
+            reported = response_payload.usage
+            usage = Usage(
+                input_tokens=reported.input_tokens,
+                cache_read_tokens=reported.cache_read_tokens,
+                cache_write_5m_tokens=reported.cache_write_5m_tokens,
+                cache_write_1h_tokens=reported.cache_write_1h_tokens,
+                output_tokens=reported.output_tokens,
+            )
+            if record.model == "unknown":
+                record = replace(record, model=response_payload.model)
+            record = _attach(record, usage, source="provider", price_lookup=price_lookup, responded_at=response_event.at)
+        records.append(record)
+    return records
+
+
+def _visible_texts(event: Event) -> list[str]:
+    """The model-visible text an event adds to the next request (before any relief)."""
+    payload = event.payload
+    match event.type:
+        case "message.user":
+            return [payload.text]
+        case "message.assistant":
+            calls = encode_payload(payload)["tool_calls"]
+            return [payload.text, canonical_json(calls)] if calls else [payload.text]
+        case "tool.result":
+            return [payload.output]
+        case "context.frame.recorded":
+            return [payload.runtime, *(e.text for e in payload.recall)]
+        case _:
+            return []
+
+
+def _attach(
+    record: RequestRecord,
+    usage: Usage,
+    *,
+    source: UsageSource,
+    price_lookup: PriceLookup | None,
+    responded_at: dt.datetime | None,
+) -> RequestRecord:
+    return replace(
+        record,
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_5m_tokens=usage.cache_write_5m_tokens,
+        cache_write_1h_tokens=usage.cache_write_1h_tokens,
+        output_tokens=usage.output_tokens,
+        usage_source=source,
+        responded_at=responded_at,
+        cost_usd=_price(record, usage, price_lookup),
+    )
+
+
+def _price(record: RequestRecord, usage: Usage, price_lookup: PriceLookup | None) -> Decimal | None:
+    if price_lookup is None:
+        return None
+    try:
+        price = price_lookup(record.model, utc_day(record.at))
+    except LookupError:
+        # An unpriced model has no cost, not a wrong one (UnknownModel is a LookupError).
+        return None
+    return cost(usage, price)
