@@ -7,12 +7,18 @@ For every sample of ``shared/tool-outputs`` (exact o200k_base token counts):
 * ours with no budget (filter, group and fold only);
 * head+tail truncation at the same budget (half the tokens each side, one marker).
 
-Prints a per-kind table and writes the results block of ``docs/_sections/compress.md``.
+Prints a per-kind table and writes its results block into ``docs/benchmarks.md``.
 
     python bench/compress_bench.py [--budget 500] [--quick] [--no-write]
 """
 
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
+from _docs import BENCHMARKS, update_section  # noqa: E402
 
 import argparse
 import json
@@ -28,7 +34,7 @@ from contextwright.budget.tokenizers import exact_token_counter
 from contextwright.pressure.compressors import compress, normalize
 from contextwright.testing.corpus import corpus_path, missing_reason
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "_sections" / "compress.md"
+DOC = BENCHMARKS
 START = "<!-- compress-bench:start -->"
 END = "<!-- compress-bench:end -->"
 QUICK_MAX_BYTES = 50_000
@@ -230,18 +236,9 @@ compare directly with the table above.
 
 
 def write_doc(block: str) -> None:
-    """Replace the results block in the docs section (or append it)."""
-    if DOC.exists():
-        text = DOC.read_text(encoding="utf-8")
-        if START in text and END in text:
-            before, rest = text.split(START, 1)
-            _, after = rest.split(END, 1)
-            DOC.write_text(before + block.rstrip("\n") + after, encoding="utf-8")
-            return
-        DOC.write_text(text.rstrip("\n") + "\n\n" + block, encoding="utf-8")
-        return
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(block, encoding="utf-8")
+    """Replace this benchmark's results block in docs/benchmarks.md."""
+    inner = block.split(START, 1)[1].split(END, 1)[0]
+    update_section("compress-bench", inner)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,11 +1,17 @@
 """Measure the token estimator against exact o200k counts on the shared corpora.
 
 Run ``python bench/estimator_bench.py`` to print a table per content kind and write
-``docs/_sections/estimator.md``; ``--fit`` refits the heuristic coefficients first and
+the estimator section of ``docs/benchmarks.md``; ``--fit`` refits the heuristic coefficients first and
 prints them as Python source to paste into ``contextwright/budget/estimator.py``.
 """
 
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
+from _docs import update_section  # noqa: E402
 
 import json
 import re
@@ -523,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help="refit the coefficients first")
     parser.add_argument("--write", action="store_true", help="with --fit: write them into estimator.py")
     parser.add_argument("--holdout", action="store_true", help="also fit on half and test on the other half")
-    parser.add_argument("--no-docs", action="store_true", help="do not write docs/_sections/estimator.md")
+    parser.add_argument("--no-docs", action="store_true", help="do not write the results into docs/benchmarks.md")
     args = parser.parse_args(argv)
     console = Console()
     root = Path(__file__).resolve().parents[1]
@@ -574,9 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.no_docs:
         section = render_section(rows, extra, holdout_rows, cl100k, per_second, tiktoken_per_second)
-        out = root / "docs" / "_sections" / "estimator.md"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(section, encoding="utf-8")
+        out = update_section("estimator-bench", section)
         console.print(f"wrote {out.relative_to(root)}")
     return 0
 

@@ -19,7 +19,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
@@ -30,11 +33,12 @@ from contextwright.events.registry import encode_payload
 from contextwright.providers.anthropic import render
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
 from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.pricing import cost, price_for
 from contextwright.providers.usage import Usage
 from contextwright.report import write_report
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.runtime.session import BuiltRequest, Session
-from contextwright.telemetry.records import request_records, summarize, with_usage
+from contextwright.telemetry.records import RequestRecord, request_records, summarize, with_usage
 from contextwright.testing.fakes import open_session
 
 WINDOW = 32_000
@@ -42,8 +46,12 @@ WINDOW = 32_000
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
-def simulated_usages(session: Session, requests: list[BuiltRequest]) -> dict[int, Usage]:
-    """Usage per request index, predicted by replaying the Anthropic bodies through the cache simulator."""
+def simulated_usages(session: Session, requests: list[BuiltRequest], *, breakpoints: bool = True) -> dict[int, Usage]:
+    """Usage per request index, predicted by replaying the Anthropic bodies through the cache simulator.
+
+    ``breakpoints=False`` strips every ``cache_control`` marker first: the same requests
+    sent without prompt caching, as a baseline.
+    """
     estimator = HeuristicEstimator()
     events = session.events
     model = requests[0].plan.model.id if requests else "claude-sonnet-4-6"
@@ -53,6 +61,8 @@ def simulated_usages(session: Session, requests: list[BuiltRequest]) -> dict[int
     for request in requests:
         body = render(request.neutral, capabilities_for(request.plan.model), previous=previous)
         previous = request.neutral
+        if not breakpoints:
+            body = _without_cache_control(body)
         # Bill the answer that followed the request as its output.
         answer = next((e for e in events if e.seq > request.event.seq and e.type == "message.assistant"), None)
         output = estimator.estimate(canonical_json(encode_payload(answer.payload)), model=model) if answer else 0
@@ -60,8 +70,29 @@ def simulated_usages(session: Session, requests: list[BuiltRequest]) -> dict[int
     return usages
 
 
+def _without_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_control(v) for v in value]
+    return value
+
+
+def _input_cost(records: list[RequestRecord]) -> Decimal:
+    total = Decimal(0)
+    for record in records:
+        usage = record.usage
+        assert usage is not None
+        total += cost(replace(usage, output_tokens=0), price_for(record.model, record.at.date()))
+    return total
+
+
 def build_demo_report(html_path: Path, *, turns: int = 12, window: int = WINDOW) -> Path:
-    """Drive the demo script through a session and write its report to ``html_path``."""
+    """Drive the demo script through a session and write its report to ``html_path``.
+
+    The comparison sets the engine's cache breakpoints against the same requests sent
+    without any, both through the offline simulator.
+    """
     clock = FixedClock("2026-03-01T22:30:00Z")
     memory = InMemoryMemory({"mem-style": "Billing code uses Decimal for money amounts."})
     engine, session, _ = open_session("demo-report", clock=clock, window=window, memory=memory)
@@ -69,17 +100,22 @@ def build_demo_report(html_path: Path, *, turns: int = 12, window: int = WINDOW)
         report = drive(session, demo_script(turns=turns), clock=clock, force_compaction_at=[turns * 2 // 3])
         session.close()
         events = session.events
-        records = with_usage(request_records(events), simulated_usages(session, report.requests))
+        base = request_records(events)
+        records = with_usage(base, simulated_usages(session, report.requests))
+        uncached = with_usage(base, simulated_usages(session, report.requests, breakpoints=False))
         summary = summarize(events, records=records)
+        baseline = summarize(events, records=uncached)
     finally:
         engine.close()
-    baseline = {"strategy": "naive (no cache breakpoints)", "cache_read_share": 0.0, "relative_input_cost": 1.0,
-                "peak_request_tokens": None, "overflows": None, "task_visible": True}
-    engine_row = {"strategy": "contextwright", "cache_read_share": summary.cache_read_share,
-                  "relative_input_cost": None, "peak_request_tokens": summary.peak_request_tokens,
-                  "overflows": summary.overflow_recoveries, "task_visible": True}
-    return write_report(html_path, summary, records, title=f"Session report: {summary.session_id}",
-                        comparison=[engine_row, baseline])
+    comparison = [
+        {"strategy": "contextwright (cache breakpoints)", "cache_read_share": summary.cache_read_share,
+         "relative_input_cost": _input_cost(records) / _input_cost(uncached),
+         "peak_request_tokens": summary.peak_request_tokens, "overflows": summary.overflow_recoveries},
+        {"strategy": "same requests, no cache breakpoints", "cache_read_share": baseline.cache_read_share,
+         "relative_input_cost": 1.0, "peak_request_tokens": baseline.peak_request_tokens,
+         "overflows": baseline.overflow_recoveries},
+    ]
+    return write_report(html_path, summary, records, title=f"Session report: {summary.session_id}", comparison=comparison)
 
 
 def find_chromium() -> str | None:

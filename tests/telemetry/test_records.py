@@ -6,6 +6,13 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from telemetry_sessions import (
+    ROTATE_AT_TURN,
+    ROTATED_WINDOW,
+    UNINDEXED_RESPONSE_AT,
+    WINDOW,
+    reported_usage,
+)
 
 from contextwright.clock import FixedClock
 from contextwright.errors import UsageError
@@ -23,9 +30,13 @@ from contextwright.log.memory import InMemoryEventLog
 from contextwright.log.sqlite import SQLiteEventLog
 from contextwright.providers.pricing import cost, price_for
 from contextwright.providers.usage import Usage
-from contextwright.telemetry.records import RequestRecord, request_records, store_summary, summarize, with_usage
-
-from conftest import ROTATE_AT_TURN, ROTATED_WINDOW, UNINDEXED_RESPONSE_AT, WINDOW, reported_usage
+from contextwright.telemetry.records import (
+    RequestRecord,
+    request_records,
+    store_summary,
+    summarize,
+    with_usage,
+)
 
 
 class CharEstimator:

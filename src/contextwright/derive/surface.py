@@ -45,7 +45,7 @@ class UserTurn:
     frame: FrameRecorded | None = None
     frame_ref: str | None = None
     task: bool = False
-    """The session's first user message: the task statement."""
+    """The session's first message from the user (not a steering note): the task statement."""
 
     @property
     def pinned(self) -> bool:
@@ -177,7 +177,7 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
         payload = event.payload
         match event.type:
             case "message.user":
-                first = not seen_task and not payload.steering
+                first = not seen_task and not payload.steering and payload.author == "user"
                 seen_task = seen_task or first
                 add(UserTurn(seq=event.seq, ref=event.ref, message=payload, task=first))
                 if not payload.steering:

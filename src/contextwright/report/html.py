@@ -92,8 +92,10 @@ def render_html(
         "<body>",
         "<main>",
         f"<h1>{escape(title)}</h1>",
-        f'<p class="meta">Session <code>{escape(summary.session_id)}</code>, '
-        f"{escape(_time(summary.started_at))} to {escape(_time(summary.ended_at))}</p>",
+        (
+            f'<p class="meta">Session <code>{escape(summary.session_id)}</code>, '
+            f"{escape(_time(summary.started_at))} to {escape(_time(summary.ended_at))}</p>"
+        ),
         '<section aria-labelledby="summary-heading">',
         '<h2 id="summary-heading">Summary</h2>',
         _summary_table(summary, records),
@@ -119,9 +121,11 @@ def render_html(
     if records:
         parts += ["<details>", "<summary>Every request</summary>", _requests_table(records), "</details>"]
     parts += [
-        f"<footer>Derived from the event log by Contextwright {escape(__version__)}. "
-        "Token counts are the engine's conservative estimates; usage and cost are provider-reported "
-        "unless marked simulated.</footer>",
+        (
+            f"<footer>Derived from the event log by Contextwright {escape(__version__)}. "
+            "Token counts are the engine's conservative estimates; usage and cost are provider-reported "
+            "unless marked simulated.</footer>"
+        ),
         "</main>",
         "</body>",
         "</html>",
@@ -288,4 +292,4 @@ def _money(value: Decimal | None) -> str:
 
 
 def _time(at: dt.datetime) -> str:
-    return at.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

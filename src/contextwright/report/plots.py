@@ -264,8 +264,8 @@ def _svg(fig: Any) -> str:
     return buffer.getvalue()
 
 
-_PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
-_METADATA_BLOCK = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
+_PROLOG = re.compile(r"^.*?(?=<svg\b)", re.DOTALL)
+_METADATA_BLOCK = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
 _XMLNS = re.compile(r'\s+xmlns(?::\w+)?="[^"]*"')
 _SIZE = re.compile(r'\s+(?:width|height)="[\d.]+pt"')
 _ID = re.compile(r'\bid="([^"]+)"')

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextwright.build.assemble import BudgetExceeded
+from contextwright.build.envelope import escape
+from contextwright.build.request import NeutralRequest
 from contextwright.derive.surface import Exchange, UserTurn, fold
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.importers.model import Transcript
@@ -98,7 +100,9 @@ def replay(
     for message in transcript.messages:
         if message.role in ("user", "system"):
             if message.text.strip():
-                session.user(message.text, author="user" if message.role == "user" else "operator")
+                # Injected messages (reminders, command echoes) come from the harness, not the user.
+                author = "user" if message.role == "user" and not message.meta else "operator"
+                session.user(message.text, author=author)
         elif message.role == "assistant":
             calls = tuple(
                 ToolCall(id=c.id, name=names.get(c.name, safe_tool_name(c.name)), arguments=_plain(c.arguments))
@@ -152,3 +156,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+def visible_in(request: NeutralRequest, text: str) -> bool:
+    """True when ``text`` reaches the model verbatim (inside its envelope) in ``request``."""
+    needle = escape(text.strip())
+    return any(needle in getattr(part, "text", "") for message in request.messages for part in message.parts)

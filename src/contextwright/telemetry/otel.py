@@ -139,5 +139,5 @@ def emit(
 
 def _nanos(at: dt.datetime) -> int:
     # Integer arithmetic: a float timestamp loses the microseconds at this magnitude.
-    delta = at - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    delta = at - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
