@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(kinds, total, args.budget))
     if total.lost:
         print("samples losing a must line:", ", ".join(total.lost))
-    if not args.no_write:
+    if not args.no_write and not args.quick:
         write_doc(results_block(kinds, total, args.budget, samples, args.quick))
         print(f"wrote {DOC}")
     return 0 if not total.lost else 1

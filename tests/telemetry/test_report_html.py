@@ -111,8 +111,8 @@ def test_context_changes_are_marked_and_described(driven):
     assert f"pruning before requests {', '.join(map(str, pruned))}" in plot.description
     assert f"compaction before requests {', '.join(map(str, compacted))}" in plot.description
     assert f"new epoch before request {rotated[0]}" in plot.description
-    # Check: the window of each epoch is drawn, and the labels are in the SVG (as text comments of path glyphs).
-    assert "window (32,000)" in plot.svg and "window (40,000)" in plot.svg
+    # Check: each epoch's window is drawn, and the labels are in the SVG (as text comments of path glyphs).
+    assert "window (per epoch)" in plot.svg and "window per epoch: 32,000, 40,000 tokens" in plot.description
     assert "<!-- prune -->" in plot.svg and "compact (manual)" in plot.svg and "epoch" in plot.svg
 
 

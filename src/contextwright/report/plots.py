@@ -100,8 +100,11 @@ def context_tokens_plot(records: Sequence[RequestRecord], *, key: str = "tokens"
             heights = [r.tokens_by_class.get(name, 0) for r in records]
             stack.append(ax.bar(x, heights, bottom=bottom, width=0.85, color=colour, label=name.replace("_", " "), linewidth=0))
             bottom = [b + h for b, h in zip(bottom, heights)]
-        for window in sorted(windows):
-            ax.axhline(window, color=_WINDOW_COLOUR, linewidth=1.6, label=f"window ({window:,})")
+        label = f"window ({next(iter(windows)):,})" if len(windows) == 1 else "window (per epoch)"
+        for first, last, window in _window_runs(records):
+            # Each epoch's plan has its own window: draw it only over that epoch's requests.
+            ax.hlines(window, first - 0.5, last + 0.5, color=_WINDOW_COLOUR, linewidth=1.6, label=label)
+            label = None
         _draw_changes(ax, records, labelled=True)
         top = max([peak, *windows]) if records else 1
         # Head room above the window line for the change labels, which sit inside the axes.
@@ -128,7 +131,11 @@ def context_tokens_plot(records: Sequence[RequestRecord], *, key: str = "tokens"
         f"Stacked bars, one per request ({len(records)} requests), showing estimated input tokens by class "
         f"({', '.join(n.replace('_', ' ') for n, _ in classes) or 'none'}). "
         f"Peak request: {peak:,} tokens"
-        + (f"; window: {', '.join(f'{w:,}' for w in sorted(windows))} tokens, drawn as a horizontal line" if windows else "")
+        + (
+            f"; window: {next(iter(windows)):,} tokens, drawn as a horizontal line" if len(windows) == 1
+            else f"; window per epoch: {', '.join(f'{w:,}' for _, _, w in _window_runs(records))} tokens, drawn as horizontal lines"
+            if windows else ""
+        )
         + f". {changes}"
     )
     return Plot(key=key, title=title, description=description, svg=_inline(svg, key=key, title=title, description=description))
@@ -201,6 +208,20 @@ def _classes(records: Sequence[RequestRecord]) -> list[tuple[str, str]]:
     ordered = [c for c in CLASS_ORDER if c in present] + sorted(present - set(CLASS_ORDER))
     spare = iter(_SPARE_COLOURS * (1 + len(ordered) // len(_SPARE_COLOURS)))
     return [(name, _CLASS_COLOURS.get(name) or next(spare)) for name in ordered]
+
+
+def _window_runs(records: Sequence[RequestRecord]) -> list[tuple[int, int, int]]:
+    """(first request, last request, window) for each run of requests with the same known window."""
+    runs: list[tuple[int, int, int]] = []
+    for record in records:
+        window = record.context_window
+        if window is None:
+            continue
+        if runs and runs[-1][2] == window and runs[-1][1] == record.request_index - 1:
+            runs[-1] = (runs[-1][0], record.request_index, window)
+        else:
+            runs.append((record.request_index, record.request_index, window))
+    return runs
 
 
 def _changes(records: Sequence[RequestRecord]) -> list[tuple[int, list[str]]]:
