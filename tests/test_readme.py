@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -20,8 +21,32 @@ def test_readme_starts_with_the_two_commands():
 
 
 def test_python_examples_run(tmp_path, monkeypatch):
+    """Every Python block runs; the SDK's HTTP goes to a scripted provider through a mock transport."""
+    import anthropic
+    import httpx2
+
+    from contextwright.events import AssistantMessage, ToolCall
+    from contextwright.testing.provider import ScriptedProvider
+
     monkeypatch.chdir(tmp_path)
-    for code in re.findall(r"```python\n(.*?)```", README.read_text(), re.S):
-        if "postgresql://" in code and "sqlite" not in code:
-            continue
-        exec(compile(code, "README.md", "exec"), {})
+    provider = ScriptedProvider([
+        AssistantMessage(text="Running the tests.", tool_calls=(ToolCall(id="toolu_01", name="run_tests", arguments={}),)),
+        AssistantMessage(text="Fixed: the billing test expected a float."),
+    ])
+    real_client = anthropic.Anthropic
+    monkeypatch.setattr(anthropic, "Anthropic", lambda **kw: real_client(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler))))
+    ran = []
+
+    def run(call):
+        ran.append(call.name)
+        return "1 failed, 41 passed", 1
+
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert len(blocks) >= 2
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {"run": run})
+    assert ran == ["run_tests"] and len(provider.bodies) == 2
+    # The body the SDK put on the wire carried the cache markers and the enveloped task.
+    wire = provider.bodies[-1]
+    assert wire["system"][-1]["cache_control"]["type"] == "ephemeral"
+    assert "CI fails on main" in json.dumps(wire["messages"])

@@ -22,8 +22,12 @@
     │   └── PrefixOverBudget
     ├── BuildError
     │   └── OrphanedToolPair
-    └── ProviderError
-        └── ContextLengthExceeded
+    ├── ProviderError
+    │   └── ContextLengthExceeded
+    │       └── OverflowNotRecovered
+    └── RuntimeFailure
+        ├── EscalationRequired                     continue in a child run
+        └── ArchiveFailed                          manual compaction refused
 
 Errors carry structured fields (``session_id``, ``expected_seq``, ...) so that callers
 can act on them without parsing messages. Driver errors never escape: each storage
@@ -200,3 +204,19 @@ class ProviderError(ContextwrightError):
 
 class ContextLengthExceeded(ProviderError):
     """The provider rejected a request as longer than the model's context window."""
+
+
+class OverflowNotRecovered(ContextLengthExceeded):
+    """The provider rejected a request as too long again after a forced compaction."""
+
+
+class RuntimeFailure(ContextwrightError):
+    """A session could not continue as asked."""
+
+
+class EscalationRequired(RuntimeFailure):
+    """Pressure could not be relieved within the summary-depth cap: continue in a child run."""
+
+
+class ArchiveFailed(RuntimeFailure):
+    """A manual compaction refused to run because its archive could not be written."""

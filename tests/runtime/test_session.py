@@ -177,3 +177,20 @@ def test_a_resumed_session_keeps_its_plan_and_rebuilds_byte_for_byte(tmp_path):
     for built in (first, second):
         rebuilt, record = resumed.rebuild(built.index)
         assert rebuilt.canonical() == built.neutral.canonical() and rebuilt.sha256() == record.request_sha256
+
+
+@pytest.mark.moves_cache_prefix(reason="a forced revocation starts a new epoch with a new prefix")
+def test_forced_revocation_rotates_once_and_the_session_goes_on():
+    _, session, _ = open_session()
+    session.user("deploy a preview")
+    first = session.next_request()
+    decision = session.force_revoke_tool("deploy_preview")
+    assert decision.plan.epoch == 2
+    answer(session, ("c1", "deploy_preview", {}))
+    assert session.pending_tool_calls() == []  # denied at call time too
+    second = session.next_request()
+    assert second.plan.epoch == 2 and second.prefix_sha256 != first.prefix_sha256
+    assert "deploy_preview" not in [t.name for t in second.neutral.tools]
+    answer(session, text="ok")
+    session.user("and now?")
+    assert session.next_request().prefix_sha256 == second.prefix_sha256

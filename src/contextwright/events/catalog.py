@@ -286,3 +286,14 @@ class LayerTruncated:
     items: int
     tokens_before: int
     tokens_after: int
+
+
+@event_type("context.overflow")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContextOverflow:
+    """The provider rejected a request as longer than its window."""
+
+    request_index: int
+    recovered: bool
+    """True when a forced compaction and one retry follow; False when the retry failed too."""
+    message: str = ""

@@ -255,6 +255,8 @@ def _draw_changes(ax: Any, records: Sequence[RequestRecord], *, labelled: bool) 
             ax.annotate(
                 text, xy=(position, 0.99), xycoords=("data", "axes fraction"), xytext=(-2, 0),
                 textcoords="offset points", rotation=90, ha="right", va="top", fontsize=8, color="#333333",
+                # A white backing keeps the label readable where it crosses the window line.
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 0.6},
             )
 
 

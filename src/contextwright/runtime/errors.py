@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from contextwright.errors import ContextwrightError, UsageError
+from contextwright.errors import ArchiveFailed, ContextwrightError, EscalationRequired, OverflowNotRecovered, UsageError
+
+__all__ = [
+    "ArchiveFailed",
+    "EscalationRequired",
+    "NothingToSend",
+    "OverflowNotRecovered",
+    "RoundLimitExceeded",
+    "ToolCallUnknown",
+]
 
 
 class RoundLimitExceeded(ContextwrightError):
     """The run reached its hard cap on model rounds and was stopped."""
-
-
-class EscalationRequired(ContextwrightError):
-    """Pressure could not be relieved within the summary-depth cap: continue in a child run."""
 
 
 class NothingToSend(UsageError):
@@ -19,7 +24,3 @@ class NothingToSend(UsageError):
 
 class ToolCallUnknown(UsageError):
     """A tool result was given for a call the model never made, or already answered."""
-
-
-class ArchiveFailed(ContextwrightError):
-    """A manual compaction refused to run because its archive could not be written."""

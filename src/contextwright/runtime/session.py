@@ -27,7 +27,7 @@ from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Exchange, Summary, Surface, UserTurn, fold
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
-from contextwright.errors import ArtifactNotFound, ContextwrightError, SeqConflict, UsageError
+from contextwright.errors import ArtifactNotFound, ContextwrightError, SeqConflict, StorageCorrupted, UsageError
 from contextwright.events.registry import encode_payload
 from contextwright.pressure.tool_output import READ_TOOL_NAME, ToolOutputPolicy, prepare_output, read_slice
 from contextwright.events.catalog import (
@@ -35,6 +35,7 @@ from contextwright.events.catalog import (
     ArtifactStored,
     AssistantMessage,
     Compacted,
+    ContextOverflow,
     Evidence,
     FrameRecorded,
     LayerTruncated,
@@ -42,12 +43,14 @@ from contextwright.events.catalog import (
     MemoryCorrected,
     MemoryErased,
     MemoryWritten,
+    ModelResponse,
     Pruned,
     RequestBuilt,
     ToolCall,
     ToolRestored,
     ToolResult,
     ToolRevoked,
+    UsageRecord,
     UserMessage,
     WorkingStateUpdated,
 )
@@ -59,12 +62,20 @@ from contextwright.plan.plan import ContextPlan
 from contextwright.plan.planner import ContextPlanner, PlanDecision
 from contextwright.policy.tools import ToolPolicy, denial_for
 from contextwright.pressure.compactor import compact as default_compact
-from contextwright.runtime.errors import ArchiveFailed, EscalationRequired, NothingToSend, RoundLimitExceeded, ToolCallUnknown
+from contextwright.runtime.errors import (
+    ArchiveFailed,
+    EscalationRequired,
+    NothingToSend,
+    OverflowNotRecovered,
+    RoundLimitExceeded,
+    ToolCallUnknown,
+)
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
 
 UNTRUSTED = frozenset({"external_untrusted"})
 """Trust levels whose presence in a run withholds the run's facts from memory candidates."""
+FORCED_REVOCATION = "forced: operator immediate revocation"
 POINTER_STUB_TOKENS = 80
 """What a pruned tool result still costs: its envelope and the pointer line."""
 
@@ -91,10 +102,45 @@ class BuiltRequest:
     plan: ContextPlan
     event: Event
 
+    previous: NeutralRequest | None = None
+    """The request built before this one in the same epoch, for cache-marker placement."""
+
     @property
     def prefix_sha256(self) -> str:
         """The prefix hash recorded for this request."""
         return self.neutral.prefix_sha256
+
+    def anthropic(self, *, prefix_ttl: str = "5m") -> dict[str, Any]:
+        """Keyword arguments for ``anthropic.Anthropic().messages.create``."""
+        from contextwright.providers import anthropic as renderer
+        from contextwright.providers.capabilities import capabilities_for
+
+        return renderer.render(self.neutral, capabilities_for(self.plan.model), previous=self.previous, prefix_ttl=prefix_ttl)  # type: ignore[arg-type]
+
+    def openai_chat(self) -> dict[str, Any]:
+        """Keyword arguments for ``openai.OpenAI().chat.completions.create``."""
+        from contextwright.providers import openai_chat as renderer
+        from contextwright.providers.capabilities import capabilities_for
+
+        return renderer.render(self.neutral, capabilities_for(self.plan.model))
+
+    def openai_responses(self) -> dict[str, Any]:
+        """Keyword arguments for ``openai.OpenAI().responses.create``."""
+        from contextwright.providers import openai_responses as renderer
+        from contextwright.providers.capabilities import capabilities_for
+
+        return renderer.render(self.neutral, capabilities_for(self.plan.model))
+
+    def body(self, wire: str | None = None) -> dict[str, Any]:
+        """The body for ``wire`` ("anthropic", "openai_chat", "openai_responses"); the plan's provider by default."""
+        wire = wire or ("anthropic" if self.plan.model.provider == "anthropic" else "openai_chat")
+        if wire == "anthropic":
+            return self.anthropic()
+        if wire == "openai_chat":
+            return self.openai_chat()
+        if wire == "openai_responses":
+            return self.openai_responses()
+        raise UsageError(f"unknown wire format {wire!r}: use anthropic, openai_chat or openai_responses")
 
 
 class Session:
@@ -323,7 +369,7 @@ class Session:
         """Operator-forced immediate revocation: the tool leaves the prefix and a new epoch starts."""
         self._sync()
         decision = self._planner().force_revocation(name)
-        self._append([*(e.payload for e in decision.events), ToolRevoked(tool=name, reason="forced")])
+        self._append([*(e.payload for e in decision.events), ToolRevoked(tool=name, reason=FORCED_REVOCATION)])
         return decision
 
     def remember(self, memory_id: str, text: str) -> Event:
@@ -380,8 +426,121 @@ class Session:
             pressure=result.pressure,
             inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
         )
+        previous = self._previous_request(plan.epoch)
         [event] = self._append([payload])
-        return BuiltRequest(index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event)
+        self._last_built = (plan.epoch, payload.request_index, result.request)
+        return BuiltRequest(index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event, previous=previous)
+
+    def _previous_request(self, epoch: int) -> NeutralRequest | None:
+        """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""
+        built = [e.payload for e in self._events if e.type == "context.request.built"]
+        if not built or built[-1].epoch != epoch:
+            return None
+        cached = getattr(self, "_last_built", None)
+        if cached is not None and cached[:2] == (epoch, built[-1].request_index):
+            return cached[2]
+        return self.rebuild(built[-1].request_index)[0]
+
+    # -- looking back ---------------------------------------------------------------
+
+    def stats(self) -> Any:
+        """Telemetry of this session: requests, tokens, cache reads, cost, relief, epochs."""
+        from contextwright.telemetry.records import summarize
+
+        self._sync()
+        return summarize(self._events)
+
+    def inspect(self, request_index: int) -> NeutralRequest:
+        """Exactly what the model saw on request ``request_index``, rebuilt and checked against its hash."""
+        rebuilt, record = self.rebuild(request_index)
+        if rebuilt.sha256() != record.request_sha256:
+            raise StorageCorrupted(
+                f"session {self.id!r} request {request_index}: the rebuilt request hashes to {rebuilt.sha256()}, "
+                f"but {record.request_sha256} was recorded",
+                session_id=self.id,
+                request_index=request_index,
+            )
+        return rebuilt
+
+    # -- talking to a provider ------------------------------------------------------
+
+    def record(self, response: Any) -> list[Event]:
+        """Record a provider response (Anthropic message, chat completion or response, or their JSON).
+
+        The answer is recorded like :meth:`record_assistant`, and its usage as a
+        ``model.response`` event that also tunes the token estimator.
+        """
+        from contextwright.providers.responses import parse_response
+
+        message, usage = parse_response(response)
+        stored = self.record_assistant(message)
+        if usage is not None:
+            stored += self._record_usage(usage, model=message.model)
+        return stored
+
+    def _record_usage(self, usage: Any, *, model: str | None) -> list[Event]:
+        built = [e.payload for e in self._events if e.type == "context.request.built"]
+        last = built[-1] if built else None
+        record = UsageRecord(
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
+            cache_write_5m_tokens=usage.cache_write_5m_tokens, cache_write_1h_tokens=usage.cache_write_1h_tokens,
+        )
+        reconciler = getattr(self.estimator, "reconciler", None)
+        if last is not None and reconciler is not None and usage.total_input:
+            # The reconciler learns from the uncorrected estimate.
+            raw = max(1, round(last.total_tokens / reconciler.factor(self.model.id)))
+            reconciler.observe(self.model.id, raw, usage.total_input)
+        return self._append([
+            ModelResponse(
+                provider=self.model.provider, model=model or self.model.id, usage=record,
+                request_index=last.request_index if last else None,
+                estimated_input_tokens=last.total_tokens if last else None,
+            )
+        ])
+
+    def send(self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any) -> Any:
+        """Build (unless given), send with ``create`` (e.g. ``client.messages.create``), record the answer.
+
+        A context-length error from the provider is caught once: the session is
+        compacted (pruning first when there is nothing to fold), the request is
+        rebuilt and sent again. A second context-length error raises
+        :class:`OverflowNotRecovered`.
+        """
+        from contextwright.errors import ContextLengthExceeded
+        from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
+
+        request = request or self.next_request()
+        for attempt in range(2):
+            try:
+                response = create(**request.body(wire), **extra)
+            except Exception as exc:  # noqa: BLE001 - translated below, re-raised otherwise
+                error = from_sdk_exception(exc) if is_sdk_api_error(exc) else exc
+                if not isinstance(error, ContextLengthExceeded):
+                    if error is exc:
+                        raise
+                    raise error from exc
+                self._append([ContextOverflow(request_index=request.index, recovered=attempt == 0, message=error.message[:500])])
+                if attempt == 1:
+                    raise OverflowNotRecovered(
+                        f"session {self.id!r}: the provider still rejected request {request.index} as too long after compaction",
+                        session_id=self.id,
+                    ) from exc
+                self._relieve_overflow(request.plan)
+                request = self.next_request()
+                continue
+            self.record(response)
+            return response
+        raise AssertionError("unreachable")
+
+    def _relieve_overflow(self, plan: ContextPlan) -> None:
+        """Forced relief after a provider overflow: compact, or prune everything prunable."""
+        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch, trigger="overflow")
+        if proposal.escalate:
+            raise EscalationRequired(proposal.reason, session_id=self.id)
+        if proposal.compacted is not None:
+            self._adopt(proposal.compacted, strict=False)
+        else:
+            self._prune(plan, allocate(plan), must=True)
 
     def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
         """Rebuild request ``request_index`` from the log alone, byte for byte."""
@@ -459,6 +618,10 @@ class Session:
     def _pin_plan(self) -> ContextPlan:
         planner = self._planner()
         prefix = self.agent.prefix(self._memory_snapshot)
+        # Tools an operator removed at once left the prefix in a new epoch; keep them out.
+        for event in self._events:
+            if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
+                prefix = prefix.without_tool(event.payload.tool)
         decision = planner.plan(self.model, prefix)
         if decision.events:
             self._append([e.payload for e in decision.events])

@@ -1,0 +1,90 @@
+"""Provider responses → the neutral assistant message and one usage shape.
+
+Accepts the official SDKs' response objects (anything with ``model_dump()``) or
+the same JSON as plain mappings, for Anthropic Messages, OpenAI Chat Completions
+and OpenAI Responses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from contextwright.events.catalog import AssistantMessage, ToolCall
+from contextwright.providers.errors import MalformedProviderResponse
+from contextwright.providers.usage import (
+    Usage,
+    parse_anthropic_usage,
+    parse_openai_chat_usage,
+    parse_openai_responses_usage,
+)
+
+
+def parse_response(response: Any) -> tuple[AssistantMessage, Usage | None]:
+    """The assistant message and usage of a provider response (the kind is detected)."""
+    data = response.model_dump() if hasattr(response, "model_dump") else response
+    if not isinstance(data, Mapping):
+        raise MalformedProviderResponse(f"a response must be an SDK object or a mapping, not {type(response).__name__}", provider="unknown")
+    if data.get("type") == "message" and "content" in data:
+        return _anthropic(data)
+    if "choices" in data:
+        return _openai_chat(data)
+    if data.get("object") == "response" or "output" in data:
+        return _openai_responses(data)
+    raise MalformedProviderResponse("unrecognised response: not an Anthropic message, a chat completion or a response", provider="unknown")
+
+
+def _anthropic(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
+    texts, calls = [], []
+    for block in data.get("content") or ():
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(block.get("text", ""))
+        elif kind == "tool_use":
+            calls.append(ToolCall(id=block["id"], name=block["name"], arguments=dict(block.get("input") or {})))
+        # thinking and server-tool blocks are not replayed into history
+    usage = parse_anthropic_usage(data["usage"]) if data.get("usage") else None
+    message = AssistantMessage(text="\n".join(t for t in texts if t), tool_calls=tuple(calls), model=data.get("model"), stop_reason=data.get("stop_reason"))
+    return message, usage
+
+
+def _openai_chat(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
+    choices = data.get("choices") or []
+    if not choices:
+        raise MalformedProviderResponse("chat completion has no choices", provider="openai")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    calls = tuple(
+        ToolCall(id=c["id"], name=c["function"]["name"], arguments=_arguments(c["function"].get("arguments"), provider="openai"))
+        for c in message.get("tool_calls") or ()
+    )
+    usage = parse_openai_chat_usage(data["usage"]) if data.get("usage") else None
+    text = message.get("content") or ""
+    return AssistantMessage(text=text, tool_calls=calls, model=data.get("model"), stop_reason=choice.get("finish_reason")), usage
+
+
+def _openai_responses(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
+    texts, calls = [], []
+    for item in data.get("output") or ():
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or ():
+                if part.get("type") in ("output_text", "text"):
+                    texts.append(part.get("text", ""))
+        elif kind == "function_call":
+            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"), provider="openai")))
+    usage = parse_openai_responses_usage(data["usage"]) if data.get("usage") else None
+    return AssistantMessage(text="\n".join(t for t in texts if t), tool_calls=tuple(calls), model=data.get("model"), stop_reason=data.get("status")), usage
+
+
+def _arguments(raw: Any, *, provider: str) -> dict[str, Any]:
+    if raw in (None, ""):
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return {"_raw": str(raw)}
+    return value if isinstance(value, dict) else {"_raw": raw}

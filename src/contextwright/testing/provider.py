@@ -1,0 +1,145 @@
+"""A scripted model provider: canned answers, realistic usage, no network.
+
+:class:`ScriptedProvider` plays the model's side of a conversation from a list of
+:class:`~contextwright.events.catalog.AssistantMessage` values. Each request body it
+receives is passed through the offline cache simulator, so the usage it reports
+(cache reads and writes included) is what the provider's caching rules predict for
+exactly that body. It can answer as a plain function (``create(**body)``) or behind
+the official SDKs through an ``httpx2.MockTransport`` (:meth:`handler`), and it can
+be told to reject chosen calls as too long, like a provider whose window overflowed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from contextwright.budget.estimator import HeuristicEstimator
+from contextwright.clock import Clock, FixedClock
+from contextwright.events.catalog import AssistantMessage
+from contextwright.providers.cache_sim import AnthropicCacheSimulator, OpenAICacheSimulator, SimRequest
+
+
+class ScriptedProvider:
+    """Answers requests from a script, with usage from the offline cache simulator."""
+
+    def __init__(
+        self,
+        answers: Iterable[AssistantMessage],
+        *,
+        provider: str = "anthropic",
+        clock: Clock | None = None,
+        overflow_calls: Iterable[int] = (),
+        output_tokens: int = 120,
+    ) -> None:
+        self.provider = provider
+        self.clock = clock or FixedClock()
+        self._answers: Iterator[AssistantMessage] = iter(answers)
+        self._overflow = set(overflow_calls)
+        self._calls = itertools.count()
+        self.output_tokens = output_tokens
+        estimator = HeuristicEstimator()
+        count = lambda text: estimator.estimate(text, model="gpt-4o")  # noqa: E731 - a simple token measure for blocks
+        simulator: Any = AnthropicCacheSimulator(count_tokens=count) if provider == "anthropic" else OpenAICacheSimulator(count_tokens=count)
+        self.simulator = simulator
+        self.bodies: list[dict[str, Any]] = []
+        self.simulated: list[Any] = []
+
+    def create(self, **body: Any) -> dict[str, Any]:
+        """Answer one request body (the keyword arguments of ``messages.create`` / ``chat.completions.create``)."""
+        call = next(self._calls)
+        self.bodies.append(body)
+        if call in self._overflow:
+            raise ProviderOverflowError(self.provider)
+        answer = next(self._answers)
+        simulated = self.simulator.request(SimRequest(at=self.clock.now(), body=body, output_tokens=self.output_tokens))
+        self.simulated.append(simulated)
+        if self.provider == "anthropic":
+            return _anthropic_message(answer, simulated.usage, body["model"], call)
+        return _openai_completion(answer, simulated.usage, body["model"], call)
+
+    def handler(self, request: Any) -> Any:
+        """An ``httpx2.MockTransport`` handler: the SDK's wire JSON in, the provider's JSON out."""
+        import httpx2
+
+        body = json.loads(request.content)
+        try:
+            payload = self.create(**body)
+        except ProviderOverflowError as exc:
+            return httpx2.Response(400, json=exc.body, headers={"request-id": "req_scripted"})
+        return httpx2.Response(200, json=payload, headers={"request-id": "req_scripted"})
+
+
+class ProviderOverflowError(Exception):
+    """What the provider says when a prompt is longer than the window (raised by :meth:`ScriptedProvider.create`)."""
+
+    def __init__(self, provider: str) -> None:
+        if provider == "anthropic":
+            self.body = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"}}
+        else:
+            self.body = {"error": {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+        super().__init__(json.dumps(self.body))
+        self.provider = provider
+
+
+def _anthropic_message(answer: AssistantMessage, usage: Any, model: str, call: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if answer.text:
+        content.append({"type": "text", "text": answer.text})
+    for tool_call in answer.tool_calls:
+        content.append({"type": "tool_use", "id": tool_call.id, "name": tool_call.name, "input": _plain(tool_call.arguments)})
+    return {
+        "id": f"msg_scripted_{call:04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if answer.tool_calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_input_tokens": usage.cache_read_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+            "cache_creation": {"ephemeral_5m_input_tokens": usage.cache_write_5m_tokens, "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens},
+        },
+    }
+
+
+def _openai_completion(answer: AssistantMessage, usage: Any, model: str, call: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+    if answer.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(_plain(c.arguments), sort_keys=True)}}
+            for c in answer.tool_calls
+        ]
+    prompt = usage.total_input
+    return {
+        "id": f"chatcmpl-scripted-{call:04d}",
+        "object": "chat.completion",
+        "created": 1_767_225_600,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if answer.tool_calls else "stop", "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": usage.output_tokens,
+            "total_tokens": prompt + usage.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+        },
+    }
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "items"):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def at(when: str) -> dt.datetime:
+    """Parse an ISO instant (a small helper for scripts and tests)."""
+    return dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
