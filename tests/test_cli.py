@@ -1,10 +1,11 @@
-"""The command line: demo, sessions, events, verify, and one-line errors."""
+"""The command line: demo, replay, inspect, stats, compress, compact, and one-line errors."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 
+import pytest
 from typer.testing import CliRunner
 
 from contextwright.cli import app
@@ -12,41 +13,123 @@ from contextwright.cli import app
 runner = CliRunner()
 
 
-def test_demo_writes_a_store_and_reports_it(tmp_path):
-    db = tmp_path / "demo.db"
-    result = runner.invoke(app, ["demo", "--db", str(db), "--turns", "40", "--json"])
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("demo")
+    db, report = folder / "demo.db", folder / "demo.html"
+    result = runner.invoke(app, ["demo", "--db", str(db), "--turns", "15", "--window", "32000", "--report", str(report), "--json"])
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
-    assert summary["events"] > 200
-    assert summary["crosses_midnight"] is True
-    assert summary["denied_tool_calls"] >= 0
-    assert summary["events_by_type"]["message.user"] == 40
-    # Same seed, same session: the demo is deterministic.
-    again = json.loads(runner.invoke(app, ["demo", "--db", str(db), "--turns", "40", "--json"]).output)
-    assert again == summary
+    return db, report, json.loads(result.output)
 
 
-def test_demo_prints_tables(tmp_path):
-    result = runner.invoke(app, ["demo", "--db", str(tmp_path / "d.db"), "--turns", "3"])
+def test_demo_reports_one_prefix_hash_per_epoch_and_no_orphans(demo_store):
+    _, report, summary = demo_store
+    assert summary["requests"] > 30 and summary["epochs"] == 1
+    assert set(summary["prefix_hashes_per_epoch"].values()) == {1}
+    assert summary["orphaned_tool_pairs"] == 0
+    assert summary["peak_request_tokens"] <= summary["window"]
+    assert summary["crosses_midnight"] and summary["cache_read_share"] > 0
+    assert report.exists() and "<svg" in report.read_text()
+
+
+def test_demo_is_deterministic(demo_store, tmp_path):
+    _, _, summary = demo_store
+    again = runner.invoke(app, ["demo", "--db", str(tmp_path / "d.db"), "--turns", "15", "--window", "32000", "--report", str(tmp_path / "r.html"), "--json"])
+    second = json.loads(again.output)
+    assert {k: v for k, v in second.items() if k not in ("store", "report")} == {k: v for k, v in summary.items() if k not in ("store", "report")}
+
+
+def test_demo_prints_a_summary_table(tmp_path):
+    result = runner.invoke(app, ["demo", "--db", str(tmp_path / "d.db"), "--turns", "3", "--report", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
-    assert "Demo summary" in result.output and "message.user" in result.output
+    assert "prefix hashes per epoch" in result.output and "orphaned tool pairs" in result.output
 
 
-def test_sessions_events_and_verify(tmp_path):
-    db = tmp_path / "d.db"
-    runner.invoke(app, ["demo", "--db", str(db), "--turns", "3", "--json"])
-    assert "demo-ticket-4711" in runner.invoke(app, ["sessions", str(db)]).output
-    events = runner.invoke(app, ["events", str(db), "--session", "demo-ticket-4711", "--limit", "3"])
-    assert events.exit_code == 0 and "message.user" in events.output
-    ok = runner.invoke(app, ["verify", str(db)])
-    assert ok.exit_code == 0 and "verified" in ok.output
-    # Tamper with one payload: verify must notice.
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE cw_events SET payload = replace(payload, 'CI fails', 'CI works') WHERE seq = 1")
+def test_demo_on_the_openai_wire(tmp_path):
+    result = runner.invoke(app, ["demo", "--db", str(tmp_path / "d.db"), "--turns", "4", "--provider", "openai", "--report", str(tmp_path / "r.html"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["model"] == "gpt-4.1"
+
+
+def test_inspect_reproduces_a_request_and_says_so(demo_store):
+    db, _, _ = demo_store
+    result = runner.invoke(app, ["inspect", str(db), "--session", "demo-ticket-4711", "--request", "5"])
+    assert result.exit_code == 0, result.output
+    assert "rebuilt from the log" in result.output and "matches the recorded hash" in result.output
+    table = runner.invoke(app, ["inspect", str(db), "--session", "demo-ticket-4711"])
+    assert table.exit_code == 0 and "Requests of demo-ticket-4711" in table.output
+    as_json = json.loads(runner.invoke(app, ["inspect", str(db), "-s", "demo-ticket-4711", "-r", "0", "--json"]).output)
+    assert as_json["session_id"] == "demo-ticket-4711"
+
+
+def test_inspect_notices_a_tampered_log(demo_store, tmp_path):
+    db, _, _ = demo_store
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    conn = sqlite3.connect(copy)
+    # Change the recorded hash of request 3: the rebuild no longer matches it.
+    row = conn.execute("SELECT seq, payload FROM cw_events WHERE type = 'context.request.built' ORDER BY seq LIMIT 1 OFFSET 3").fetchone()
+    payload = json.loads(row[1])
+    payload["request_sha256"] = "sha256:" + "0" * 64
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib
+
+    conn.execute("UPDATE cw_events SET payload = ?, payload_sha256 = ? WHERE seq = ?", (text, "sha256:" + hashlib.sha256(text.encode()).hexdigest(), row[0]))
     conn.commit()
     conn.close()
-    bad = runner.invoke(app, ["verify", str(db)])
-    assert bad.exit_code == 1 and "sha256" in bad.output
+    result = runner.invoke(app, ["inspect", str(copy), "--session", "demo-ticket-4711", "--request", "3"])
+    assert result.exit_code == 1 and "was recorded" in result.output
+
+
+def test_stats(demo_store):
+    db, _, _ = demo_store
+    result = runner.invoke(app, ["stats", str(db)])
+    assert result.exit_code == 0 and "demo-ticket-4711" in result.output
+
+
+def test_compact_is_strict_and_reports(demo_store, tmp_path):
+    db, _, _ = demo_store
+    copy = tmp_path / "c.db"
+    copy.write_bytes(db.read_bytes())
+    result = runner.invoke(app, ["compact", str(copy), "--session", "demo-ticket-4711"])
+    assert result.exit_code == 0, result.output
+    assert "compacted" in result.output or "Nothing to compact" in result.output
+
+
+def test_compress_reads_stdin_and_files(tmp_path):
+    output = "".join(f"tests/test_a.py::test_{i} PASSED\n" for i in range(300)) + "FAILED tests/test_a.py::test_x - assert 1 == 2\n=== 1 failed, 300 passed in 2.0s ===\n"
+    result = runner.invoke(app, ["compress", "--exit-code", "1"], input=output)
+    assert result.exit_code == 0
+    assert "FAILED tests/test_a.py::test_x - assert 1 == 2" in result.output and len(result.output) < len(output)
+    path = tmp_path / "out.txt"
+    path.write_text(output)
+    data = json.loads(runner.invoke(app, ["compress", str(path), "--json", "--budget", "200"]).output)
+    assert data["kind"] == "pytest" and data["chars_after"] < data["chars_before"] and data["pointer"].startswith("sha256:")
+
+
+def test_replay_dumps_bodies_the_sdk_types_accept(tmp_path):
+    transcript = tmp_path / "chat.json"
+    transcript.write_text(json.dumps({"messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "List the files."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "x.py\ny.py"}, {"role": "assistant", "content": "Two files."},
+    ]}))
+    dump = tmp_path / "bodies"
+    result = runner.invoke(app, ["replay", str(transcript), "--window", "32000", "--dump-requests", str(dump), "--report", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    bodies = sorted(dump.iterdir())
+    assert len(bodies) == 2
+    import anthropic
+    import httpx2
+
+    seen = []
+    client = anthropic.Anthropic(api_key="t", http_client=httpx2.Client(transport=httpx2.MockTransport(
+        lambda request: seen.append(json.loads(request.content)) or httpx2.Response(200, json={
+            "id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}],
+            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}))))
+    for body in bodies:
+        client.messages.create(**json.loads(body.read_text()))
+    assert seen == [json.loads(b.read_text()) for b in bodies]
 
 
 def test_mistakes_get_one_line_errors_without_tracebacks(tmp_path):
@@ -56,18 +139,25 @@ def test_mistakes_get_one_line_errors_without_tracebacks(tmp_path):
         ["events", str(tmp_path / "missing.db"), "--session", "s"],
         ["events", str(not_a_store), "--session", "s"],
         ["sessions", "mysql://nope"],
+        ["inspect", str(not_a_store), "--session", "s"],
+        ["replay", str(tmp_path / "nope.jsonl")],
+        ["compress", str(tmp_path / "nope.txt")],
     ]
     for args in cases:
         result = runner.invoke(app, args)
         assert result.exit_code == 1, (args, result.output)
         assert "Traceback" not in result.output
         assert result.output.strip().startswith("error:"), result.output
+    unknown = tmp_path / "weird.xyz"
+    unknown.write_text("not a transcript at all")
+    result = runner.invoke(app, ["replay", str(unknown)])
+    assert result.exit_code == 1 and result.output.startswith("error:")
 
 
 def test_help_reads_well():
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("demo", "sessions", "events", "verify"):
+    for command in ("demo", "replay", "inspect", "stats", "compress", "compact", "sessions", "events", "verify"):
         assert command in result.output
         sub = runner.invoke(app, [command, "--help"])
         assert sub.exit_code == 0 and "Usage" in sub.output

@@ -5,7 +5,11 @@ from __future__ import annotations
 import typer
 
 from contextwright import __version__
+from contextwright.cli import compact as _compact
+from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo
+from contextwright.cli import inspect as _inspect
+from contextwright.cli import replay as _replay
 from contextwright.cli import store as _store
 
 app = typer.Typer(
@@ -32,6 +36,11 @@ def _root(
 
 
 app.command("demo")(_demo.demo)
+app.command("replay")(_replay.replay)
+app.command("inspect")(_inspect.inspect)
+app.command("stats")(_inspect.stats)
+app.command("compress")(_compress.compress)
+app.command("compact")(_compact.compact)
 app.command("sessions")(_store.sessions)
 app.command("events")(_store.events)
 app.command("verify")(_store.verify)

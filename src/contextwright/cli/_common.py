@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 
 import typer
@@ -10,8 +11,9 @@ from rich.console import Console
 
 from contextwright.errors import ContextwrightError
 
-console = Console()
-err_console = Console(stderr=True)
+# Tables need room: when output is not a terminal (pipes, CI logs), do not squeeze them to 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 140)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from contextwright.clock import FixedClock
 from contextwright.demo.script import DemoStep
 from contextwright.runtime.session import BuiltRequest, Session
+from contextwright.testing.provider import ScriptedProvider
 
 
 @dataclass(kw_only=True, slots=True)
@@ -33,8 +34,15 @@ def drive(
     force_compaction_at: Iterable[int] = (),
     on_request: Callable[[BuiltRequest], None] | None = None,
     on_step: Callable[[DemoStep], None] | None = None,
+    provider: ScriptedProvider | None = None,
+    wire: str | None = None,
 ) -> DriveReport:
-    """Drive ``session`` through ``steps``; compact by hand before the turns in ``force_compaction_at``."""
+    """Drive ``session`` through ``steps``; compact by hand before the turns in ``force_compaction_at``.
+
+    With a ``provider``, every model answer goes through :meth:`Session.send` (render,
+    send, record usage), as in a real agent loop; without one, the answer is recorded
+    directly after the request is built.
+    """
     report = DriveReport()
     forced = set(force_compaction_at)
     for step in steps:
@@ -50,7 +58,11 @@ def drive(
                 report.requests.append(request)
                 if on_request is not None:
                     on_request(request)
-                session.record_assistant(step.payload)
+                if provider is None:
+                    session.record_assistant(step.payload)
+                else:
+                    provider.push(step.payload)
+                    session.send(provider.create, request, wire=wire)
             case "tool":
                 pending = {c.id for c in session.pending_tool_calls()}
                 if step.payload.call_id in pending:

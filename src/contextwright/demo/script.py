@@ -59,7 +59,7 @@ def demo_script(*, turns: int = 50, seed: int = 7) -> list[DemoStep]:
                     f"The {module} export looks wrong in the preview. Investigate.",
                 ]
             )
-        steps.append(DemoStep(kind="user", payload=UserMessage(text=text), after_seconds=round(rng.uniform(60, 900))))
+        steps.append(DemoStep(kind="user", payload=UserMessage(text=text), after_seconds=round(rng.uniform(30, 240))))
         if turn == turns // 3:
             steps.append(DemoStep(kind="revoke_tool", detail={"tool": "deploy_preview"}, after_seconds=5))
         if turn == turns // 4:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from contextwright.budget.estimator import HeuristicEstimator
@@ -28,7 +28,7 @@ class ScriptedProvider:
 
     def __init__(
         self,
-        answers: Iterable[AssistantMessage],
+        answers: Iterable[AssistantMessage] = (),
         *,
         provider: str = "anthropic",
         clock: Clock | None = None,
@@ -37,7 +37,7 @@ class ScriptedProvider:
     ) -> None:
         self.provider = provider
         self.clock = clock or FixedClock()
-        self._answers: Iterator[AssistantMessage] = iter(answers)
+        self._queue: list[AssistantMessage] = list(answers)
         self._overflow = set(overflow_calls)
         self._calls = itertools.count()
         self.output_tokens = output_tokens
@@ -48,13 +48,19 @@ class ScriptedProvider:
         self.bodies: list[dict[str, Any]] = []
         self.simulated: list[Any] = []
 
+    def push(self, answer: AssistantMessage) -> None:
+        """Queue the next answer (for scripts that decide as they go)."""
+        self._queue.append(answer)
+
     def create(self, **body: Any) -> dict[str, Any]:
         """Answer one request body (the keyword arguments of ``messages.create`` / ``chat.completions.create``)."""
         call = next(self._calls)
         self.bodies.append(body)
         if call in self._overflow:
             raise ProviderOverflowError(self.provider)
-        answer = next(self._answers)
+        if not self._queue:
+            raise LookupError("the script has no answer left for this request")
+        answer = self._queue.pop(0)
         simulated = self.simulator.request(SimRequest(at=self.clock.now(), body=body, output_tokens=self.output_tokens))
         self.simulated.append(simulated)
         if self.provider == "anthropic":
