@@ -31,7 +31,7 @@ WINDOW = 64_000
 
 def run_gate(url: str, *, turns: int = 50, session_id: str = "gate") -> None:
     """Drive the scripted session and assert every gate property."""
-    clock = FixedClock("2026-03-01T22:30:00Z")
+    clock = FixedClock("2026-03-01T23:30:00Z")
     memory = InMemoryMemory({"mem-style": "Billing code uses Decimal for money amounts."})
     engine, session, _ = open_session(session_id, url=url, clock=clock, window=WINDOW, memory=memory)
     try:

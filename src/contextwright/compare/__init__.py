@@ -1,0 +1,44 @@
+"""Compare Contextwright with common context strategies on real transcripts, offline.
+
+Example::
+
+    from contextwright.compare import compare, comparison_rows
+
+    rows = compare(transcripts, window=32_000)
+    comparison_rows(rows)   # for contextwright.report.html's comparison table
+
+See :mod:`contextwright.compare.strategies` for the strategies and what is measured.
+"""
+
+from contextwright.compare.strategies import (
+    CEILING,
+    DEFAULT_MODEL,
+    STRATEGIES,
+    StrategyResult,
+    StrategyRow,
+    TokenCounter,
+    aggregate,
+    compare,
+    compare_transcript,
+    compare_windows,
+    comparison_rows,
+)
+from contextwright.compare.timeline import MODEL_CALL_PACE, ModelCall, Timeline, timeline_of
+
+__all__ = [
+    "CEILING",
+    "DEFAULT_MODEL",
+    "MODEL_CALL_PACE",
+    "STRATEGIES",
+    "ModelCall",
+    "StrategyResult",
+    "StrategyRow",
+    "Timeline",
+    "TokenCounter",
+    "aggregate",
+    "compare",
+    "compare_transcript",
+    "compare_windows",
+    "comparison_rows",
+    "timeline_of",
+]

@@ -1,0 +1,619 @@
+"""Contextwright against common context strategies, on the Anthropic wire, offline.
+
+Every strategy replays the same transcript: the same model calls at the same times
+(:mod:`contextwright.compare.timeline`), the same tools and system prompt, and the
+same model (``claude-sonnet-4-5`` unless told otherwise) with the window under test
+(:func:`~contextwright.models.with_window`, so the output reserve shrinks with small
+windows exactly as it does for the engine). Each strategy turns each call into an
+Anthropic Messages body; :class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`
+predicts what each body reads from and writes to the prompt cache, and prices it.
+
+The strategies:
+
+``keep_all_single_breakpoint``
+    The whole history every time, one ``cache_control`` on the system prompt: the
+    default of many frameworks. Counts overflows instead of shrinking.
+``volatile_after_system``
+    Keep-all, plus a block that changes on every call (date and time, working notes,
+    a retrieved snippet) as a second system block, right after the cached one, with
+    breakpoints on the system prompt and the last message: how memory and RAG are
+    often wired. The changing block sits before the history, so no history entry
+    is ever read again.
+``sliding_window``
+    Drops the oldest whole groups (a user turn, or a tool call with its results) until
+    the request fits ``window - output reserve``; breakpoints on the system prompt and
+    the last message. Once full it slides on nearly every call.
+``summarize_at_threshold``
+    When a request passes :data:`SUMMARY_AT` of the input limit, everything but the
+    most recent :data:`SUMMARY_KEEP` messages (rounded to whole groups) is replaced
+    by a summary, again whenever needed; breakpoints on the system prompt, the
+    summary and the last message. The summary is a deterministic stand-in of about
+    :data:`SUMMARY_TOKENS` tokens (no model call) that quotes no message, so its
+    ``task_visible`` is a lower bound: a real summarizer may copy the task.
+``append_only_ceiling``
+    Keep everything with rolling breakpoints (system prompt and the ends of the last
+    two messages) and no window limit: the most a transcript can read from cache.
+``contextwright``
+    The engine itself: :func:`~contextwright.runtime.replay.replay` and
+    :meth:`~contextwright.runtime.session.BuiltRequest.anthropic` for each request.
+
+Measures, per strategy: requests; the token-weighted cache-read share; the input
+cost (uncached + cache reads + cache writes, from the simulator's dated price
+table; output is the same for every strategy and left out); that cost relative to
+the ceiling's; the peak request; overflows (requests whose input is over ``window -
+output reserve``, plus, for Contextwright, model calls it could not build at all);
+and ``task_visible``, the share of requests after the task was stated that carry
+the task text verbatim.
+
+Token counting: every block of every body is counted by one shared counter, the
+engine's own :class:`~contextwright.budget.estimator.HeuristicEstimator` for the
+compared model applied to the block's canonical JSON (the simulator's convention).
+Claude has no public tokenizer; this estimator is the one the engine budgets with,
+so "fits the window" means the same thing for the engine and for the baselines, and
+all strategies are compared like for like. It over-counts somewhat (JSON syntax,
+a conservative fit), which shifts every strategy the same way.
+
+Overflowing requests of keep-all strategies are still simulated as if the provider
+accepted them, so their cost shows what keeping everything would cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Final
+
+from contextwright.budget.estimator import HeuristicEstimator
+from contextwright.canonical import canonical_json
+from contextwright.clock import FixedClock
+from contextwright.compare.timeline import Timeline, Unit, timeline_of
+from contextwright.importers.model import Transcript
+from contextwright.log import open_log
+from contextwright.models import ResolvedModel, anthropic, with_window
+from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
+from contextwright.providers.usage import Usage
+from contextwright.runtime.engine import Engine
+from contextwright.runtime.replay import replay, visible_in
+from contextwright.runtime.session import Session
+from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec
+
+__all__ = [
+    "CEILING",
+    "DEFAULT_MODEL",
+    "STRATEGIES",
+    "SUMMARY_AT",
+    "SUMMARY_KEEP",
+    "SUMMARY_TOKENS",
+    "StrategyResult",
+    "StrategyRow",
+    "TokenCounter",
+    "aggregate",
+    "compare",
+    "compare_transcript",
+    "compare_windows",
+    "comparison_rows",
+]
+
+DEFAULT_MODEL: Final = "claude-sonnet-4-5"
+"""The model every strategy talks to unless told otherwise."""
+CEILING: Final = "append_only_ceiling"
+"""The strategy input costs are measured against."""
+STRATEGIES: Final[tuple[str, ...]] = (
+    "keep_all_single_breakpoint",
+    "volatile_after_system",
+    "sliding_window",
+    "summarize_at_threshold",
+    CEILING,
+    "contextwright",
+)
+"""Every strategy, in report order."""
+SUMMARY_AT: Final = 0.8
+"""Share of the input limit (window minus output reserve) at which the summarizer fires."""
+SUMMARY_KEEP: Final = 6
+"""Most recent messages the summarizer keeps verbatim (more when a group is larger)."""
+SUMMARY_TOKENS: Final = 1_500
+"""Size of the stand-in summary."""
+VOLATILE_SNIPPET_CHARS: Final = 1_200
+"""Characters of the latest message quoted in the volatile block (a retrieved snippet)."""
+LEAD_IN: Final = "(The conversation so far continues below.)"
+"""Opening user text when the kept history would start with the assistant (the API needs a user first)."""
+
+COMPARE_SECRET: Final = hashlib.sha256(b"contextwright.compare: envelope nonces").digest()
+"""Fixed envelope secret for the engine's replays, so every run renders the same bytes."""
+
+_MARK: Final[Mapping[str, str]] = {"type": "ephemeral"}
+
+
+class TokenCounter:
+    """Tokens of one text for the compared model, shared by every strategy of a comparison."""
+
+    def __init__(self, model_id: str = DEFAULT_MODEL) -> None:
+        """Count with the engine's heuristic estimator for ``model_id``."""
+        self.model_id = model_id
+        self._estimator = HeuristicEstimator(memo_size=0)
+        # Memoized by text: the simulator counts the same blocks on every request.
+        self._memo: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        """The token count of ``text``."""
+        count = self._memo.get(text)
+        if count is None:
+            count = self._memo[text] = self._estimator.estimate(text, model=self.model_id)
+        return count
+
+    def block(self, block: Mapping[str, Any]) -> int:
+        """Tokens of one content block, exactly as the simulator counts it."""
+        return self(canonical_json({k: v for k, v in block.items() if k != "cache_control"}))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StrategyResult:
+    """How one strategy fared on one transcript at one window."""
+
+    name: str
+    """The strategy (one of :data:`STRATEGIES`)."""
+    requests: int
+    """Requests sent (simulated)."""
+    cache_read_share: float
+    """Token-weighted share of all input tokens read from cache."""
+    input_cost: Decimal
+    """Input-side cost in USD: uncached input, cache reads and cache writes."""
+    relative_input_cost: float | None
+    """``input_cost`` divided by the ceiling's (None when the ceiling cost nothing)."""
+    peak_request_tokens: int
+    """The largest request, in input tokens."""
+    overflows: int
+    """Requests over ``window - output reserve``, plus calls that could not be built."""
+    task_visible: float | None
+    """Share of requests after the task was stated that carry it verbatim (None: no such request)."""
+    usage: Usage = field(default_factory=Usage)
+    """Summed input usage of all requests."""
+    task_checks: int = 0
+    """Requests after the task was stated."""
+    task_seen: int = 0
+    """Of those, requests that carry the task verbatim."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StrategyRow:
+    """One strategy over many transcripts: sums, and token-weighted shares."""
+
+    name: str
+    """The strategy."""
+    transcripts: int
+    """Transcripts compared."""
+    requests: int
+    """Requests over all transcripts."""
+    cache_read_share: float
+    """Cache reads over all input tokens of all transcripts."""
+    input_cost: Decimal
+    """Summed input cost in USD."""
+    relative_input_cost: float | None
+    """Summed input cost over the ceiling's summed input cost."""
+    peak_request_tokens: int
+    """The largest request of any transcript."""
+    overflows: int
+    """Summed overflows."""
+    task_visible: float | None
+    """Requests with the task visible over requests after the task was stated."""
+    usage: Usage = field(default_factory=Usage)
+    """Summed input usage."""
+    task_checks: int = 0
+    """Requests after the task was stated."""
+    task_seen: int = 0
+    """Of those, requests that carry the task verbatim."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Sent:
+    """One request a strategy sends: when, the body, and whether the task is in it (None: not yet stated)."""
+
+    at: datetime
+    body: Mapping[str, Any]
+    task: bool | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Run:
+    """A strategy's requests on one transcript, before the window's overflow count."""
+
+    sent: tuple[_Sent, ...]
+    unbuilt: int = 0
+    """Model calls the strategy could not turn into a request at all."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Simulated:
+    usage: Usage
+    cost: Decimal
+    totals: tuple[int, ...]
+    task_checks: int
+    task_seen: int
+
+
+def compare_transcript(
+    transcript: Transcript, *, window: int, model_id: str = DEFAULT_MODEL, strategies: Sequence[str] = STRATEGIES
+) -> tuple[StrategyResult, ...]:
+    """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed)."""
+    return compare_windows(transcript, windows=(window,), model_id=model_id, strategies=strategies)[window]
+
+
+def compare_windows(
+    transcript: Transcript,
+    *,
+    windows: Sequence[int],
+    model_id: str = DEFAULT_MODEL,
+    strategies: Sequence[str] = STRATEGIES,
+) -> dict[int, tuple[StrategyResult, ...]]:
+    """:func:`compare_transcript` at several windows; window-independent strategies are simulated once."""
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        from contextwright.errors import UsageError
+
+        raise UsageError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    counter = TokenCounter(model_id)
+    timeline = timeline_of(transcript)
+    models = {w: with_window(anthropic(model_id), w) for w in windows}
+    wanted = [s for s in STRATEGIES if s in strategies or s == CEILING]
+    shared: dict[str, _Simulated] = {}
+    for name in ("keep_all_single_breakpoint", "volatile_after_system", CEILING):
+        if name in wanted:
+            # Keeping everything does not depend on the window: simulate once, count overflows per window.
+            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter)
+    out: dict[int, tuple[StrategyResult, ...]] = {}
+    for window in windows:
+        model = models[window]
+        limit = model.context_window - model.output_reserve
+        results: dict[str, StrategyResult] = {}
+        for name in wanted:
+            if name in shared:
+                simulated, unbuilt = shared[name], 0
+            elif name == "contextwright":
+                run = _contextwright(transcript, timeline, model)
+                simulated, unbuilt = _simulate(run, counter), run.unbuilt
+            else:
+                run = _BUILDERS[name](timeline, model, counter)
+                simulated, unbuilt = _simulate(run, counter), run.unbuilt
+            # The ceiling has no window: it shows the best case, not a deployable strategy.
+            over = 0 if name == CEILING else sum(1 for total in simulated.totals if total > limit)
+            results[name] = _result(name, simulated, overflows=over + unbuilt)
+        ceiling = results[CEILING].input_cost
+        out[window] = tuple(
+            replace(r, relative_input_cost=float(r.input_cost / ceiling) if ceiling else None)
+            for name, r in results.items()
+            if name in strategies
+        )
+    return out
+
+
+def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[StrategyRow]:
+    """Sum per-transcript results into one row per strategy (shares token- or request-weighted)."""
+    totals: dict[str, dict[str, Any]] = {}
+    for results in per_transcript:
+        for r in results:
+            t = totals.setdefault(
+                r.name,
+                {"transcripts": 0, "requests": 0, "usage": Usage(), "cost": Decimal(0), "peak": 0, "over": 0, "checks": 0, "seen": 0},
+            )
+            t["transcripts"] += 1
+            t["requests"] += r.requests
+            t["usage"] = t["usage"] + r.usage
+            t["cost"] += r.input_cost
+            t["peak"] = max(t["peak"], r.peak_request_tokens)
+            t["over"] += r.overflows
+            t["checks"] += r.task_checks
+            t["seen"] += r.task_seen
+    ceiling = totals.get(CEILING, {}).get("cost")
+    rows = []
+    for name in sorted(totals, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES)):
+        t = totals[name]
+        rows.append(
+            StrategyRow(
+                name=name,
+                transcripts=t["transcripts"],
+                requests=t["requests"],
+                cache_read_share=t["usage"].cache_read_share,
+                input_cost=t["cost"],
+                relative_input_cost=float(t["cost"] / ceiling) if ceiling else None,
+                peak_request_tokens=t["peak"],
+                overflows=t["over"],
+                task_visible=t["seen"] / t["checks"] if t["checks"] else None,
+                usage=t["usage"],
+                task_checks=t["checks"],
+                task_seen=t["seen"],
+            )
+        )
+    return rows
+
+
+def compare(transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL) -> list[StrategyRow]:
+    """Every strategy on every transcript at ``window``, aggregated per strategy."""
+    return aggregate(compare_transcript(t, window=window, model_id=model_id) for t in transcripts)
+
+
+def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[str, Any]]:
+    """Plain rows for the HTML report's comparison table (:data:`contextwright.report.html.COMPARISON_COLUMNS`)."""
+    return [
+        {
+            "strategy": r.name,
+            "cache_read_share": r.cache_read_share,
+            "relative_input_cost": r.relative_input_cost,
+            "peak_request_tokens": r.peak_request_tokens,
+            "overflows": r.overflows,
+            "task_visible": r.task_visible,
+        }
+        for r in rows
+    ]
+
+
+# -- simulation ---------------------------------------------------------------------
+
+
+def _simulate(run: _Run, counter: TokenCounter) -> _Simulated:
+    # No window check here: overflows are counted per window by the caller.
+    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False)
+    usage, cost, totals = Usage(), Decimal(0), []
+    for sent in run.sent:
+        predicted = simulator.request(SimRequest(at=sent.at, body=sent.body))
+        usage = usage + predicted.usage
+        assert predicted.cost is not None  # the default price lookup always prices
+        cost += predicted.cost
+        totals.append(predicted.usage.total_input)
+    checks = [s.task for s in run.sent if s.task is not None]
+    return _Simulated(usage=usage, cost=cost, totals=tuple(totals), task_checks=len(checks), task_seen=sum(checks))
+
+
+def _result(name: str, simulated: _Simulated, *, overflows: int) -> StrategyResult:
+    return StrategyResult(
+        name=name,
+        requests=len(simulated.totals),
+        cache_read_share=simulated.usage.cache_read_share,
+        input_cost=simulated.cost,
+        relative_input_cost=None,
+        peak_request_tokens=max(simulated.totals, default=0),
+        overflows=overflows,
+        task_visible=simulated.task_seen / simulated.task_checks if simulated.task_checks else None,
+        usage=simulated.usage,
+        task_checks=simulated.task_checks,
+        task_seen=simulated.task_seen,
+    )
+
+
+# -- baselines ------------------------------------------------------------------------
+
+
+def _keep_all(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
+    sent = []
+    for call in timeline.calls:
+        messages = _messages(timeline.units[: call.upto])
+        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+    return _Run(sent=tuple(sent))
+
+
+def _volatile_after_system(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
+    sent = []
+    for number, call in enumerate(timeline.calls):
+        history = timeline.units[: call.upto]
+        system = [_system(timeline.system, marked=True), _system(_volatile_text(number, call.at, history), marked=False)]
+        messages = _messages(history)
+        _mark_last(messages, 1)
+        sent.append(_sent(timeline, call.at, call.after_task, model, system, messages))
+    return _Run(sent=tuple(sent))
+
+
+def _sliding_window(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
+    limit = model.context_window - model.output_reserve
+    sizes, fixed, lead = _sizes(timeline, counter)
+    sent = []
+    start = 0
+    for call in timeline.calls:
+        units = timeline.units[: call.upto]
+        starts = [i for i in range(start, len(units)) if i == 0 or units[i].group != units[i - 1].group]
+        # Drop whole groups from the front until the request fits; the newest group always stays.
+        for candidate in starts:
+            start = candidate
+            if _size(units, start, sizes, fixed, lead) <= limit:
+                break
+        messages = _messages(units[start:])
+        _mark_last(messages, 1)
+        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+    return _Run(sent=tuple(sent))
+
+
+def _summarize_at_threshold(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
+    limit = model.context_window - model.output_reserve
+    sizes, fixed, lead = _sizes(timeline, counter)
+    sent = []
+    cut = 0  # units before this index are summarized
+    summary: dict[str, Any] | None = None
+    summaries = 0
+    for call in timeline.calls:
+        units = timeline.units[: call.upto]
+        extra = counter.block(summary) if summary else 0
+        if _size(units, cut, sizes, fixed + extra, 0 if summary else lead) > SUMMARY_AT * limit:
+            # Keep the newest SUMMARY_KEEP messages, widened to the start of their group.
+            newest = max(0, len(units) - SUMMARY_KEEP)
+            boundary = next((i for i in range(newest, cut, -1) if units[i].group != units[i - 1].group), None)
+            if boundary is not None and boundary > cut:
+                cut = boundary
+                summaries += 1
+                summary = {"type": "text", "text": _summary_text(summaries, units[:cut], counter)}
+        lead_blocks = (summary,) if summary else ()
+        messages = _messages(units[cut:], lead=lead_blocks)
+        if summary is not None:
+            messages[0]["content"][0]["cache_control"] = dict(_MARK)
+        _mark_last(messages, 1)
+        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+    return _Run(sent=tuple(sent))
+
+
+def _append_only_ceiling(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
+    sent = []
+    for call in timeline.calls:
+        messages = _messages(timeline.units[: call.upto])
+        _mark_last(messages, 2)
+        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+    return _Run(sent=tuple(sent))
+
+
+_BUILDERS: Final[dict[str, Callable[[Timeline, ResolvedModel, TokenCounter], _Run]]] = {
+    "keep_all_single_breakpoint": _keep_all,
+    "volatile_after_system": _volatile_after_system,
+    "sliding_window": _sliding_window,
+    "summarize_at_threshold": _summarize_at_threshold,
+    CEILING: _append_only_ceiling,
+}
+
+
+def _sent(
+    timeline: Timeline,
+    at: datetime,
+    after_task: bool,
+    model: ResolvedModel,
+    system: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+) -> _Sent:
+    body: dict[str, Any] = {"model": model.id, "max_tokens": model.output_reserve, "system": system}
+    if timeline.tools:
+        body["tools"] = [dict(tool) for tool in timeline.tools]
+    body["messages"] = messages
+    task = None
+    if after_task and timeline.task is not None:
+        task = any(
+            block.get("type") == "text" and timeline.task in block.get("text", "")
+            for message in messages
+            for block in message["content"]
+        )
+    return _Sent(at=at, body=body, task=task)
+
+
+def _system(text: str, *, marked: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": text}
+    if marked:
+        block["cache_control"] = dict(_MARK)
+    return block
+
+
+def _messages(units: Sequence[Unit], *, lead: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Wire messages: consecutive same-role units merge, tool results open their user turn."""
+    turns: list[dict[str, Any]] = []
+    if lead:
+        turns.append({"role": "user", "content": [dict(b) for b in lead]})
+    for unit in units:
+        blocks = [dict(b) for b in unit.blocks]
+        if turns and turns[-1]["role"] == unit.role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": unit.role, "content": blocks})
+    if turns and turns[0]["role"] == "assistant":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": LEAD_IN}]})
+    for turn in turns:
+        if turn["role"] == "user":
+            turn["content"].sort(key=lambda b: b.get("type") != "tool_result")  # stable: order kept otherwise
+    return turns
+
+
+def _mark_last(messages: list[dict[str, Any]], count: int) -> None:
+    """Breakpoints on the last block of each of the last ``count`` messages."""
+    for message in messages[-count:]:
+        message["content"][-1]["cache_control"] = dict(_MARK)
+
+
+def _sizes(timeline: Timeline, counter: TokenCounter) -> tuple[list[int], int, int]:
+    """Tokens per unit, of the tools and system prompt, and of the lead-in turn."""
+    sizes = [sum(counter.block(b) for b in unit.blocks) for unit in timeline.units]
+    fixed = sum(counter.block(t) for t in timeline.tools) + counter.block(_system(timeline.system, marked=False))
+    lead = counter.block({"type": "text", "text": LEAD_IN})
+    return sizes, fixed, lead
+
+
+def _size(units: Sequence[Unit], start: int, sizes: Sequence[int], fixed: int, lead: int) -> int:
+    body = sum(sizes[start : len(units)])
+    opens_with_assistant = start < len(units) and units[start].role == "assistant"
+    return fixed + body + (lead if opens_with_assistant else 0)
+
+
+def _volatile_text(number: int, at: datetime, history: Sequence[Unit]) -> str:
+    """A block that differs on every call: clock, working notes, a retrieved snippet."""
+    latest = history[-1].text if history else ""
+    tools = sum(1 for u in history if u.kind == "tool_result")
+    snippet = " ".join(latest.split())[-VOLATILE_SNIPPET_CHARS:]
+    return (
+        f"Current date and time: {at:%A, %Y-%m-%d %H:%M:%S} UTC.\n"
+        f"Working notes: step {number + 1}; {len(history)} messages and {tools} tool results so far.\n"
+        f"Retrieved context for this step:\n{snippet}"
+    )
+
+
+def _summary_text(number: int, units: Sequence[Unit], counter: TokenCounter) -> str:
+    """A deterministic stand-in for a model-written summary of ``units``, about SUMMARY_TOKENS long."""
+    lines = [f"Summary {number} of the {len(units)} earlier messages of this session:"]
+    kinds = {"user": "a request or remark from the user", "assistant": "a step the assistant took", "tool_result": "a tool output it read"}
+    index = 0
+    while counter("\n".join(lines)) < SUMMARY_TOKENS:
+        unit = units[index % len(units)] if units else None
+        what = kinds[unit.kind] if unit else "an earlier exchange"
+        size = f"{len(unit.text):,}" if unit else "0"
+        lines.append(
+            f"- Point {index + 1}: {what} ({size} characters) was considered; "
+            "its outcome is folded into the current plan and need not be repeated."
+        )
+        index += 1
+    return "\n".join(lines)
+
+
+# -- the engine ------------------------------------------------------------------------
+
+
+class _ReplayEngine(Engine):
+    """An engine whose sessions leave the engine's own control tools out of the agent's tools.
+
+    A transcript made from a Contextwright log calls the control tools, so replay's
+    agent lists them as agent tools too, and the prefix would name them twice. The
+    engine answers those calls itself, so its own definitions are the right ones.
+    """
+
+    def session(self, session_id: str, *, agent: AgentSpec, model: ResolvedModel, **options: Any) -> Session:
+        """Open a session with duplicate control tools removed from ``agent``."""
+        if agent.control_tools:
+            reserved = {tool.name for tool in CONTROL_TOOLS}
+            agent = replace(agent, tools=tuple(t for t in agent.tools if t.name not in reserved))
+        return super().session(session_id, agent=agent, model=model, **options)
+
+
+def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel) -> _Run:
+    clock = FixedClock(step=1)
+    engine = _ReplayEngine(open_log("memory://", clock=clock), clock=clock, secret=COMPARE_SECRET)
+    try:
+        result = replay(transcript, engine=engine, model=model)
+        events = result.session.events
+    finally:
+        engine.close()
+    task = timeline.task
+    stated = next(
+        (e.seq for e in events if task is not None and e.type == "message.user" and e.payload.text.strip() == task),
+        None,
+    )
+    # Each recorded assistant message follows the request built for it, if one was built;
+    # its ordinal gives the call's start time, the same one the baselines use.
+    times: list[datetime] = []
+    built_since = False
+    ordinal = 0
+    for event in events:
+        if event.type == "context.request.built":
+            built_since = True
+        elif event.type == "message.assistant":
+            if built_since:
+                times.append(timeline.assistant_times[ordinal])
+            built_since = False
+            ordinal += 1
+    sent = []
+    for built, at in zip(result.requests, times, strict=True):
+        seen = None
+        if task is not None and stated is not None and built.result.upto_seq >= stated:
+            seen = visible_in(built.neutral, task)
+        sent.append(_Sent(at=at, body=built.anthropic(), task=seen))
+    return _Run(sent=tuple(sent), unbuilt=result.overflows)
