@@ -37,6 +37,8 @@ class BudgetConfig:
     relief_target: float = 0.35
     """A relief pass sheds enough to bring the request down to this share of the window,
     so that passes are rare and batched rather than one per round."""
+    relief_tool_results_target: float = 0.25
+    """A pruning pass leaves at most this share of the tool-result budget visible."""
     keep_recent_rounds: int = 1
     """Tool exchanges of the most recent rounds that pruning never touches."""
     min_history_tokens: int = 1_024
@@ -47,7 +49,7 @@ class BudgetConfig:
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise UsageError(f"budget {f.name} must be a non-negative number, got {value!r}")
-        for name in ("tool_results_share", "body_margin", "soft_pressure", "relief_target"):
+        for name in ("tool_results_share", "body_margin", "soft_pressure", "relief_target", "relief_tool_results_target"):
             if not 0 <= getattr(self, name) < 1:
                 raise UsageError(f"budget {name} must be between 0 and 1, got {getattr(self, name)!r}")
 

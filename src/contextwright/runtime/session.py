@@ -76,7 +76,9 @@ from contextwright.runtime.spec import AgentSpec
 UNTRUSTED = frozenset({"external_untrusted"})
 """Trust levels whose presence in a run withholds the run's facts from memory candidates."""
 FORCED_REVOCATION = "forced: operator immediate revocation"
-POINTER_STUB_TOKENS = 80
+POINTER_STUB_TOKENS = 40
+ENVELOPE_TOKENS = 45
+"""About what an envelope's two tag lines cost, in tokens."""
 """What a pruned tool result still costs: its envelope and the pointer line."""
 
 
@@ -636,7 +638,15 @@ class Session:
         state = ws.state_at(self._events)
         evidence: tuple[Evidence, ...] = ()
         if self.recall is not None:
-            evidence = tuple(self.recall.recall(turn.message.text, now=now))
+            # In-turn recall is capped: the port's ranking decides what fits.
+            kept, used = [], 0
+            for item in self.recall.recall(turn.message.text, now=now):
+                cost = self._count(item.text) + ENVELOPE_TOKENS
+                if used + cost > self.budgets.recall_tokens:
+                    break
+                kept.append(item)
+                used += cost
+            evidence = tuple(kept)
         self._append([
             FrameRecorded(
                 turn_seq=turn.seq,
@@ -772,7 +782,7 @@ class Session:
         target_input = int(allocation.context_window * self.budgets.relief_target)
         shed = max(
             allocation.prefix_tokens + allocation.with_margin(body) - target_input,
-            visible_results - allocation.tool_results // 2,
+            visible_results - int(allocation.tool_results * self.budgets.relief_tool_results_target),
             1,
         )
         chosen: list[str] = []

@@ -1,0 +1,366 @@
+"""``build()``: a pure function from the plan, the surface and the turn's volatile inputs to a request.
+
+No I/O and no clock reads happen here: the date is already in the recorded
+frame, and everything else arrives as an argument. The same inputs give a
+byte-identical :class:`~contextwright.build.request.NeutralRequest`, which is
+what makes retries safe and lets ``inspect`` rebuild any request from the log.
+
+Assembly order is fixed and total:
+
+1. region A (system blocks and tools): policy, framing, instructions, tools,
+   memory snapshot;
+2. history in provider-valid chronological order (summaries first, then turns:
+   each turn's frame, which holds the turn's runtime metadata, working state and
+   recall, then the user's message; then tool exchanges and replies);
+3. the volatile tail of this step (correction lines, working-state changes made
+   during the turn, nudges), as the last user message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextwright.budget.allocator import Allocation, PressureState
+from contextwright.build.envelope import Attribution, envelope
+from contextwright.build.prefix import prefix_sha256, render_prefix, tool_definitions
+from contextwright.build.request import (
+    Message,
+    NeutralRequest,
+    Part,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from contextwright.canonical import canonical_json, content_hash
+from contextwright.derive.surface import AssistantReply, Exchange, Summary, Surface, UserTurn
+from contextwright.derive.working_state import WorkingState
+from contextwright.errors import BuildError
+from contextwright.events.catalog import Evidence
+from contextwright.plan.plan import ContextPlan
+
+MESSAGE_OVERHEAD_TOKENS = 4
+PART_OVERHEAD_TOKENS = 3
+"""Conservative allowances for the provider's per-message and per-block framing tokens."""
+
+
+class BudgetExceeded(BuildError):
+    """The body does not fit its budget even after the yields ``build`` may take; relief is needed."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Correction:
+    """A correction line: evidence shown earlier has changed."""
+
+    evidence_id: str
+    text: str
+    trust: str = "user"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class VolatileTail:
+    """What changed during the turn and goes at the tail of this step (never recorded as history)."""
+
+    corrections: tuple[Correction, ...] = ()
+    working_state: WorkingState | None = None
+    """The working state when it changed since the turn's frame was recorded."""
+    nudges: tuple[str, ...] = ()
+    erased_evidence: frozenset[str] = frozenset()
+    """Evidence ids erased (or expired) since delivery: removed from the surface."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, recorded with the request so it can be rebuilt."""
+        return {
+            "corrections": [{"evidence_id": c.evidence_id, "text": c.text, "trust": c.trust} for c in self.corrections],
+            "working_state": None if self.working_state is None else self.working_state.to_dict(),
+            "nudges": list(self.nudges),
+            "erased_evidence": sorted(self.erased_evidence),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> VolatileTail:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            corrections=tuple(Correction(evidence_id=c["evidence_id"], text=c["text"], trust=c["trust"]) for c in data["corrections"]),
+            working_state=None if data["working_state"] is None else WorkingState.from_dict(data["working_state"]),
+            nudges=tuple(data["nudges"]),
+            erased_evidence=frozenset(data["erased_evidence"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BuildResult:
+    """A request and its accounting."""
+
+    request: NeutralRequest
+    body_tokens: int
+    tokens_by_class: dict[str, int]
+    tokens_by_layer: dict[str, int]
+    yields: tuple[str, ...]
+    pressure: PressureState
+    tool_results_over_share: bool
+    evidence_removed: int
+    """Earlier-delivered evidence removed from the surface (each costs a cache miss)."""
+    upto_seq: int
+    """The last event the surface was folded from: rebuilding reads the log up to here."""
+
+    @property
+    def total_tokens(self) -> int:
+        """Prefix plus body, in tokens."""
+        return sum(v for k, v in self.tokens_by_class.items())
+
+
+Estimate = Callable[[str], int]
+
+
+@dataclass(kw_only=True, slots=True)
+class _Assembler:
+    plan: ContextPlan
+    surface: Surface
+    tail: VolatileTail
+    secret: bytes
+    drop_recall: bool
+    messages: list[Message] = field(default_factory=list)
+    removed: int = 0
+
+    def wrap(self, text: str, *, source: str, trust: str, ref: str) -> str:
+        if trust == "platform":
+            return text
+        return envelope(text, Attribution(source=source, trust=trust, ref=ref), secret=self.secret)
+
+    def layer(self, seq: int) -> str:
+        return "live" if seq >= self.surface.seed_seq else "stage_local"
+
+    def run(self) -> tuple[Message, ...]:
+        for entry in self.surface.entries:
+            match entry:
+                case Summary():
+                    self._summary(entry)
+                case UserTurn():
+                    self._user_turn(entry)
+                case Exchange():
+                    self._exchange(entry)
+                case AssistantReply():
+                    if entry.message.text:
+                        self._add("assistant", [self._assistant_text(entry.message.text, entry.ref, entry.seq)])
+        tail = self._tail()
+        if tail:
+            self._add("user", tail)
+        return tuple(self.messages)
+
+    def _add(self, role: str, parts: list[Part]) -> None:
+        if parts:
+            self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]
+
+    def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
+        return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
+
+    def _summary(self, entry: Summary) -> None:
+        text = self.wrap(entry.compacted.summary, source="summary", trust="user", ref=entry.ref)
+        self._add("user", [TextPart(text=text, trust="user", source="summary", ref=entry.ref, budget_class="summary", layer="compressed_session")])
+
+    def _user_turn(self, entry: UserTurn) -> None:
+        parts: list[Part] = []
+        layer = self.layer(entry.seq)
+        if entry.frame is not None:
+            frame, fref = entry.frame, entry.frame_ref or entry.ref
+            if frame.runtime:
+                parts.append(TextPart(text=frame.runtime, trust="platform", source="runtime", ref=f"{fref}/runtime", budget_class="runtime", layer=layer))
+            if frame.working_state:
+                state = WorkingState.from_dict(frame.working_state)
+                if not state.is_empty():
+                    text = self.wrap(state.render(), source="working_state", trust="tool", ref=f"{fref}/working_state")
+                    parts.append(TextPart(text=text, trust="tool", source="working_state", ref=f"{fref}/working_state", budget_class="working_state", layer=layer))
+            current = entry.seq == self.surface.seed_seq
+            for evidence in frame.recall:
+                if evidence.id in self.tail.erased_evidence:
+                    self.removed += 1
+                    continue
+                if current and self.drop_recall:
+                    continue
+                parts.append(self._evidence(evidence, f"{fref}/recall/{evidence.id}", layer="project_memory"))
+        author = entry.message.author
+        cls = "steering" if entry.message.steering else "history"
+        text = self.wrap(entry.message.text, source=author, trust=author, ref=entry.ref)
+        parts.append(TextPart(text=text, trust=author, source=author, ref=entry.ref, budget_class=cls, layer=layer))
+        self._add("user", parts)
+
+    def _evidence(self, evidence: Evidence, ref: str, *, layer: str) -> TextPart:
+        text = self.wrap(evidence.text, source=f"{evidence.source}:{evidence.id}", trust=evidence.trust, ref=ref)
+        return TextPart(text=text, trust=evidence.trust, source=evidence.source, ref=ref, budget_class="recall", layer=layer)
+
+    def _exchange(self, entry: Exchange) -> None:
+        layer = self.layer(entry.seq)
+        parts: list[Part] = []
+        if entry.message.text:
+            parts.append(self._assistant_text(entry.message.text, entry.ref, entry.seq))
+        for call in entry.calls:
+            parts.append(ToolCallPart(id=call.id, name=call.name, arguments=_thaw(call.arguments), ref=entry.ref, layer=layer))
+        self._add("assistant", parts)
+        by_id = {r.result.call_id: r for r in entry.results}
+        results: list[Part] = []
+        for call in entry.calls:
+            stored = by_id.get(call.id)
+            if stored is None:
+                continue  # the validator reports the orphan with its id
+            result = stored.result
+            if stored.pruned:
+                # The stub is platform-written (no tool text in it), so it needs no envelope;
+                # it names the original's trust level and where to read it back.
+                results.append(
+                    ToolResultPart(
+                        call_id=call.id, name=result.tool_name, text=_pointer_stub(result), is_error=result.is_error,
+                        trust="platform", ref=stored.ref, layer=self.layer(stored.seq), budget_class="pointers",
+                    )
+                )
+                continue
+            source = f"tool:{result.tool_name}"
+            results.append(
+                ToolResultPart(
+                    call_id=call.id,
+                    name=result.tool_name,
+                    text=self.wrap(result.output, source=source, trust=result.trust, ref=stored.ref),
+                    is_error=result.is_error,
+                    trust=result.trust,
+                    ref=stored.ref,
+                    layer=self.layer(stored.seq),
+                )
+            )
+        self._add("user", results)
+
+    def _tail(self) -> list[Part]:
+        parts: list[Part] = []
+        base = f"{self.surface.session_id}#tail@{self.surface.upto_seq}"
+        for correction in self.tail.corrections:
+            ref = f"{base}/correction/{correction.evidence_id}"
+            body = f"Correction: evidence {correction.evidence_id} you were shown earlier has changed. It now reads:\n{correction.text}"
+            text = self.wrap(body, source=f"correction:{correction.evidence_id}", trust=correction.trust, ref=ref)
+            parts.append(TextPart(text=text, trust=correction.trust, source="correction", ref=ref, budget_class="corrections", layer="live", volatile=True))
+        if self.tail.working_state is not None:
+            ref = f"{base}/working_state"
+            text = self.wrap(self.tail.working_state.render(), source="working_state", trust="tool", ref=ref)
+            parts.append(TextPart(text=text, trust="tool", source="working_state", ref=ref, budget_class="working_state", layer="live", volatile=True))
+        for index, nudge in enumerate(self.tail.nudges):
+            parts.append(TextPart(text=nudge, trust="platform", source="runtime", ref=f"{base}/nudge/{index}", budget_class="nudges", layer="live", volatile=True))
+        return parts
+
+
+def build(
+    *,
+    plan: ContextPlan,
+    allocation: Allocation,
+    surface: Surface,
+    tail: VolatileTail,
+    secret: bytes,
+    estimate: Estimate,
+    yields: tuple[str, ...] | None = None,
+) -> BuildResult:
+    """Assemble the request for the next model call.
+
+    ``estimate`` sizes a text in tokens (conservatively). When the body does not
+    fit, the only yield ``build`` takes itself is dropping the current turn's
+    recall; beyond that it raises :class:`BudgetExceeded` and the runtime relieves
+    pressure (pruning, compaction) with recorded writes, then builds again.
+    ``yields`` replays a recorded decision instead of measuring (used by rebuilds).
+    """
+    texts = render_prefix(plan.prefix, session_id=plan.session_id, secret=secret)
+    system = texts.system_blocks()
+    tools = tool_definitions(plan.prefix)
+
+    decided = yields is not None
+    taken: tuple[str, ...] = tuple(yields or ())
+    while True:
+        assembler = _Assembler(plan=plan, surface=surface, tail=tail, secret=secret, drop_recall="recall" in taken)
+        messages = assembler.run()
+        by_class, by_layer, body = _account(messages, estimate)
+        if decided or allocation.fits(body):
+            break
+        if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface):
+            taken = (*taken, "recall")
+            continue
+        raise BudgetExceeded(
+            f"session {plan.session_id!r}: the body needs about {allocation.with_margin(body):,} tokens "
+            f"(with the safety margin) but {allocation.body_limit:,} are available",
+            session_id=plan.session_id,
+            body_tokens=body,
+            body_limit=allocation.body_limit,
+            tokens_by_class=by_class,
+        )
+    stable = len(messages) - (1 if messages and any(getattr(p, "volatile", False) for p in messages[-1].parts) else 0)
+    request = NeutralRequest(
+        session_id=plan.session_id,
+        epoch=plan.epoch,
+        model=plan.model.id,
+        provider=plan.model.provider,
+        max_output_tokens=plan.model.output_reserve,
+        system=system,
+        tools=tools,
+        messages=messages,
+        # Hash what was actually rendered, so any drift in the prefix bytes shows up.
+        prefix_sha256=prefix_sha256(system, tools),
+        stable_messages=stable,
+        cache_key=cache_key(plan.session_id, plan.epoch),
+    )
+    prefix_classes = dict(plan.prefix_tokens)
+    all_classes = {**prefix_classes, **by_class}
+    layers = dict(by_layer)
+    layers["stage_local"] = layers.get("stage_local", 0) + sum(v for k, v in prefix_classes.items() if k != "memory_snapshot")
+    layers["project_memory"] = layers.get("project_memory", 0) + prefix_classes.get("memory_snapshot", 0)
+    return BuildResult(
+        request=request,
+        body_tokens=body,
+        tokens_by_class=dict(sorted(all_classes.items())),
+        tokens_by_layer=dict(sorted(layers.items())),
+        yields=taken,
+        pressure=allocation.pressure(body),
+        tool_results_over_share=by_class.get("tool_results", 0) > allocation.tool_results,
+        evidence_removed=assembler.removed,
+        upto_seq=surface.upto_seq,
+    )
+
+
+def cache_key(session_id: str, epoch: int) -> str:
+    """A stable cache-routing key per (session, epoch) that does not reveal the session id."""
+    return "cw-" + content_hash([session_id, epoch]).split(":", 1)[1][:32]
+
+
+def _account(messages: tuple[Message, ...], estimate: Estimate) -> tuple[dict[str, int], dict[str, int], int]:
+    by_class: dict[str, int] = {}
+    by_layer: dict[str, int] = {}
+    total = 0
+    for message in messages:
+        total += MESSAGE_OVERHEAD_TOKENS
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                tokens = estimate(canonical_json({"name": part.name, "arguments": part.arguments}))
+                cls, layer = "history", part.layer
+            else:
+                tokens = estimate(part.text)
+                cls, layer = part.budget_class, part.layer
+            tokens += PART_OVERHEAD_TOKENS
+            total += tokens
+            by_class[cls] = by_class.get(cls, 0) + tokens
+            by_layer[layer] = by_layer.get(layer, 0) + tokens
+    return by_class, by_layer, total
+
+
+def _current_turn_has_recall(surface: Surface) -> bool:
+    turn = surface.current_turn()
+    return bool(turn and turn.frame and turn.frame.recall)
+
+
+def _pointer_stub(result: Any) -> str:
+    pointer = result.artifact
+    if pointer is None:
+        return f"[{result.tool_name} output ({result.trust}, {len(result.output):,} chars) removed from context; kept in the log]"
+    # A 12-digit prefix of the ref is enough for context_read_artifact within the session.
+    return f"[{result.tool_name} output ({pointer.trust}, {pointer.size_chars:,} chars) out of context; read: context_read_artifact ref={pointer.ref[:19]}]"
+
+
+def _thaw(value: Any) -> Any:
+    if hasattr(value, "items"):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thaw(v) for v in value]
+    return value

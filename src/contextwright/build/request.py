@@ -1,0 +1,132 @@
+"""The neutral request: what the model will see, before any provider's wire format.
+
+Every part carries its trust level, its provenance (``ref``: the log event it
+came from) and the budget class and layer that pay for it, so renderers,
+telemetry and ``inspect`` never have to guess. Renderers turn a
+:class:`NeutralRequest` into an Anthropic, OpenAI Chat or OpenAI Responses body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contextwright.canonical import canonical_json, content_hash
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextPart:
+    """Text in a message; non-platform text is already inside its envelope."""
+
+    kind: Literal["text"] = "text"
+    text: str
+    trust: str
+    source: str
+    ref: str
+    budget_class: str
+    layer: str
+    volatile: bool = False
+    """Part of the volatile tail: never a cache anchor."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallPart:
+    """A tool call the model made."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    ref: str
+    layer: str = "stage_local"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResultPart:
+    """The (enveloped) result of one tool call."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    text: str
+    is_error: bool
+    trust: str
+    ref: str
+    layer: str = "stage_local"
+    budget_class: str = "tool_results"
+
+
+Part = TextPart | ToolCallPart | ToolResultPart
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Message:
+    """One message of the conversation, in provider-valid order."""
+
+    role: Role
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SystemBlock:
+    """One region-A block of the system prompt, in assembly order."""
+
+    budget_class: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolDefinition:
+    """A pinned tool as sent to the provider."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NeutralRequest:
+    """A complete, provider-independent request."""
+
+    session_id: str
+    epoch: int
+    model: str
+    provider: str
+    max_output_tokens: int
+    system: tuple[SystemBlock, ...]
+    tools: tuple[ToolDefinition, ...]
+    messages: tuple[Message, ...]
+    prefix_sha256: str
+    stable_messages: int
+    """How many leading messages are history (byte-stable in later requests)."""
+    cache_key: str
+    """A stable key per (session, epoch), for providers that route caches by key."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values (the canonical form that :meth:`sha256` covers)."""
+        return _plain(self)
+
+    def canonical(self) -> str:
+        """Canonical JSON text of the request."""
+        return canonical_json(self.to_dict())
+
+    def sha256(self) -> str:
+        """Tagged SHA-256 of the canonical request."""
+        return content_hash(self.to_dict())
+
+    def tool_call_ids(self) -> list[str]:
+        """Every tool call id, in order."""
+        return [p.id for m in self.messages for p in m.parts if isinstance(p, ToolCallPart)]
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return {name: _plain(getattr(value, name)) for name in value.__dataclass_fields__}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "items"):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,56 @@
+"""R3, R4: relief runs in a fixed order, in batches, and is recorded."""
+
+from __future__ import annotations
+
+from contextwright.events import AssistantMessage, ToolCall
+from contextwright.runtime.ports import InMemoryMemory
+from contextwright.testing.fakes import open_session
+
+
+def test_pruning_happens_in_batches_not_once_per_round():
+    _, session, clock = open_session(window=32_000)
+    session.user("Investigate the failing modules one by one.")
+    requests = 0
+    for turn in range(40):
+        session.next_request()
+        requests += 1
+        call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/m{turn}.py"})
+        session.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        source = "".join(f"def f_{turn}_{i}(value):\n    return value * {i} + {turn}\n\n" for i in range(20))
+        session.tool_result(call.id, source)
+        clock.advance(20)
+    session.next_request()
+    requests += 1
+    passes = [e.payload for e in session.events if e.type == "context.pruned"]
+    truncations = [e.payload for e in session.events if e.type == "context.layer.truncated" and e.payload.relief == "tool_results_to_pointers"]
+    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    # Check that relief happened, in few passes, each rewriting several results at once.
+    assert passes, "no pruning under pressure"
+    # Each pass sheds down to a low-water mark, so the next one is many rounds away.
+    assert len(passes) <= requests // 5
+    assert sum(len(p.call_ids) for p in passes) / len(passes) >= 4
+    # Check that every pass is recorded on its request and as a layer-truncation event.
+    assert len(truncations) == len(passes)
+    assert sum("tool_results_to_pointers" in b.yields for b in built) == len(passes)
+    assert all(b.total_tokens <= 32_000 for b in built)
+
+
+def test_recall_yields_before_tool_results_and_compaction():
+    notes = {f"n{i}": f"Billing rounding note {i}: " + " ".join(f"detail-{i}-{j}" for j in range(120)) for i in range(12)}
+    memory = InMemoryMemory(notes)
+    engine, _, _ = open_session(window=12_000)
+    from contextwright.testing.fakes import sample_agent, sample_model
+
+    # Recall only: the notes are not part of the session-open snapshot.
+    session = engine.session("recall", agent=sample_agent(), model=sample_model(12_000), recall=memory)
+    # A message that fits the window alone, but not together with the recalled notes.
+    words = " ".join(f"context-{i}" for i in range(1_000))
+    session.user("Explain the billing rounding notes and detail the rounding. " + words)
+    built = session.next_request()
+    assert built.result.yields == ("recall",)
+    types = [e.type for e in session.events]
+    assert "context.pruned" not in types and "context.compacted" not in types
+    truncated = [e.payload for e in session.events if e.type == "context.layer.truncated"]
+    assert [t.relief for t in truncated] == ["recall"]
+    # The user's message never yields.
+    assert any("Explain the billing rounding notes" in p.text for m in built.neutral.messages for p in m.parts if hasattr(p, "text"))
