@@ -136,3 +136,28 @@ def test_record_accepts_sdk_objects_of_every_wire():
         "usage": {"input_tokens": 50, "output_tokens": 5, "total_tokens": 55, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
     }))
     assert [e.payload.text for e in session.events if e.type == "message.assistant"][-1] == "Done."
+
+
+def test_the_async_twin_sends_through_the_async_sdk():
+    import asyncio
+
+    engine, session, clock = open_session()
+    provider = ScriptedProvider([AssistantMessage(text="Running.", tool_calls=(ToolCall(id="toolu_1", name="run_tests", arguments={}),)), AssistantMessage(text="Done.")], clock=clock, overflow_calls={1})
+
+    async def handler(request):
+        return provider.handler(request)
+
+    client = anthropic.AsyncAnthropic(api_key="test", max_retries=0, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+
+    async def loop():
+        aio = session.aio
+        await aio.user("Fix CI.")
+        await aio.send(client.messages.create)
+        for call in await aio.pending_tool_calls():
+            await aio.tool_result(call.id, "ok")
+        await aio.send(client.messages.create)  # the first try overflows; one compaction, one retry
+
+    asyncio.run(loop())
+    texts = [e.payload.text for e in session.events if e.type == "message.assistant"]
+    assert texts == ["Running.", "Done."]
+    assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True]

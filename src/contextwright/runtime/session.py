@@ -10,6 +10,7 @@ session without in-process state deciding anything.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import hmac
@@ -508,31 +509,40 @@ class Session:
         rebuilt and sent again. A second context-length error raises
         :class:`OverflowNotRecovered`.
         """
-        from contextwright.errors import ContextLengthExceeded
-        from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
-
         request = request or self.next_request()
         for attempt in range(2):
             try:
                 response = create(**request.body(wire), **extra)
-            except Exception as exc:  # noqa: BLE001 - translated below, re-raised otherwise
-                error = from_sdk_exception(exc) if is_sdk_api_error(exc) else exc
-                if not isinstance(error, ContextLengthExceeded):
-                    if error is exc:
-                        raise
-                    raise error from exc
-                self._append([ContextOverflow(request_index=request.index, recovered=attempt == 0, message=error.message[:500])])
-                if attempt == 1:
-                    raise OverflowNotRecovered(
-                        f"session {self.id!r}: the provider still rejected request {request.index} as too long after compaction",
-                        session_id=self.id,
-                    ) from exc
-                self._relieve_overflow(request.plan)
-                request = self.next_request()
+            except Exception as exc:  # noqa: BLE001 - translated (or re-raised) by _after_send_error
+                request = self._after_send_error(exc, request, attempt)
                 continue
             self.record(response)
             return response
         raise AssertionError("unreachable")
+
+    def _after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
+        """Shared by the sync and async send: translate the error, or relieve once and rebuild."""
+        from contextwright.errors import ContextLengthExceeded
+        from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
+
+        error = from_sdk_exception(exc) if is_sdk_api_error(exc) else exc
+        if not isinstance(error, ContextLengthExceeded):
+            if error is exc:
+                raise exc
+            raise error from exc
+        self._append([ContextOverflow(request_index=request.index, recovered=attempt == 0, message=error.message[:500])])
+        if attempt == 1:
+            raise OverflowNotRecovered(
+                f"session {self.id!r}: the provider still rejected request {request.index} as too long after compaction",
+                session_id=self.id,
+            ) from exc
+        self._relieve_overflow(request.plan)
+        return self.next_request()
+
+    @property
+    def aio(self) -> AsyncSession:
+        """The async twin of this session (same log, same logic, I/O off the event loop)."""
+        return AsyncSession(self)
 
     def _relieve_overflow(self, plan: ContextPlan) -> None:
         """Forced relief after a provider overflow: compact, or prune everything prunable."""
@@ -813,3 +823,48 @@ class Session:
 def session_secret(store_secret: bytes, session_id: str) -> bytes:
     """The per-session envelope secret, derived from the store's secret."""
     return hmac.new(store_secret, f"session:{session_id}".encode(), hashlib.sha256).digest()
+
+
+class AsyncSession:
+    """Async twin of :class:`Session`: every method runs the sync one in a worker thread,
+    except :meth:`send`, which awaits the async SDK call itself."""
+
+    def __init__(self, session: Session) -> None:
+        self.sync = session
+
+    async def user(self, text: str, **options: Any) -> Event:
+        """Async :meth:`Session.user`."""
+        return await asyncio.to_thread(self.sync.user, text, **options)
+
+    async def next_request(self) -> BuiltRequest:
+        """Async :meth:`Session.next_request`."""
+        return await asyncio.to_thread(self.sync.next_request)
+
+    async def record(self, response: Any) -> list[Event]:
+        """Async :meth:`Session.record`."""
+        return await asyncio.to_thread(self.sync.record, response)
+
+    async def tool_result(self, call_id: str, output: str, **options: Any) -> Event:
+        """Async :meth:`Session.tool_result`."""
+        return await asyncio.to_thread(self.sync.tool_result, call_id, output, **options)
+
+    async def pending_tool_calls(self) -> list[ToolCall]:
+        """Async :meth:`Session.pending_tool_calls`."""
+        return await asyncio.to_thread(self.sync.pending_tool_calls)
+
+    async def compact(self) -> Event | None:
+        """Async :meth:`Session.compact`."""
+        return await asyncio.to_thread(self.sync.compact)
+
+    async def send(self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any) -> Any:
+        """Async :meth:`Session.send`: ``create`` is an async SDK method such as ``AsyncAnthropic().messages.create``."""
+        request = request or await self.next_request()
+        for attempt in range(2):
+            try:
+                response = await create(**request.body(wire), **extra)
+            except Exception as exc:  # noqa: BLE001 - translated (or re-raised) by _after_send_error
+                request = await asyncio.to_thread(self.sync._after_send_error, exc, request, attempt)
+                continue
+            await self.record(response)
+            return response
+        raise AssertionError("unreachable")
