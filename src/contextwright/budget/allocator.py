@@ -45,7 +45,7 @@ class Allocation:
     nudges: int
     tool_results: int
     history: int
-    """What history (including tool pairs) may use after the fixed classes."""
+    """The most the conversation (history, tool pairs and the capped classes together) may use."""
     soft_pressure_tokens: int
     """Input size at which soft pressure starts (a share of the window)."""
 
@@ -74,13 +74,13 @@ def allocate(plan: ContextPlan) -> Allocation:
     input_limit = window - reserve
     prefix = plan.prefix_token_total
     body = input_limit - prefix
-    fixed = budgets.working_state_tokens + budgets.recall_tokens + budgets.runtime_tokens + budgets.nudge_tokens
-    history = math.floor(body / (1 + budgets.body_margin)) - fixed
+    # The fixed classes are caps, not reservations: whatever they leave unused, history
+    # may use, and the builder checks the whole body against the limit.
+    history = math.floor(body / (1 + budgets.body_margin))
     if history < budgets.min_history_tokens:
         raise WindowTooSmall(
-            f"a {window:,}-token window minus the {reserve:,}-token output reserve, the {prefix:,}-token prefix "
-            f"and {fixed:,} tokens of fixed classes leaves {max(history, 0):,} tokens for history; "
-            f"at least {budgets.min_history_tokens:,} are needed",
+            f"a {window:,}-token window minus the {reserve:,}-token output reserve and the {prefix:,}-token prefix "
+            f"leaves {max(history, 0):,} tokens for the conversation; at least {budgets.min_history_tokens:,} are needed",
             session_id=plan.session_id,
             window=window,
         )

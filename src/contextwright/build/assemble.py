@@ -34,7 +34,7 @@ from contextwright.build.request import (
     ToolResultPart,
 )
 from contextwright.canonical import canonical_json, content_hash
-from contextwright.derive.surface import AssistantReply, Exchange, Summary, Surface, UserTurn
+from contextwright.derive.surface import ArtifactEntry, AssistantReply, DecisionEntry, Exchange, Summary, Surface, UserTurn
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
 from contextwright.events.catalog import Evidence
@@ -144,6 +144,10 @@ class _Assembler:
                 case AssistantReply():
                     if entry.message.text:
                         self._add("assistant", [self._assistant_text(entry.message.text, entry.ref, entry.seq)])
+                case DecisionEntry():
+                    self._decision(entry)
+                case ArtifactEntry():
+                    self._artifact(entry)
         tail = self._tail()
         if tail:
             self._add("user", tail)
@@ -159,6 +163,14 @@ class _Assembler:
     def _summary(self, entry: Summary) -> None:
         text = self.wrap(entry.compacted.summary, source="summary", trust="user", ref=entry.ref)
         self._add("user", [TextPart(text=text, trust="user", source="summary", ref=entry.ref, budget_class="summary", layer="compressed_session")])
+
+    def _decision(self, entry: DecisionEntry) -> None:
+        text = self.wrap(render_decision(entry.decision), source="decision_point", trust="user", ref=entry.ref)
+        self._add("user", [TextPart(text=text, trust="user", source="decision_point", ref=entry.ref, budget_class="decision_points", layer="compressed_session")])
+
+    def _artifact(self, entry: ArtifactEntry) -> None:
+        text = self.wrap(render_artifact(entry.declared, entry.current_step), source="artifact", trust="user", ref=entry.ref)
+        self._add("user", [TextPart(text=text, trust="user", source="artifact", ref=entry.ref, budget_class="artifacts", layer=self.layer(entry.seq))])
 
     def _user_turn(self, entry: UserTurn) -> None:
         parts: list[Part] = []
@@ -205,6 +217,15 @@ class _Assembler:
             if stored is None:
                 continue  # the validator reports the orphan with its id
             result = stored.result
+            repeat = _repeat_stub(stored)
+            if repeat is not None:
+                results.append(
+                    ToolResultPart(
+                        call_id=call.id, name=result.tool_name, text=repeat, is_error=result.is_error,
+                        trust="platform", ref=stored.ref, layer=self.layer(stored.seq), budget_class="pointers",
+                    )
+                )
+                continue
             if stored.pruned:
                 # The stub is platform-written (no tool text in it), so it needs no envelope;
                 # it names the original's trust level and where to read it back.
@@ -348,6 +369,41 @@ def _account(messages: tuple[Message, ...], estimate: Estimate) -> tuple[dict[st
 def _current_turn_has_recall(surface: Surface) -> bool:
     turn = surface.current_turn()
     return bool(turn and turn.frame and turn.frame.recall)
+
+
+def render_decision(decision: Any) -> str:
+    """A decision point as the model reads it."""
+    lines = [f"Stage {decision.name!r} closed. Goal: {decision.goal}", f"Outcome: {decision.outcome}"]
+    if decision.rationale:
+        lines.append(f"Rationale: {decision.rationale}")
+    lines += [f"Artifact: {a}" for a in decision.artifacts]
+    lines += [f"Unresolved failure: {f}" for f in decision.failures]
+    lines += [f"User steering: {s}" for s in decision.steering]
+    return "\n".join(lines)
+
+
+def render_artifact(declared: Any, current: int) -> str:
+    """An artifact: whole when it has no steps; otherwise only the current step and its neighbours."""
+    head = f"{declared.title} (v{declared.version}): {declared.summary}"
+    ref = f"context_read_artifact ref={declared.pointer.ref[:19]}"
+    if not declared.steps:
+        return f"{head}\nFull text: {ref}"
+    total = len(declared.steps)
+    current = max(0, min(current, total - 1))
+    shown = range(max(0, current - 1), min(total, current + 2))
+    lines = [head, f"Step {current + 1} of {total} is current; steps {shown.start + 1}-{shown.stop} shown, the rest via {ref}:"]
+    for index in shown:
+        marker = "→" if index == current else " "
+        lines.append(f"{marker} {index + 1}. {declared.steps[index]}")
+    return "\n".join(lines)
+
+
+def _repeat_stub(stored: Any) -> str | None:
+    if stored.duplicate_of is not None:
+        return f"[same output as call {stored.duplicate_of}: same tool, same arguments, same output]"
+    if stored.superseded_by is not None:
+        return f"[this attempt failed; call {stored.superseded_by} later succeeded with the same arguments]"
+    return None
 
 
 def _pointer_stub(result: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from contextwright.build.request import TextPart, ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors, shorten
@@ -54,7 +54,7 @@ def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
     """Sessions, requests, cache-read share, cost, epochs, compactions, yields and overflow recoveries."""
     with friendly_errors(), open_existing(store) as log:
         summaries = store_summary(log)
-    table = Table("session", "requests", "epochs", "prefix hashes", "cache read", "cost", "compactions", "prunes", "yields", "overflows recovered",
+    table = Table(Column("session", no_wrap=True), "requests", "epochs", "prefix hashes", "cache read", "cost", "compactions", "prunes", "yields", "dedupe hits", "relief ratio", "overflows recovered",
                   title=f"{len(summaries)} session(s) in {store}")
     for s in summaries:
         table.add_row(
@@ -62,7 +62,8 @@ def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
             "n/a" if s.cache_read_share is None else f"{s.cache_read_share:.1%}",
             "n/a" if s.total_cost_usd is None else f"${s.total_cost_usd:.4f}",
             str(sum(s.compactions_by_trigger.values())), str(s.prunes),
-            ", ".join(f"{k}: {v}" for k, v in sorted(s.yields_by_kind.items())) or "-", str(s.overflow_recoveries),
+            ", ".join(f"{k}: {v}" for k, v in sorted(s.yields_by_kind.items())) or "-", str(s.dedupe_hits),
+            "n/a" if s.relief_compression_ratio is None else f"{s.relief_compression_ratio:.2f}", str(s.overflow_recoveries),
         )
     console.print(table)
 

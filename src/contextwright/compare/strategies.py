@@ -235,10 +235,16 @@ class _Simulated:
 
 
 def compare_transcript(
-    transcript: Transcript, *, window: int, model_id: str = DEFAULT_MODEL, strategies: Sequence[str] = STRATEGIES
+    transcript: Transcript,
+    *,
+    window: int,
+    model_id: str = DEFAULT_MODEL,
+    strategies: Sequence[str] = STRATEGIES,
 ) -> tuple[StrategyResult, ...]:
     """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed)."""
-    return compare_windows(transcript, windows=(window,), model_id=model_id, strategies=strategies)[window]
+    return compare_windows(transcript, windows=(window,), model_id=model_id, strategies=strategies)[
+        window
+    ]
 
 
 def compare_windows(
@@ -262,7 +268,9 @@ def compare_windows(
     for name in ("keep_all_single_breakpoint", "volatile_after_system", CEILING):
         if name in wanted:
             # Keeping everything does not depend on the window: simulate once, count overflows per window.
-            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter)
+            shared[name] = _simulate(
+                _BUILDERS[name](timeline, models[windows[0]], counter), counter
+            )
     out: dict[int, tuple[StrategyResult, ...]] = {}
     for window in windows:
         model = models[window]
@@ -296,7 +304,16 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
         for r in results:
             t = totals.setdefault(
                 r.name,
-                {"transcripts": 0, "requests": 0, "usage": Usage(), "cost": Decimal(0), "peak": 0, "over": 0, "checks": 0, "seen": 0},
+                {
+                    "transcripts": 0,
+                    "requests": 0,
+                    "usage": Usage(),
+                    "cost": Decimal(0),
+                    "peak": 0,
+                    "over": 0,
+                    "checks": 0,
+                    "seen": 0,
+                },
             )
             t["transcripts"] += 1
             t["requests"] += r.requests
@@ -308,7 +325,9 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
             t["seen"] += r.task_seen
     ceiling = totals.get(CEILING, {}).get("cost")
     rows = []
-    for name in sorted(totals, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES)):
+    for name in sorted(
+        totals, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES)
+    ):
         t = totals[name]
         rows.append(
             StrategyRow(
@@ -329,7 +348,9 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
     return rows
 
 
-def compare(transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL) -> list[StrategyRow]:
+def compare(
+    transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL
+) -> list[StrategyRow]:
     """Every strategy on every transcript at ``window``, aggregated per strategy."""
     return aggregate(compare_transcript(t, window=window, model_id=model_id) for t in transcripts)
 
@@ -363,7 +384,9 @@ def _simulate(run: _Run, counter: TokenCounter) -> _Simulated:
         cost += predicted.cost
         totals.append(predicted.usage.total_input)
     checks = [s.task for s in run.sent if s.task is not None]
-    return _Simulated(usage=usage, cost=cost, totals=tuple(totals), task_checks=len(checks), task_seen=sum(checks))
+    return _Simulated(
+        usage=usage, cost=cost, totals=tuple(totals), task_checks=len(checks), task_seen=sum(checks)
+    )
 
 
 def _result(name: str, simulated: _Simulated, *, overflows: int) -> StrategyResult:
@@ -389,7 +412,16 @@ def _keep_all(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -
     sent = []
     for call in timeline.calls:
         messages = _messages(timeline.units[: call.upto])
-        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+        sent.append(
+            _sent(
+                timeline,
+                call.at,
+                call.after_task,
+                model,
+                [_system(timeline.system, marked=True)],
+                messages,
+            )
+        )
     return _Run(sent=tuple(sent))
 
 
@@ -397,7 +429,10 @@ def _volatile_after_system(timeline: Timeline, model: ResolvedModel, counter: To
     sent = []
     for number, call in enumerate(timeline.calls):
         history = timeline.units[: call.upto]
-        system = [_system(timeline.system, marked=True), _system(_volatile_text(number, call.at, history), marked=False)]
+        system = [
+            _system(timeline.system, marked=True),
+            _system(_volatile_text(number, call.at, history), marked=False),
+        ]
         messages = _messages(history)
         _mark_last(messages, 1)
         sent.append(_sent(timeline, call.at, call.after_task, model, system, messages))
@@ -411,7 +446,9 @@ def _sliding_window(timeline: Timeline, model: ResolvedModel, counter: TokenCoun
     start = 0
     for call in timeline.calls:
         units = timeline.units[: call.upto]
-        starts = [i for i in range(start, len(units)) if i == 0 or units[i].group != units[i - 1].group]
+        starts = [
+            i for i in range(start, len(units)) if i == 0 or units[i].group != units[i - 1].group
+        ]
         # Drop whole groups from the front until the request fits; the newest group always stays.
         for candidate in starts:
             start = candidate
@@ -419,11 +456,22 @@ def _sliding_window(timeline: Timeline, model: ResolvedModel, counter: TokenCoun
                 break
         messages = _messages(units[start:])
         _mark_last(messages, 1)
-        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+        sent.append(
+            _sent(
+                timeline,
+                call.at,
+                call.after_task,
+                model,
+                [_system(timeline.system, marked=True)],
+                messages,
+            )
+        )
     return _Run(sent=tuple(sent))
 
 
-def _summarize_at_threshold(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
+def _summarize_at_threshold(
+    timeline: Timeline, model: ResolvedModel, counter: TokenCounter
+) -> _Run:
     limit = model.context_window - model.output_reserve
     sizes, fixed, lead = _sizes(timeline, counter)
     sent = []
@@ -436,7 +484,9 @@ def _summarize_at_threshold(timeline: Timeline, model: ResolvedModel, counter: T
         if _size(units, cut, sizes, fixed + extra, 0 if summary else lead) > SUMMARY_AT * limit:
             # Keep the newest SUMMARY_KEEP messages, widened to the start of their group.
             newest = max(0, len(units) - SUMMARY_KEEP)
-            boundary = next((i for i in range(newest, cut, -1) if units[i].group != units[i - 1].group), None)
+            boundary = next(
+                (i for i in range(newest, cut, -1) if units[i].group != units[i - 1].group), None
+            )
             if boundary is not None and boundary > cut:
                 cut = boundary
                 summaries += 1
@@ -446,7 +496,16 @@ def _summarize_at_threshold(timeline: Timeline, model: ResolvedModel, counter: T
         if summary is not None:
             messages[0]["content"][0]["cache_control"] = dict(_MARK)
         _mark_last(messages, 1)
-        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+        sent.append(
+            _sent(
+                timeline,
+                call.at,
+                call.after_task,
+                model,
+                [_system(timeline.system, marked=True)],
+                messages,
+            )
+        )
     return _Run(sent=tuple(sent))
 
 
@@ -455,7 +514,16 @@ def _append_only_ceiling(timeline: Timeline, model: ResolvedModel, counter: Toke
     for call in timeline.calls:
         messages = _messages(timeline.units[: call.upto])
         _mark_last(messages, 2)
-        sent.append(_sent(timeline, call.at, call.after_task, model, [_system(timeline.system, marked=True)], messages))
+        sent.append(
+            _sent(
+                timeline,
+                call.at,
+                call.after_task,
+                model,
+                [_system(timeline.system, marked=True)],
+                messages,
+            )
+        )
     return _Run(sent=tuple(sent))
 
 
@@ -497,7 +565,9 @@ def _system(text: str, *, marked: bool) -> dict[str, Any]:
     return block
 
 
-def _messages(units: Sequence[Unit], *, lead: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+def _messages(
+    units: Sequence[Unit], *, lead: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """Wire messages: consecutive same-role units merge, tool results open their user turn."""
     turns: list[dict[str, Any]] = []
     if lead:
@@ -512,7 +582,9 @@ def _messages(units: Sequence[Unit], *, lead: Sequence[Mapping[str, Any]] = ()) 
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": LEAD_IN}]})
     for turn in turns:
         if turn["role"] == "user":
-            turn["content"].sort(key=lambda b: b.get("type") != "tool_result")  # stable: order kept otherwise
+            turn["content"].sort(
+                key=lambda b: b.get("type") != "tool_result"
+            )  # stable: order kept otherwise
     return turns
 
 
@@ -525,7 +597,9 @@ def _mark_last(messages: list[dict[str, Any]], count: int) -> None:
 def _sizes(timeline: Timeline, counter: TokenCounter) -> tuple[list[int], int, int]:
     """Tokens per unit, of the tools and system prompt, and of the lead-in turn."""
     sizes = [sum(counter.block(b) for b in unit.blocks) for unit in timeline.units]
-    fixed = sum(counter.block(t) for t in timeline.tools) + counter.block(_system(timeline.system, marked=False))
+    fixed = sum(counter.block(t) for t in timeline.tools) + counter.block(
+        _system(timeline.system, marked=False)
+    )
     lead = counter.block({"type": "text", "text": LEAD_IN})
     return sizes, fixed, lead
 
@@ -551,7 +625,11 @@ def _volatile_text(number: int, at: datetime, history: Sequence[Unit]) -> str:
 def _summary_text(number: int, units: Sequence[Unit], counter: TokenCounter) -> str:
     """A deterministic stand-in for a model-written summary of ``units``, about SUMMARY_TOKENS long."""
     lines = [f"Summary {number} of the {len(units)} earlier messages of this session:"]
-    kinds = {"user": "a request or remark from the user", "assistant": "a step the assistant took", "tool_result": "a tool output it read"}
+    kinds = {
+        "user": "a request or remark from the user",
+        "assistant": "a step the assistant took",
+        "tool_result": "a tool output it read",
+    }
     index = 0
     while counter("\n".join(lines)) < SUMMARY_TOKENS:
         unit = units[index % len(units)] if units else None
@@ -576,7 +654,9 @@ class _ReplayEngine(Engine):
     engine answers those calls itself, so its own definitions are the right ones.
     """
 
-    def session(self, session_id: str, *, agent: AgentSpec, model: ResolvedModel, **options: Any) -> Session:
+    def session(
+        self, session_id: str, *, agent: AgentSpec, model: ResolvedModel, **options: Any
+    ) -> Session:
         """Open a session with duplicate control tools removed from ``agent``."""
         if agent.control_tools:
             reserved = {tool.name for tool in CONTROL_TOOLS}
@@ -594,7 +674,11 @@ def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedMo
         engine.close()
     task = timeline.task
     stated = next(
-        (e.seq for e in events if task is not None and e.type == "message.user" and e.payload.text.strip() == task),
+        (
+            e.seq
+            for e in events
+            if task is not None and e.type == "message.user" and e.payload.text.strip() == task
+        ),
         None,
     )
     # Each recorded assistant message follows the request built for it, if one was built;

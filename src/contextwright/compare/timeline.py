@@ -101,7 +101,9 @@ def timeline_of(transcript: Transcript) -> Timeline:
     tools = tuple(_tool(spec.name, spec.description, spec.input_schema) for spec in agent.tools)
     system = "\n\n".join(part for part in (agent.policy, agent.instructions) if part.strip())
     task = transcript.task.strip() if transcript.task and transcript.task.strip() else None
-    assistants = [m for m in transcript.messages if m.role == "assistant" and (m.text.strip() or m.tool_calls)]
+    assistants = [
+        m for m in transcript.messages if m.role == "assistant" and (m.text.strip() or m.tool_calls)
+    ]
     times = _times([m.at for m in assistants])
     units: list[Unit] = []
     calls: list[ModelCall] = []
@@ -114,7 +116,15 @@ def timeline_of(transcript: Transcript) -> Timeline:
         if message.role in ("user", "system"):
             if message.text.strip():
                 group += 1
-                units.append(Unit(role="user", blocks=({"type": "text", "text": message.text},), group=group, kind="user", text=message.text))
+                units.append(
+                    Unit(
+                        role="user",
+                        blocks=({"type": "text", "text": message.text},),
+                        group=group,
+                        kind="user",
+                        text=message.text,
+                    )
+                )
                 task_seen = task_seen or (task is not None and message.text.strip() == task)
                 answerable = not pending
         elif message.role == "assistant":
@@ -122,17 +132,31 @@ def timeline_of(transcript: Transcript) -> Timeline:
                 continue
             ordinal += 1
             if answerable and not pending:
-                calls.append(ModelCall(upto=len(units), at=times[ordinal], ordinal=ordinal, after_task=task_seen))
+                calls.append(
+                    ModelCall(
+                        upto=len(units), at=times[ordinal], ordinal=ordinal, after_task=task_seen
+                    )
+                )
             group += 1
             blocks: list[dict[str, Any]] = []
             if message.text.strip():
                 blocks.append({"type": "text", "text": message.text})
             for call in message.tool_calls:
                 name = names.get(call.name, safe_tool_name(call.name))
-                blocks.append({"type": "tool_use", "id": wire_id(call.id), "name": name, "input": _plain(call.arguments)})
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": wire_id(call.id),
+                        "name": name,
+                        "input": _plain(call.arguments),
+                    }
+                )
             units.append(
                 Unit(
-                    role="assistant", blocks=tuple(blocks), group=group, kind="assistant",
+                    role="assistant",
+                    blocks=tuple(blocks),
+                    group=group,
+                    kind="assistant",
                     text=" ".join([message.text, *(c.name for c in message.tool_calls)]).strip(),
                 )
             )
@@ -146,11 +170,24 @@ def timeline_of(transcript: Transcript) -> Timeline:
             if result.output.strip():
                 block["content"] = result.output
             block["is_error"] = result.is_error
-            units.append(Unit(role="user", blocks=(block,), group=group, kind="tool_result", text=result.output))
+            units.append(
+                Unit(
+                    role="user",
+                    blocks=(block,),
+                    group=group,
+                    kind="tool_result",
+                    text=result.output,
+                )
+            )
             answerable = not pending
     return Timeline(
-        units=tuple(units), calls=tuple(calls), assistant_times=times, tools=tools, system=system,
-        task=task, timed=all(m.at for m in assistants),
+        units=tuple(units),
+        calls=tuple(calls),
+        assistant_times=times,
+        tools=tools,
+        system=system,
+        task=task,
+        timed=all(m.at for m in assistants),
     )
 
 
@@ -167,7 +204,9 @@ def _times(stamps: list[str | None]) -> tuple[datetime, ...]:
         out: list[datetime] = []
         for stamp in stamps:
             at = parse_instant(stamp)  # type: ignore[arg-type]
-            out.append(max(at, out[-1]) if out else at)  # the simulator refuses time running backwards
+            out.append(
+                max(at, out[-1]) if out else at
+            )  # the simulator refuses time running backwards
         return tuple(out)
     return tuple(PACE_START + i * MODEL_CALL_PACE for i in range(len(stamps)))
 

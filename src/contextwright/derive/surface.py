@@ -19,15 +19,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from contextwright.errors import BuildError, OrphanedToolPair
+from contextwright.canonical import canonical_json, sha256_tagged
 from contextwright.events.catalog import (
+    ArtifactDeclared,
     ArtifactPointer,
     AssistantMessage,
     Compacted,
+    DecisionPoint,
     FrameRecorded,
+    StageOpened,
     ToolCall,
     ToolResult,
     UserMessage,
 )
+from contextwright.events.registry import encode_payload
 from contextwright.events.envelope import Event
 
 
@@ -46,6 +51,7 @@ class UserTurn:
     frame_ref: str | None = None
     task: bool = False
     """The session's first message from the user (not a steering note): the task statement."""
+    stage: str | None = None
 
     @property
     def pinned(self) -> bool:
@@ -61,6 +67,10 @@ class ResultEntry:
     ref: str
     result: ToolResult
     pruned: bool = False
+    duplicate_of: str | None = None
+    """Same tool, arguments and output as this earlier call: shown once, counted here."""
+    superseded_by: str | None = None
+    """This call failed and this later call with the same arguments succeeded."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -71,6 +81,7 @@ class Exchange:
     ref: str
     message: AssistantMessage
     results: tuple[ResultEntry, ...] = ()
+    stage: str | None = None
 
     pinned = False
 
@@ -100,8 +111,33 @@ class AssistantReply:
     seq: int
     ref: str
     message: AssistantMessage
+    stage: str | None = None
 
     pinned = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DecisionEntry:
+    """A closed stage's decision point, standing in for the stage (compressed session, L2)."""
+
+    seq: int
+    ref: str
+    decision: DecisionPoint
+
+    pinned = True
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactEntry:
+    """The latest version of a declared artifact; chunked ones show only the current step and its neighbours."""
+
+    seq: int
+    ref: str
+    declared: ArtifactDeclared
+    current_step: int
+    stage: str | None = None
+
+    pinned = True
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -119,7 +155,7 @@ class Summary:
         return self.compacted.elided
 
 
-Entry = UserTurn | Exchange | AssistantReply | Summary
+Entry = UserTurn | Exchange | AssistantReply | Summary | DecisionEntry | ArtifactEntry
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -134,6 +170,9 @@ class Surface:
     requests_built: int = 0
     summary_depth: int = 0
     pruned_calls: frozenset[str] = field(default_factory=frozenset)
+    open_stage: StageOpened | None = None
+    dedupe_hits: int = 0
+    """Entries shown once or not at all because they repeat or were superseded."""
 
     @property
     def open_exchange(self) -> Exchange | None:
@@ -163,6 +202,8 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
     requests = 0
     depth = 0
     seen_task = False
+    stage: StageOpened | None = None
+    replaced_versions = 0
 
     def add(entry: Entry) -> None:
         if open_index is not None:
@@ -179,7 +220,7 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
             case "message.user":
                 first = not seen_task and not payload.steering and payload.author == "user"
                 seen_task = seen_task or first
-                add(UserTurn(seq=event.seq, ref=event.ref, message=payload, task=first))
+                add(UserTurn(seq=event.seq, ref=event.ref, message=payload, task=first, stage=stage.stage_id if stage else None))
                 if not payload.steering:
                     seed = event.seq
             case "message.assistant":
@@ -190,13 +231,14 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
                         session_id=session_id,
                         call_ids=missing,
                     )
+                stage_id = stage.stage_id if stage else None
                 if payload.tool_calls:
-                    entries.append(Exchange(seq=event.seq, ref=event.ref, message=payload))
+                    entries.append(Exchange(seq=event.seq, ref=event.ref, message=payload, stage=stage_id))
                     open_index = len(entries) - 1
                     for call in payload.tool_calls:
                         calls_by_id[call.id] = open_index
                 else:
-                    entries.append(AssistantReply(seq=event.seq, ref=event.ref, message=payload))
+                    entries.append(AssistantReply(seq=event.seq, ref=event.ref, message=payload, stage=stage_id))
             case "tool.result":
                 index = calls_by_id.get(payload.call_id)
                 exchange = entries[index] if index is not None and index < len(entries) else None
@@ -233,11 +275,32 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
                 pruned.update(payload.call_ids)
             case "context.request.built":
                 requests += 1
+            case "stage.opened":
+                stage = payload
+            case "stage.closed":
+                stage = None
+            case "decision.point":
+                entries = _replace_stage(entries, event, payload, seed=seed)
+            case "decision.graduated":
+                gone = set(payload.stage_ids)
+                entries = [e for e in entries if not (isinstance(e, DecisionEntry) and e.decision.stage_id in gone)]
+            case "artifact.declared":
+                before = len(entries)
+                entries = [e for e in entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)]
+                replaced_versions += before - len(entries)
+                add(ArtifactEntry(seq=event.seq, ref=event.ref, declared=payload, current_step=payload.current_step, stage=stage.stage_id if stage else None))
+            case "artifact.step":
+                entries = [
+                    replace(e, current_step=payload.current_step)
+                    if isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id
+                    else e
+                    for e in entries
+                ]
             case _:
                 pass
 
     entries.extend(deferred)
-    ordered = [_with_pruned(entry, pruned) for entry in entries]
+    ordered, repeats = _mark_repeats([_with_pruned(entry, pruned) for entry in entries])
     return Surface(
         session_id=session_id,
         entries=tuple(ordered),
@@ -246,6 +309,8 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
         requests_built=requests,
         summary_depth=depth,
         pruned_calls=frozenset(pruned),
+        open_stage=stage,
+        dedupe_hits=repeats + replaced_versions,
     )
 
 
@@ -265,6 +330,74 @@ def _compact(entries: list[Entry], event: Event, payload: Compacted, *, seed: in
     if not placed:
         out.insert(0, Summary(seq=event.seq, ref=event.ref, compacted=payload))
     return out
+
+
+def _replace_stage(entries: list[Entry], event: Event, payload: DecisionPoint, *, seed: int) -> list[Entry]:
+    # A closed stage's entries leave the surface; its decision point takes the place
+    # of the first of them. The task, steering notes and the current run's first
+    # message stay where they are.
+    out: list[Entry] = []
+    placed = False
+    for entry in entries:
+        in_stage = getattr(entry, "stage", None) == payload.stage_id
+        if in_stage and not entry.pinned and entry.seq != seed and not (isinstance(entry, Exchange) and not entry.complete):
+            if not placed:
+                out.append(DecisionEntry(seq=event.seq, ref=event.ref, decision=payload))
+                placed = True
+            continue
+        out.append(entry)
+    if not placed:
+        out.append(DecisionEntry(seq=event.seq, ref=event.ref, decision=payload))
+    return out
+
+
+def _mark_repeats(entries: list[Entry]) -> tuple[list[Entry], int]:
+    """Mark identical tool results and failed attempts superseded by a later success."""
+    seen: dict[tuple[str, str, str], str] = {}
+    later_success: dict[tuple[str, str], str] = {}
+    calls: dict[str, tuple[str, str]] = {}
+    for entry in entries:
+        if isinstance(entry, Exchange):
+            for call in entry.calls:
+                calls[call.id] = (call.name, canonical_json(encode_payload(call.arguments)))
+    for entry in reversed(entries):
+        if isinstance(entry, Exchange):
+            for r in reversed(entry.results):
+                key = calls.get(r.result.call_id)
+                if key is not None and not r.result.is_error and not r.result.denied:
+                    later_success[key] = r.result.call_id
+    hits = 0
+    out: list[Entry] = []
+    for entry in entries:
+        if not isinstance(entry, Exchange):
+            out.append(entry)
+            continue
+        results = []
+        for r in entry.results:
+            key = calls.get(r.result.call_id)
+            if key is None or r.pruned:
+                results.append(r)
+                continue
+            if r.result.is_error and not r.result.denied and key in later_success and later_success[key] != r.result.call_id:
+                winner = later_success[key]
+                if _after(entries, winner, r.result.call_id):
+                    results.append(replace(r, superseded_by=winner))
+                    hits += 1
+                    continue
+            identity = (*key, sha256_tagged(r.result.output))
+            if identity in seen:
+                results.append(replace(r, duplicate_of=seen[identity]))
+                hits += 1
+                continue
+            seen[identity] = r.result.call_id
+            results.append(r)
+        out.append(replace(entry, results=tuple(results)))
+    return out, hits
+
+
+def _after(entries: list[Entry], later: str, earlier: str) -> bool:
+    order = [r.result.call_id for e in entries if isinstance(e, Exchange) for r in e.results]
+    return later in order and earlier in order and order.index(later) > order.index(earlier)
 
 
 def _entry_seq(entry: Entry) -> int:

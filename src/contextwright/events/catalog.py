@@ -123,6 +123,8 @@ class RequestBuilt:
     tokens_by_layer: dict[str, int] = field(default_factory=dict)
     yields: tuple[str, ...] = ()
     pressure: Literal["none", "soft", "hard"] = "none"
+    dedupe_hits: int = 0
+    """Surface entries shown once or not at all because they repeated or were superseded."""
     inputs: dict[str, Any] | None = None
     """What is needed to rebuild the request byte for byte (volatile inputs, cut points)."""
 
@@ -286,6 +288,14 @@ class LayerTruncated:
     items: int
     tokens_before: int
     tokens_after: int
+    dedupe_hits: int = 0
+
+    @property
+    def compression_ratio(self) -> float | None:
+        """tokens_after / tokens_before, when both are known."""
+        if self.tokens_before <= 0 or self.tokens_after < 0:
+            return None
+        return self.tokens_after / self.tokens_before
 
 
 @event_type("context.overflow")
@@ -297,3 +307,97 @@ class ContextOverflow:
     recovered: bool
     """True when a forced compaction and one retry follow; False when the retry failed too."""
     message: str = ""
+
+
+@event_type("stage.opened")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StageOpened:
+    """A stage of work begins (plan, implement, review, ...) with a declared goal."""
+
+    stage_id: str
+    name: str
+    goal: str
+
+
+@event_type("stage.closed")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StageClosed:
+    """A stage ends with an outcome; its decision point follows."""
+
+    stage_id: str
+    outcome: str
+    rationale: str = ""
+
+
+@event_type("decision.point")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DecisionPoint:
+    """What a closed stage decided, harvested from its events by field extraction (no model call).
+
+    It stands in for the stage's events in the compressed-session layer (L2)."""
+
+    stage_id: str
+    name: str
+    goal: str
+    outcome: str
+    rationale: str = ""
+    artifacts: tuple[str, ...] = ()
+    """One line per artifact the stage produced: title, version and summary."""
+    steering: tuple[str, ...] = ()
+    """The user's steering notes given during the stage, verbatim."""
+    failures: tuple[str, ...] = ()
+    """Tool calls that failed and were not retried successfully (platform-known facts only)."""
+    source_event_seqs: tuple[int, ...] = ()
+
+
+@event_type("decision.graduated")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DecisionGraduated:
+    """Decision points that left the compressed session (L2) for project memory (L3) under the L2 cap."""
+
+    stage_ids: tuple[str, ...]
+
+
+@event_type("artifact.declared")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactDeclared:
+    """An artifact the agent produced (a plan, a checklist, a design): stored whole, shown in part."""
+
+    artifact_id: str
+    version: int
+    title: str
+    summary: str
+    pointer: ArtifactPointer
+    steps: tuple[str, ...] = ()
+    """Declared steps make the artifact chunked: only the current step and its neighbours are shown."""
+    current_step: int = 0
+
+
+@event_type("artifact.step")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactStep:
+    """The current step of a chunked artifact moved."""
+
+    artifact_id: str
+    current_step: int
+
+
+@event_type("child.started")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChildStarted:
+    """A child run began in its own session (own plan, own epoch), seeded from a slice of this one."""
+
+    child_session_id: str
+    purpose: str
+    call_id: str | None = None
+    seed: str = ""
+
+
+@event_type("child.finished")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChildFinished:
+    """A child run ended; only its final result comes back (as the answer to ``call_id``, if any)."""
+
+    child_session_id: str
+    result: str
+    call_id: str | None = None

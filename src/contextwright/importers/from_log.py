@@ -74,7 +74,10 @@ def transcript_from_events(
             case "message.user":
                 messages.append(
                     TranscriptMessage(
-                        role="user", text=payload.text, at=at, source_line=event.seq,
+                        role="user",
+                        text=payload.text,
+                        at=at,
+                        source_line=event.seq,
                         meta=payload.author == "operator",
                     )
                 )
@@ -85,18 +88,26 @@ def transcript_from_events(
                 )
                 messages.append(
                     TranscriptMessage(
-                        role="assistant", text=payload.text, tool_calls=calls, at=at,
-                        model=payload.model, source_line=event.seq,
+                        role="assistant",
+                        text=payload.text,
+                        tool_calls=calls,
+                        at=at,
+                        model=payload.model,
+                        source_line=event.seq,
                     )
                 )
             case "tool.result":
                 output = _full_output(payload, read_artifact)
                 result = ToolResult(
-                    call_id=payload.call_id, output=output, is_error=payload.is_error,
+                    call_id=payload.call_id,
+                    output=output,
+                    is_error=payload.is_error,
                     exit_code=payload.exit_code,
                 )
                 messages.append(
-                    TranscriptMessage(role="tool", text="", tool_results=(result,), at=at, source_line=event.seq)
+                    TranscriptMessage(
+                        role="tool", text="", tool_results=(result,), at=at, source_line=event.seq
+                    )
                 )
             case "model.response":
                 _attach_usage(messages, payload.usage)
@@ -110,7 +121,7 @@ def transcript_from_events(
 
 def _full_output(payload: Any, read_artifact: ReadArtifact | None) -> str:
     pointer = payload.artifact
-    if read_artifact is None or pointer is None or pointer.kind != "tool_output":
+    if read_artifact is None or pointer is None:
         return str(payload.output)
     try:
         return read_artifact(pointer.ref)
@@ -123,7 +134,11 @@ def _agent_from_plan(plan: Any) -> tuple[str | None, tuple[dict[str, Any], ...]]
     prefix = plan["prefix"]
     instructions = str(prefix["instructions"]) or None
     tools = tuple(
-        {"name": t["name"], "description": t["description"], "input_schema": _plain(t["input_schema"])}
+        {
+            "name": t["name"],
+            "description": t["description"],
+            "input_schema": _plain(t["input_schema"]),
+        }
         for t in prefix["tools"]
         if t["name"] not in _CONTROL_TOOLS
     )

@@ -41,6 +41,9 @@ class BudgetConfig:
     """A pruning pass leaves at most this share of the tool-result budget visible."""
     keep_recent_rounds: int = 1
     """Tool exchanges of the most recent rounds that pruning never touches."""
+    decision_points_tokens: int = 2_000
+    """Session cap on the compressed-session layer (L2): beyond it the oldest decision points
+    graduate to project memory as candidates and leave the context."""
     min_history_tokens: int = 1_024
     """A window that leaves less than this for history cannot host a session."""
 

@@ -170,6 +170,13 @@ def _summary_table(summary: SessionSummary, records: Sequence[RequestRecord]) ->
         ("Peak request", peak, False),
         ("Compactions", _counts(summary.compactions, summary.compactions_by_trigger), False),
         ("Pruning passes", str(summary.prunes), False),
+        ("Dedupe hits", str(summary.dedupe_hits), False),
+        (
+            "Relief compression ratio",
+            "n/a" if summary.relief_compression_ratio is None else f"{summary.relief_compression_ratio:.2f} (tokens after ÷ before, mean per pass)",
+            False,
+        ),
+        ("Stages closed", f"{summary.stages_closed} ({summary.decisions_graduated} decision points graduated to memory)", False),
         ("Yields", _by_kind(summary.yields_by_kind), False),
         ("Overflow recoveries", str(summary.overflow_recoveries), summary.overflow_recoveries > 0),
         ("Archive failures", str(summary.archive_failures), summary.archive_failures > 0),

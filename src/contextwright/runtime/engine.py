@@ -68,6 +68,7 @@ class Engine:
             recall=recall,
             rounds=rounds,
             reuse_recall_by_revision=reuse_recall_by_revision,
+            engine_session=lambda sid, **kw: self.session(sid, memory=memory, recall=recall, **kw),
         )
 
     def close(self) -> None:

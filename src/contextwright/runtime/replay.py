@@ -21,7 +21,7 @@ from typing import Any
 from contextwright.build.assemble import BudgetExceeded
 from contextwright.build.envelope import escape
 from contextwright.build.request import NeutralRequest
-from contextwright.derive.surface import Exchange, UserTurn, fold
+from contextwright.derive.surface import AssistantReply, fold
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.importers.model import Transcript
 from contextwright.items.region_a import ToolSpec
@@ -132,7 +132,7 @@ def replay(
 def _has_something_to_answer(session: Session) -> bool:
     surface = fold(session.id, session.events)
     last = surface.entries[-1] if surface.entries else None
-    return isinstance(last, (UserTurn, Exchange)) and surface.open_exchange is None
+    return last is not None and not isinstance(last, AssistantReply) and surface.open_exchange is None
 
 
 def _tool_from_schema(schema: Any) -> ToolSpec | None:

@@ -25,7 +25,7 @@ from contextwright.build.request import NeutralRequest
 from contextwright.build.validate import validate
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Exchange, Summary, Surface, UserTurn, fold
+from contextwright.derive.surface import AssistantReply, Exchange, Summary, Surface, UserTurn, fold
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
 from contextwright.errors import ArtifactNotFound, ContextwrightError, SeqConflict, StorageCorrupted, UsageError
@@ -63,6 +63,7 @@ from contextwright.plan.plan import ContextPlan
 from contextwright.plan.planner import ContextPlanner, PlanDecision
 from contextwright.policy.tools import ToolPolicy, denial_for
 from contextwright.pressure.compactor import compact as default_compact
+from contextwright.pressure.ranking import least_relevant_first
 from contextwright.runtime.errors import (
     ArchiveFailed,
     EscalationRequired,
@@ -73,6 +74,7 @@ from contextwright.runtime.errors import (
 )
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
+from contextwright.runtime.stages import StagesMixin
 
 UNTRUSTED = frozenset({"external_untrusted"})
 """Trust levels whose presence in a run withholds the run's facts from memory candidates."""
@@ -146,7 +148,7 @@ class BuiltRequest:
         raise UsageError(f"unknown wire format {wire!r}: use anthropic, openai_chat or openai_responses")
 
 
-class Session:
+class Session(StagesMixin):
     """One conversation with the engine: record what happens, ask for the next request."""
 
     def __init__(
@@ -165,8 +167,10 @@ class Session:
         rounds: RoundPolicy | None = None,
         compactor: Callable[..., Any] = default_compact,
         reuse_recall_by_revision: bool = False,
+        engine_session: Callable[..., Session] | None = None,
     ) -> None:
         self.log = log
+        self._engine_session = engine_session
         self.id = session_id
         self.agent = agent
         self.model = model
@@ -189,6 +193,12 @@ class Session:
             self._memory_snapshot = planner.current.prefix.memory.facts
         else:
             self._memory_snapshot = tuple(memory.snapshot()) if memory is not None else ()
+
+    def engine_session(self, session_id: str, **options: Any) -> Session:
+        """Open another session on the same engine (used for child runs)."""
+        if self._engine_session is None:
+            raise UsageError("this session was not opened through an Engine, so it cannot start child runs")
+        return self._engine_session(session_id, **options)
 
     # -- reading the log ---------------------------------------------------------
 
@@ -427,6 +437,7 @@ class Session:
             tokens_by_layer=result.tokens_by_layer,
             yields=result.yields,
             pressure=result.pressure,
+            dedupe_hits=fold(self.id, [e for e in self._events if e.seq <= result.upto_seq]).dedupe_hits,
             inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
         )
         previous = self._previous_request(plan.epoch)
@@ -621,7 +632,8 @@ class Session:
 
     def _check_something_to_answer(self, surface: Surface) -> None:
         last = surface.entries[-1] if surface.entries else None
-        if last is None or not isinstance(last, (UserTurn, Exchange)):
+        # Anything but the model's own reply renders as a user-side message the model can answer.
+        if last is None or isinstance(last, AssistantReply):
             raise NothingToSend(
                 f"session {self.id!r}: the last message is the model's own answer; record a user message first",
                 session_id=self.id,
@@ -786,6 +798,9 @@ class Session:
         candidates = [r for e in exchanges[: max(0, len(exchanges) - keep)] for r in e.results if not r.pruned]
         if not candidates:
             return 0
+        # Within the layer, the least relevant to the current stage's goal go first.
+        goal = surface.open_stage.goal if surface.open_stage is not None else None
+        candidates = least_relevant_first(candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq)
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
         visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
         body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))

@@ -171,6 +171,13 @@ class SessionSummary:
     """Facts offered to memory formation at session end."""
     memory_candidates_withheld: int = 0
     """Facts withheld because untrusted content could have shaped them."""
+    dedupe_hits: int = 0
+    """Entries shown once or not at all because they repeated or were superseded (at the last request)."""
+    relief_compression_ratio: float | None = None
+    """Mean tokens-after / tokens-before over relief passes that reported both."""
+    stages_closed: int = 0
+    decisions_graduated: int = 0
+    """Decision points moved from the compressed session (L2) to project memory (L3)."""
 
     @property
     def compactions(self) -> int:
@@ -258,7 +265,17 @@ def summarize(
         denied_tool_calls=sum(1 for e in ordered if e.type == "tool.result" and e.payload.denied),
         memory_candidates_offered=sum(len(c.facts) for c in candidates),
         memory_candidates_withheld=sum(c.withheld for c in candidates),
+        dedupe_hits=next((e.payload.dedupe_hits for e in reversed(ordered) if e.type == "context.request.built"), 0),
+        relief_compression_ratio=_mean_ratio(ordered),
+        stages_closed=sum(1 for e in ordered if e.type == "stage.closed"),
+        decisions_graduated=sum(len(e.payload.stage_ids) for e in ordered if e.type == "decision.graduated"),
     )
+
+
+def _mean_ratio(events: Sequence[Event]) -> float | None:
+    ratios = [e.payload.compression_ratio for e in events if e.type == "context.layer.truncated"]
+    known = [r for r in ratios if r is not None]
+    return sum(known) / len(known) if known else None
 
 
 def store_summary(log: EventLog, *, price_lookup: PriceLookup | None = price_for) -> list[SessionSummary]:

@@ -1,0 +1,188 @@
+"""Cache benchmark: Contextwright against common context strategies on the shared transcripts.
+
+Run from the repository root:
+
+    python bench/cache_bench.py                        # every transcript, 32k and 200k windows
+    python bench/cache_bench.py --quick                # two transcripts per format
+    python bench/cache_bench.py --windows 32000,200000 --markdown
+
+Every transcript is replayed by every strategy of :mod:`contextwright.compare` in
+the same run, on the Anthropic wire (claude-sonnet-4-5) through the offline cache
+simulator. Per window and strategy the table shows: transcripts, requests, the
+token-weighted cache-read share, the input cost relative to the append-only
+ceiling (and in USD), the peak request, overflows (input over the window minus the
+output reserve) and how often the task statement was visible after it was stated.
+
+Acceptance targets checked at the end:
+
+* at 200k, Contextwright's cache-read share is at least 99% of the ceiling's;
+* at 32k, Contextwright has no overflow, costs no more input than the sliding
+  window, and the task is visible in every request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from contextwright.compare import (
+    CEILING,
+    STRATEGIES,
+    StrategyResult,
+    StrategyRow,
+    aggregate,
+    compare_windows,
+)
+from contextwright.importers import load_transcripts
+from contextwright.importers.model import Transcript
+from contextwright.testing.corpus import corpus_path, missing_reason
+
+SHARE_OF_CEILING = 0.99
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="two transcripts per format instead of all"
+    )
+    parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print the results as a markdown table"
+    )
+    args = parser.parse_args()
+    traces = corpus_path("traces")
+    if traces is None:
+        raise SystemExit(f"skipped: {missing_reason('traces')}")
+    windows = [int(w) for w in args.windows.split(",")]
+    transcripts = _transcripts(traces, quick=args.quick)
+    console = Console(width=170)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    console.print(f"{machine}, {time.strftime('%Y-%m-%d')}, {len(transcripts)} transcripts")
+
+    per_window: dict[int, list[tuple[StrategyResult, ...]]] = defaultdict(list)
+    started = time.perf_counter()
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task(
+            "Replaying transcripts through every strategy", total=len(transcripts)
+        )
+        for transcript in transcripts:
+            for window, results in compare_windows(transcript, windows=windows).items():
+                per_window[window].append(results)
+            progress.advance(task)
+    elapsed = time.perf_counter() - started
+
+    rows = {window: aggregate(per_window[window]) for window in windows}
+    table = Table(
+        "window",
+        "strategy",
+        "transcripts",
+        "requests",
+        "cache-read share",
+        "input cost vs ceiling",
+        "input cost (USD)",
+        "peak request",
+        "overflows",
+        "task visible",
+        title="Prompt-cache behaviour per strategy (Anthropic wire, offline simulator)",
+    )
+    for window in windows:
+        for row in rows[window]:
+            table.add_row(
+                f"{window:,}",
+                row.name,
+                str(row.transcripts),
+                f"{row.requests:,}",
+                f"{row.cache_read_share:.1%}",
+                _ratio(row.relative_input_cost),
+                f"{row.input_cost:,.2f}",
+                f"{row.peak_request_tokens:,}",
+                f"{row.overflows:,}",
+                _task(row),
+            )
+        table.add_section()
+    console.print(table)
+    console.print(f"Replayed in {elapsed:.0f} s.")
+    for line in _targets(rows):
+        console.print(line)
+    if args.markdown:
+        console.print(_markdown(rows), markup=False, highlight=False, soft_wrap=True)
+
+
+def _transcripts(traces: Path, *, quick: bool) -> list[Transcript]:
+    files = sorted(
+        p
+        for p in traces.rglob("*")
+        if p.is_file() and p.name not in ("README.md", "manifest.jsonl")
+    )
+    if quick:
+        by_format: dict[str, list[Path]] = defaultdict(list)
+        for path in files:
+            by_format[path.relative_to(traces).parts[0]].append(path)
+        files = [p for paths in by_format.values() for p in paths[:2]]
+    return [t for path in files for t in load_transcripts([path])]
+
+
+def _targets(rows: dict[int, list[StrategyRow]]) -> list[str]:
+    lines = ["Acceptance targets:"]
+    if 200_000 in rows:
+        by_name = {r.name: r for r in rows[200_000]}
+        cw, ceiling = by_name["contextwright"], by_name[CEILING]
+        ratio = cw.cache_read_share / ceiling.cache_read_share if ceiling.cache_read_share else 0.0
+        lines.append(
+            f"  200k: cache-read share {cw.cache_read_share:.2%} vs ceiling {ceiling.cache_read_share:.2%} "
+            f"= {ratio:.2%} of the ceiling (target >= {SHARE_OF_CEILING:.0%}): {_verdict(ratio >= SHARE_OF_CEILING)}"
+        )
+    if 32_000 in rows:
+        by_name = {r.name: r for r in rows[32_000]}
+        cw, sliding = by_name["contextwright"], by_name["sliding_window"]
+        lines.append(f"  32k: overflows {cw.overflows} (target 0): {_verdict(cw.overflows == 0)}")
+        lines.append(
+            f"  32k: input cost ${cw.input_cost:,.2f} vs sliding window ${sliding.input_cost:,.2f} "
+            f"(target <=): {_verdict(cw.input_cost <= sliding.input_cost)}"
+        )
+        lines.append(
+            f"  32k: task visible {_task(cw)} (target 100%): {_verdict(cw.task_visible in (None, 1.0))}"
+        )
+    if len(lines) == 1:
+        lines.append("  (run with the 32000 and 200000 windows to check them)")
+    return lines
+
+
+def _markdown(rows: dict[int, list[StrategyRow]]) -> str:
+    out = [
+        "| window | strategy | requests | cache-read share | input cost vs ceiling | input cost (USD) | peak request | overflows | task visible |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for window, window_rows in rows.items():
+        for r in sorted(window_rows, key=lambda r: STRATEGIES.index(r.name)):
+            out.append(
+                f"| {window:,} | {r.name} | {r.requests:,} | {r.cache_read_share:.1%} | {_ratio(r.relative_input_cost)} | "
+                f"{r.input_cost:,.2f} | {r.peak_request_tokens:,} | {r.overflows:,} | {_task(r)} |"
+            )
+    return "\n".join(out)
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _task(row: StrategyRow) -> str:
+    return "n/a" if row.task_visible is None else f"{row.task_visible:.1%}"
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""The strategies, on synthetic coding sessions small enough to read in a test."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from contextwright.compare import (
+    CEILING,
+    MODEL_CALL_PACE,
+    STRATEGIES,
+    TokenCounter,
+    aggregate,
+    compare,
+    compare_transcript,
+    comparison_rows,
+    timeline_of,
+)
+from contextwright.errors import UsageError
+from contextwright.importers.model import ToolCall, ToolResult, Transcript, TranscriptMessage
+from contextwright.models import anthropic, with_window
+from contextwright.report.html import COMPARISON_COLUMNS
+
+TASK = (
+    "Fix the rounding error in the invoice totals. You must not change the public API of billing."
+)
+SYSTEM = "\n".join(
+    f"Rule {i}: when you work on module {i}, read its tests first, keep the change small and explain why it is safe."
+    for i in range(60)
+)
+SMALL = 16_000
+LARGE = 200_000
+START = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
+
+
+def _output(rng: random.Random, turn: int, chars: int) -> str:
+    words = (
+        "total",
+        "amount",
+        "invoice",
+        "rounding",
+        "Decimal",
+        "quantize",
+        "customer",
+        "ledger",
+        "tax",
+        "line",
+    )
+    lines = [f"# billing/module_{turn}.py"]
+    while sum(len(line) + 1 for line in lines) < chars:
+        lines.append(
+            f"def {rng.choice(words)}_{rng.randrange(10_000)}(x): return x * {rng.randrange(1000)} + {rng.choice(words)}"
+        )
+    return "\n".join(lines)
+
+
+def session(
+    *,
+    turns: int = 30,
+    chars: int = 6_000,
+    timed: bool = True,
+    gap: timedelta = timedelta(seconds=10),
+) -> Transcript:
+    """A coding session: the task, then ``turns`` file reads with big outputs, then an answer."""
+    rng = random.Random(turns * 1_000 + chars)
+    clock = iter(START + i * gap for i in range(10 * turns + 10))
+
+    def at() -> str | None:
+        return next(clock).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if timed else None
+
+    messages = [TranscriptMessage(role="user", text=TASK, at=at())]
+    for turn in range(turns):
+        call = ToolCall(
+            id=f"call_{turn}", name="read_file", arguments={"path": f"billing/module_{turn}.py"}
+        )
+        messages.append(
+            TranscriptMessage(
+                role="assistant", text=f"Reading module {turn}.", tool_calls=(call,), at=at()
+            )
+        )
+        messages.append(
+            TranscriptMessage(
+                role="tool",
+                text="",
+                tool_results=(ToolResult(call_id=call.id, output=_output(rng, turn, chars)),),
+                at=at(),
+            )
+        )
+    messages.append(
+        TranscriptMessage(
+            role="assistant", text="The rounding now uses Decimal.quantize; tests pass.", at=at()
+        )
+    )
+    return Transcript(
+        session_id=f"synthetic-{turns}",
+        format="synthetic",
+        source="test",
+        messages=tuple(messages),
+        system=SYSTEM,
+        task=TASK,
+    )
+
+
+@pytest.fixture(scope="module")
+def small() -> dict[str, object]:
+    return {r.name: r for r in compare_transcript(session(), window=SMALL)}
+
+
+@pytest.fixture(scope="module")
+def large() -> dict[str, object]:
+    return {r.name: r for r in compare_transcript(session(), window=LARGE)}
+
+
+def _limit(window: int) -> int:
+    model = with_window(anthropic("claude-sonnet-4-5"), window)
+    return model.context_window - model.output_reserve
+
+
+def test_every_strategy_makes_the_same_model_calls(small, large):
+    assert tuple(small) == STRATEGIES and tuple(large) == STRATEGIES
+    assert {r.requests for r in (*small.values(), *large.values())} == {31}
+
+
+def test_the_ceiling_reads_the_most_from_cache(small, large):
+    for results in (small, large):
+        ceiling = results[CEILING]
+        assert ceiling.relative_input_cost == 1.0 and ceiling.overflows == 0
+        for name, result in results.items():
+            if name not in (CEILING, "contextwright"):
+                assert result.cache_read_share <= ceiling.cache_read_share, name
+    assert large[CEILING].cache_read_share > 0.9
+
+
+def test_keep_all_overflows_at_a_small_window_and_caches_only_the_system_prompt(small, large):
+    keep_all = small["keep_all_single_breakpoint"]
+    assert keep_all.overflows > 10 and keep_all.peak_request_tokens > _limit(SMALL)
+    assert large["keep_all_single_breakpoint"].overflows == 0
+    assert keep_all.cache_read_share < 0.15
+    assert keep_all.relative_input_cost > 3
+
+
+def test_a_volatile_block_after_the_system_prompt_breaks_every_history_read(large):
+    volatile = large["volatile_after_system"]
+    system_tokens = TokenCounter().block({"type": "text", "text": timeline_of(session()).system})
+    tools_tokens = sum(TokenCounter().block(t) for t in timeline_of(session()).tools)
+    # Nothing beyond the system prompt (and the tools before it) is ever read back.
+    assert volatile.usage.cache_read_tokens <= volatile.requests * (system_tokens + tools_tokens)
+    assert volatile.cache_read_share < 0.15
+    assert (
+        volatile.input_cost > large["keep_all_single_breakpoint"].input_cost
+    )  # and it writes the history every time
+
+
+def test_the_sliding_window_fits_but_loses_the_task(small, large):
+    sliding = small["sliding_window"]
+    assert sliding.overflows == 0 and sliding.peak_request_tokens <= _limit(SMALL)
+    assert sliding.task_visible is not None and sliding.task_visible < 0.5
+    assert large["sliding_window"].task_visible == 1.0
+    # Sliding on every call once full: little of the history is read back.
+    assert sliding.cache_read_share < small[CEILING].cache_read_share
+
+
+def test_the_summarizer_fires_and_keeps_reading_its_summary(small, large):
+    summary, keep_all = small["summarize_at_threshold"], small["keep_all_single_breakpoint"]
+    # It shrinks the request far below keep-all's, but the newest messages it keeps
+    # verbatim can still be too big for a small window on their own.
+    assert summary.peak_request_tokens < keep_all.peak_request_tokens / 4
+    assert (
+        summary.task_visible is not None and summary.task_visible < 1.0
+    )  # the stand-in summary quotes nothing
+    assert summary.cache_read_share > small["keep_all_single_breakpoint"].cache_read_share
+    assert large["summarize_at_threshold"].task_visible == 1.0  # never fired at 200k
+
+
+def test_contextwright_never_overflows_and_keeps_the_task_visible(small, large):
+    for results, window in ((small, SMALL), (large, LARGE)):
+        engine = results["contextwright"]
+        assert engine.overflows == 0
+        assert engine.peak_request_tokens <= _limit(window)
+        assert engine.task_visible == 1.0
+    assert small["contextwright"].input_cost < small["sliding_window"].input_cost
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss: with no window pressure the session still prunes tool results once they pass "
+    "BudgetConfig.tool_results_share of the body (Session._build_with_relief), and each pass re-writes "
+    "the history after the first pruned result; gating that trigger on soft pressure lifts this session "
+    "from 0.864 to 0.938 (ceiling 0.937)",
+)
+def test_contextwright_reads_as_much_as_the_ceiling_when_the_window_is_roomy(large):
+    assert large["contextwright"].cache_read_share >= 0.99 * large[CEILING].cache_read_share
+
+
+def test_results_are_deterministic():
+    first = compare_transcript(session(turns=12), window=SMALL)
+    second = compare_transcript(session(turns=12), window=SMALL)
+    assert first == second
+
+
+def test_untimed_transcripts_get_a_fixed_pace_and_long_gaps_expire_the_cache():
+    untimed = timeline_of(session(turns=4, timed=False))
+    gaps = {b.at - a.at for a, b in zip(untimed.calls, untimed.calls[1:])}
+    assert not untimed.timed and gaps == {MODEL_CALL_PACE}
+    # Ten minutes between messages: every 5-minute cache entry is gone by the next call.
+    slow = {
+        r.name: r
+        for r in compare_transcript(session(turns=6, gap=timedelta(minutes=10)), window=LARGE)
+    }
+    assert slow[CEILING].usage.cache_read_tokens == 0
+
+
+def test_aggregate_sums_and_weights_by_tokens():
+    one, two = session(turns=5), session(turns=9, chars=3_000)
+    per = [compare_transcript(t, window=LARGE) for t in (one, two)]
+    rows = {r.name: r for r in aggregate(per)}
+    assert [r.name for r in compare([one, two], window=LARGE)] == list(STRATEGIES)
+    for name, row in rows.items():
+        parts = [next(r for r in results if r.name == name) for results in per]
+        assert row.transcripts == 2 and row.requests == sum(p.requests for p in parts)
+        assert row.input_cost == sum(p.input_cost for p in parts)
+        assert row.cache_read_share == pytest.approx(
+            sum(p.usage.cache_read_tokens for p in parts) / sum(p.usage.total_input for p in parts)
+        )
+        assert row.peak_request_tokens == max(p.peak_request_tokens for p in parts)
+    assert rows[CEILING].relative_input_cost == 1.0
+
+
+def test_comparison_rows_have_the_report_columns(large):
+    rows = comparison_rows(large.values())
+    assert [row["strategy"] for row in rows] == list(STRATEGIES)
+    assert all(set(row) == set(COMPARISON_COLUMNS) for row in rows)
+
+
+def test_unknown_strategies_are_refused():
+    with pytest.raises(UsageError, match="unknown strategy 'lru'"):
+        compare_transcript(session(turns=2), window=LARGE, strategies=("lru",))
