@@ -7,7 +7,7 @@ Run from the repository root:
     python bench/cache_bench.py --windows 32000,200000 --markdown
 
 Every transcript is replayed by every strategy of :mod:`contextwright.compare` in
-the same run, on the Anthropic wire (claude-sonnet-4-5) through the offline cache
+the same run, on the Anthropic wire (claude-sonnet-4-6) through the offline cache
 simulator. Per window and strategy the table shows: transcripts, requests, the
 token-weighted cache-read share, the input cost relative to the append-only
 ceiling (and in USD), the peak request, overflows (input over the window minus the

@@ -56,7 +56,7 @@ def main() -> None:
             for transcript in transcripts:
                 row = rows[transcript.format]
                 engine = Engine.open("memory://", clock=FixedClock(step=1), secret=TEST_SECRET)
-                result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-5"), window))
+                result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), window))
                 events = result.session.events
                 stated = next((e.seq for e in events if e.type == "message.user" and transcript.task and e.payload.text.strip() == transcript.task.strip()), None)
                 constraints = constraints_in(transcript.task)

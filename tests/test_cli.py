@@ -125,7 +125,7 @@ def test_replay_dumps_bodies_the_sdk_types_accept(tmp_path):
     seen = []
     client = anthropic.Anthropic(api_key="t", http_client=httpx2.Client(transport=httpx2.MockTransport(
         lambda request: seen.append(json.loads(request.content)) or httpx2.Response(200, json={
-            "id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}],
+            "id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "ok"}],
             "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}))))
     for body in bodies:
         client.messages.create(**json.loads(body.read_text()))
@@ -161,3 +161,28 @@ def test_help_reads_well():
         assert command in result.output
         sub = runner.invoke(app, [command, "--help"])
         assert sub.exit_code == 0 and "Usage" in sub.output
+
+
+def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(traces_dir, tmp_path):
+    files = sorted(p for p in traces_dir.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
+    dump = tmp_path / "bodies"
+    result = runner.invoke(app, ["replay", *map(str, files), "--window", "64000", "--dump-requests", str(dump), "--json"])
+    assert result.exit_code == 0, result.output[-2000:]
+    rows = json.loads(result.output)
+    assert len(rows) >= len(files) and all(row["overflows"] == 0 for row in rows)
+    assert {row["format"] for row in rows} >= {"claude-code-jsonl", "openhands-llm-completions", "openhands-events", "swe-agent-traj"}
+    bodies = sorted(dump.iterdir())
+    assert len(bodies) == sum(row["requests"] for row in rows)
+    # One body per format family goes through the official SDK unchanged.
+    import anthropic
+    import httpx2
+
+    seen = []
+    ok = {"id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "ok"}],
+          "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    client = anthropic.Anthropic(api_key="t", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(
+        lambda request: seen.append(json.loads(request.content)) or httpx2.Response(200, json=ok))))
+    sample = bodies[:: max(1, len(bodies) // 40)]
+    for body in sample:
+        client.messages.create(**json.loads(body.read_text()))
+    assert seen == [json.loads(b.read_text()) for b in sample]

@@ -43,12 +43,6 @@ def test_at_32k_contextwright_fits_keeps_the_task_and_costs_less_than_the_slidin
     assert engine.input_cost <= sliding.input_cost
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known miss (98.6% on the whole corpus): tool-result pruning without window pressure "
-    "(the tool_results_share trigger in Session._build_with_relief) costs django__django-11299 two "
-    "full history re-writes at 200k",
-)
 def test_at_200k_contextwright_reads_at_least_99_percent_of_the_ceiling(rows):
     engine, ceiling = rows[200_000]["contextwright"], rows[200_000][CEILING]
     assert engine.cache_read_share >= 0.99 * ceiling.cache_read_share

@@ -30,7 +30,7 @@ def _engine(clock: FixedClock) -> Engine:
 
 def _small_session(engine: Engine):
     session = engine.session(
-        "s-1", agent=sample_agent(), model=with_window(anthropic("claude-sonnet-4-5"), 32_000)
+        "s-1", agent=sample_agent(), model=with_window(anthropic("claude-sonnet-4-6"), 32_000)
     )
     session.user("Fix the failing billing tests. Never push to main.")
     session.next_request()
@@ -38,7 +38,7 @@ def _small_session(engine: Engine):
         AssistantMessage(
             text="Running them.",
             tool_calls=(ToolCall(id="c1", name="run_tests", arguments={"path": "tests"}),),
-            model="claude-sonnet-4-5",
+            model="claude-sonnet-4-6",
         )
     )
     session.tool_result("c1", BIG_OUTPUT, exit_code=1)
@@ -75,7 +75,7 @@ def test_full_tool_outputs_come_back_from_the_artifact_store():
     assert transcript.task == "Fix the failing billing tests. Never push to main."
     assert transcript.messages[3].meta  # the operator's note came from the harness, not the user
     assert transcript.messages[1].tool_calls[0].arguments == {"path": "tests"}
-    assert transcript.messages[1].model == "claude-sonnet-4-5"
+    assert transcript.messages[1].model == "claude-sonnet-4-6"
     assert transcript.system == sample_agent().instructions
     assert {t["name"] for t in transcript.tools} == {
         t.name for t in sample_agent().tools
@@ -115,7 +115,7 @@ def test_events_of_another_session_are_refused():
 
 def test_a_call_left_without_a_result_is_dropped_and_counted():
     engine = _engine(FixedClock(step=1))
-    session = engine.session("s-2", agent=sample_agent(), model=anthropic("claude-sonnet-4-5"))
+    session = engine.session("s-2", agent=sample_agent(), model=anthropic("claude-sonnet-4-6"))
     session.user("List the files.")
     session.next_request()
     session.record_assistant(
@@ -135,7 +135,7 @@ def test_the_demo_session_replays_through_every_strategy():
     session = engine.session(
         "demo",
         agent=sample_agent(),
-        model=with_window(anthropic("claude-sonnet-4-5"), 32_000),
+        model=with_window(anthropic("claude-sonnet-4-6"), 32_000),
         memory=memory,
         recall=memory,
     )

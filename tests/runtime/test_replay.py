@@ -27,7 +27,7 @@ def test_every_shared_transcript_replays_within_a_32k_window(traces_dir):
     for path in files:
         for transcript in load_transcripts([path]):
             engine = Engine.open("memory://", clock=FixedClock(step=1), secret=TEST_SECRET)
-            result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-5"), WINDOW))
+            result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), WINDOW))
             if result.overflows:
                 problems.append(f"{path.name}: {result.overflows} requests could not fit")
             task = transcript.task
@@ -77,6 +77,6 @@ def test_agent_from_a_transcript_uses_its_system_prompt_and_tools(tmp_path):
     agent, names = agent_for(transcript)
     assert agent.instructions == "Be brief." and names == {"ls.all": "ls_all"}
     engine = Engine.open("memory://", clock=FixedClock(step=1), secret=TEST_SECRET)
-    result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-5"), WINDOW))
+    result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), WINDOW))
     assert len(result.requests) == 2 and result.overflows == 0
     assert visible_in(result.requests[-1].neutral, "x.py")

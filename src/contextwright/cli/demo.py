@@ -56,7 +56,7 @@ def run_demo(db: Path, *, turns: int, window: int, provider: str, seed: int, rep
     clock = FixedClock(DEMO_START)
     model = with_window(anthropic("claude-sonnet-4-6") if provider == "anthropic" else openai("gpt-4.1"), window)
     memory = InMemoryMemory({"mem-style": "Billing code uses Decimal for money amounts.", "mem-python": "The project supports Python 3.10."})
-    log = open_log(f"sqlite:///{db}", clock=clock)
+    log = open_log(f"sqlite:///{db}", clock=clock)  # closed with the engine below
     # Stored like any store's secret, so that inspect can rebuild the requests later.
     log.setting(SECRET_SETTING, DEMO_SECRET.hex())
     engine = Engine(log, clock=clock)
@@ -99,16 +99,44 @@ def run_demo(db: Path, *, turns: int, window: int, provider: str, seed: int, rep
             "crosses_midnight": len({f.split(",")[1].split()[0] for f in frames if "," in f}) > 1,
             "report": str(report) if report else None,
         }
+        comparison = _compare(log, window=window) if provider == "anthropic" else None
+        if comparison is not None:
+            summary["comparison"] = [
+                {
+                    "strategy": row.name,
+                    "cache_read_share": round(row.cache_read_share, 4),
+                    "input_cost_usd": str(row.input_cost.quantize(Decimal("0.0001"))),
+                    "relative_input_cost": None if row.relative_input_cost is None else round(row.relative_input_cost, 3),
+                    "peak_request_tokens": row.peak_request_tokens,
+                    "overflows": row.overflows,
+                    "task_visible": None if row.task_visible is None else round(row.task_visible, 4),
+                }
+                for row in comparison
+            ]
         if report is not None:
+            from contextwright.compare import comparison_rows
             from contextwright.report.html import write_report
 
-            write_report(report, stats, records, title=f"Contextwright demo: {turns} turns at a {window:,}-token window")
+            write_report(
+                report, stats, records, title=f"Contextwright demo: {turns} turns at a {window:,}-token window",
+                comparison=comparison_rows(comparison) if comparison is not None else None,
+            )
     finally:
         engine.close()
     if not quiet:
         console.print(_table(summary))
+        if "comparison" in summary:
+            console.print(_comparison_table(summary["comparison"], window))
         console.print(f"Report: [bold]{report}[/]   Inspect a request: [bold]contextwright inspect {db} --session {SESSION_ID} --request 0[/]")
     return summary
+
+
+def _compare(log: Any, *, window: int) -> list[Any]:
+    """The demo session against the common strategies, on the same timeline, offline."""
+    from contextwright.compare import compare_transcript
+    from contextwright.importers.from_log import transcript_from_log
+
+    return list(compare_transcript(transcript_from_log(log, SESSION_ID), window=window))
 
 
 def _orphans(request: Any) -> int:
@@ -134,4 +162,17 @@ def _table(summary: dict[str, Any]) -> Table:
     ]
     for name, value in rows:
         table.add_row(name, value)
+    return table
+
+
+def _comparison_table(rows: list[dict[str, Any]], window: int) -> Table:
+    table = Table("strategy", "cache-read share", "input cost", "vs ceiling", "peak request", "over window", "task visible",
+                  title=f"The same session under common strategies ({window:,}-token window, offline cache simulation)")
+    for row in rows:
+        table.add_row(
+            row["strategy"], f"{row['cache_read_share']:.1%}", f"${row['input_cost_usd']}",
+            "n/a" if row["relative_input_cost"] is None else f"{row['relative_input_cost']:.2f}×",
+            f"{row['peak_request_tokens']:,}", str(row["overflows"]),
+            "n/a" if row["task_visible"] is None else f"{row['task_visible']:.0%}",
+        )
     return table

@@ -40,7 +40,7 @@ def replay(
                 err_console.print(f"[bold red]error:[/] no such file: {path}")
                 raise typer.Exit(code=1)
         transcripts = load_transcripts(list(paths), format=format, lenient=lenient)
-        model = with_window(anthropic("claude-sonnet-4-5") if provider == "anthropic" else openai("gpt-4.1"), window)
+        model = with_window(anthropic("claude-sonnet-4-6") if provider == "anthropic" else openai("gpt-4.1"), window)
         wire = "anthropic" if provider == "anthropic" else "openai_chat"
         engine = Engine.open(store, clock=FixedClock(step=1))
         if dump_requests is not None:
@@ -50,17 +50,20 @@ def replay(
             task = progress.add_task("Replaying", total=len(transcripts))
             for transcript in transcripts:
                 result = replay_transcript(transcript, engine=engine, model=model)
-                first_session = first_session or result.session
+                if first_session is None and result.requests:
+                    first_session = result.session
                 if dump_requests is not None:
                     for built in result.requests:
                         name = f"{_safe(result.session.id)}-{built.index:04d}.json"
                         (dump_requests / name).write_text(json.dumps(built.body(wire), indent=1, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-                stats = summarize(result.session.events)
+                events = result.session.events
+                stats = summarize(events) if events else None  # a transcript can hold no messages at all
                 rows.append({
                     "file": transcript.source, "format": transcript.format, "session": result.session.id,
-                    "messages": len(transcript.messages), "requests": stats.requests, "overflows": result.overflows,
-                    "peak_request_tokens": stats.peak_request_tokens, "compactions": sum(stats.compactions_by_trigger.values()),
-                    "prunes": stats.prunes, "skipped_records": transcript.skipped,
+                    "messages": len(transcript.messages), "requests": stats.requests if stats else 0, "overflows": result.overflows,
+                    "peak_request_tokens": stats.peak_request_tokens if stats else 0,
+                    "compactions": sum(stats.compactions_by_trigger.values()) if stats else 0,
+                    "prunes": stats.prunes if stats else 0, "skipped_records": transcript.skipped,
                 })
                 progress.advance(task)
         if report is not None and first_session is not None:

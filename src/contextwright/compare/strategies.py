@@ -2,7 +2,7 @@
 
 Every strategy replays the same transcript: the same model calls at the same times
 (:mod:`contextwright.compare.timeline`), the same tools and system prompt, and the
-same model (``claude-sonnet-4-5`` unless told otherwise) with the window under test
+same model (``claude-sonnet-4-6`` unless told otherwise) with the window under test
 (:func:`~contextwright.models.with_window`, so the output reserve shrinks with small
 windows exactly as it does for the engine). Each strategy turns each call into an
 Anthropic Messages body; :class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`
@@ -32,7 +32,9 @@ The strategies:
     ``task_visible`` is a lower bound: a real summarizer may copy the task.
 ``append_only_ceiling``
     Keep everything with rolling breakpoints (system prompt and the ends of the last
-    two messages) and no window limit: the most a transcript can read from cache.
+    two messages) and no window limit: the most that sending the whole transcript can
+    read from cache. A strategy that sends fewer tokens can cost less, and can even
+    show a slightly higher share when what it drops is the uncached part.
 ``contextwright``
     The engine itself: :func:`~contextwright.runtime.replay.replay` and
     :meth:`~contextwright.runtime.session.BuiltRequest.anthropic` for each request.
@@ -70,6 +72,7 @@ from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
 from contextwright.compare.timeline import Timeline, Unit, timeline_of
+from contextwright.errors import UsageError
 from contextwright.importers.model import Transcript
 from contextwright.log import open_log
 from contextwright.models import ResolvedModel, anthropic, with_window
@@ -77,8 +80,6 @@ from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimReques
 from contextwright.providers.usage import Usage
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.replay import replay, visible_in
-from contextwright.runtime.session import Session
-from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec
 
 __all__ = [
     "CEILING",
@@ -97,7 +98,7 @@ __all__ = [
     "comparison_rows",
 ]
 
-DEFAULT_MODEL: Final = "claude-sonnet-4-5"
+DEFAULT_MODEL: Final = "claude-sonnet-4-6"
 """The model every strategy talks to unless told otherwise."""
 CEILING: Final = "append_only_ceiling"
 """The strategy input costs are measured against."""
@@ -257,9 +258,9 @@ def compare_windows(
     """:func:`compare_transcript` at several windows; window-independent strategies are simulated once."""
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
-        from contextwright.errors import UsageError
-
         raise UsageError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    if not windows:
+        raise UsageError("give at least one window size")
     counter = TokenCounter(model_id)
     timeline = timeline_of(transcript)
     models = {w: with_window(anthropic(model_id), w) for w in windows}
@@ -267,7 +268,8 @@ def compare_windows(
     shared: dict[str, _Simulated] = {}
     for name in ("keep_all_single_breakpoint", "volatile_after_system", CEILING):
         if name in wanted:
-            # Keeping everything does not depend on the window: simulate once, count overflows per window.
+            # Keeping everything does not depend on the window (only max_tokens differs, and the
+            # simulator ignores it for these models): simulate once, count overflows per window.
             shared[name] = _simulate(
                 _BUILDERS[name](timeline, models[windows[0]], counter), counter
             )
@@ -646,27 +648,9 @@ def _summary_text(number: int, units: Sequence[Unit], counter: TokenCounter) -> 
 # -- the engine ------------------------------------------------------------------------
 
 
-class _ReplayEngine(Engine):
-    """An engine whose sessions leave the engine's own control tools out of the agent's tools.
-
-    A transcript made from a Contextwright log calls the control tools, so replay's
-    agent lists them as agent tools too, and the prefix would name them twice. The
-    engine answers those calls itself, so its own definitions are the right ones.
-    """
-
-    def session(
-        self, session_id: str, *, agent: AgentSpec, model: ResolvedModel, **options: Any
-    ) -> Session:
-        """Open a session with duplicate control tools removed from ``agent``."""
-        if agent.control_tools:
-            reserved = {tool.name for tool in CONTROL_TOOLS}
-            agent = replace(agent, tools=tuple(t for t in agent.tools if t.name not in reserved))
-        return super().session(session_id, agent=agent, model=model, **options)
-
-
 def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel) -> _Run:
     clock = FixedClock(step=1)
-    engine = _ReplayEngine(open_log("memory://", clock=clock), clock=clock, secret=COMPARE_SECRET)
+    engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=COMPARE_SECRET)
     try:
         result = replay(transcript, engine=engine, model=model)
         events = result.session.events

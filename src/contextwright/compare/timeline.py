@@ -6,8 +6,8 @@ transcript with replay's rules:
 
 * user (and system) messages with text are user turns; blank ones are skipped;
 * an assistant message with neither text nor tool calls is skipped; any other is a
-  model call when there is something to answer (the last thing said is a user turn,
-  or a tool exchange whose calls all have results), otherwise it is recorded
+  model call when there is something to answer (anything but the model's own reply
+  came last, and no tool call still waits for its result), otherwise it is recorded
   without a call;
 * a tool result is kept only when it answers a call that is still waiting;
 * tools and the system prompt are the ones replay gives the agent (its policy line

@@ -30,7 +30,7 @@ from contextwright.plan.budgets import BudgetConfig
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import EscalationRequired
 from contextwright.runtime.session import BuiltRequest, Session
-from contextwright.runtime.spec import AgentSpec, Tool
+from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec, Tool
 
 REPLAY_POLICY = "You are a software engineering agent working in the user's repository with the tools provided."
 REPLAY_BUDGETS = BudgetConfig(instructions_tokens=24_000, tools_count=64, tools_tokens=24_000)
@@ -67,7 +67,10 @@ def agent_for(transcript: Transcript) -> tuple[AgentSpec, dict[str, str]]:
         spec = _tool_from_schema(schema)
         if spec is not None and spec.name not in {t.name for t in tools}:
             tools.append(spec)
-    known = {t.name for t in tools}
+    # The engine pins its own control tools; a transcript of one of our sessions names them too.
+    control = {t.name for t in CONTROL_TOOLS}
+    tools = [t for t in tools if t.name not in control]
+    known = {t.name for t in tools} | control
     for message in transcript.messages:
         for call in message.tool_calls:
             name = safe_tool_name(call.name)

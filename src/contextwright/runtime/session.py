@@ -737,7 +737,10 @@ class Session(StagesMixin):
                 return None
 
         result = attempt()
-        if result is None or result.pressure != "none" or result.tool_results_over_share:
+        # The tool-result share (B2) binds when space is scarce: with no pressure on the
+        # window, pruning would only rewrite cached history for nothing (a cache miss
+        # with no budget to win back), so the share is enforced from soft pressure on.
+        if result is None or result.pressure != "none":
             before = result.tokens_by_class.get("tool_results", 0) if result else None
             pruned = self._prune(plan, allocation, must=result is None)
             if pruned:
