@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from contextwright.errors import CanonicalJsonError
@@ -61,6 +62,15 @@ def sha256_tagged(data: bytes | str) -> str:
 def content_hash(value: Any) -> str:
     """Return the tagged SHA-256 of the canonical JSON of ``value``."""
     return sha256_tagged(canonical_bytes(value))
+
+
+def to_plain(value: Any) -> Any:
+    """Mutable plain JSON values (dicts and lists) from read-only payload containers."""
+    if isinstance(value, Mapping):
+        return {key: to_plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(item) for item in value]
+    return value
 
 
 def parse_canonical(text: str | bytes) -> Any:

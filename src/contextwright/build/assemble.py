@@ -33,8 +33,16 @@ from contextwright.build.request import (
     ToolCallPart,
     ToolResultPart,
 )
-from contextwright.canonical import canonical_json, content_hash
-from contextwright.derive.surface import ArtifactEntry, AssistantReply, DecisionEntry, Exchange, Summary, Surface, UserTurn
+from contextwright.canonical import canonical_json, content_hash, to_plain
+from contextwright.derive.surface import (
+    ArtifactEntry,
+    AssistantReply,
+    DecisionEntry,
+    Exchange,
+    Summary,
+    Surface,
+    UserTurn,
+)
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
 from contextwright.events.catalog import Evidence
@@ -208,7 +216,7 @@ class _Assembler:
         if entry.message.text:
             parts.append(self._assistant_text(entry.message.text, entry.ref, entry.seq))
         for call in entry.calls:
-            parts.append(ToolCallPart(id=call.id, name=call.name, arguments=_thaw(call.arguments), ref=entry.ref, layer=layer))
+            parts.append(ToolCallPart(id=call.id, name=call.name, arguments=to_plain(call.arguments), ref=entry.ref, layer=layer))
         self._add("assistant", parts)
         by_id = {r.result.call_id: r for r in entry.results}
         results: list[Part] = []
@@ -412,11 +420,3 @@ def _pointer_stub(result: Any) -> str:
         return f"[{result.tool_name} output ({result.trust}, {len(result.output):,} chars) removed from context; kept in the log]"
     # A 12-digit prefix of the ref is enough for context_read_artifact within the session.
     return f"[{result.tool_name} output ({pointer.trust}, {pointer.size_chars:,} chars) out of context; read: context_read_artifact ref={pointer.ref[:19]}]"
-
-
-def _thaw(value: Any) -> Any:
-    if hasattr(value, "items"):
-        return {k: _thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_thaw(v) for v in value]
-    return value

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from contextwright.build.envelope import Attribution, envelope
 from contextwright.build.request import SystemBlock, ToolDefinition
-from contextwright.canonical import canonical_json, content_hash
+from contextwright.canonical import canonical_json, content_hash, to_plain
 from contextwright.items.region_a import MemorySnapshot, ToolSpec
 from contextwright.plan.plan import Prefix
 
@@ -61,7 +61,7 @@ def prefix_sha256(system: tuple[SystemBlock, ...], tools: tuple[ToolDefinition, 
 
 def tool_definitions(prefix: Prefix) -> tuple[ToolDefinition, ...]:
     """The pinned tools as sent to providers."""
-    return tuple(ToolDefinition(name=t.name, description=t.description, input_schema=_thaw(t.input_schema)) for t in prefix.tools)
+    return tuple(ToolDefinition(name=t.name, description=t.description, input_schema=to_plain(t.input_schema)) for t in prefix.tools)
 
 
 def rendered_prefix_sha256(prefix: Prefix, *, session_id: str, secret: bytes) -> str:
@@ -100,11 +100,3 @@ def render_memory(snapshot: MemorySnapshot, *, session_id: str, secret: bytes) -
             )
         )
     return "\n".join(blocks)
-
-
-def _thaw(value: object) -> object:
-    if hasattr(value, "items"):
-        return {k: _thaw(v) for k, v in value.items()}  # type: ignore[attr-defined]
-    if isinstance(value, (list, tuple)):
-        return [_thaw(v) for v in value]
-    return value

@@ -10,7 +10,8 @@ import typer
 
 from contextwright.canonical import sha256_tagged
 from contextwright.cli._common import err_console, friendly_errors
-from contextwright.pressure.compressors import KIND_ALIASES, KINDS, compress as compress_text
+from contextwright.pressure.compressors import KIND_ALIASES, KINDS
+from contextwright.pressure.compressors import compress as compress_text
 
 
 def compress(

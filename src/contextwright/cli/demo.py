@@ -16,8 +16,8 @@ from contextwright.cli._common import console, friendly_errors
 from contextwright.clock import FixedClock
 from contextwright.demo.drive import drive
 from contextwright.demo.script import demo_script
-from contextwright.models import anthropic, openai, with_window
 from contextwright.log import open_log
+from contextwright.models import anthropic, openai, with_window
 from contextwright.runtime.engine import SECRET_SETTING, Engine
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.telemetry.records import request_records, summarize

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
+from contextwright.canonical import to_plain
 from contextwright.clock import parse_instant
 from contextwright.importers.model import Transcript
 from contextwright.runtime.replay import agent_for, safe_tool_name
@@ -148,7 +149,7 @@ def timeline_of(transcript: Transcript) -> Timeline:
                         "type": "tool_use",
                         "id": wire_id(call.id),
                         "name": name,
-                        "input": _plain(call.arguments),
+                        "input": to_plain(call.arguments),
                     }
                 )
             units.append(
@@ -215,13 +216,5 @@ def _tool(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, A
     out: dict[str, Any] = {"name": name}
     if description:
         out["description"] = description
-    out["input_schema"] = _plain(schema)
+    out["input_schema"] = to_plain(schema)
     return out
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value

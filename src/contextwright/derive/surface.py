@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.canonical import canonical_json, sha256_tagged
+from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.events.catalog import (
     ArtifactDeclared,
     ArtifactPointer,
@@ -32,8 +32,8 @@ from contextwright.events.catalog import (
     ToolResult,
     UserMessage,
 )
-from contextwright.events.registry import encode_payload
 from contextwright.events.envelope import Event
+from contextwright.events.registry import encode_payload
 
 
 class SurfaceError(BuildError):

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
+from contextwright.canonical import to_plain
 from contextwright.clock import format_instant
 from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.errors import ArtifactNotFound, UsageError
@@ -83,7 +84,7 @@ def transcript_from_events(
                 )
             case "message.assistant":
                 calls = tuple(
-                    ToolCall(id=call.id, name=call.name, arguments=_plain(call.arguments))
+                    ToolCall(id=call.id, name=call.name, arguments=to_plain(call.arguments))
                     for call in payload.tool_calls
                 )
                 messages.append(
@@ -137,7 +138,7 @@ def _agent_from_plan(plan: Any) -> tuple[str | None, tuple[dict[str, Any], ...]]
         {
             "name": t["name"],
             "description": t["description"],
-            "input_schema": _plain(t["input_schema"]),
+            "input_schema": to_plain(t["input_schema"]),
         }
         for t in prefix["tools"]
         if t["name"] not in _CONTROL_TOOLS
@@ -163,12 +164,3 @@ def _plain_usage(usage: Any) -> dict[str, Any]:
         "cache_write_5m_tokens": usage.cache_write_5m_tokens,
         "cache_write_1h_tokens": usage.cache_write_1h_tokens,
     }
-
-
-def _plain(value: Any) -> Any:
-    # Payloads decode into read-only mappings; transcripts hold plain JSON values.
-    if hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value

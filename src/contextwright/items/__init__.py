@@ -1,6 +1,14 @@
 """Context items: what may go into a request, where, and who pays for it."""
 
-from contextwright.items.base import LAYERS, REGIONS, ContextItem, ItemDeclarationError, Layer, Region, region_of
+from contextwright.items.base import (
+    LAYERS,
+    REGIONS,
+    ContextItem,
+    ItemDeclarationError,
+    Layer,
+    Region,
+    region_of,
+)
 from contextwright.items.region_a import (
     AgentInstructions,
     Framing,

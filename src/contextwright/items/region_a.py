@@ -10,7 +10,6 @@ from contextwright.canonical import canonical_json
 from contextwright.errors import UsageError
 from contextwright.items.base import ContextItem, Layer, Region
 
-
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 

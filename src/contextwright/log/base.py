@@ -42,7 +42,12 @@ from contextwright.errors import (
     UsageError,
 )
 from contextwright.events.envelope import Event, NewEvent
-from contextwright.events.registry import coerce_payload, decode_payload, payload_digest, payload_json
+from contextwright.events.registry import (
+    coerce_payload,
+    decode_payload,
+    payload_digest,
+    payload_json,
+)
 
 MAX_SESSION_ID_LENGTH = 200
 MAX_IDEMPOTENCY_KEY_LENGTH = 200

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contextwright.canonical import content_hash
+from contextwright.canonical import content_hash, to_plain
 from contextwright.items.region_a import (
     AgentInstructions,
     Framing,
@@ -73,7 +73,7 @@ class Prefix:
             framing=Framing(text=data["framing"]),
             instructions=AgentInstructions(text=data["instructions"]),
             tools=tuple(
-                ToolSpec(name=t["name"], description=t["description"], input_schema=_thaw(t["input_schema"]))
+                ToolSpec(name=t["name"], description=t["description"], input_schema=to_plain(t["input_schema"]))
                 for t in data["tools"]
             ),
             memory=MemorySnapshot(facts=tuple(MemoryFact(id=m["id"], text=m["text"], trust=m["trust"]) for m in data["memory"])),
@@ -132,12 +132,3 @@ class ContextPlan:
             prefix_sha256=data["prefix_sha256"],
             measured_by=data["measured_by"],
         )
-
-
-def _thaw(value: Any) -> Any:
-    # Payloads decode into read-only mappings; tool schemas are handed to SDKs as dicts.
-    if hasattr(value, "items"):
-        return {k: _thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_thaw(v) for v in value]
-    return value

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from contextwright.errors import ArchiveFailed, ContextwrightError, EscalationRequired, OverflowNotRecovered, UsageError
+from contextwright.errors import (
+    ArchiveFailed,
+    ContextwrightError,
+    EscalationRequired,
+    OverflowNotRecovered,
+    UsageError,
+)
 
 __all__ = [
     "ArchiveFailed",

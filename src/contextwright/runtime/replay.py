@@ -21,6 +21,7 @@ from typing import Any
 from contextwright.build.assemble import BudgetExceeded
 from contextwright.build.envelope import escape
 from contextwright.build.request import NeutralRequest
+from contextwright.canonical import to_plain
 from contextwright.derive.surface import AssistantReply, fold
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.importers.model import Transcript
@@ -108,7 +109,7 @@ def replay(
                 session.user(message.text, author=author)
         elif message.role == "assistant":
             calls = tuple(
-                ToolCall(id=c.id, name=names.get(c.name, safe_tool_name(c.name)), arguments=_plain(c.arguments))
+                ToolCall(id=c.id, name=names.get(c.name, safe_tool_name(c.name)), arguments=to_plain(c.arguments))
                 for c in message.tool_calls
             )
             if not message.text.strip() and not calls:
@@ -145,20 +146,12 @@ def _tool_from_schema(schema: Any) -> ToolSpec | None:
     parameters = function.get("parameters") or function.get("input_schema") or {"type": "object", "properties": {}}
     if parameters.get("type") != "object":
         parameters = {"type": "object", "properties": {}}
-    return Tool(safe_tool_name(function["name"]), function.get("description") or "", _plain(parameters))
+    return Tool(safe_tool_name(function["name"]), function.get("description") or "", to_plain(parameters))
 
 
 def _session_id(transcript: Transcript) -> str:
     raw = f"{transcript.format}:{transcript.session_id}"
     return "".join(ch if ch.isprintable() else "_" for ch in raw)[:200].strip() or "replay"
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def visible_in(request: NeutralRequest, text: str) -> bool:

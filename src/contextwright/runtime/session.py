@@ -20,17 +20,27 @@ from typing import Any
 
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator, prefix_estimator
-from contextwright.build.assemble import BudgetExceeded, BuildResult, Correction, VolatileTail, _Assembler, build
+from contextwright.build.assemble import (
+    BudgetExceeded,
+    BuildResult,
+    Correction,
+    VolatileTail,
+    _Assembler,
+    build,
+)
 from contextwright.build.request import NeutralRequest
 from contextwright.build.validate import validate
-from contextwright.clock import Clock
+from contextwright.canonical import canonical_json
+from contextwright.clock import Clock, format_instant
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import AssistantReply, Exchange, Summary, Surface, UserTurn, fold
-from contextwright.canonical import canonical_json
-from contextwright.clock import format_instant
-from contextwright.errors import ArtifactNotFound, ContextwrightError, SeqConflict, StorageCorrupted, UsageError
-from contextwright.events.registry import encode_payload
-from contextwright.pressure.tool_output import READ_TOOL_NAME, ToolOutputPolicy, prepare_output, read_slice
+from contextwright.errors import (
+    ArtifactNotFound,
+    ContextwrightError,
+    SeqConflict,
+    StorageCorrupted,
+    UsageError,
+)
 from contextwright.events.catalog import (
     ArtifactPointer,
     ArtifactStored,
@@ -55,7 +65,8 @@ from contextwright.events.catalog import (
     UserMessage,
     WorkingStateUpdated,
 )
-from contextwright.events.envelope import Event, NewEvent
+from contextwright.events.envelope import Event
+from contextwright.events.registry import encode_payload
 from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
@@ -64,6 +75,12 @@ from contextwright.plan.planner import ContextPlanner, PlanDecision
 from contextwright.policy.tools import ToolPolicy, denial_for
 from contextwright.pressure.compactor import compact as default_compact
 from contextwright.pressure.ranking import least_relevant_first
+from contextwright.pressure.tool_output import (
+    READ_TOOL_NAME,
+    ToolOutputPolicy,
+    prepare_output,
+    read_slice,
+)
 from contextwright.runtime.errors import (
     ArchiveFailed,
     EscalationRequired,

@@ -9,9 +9,21 @@ from typing import Any
 from contextwright.build.envelope import FRAMING_TEXT
 from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
-from contextwright.items.region_a import AgentInstructions, Framing, MemoryFact, MemorySnapshot, PlatformPolicy, ToolSpec
+from contextwright.items.region_a import (
+    AgentInstructions,
+    Framing,
+    MemoryFact,
+    MemorySnapshot,
+    PlatformPolicy,
+    ToolSpec,
+)
 from contextwright.plan.plan import Prefix
-from contextwright.pressure.tool_output import READ_TOOL_DESCRIPTION, READ_TOOL_NAME, READ_TOOL_SCHEMA, ToolOutputPolicy
+from contextwright.pressure.tool_output import (
+    READ_TOOL_DESCRIPTION,
+    READ_TOOL_NAME,
+    READ_TOOL_SCHEMA,
+    ToolOutputPolicy,
+)
 
 
 def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = None) -> ToolSpec:  # noqa: N802 - reads like a type at call sites

@@ -18,9 +18,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from contextwright.budget.estimator import HeuristicEstimator
+from contextwright.canonical import to_plain
 from contextwright.clock import Clock, FixedClock
 from contextwright.events.catalog import AssistantMessage
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, OpenAICacheSimulator, SimRequest
+from contextwright.providers.cache_sim import (
+    AnthropicCacheSimulator,
+    OpenAICacheSimulator,
+    SimRequest,
+)
 
 
 class ScriptedProvider:
@@ -96,7 +101,7 @@ def _anthropic_message(answer: AssistantMessage, usage: Any, model: str, call: i
     if answer.text:
         content.append({"type": "text", "text": answer.text})
     for tool_call in answer.tool_calls:
-        content.append({"type": "tool_use", "id": tool_call.id, "name": tool_call.name, "input": _plain(tool_call.arguments)})
+        content.append({"type": "tool_use", "id": tool_call.id, "name": tool_call.name, "input": to_plain(tool_call.arguments)})
     return {
         "id": f"msg_scripted_{call:04d}",
         "type": "message",
@@ -119,7 +124,7 @@ def _openai_completion(answer: AssistantMessage, usage: Any, model: str, call: i
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
     if answer.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(_plain(c.arguments), sort_keys=True)}}
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(to_plain(c.arguments), sort_keys=True)}}
             for c in answer.tool_calls
         ]
     prompt = usage.total_input
@@ -136,14 +141,6 @@ def _openai_completion(answer: AssistantMessage, usage: Any, model: str, call: i
             "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
         },
     }
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "items"):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def at(when: str) -> dt.datetime:
