@@ -162,3 +162,22 @@ def test_stage_misuse_is_refused():
         session.open_stage("again", goal="g")
     with pytest.raises(UsageError):
         session.advance_artifact("nope", 1)
+
+
+def test_escalation_continues_in_a_child_seeded_with_task_state_and_archives():
+    _, session, _ = open_session("deep", window=32_000)
+    session.user("Port the billing module to Decimal.")
+    session.next_request()
+    session.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id="w", name="context_update_working_state", arguments={"add_constraints": ["Keep the API."]}),)))
+    session.next_request()
+    session.record_assistant(AssistantMessage(text="Started."))
+    session.user("Continue.")
+    archive = session.compact().payload.archive
+    child = session.escalate()
+    seed = [e.payload.text for e in child.events if e.type == "message.user"][0]
+    assert "Port the billing module to Decimal." in seed and "Keep the API." in seed and archive.ref in seed
+    # The child can read the archive through its own pointer table.
+    child.next_request()
+    child.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id="r", name="context_read_artifact", arguments={"ref": archive.ref, "grep": "Decimal"}),)))
+    result = [e.payload for e in child.events if e.type == "tool.result"][0]
+    assert not result.is_error and "Decimal" in result.output

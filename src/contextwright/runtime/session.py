@@ -767,6 +767,7 @@ class Session(StagesMixin):
                     epoch=plan.epoch, layer="stage_local", relief="tool_results_to_pointers", items=pruned,
                     tokens_before=before if before is not None else -1,
                     tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
+                    dedupe_hits=fold(self.id, self._events).dedupe_hits,
                 )])
         for attempt_no in range(3):
             # Compaction only when pruning was not enough: the body does not fit, or it
@@ -790,6 +791,7 @@ class Session(StagesMixin):
                 epoch=plan.epoch, layer="stage_local", relief="compaction",
                 items=len(proposal.compacted.source_event_seqs), tokens_before=before_body,
                 tokens_after=result.body_tokens if result else -1,
+                dedupe_hits=fold(self.id, self._events).dedupe_hits,
             )])
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.

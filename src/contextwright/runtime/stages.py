@@ -125,6 +125,19 @@ class StagesMixin:
         child.user(seed)
         return child
 
+    def escalate(self, *, call_id: str | None = None) -> Any:
+        """Continue in a child run when compaction reached its depth cap.
+
+        The child is seeded with the task, the working state and pointers to every
+        compaction archive, so nothing is lost and nothing is summarised again.
+        """
+        self._sync()  # type: ignore[attr-defined]
+        task = next((e.payload.text for e in self._events if e.type == "message.user" and e.payload.author == "user" and not e.payload.steering), "")  # type: ignore[attr-defined]
+        archives = tuple(
+            e.payload.archive.ref for e in self._events if e.type == "context.compacted" and e.payload.archive is not None  # type: ignore[attr-defined]
+        )
+        return self.start_child("continue the session after its summary reached the depth cap", task=task, call_id=call_id, pointers=archives)
+
     def finish_child(self, child: Any, result: str) -> list[Event]:
         """End a child run: only its final result returns, as the answer to the call that started it."""
         started = [e.payload for e in self._events if e.type == "child.started" and e.payload.child_session_id == child.id]  # type: ignore[attr-defined]
