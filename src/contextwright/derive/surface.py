@@ -15,7 +15,7 @@ as pointers). Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from contextwright.canonical import canonical_json, sha256_tagged
@@ -315,39 +315,42 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
 
 
 def _compact(entries: list[Entry], event: Event, payload: Compacted, *, seed: int) -> list[Entry]:
-    # Folded entries disappear; the summary takes the place of the first of them, so
-    # that chronology holds whether the compaction covered earlier runs or the older
-    # part of the current one. Pinned entries and the current run's first message stay.
-    out: list[Entry] = []
-    placed = False
-    for entry in entries:
-        if _entry_seq(entry) <= payload.upto_seq and not entry.pinned and entry.seq != seed:
-            if not placed:
-                out.append(Summary(seq=event.seq, ref=event.ref, compacted=payload))
-                placed = True
-            continue
-        out.append(entry)
-    if not placed:
-        out.insert(0, Summary(seq=event.seq, ref=event.ref, compacted=payload))
-    return out
+    """Everything up to ``upto_seq`` folds into the summary, except pinned entries and the run's first message."""
+    return _fold_into(
+        entries,
+        lambda e: _entry_seq(e) <= payload.upto_seq and not e.pinned and e.seq != seed,
+        Summary(seq=event.seq, ref=event.ref, compacted=payload),
+        at_end=False,
+    )
 
 
 def _replace_stage(entries: list[Entry], event: Event, payload: DecisionPoint, *, seed: int) -> list[Entry]:
-    # A closed stage's entries leave the surface; its decision point takes the place
-    # of the first of them. The task, steering notes and the current run's first
-    # message stay where they are.
+    """A closed stage's entries give way to its decision point (pinned entries and the run's first message stay)."""
+
+    def in_stage(entry: Entry) -> bool:
+        open_exchange = isinstance(entry, Exchange) and not entry.complete
+        return getattr(entry, "stage", None) == payload.stage_id and not entry.pinned and entry.seq != seed and not open_exchange
+
+    return _fold_into(entries, in_stage, DecisionEntry(seq=event.seq, ref=event.ref, decision=payload), at_end=True)
+
+
+def _fold_into(entries: list[Entry], folded: Callable[[Entry], bool], replacement: Entry, *, at_end: bool) -> list[Entry]:
+    # The replacement takes the place of the first folded entry, so chronology holds
+    # whatever it covered; with nothing folded it goes first (a summary) or last.
     out: list[Entry] = []
     placed = False
     for entry in entries:
-        in_stage = getattr(entry, "stage", None) == payload.stage_id
-        if in_stage and not entry.pinned and entry.seq != seed and not (isinstance(entry, Exchange) and not entry.complete):
+        if folded(entry):
             if not placed:
-                out.append(DecisionEntry(seq=event.seq, ref=event.ref, decision=payload))
+                out.append(replacement)
                 placed = True
             continue
         out.append(entry)
     if not placed:
-        out.append(DecisionEntry(seq=event.seq, ref=event.ref, decision=payload))
+        if at_end:
+            out.append(replacement)
+        else:
+            out.insert(0, replacement)
     return out
 
 
