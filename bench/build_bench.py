@@ -46,10 +46,15 @@ def make_session(events: int):
     while len(payloads) < events - 2:
         seq = len(payloads) + 1
         payloads.append(UserMessage(text=f"Turn {turn}: run the billing tests and fix what fails in module {turn % 7}."))
-        payloads.append(FrameRecorded(turn_seq=seq, runtime=f"Current date and time: Sunday, 2026-03-01 {9 + turn % 10:02d}:00 UTC."))
+        payloads.append(
+            FrameRecorded(turn_seq=seq, runtime=f"Current date and time: Sunday, 2026-03-01 {9 + turn % 10:02d}:00 UTC.")
+        )
         calls = tuple(ToolCall(id=f"c{turn}-{i}", name="read_file", arguments={"path": f"src/m{i}.py"}) for i in range(2))
         payloads.append(AssistantMessage(text="Reading the module.", tool_calls=calls))
-        payloads += [ToolResult(call_id=c.id, tool_name="read_file", output=f"def f{turn}_{i}(x):\n    return x * {i}\n" * 8) for i, c in enumerate(calls)]
+        payloads += [
+            ToolResult(call_id=c.id, tool_name="read_file", output=f"def f{turn}_{i}(x):\n    return x * {i}\n" * 8)
+            for i, c in enumerate(calls)
+        ]
         payloads.append(AssistantMessage(text=f"Fixed module {turn % 7}."))
         turn += 1
     payloads.append(UserMessage(text="Summarise what you changed."))
@@ -62,8 +67,12 @@ def make_session(events: int):
 def measure(session, repeats: int):
     plan = session.plan
     inputs = dict(
-        plan=plan, allocation=allocate(plan), surface=fold(session.id, session.events), tail=VolatileTail(),
-        secret=session.secret, estimate=lambda text: session.estimator.estimate(text, model=plan.model.id),
+        plan=plan,
+        allocation=allocate(plan),
+        surface=fold(session.id, session.events),
+        tail=VolatileTail(),
+        secret=session.secret,
+        estimate=lambda text: session.estimator.estimate(text, model=plan.model.id),
     )
     cold, warm, floor = [], [], []
     for _ in range(repeats):
@@ -93,18 +102,41 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [10, 100, 1_000] if args.quick else [10, 100, 1_000, 5_000]
     console = Console(width=150)
-    console.print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
-    table = Table("events", "messages", "request KiB", "tokens (est.)", "build cold (ms)", "build warm (ms)",
-                  "canonical JSON (ms)", "cold ÷ JSON", "warm ÷ JSON", "µs per KiB (cold)", "peak memory (MiB)",
-                  title="build() against serialising the same request")
+    console.print(
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
+    table = Table(
+        "events",
+        "messages",
+        "request KiB",
+        "tokens (est.)",
+        "build cold (ms)",
+        "build warm (ms)",
+        "canonical JSON (ms)",
+        "cold ÷ JSON",
+        "warm ÷ JSON",
+        "µs per KiB (cold)",
+        "peak memory (MiB)",
+        title="build() against serialising the same request",
+    )
     for size in sizes:
         with console.status(f"{size:,} events"):
             session = make_session(size)
             result, text, cold, warm, floor, peak = measure(session, args.repeats)
         kib = len(text.encode()) / 1024
-        table.add_row(f"{size:,}", f"{len(result.request.messages):,}", f"{kib:,.0f}", f"{result.total_tokens:,}",
-                      f"{cold * 1e3:.2f}", f"{warm * 1e3:.2f}", f"{floor * 1e3:.2f}", f"{cold / floor:.1f}×",
-                      f"{warm / floor:.1f}×", f"{cold * 1e6 / kib:.0f}", f"{peak / 2**20:.1f}")
+        table.add_row(
+            f"{size:,}",
+            f"{len(result.request.messages):,}",
+            f"{kib:,.0f}",
+            f"{result.total_tokens:,}",
+            f"{cold * 1e3:.2f}",
+            f"{warm * 1e3:.2f}",
+            f"{floor * 1e3:.2f}",
+            f"{cold / floor:.1f}×",
+            f"{warm / floor:.1f}×",
+            f"{cold * 1e6 / kib:.0f}",
+            f"{peak / 2**20:.1f}",
+        )
     console.print(table)
 
 

@@ -49,16 +49,10 @@ SHARE_OF_CEILING = 0.99
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="two transcripts per format instead of all"
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
     parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
-    parser.add_argument(
-        "--markdown", action="store_true", help="also print the results as a markdown table"
-    )
+    parser.add_argument("--markdown", action="store_true", help="also print the results as a markdown table")
     args = parser.parse_args()
     traces = corpus_path("traces")
     if traces is None:
@@ -72,9 +66,7 @@ def main() -> None:
     per_window: dict[int, list[tuple[StrategyResult, ...]]] = defaultdict(list)
     started = time.perf_counter()
     with Progress(console=console, transient=True) as progress:
-        task = progress.add_task(
-            "Replaying transcripts through every strategy", total=len(transcripts)
-        )
+        task = progress.add_task("Replaying transcripts through every strategy", total=len(transcripts))
         for transcript in transcripts:
             for window, results in compare_windows(transcript, windows=windows).items():
                 per_window[window].append(results)
@@ -119,11 +111,7 @@ def main() -> None:
 
 
 def _transcripts(traces: Path, *, quick: bool) -> list[Transcript]:
-    files = sorted(
-        p
-        for p in traces.rglob("*")
-        if p.is_file() and p.name not in ("README.md", "manifest.jsonl")
-    )
+    files = sorted(p for p in traces.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
     if quick:
         by_format: dict[str, list[Path]] = defaultdict(list)
         for path in files:
@@ -150,9 +138,7 @@ def _targets(rows: dict[int, list[StrategyRow]]) -> list[str]:
             f"  32k: input cost ${cw.input_cost:,.2f} vs sliding window ${sliding.input_cost:,.2f} "
             f"(target <=): {_verdict(cw.input_cost <= sliding.input_cost)}"
         )
-        lines.append(
-            f"  32k: task visible {_task(cw)} (target 100%): {_verdict(cw.task_visible in (None, 1.0))}"
-        )
+        lines.append(f"  32k: task visible {_task(cw)} (target 100%): {_verdict(cw.task_visible in (None, 1.0))}")
     if len(lines) == 1:
         lines.append("  (run with the 32000 and 200000 windows to check them)")
     return lines

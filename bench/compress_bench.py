@@ -18,8 +18,6 @@ import sys as _sys
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parent))
-from _docs import BENCHMARKS, update_section  # noqa: E402
-
 import argparse
 import json
 import statistics
@@ -28,7 +26,8 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from _docs import BENCHMARKS, update_section
 
 from contextwright.budget.tokenizers import exact_token_counter
 from contextwright.pressure.compressors import compress, normalize
@@ -181,15 +180,9 @@ def table(kinds: dict[str, Tally], total: Tally, budget: int) -> str:
     return head + "\n".join(rows) + "\n"
 
 
-def results_block(
-    kinds: dict[str, Tally], total: Tally, budget: int, samples: int, quick: bool
-) -> str:
+def results_block(kinds: dict[str, Tally], total: Tally, budget: int, samples: int, quick: bool) -> str:
     """The generated section: setup, table, headline figures, published claims."""
-    scope = (
-        f"{samples} samples of at most {QUICK_MAX_BYTES:,} bytes (--quick)"
-        if quick
-        else f"all {samples} samples"
-    )
+    scope = f"{samples} samples of at most {QUICK_MAX_BYTES:,} bytes (--quick)" if quick else f"all {samples} samples"
     median = statistics.median(total.ratios) if total.ratios else 0.0
     lines_ours = _pct(total.ours_kept_lines, total.must_lines)
     lines_base = _pct(total.base_kept_lines, total.must_lines)
@@ -244,15 +237,9 @@ def write_doc(block: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--budget", type=int, default=500, help="token budget per output (default 500)"
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help=f"only samples up to {QUICK_MAX_BYTES:,} bytes"
-    )
-    parser.add_argument(
-        "--no-write", action="store_true", help="print only; leave the docs section alone"
-    )
+    parser.add_argument("--budget", type=int, default=500, help="token budget per output (default 500)")
+    parser.add_argument("--quick", action="store_true", help=f"only samples up to {QUICK_MAX_BYTES:,} bytes")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the docs section alone")
     args = parser.parse_args(argv)
     kinds, total, samples = run(args.budget, args.quick)
     print(table(kinds, total, args.budget))

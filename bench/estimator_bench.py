@@ -11,14 +11,14 @@ import sys as _sys
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parent))
-from _docs import update_section  # noqa: E402
-
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from _docs import update_section
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -188,7 +188,7 @@ def catalog_payloads(root: Path = Path("/usr/share/locale"), languages: tuple[st
                     catalog = gettext.GNUTranslations(handle)
             except (OSError, UnicodeDecodeError, ValueError):
                 continue
-            for key, value in catalog._catalog.items():  # noqa: SLF001 - the only way to list messages
+            for key, value in catalog._catalog.items():
                 if key and isinstance(value, str) and value.strip():
                     texts.add(value)
         payloads.extend(Payload(source=f"locale/{lang}", text=t) for t in sorted(texts))
@@ -201,7 +201,20 @@ FIT_TAU = 0.995  # quantile of the fit: aim above the true count on 99.5% of pay
 FIT_UNDER_TARGET = 0.005  # in-sample share allowed below exact; leaves room for unseen data
 CATALOG_PER_LANGUAGE = 300  # catalog messages per language and kind in the fit
 NON_LATIN_CATALOGS = (
-    "ar", "bg", "el", "fa", "he", "hi", "ja", "ka", "ko", "ru", "th", "uk", "zh_CN", "zh_TW",
+    "ar",
+    "bg",
+    "el",
+    "fa",
+    "he",
+    "hi",
+    "ja",
+    "ka",
+    "ko",
+    "ru",
+    "th",
+    "uk",
+    "zh_CN",
+    "zh_TW",
 )
 LATIN_CATALOGS = ("de", "es", "fr", "vi")
 FAMILIES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
@@ -213,11 +226,23 @@ FAMILIES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
 # or other astral character averages over two tokens and box-drawing or dingbat symbols
 # over one and a half; a run of sixteen tabs is one token.
 STRUCTURAL_BOUNDS = {
-    "digit_runs": 1.5, "digit_triples": 1.0, "astral": 2.3, "symbols": 1.7, "tabs": 0.07,
+    "digit_runs": 1.5,
+    "digit_triples": 1.0,
+    "astral": 2.3,
+    "symbols": 1.7,
+    "tabs": 0.07,
 }
 ACCENT_FEATURES = ("latin1", "latin_ext", "misc_scripts", "non_ascii_runs")
 SCRIPT_GROUPS = (
-    "greek", "cyrillic", "hebrew_armenian", "arabic", "indic_thai", "misc_scripts", "kana", "cjk", "hangul",
+    "greek",
+    "cyrillic",
+    "hebrew_armenian",
+    "arabic",
+    "indic_thai",
+    "misc_scripts",
+    "kana",
+    "cjk",
+    "hangul",
 )
 
 
@@ -508,10 +533,7 @@ def cjk_reference_payloads() -> list[Payload]:
     folder = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
     if not folder.is_dir():
         return []
-    return [
-        Payload(source="stdlib/cjkencodings", text=p.read_text(encoding="utf-8"))
-        for p in sorted(folder.glob("*-utf8.txt"))
-    ]
+    return [Payload(source="stdlib/cjkencodings", text=p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*-utf8.txt"))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -563,7 +585,9 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(evaluate("all corpus payloads", samples))
     extra = [
         evaluate("non-latin catalog messages (not in fit)", [s for s in non_latin_catalog if s.text not in fitted_texts]),
-        evaluate("latin-script catalog messages (de/es/fr/vi, not in fit)", [s for s in latin_catalog if s.text not in fitted_texts]),
+        evaluate(
+            "latin-script catalog messages (de/es/fr/vi, not in fit)", [s for s in latin_catalog if s.text not in fitted_texts]
+        ),
         evaluate("CJK reference paragraphs", cjk),
     ]
     cl100k = [evaluate(f"{kind} (cl100k)", [s for s in samples if s.kind == kind], family="cl100k") for kind in CONTENT_KINDS]

@@ -37,9 +37,14 @@ def payload(i: int):
         case 0:
             return UserMessage(text=f"Step {i}: run the tests for module {i % 17} and fix what fails.")
         case 1:
-            return AssistantMessage(text="Running tests.", tool_calls=(ToolCall(id=f"c{i}", name="run_tests", arguments={"path": f"tests/m{i % 17}"}),))
+            return AssistantMessage(
+                text="Running tests.",
+                tool_calls=(ToolCall(id=f"c{i}", name="run_tests", arguments={"path": f"tests/m{i % 17}"}),),
+            )
         case _:
-            return ToolResult(call_id=f"c{i - 1}", tool_name="run_tests", output=("tests/test_x.py::test_y PASSED\n" * 32), exit_code=0)
+            return ToolResult(
+                call_id=f"c{i - 1}", tool_name="run_tests", output=("tests/test_x.py::test_y PASSED\n" * 32), exit_code=0
+            )
 
 
 def measure(log: EventLog, *, singles: int, total: int, batch: int) -> dict[str, float]:
@@ -74,8 +79,16 @@ def backends(tmp: str) -> list[tuple[str, Callable[[], EventLog], Callable[[Even
     """(name, open, cleanup) for each backend available here."""
     found: list[tuple[str, Callable[[], EventLog], Callable[[EventLog], None]]] = [
         ("memory (reference)", lambda: InMemoryEventLog(clock=FixedClock(step=0.001)), lambda log: None),
-        ("SQLite, synchronous=FULL", lambda: SQLiteEventLog(os.path.join(tmp, "full.db"), clock=FixedClock(step=0.001)), lambda log: None),
-        ("SQLite, synchronous=NORMAL", lambda: SQLiteEventLog(os.path.join(tmp, "normal.db"), clock=FixedClock(step=0.001), synchronous="NORMAL"), lambda log: None),
+        (
+            "SQLite, synchronous=FULL",
+            lambda: SQLiteEventLog(os.path.join(tmp, "full.db"), clock=FixedClock(step=0.001)),
+            lambda log: None,
+        ),
+        (
+            "SQLite, synchronous=NORMAL",
+            lambda: SQLiteEventLog(os.path.join(tmp, "normal.db"), clock=FixedClock(step=0.001), synchronous="NORMAL"),
+            lambda log: None,
+        ),
     ]
     try:
         from contextwright.log.postgres import PostgresEventLog
@@ -83,7 +96,13 @@ def backends(tmp: str) -> list[tuple[str, Callable[[], EventLog], Callable[[Even
         schema = f"cw_bench_{uuid.uuid4().hex[:8]}"
         probe = PostgresEventLog(POSTGRES_DSN, schema=schema)
         probe.close()
-        found.append(("PostgreSQL", lambda: PostgresEventLog(POSTGRES_DSN, schema=schema, clock=FixedClock(step=0.001)), lambda log: log.drop_schema()))
+        found.append(
+            (
+                "PostgreSQL",
+                lambda: PostgresEventLog(POSTGRES_DSN, schema=schema, clock=FixedClock(step=0.001)),
+                lambda log: log.drop_schema(),
+            )
+        )
     except Exception as exc:  # the table says why PostgreSQL is missing
         Console(stderr=True).print(f"PostgreSQL skipped: {exc}")
     return found
@@ -100,10 +119,16 @@ def main() -> None:
     singles = args.singles or (300 if args.quick else 2_000)
 
     console = Console(width=150)
-    console.print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
+    console.print(
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
     table = Table(
-        "backend", "single appends/s", "ms per single append", f"events/s in batches of {args.batch}",
-        f"replay {total:,} events (s)", "replayed events/s",
+        "backend",
+        "single appends/s",
+        "ms per single append",
+        f"events/s in batches of {args.batch}",
+        f"replay {total:,} events (s)",
+        "replayed events/s",
         title=f"Event log: {singles:,} single appends, {total:,} batched events, full replay",
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,8 +140,14 @@ def main() -> None:
             finally:
                 cleanup(log)
                 log.close()
-            table.add_row(name, f"{r['single_per_s']:,.0f}", f"{r['single_ms']:.3f}", f"{r['batch_per_s']:,.0f}",
-                          f"{r['replay_s']:.2f}", f"{r['replay_per_s']:,.0f}")
+            table.add_row(
+                name,
+                f"{r['single_per_s']:,.0f}",
+                f"{r['single_ms']:.3f}",
+                f"{r['batch_per_s']:,.0f}",
+                f"{r['replay_s']:.2f}",
+                f"{r['replay_per_s']:,.0f}",
+            )
     console.print(table)
 
 

@@ -46,9 +46,22 @@ def main() -> None:
     files = sorted(p for p in traces.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
     transcripts = [t for path in files for t in load_transcripts([path])]
     console = Console(width=160)
-    console.print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
-    table = Table("window", "format", "transcripts", "requests", "over window", "task visible", "constraints visible",
-                  "tokens sent", "compactions", "prune passes", title="Replaying the shared transcripts under pressure")
+    console.print(
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
+    table = Table(
+        "window",
+        "format",
+        "transcripts",
+        "requests",
+        "over window",
+        "task visible",
+        "constraints visible",
+        "tokens sent",
+        "compactions",
+        "prune passes",
+        title="Replaying the shared transcripts under pressure",
+    )
     with Progress(console=console, transient=True) as progress:
         for window in windows:
             rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -58,7 +71,14 @@ def main() -> None:
                 engine = Engine.open("memory://", clock=FixedClock(step=1), secret=TEST_SECRET)
                 result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), window))
                 events = result.session.events
-                stated = next((e.seq for e in events if e.type == "message.user" and transcript.task and e.payload.text.strip() == transcript.task.strip()), None)
+                stated = next(
+                    (
+                        e.seq
+                        for e in events
+                        if e.type == "message.user" and transcript.task and e.payload.text.strip() == transcript.task.strip()
+                    ),
+                    None,
+                )
                 constraints = constraints_in(transcript.task)
                 row["transcripts"] += 1
                 row["over"] += result.overflows
@@ -79,9 +99,16 @@ def main() -> None:
                 progress.advance(task)
             for name, row in sorted(rows.items()):
                 table.add_row(
-                    f"{window:,}", name, f"{row['transcripts']:.0f}", f"{row['requests']:,.0f}", f"{row['over']:.0f}",
-                    _share(row["task_seen"], row["task_checks"]), _share(row["constraint_seen"], row["constraint_checks"]),
-                    f"{row['tokens']:,.0f}", f"{row['compactions']:.0f}", f"{row['prunes']:.0f}",
+                    f"{window:,}",
+                    name,
+                    f"{row['transcripts']:.0f}",
+                    f"{row['requests']:,.0f}",
+                    f"{row['over']:.0f}",
+                    _share(row["task_seen"], row["task_checks"]),
+                    _share(row["constraint_seen"], row["constraint_checks"]),
+                    f"{row['tokens']:,.0f}",
+                    f"{row['compactions']:.0f}",
+                    f"{row['prunes']:.0f}",
                 )
             table.add_section()
     console.print(table)

@@ -108,12 +108,20 @@ def build_demo_report(html_path: Path, *, turns: int = 12, window: int = WINDOW)
     finally:
         engine.close()
     comparison = [
-        {"strategy": "contextwright (cache breakpoints)", "cache_read_share": summary.cache_read_share,
-         "relative_input_cost": _input_cost(records) / _input_cost(uncached),
-         "peak_request_tokens": summary.peak_request_tokens, "overflows": summary.overflow_recoveries},
-        {"strategy": "same requests, no cache breakpoints", "cache_read_share": baseline.cache_read_share,
-         "relative_input_cost": 1.0, "peak_request_tokens": baseline.peak_request_tokens,
-         "overflows": baseline.overflow_recoveries},
+        {
+            "strategy": "contextwright (cache breakpoints)",
+            "cache_read_share": summary.cache_read_share,
+            "relative_input_cost": _input_cost(records) / _input_cost(uncached),
+            "peak_request_tokens": summary.peak_request_tokens,
+            "overflows": summary.overflow_recoveries,
+        },
+        {
+            "strategy": "same requests, no cache breakpoints",
+            "cache_read_share": baseline.cache_read_share,
+            "relative_input_cost": 1.0,
+            "peak_request_tokens": baseline.peak_request_tokens,
+            "overflows": baseline.overflow_recoveries,
+        },
     ]
     return write_report(html_path, summary, records, title=f"Session report: {summary.session_id}", comparison=comparison)
 
@@ -130,16 +138,28 @@ def find_chromium() -> str | None:
     return None
 
 
-def screenshot(html_path: Path, png_path: Path, *, chromium: str, width: int = 1280, height: int = 2000, timeout: float = 120) -> Path:
+def screenshot(
+    html_path: Path, png_path: Path, *, chromium: str, width: int = 1280, height: int = 2000, timeout: float = 120
+) -> Path:
     """Open ``html_path`` in headless Chromium (fresh profile, no network services) and save a PNG."""
     png_path = png_path.resolve()
     png_path.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="cw-chromium-") as profile:
         command = [
-            chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--hide-scrollbars", f"--user-data-dir={profile}", f"--screenshot={png_path}",
-            f"--window-size={width},{height}", html_path.resolve().as_uri(),
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            f"--screenshot={png_path}",
+            f"--window-size={width},{height}",
+            html_path.resolve().as_uri(),
         ]
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     if not png_path.exists():

@@ -59,7 +59,19 @@ def test_whitespace_in_the_source_text_does_not_matter():
         lambda d: d["messages"].append({"role": "user", "content": "héllo"}),
         lambda d: d["messages"].reverse() or d["messages"].insert(0, {}),
     ],
-    ids=["value", "accent", "whitespace in value", "number", "type", "float", "bool", "null vs 0", "new key", "list length", "list order"],
+    ids=[
+        "value",
+        "accent",
+        "whitespace in value",
+        "number",
+        "type",
+        "float",
+        "bool",
+        "null vs 0",
+        "new key",
+        "list length",
+        "list order",
+    ],
 )
 def test_changes_that_must_alter_the_hash(change):
     import copy

@@ -17,7 +17,9 @@ runner = CliRunner()
 def demo_store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
     db, report = folder / "demo.db", folder / "demo.html"
-    result = runner.invoke(app, ["demo", "--db", str(db), "--turns", "15", "--window", "32000", "--report", str(report), "--json"])
+    result = runner.invoke(
+        app, ["demo", "--db", str(db), "--turns", "15", "--window", "32000", "--report", str(report), "--json"]
+    )
     assert result.exit_code == 0, result.output
     return db, report, json.loads(result.output)
 
@@ -34,9 +36,25 @@ def test_demo_reports_one_prefix_hash_per_epoch_and_no_orphans(demo_store):
 
 def test_demo_is_deterministic(demo_store, tmp_path):
     _, _, summary = demo_store
-    again = runner.invoke(app, ["demo", "--db", str(tmp_path / "d.db"), "--turns", "15", "--window", "32000", "--report", str(tmp_path / "r.html"), "--json"])
+    again = runner.invoke(
+        app,
+        [
+            "demo",
+            "--db",
+            str(tmp_path / "d.db"),
+            "--turns",
+            "15",
+            "--window",
+            "32000",
+            "--report",
+            str(tmp_path / "r.html"),
+            "--json",
+        ],
+    )
     second = json.loads(again.output)
-    assert {k: v for k, v in second.items() if k not in ("store", "report")} == {k: v for k, v in summary.items() if k not in ("store", "report")}
+    assert {k: v for k, v in second.items() if k not in ("store", "report")} == {
+        k: v for k, v in summary.items() if k not in ("store", "report")
+    }
 
 
 def test_demo_prints_a_summary_table(tmp_path):
@@ -46,7 +64,21 @@ def test_demo_prints_a_summary_table(tmp_path):
 
 
 def test_demo_on_the_openai_wire(tmp_path):
-    result = runner.invoke(app, ["demo", "--db", str(tmp_path / "d.db"), "--turns", "4", "--provider", "openai", "--report", str(tmp_path / "r.html"), "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "demo",
+            "--db",
+            str(tmp_path / "d.db"),
+            "--turns",
+            "4",
+            "--provider",
+            "openai",
+            "--report",
+            str(tmp_path / "r.html"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["model"] == "gpt-4.1"
 
@@ -68,13 +100,18 @@ def test_inspect_notices_a_tampered_log(demo_store, tmp_path):
     copy.write_bytes(db.read_bytes())
     conn = sqlite3.connect(copy)
     # Change the recorded hash of request 3: the rebuild no longer matches it.
-    row = conn.execute("SELECT seq, payload FROM cw_events WHERE type = 'context.request.built' ORDER BY seq LIMIT 1 OFFSET 3").fetchone()
+    row = conn.execute(
+        "SELECT seq, payload FROM cw_events WHERE type = 'context.request.built' ORDER BY seq LIMIT 1 OFFSET 3"
+    ).fetchone()
     payload = json.loads(row[1])
     payload["request_sha256"] = "sha256:" + "0" * 64
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     import hashlib
 
-    conn.execute("UPDATE cw_events SET payload = ?, payload_sha256 = ? WHERE seq = ?", (text, "sha256:" + hashlib.sha256(text.encode()).hexdigest(), row[0]))
+    conn.execute(
+        "UPDATE cw_events SET payload = ?, payload_sha256 = ? WHERE seq = ?",
+        (text, "sha256:" + hashlib.sha256(text.encode()).hexdigest(), row[0]),
+    )
     conn.commit()
     conn.close()
     result = runner.invoke(app, ["inspect", str(copy), "--session", "demo-ticket-4711", "--request", "3"])
@@ -97,7 +134,10 @@ def test_compact_is_strict_and_reports(demo_store, tmp_path):
 
 
 def test_compress_reads_stdin_and_files(tmp_path):
-    output = "".join(f"tests/test_a.py::test_{i} PASSED\n" for i in range(300)) + "FAILED tests/test_a.py::test_x - assert 1 == 2\n=== 1 failed, 300 passed in 2.0s ===\n"
+    output = (
+        "".join(f"tests/test_a.py::test_{i} PASSED\n" for i in range(300))
+        + "FAILED tests/test_a.py::test_x - assert 1 == 2\n=== 1 failed, 300 passed in 2.0s ===\n"
+    )
     result = runner.invoke(app, ["compress", "--exit-code", "1"], input=output)
     assert result.exit_code == 0
     assert "FAILED tests/test_a.py::test_x - assert 1 == 2" in result.output and len(result.output) < len(output)
@@ -109,13 +149,27 @@ def test_compress_reads_stdin_and_files(tmp_path):
 
 def test_replay_dumps_bodies_the_sdk_types_accept(tmp_path):
     transcript = tmp_path / "chat.json"
-    transcript.write_text(json.dumps({"messages": [
-        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "List the files."},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "a", "content": "x.py\ny.py"}, {"role": "assistant", "content": "Two files."},
-    ]}))
+    transcript.write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "List the files."},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [{"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+                    },
+                    {"role": "tool", "tool_call_id": "a", "content": "x.py\ny.py"},
+                    {"role": "assistant", "content": "Two files."},
+                ]
+            }
+        )
+    )
     dump = tmp_path / "bodies"
-    result = runner.invoke(app, ["replay", str(transcript), "--window", "32000", "--dump-requests", str(dump), "--report", str(tmp_path / "r.html")])
+    result = runner.invoke(
+        app, ["replay", str(transcript), "--window", "32000", "--dump-requests", str(dump), "--report", str(tmp_path / "r.html")]
+    )
     assert result.exit_code == 0, result.output
     bodies = sorted(dump.iterdir())
     assert len(bodies) == 2
@@ -123,10 +177,29 @@ def test_replay_dumps_bodies_the_sdk_types_accept(tmp_path):
     import httpx2
 
     seen = []
-    client = anthropic.Anthropic(api_key="t", http_client=httpx2.Client(transport=httpx2.MockTransport(
-        lambda request: seen.append(json.loads(request.content)) or httpx2.Response(200, json={
-            "id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "ok"}],
-            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}))))
+    client = anthropic.Anthropic(
+        api_key="t",
+        http_client=httpx2.Client(
+            transport=httpx2.MockTransport(
+                lambda request: (
+                    seen.append(json.loads(request.content))
+                    or httpx2.Response(
+                        200,
+                        json={
+                            "id": "m",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": "claude-sonnet-4-6",
+                            "content": [{"type": "text", "text": "ok"}],
+                            "stop_reason": "end_turn",
+                            "stop_sequence": None,
+                            "usage": {"input_tokens": 1, "output_tokens": 1},
+                        },
+                    )
+                )
+            )
+        ),
+    )
     for body in bodies:
         client.messages.create(**json.loads(body.read_text()))
     assert seen == [json.loads(b.read_text()) for b in bodies]
@@ -170,7 +243,12 @@ def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(trace
     assert result.exit_code == 0, result.output[-2000:]
     rows = json.loads(result.output)
     assert len(rows) >= len(files) and all(row["overflows"] == 0 for row in rows)
-    assert {row["format"] for row in rows} >= {"claude-code-jsonl", "openhands-llm-completions", "openhands-events", "swe-agent-traj"}
+    assert {row["format"] for row in rows} >= {
+        "claude-code-jsonl",
+        "openhands-llm-completions",
+        "openhands-events",
+        "swe-agent-traj",
+    }
     bodies = sorted(dump.iterdir())
     assert len(bodies) == sum(row["requests"] for row in rows)
     # One body per format family goes through the official SDK unchanged.
@@ -178,10 +256,25 @@ def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(trace
     import httpx2
 
     seen = []
-    ok = {"id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "ok"}],
-          "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
-    client = anthropic.Anthropic(api_key="t", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(
-        lambda request: seen.append(json.loads(request.content)) or httpx2.Response(200, json=ok))))
+    ok = {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    client = anthropic.Anthropic(
+        api_key="t",
+        max_retries=0,
+        http_client=httpx2.Client(
+            transport=httpx2.MockTransport(
+                lambda request: seen.append(json.loads(request.content)) or httpx2.Response(200, json=ok)
+            )
+        ),
+    )
     sample = bodies[:: max(1, len(bodies) // 40)]
     for body in sample:
         client.messages.create(**json.loads(body.read_text()))

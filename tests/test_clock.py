@@ -9,7 +9,7 @@ def test_fixed_clock_stands_still_until_moved():
     clock = FixedClock("2026-03-01T23:59:59+00:00")
     assert clock.now() == clock.now()
     clock.advance(2)
-    assert clock.now() == dt.datetime(2026, 3, 2, 0, 0, 1, tzinfo=dt.timezone.utc)
+    assert clock.now() == dt.datetime(2026, 3, 2, 0, 0, 1, tzinfo=dt.UTC)
 
 
 def test_fixed_clock_step_gives_distinct_instants():

@@ -20,9 +20,19 @@ from contextwright.events import (
 )
 
 REQUIRED_TYPES = {
-    "message.user", "message.assistant", "tool.result", "context.plan.created", "context.epoch.rotated",
-    "context.request.built", "context.compacted", "context.working_state.updated", "model.response",
-    "memory.written", "memory.corrected", "memory.erased", "artifact.stored",
+    "message.user",
+    "message.assistant",
+    "tool.result",
+    "context.plan.created",
+    "context.epoch.rotated",
+    "context.request.built",
+    "context.compacted",
+    "context.working_state.updated",
+    "model.response",
+    "memory.written",
+    "memory.corrected",
+    "memory.erased",
+    "artifact.stored",
 }
 
 
@@ -84,12 +94,14 @@ def test_directly_built_payloads_are_validated_too():
 
 def test_registration_rules():
     with pytest.raises(UsageError):
+
         @event_type("message.user")
         @dataclass(frozen=True)
         class Clash:
             text: str
 
     with pytest.raises(UsageError):
+
         @event_type("test.mutable")
         @dataclass
         class Mutable:

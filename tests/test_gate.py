@@ -96,8 +96,13 @@ def test_gate_fails_with_a_timestamp_in_the_prefix(monkeypatch):
     def with_timestamp(prefix, *, session_id, secret):
         texts = real(prefix, session_id=session_id, secret=secret)
         clock_state["n"] += 1
-        return PrefixTexts(policy=texts.policy + f"\nRequest time: {clock_state['n']}", framing=texts.framing,
-                           instructions=texts.instructions, tools=texts.tools, memory=texts.memory)
+        return PrefixTexts(
+            policy=texts.policy + f"\nRequest time: {clock_state['n']}",
+            framing=texts.framing,
+            instructions=texts.instructions,
+            tools=texts.tools,
+            memory=texts.memory,
+        )
 
     monkeypatch.setattr(assemble, "render_prefix", with_timestamp)
     with pytest.raises((AssertionError, ContextwrightError)):
@@ -131,7 +136,11 @@ def test_gate_fails_with_an_orphaned_tool_result(monkeypatch):
         before = len(self.messages)
         real(self, entry)
         assistant = self.messages[before]
-        self.messages[before] = type(assistant)(role=assistant.role, parts=tuple(p for p in assistant.parts if not isinstance(p, ToolCallPart) or p.id != entry.calls[0].id) or assistant.parts[:1])
+        self.messages[before] = type(assistant)(
+            role=assistant.role,
+            parts=tuple(p for p in assistant.parts if not isinstance(p, ToolCallPart) or p.id != entry.calls[0].id)
+            or assistant.parts[:1],
+        )
 
     monkeypatch.setattr(_Assembler, "_exchange", drop_first_call)
     with pytest.raises((AssertionError, ContextwrightError)):

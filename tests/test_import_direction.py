@@ -12,7 +12,13 @@ import contextwright
 
 PACKAGE_DIR = Path(contextwright.__file__).parent
 # Edges may import third-party packages at module level; everything else is core.
-EDGE_PREFIXES = ("contextwright.__main__", "contextwright.cli", "contextwright.testing", "contextwright.service", "contextwright.integrations")
+EDGE_PREFIXES = (
+    "contextwright.__main__",
+    "contextwright.cli",
+    "contextwright.testing",
+    "contextwright.service",
+    "contextwright.integrations",
+)
 
 
 def _modules() -> list[str]:

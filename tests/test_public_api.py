@@ -3,9 +3,28 @@
 import contextwright
 
 EXPECTED = [
-    "AgentSpec", "BudgetConfig", "BuiltRequest", "Clock", "ContextwrightError", "Engine", "Event", "EventLog",
-    "FixedClock", "InMemoryMemory", "MemoryPort", "NewEvent", "RecallPort", "RoundPolicy", "Session",
-    "SystemClock", "Tool", "ToolOutputPolicy", "__version__", "errors", "models", "open_log",
+    "AgentSpec",
+    "BudgetConfig",
+    "BuiltRequest",
+    "Clock",
+    "ContextwrightError",
+    "Engine",
+    "Event",
+    "EventLog",
+    "FixedClock",
+    "InMemoryMemory",
+    "MemoryPort",
+    "NewEvent",
+    "RecallPort",
+    "RoundPolicy",
+    "Session",
+    "SystemClock",
+    "Tool",
+    "ToolOutputPolicy",
+    "__version__",
+    "errors",
+    "models",
+    "open_log",
 ]
 
 

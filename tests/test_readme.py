@@ -29,12 +29,18 @@ def test_python_examples_run(tmp_path, monkeypatch):
     from contextwright.testing.provider import ScriptedProvider
 
     monkeypatch.chdir(tmp_path)
-    provider = ScriptedProvider([
-        AssistantMessage(text="Running the tests.", tool_calls=(ToolCall(id="toolu_01", name="run_tests", arguments={}),)),
-        AssistantMessage(text="Fixed: the billing test expected a float."),
-    ])
+    provider = ScriptedProvider(
+        [
+            AssistantMessage(text="Running the tests.", tool_calls=(ToolCall(id="toolu_01", name="run_tests", arguments={}),)),
+            AssistantMessage(text="Fixed: the billing test expected a float."),
+        ]
+    )
     real_client = anthropic.Anthropic
-    monkeypatch.setattr(anthropic, "Anthropic", lambda **kw: real_client(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler))))
+    monkeypatch.setattr(
+        anthropic,
+        "Anthropic",
+        lambda **kw: real_client(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler))),
+    )
     ran = []
 
     def run(call):

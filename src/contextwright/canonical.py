@@ -89,7 +89,7 @@ def is_tagged_hash(value: str) -> bool:
     """True when ``value`` looks like ``sha256:`` followed by 64 lowercase hex digits."""
     if not value.startswith(HASH_PREFIX):
         return False
-    digest = value[len(HASH_PREFIX):]
+    digest = value[len(HASH_PREFIX) :]
     return len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
 
 
@@ -105,9 +105,7 @@ def _check(value: Any, path: str) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise CanonicalJsonError(
-                    f"object keys must be strings, got {type(key).__name__}", path=path
-                )
+                raise CanonicalJsonError(f"object keys must be strings, got {type(key).__name__}", path=path)
             _check(item, f"{path}.{key}")
         return
     if isinstance(value, (list, tuple)):

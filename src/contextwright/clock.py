@@ -11,7 +11,7 @@ import datetime as _dt
 import time as _time
 from typing import Protocol, runtime_checkable
 
-UTC = _dt.timezone.utc
+UTC = _dt.UTC
 
 
 @runtime_checkable

@@ -126,8 +126,7 @@ class SeqConflict(LogError):
 
     def __init__(self, session_id: str, *, expected_seq: int, actual_seq: int) -> None:
         super().__init__(
-            f"session {session_id!r}: expected last seq {expected_seq}, but it is {actual_seq}; "
-            "read the new events and retry",
+            f"session {session_id!r}: expected last seq {expected_seq}, but it is {actual_seq}; read the new events and retry",
             session_id=session_id,
             expected_seq=expected_seq,
             actual_seq=actual_seq,

@@ -139,7 +139,9 @@ OPENAI_MODELS: dict[str, _Known] = {
     "gpt-5": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-5-mini": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-4.1": _Known(window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
-    "gpt-4.1-mini": _Known(window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-4.1-mini": _Known(
+        window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"
+    ),
     "gpt-4o": _Known(window=128_000, max_output=16_384, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-4o-mini": _Known(window=128_000, max_output=16_384, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-4-turbo": _Known(window=128_000, max_output=4_096, min_cacheable=1_024, token_family="cl100k", tokenizer="cl100k_base"),
@@ -192,9 +194,15 @@ def _resolve(
         raise UsageError(
             f"unknown {provider} model {model_id!r}: pass context_window=... or use one of {', '.join(sorted(table))}"
         )
-    known = found[1] if found else _Known(
-        window=overrides["context_window"], max_output=DEFAULT_OUTPUT_RESERVE, min_cacheable=1_024,
-        token_family="claude-4.7" if provider == "anthropic" else "o200k",
+    known = (
+        found[1]
+        if found
+        else _Known(
+            window=overrides["context_window"],
+            max_output=DEFAULT_OUTPUT_RESERVE,
+            min_cacheable=1_024,
+            token_family="claude-4.7" if provider == "anthropic" else "o200k",
+        )
     )
     max_output = overrides.get("max_output_tokens", known.max_output)
     window = overrides.get("context_window", known.window)

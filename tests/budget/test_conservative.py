@@ -71,7 +71,7 @@ def _catalog(lang: str) -> tuple[str, ...]:
     for mo in sorted(folder.glob("*.mo")):
         try:
             with mo.open("rb") as handle:
-                texts.update(v for v in gettext.GNUTranslations(handle)._catalog.values() if isinstance(v, str) and v.strip())  # noqa: SLF001
+                texts.update(v for v in gettext.GNUTranslations(handle)._catalog.values() if isinstance(v, str) and v.strip())
         except (OSError, UnicodeDecodeError, ValueError):
             continue
     return tuple(sorted(texts))
@@ -98,7 +98,10 @@ def code_texts(draw: st.DrawFn) -> str:
 # and no character-class heuristic can price it without a vocabulary.
 _KEYS = st.builds("_".join, st.lists(_word(), min_size=1, max_size=3))
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.builds(" ".join, st.lists(_word(), max_size=6))
     | st.builds("/".join, st.lists(_word(), max_size=4)),
     lambda children: st.lists(children, max_size=6) | st.dictionaries(_KEYS, children, max_size=6),
@@ -117,11 +120,22 @@ def json_texts(draw: st.DrawFn) -> str:
 def log_texts(draw: st.DrawFn) -> str:
     lines = []
     for _ in range(draw(st.integers(3, 6))):
-        stamp = "2024-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:03d}Z".format(*(draw(st.integers(1, n)) for n in (12, 28, 23, 59, 59, 999)))
+        stamp = "2024-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}.{:03d}Z".format(
+            *(draw(st.integers(1, n)) for n in (12, 28, 23, 59, 59, 999))
+        )
         level = draw(st.sampled_from(["DEBUG", "INFO", "WARNING", "ERROR", "INFO"]))
         name = ".".join(draw(st.lists(_word(), min_size=1, max_size=3))).lower()
         message = " ".join(draw(st.lists(_word(), min_size=2, max_size=12)))
-        extra = draw(st.sampled_from(["", f" id={draw(st.integers(0, 10**9))}", f" path=/var/lib/{name}/{draw(st.integers(0, 999))}.log", f" took {draw(st.integers(0, 9999))}ms"]))
+        extra = draw(
+            st.sampled_from(
+                [
+                    "",
+                    f" id={draw(st.integers(0, 10**9))}",
+                    f" path=/var/lib/{name}/{draw(st.integers(0, 999))}.log",
+                    f" took {draw(st.integers(0, 9999))}ms",
+                ]
+            )
+        )
         lines.append(f"{stamp} {level:7} [{name}] {message}{extra}")
     return "\n".join(lines) + "\n"
 
@@ -177,7 +191,15 @@ def test_generated_non_latin_texts_obey_the_under_rule(o200k: Callable[[str], in
 
 def _adversarial() -> dict[str, str]:
     rng = random.Random(20240501)
-    rows = [{"id": rng.randint(0, 10**9), "name": "".join(rng.choices(string.ascii_lowercase, k=8)), "ok": rng.random() < 0.5, "v": rng.random()} for _ in range(80)]
+    rows = [
+        {
+            "id": rng.randint(0, 10**9),
+            "name": "".join(rng.choices(string.ascii_lowercase, k=8)),
+            "ok": rng.random() < 0.5,
+            "v": rng.random(),
+        }
+        for _ in range(80)
+    ]
     return {
         "long digit run": "".join(rng.choices(string.digits, k=4000)),
         "base64": base64.b64encode(rng.randbytes(3000)).decode(),

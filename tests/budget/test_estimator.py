@@ -142,9 +142,7 @@ def test_memo_is_a_bounded_lru() -> None:
 
 
 def test_memo_disabled_still_estimates_the_same() -> None:
-    assert HeuristicEstimator(memo_size=0).estimate(TEXT, model="gpt-4o") == HeuristicEstimator().estimate(
-        TEXT, model="gpt-4o"
-    )
+    assert HeuristicEstimator(memo_size=0).estimate(TEXT, model="gpt-4o") == HeuristicEstimator().estimate(TEXT, model="gpt-4o")
 
 
 def test_correction_factor_applies_to_memoized_payloads() -> None:

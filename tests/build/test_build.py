@@ -34,8 +34,12 @@ def _session_with_history(turns: int = 3, *, memory=None, window: int = 200_000)
 def _inputs(session, tail=VolatileTail()):
     plan = session.plan
     return dict(
-        plan=plan, allocation=allocate(plan), surface=fold(session.id, session.events), tail=tail,
-        secret=session.secret, estimate=lambda text: session.estimator.estimate(text, model=plan.model.id),
+        plan=plan,
+        allocation=allocate(plan),
+        surface=fold(session.id, session.events),
+        tail=tail,
+        secret=session.secret,
+        estimate=lambda text: session.estimator.estimate(text, model=plan.model.id),
     )
 
 
@@ -53,7 +57,9 @@ def test_assembly_order_prefix_then_history_then_tail():
     _, session, _ = _session_with_history(2, memory=memory)
     session.user("Now check billing rounding again.")
     session.next_request()  # records the turn's frame
-    tail = VolatileTail(nudges=("Re-read the task.",), corrections=(Correction(evidence_id="billing", text="Billing uses half-up."),))
+    tail = VolatileTail(
+        nudges=("Re-read the task.",), corrections=(Correction(evidence_id="billing", text="Billing uses half-up."),)
+    )
     request = build(**_inputs(session, tail)).request
     assert [b.budget_class for b in request.system] == ["policy", "framing", "instructions", "memory_snapshot"]
     assert [t.name for t in request.tools][-2:] == ["context_update_working_state", "context_read_artifact"]
@@ -116,7 +122,9 @@ def test_erased_evidence_disappears_and_is_counted():
     tail = VolatileTail(erased_evidence=frozenset({"billing"}))
     result = build(**_inputs(session, tail))
     assert result.evidence_removed >= 1
-    assert "Decimal rounding" not in "".join(p.text for m in result.request.messages for p in m.parts if isinstance(p, TextPart) and p.budget_class == "recall")
+    assert "Decimal rounding" not in "".join(
+        p.text for m in result.request.messages for p in m.parts if isinstance(p, TextPart) and p.budget_class == "recall"
+    )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

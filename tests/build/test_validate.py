@@ -18,7 +18,11 @@ def built():
     _, session, _ = open_session()
     session.user("go")
     session.next_request()
-    session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="a", name="run_tests", arguments={}), ToolCall(id="b", name="grep", arguments={}))))
+    session.record_assistant(
+        AssistantMessage(
+            tool_calls=(ToolCall(id="a", name="run_tests", arguments={}), ToolCall(id="b", name="grep", arguments={}))
+        )
+    )
     session.tool_result("a", "ok")
     session.tool_result("b", "ok")
     return session.next_request()
@@ -52,6 +56,9 @@ def test_a_different_prefix_is_refused(built):
 
 
 def test_must_start_and_end_with_the_user(built):
-    extra = Message(role="assistant", parts=(TextPart(text="x", trust="assistant", source="assistant", ref="r", budget_class="history", layer="live"),))
+    extra = Message(
+        role="assistant",
+        parts=(TextPart(text="x", trust="assistant", source="assistant", ref="r", budget_class="history", layer="live"),),
+    )
     with pytest.raises(BuildError):
         validate(replace(built.neutral, messages=built.neutral.messages + (extra,)), built.plan)

@@ -26,13 +26,9 @@ def rows(traces_dir):
     for name in HANDFUL:
         [path] = sorted(traces_dir.rglob(name))
         for transcript in load_transcripts([path]):
-            for window, results in compare_windows(
-                transcript, windows=tuple(per), strategies=STRATEGIES
-            ).items():
+            for window, results in compare_windows(transcript, windows=tuple(per), strategies=STRATEGIES).items():
                 per[window].append(results)
-    return {
-        window: {row.name: row for row in aggregate(results)} for window, results in per.items()
-    }
+    return {window: {row.name: row for row in aggregate(results)} for window, results in per.items()}
 
 
 def test_at_32k_contextwright_fits_keeps_the_task_and_costs_less_than_the_sliding_window(rows):

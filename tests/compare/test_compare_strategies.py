@@ -23,9 +23,7 @@ from contextwright.importers.model import ToolCall, ToolResult, Transcript, Tran
 from contextwright.models import anthropic, with_window
 from contextwright.report.html import COMPARISON_COLUMNS
 
-TASK = (
-    "Fix the rounding error in the invoice totals. You must not change the public API of billing."
-)
+TASK = "Fix the rounding error in the invoice totals. You must not change the public API of billing."
 SYSTEM = "\n".join(
     f"Rule {i}: when you work on module {i}, read its tests first, keep the change small and explain why it is safe."
     for i in range(60)
@@ -72,14 +70,8 @@ def session(
 
     messages = [TranscriptMessage(role="user", text=TASK, at=at())]
     for turn in range(turns):
-        call = ToolCall(
-            id=f"call_{turn}", name="read_file", arguments={"path": f"billing/module_{turn}.py"}
-        )
-        messages.append(
-            TranscriptMessage(
-                role="assistant", text=f"Reading module {turn}.", tool_calls=(call,), at=at()
-            )
-        )
+        call = ToolCall(id=f"call_{turn}", name="read_file", arguments={"path": f"billing/module_{turn}.py"})
+        messages.append(TranscriptMessage(role="assistant", text=f"Reading module {turn}.", tool_calls=(call,), at=at()))
         messages.append(
             TranscriptMessage(
                 role="tool",
@@ -88,11 +80,7 @@ def session(
                 at=at(),
             )
         )
-    messages.append(
-        TranscriptMessage(
-            role="assistant", text="The rounding now uses Decimal.quantize; tests pass.", at=at()
-        )
-    )
+    messages.append(TranscriptMessage(role="assistant", text="The rounding now uses Decimal.quantize; tests pass.", at=at()))
     return Transcript(
         session_id=f"synthetic-{turns}",
         format="synthetic",
@@ -148,9 +136,7 @@ def test_a_volatile_block_after_the_system_prompt_breaks_every_history_read(larg
     # Nothing beyond the system prompt (and the tools before it) is ever read back.
     assert volatile.usage.cache_read_tokens <= volatile.requests * (system_tokens + tools_tokens)
     assert volatile.cache_read_share < 0.15
-    assert (
-        volatile.input_cost > large["keep_all_single_breakpoint"].input_cost
-    )  # and it writes the history every time
+    assert volatile.input_cost > large["keep_all_single_breakpoint"].input_cost  # and it writes the history every time
 
 
 def test_the_sliding_window_fits_but_loses_the_task(small, large):
@@ -167,9 +153,7 @@ def test_the_summarizer_fires_and_keeps_reading_its_summary(small, large):
     # It shrinks the request far below keep-all's, but the newest messages it keeps
     # verbatim can still be too big for a small window on their own.
     assert summary.peak_request_tokens < keep_all.peak_request_tokens / 4
-    assert (
-        summary.task_visible is not None and summary.task_visible < 1.0
-    )  # the stand-in summary quotes nothing
+    assert summary.task_visible is not None and summary.task_visible < 1.0  # the stand-in summary quotes nothing
     assert summary.cache_read_share > small["keep_all_single_breakpoint"].cache_read_share
     assert large["summarize_at_threshold"].task_visible == 1.0  # never fired at 200k
 
@@ -198,10 +182,7 @@ def test_untimed_transcripts_get_a_fixed_pace_and_long_gaps_expire_the_cache():
     gaps = {b.at - a.at for a, b in zip(untimed.calls, untimed.calls[1:])}
     assert not untimed.timed and gaps == {MODEL_CALL_PACE}
     # Ten minutes between messages: every 5-minute cache entry is gone by the next call.
-    slow = {
-        r.name: r
-        for r in compare_transcript(session(turns=6, gap=timedelta(minutes=10)), window=LARGE)
-    }
+    slow = {r.name: r for r in compare_transcript(session(turns=6, gap=timedelta(minutes=10)), window=LARGE)}
     assert slow[CEILING].usage.cache_read_tokens == 0
 
 

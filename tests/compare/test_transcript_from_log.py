@@ -19,9 +19,7 @@ from contextwright.runtime.ports import InMemoryMemory
 from contextwright.testing.fakes import TEST_SECRET, sample_agent
 from contextwright.testing.provider import ScriptedProvider
 
-BIG_OUTPUT = "\n".join(
-    f"line {i}: value={i * 7919 % 1000} status={'ok' if i % 3 else 'FAILED'}" for i in range(4_000)
-)
+BIG_OUTPUT = "\n".join(f"line {i}: value={i * 7919 % 1000} status={'ok' if i % 3 else 'FAILED'}" for i in range(4_000))
 
 
 def _engine(clock: FixedClock) -> Engine:
@@ -29,9 +27,7 @@ def _engine(clock: FixedClock) -> Engine:
 
 
 def _small_session(engine: Engine):
-    session = engine.session(
-        "s-1", agent=sample_agent(), model=with_window(anthropic("claude-sonnet-4-6"), 32_000)
-    )
+    session = engine.session("s-1", agent=sample_agent(), model=with_window(anthropic("claude-sonnet-4-6"), 32_000))
     session.user("Fix the failing billing tests. Never push to main.")
     session.next_request()
     session.record_assistant(
@@ -66,20 +62,13 @@ def test_full_tool_outputs_come_back_from_the_artifact_store():
         "assistant",
     ]
     [result] = transcript.messages[2].tool_results
-    assert (
-        result.output == BIG_OUTPUT
-        and result.call_id == "c1"
-        and result.is_error
-        and result.exit_code == 1
-    )
+    assert result.output == BIG_OUTPUT and result.call_id == "c1" and result.is_error and result.exit_code == 1
     assert transcript.task == "Fix the failing billing tests. Never push to main."
     assert transcript.messages[3].meta  # the operator's note came from the harness, not the user
     assert transcript.messages[1].tool_calls[0].arguments == {"path": "tests"}
     assert transcript.messages[1].model == "claude-sonnet-4-6"
     assert transcript.system == sample_agent().instructions
-    assert {t["name"] for t in transcript.tools} == {
-        t.name for t in sample_agent().tools
-    }  # no control tools
+    assert {t["name"] for t in transcript.tools} == {t.name for t in sample_agent().tools}  # no control tools
 
 
 def test_without_an_artifact_reader_the_bounded_output_is_kept():
@@ -118,11 +107,7 @@ def test_a_call_left_without_a_result_is_dropped_and_counted():
     session = engine.session("s-2", agent=sample_agent(), model=anthropic("claude-sonnet-4-6"))
     session.user("List the files.")
     session.next_request()
-    session.record_assistant(
-        AssistantMessage(
-            text="Listing.", tool_calls=(ToolCall(id="c9", name="read_file", arguments={}),)
-        )
-    )
+    session.record_assistant(AssistantMessage(text="Listing.", tool_calls=(ToolCall(id="c9", name="read_file", arguments={}),)))
     transcript = transcript_from_log(engine.log, "s-2")
     assert transcript.dropped_tool_calls == 1
     assert transcript.messages[-1].tool_calls == ()
@@ -148,12 +133,8 @@ def test_the_demo_session_replays_through_every_strategy():
 
     transcript = transcript_from_log(engine.log, "demo")
 
-    assert any(
-        m.usage for m in transcript.messages if m.role == "assistant"
-    )  # provider usage came along
-    assert any(
-        c.name == "context_update_working_state" for m in transcript.messages for c in m.tool_calls
-    )
+    assert any(m.usage for m in transcript.messages if m.role == "assistant")  # provider usage came along
+    assert any(c.name == "context_update_working_state" for m in transcript.messages for c in m.tool_calls)
     results = {r.name: r for r in compare_transcript(transcript, window=32_000)}
     # The same model calls as the original session, for every strategy.
     assert {r.requests for r in results.values()} == {len(report.requests)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.derive.surface import AssistantReply, Exchange, Summary, UserTurn, fold
+from contextwright.derive.surface import AssistantReply, Exchange, UserTurn, fold
 from contextwright.errors import OrphanedToolPair
 from contextwright.events import AssistantMessage, Compacted, FrameRecorded, Pruned, ToolCall, ToolResult, UserMessage
 from contextwright.log import InMemoryEventLog
@@ -25,7 +25,13 @@ def result(i, text="ok"):
 
 
 def test_parallel_calls_and_their_results_are_one_unit():
-    events = _log(UserMessage(text="go"), AssistantMessage(tool_calls=(call(1), call(2))), result(2), result(1), AssistantMessage(text="done"))
+    events = _log(
+        UserMessage(text="go"),
+        AssistantMessage(tool_calls=(call(1), call(2))),
+        result(2),
+        result(1),
+        AssistantMessage(text="done"),
+    )
     surface = fold("s", events)
     assert [type(e).__name__ for e in surface.entries] == ["UserTurn", "Exchange", "AssistantReply"]
     exchange = surface.entries[1]
@@ -33,7 +39,9 @@ def test_parallel_calls_and_their_results_are_one_unit():
 
 
 def test_a_user_message_during_an_open_exchange_is_placed_after_it():
-    events = _log(UserMessage(text="go"), AssistantMessage(tool_calls=(call(1),)), UserMessage(text="also this", steering=True), result(1))
+    events = _log(
+        UserMessage(text="go"), AssistantMessage(tool_calls=(call(1),)), UserMessage(text="also this", steering=True), result(1)
+    )
     entries = fold("s", events).entries
     assert isinstance(entries[1], Exchange) and isinstance(entries[2], UserTurn) and entries[2].message.text == "also this"
 
@@ -58,7 +66,13 @@ def test_orphans_are_typed_errors(payloads):
 
 
 def test_frames_attach_to_their_turn_and_seed_is_the_last_real_user_message():
-    events = _log(UserMessage(text="first"), FrameRecorded(turn_seq=1, runtime="Monday"), AssistantMessage(text="ok"), UserMessage(text="second"), UserMessage(text="note", steering=True))
+    events = _log(
+        UserMessage(text="first"),
+        FrameRecorded(turn_seq=1, runtime="Monday"),
+        AssistantMessage(text="ok"),
+        UserMessage(text="second"),
+        UserMessage(text="note", steering=True),
+    )
     surface = fold("s", events)
     assert surface.entries[0].frame.runtime == "Monday"
     assert surface.seed_seq == 4 and surface.current_turn().message.text == "second"
@@ -66,7 +80,9 @@ def test_frames_attach_to_their_turn_and_seed_is_the_last_real_user_message():
 
 def test_compaction_replaces_history_but_keeps_the_task_and_steering_notes():
     events = _log(
-        UserMessage(text="task"), UserMessage(text="keep this verbatim", steering=True), AssistantMessage(text="a"),
+        UserMessage(text="task"),
+        UserMessage(text="keep this verbatim", steering=True),
+        AssistantMessage(text="a"),
         UserMessage(text="next"),
         Compacted(epoch=1, upto_seq=3, summary="S", depth=1, source_event_seqs=(1, 2, 3)),
     )
@@ -79,6 +95,12 @@ def test_compaction_replaces_history_but_keeps_the_task_and_steering_notes():
 
 
 def test_pruned_results_are_marked():
-    events = _log(UserMessage(text="go"), AssistantMessage(tool_calls=(call(1), call(2))), result(1), result(2), Pruned(epoch=1, upto_seq=4, call_ids=("c1",)))
+    events = _log(
+        UserMessage(text="go"),
+        AssistantMessage(tool_calls=(call(1), call(2))),
+        result(1),
+        result(2),
+        Pruned(epoch=1, upto_seq=4, call_ids=("c1",)),
+    )
     exchange = fold("s", events).entries[1]
     assert [r.pruned for r in exchange.results] == [True, False]

@@ -14,14 +14,22 @@ def count(text: str) -> int:
 
 
 def test_updates_apply_and_render():
-    state = apply_update(WorkingState(), {
-        "add_constraints": ["Keep the public API."],
-        "upsert_tasks": [{"id": "t1", "title": "Fix billing", "status": "doing"}],
-        "add_facts": ["Rounding is half-even."],
-        "add_open_questions": ["Which Python versions?"],
-        "next_action": "Run the billing tests",
-    }, count_tokens=count)
-    state = apply_update(state, {"upsert_tasks": [{"id": "t1", "status": "done"}], "resolve_open_questions": ["Which Python versions?"]}, count_tokens=count)
+    state = apply_update(
+        WorkingState(),
+        {
+            "add_constraints": ["Keep the public API."],
+            "upsert_tasks": [{"id": "t1", "title": "Fix billing", "status": "doing"}],
+            "add_facts": ["Rounding is half-even."],
+            "add_open_questions": ["Which Python versions?"],
+            "next_action": "Run the billing tests",
+        },
+        count_tokens=count,
+    )
+    state = apply_update(
+        state,
+        {"upsert_tasks": [{"id": "t1", "status": "done"}], "resolve_open_questions": ["Which Python versions?"]},
+        count_tokens=count,
+    )
     assert state.tasks[0].status == "done" and state.tasks[0].title == "Fix billing"
     assert not state.open_questions
     text = state.render()
@@ -46,7 +54,12 @@ def test_thirty_tasks_at_most():
 
 def test_token_cap():
     with pytest.raises(WorkingStateError, match="tokens"):
-        apply_update(WorkingState(), {"add_facts": [f"fact {i}: " + "word " * 90 for i in range(10)]}, count_tokens=count, limits=Limits(item_chars=1000))
+        apply_update(
+            WorkingState(),
+            {"add_facts": [f"fact {i}: " + "word " * 90 for i in range(10)]},
+            count_tokens=count,
+            limits=Limits(item_chars=1000),
+        )
 
 
 def test_constraints_cannot_be_removed_by_the_model():
@@ -55,17 +68,30 @@ def test_constraints_cannot_be_removed_by_the_model():
         apply_update(state, {"remove_constraints": ["Never push to main."]}, count_tokens=count)
 
 
-@pytest.mark.parametrize("bad", [{"add_facts": "not a list"}, {"upsert_tasks": [{"title": "no id"}]}, {"upsert_tasks": [{"id": "t", "title": "x", "status": "maybe"}]}, {"next_action": 3}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"add_facts": "not a list"},
+        {"upsert_tasks": [{"title": "no id"}]},
+        {"upsert_tasks": [{"id": "t", "title": "x", "status": "maybe"}]},
+        {"next_action": 3},
+    ],
+)
 def test_malformed_calls_are_rejected(bad):
     with pytest.raises(WorkingStateError):
         apply_update(WorkingState(), bad, count_tokens=count)
 
 
 def test_carry_to_the_next_run_drops_done_tasks_and_resets_next_action():
-    state = apply_update(WorkingState(), {
-        "add_constraints": ["c"], "upsert_tasks": [{"id": "a", "title": "A", "status": "done"}, {"id": "b", "title": "B"}],
-        "next_action": "do b",
-    }, count_tokens=count)
+    state = apply_update(
+        WorkingState(),
+        {
+            "add_constraints": ["c"],
+            "upsert_tasks": [{"id": "a", "title": "A", "status": "done"}, {"id": "b", "title": "B"}],
+            "next_action": "do b",
+        },
+        count_tokens=count,
+    )
     log = InMemoryEventLog()
     log.append("s", [UserMessage(text="go"), WorkingStateUpdated(state=state.to_dict(), source="tool")], expected_seq=0)
     assert state_at(log.read("s")).next_action == "do b"

@@ -25,9 +25,7 @@ def user(uuid: str, parent: str | None, content: Any, **extra: Any) -> dict[str,
     }
 
 
-def assistant(
-    uuid: str, parent: str | None, msg_id: str, *blocks: dict[str, Any], **extra: Any
-) -> dict[str, Any]:
+def assistant(uuid: str, parent: str | None, msg_id: str, *blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {
         "type": "assistant",
         "uuid": uuid,
@@ -257,9 +255,7 @@ def test_a_call_without_a_result_is_dropped_and_counted(write_jsonl):
 
 
 def test_unknown_record_type_names_the_file_and_line(write_jsonl):
-    path = write_jsonl(
-        "s.jsonl", [user("u1", None, "hi"), {"type": "user", "uuid": "x"}, {"type": "mystery"}]
-    )
+    path = write_jsonl("s.jsonl", [user("u1", None, "hi"), {"type": "user", "uuid": "x"}, {"type": "mystery"}])
     with pytest.raises(TranscriptError) as info:
         load_transcript(path)
     # Check: the first bad record (line 2: a user record with no message) is reported.
@@ -274,12 +270,8 @@ def test_unknown_record_type_names_the_file_and_line(write_jsonl):
 
 
 def test_unknown_content_block_is_malformed(write_jsonl):
-    path = write_jsonl(
-        "s.jsonl", [user("u1", None, "hi"), assistant("a1", "u1", "m", {"type": "hologram"})]
-    )
-    with pytest.raises(
-        TranscriptError, match=r":2: unknown assistant content block type 'hologram'"
-    ):
+    path = write_jsonl("s.jsonl", [user("u1", None, "hi"), assistant("a1", "u1", "m", {"type": "hologram"})])
+    with pytest.raises(TranscriptError, match=r":2: unknown assistant content block type 'hologram'"):
         load_transcript(path)
 
 

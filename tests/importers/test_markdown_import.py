@@ -52,9 +52,7 @@ def test_specstory_turns_split_on_markers_that_fill_their_line(write_text):
     assert [m.role for m in transcript.messages] == ["user", "assistant", "user", "assistant"]
     reply = transcript.messages[1]
     # Check: inner separators and tool activity stay; the quoted marker is just text.
-    assert reply.text.startswith(
-        "I'll look at the parser first.\n\n---\n\nRead file: src/parser.ts"
-    )
+    assert reply.text.startswith("I'll look at the parser first.\n\n---\n\nRead file: src/parser.ts")
     assert "+_**User**_" in reply.text
     assert not reply.text.endswith("---")
     assert [m.source_line for m in transcript.messages] == [5, 11, 27, 33]
@@ -67,9 +65,7 @@ def test_specstory_turns_split_on_markers_that_fill_their_line(write_text):
 
 def test_specstory_summary_without_turns_has_no_messages(write_text):
     transcript = load_transcript(
-        write_text(
-            "summary.md", "# SpecStory: A summary\n\n## Conversation Summary\n\nWe did things.\n"
-        )
+        write_text("summary.md", "# SpecStory: A summary\n\n## Conversation Summary\n\nWe did things.\n")
     )
     assert transcript.format == "cursor-specstory-md"
     assert transcript.messages == () and transcript.task is None

@@ -9,9 +9,7 @@ import pytest
 
 from contextwright.importers import TranscriptError, load_transcript, load_transcripts
 
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
-]
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 
 
 def chat() -> list[dict[str, Any]]:
@@ -65,9 +63,7 @@ def test_a_message_list_is_one_session(write_json):
 
 
 def test_a_conversation_object_keeps_its_id_and_tools(write_json):
-    transcript = load_transcript(
-        write_json("c.json", {"id": "conv-7", "messages": chat(), "tools": TOOLS})
-    )
+    transcript = load_transcript(write_json("c.json", {"id": "conv-7", "messages": chat(), "tools": TOOLS}))
     assert (transcript.session_id, transcript.tools) == ("conv-7", tuple(TOOLS))
 
 
@@ -129,9 +125,7 @@ def test_a_result_for_an_unknown_call_is_malformed(write_json):
         {"role": "tool", "tool_call_id": "nope", "content": "x"},
     ]
     path = write_json("orphan.json", messages)
-    with pytest.raises(
-        TranscriptError, match=r"orphan\.json:2: tool result for call 'nope', which was never made"
-    ):
+    with pytest.raises(TranscriptError, match=r"orphan\.json:2: tool result for call 'nope', which was never made"):
         load_transcript(path)
     transcript = load_transcript(path, lenient=True)
     assert transcript.skipped == 1 and [m.role for m in transcript.messages] == ["user"]

@@ -9,9 +9,7 @@ import pytest
 
 from contextwright.importers import TranscriptError, load_transcript, load_transcripts
 
-TOOLS = [
-    {"type": "function", "function": {"name": "execute_bash", "parameters": {"type": "object"}}}
-]
+TOOLS = [{"type": "function", "function": {"name": "execute_bash", "parameters": {"type": "object"}}}]
 
 
 def call(call_id: str, command: str, name: str = "execute_bash") -> dict[str, Any]:
@@ -109,18 +107,14 @@ def event(event_id: int, source: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-def action(
-    event_id: int, kind: str, call_id: str | None, response: dict[str, Any] | None, **args: Any
-) -> dict[str, Any]:
+def action(event_id: int, kind: str, call_id: str | None, response: dict[str, Any] | None, **args: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {"action": kind, "args": args}
     if call_id is not None:
         fields["tool_call_metadata"] = {
             "function_name": "execute_bash",
             "tool_call_id": call_id,
             "model_response": response,
-            "total_calls_in_response": len(response["choices"][0]["message"]["tool_calls"])
-            if response
-            else 1,
+            "total_calls_in_response": len(response["choices"][0]["message"]["tool_calls"]) if response else 1,
         }
     return event(event_id, "agent", **fields)
 
@@ -129,16 +123,12 @@ def response(response_id: str, content: str, *calls: dict[str, Any]) -> dict[str
     return {
         "id": response_id,
         "model": "llama-test",
-        "choices": [
-            {"message": {"role": "assistant", "content": content, "tool_calls": list(calls)}}
-        ],
+        "choices": [{"message": {"role": "assistant", "content": content, "tool_calls": list(calls)}}],
         "usage": {"prompt_tokens": 50, "completion_tokens": 5},
     }
 
 
-def observation(
-    event_id: int, cause: int | None, kind: str, content: str, **extras: Any
-) -> dict[str, Any]:
+def observation(event_id: int, cause: int | None, kind: str, content: str, **extras: Any) -> dict[str, Any]:
     return event(event_id, "agent", observation=kind, cause=cause, content=content, extras=extras)
 
 
@@ -146,9 +136,7 @@ def stream() -> list[dict[str, Any]]:
     both = response("r1", "Two commands.", call("t1", "ls"), call("t2", "pwd"))
     return [
         event(0, "agent", action="system", args={"content": "System prompt.", "tools": TOOLS}),
-        event(
-            1, "user", action="message", args={"content": "Rename the file.", "image_urls": None}
-        ),
+        event(1, "user", action="message", args={"content": "Rename the file.", "image_urls": None}),
         event(2, "user", action="recall", args={"query": "Rename the file."}),
         observation(3, 2, "recall", "Added workspace context"),
         action(4, "run", "t1", both, command="ls", thought="Two commands."),
@@ -228,9 +216,7 @@ def test_a_malformed_event_is_reported_with_its_index(write_json):
     events = stream()
     events.insert(2, {"id": 99, "source": "agent", "timestamp": "2025-04-30T16:45:00"})
     path = write_json("bad.json", events)
-    with pytest.raises(
-        TranscriptError, match=r"bad\.json:3: event 2: has neither 'action' nor 'observation'"
-    ):
+    with pytest.raises(TranscriptError, match=r"bad\.json:3: event 2: has neither 'action' nor 'observation'"):
         load_transcript(path)
     transcript = load_transcript(path, lenient=True)
     assert transcript.skipped == 1 and len(transcript.messages) == 8

@@ -61,9 +61,7 @@ def text_history() -> list[dict[str, Any]]:
 
 
 def test_a_text_mode_history_becomes_calls_and_results(write_text):
-    path = write_text(
-        "run.traj", json.dumps({"history": text_history(), "trajectory": STEPS, "info": {}})
-    )
+    path = write_text("run.traj", json.dumps({"history": text_history(), "trajectory": STEPS, "info": {}}))
     transcript = load_transcript(path)
     assert transcript.format == "swe-agent-traj"
     assert transcript.session_id == "run"
@@ -142,9 +140,7 @@ def test_a_bad_history_entry_names_its_index(write_text):
     history = text_history()
     history.insert(4, {"role": "narrator", "content": "meanwhile"})
     path = write_text("bad.traj", json.dumps({"history": history, "trajectory": STEPS}))
-    with pytest.raises(
-        TranscriptError, match=r"bad\.traj:5: history\[4\] has unknown role 'narrator'"
-    ):
+    with pytest.raises(TranscriptError, match=r"bad\.traj:5: history\[4\] has unknown role 'narrator'"):
         load_transcript(path)
     assert load_transcript(path, lenient=True).skipped == 1
 

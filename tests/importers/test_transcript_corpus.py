@@ -19,11 +19,7 @@ pytestmark = pytest.mark.corpus
 
 TRACES = corpus_path("traces")
 MANIFEST: list[dict[str, Any]] = (
-    [
-        json.loads(line)
-        for line in (TRACES / "manifest.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
+    [json.loads(line) for line in (TRACES / "manifest.jsonl").read_text().splitlines() if line.strip()]
     if TRACES is not None
     else []
 )
@@ -31,11 +27,7 @@ MANIFEST: list[dict[str, Any]] = (
 
 def _entries() -> list[Any]:
     if not MANIFEST:
-        return [
-            pytest.param(
-                None, id="no-corpus", marks=pytest.mark.skip(reason=missing_reason("traces"))
-            )
-        ]
+        return [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=missing_reason("traces")))]
     return [pytest.param(entry, id=entry["local"].split("/")[-1]) for entry in MANIFEST]
 
 
@@ -93,15 +85,12 @@ def _counts(transcript: Transcript) -> dict[str, int]:
     if transcript.format == "aider-chat-md":
         # The manifest counts '#### ' lines, one per line typed; the start-up banner
         # (meta, not a command) was not typed at all.
-        user_msgs = sum(
-            m.text.count("\n") + 1 for m in users if not (m.meta and not m.text.startswith("/"))
-        )
+        user_msgs = sum(m.text.count("\n") + 1 for m in users if not (m.meta and not m.text.startswith("/")))
     outputs = [r.output for m in transcript.messages for r in m.tool_results]
     return {
         "turns": sum(1 for m in transcript.messages if m.role == "assistant"),
         "user_msgs": user_msgs,
-        "tool_calls": sum(len(m.tool_calls) for m in transcript.messages)
-        + transcript.dropped_tool_calls,
+        "tool_calls": sum(len(m.tool_calls) for m in transcript.messages) + transcript.dropped_tool_calls,
         "tool_output_chars": sum(len(o) for o in outputs),
     }
 
@@ -173,9 +162,7 @@ def _looks_base64(run: str) -> bool:
 @pytest.mark.parametrize("entry", _entries())
 def test_no_base64_binary_reaches_the_transcript(entry):
     transcript = _only(entry)
-    texts = [m.text for m in transcript.messages] + [
-        r.output for m in transcript.messages for r in m.tool_results
-    ]
+    texts = [m.text for m in transcript.messages] + [r.output for m in transcript.messages for r in m.tool_results]
     for text in texts:
         assert "iVBORw0KGgo" not in text and "data:image/" not in text
         assert not any(_looks_base64(run) for run in _BASE64_RUN.findall(text))

@@ -37,9 +37,7 @@ EVENTS = [{"id": 0, "source": "user", "action": "message", "args": {"content": "
         ("s.jsonl", json.dumps(CLAUDE_LINE) + "\n", "claude-code-jsonl"),
         (
             "s.jsonl",
-            json.dumps({"type": "summary", "summary": "x", "leafUuid": "u"})
-            + "\n"
-            + json.dumps(CLAUDE_LINE),
+            json.dumps({"type": "summary", "summary": "x", "leafUuid": "u"}) + "\n" + json.dumps(CLAUDE_LINE),
             "claude-code-jsonl",
         ),
         ("c.json", json.dumps(COMPLETION), "openhands-llm-completions"),
@@ -51,9 +49,7 @@ EVENTS = [{"id": 0, "source": "user", "action": "message", "args": {"content": "
         ("m.json", json.dumps({"messages": [{"role": "user", "content": "hi"}]}), "openai-chat"),
         (
             "m.jsonl",
-            json.dumps({"role": "user", "content": "hi"})
-            + "\n"
-            + json.dumps({"role": "assistant", "content": "yo"}),
+            json.dumps({"role": "user", "content": "hi"}) + "\n" + json.dumps({"role": "assistant", "content": "yo"}),
             "openai-chat",
         ),
         (
@@ -82,9 +78,7 @@ def test_unrecognised_content_lists_the_known_formats(write_text):
 
 def test_an_unknown_format_name_lists_the_known_formats(write_text):
     path = write_text("m.json", "[]")
-    with pytest.raises(
-        TranscriptError, match=r"unknown format 'chatgpt'; known formats: aider-chat-md, "
-    ) as info:
+    with pytest.raises(TranscriptError, match=r"unknown format 'chatgpt'; known formats: aider-chat-md, ") as info:
         load_transcript(path, format="chatgpt")
     assert info.value.path == str(path)
 
@@ -103,9 +97,7 @@ def test_missing_files_directories_and_bad_bytes_are_transcript_errors(tmp_path)
     with pytest.raises(TranscriptError, match="is a directory"):
         load_transcript(tmp_path, format="claude-code-jsonl")
     latin = tmp_path / "latin.jsonl"
-    latin.write_bytes(
-        b'{"role": "user", "content": "ok"}\n{"role": "user", "content": "caf\xe9"}\n'
-    )
+    latin.write_bytes(b'{"role": "user", "content": "ok"}\n{"role": "user", "content": "caf\xe9"}\n')
     with pytest.raises(TranscriptError, match="not valid UTF-8") as info:
         load_transcript(latin)
     assert info.value.line == 2

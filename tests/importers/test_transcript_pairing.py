@@ -15,9 +15,7 @@ def calls(*ids: str) -> dict[str, Any]:
     return {
         "role": "assistant",
         "content": "",
-        "tool_calls": [
-            {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids
-        ],
+        "tool_calls": [{"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids],
     }
 
 
@@ -26,12 +24,8 @@ def result(call_id: str, output: str = "ok") -> dict[str, Any]:
 
 
 def test_reusing_an_id_while_its_call_is_open_is_malformed(write_json):
-    path = write_json(
-        "dup.json", [{"role": "user", "content": "go"}, calls("a"), calls("a"), result("a")]
-    )
-    with pytest.raises(
-        TranscriptError, match=r"dup\.json:3: tool call id 'a' is reused before its first call"
-    ):
+    path = write_json("dup.json", [{"role": "user", "content": "go"}, calls("a"), calls("a"), result("a")])
+    with pytest.raises(TranscriptError, match=r"dup\.json:3: tool call id 'a' is reused before its first call"):
         load_transcript(path)
     transcript = load_transcript(path, lenient=True)
     # Check: the second call is skipped; the first keeps its result.
@@ -69,9 +63,7 @@ def test_placeholders_give_the_decoded_size_whatever_the_padding(write_json, siz
 
 
 def test_values_are_frozen_and_keyword_only():
-    message = TranscriptMessage(
-        role="assistant", text="hi", tool_calls=(ToolCall(id="a", name="f", arguments={}),)
-    )
+    message = TranscriptMessage(role="assistant", text="hi", tool_calls=(ToolCall(id="a", name="f", arguments={}),))
     with pytest.raises(dataclasses.FrozenInstanceError):
         message.text = "changed"  # type: ignore[misc]
     with pytest.raises(TypeError):

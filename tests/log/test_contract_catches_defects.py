@@ -63,7 +63,10 @@ class IgnoresIdempotencyKeys(InMemoryEventLog):
     """Treats every append as new, keys or not."""
 
     def _append(self, session_id, events, *, expected_seq):
-        bare = [PreparedEvent(type=e.type, payload_json=e.payload_json, payload_sha256=e.payload_sha256, idempotency_key=None) for e in events]
+        bare = [
+            PreparedEvent(type=e.type, payload_json=e.payload_json, payload_sha256=e.payload_sha256, idempotency_key=None)
+            for e in events
+        ]
         return super()._append(session_id, bare, expected_seq=expected_seq)
 
 
@@ -74,7 +77,7 @@ class IgnoresClock(InMemoryEventLog):
         import datetime as dt
 
         rows = super()._append(session_id, events, expected_seq=expected_seq)
-        return [_replace_at(r, dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)) for r in rows]
+        return [_replace_at(r, dt.datetime(2000, 1, 1, tzinfo=dt.UTC)) for r in rows]
 
 
 class LosesRaces(InMemoryEventLog):
@@ -116,7 +119,7 @@ def test_contract_fails_for_a_broken_adapter(broken, test_name):
 
     contract = Contract()
     # Any failure counts: an assertion, or an error the reference would never raise.
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017
         try:
             getattr(contract, test_name)()
         finally:

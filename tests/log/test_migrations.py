@@ -44,7 +44,9 @@ def _sqlite_at_version(path, version: int) -> None:
     for migration in _migrations.SQLITE[:version]:
         for statement in migration.statements:
             conn.execute(statement)
-        conn.execute("INSERT INTO cw_migrations VALUES (?, ?, ?)", (migration.version, migration.name, "2026-01-01T00:00:00.000000Z"))
+        conn.execute(
+            "INSERT INTO cw_migrations VALUES (?, ?, ?)", (migration.version, migration.name, "2026-01-01T00:00:00.000000Z")
+        )
     conn.commit()
     conn.close()
 
@@ -62,8 +64,10 @@ def test_sqlite_store_at_an_earlier_version_is_upgraded_and_keeps_its_events(tmp
     # An event written by that version, stored the way it stored events.
     conn.execute(
         "INSERT INTO cw_events VALUES ('s', 1, 'message.user', ?, ?, '2026-01-01T00:00:00.000000Z', NULL)",
-        ('{"author":"user","steering":false,"text":"old"}',
-         "sha256:" + __import__("hashlib").sha256(b'{"author":"user","steering":false,"text":"old"}').hexdigest()),
+        (
+            '{"author":"user","steering":false,"text":"old"}',
+            "sha256:" + __import__("hashlib").sha256(b'{"author":"user","steering":false,"text":"old"}').hexdigest(),
+        ),
     )
     conn.execute("INSERT INTO cw_sessions VALUES ('s', 1)")
     conn.commit()

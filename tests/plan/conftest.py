@@ -21,7 +21,9 @@ def make_tool():
 
 
 def tool(name: str, description: str = "A tool.") -> ToolSpec:
-    return ToolSpec(name=name, description=description, input_schema={"type": "object", "properties": {"path": {"type": "string"}}})
+    return ToolSpec(
+        name=name, description=description, input_schema={"type": "object", "properties": {"path": {"type": "string"}}}
+    )
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ from contextwright.budget.allocator import WindowTooSmall, allocate
 from contextwright.models import anthropic, with_window
 from contextwright.plan.planner import ContextPlanner
 
-
-
 SECRET = b"s" * 32
 
 

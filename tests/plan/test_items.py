@@ -14,6 +14,7 @@ from contextwright.items import LAYERS, ContextItem, ItemDeclarationError, Memor
 
 def test_an_item_without_a_region_fails_at_class_definition():
     with pytest.raises(ItemDeclarationError, match="must declare region"):
+
         class NoRegion(ContextItem):
             budget_class: ClassVar[str] = "history"
             layer: ClassVar[str] = "live"

@@ -19,15 +19,15 @@ from contextwright.plan import BudgetConfig, ContextPlan, Prefix
 from contextwright.plan.planner import ContextPlanner, PrefixChanged
 from contextwright.policy import ToolPolicy, denial_for
 
-
-
 SECRET = b"s" * 32
 
 
 def tool(name, description="A tool."):
     from contextwright.items import ToolSpec
 
-    return ToolSpec(name=name, description=description, input_schema={"type": "object", "properties": {"path": {"type": "string"}}})
+    return ToolSpec(
+        name=name, description=description, input_schema={"type": "object", "properties": {"path": {"type": "string"}}}
+    )
 
 
 def planner(estimator, **kw) -> ContextPlanner:
@@ -143,7 +143,13 @@ def test_forced_immediate_revocation_rotates_and_drops_the_tool(prefix, estimato
 def test_a_changed_prefix_needs_an_explicit_edit(prefix, estimator):
     p = planner(estimator)
     p.plan(anthropic("claude-sonnet-4-6"), prefix)
-    edited = Prefix(policy=prefix.policy, framing=prefix.framing, instructions=AgentInstructions(text="New rules."), tools=prefix.tools, memory=prefix.memory)
+    edited = Prefix(
+        policy=prefix.policy,
+        framing=prefix.framing,
+        instructions=AgentInstructions(text="New rules."),
+        tools=prefix.tools,
+        memory=prefix.memory,
+    )
     with pytest.raises(PrefixChanged):
         p.plan(anthropic("claude-sonnet-4-6"), edited)
     decision = p.edit_prefix(edited)
@@ -163,12 +169,28 @@ def test_memory_written_later_does_not_touch_the_prefix(prefix, estimator):
         (lambda pre: {"instructions": AgentInstructions(text="Follow the style guide. " * 1200)}, "instructions", "tokens"),
         (lambda pre: {"tools": tuple(tool(f"t{i}") for i in range(31))}, "tools", "tools"),
         (lambda pre: {"tools": tuple(tool(f"t{i}", "x" * 3000) for i in range(12))}, "tools", "tokens"),
-        (lambda pre: {"memory": MemorySnapshot(facts=tuple(MemoryFact(id=f"m{i}", text="fact") for i in range(41)))}, "memory_snapshot", "items"),
-        (lambda pre: {"memory": MemorySnapshot(facts=tuple(MemoryFact(id=f"m{i}", text="a long fact " * 30) for i in range(20)))}, "memory_snapshot", "tokens"),
+        (
+            lambda pre: {"memory": MemorySnapshot(facts=tuple(MemoryFact(id=f"m{i}", text="fact") for i in range(41)))},
+            "memory_snapshot",
+            "items",
+        ),
+        (
+            lambda pre: {
+                "memory": MemorySnapshot(facts=tuple(MemoryFact(id=f"m{i}", text="a long fact " * 30) for i in range(20)))
+            },
+            "memory_snapshot",
+            "tokens",
+        ),
     ],
 )
 def test_a_prefix_over_its_caps_fails_to_open_naming_the_class(prefix, estimator, change, budget_class, unit):
-    fields = {"policy": prefix.policy, "framing": prefix.framing, "instructions": prefix.instructions, "tools": prefix.tools, "memory": prefix.memory}
+    fields = {
+        "policy": prefix.policy,
+        "framing": prefix.framing,
+        "instructions": prefix.instructions,
+        "tools": prefix.tools,
+        "memory": prefix.memory,
+    }
     fields.update(change(prefix))
     p = planner(estimator)
     with pytest.raises(PrefixOverBudget) as info:

@@ -56,9 +56,7 @@ def pytest_verbose(passing: int = 40) -> tuple[str, list[str]]:
         "collected items",
     ]
     for n in range(passing):
-        lines.append(
-            f"tests/test_api.py::test_endpoint_{n} PASSED                          [{n:3d}%]"
-        )
+        lines.append(f"tests/test_api.py::test_endpoint_{n} PASSED                          [{n:3d}%]")
     failed = "tests/test_api.py::test_login FAILED                                   [100%]"
     summary = "FAILED tests/test_api.py::test_login - KeyError: 'token'"
     tally = "========================= 1 failed, 40 passed in 1.10s ========================="
@@ -307,7 +305,9 @@ def mypy_errors(count: int = 10) -> tuple[str, list[str]]:
     """mypy with errors, notes and the summary."""
     lines, must = [], []
     for n in range(count):
-        error = f'app/service_{n}.py:{20 + n}: error: Argument 1 to "charge" has incompatible type "str"; expected "int"  [arg-type]'
+        error = (
+            f'app/service_{n}.py:{20 + n}: error: Argument 1 to "charge" has incompatible type "str"; expected "int"  [arg-type]'
+        )
         lines += [
             error,
             f"app/service_{n}.py:{20 + n}: note: See https://mypy.rtfd.io/en/stable/_refs.html#code-arg-type",
@@ -321,9 +321,7 @@ def mypy_errors(count: int = 10) -> tuple[str, list[str]]:
 def eslint_stylish(warnings: int = 30) -> tuple[str, list[str]]:
     """eslint stylish: many warnings of one rule, two errors, the problem count."""
     lines = ["", "/src/web/app.js"]
-    lines += [
-        f"  {n + 1}:1  warning  Unexpected console statement  no-console" for n in range(warnings)
-    ]
+    lines += [f"  {n + 1}:1  warning  Unexpected console statement  no-console" for n in range(warnings)]
     err1 = "  40:7   error    'user' is assigned a value but never used  no-unused-vars"
     err2 = "  52:3   error    Unreachable code                           no-unreachable"
     summary = f"✖ {warnings + 2} problems (2 errors, {warnings} warnings)"
@@ -459,9 +457,7 @@ def grep_matches(files: int = 4, per_file: int = 40) -> tuple[str, list[str]]:
 def ls_long(entries: int = 200) -> tuple[str, list[str]]:
     """ls -l of one large directory."""
     lines = [f"total {entries * 8}"]
-    lines += [
-        f"-rw-r--r-- 1 dev dev {1000 + n:6d} Mar  1 10:00 file_{n:04d}.txt" for n in range(entries)
-    ]
+    lines += [f"-rw-r--r-- 1 dev dev {1000 + n:6d} Mar  1 10:00 file_{n:04d}.txt" for n in range(entries)]
     return "\n".join(lines) + "\n", []
 
 
@@ -474,9 +470,7 @@ def pip_install(packages: int = 25) -> tuple[str, list[str]]:
             f"  Downloading package{n}-1.{n}.0-py3-none-any.whl (120 kB)",
             "     ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 120.0/120.0 kB 3.1 MB/s eta 0:00:00",
         ]
-    lines.append(
-        "Installing collected packages: " + ", ".join(f"package{n}" for n in range(packages))
-    )
+    lines.append("Installing collected packages: " + ", ".join(f"package{n}" for n in range(packages)))
     done = "Successfully installed " + " ".join(f"package{n}-1.{n}.0" for n in range(packages))
     lines.append(done)
     return "\n".join(lines) + "\n", [done]
@@ -484,10 +478,7 @@ def pip_install(packages: int = 25) -> tuple[str, list[str]]:
 
 def npm_install(deprecations: int = 20) -> tuple[str, list[str]]:
     """npm install with deprecation warnings, an audit result and an error."""
-    lines = [
-        f"npm WARN deprecated old-lib{n}@1.0.{n}: this library is no longer supported"
-        for n in range(deprecations)
-    ]
+    lines = [f"npm WARN deprecated old-lib{n}@1.0.{n}: this library is no longer supported" for n in range(deprecations)]
     lines += [
         "",
         "added 812 packages, and audited 813 packages in 21s",
@@ -530,9 +521,7 @@ def python_traceback(depth: int = 30) -> tuple[str, list[str]]:
 def java_trace(frames: int = 40) -> tuple[str, list[str]]:
     """A Java exception with a cause."""
     head = 'Exception in thread "main" java.lang.IllegalStateException: pool exhausted'
-    lines = [head] + [
-        f"\tat com.example.pool.Pool.acquire{n}(Pool.java:{100 + n})" for n in range(frames)
-    ]
+    lines = [head] + [f"\tat com.example.pool.Pool.acquire{n}(Pool.java:{100 + n})" for n in range(frames)]
     cause = "Caused by: java.net.ConnectException: Connection refused"
     lines += [cause, "\tat java.base/sun.nio.ch.Net.connect0(Native Method)", "\t... 38 more"]
     return "\n".join(lines) + "\n", [head, cause]
@@ -573,9 +562,7 @@ def msbuild_failure(warnings: int = 20) -> tuple[str, list[str]]:
         f"/src/Api/Controllers/C{n}.cs({n + 1},5): warning CS8618: Non-nullable property 'Name' must contain a non-null value. [/src/Api/Api.csproj]"
         for n in range(warnings)
     ]
-    error = (
-        "/src/Api/Program.cs(7,17): error CS1525: Invalid expression term ';' [/src/Api/Api.csproj]"
-    )
+    error = "/src/Api/Program.cs(7,17): error CS1525: Invalid expression term ';' [/src/Api/Api.csproj]"
     lines += [
         error,
         "",
@@ -619,9 +606,7 @@ def gradle_failure(passing: int = 30) -> tuple[str, list[str]]:
 
 def make_failure(steps: int = 30) -> tuple[str, list[str]]:
     """make with gcc: progress lines, one compile error, make's verdict."""
-    lines = [
-        f"[{n * 3:3d}%] Building C object src/CMakeFiles/app.dir/unit{n}.c.o" for n in range(steps)
-    ]
+    lines = [f"[{n * 3:3d}%] Building C object src/CMakeFiles/app.dir/unit{n}.c.o" for n in range(steps)]
     error = "/src/app/unit7.c:42:13: error: 'count' undeclared (first use in this function)"
     lines += [
         error,
@@ -635,10 +620,7 @@ def make_failure(steps: int = 30) -> tuple[str, list[str]]:
 
 def generic_log(lines_count: int = 80) -> tuple[str, list[str]]:
     """An application log: repeated info lines and one error."""
-    lines = [
-        f"2025-03-01 10:00:{n % 60:02d} INFO worker: processed batch {n}"
-        for n in range(lines_count)
-    ]
+    lines = [f"2025-03-01 10:00:{n % 60:02d} INFO worker: processed batch {n}" for n in range(lines_count)]
     error = "2025-03-01 10:01:20 ERROR worker: batch 80 failed: ConnectionResetError: [Errno 104] Connection reset by peer"
     lines.insert(lines_count // 2, error)
     return "\n".join(lines) + "\n", [error]
@@ -688,10 +670,7 @@ def git_blame_porcelain(lines_count: int = 40) -> tuple[str, list[str]]:
 def ps_aux(processes: int = 60) -> tuple[str, list[str]]:
     """ps aux with kernel threads and one zombie."""
     lines = ["USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND"]
-    lines += [
-        f"root      {n + 2:6d}  0.0  0.0      0     0 ?        S    Oct25   0:00 [kworker/{n}:0]"
-        for n in range(processes)
-    ]
+    lines += [f"root      {n + 2:6d}  0.0  0.0      0     0 ?        S    Oct25   0:00 [kworker/{n}:0]" for n in range(processes)]
     lines += [
         "app         4242  0.0  0.0      0     0 ?        Z    10:02   0:00 [worker] <defunct>",
         "app         4300 12.5  3.1 812344 64000 ?        Sl   10:00   1:12 /usr/bin/python3 -m app.server",

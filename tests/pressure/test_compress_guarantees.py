@@ -56,8 +56,7 @@ LINE_POOL = [
 ]
 
 outputs = st.lists(
-    st.sampled_from(LINE_POOL)
-    | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80),
+    st.sampled_from(LINE_POOL) | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80),
     max_size=120,
 ).map("\n".join) | st.lists(st.sampled_from(LINE_POOL), min_size=10, max_size=400).map("\n".join)
 budgets = st.none() | st.integers(min_value=1, max_value=400)
@@ -84,9 +83,7 @@ def test_never_longer_and_deterministic(text, budget, kind, exit_code):
 
 @settings(max_examples=120, deadline=None)
 @given(text=outputs, budget=budgets, kind=kinds, exit_code=exit_codes)
-def test_output_is_original_lines_and_markers_and_protected_lines_survive(
-    text, budget, kind, exit_code
-):
+def test_output_is_original_lines_and_markers_and_protected_lines_survive(text, budget, kind, exit_code):
     result = compress(text, kind=kind, budget_tokens=budget, exit_code=exit_code)
     if result.text == text or result.kind == "json":
         return
@@ -106,9 +103,7 @@ def test_budget_is_met_unless_protected_lines_alone_exceed_it(text, budget):
     if result.compressed_tokens <= budget or result.kind == "json":
         return
     protected = _protected(text, result.kind, None)
-    content = [
-        line for line in result.text.split("\n") if line.strip() and not LINE_MARKER_RE.match(line)
-    ]
+    content = [line for line in result.text.split("\n") if line.strip() and not LINE_MARKER_RE.match(line)]
     assert set(content) <= protected or result.text == text
 
 
@@ -139,9 +134,7 @@ def test_marker_ranges_match_the_reported_omissions():
                 assert int(match["count"].replace(",", "")) == last - first + 1
     assert set(marked) <= set(result.omitted)
     for first, last in set(result.omitted) - set(marked):
-        assert all(
-            not lines[i - 1].strip() for i in range(first, last + 1)
-        )  # silent only for blanks
+        assert all(not lines[i - 1].strip() for i in range(first, last + 1))  # silent only for blanks
     assert POINTER in result.text and result.text.count(POINTER) == 1
 
 
@@ -161,9 +154,7 @@ def test_identical_bytes_across_processes():
         "print(hashlib.sha256(out.encode()).hexdigest())\n"
     )
     digests = {
-        subprocess.run(
-            [sys.executable, "-c", script], input=text, capture_output=True, text=True, check=True
-        ).stdout
+        subprocess.run([sys.executable, "-c", script], input=text, capture_output=True, text=True, check=True).stdout
         for _ in range(2)
     }
     assert len(digests) == 1

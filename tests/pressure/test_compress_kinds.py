@@ -198,9 +198,7 @@ def test_grep_caps_matches_per_file_and_names_the_file():
     text, _ = samples.grep_matches(files=3, per_file=40)
     result = compress(text)
     for f in range(3):
-        shown = [
-            line for line in _out_lines(result.text) if line.startswith(f"src/pkg{f}/handler.go:")
-        ]
+        shown = [line for line in _out_lines(result.text) if line.startswith(f"src/pkg{f}/handler.go:")]
         assert 0 < len(shown) <= 15
     assert any("matches in src/pkg0/handler.go" in marker for marker in _markers(result.text))
 

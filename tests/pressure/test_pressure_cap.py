@@ -113,6 +113,4 @@ def test_cap_invariants(text, max_chars, head_share, pointer):
     assert first == capped.head_chars + 1 and last == len(text) - capped.tail_chars
     assert capped.head_chars + (last - first + 1) + capped.tail_chars == len(text)
     info = [parse_marker(line) for line in capped.text.split("\n") if MARKER_RE.match(line)]
-    assert any(
-        i is not None and (i.first, i.last, i.pointer) == (first, last, pointer) for i in info
-    )
+    assert any(i is not None and (i.first, i.last, i.pointer) == (first, last, pointer) for i in info)

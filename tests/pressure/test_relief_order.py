@@ -22,7 +22,11 @@ def test_pruning_happens_in_batches_not_once_per_round():
     session.next_request()
     requests += 1
     passes = [e.payload for e in session.events if e.type == "context.pruned"]
-    truncations = [e.payload for e in session.events if e.type == "context.layer.truncated" and e.payload.relief == "tool_results_to_pointers"]
+    truncations = [
+        e.payload
+        for e in session.events
+        if e.type == "context.layer.truncated" and e.payload.relief == "tool_results_to_pointers"
+    ]
     built = [e.payload for e in session.events if e.type == "context.request.built"]
     # Check that relief happened, in few passes, each rewriting several results at once.
     assert passes, "no pruning under pressure"
@@ -53,4 +57,6 @@ def test_recall_yields_before_tool_results_and_compaction():
     truncated = [e.payload for e in session.events if e.type == "context.layer.truncated"]
     assert [t.relief for t in truncated] == ["recall"]
     # The user's message never yields.
-    assert any("Explain the billing rounding notes" in p.text for m in built.neutral.messages for p in m.parts if hasattr(p, "text"))
+    assert any(
+        "Explain the billing rounding notes" in p.text for m in built.neutral.messages for p in m.parts if hasattr(p, "text")
+    )

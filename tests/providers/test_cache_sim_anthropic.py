@@ -26,9 +26,7 @@ EPH = {"type": "ephemeral"}
 EPH_1H = {"type": "ephemeral", "ttl": "1h"}
 
 
-def text_blocks(
-    n: int, *, marks: dict[int, dict] | None = None, prefix: str = "b"
-) -> list[dict[str, Any]]:
+def text_blocks(n: int, *, marks: dict[int, dict] | None = None, prefix: str = "b") -> list[dict[str, Any]]:
     marks = marks or {}
     blocks: list[dict[str, Any]] = []
     for i in range(n):
@@ -88,9 +86,7 @@ class TestLookbackWorkedExample:
     def test_a_second_breakpoint_near_block_15_fixes_it(self) -> None:
         s = sim()
         send(s, T0, body_with_blocks(16, {15: EPH}), per_block(16))
-        turn3 = send(
-            s, T0 + timedelta(minutes=1), body_with_blocks(36, {20: EPH, 35: EPH}), per_block(36)
-        )
+        turn3 = send(s, T0 + timedelta(minutes=1), body_with_blocks(36, {20: EPH, 35: EPH}), per_block(36))
         assert turn3.usage.cache_read_tokens == 1600
         assert turn3.usage.cache_write_5m_tokens == 3600 - 1600
         assert turn3.usage.input_tokens == 0
@@ -137,9 +133,7 @@ class TestBillingPositions:
 
     def test_first_request_writes_1h_then_5m(self) -> None:
         result = send(sim(), T0, self.mixed_body(), self.TOKENS)
-        assert result.usage == Usage(
-            input_tokens=40, cache_write_1h_tokens=3000, cache_write_5m_tokens=1500
-        )
+        assert result.usage == Usage(input_tokens=40, cache_write_1h_tokens=3000, cache_write_5m_tokens=1500)
 
     def test_repeat_reads_up_to_the_last_breakpoint(self) -> None:
         s = sim()
@@ -151,9 +145,7 @@ class TestBillingPositions:
         s = sim()
         send(s, T0, self.mixed_body(), self.TOKENS)
         later = send(s, T0 + timedelta(minutes=10), self.mixed_body(), self.TOKENS)
-        assert later.usage == Usage(
-            input_tokens=40, cache_read_tokens=3000, cache_write_5m_tokens=1500
-        )
+        assert later.usage == Usage(input_tokens=40, cache_read_tokens=3000, cache_write_5m_tokens=1500)
 
     def test_identity_total_is_the_whole_prompt(self) -> None:
         result = send(sim(), T0, self.mixed_body(), self.TOKENS)
@@ -164,10 +156,7 @@ class TestBillingPositions:
         price = price_for("claude-sonnet-4-5", T0.date())
         assert result.cost == cost(result.usage, price)
         assert result.cost == (
-            40 * price.input
-            + 3000 * price.cache_write_1h
-            + 1500 * price.cache_write_5m
-            + 200 * price.output
+            40 * price.input + 3000 * price.cache_write_1h + 1500 * price.cache_write_5m + 200 * price.output
         ) / Decimal(10**6)
 
 
@@ -176,10 +165,7 @@ class TestLifetimes:
         body, tokens = body_with_blocks(12, {11: EPH}), per_block(12)
         s = sim()
         send(s, T0, body, tokens)
-        assert (
-            send(s, T0 + timedelta(minutes=4, seconds=59), body, tokens).usage.cache_read_tokens
-            == 1200
-        )
+        assert send(s, T0 + timedelta(minutes=4, seconds=59), body, tokens).usage.cache_read_tokens == 1200
         s = sim()
         send(s, T0, body, tokens)
         assert send(s, T0 + timedelta(minutes=5), body, tokens).usage.cache_read_tokens == 0
@@ -197,20 +183,13 @@ class TestLifetimes:
         s = sim()
         assert send(s, T0, body, tokens).usage.cache_write_1h_tokens == 1200
         assert send(s, T0 + timedelta(minutes=59), body, tokens).usage.cache_read_tokens == 1200
-        assert (
-            send(
-                s, T0 + timedelta(minutes=59) + timedelta(hours=1), body, tokens
-            ).usage.cache_read_tokens
-            == 0
-        )
+        assert send(s, T0 + timedelta(minutes=59) + timedelta(hours=1), body, tokens).usage.cache_read_tokens == 0
 
     def test_parallel_requests_each_pay_the_write(self) -> None:
         body, tokens = body_with_blocks(12, {11: EPH}), per_block(12)
         s = sim()
         first = send(s, T0, body, tokens, first_token_after=timedelta(seconds=2))
-        second = send(
-            s, T0 + timedelta(seconds=1), body, tokens, first_token_after=timedelta(seconds=2)
-        )
+        second = send(s, T0 + timedelta(seconds=1), body, tokens, first_token_after=timedelta(seconds=2))
         third = send(s, T0 + timedelta(seconds=3), body, tokens)
         assert first.usage.cache_write_5m_tokens == second.usage.cache_write_5m_tokens == 1200
         assert third.usage.cache_read_tokens == 1200
@@ -220,15 +199,9 @@ class TestLifetimes:
         s = sim()
         short, tokens_short = body_with_blocks(12, {11: EPH}), per_block(12)
         send(s, T0, short, tokens_short)  # writes at 11, until 5m
-        send(
-            s, T0 + timedelta(minutes=1), body_with_blocks(20, {19: EPH}), per_block(20)
-        )  # hits 11 (now until 6m), writes 19
-        send(
-            s, T0 + timedelta(minutes=5, seconds=30), body_with_blocks(20, {19: EPH}), per_block(20)
-        )  # hits 19 only
-        both = send(
-            s, T0 + timedelta(minutes=7), body_with_blocks(20, {11: EPH, 19: EPH}), per_block(20)
-        )
+        send(s, T0 + timedelta(minutes=1), body_with_blocks(20, {19: EPH}), per_block(20))  # hits 11 (now until 6m), writes 19
+        send(s, T0 + timedelta(minutes=5, seconds=30), body_with_blocks(20, {19: EPH}), per_block(20))  # hits 19 only
+        both = send(s, T0 + timedelta(minutes=7), body_with_blocks(20, {11: EPH, 19: EPH}), per_block(20))
         assert both.usage.cache_read_tokens == 2000 and both.written_blocks == ()
         assert send(s, T0 + timedelta(minutes=8), short, tokens_short).usage.cache_read_tokens == 0
 
@@ -293,18 +266,13 @@ class TestBreakpointRules:
     def test_no_cache_control_caches_nothing(self) -> None:
         s = sim()
         send(s, T0, body_with_blocks(20), per_block(20))
-        assert send(
-            s, T0 + timedelta(seconds=5), body_with_blocks(20), per_block(20)
-        ).usage == Usage(input_tokens=2000)
+        assert send(s, T0 + timedelta(seconds=5), body_with_blocks(20), per_block(20)).usage == Usage(input_tokens=2000)
 
     def test_fifth_breakpoint_is_refused_with_the_api_message(self) -> None:
         body = body_with_blocks(10, {i: EPH for i in (1, 3, 5, 7, 9)})
         with pytest.raises(InvalidRequest, match=r"^anthropic error 400") as caught:
             send(sim(), T0, body, per_block(10))
-        assert (
-            caught.value.provider_message
-            == "A maximum of 4 blocks with cache_control may be provided. Found 5."
-        )
+        assert caught.value.provider_message == "A maximum of 4 blocks with cache_control may be provided. Found 5."
 
     def test_ttl_order_is_enforced_with_the_api_message(self) -> None:
         body = body_with_blocks(5, {1: EPH, 4: EPH_1H})
@@ -332,18 +300,14 @@ class TestBreakpointRules:
                 body_with_blocks(12, {i: EPH for i in range(5)}),
                 per_block(12),
             )
-        assert (
-            send(s, T0 + timedelta(seconds=2), good, per_block(12)).usage.cache_read_tokens == 1200
-        )
+        assert send(s, T0 + timedelta(seconds=2), good, per_block(12)).usage.cache_read_tokens == 1200
 
     def test_marker_on_thinking_block_is_refused(self) -> None:
         body = body_with_blocks(2)
         body["messages"].append(
             {
                 "role": "assistant",
-                "content": [
-                    {"type": "thinking", "thinking": "hm", "signature": "s", "cache_control": EPH}
-                ],
+                "content": [{"type": "thinking", "thinking": "hm", "signature": "s", "cache_control": EPH}],
             }
         )
         with pytest.raises(InvalidRequest, match="thinking"):
@@ -360,24 +324,18 @@ class TestBreakpointRules:
                     {"role": "user", "content": "find"},
                     {
                         "role": "assistant",
-                        "content": [
-                            {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
-                        ],
+                        "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}],
                     },
                     {
                         "role": "user",
-                        "content": [
-                            {"type": "tool_result", "tool_use_id": "toolu_1", "content": subs}
-                        ],
+                        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": subs}],
                     },
                 ],
             }
 
         blocks = render_anthropic_blocks(body(1))
         assert blocks[-1].ttl == "5m" and blocks[-1].path == "messages.2.content.0"
-        with pytest.raises(
-            InvalidRequest, match=r"messages\.2\.content\.0\.content\.0\.cache_control"
-        ):
+        with pytest.raises(InvalidRequest, match=r"messages\.2\.content\.0\.content\.0\.cache_control"):
             render_anthropic_blocks(body(0))
 
     def test_moving_a_breakpoint_does_not_change_the_prefix(self) -> None:
@@ -392,9 +350,7 @@ class TestAutomaticCaching:
         s = sim()
         first = send(s, T0, body_with_blocks(12, cache_control=EPH), per_block(12))
         assert first.breakpoints == (11,) and first.usage.cache_write_5m_tokens == 1200
-        grown = send(
-            s, T0 + timedelta(minutes=1), body_with_blocks(15, cache_control=EPH), per_block(15)
-        )
+        grown = send(s, T0 + timedelta(minutes=1), body_with_blocks(15, cache_control=EPH), per_block(15))
         assert grown.breakpoints == (14,)
         assert (grown.usage.cache_read_tokens, grown.usage.cache_write_5m_tokens) == (1200, 300)
 
@@ -465,9 +421,7 @@ class TestInvalidation:
         s = sim()
         send(s, T0, self.full_body(), self.TOKENS)
         changed = self.full_body(**changes)
-        return send(
-            s, T0 + timedelta(seconds=30), changed, None if "tools" in changes else self.TOKENS
-        ).usage.cache_read_tokens
+        return send(s, T0 + timedelta(seconds=30), changed, None if "tools" in changes else self.TOKENS).usage.cache_read_tokens
 
     def test_unchanged(self) -> None:
         assert self.read_after() == 6000
@@ -548,12 +502,8 @@ class TestThinkingRetention:
         }
 
     def test_models_that_drop_earlier_thinking_do_not_render_it(self) -> None:
-        haiku = render_anthropic_blocks(
-            self.conversation("claude-haiku-4-5"), keeps_prior_thinking=False
-        )
-        opus = render_anthropic_blocks(
-            self.conversation("claude-opus-4-5"), keeps_prior_thinking=True
-        )
+        haiku = render_anthropic_blocks(self.conversation("claude-haiku-4-5"), keeps_prior_thinking=False)
+        opus = render_anthropic_blocks(self.conversation("claude-opus-4-5"), keeps_prior_thinking=True)
         assert [b.path for b in haiku] == [
             "messages.0.content",
             "messages.1.content.1",
@@ -623,8 +573,7 @@ class TestSession:
         s = sim()
         bodies = [body_with_blocks(12 + k, {11 + k: EPH}) for k in range(4)]
         summary = s.run(
-            SimRequest(at=T0 + timedelta(minutes=k), body=b, block_tokens=per_block(12 + k))
-            for k, b in enumerate(bodies)
+            SimRequest(at=T0 + timedelta(minutes=k), body=b, block_tokens=per_block(12 + k)) for k, b in enumerate(bodies)
         )
         assert len(summary.requests) == 4
         assert summary.usage.total_input == sum(r.usage.total_input for r in summary.requests)
@@ -635,7 +584,5 @@ class TestSession:
 
     def test_run_accepts_pairs(self) -> None:
         body = body_with_blocks(3, {2: EPH})
-        summary = sim(count_tokens=lambda text: 500).run(
-            [(T0, body), (T0 + timedelta(seconds=1), copy.deepcopy(body))]
-        )
+        summary = sim(count_tokens=lambda text: 500).run([(T0, body), (T0 + timedelta(seconds=1), copy.deepcopy(body))])
         assert summary.requests[1].usage.cache_read_tokens == 1500

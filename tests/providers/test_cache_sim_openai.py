@@ -70,44 +70,26 @@ class TestClassic:
         s = OpenAICacheSimulator()
         body = chat(3, model="gpt-5.5")
         send(s, T0, body, (3000, 1000, 1000))
-        assert (
-            send(s, T0 + timedelta(seconds=30), body, (3000, 1000, 1000)).usage.cache_read_tokens
-            == 4096
-        )
+        assert send(s, T0 + timedelta(seconds=30), body, (3000, 1000, 1000)).usage.cache_read_tokens == 4096
 
     def test_in_memory_retention_expires_after_idle_ttl(self) -> None:
         s = OpenAICacheSimulator()
         send(s, T0, chat(3), (1000, 500, 500))
-        assert (
-            send(s, T0 + timedelta(minutes=5), chat(3), (1000, 500, 500)).usage.cache_read_tokens
-            == 0
-        )
+        assert send(s, T0 + timedelta(minutes=5), chat(3), (1000, 500, 500)).usage.cache_read_tokens == 0
 
     def test_hits_refresh_and_extended_retention_lasts_longer(self) -> None:
         s = OpenAICacheSimulator()
         body = chat(3, prompt_cache_retention="24h")
         send(s, T0, body, (1000, 500, 500))
-        assert (
-            send(s, T0 + timedelta(minutes=20), body, (1000, 500, 500)).usage.cache_read_tokens
-            == 1920
-        )
-        assert (
-            send(s, T0 + timedelta(minutes=45), body, (1000, 500, 500)).usage.cache_read_tokens
-            == 1920
-        )
-        assert (
-            send(s, T0 + timedelta(minutes=80), body, (1000, 500, 500)).usage.cache_read_tokens == 0
-        )
+        assert send(s, T0 + timedelta(minutes=20), body, (1000, 500, 500)).usage.cache_read_tokens == 1920
+        assert send(s, T0 + timedelta(minutes=45), body, (1000, 500, 500)).usage.cache_read_tokens == 1920
+        assert send(s, T0 + timedelta(minutes=80), body, (1000, 500, 500)).usage.cache_read_tokens == 0
 
     def test_prompt_cache_key_separates_groups(self) -> None:
         s = OpenAICacheSimulator()
         send(s, T0, chat(3, prompt_cache_key="tenant-a"), (1000, 500, 500))
-        other = send(
-            s, T0 + timedelta(seconds=1), chat(3, prompt_cache_key="tenant-b"), (1000, 500, 500)
-        )
-        same = send(
-            s, T0 + timedelta(seconds=2), chat(3, prompt_cache_key="tenant-a"), (1000, 500, 500)
-        )
+        other = send(s, T0 + timedelta(seconds=1), chat(3, prompt_cache_key="tenant-b"), (1000, 500, 500))
+        same = send(s, T0 + timedelta(seconds=2), chat(3, prompt_cache_key="tenant-a"), (1000, 500, 500))
         assert other.usage.cache_read_tokens == 0
         assert same.usage.cache_read_tokens == 1920
 
@@ -117,16 +99,11 @@ class TestClassic:
         tokens = (200, 1000, 500, 500)
         send(s, T0, chat(3, tools=tools), tokens)
         assert (
-            send(
-                s, T0 + timedelta(seconds=1), chat(3, tools=tools, tool_choice="required"), tokens
-            ).usage.cache_read_tokens
+            send(s, T0 + timedelta(seconds=1), chat(3, tools=tools, tool_choice="required"), tokens).usage.cache_read_tokens
             == 2176
         )
         assert (
-            send(
-                s, T0 + timedelta(seconds=2), chat(3, tools=tools, reasoning_effort="high"), tokens
-            ).usage.cache_read_tokens
-            == 0
+            send(s, T0 + timedelta(seconds=2), chat(3, tools=tools, reasoning_effort="high"), tokens).usage.cache_read_tokens == 0
         )
         assert (
             send(
@@ -144,18 +121,8 @@ class TestClassic:
         s = OpenAICacheSimulator()
         tokens = (600, 600, 500, 500, 500)
         send(s, T0, chat(3, tools=[f, g]), tokens)
-        assert (
-            send(
-                s, T0 + timedelta(seconds=1), chat(3, tools=[f, g]), tokens
-            ).usage.cache_read_tokens
-            == 2688
-        )
-        assert (
-            send(
-                s, T0 + timedelta(seconds=2), chat(3, tools=[g, f]), tokens
-            ).usage.cache_read_tokens
-            == 0
-        )
+        assert send(s, T0 + timedelta(seconds=1), chat(3, tools=[f, g]), tokens).usage.cache_read_tokens == 2688
+        assert send(s, T0 + timedelta(seconds=2), chat(3, tools=[g, f]), tokens).usage.cache_read_tokens == 0
 
     def test_cost(self) -> None:
         s = OpenAICacheSimulator()
@@ -163,9 +130,7 @@ class TestClassic:
         result = send(s, T0 + timedelta(seconds=1), chat(3), (1000, 500, 500), output_tokens=100)
         price = price_for("gpt-4.1")
         assert result.cost == cost(result.usage, price)
-        assert result.cost == (
-            80 * price.input + 1920 * price.cache_read + 100 * price.output
-        ) / Decimal(10**6)
+        assert result.cost == (80 * price.input + 1920 * price.cache_read + 100 * price.output) / Decimal(10**6)
 
     def test_exact_tokens_with_a_real_tokenizer(self) -> None:
         count = exact_token_counter("o200k_base")
@@ -234,9 +199,7 @@ class TestBreakpointModel:
         assert second.usage.provider_details == {"cache_write_ttl_30m_tokens": 500}
 
     @pytest.mark.parametrize(("turns", "read"), [(21, 2000), (22, 0)])
-    def test_lookup_reaches_back_twenty_earlier_message_endings(
-        self, turns: int, read: int
-    ) -> None:
+    def test_lookup_reaches_back_twenty_earlier_message_endings(self, turns: int, read: int) -> None:
         s = OpenAICacheSimulator()
         first = {"model": "gpt-5.6-terra", "input": [{"role": "user", "content": "u0"}]}
         send(s, T0, first, (2000,))
@@ -304,10 +267,7 @@ class TestBreakpointModel:
         assert send(s, T0 + timedelta(seconds=1), two, (2000, 100)).usage.cache_read_tokens == 0
 
     def test_at_most_four_writes(self) -> None:
-        parts = [
-            {"type": "input_text", "text": f"p{k}", "prompt_cache_breakpoint": EXPLICIT}
-            for k in range(6)
-        ]
+        parts = [{"type": "input_text", "text": f"p{k}", "prompt_cache_breakpoint": EXPLICIT} for k in range(6)]
         body = {"model": "gpt-5.6-terra", "input": [{"role": "user", "content": parts}]}
         result = send(OpenAICacheSimulator(), T0, body, (2000,) * 6)
         # The implicit end of the user message (block 5) plus the latest 3 explicit markers.
@@ -317,18 +277,9 @@ class TestBreakpointModel:
     def test_entries_live_thirty_minutes_after_last_use(self) -> None:
         s = OpenAICacheSimulator()
         send(s, T0, conversation(1), (800, 700))
-        assert (
-            send(s, T0 + timedelta(minutes=29), conversation(1), (800, 700)).usage.cache_read_tokens
-            == 1500
-        )
-        assert (
-            send(s, T0 + timedelta(minutes=58), conversation(1), (800, 700)).usage.cache_read_tokens
-            == 1500
-        )
-        assert (
-            send(s, T0 + timedelta(minutes=89), conversation(1), (800, 700)).usage.cache_read_tokens
-            == 0
-        )
+        assert send(s, T0 + timedelta(minutes=29), conversation(1), (800, 700)).usage.cache_read_tokens == 1500
+        assert send(s, T0 + timedelta(minutes=58), conversation(1), (800, 700)).usage.cache_read_tokens == 1500
+        assert send(s, T0 + timedelta(minutes=89), conversation(1), (800, 700)).usage.cache_read_tokens == 0
 
     def test_cost_charges_writes_at_the_write_rate(self) -> None:
         result = send(
@@ -365,9 +316,7 @@ class TestContextWindow:
     def test_chat_message(self) -> None:
         with pytest.raises(ContextLengthExceeded) as caught:
             send(OpenAICacheSimulator(context_window=8192), T0, chat(2), (8000, 227))
-        assert caught.value.provider_message.startswith(
-            "This model's maximum context length is 8192 tokens."
-        )
+        assert caught.value.provider_message.startswith("This model's maximum context length is 8192 tokens.")
         assert caught.value.prompt_tokens == 8227
 
     def test_responses_message(self) -> None:

@@ -115,9 +115,7 @@ class TestContextLength:
         )
         error = classify_provider_error(
             400,
-            _openai_body(
-                message, error_type="invalid_request_error", code="context_length_exceeded"
-            ),
+            _openai_body(message, error_type="invalid_request_error", code="context_length_exceeded"),
             provider="openai",
         )
         assert (error.prompt_tokens, error.max_tokens, error.limit_tokens) == (3130, 1000, 4097)
@@ -147,9 +145,7 @@ class TestOtherShapes:
             (400, _anthropic_body("invalid_request_error", TTL_ORDER), InvalidRequest),
             (
                 413,
-                _anthropic_body(
-                    "request_too_large", "Request exceeds the maximum allowed number of bytes."
-                ),
+                _anthropic_body("request_too_large", "Request exceeds the maximum allowed number of bytes."),
                 RequestTooLarge,
             ),
             (
@@ -169,9 +165,7 @@ class TestOtherShapes:
             (503, "upstream unavailable", ProviderUnavailable),
         ],
     )
-    def test_anthropic(
-        self, status: int | None, body: object, expected: type[ProviderError]
-    ) -> None:
+    def test_anthropic(self, status: int | None, body: object, expected: type[ProviderError]) -> None:
         error = classify_provider_error(status, body, provider="anthropic")  # type: ignore[arg-type]
         assert type(error) is expected
         assert error.provider == "anthropic" and error.status == status
@@ -181,9 +175,7 @@ class TestOtherShapes:
         [
             (
                 429,
-                _openai_body(
-                    "Rate limit reached", error_type="requests", code="rate_limit_exceeded"
-                ),
+                _openai_body("Rate limit reached", error_type="requests", code="rate_limit_exceeded"),
                 RateLimited,
             ),
             (
@@ -273,19 +265,13 @@ def _send_anthropic(handler: Callable[[httpx2.Request], httpx2.Response]) -> Bas
 
 def _send_openai_chat(handler: Callable[[httpx2.Request], httpx2.Response]) -> BaseException:
     with pytest.raises(openai.APIError) as caught:
-        _openai_client(handler).chat.completions.create(
-            model="gpt-5.5", messages=[{"role": "user", "content": "hi"}]
-        )
+        _openai_client(handler).chat.completions.create(model="gpt-5.5", messages=[{"role": "user", "content": "hi"}])
     return caught.value
 
 
 class TestAnthropicSdk:
     def test_prompt_too_long(self) -> None:
-        exc = _send_anthropic(
-            lambda r: httpx2.Response(
-                400, json=ANTHROPIC_TOO_LONG, headers={"request-id": "req_hdr"}
-            )
-        )
+        exc = _send_anthropic(lambda r: httpx2.Response(400, json=ANTHROPIC_TOO_LONG, headers={"request-id": "req_hdr"}))
         assert isinstance(exc, anthropic.BadRequestError)
         error = from_sdk_exception(exc)
         assert type(error) is ContextLengthExceeded
@@ -304,18 +290,12 @@ class TestAnthropicSdk:
         assert type(error) is RateLimited and error.retry_after == 7.0 and error.retryable
 
     def test_overloaded(self) -> None:
-        exc = _send_anthropic(
-            lambda r: httpx2.Response(529, json=_anthropic_body("overloaded_error", "Overloaded"))
-        )
+        exc = _send_anthropic(lambda r: httpx2.Response(529, json=_anthropic_body("overloaded_error", "Overloaded")))
         assert isinstance(exc, anthropic.OverloadedError)
         assert type(from_sdk_exception(exc)) is ProviderOverloaded
 
     def test_authentication(self) -> None:
-        exc = _send_anthropic(
-            lambda r: httpx2.Response(
-                401, json=_anthropic_body("authentication_error", "invalid x-api-key")
-            )
-        )
+        exc = _send_anthropic(lambda r: httpx2.Response(401, json=_anthropic_body("authentication_error", "invalid x-api-key")))
         assert type(from_sdk_exception(exc)) is AuthenticationFailed
 
     def test_spend_limit_is_quota_not_rate_limit(self) -> None:
@@ -353,9 +333,7 @@ class TestAnthropicSdk:
         )
 
         def handler(request: httpx2.Request) -> httpx2.Response:
-            return httpx2.Response(
-                200, content=events.encode(), headers={"content-type": "text/event-stream"}
-            )
+            return httpx2.Response(200, content=events.encode(), headers={"content-type": "text/event-stream"})
 
         with pytest.raises(anthropic.APIError) as caught:
             stream = _anthropic_client(handler).messages.create(
@@ -370,9 +348,7 @@ class TestAnthropicSdk:
 
     def test_translated_context_manager(self) -> None:
         with pytest.raises(ContextLengthExceeded) as caught, translated_sdk_errors():
-            _anthropic_client(
-                lambda r: httpx2.Response(400, json=ANTHROPIC_TOO_LONG)
-            ).messages.create(
+            _anthropic_client(lambda r: httpx2.Response(400, json=ANTHROPIC_TOO_LONG)).messages.create(
                 model="claude-sonnet-4-6",
                 max_tokens=16,
                 messages=[{"role": "user", "content": "hi"}],
@@ -400,22 +376,14 @@ class TestOpenAISdk:
         assert type(from_sdk_exception(caught.value)) is ContextLengthExceeded
 
     def test_responses_stream_error_event(self) -> None:
-        event = (
-            '{"type":"error","sequence_number":2,"error":'
-            + __import__("json").dumps(OPENAI_RESPONSES_TOO_LONG)
-            + "}"
-        )
+        event = '{"type":"error","sequence_number":2,"error":' + __import__("json").dumps(OPENAI_RESPONSES_TOO_LONG) + "}"
         sse = f"event: error\ndata: {event}\n\n"
 
         def handler(request: httpx2.Request) -> httpx2.Response:
-            return httpx2.Response(
-                200, content=sse.encode(), headers={"content-type": "text/event-stream"}
-            )
+            return httpx2.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
 
         with pytest.raises(openai.APIError) as caught:
-            for _ in _openai_client(handler).responses.create(
-                model="gpt-5.5", input="hi", stream=True
-            ):
+            for _ in _openai_client(handler).responses.create(model="gpt-5.5", input="hi", stream=True):
                 pass
         assert type(from_sdk_exception(caught.value)) is ContextLengthExceeded
 
@@ -423,34 +391,22 @@ class TestOpenAISdk:
         quota = _send_openai_chat(
             lambda r: httpx2.Response(
                 429,
-                json=_openai_body(
-                    "quota", error_type="insufficient_quota", code="insufficient_quota"
-                ),
+                json=_openai_body("quota", error_type="insufficient_quota", code="insufficient_quota"),
             )
         )
         limited = _send_openai_chat(
             lambda r: httpx2.Response(
                 429,
-                json=_openai_body(
-                    "Rate limit reached", error_type="requests", code="rate_limit_exceeded"
-                ),
+                json=_openai_body("Rate limit reached", error_type="requests", code="rate_limit_exceeded"),
                 headers={"retry-after-ms": "1500", "x-request-id": "req_abc"},
             )
         )
         assert type(from_sdk_exception(quota)) is QuotaExceeded
         error = from_sdk_exception(limited)
-        assert (
-            type(error) is RateLimited
-            and error.retry_after == 1.5
-            and error.request_id == "req_abc"
-        )
+        assert type(error) is RateLimited and error.retry_after == 1.5 and error.request_id == "req_abc"
 
     def test_server_error(self) -> None:
-        exc = _send_openai_chat(
-            lambda r: httpx2.Response(
-                500, json=_openai_body("oops", error_type="server_error", code=None)
-            )
-        )
+        exc = _send_openai_chat(lambda r: httpx2.Response(500, json=_openai_body("oops", error_type="server_error", code=None)))
         assert type(from_sdk_exception(exc)) is ProviderUnavailable
 
 
@@ -464,11 +420,7 @@ def test_non_sdk_exception_is_a_usage_error() -> None:
 
 
 def _exported_api_errors(module: object) -> list[type[BaseException]]:
-    classes = {
-        obj
-        for _, obj in inspect.getmembers(module, inspect.isclass)
-        if issubclass(obj, module.APIError)
-    }  # type: ignore[attr-defined]
+    classes = {obj for _, obj in inspect.getmembers(module, inspect.isclass) if issubclass(obj, module.APIError)}  # type: ignore[attr-defined]
     # Anthropic also raises classes chosen from a (status, error_code) table that are
     # not all re-exported at the top level; include them when the table exists.
     table = getattr(getattr(module, "_error_classes", None), "ERROR_CLASSES", {})
@@ -505,9 +457,7 @@ def test_every_sdk_api_error_maps_to_a_provider_error(sdk: object) -> None:
         assert is_sdk_api_error(exc), cls
         error = from_sdk_exception(exc)
         # Only the bare APIError with no body has nothing more specific to say.
-        if not isinstance(error, ProviderError) or (
-            type(error) is ProviderError and cls is not sdk.APIError
-        ):  # type: ignore[attr-defined]
+        if not isinstance(error, ProviderError) or (type(error) is ProviderError and cls is not sdk.APIError):  # type: ignore[attr-defined]
             unmapped.append(cls.__name__)
     assert unmapped == []
 
@@ -520,18 +470,9 @@ def test_sdk_class_families_map_where_expected(sdk: object) -> None:
         return cls("boom", response=httpx2.Response(status, request=request), body=None)
 
     assert type(from_sdk_exception(status_error(sdk.RateLimitError, 429))) is RateLimited  # type: ignore[attr-defined]
-    assert (
-        type(from_sdk_exception(status_error(sdk.AuthenticationError, 401))) is AuthenticationFailed
-    )  # type: ignore[attr-defined]
-    assert (
-        type(from_sdk_exception(status_error(sdk.PermissionDeniedError, 403))) is PermissionDenied
-    )  # type: ignore[attr-defined]
+    assert type(from_sdk_exception(status_error(sdk.AuthenticationError, 401))) is AuthenticationFailed  # type: ignore[attr-defined]
+    assert type(from_sdk_exception(status_error(sdk.PermissionDeniedError, 403))) is PermissionDenied  # type: ignore[attr-defined]
     assert type(from_sdk_exception(status_error(sdk.BadRequestError, 400))) is InvalidRequest  # type: ignore[attr-defined]
-    assert (
-        type(from_sdk_exception(status_error(sdk.InternalServerError, 500))) is ProviderUnavailable
-    )  # type: ignore[attr-defined]
+    assert type(from_sdk_exception(status_error(sdk.InternalServerError, 500))) is ProviderUnavailable  # type: ignore[attr-defined]
     response = httpx2.Response(200, request=request)
-    assert (
-        type(from_sdk_exception(sdk.APIResponseValidationError(response, None)))
-        is MalformedProviderResponse
-    )  # type: ignore[attr-defined]
+    assert type(from_sdk_exception(sdk.APIResponseValidationError(response, None))) is MalformedProviderResponse  # type: ignore[attr-defined]

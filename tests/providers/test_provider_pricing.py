@@ -88,9 +88,7 @@ def test_every_row_is_sourced_and_every_model_resolves() -> None:
 def test_anthropic_standard_multipliers() -> None:
     # 5m write 1.25x, 1h write 2x, read 0.1x of the base input price, for the
     # models listed on the main pricing page.
-    main_page = [
-        row for row in PRICES if row.provider == "anthropic" and "2026-08-21" in row.source
-    ]
+    main_page = [row for row in PRICES if row.provider == "anthropic" and "2026-08-21" in row.source]
     assert main_page
     for row in main_page:
         assert row.cache_write_5m == row.input * Decimal("1.25"), row.model
@@ -156,12 +154,10 @@ def test_long_context_tier_switches_the_whole_request() -> None:
     assert tier is not None and tier.above_input_tokens == 272_000
     at_threshold = Usage(input_tokens=200_000, cache_read_tokens=72_000, output_tokens=1_000)
     above = Usage(input_tokens=200_001, cache_read_tokens=72_000, output_tokens=1_000)
-    assert cost(at_threshold, price) == (
-        200_000 * price.input + 72_000 * price.cache_read + 1_000 * price.output
-    ) / Decimal(10**6)
-    assert cost(above, price) == (
-        200_001 * tier.input + 72_000 * tier.cache_read + 1_000 * tier.output
-    ) / Decimal(10**6)
+    assert cost(at_threshold, price) == (200_000 * price.input + 72_000 * price.cache_read + 1_000 * price.output) / Decimal(
+        10**6
+    )
+    assert cost(above, price) == (200_001 * tier.input + 72_000 * tier.cache_read + 1_000 * tier.output) / Decimal(10**6)
     assert (tier.input, tier.cache_read, tier.output) == (
         Decimal("5.00"),
         Decimal("0.50"),
@@ -177,6 +173,4 @@ def test_haiku_55_long_prompts_cost_five_times_every_rate() -> None:
         assert getattr(tier, name) == 5 * getattr(price, name), name
     # The threshold counts cache reads and writes too.
     small_uncached_big_read = Usage(input_tokens=10, cache_read_tokens=100_000)
-    assert cost(small_uncached_big_read, price) == (
-        10 * tier.input + 100_000 * tier.cache_read
-    ) / Decimal(10**6)
+    assert cost(small_uncached_big_read, price) == (10 * tier.input + 100_000 * tier.cache_read) / Decimal(10**6)

@@ -14,9 +14,7 @@ from contextwright.providers import cache_sim, errors, pricing, usage
 def test_all_is_sorted_and_resolves(module: object) -> None:
     names = module.__all__  # type: ignore[attr-defined]
     # isort style (ruff RUF022): CONSTANTS, then Classes, then functions, each alphabetical.
-    assert list(names) == sorted(
-        names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n)
-    )
+    assert list(names) == sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
     for name in names:
         assert hasattr(module, name), name
 
@@ -51,7 +49,5 @@ def test_importing_the_provider_modules_does_not_import_an_sdk() -> None:
         "loaded = sorted(m for m in ('anthropic', 'openai', 'httpx2', 'tiktoken') if m in sys.modules)\n"
         "print(','.join(loaded))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""

@@ -51,9 +51,7 @@ def _chat_completion(usage: dict) -> dict:
         "object": "chat.completion",
         "created": 1,
         "model": "gpt-5.5",
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}
-        ],
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
         "usage": usage,
     }
 
@@ -121,9 +119,7 @@ class TestAnthropic:
         assert usage == Usage(input_tokens=40, output_tokens=9)
 
     def test_vendor_extras_land_in_provider_details(self) -> None:
-        usage = parse_anthropic_usage(
-            {**RECORDED_ANTHROPIC_USAGE, "service_tier": "standard", "inference_geo": "us"}
-        )
+        usage = parse_anthropic_usage({**RECORDED_ANTHROPIC_USAGE, "service_tier": "standard", "inference_geo": "us"})
         assert usage.provider_details == {"service_tier": "standard", "inference_geo": "us"}
 
     def test_sdk_message_and_its_usage_object(self) -> None:
@@ -142,9 +138,7 @@ class TestAnthropic:
             max_retries=0,
             http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
         )
-        response = client.messages.create(
-            model="claude-sonnet-4-6", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
-        )
+        response = client.messages.create(model="claude-sonnet-4-6", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
         assert parse_anthropic_usage(response).cache_read_tokens == 4096
 
     def test_missing_input_tokens_is_malformed(self) -> None:
@@ -193,12 +187,8 @@ class TestOpenAIChat:
         assert usage.provider_details["completion_tokens_details"] == {"reasoning_tokens": 6}
 
     def test_no_details_at_all(self) -> None:
-        usage = parse_openai_chat_usage(
-            {"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}
-        )
-        assert usage == Usage(
-            input_tokens=30, output_tokens=4, provider_details={"total_tokens": 34}
-        )
+        usage = parse_openai_chat_usage({"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34})
+        assert usage == Usage(input_tokens=30, output_tokens=4, provider_details={"total_tokens": 34})
 
     def test_sdk_chat_completion(self) -> None:
         completion = ChatCompletion.model_validate(
@@ -235,9 +225,7 @@ class TestOpenAIChat:
             max_retries=0,
             http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
         )
-        completion = client.chat.completions.create(
-            model="gpt-5.5", messages=[{"role": "user", "content": "hi"}]
-        )
+        completion = client.chat.completions.create(model="gpt-5.5", messages=[{"role": "user", "content": "hi"}])
         assert parse_openai_chat_usage(completion).cache_read_tokens == 1536
 
     def test_cached_more_than_prompt_is_malformed(self) -> None:

@@ -144,9 +144,7 @@ def call(call_id: str, name: str, arguments: dict[str, Any], ref: str) -> ToolCa
     return ToolCallPart(id=call_id, name=name, arguments=arguments, ref=ref)
 
 
-def result(
-    call_id: str, name: str, text: str, ref: str, *, is_error: bool = False
-) -> ToolResultPart:
+def result(call_id: str, name: str, text: str, ref: str, *, is_error: bool = False) -> ToolResultPart:
     """An enveloped tool result part."""
     return ToolResultPart(
         call_id=call_id,
@@ -186,15 +184,11 @@ def request_of(
 def history_messages() -> tuple[Message, ...]:
     """User asks; the assistant makes three parallel calls; three results (one failed) return."""
     return (
-        Message(
-            role="user", parts=(user_text("The login test fails on CI. Please fix it.", "ev-1"),)
-        ),
+        Message(role="user", parts=(user_text("The login test fails on CI. Please fix it.", "ev-1"),)),
         Message(
             role="assistant",
             parts=(
-                assistant_text(
-                    "Let me look at the failing test, the module and the CI log.", "ev-2"
-                ),
+                assistant_text("Let me look at the failing test, the module and the CI log.", "ev-2"),
                 call(
                     "toolu_01",
                     "read_file",
@@ -213,9 +207,7 @@ def history_messages() -> tuple[Message, ...]:
         Message(
             role="user",
             parts=(
-                result(
-                    "toolu_01", "read_file", "def test_login():\n    assert login('a', 'b')", "ev-6"
-                ),
+                result("toolu_01", "read_file", "def test_login():\n    assert login('a', 'b')", "ev-6"),
                 result(
                     "toolu_02",
                     "search_code",
@@ -234,42 +226,27 @@ def history_messages() -> tuple[Message, ...]:
     )
 
 
-def make_request(
-    *, provider: str = "anthropic", model: str = "claude-sonnet-4-6"
-) -> NeutralRequest:
+def make_request(*, provider: str = "anthropic", model: str = "claude-sonnet-4-6") -> NeutralRequest:
     """The realistic multi-turn request: three history messages, then the volatile tail."""
     history = history_messages()
     last = history[-1]
-    tail = tail_text(
-        "Runtime: 2026-11-29T23:59:58Z. Working state: 1 open task (fix login).", "rt-9"
-    )
+    tail = tail_text("Runtime: 2026-11-29T23:59:58Z. Working state: 1 open task (fix login).", "rt-9")
     messages = history[:-1] + (Message(role="user", parts=last.parts + (tail,)),)
     return request_of(messages, stable_messages=3, provider=provider, model=model)
 
 
-def make_fanout_request(
-    calls: int = 30, *, provider: str = "anthropic", model: str = "claude-sonnet-4-6"
-) -> NeutralRequest:
+def make_fanout_request(calls: int = 30, *, provider: str = "anthropic", model: str = "claude-sonnet-4-6") -> NeutralRequest:
     """The request after :func:`make_request`: one more step with ``calls`` parallel tool calls."""
     ids = [f"toolu_1{i:02d}" for i in range(calls)]
     step = (
         Message(
             role="assistant",
-            parts=(
-                assistant_text(
-                    "The KeyError comes from the session store; checking every handler.", "ev-10"
-                ),
-            )
-            + tuple(
-                call(i, "read_file", {"path": f"src/app/handlers/h{n:02d}.py"}, f"ev-c{n}")
-                for n, i in enumerate(ids)
-            ),
+            parts=(assistant_text("The KeyError comes from the session store; checking every handler.", "ev-10"),)
+            + tuple(call(i, "read_file", {"path": f"src/app/handlers/h{n:02d}.py"}, f"ev-c{n}") for n, i in enumerate(ids)),
         ),
         Message(
             role="user",
-            parts=tuple(
-                result(i, "read_file", f"handler {n}: ok", f"ev-r{n}") for n, i in enumerate(ids)
-            )
+            parts=tuple(result(i, "read_file", f"handler {n}: ok", f"ev-r{n}") for n, i in enumerate(ids))
             + (
                 tail_text(
                     "Runtime: 2026-11-30T00:00:41Z. Working state: 1 open task (fix login).",
@@ -304,9 +281,7 @@ SUFFIXES = (
 
 
 @st.composite
-def conversations(
-    draw: st.DrawFn, max_messages: int = 60
-) -> tuple[NeutralRequest, NeutralRequest | None]:
+def conversations(draw: st.DrawFn, max_messages: int = 60) -> tuple[NeutralRequest, NeutralRequest | None]:
     """A random valid request (many messages, wide parallel calls) and maybe an earlier one."""
     target = draw(st.integers(1, max_messages))
     counter = iter(range(10_000))
@@ -325,14 +300,10 @@ def conversations(
         if draw(st.booleans()) or calls == 0:
             parts.append(assistant_text(text("a"), "ra"))
         ids = [f"c{next(counter)}" for _ in range(calls)]
-        parts += [
-            call(i, "read_file", {"path": i, "z": 1, "a": [2, {"y": 1, "b": 0}]}, "rc") for i in ids
-        ]
+        parts += [call(i, "read_file", {"path": i, "z": 1, "a": [2, {"y": 1, "b": 0}]}, "rc") for i in ids]
         messages.append(Message(role="assistant", parts=tuple(parts)))
         if calls:
-            results: list[Any] = [
-                result(i, "read_file", text("o"), "rr", is_error=draw(st.booleans())) for i in ids
-            ]
+            results: list[Any] = [result(i, "read_file", text("o"), "rr", is_error=draw(st.booleans())) for i in ids]
             if draw(st.booleans()):
                 results.append(user_text(text("u", False), "ru"))
             messages.append(Message(role="user", parts=tuple(results)))
@@ -344,18 +315,14 @@ def conversations(
         messages[-1] = Message(role="user", parts=messages[-1].parts + (tail,))
     else:
         messages.append(Message(role="user", parts=(tail,)))
-    system = tuple(
-        SystemBlock(budget_class="s", text=text("sys")) for _ in range(draw(st.integers(0, 4)))
-    )
+    system = tuple(SystemBlock(budget_class="s", text=text("sys")) for _ in range(draw(st.integers(0, 4))))
     tools = TOOLS[: draw(st.integers(0, 3))]
     current = request_of(tuple(messages), stable_messages=stable, system=system, tools=tools)
     previous = None
     if draw(st.booleans()):
         cut = draw(st.integers(1, max(1, stable)))
         old_tail = Message(role="user", parts=(tail_text(text("oldtail", False), "rt0"),))
-        previous = replace(
-            current, messages=tuple(messages[:cut]) + (old_tail,), stable_messages=cut
-        )
+        previous = replace(current, messages=tuple(messages[:cut]) + (old_tail,), stable_messages=cut)
     return current, previous
 
 
@@ -424,9 +391,7 @@ def stable_end(request: NeutralRequest, body: dict[str, Any]) -> int:
     return end
 
 
-def check_invariants(
-    request: NeutralRequest, body: dict[str, Any], caps: ProviderCapabilities
-) -> None:
+def check_invariants(request: NeutralRequest, body: dict[str, Any], caps: ProviderCapabilities) -> None:
     """Every structural and cache rule that holds for any rendered body."""
     messages = body["messages"]
     # Check alternation, user first.
@@ -502,9 +467,7 @@ class TestMapping:
                 parts=(user_text("also note this", "e3"), result("t1", "run_tests", "ok", "e4")),
             ),
             Message(role="user", parts=(user_text("and this", "e5"),)),
-            Message(
-                role="assistant", parts=(assistant_text("", "e6"),)
-            ),  # empty: dropped, then users merge
+            Message(role="assistant", parts=(assistant_text("", "e6"),)),  # empty: dropped, then users merge
             Message(role="user", parts=(user_text("next", "e7"),)),
         )
         body = anthropic.render(request_of(messages, stable_messages=6), ANTHROPIC_CAPS)
@@ -518,9 +481,7 @@ class TestMapping:
         a = request_of(
             (
                 Message(role="user", parts=(user_text("x", "e"),)),
-                Message(
-                    role="assistant", parts=(call("t", "f", {"b": 1, "a": {"d": 1, "c": 2}}, "e"),)
-                ),
+                Message(role="assistant", parts=(call("t", "f", {"b": 1, "a": {"d": 1, "c": 2}}, "e"),)),
             ),
             stable_messages=2,
         )
@@ -528,15 +489,11 @@ class TestMapping:
             a,
             messages=(
                 a.messages[0],
-                Message(
-                    role="assistant", parts=(call("t", "f", {"a": {"c": 2, "d": 1}, "b": 1}, "e"),)
-                ),
+                Message(role="assistant", parts=(call("t", "f", {"a": {"c": 2, "d": 1}, "b": 1}, "e"),)),
             ),
         )
         # Check same arguments in another insertion order give identical bytes.
-        assert json.dumps(anthropic.render(a, ANTHROPIC_CAPS)) == json.dumps(
-            anthropic.render(b, ANTHROPIC_CAPS)
-        )
+        assert json.dumps(anthropic.render(a, ANTHROPIC_CAPS)) == json.dumps(anthropic.render(b, ANTHROPIC_CAPS))
 
     def test_blank_tool_result_has_no_content(self) -> None:
         messages = (
@@ -556,9 +513,7 @@ class TestMapping:
                 ),
             ),
         )
-        block = anthropic.render(request_of(messages, stable_messages=3), ANTHROPIC_CAPS)[
-            "messages"
-        ][2]["content"][0]
+        block = anthropic.render(request_of(messages, stable_messages=3), ANTHROPIC_CAPS)["messages"][2]["content"][0]
         assert block == {
             "type": "tool_result",
             "tool_use_id": "t1",
@@ -653,9 +608,9 @@ class TestBreakpoints:
         assert reasons(ANTHROPIC_CAPS) == ["prefix", "lookback", "history"]
         assert reasons(replace(ANTHROPIC_CAPS, max_breakpoints=2)) == ["prefix", "history"]
         assert reasons(replace(ANTHROPIC_CAPS, max_breakpoints=1)) == ["prefix"]
-        assert anthropic.render(
-            request, replace(ANTHROPIC_CAPS, max_breakpoints=0), previous=previous
-        ) == anthropic.render(request, replace(ANTHROPIC_CAPS, max_breakpoints=0))
+        assert anthropic.render(request, replace(ANTHROPIC_CAPS, max_breakpoints=0), previous=previous) == anthropic.render(
+            request, replace(ANTHROPIC_CAPS, max_breakpoints=0)
+        )
 
     def test_thirty_parallel_results_get_a_lookback_breakpoint(self) -> None:
         previous, request = make_request(), make_fanout_request(30)
@@ -691,9 +646,7 @@ class TestBreakpoints:
         t0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
         def replay(second: dict[str, Any]) -> Any:
-            sim = AnthropicCacheSimulator(
-                count_tokens=len, price_lookup=None, min_cacheable_tokens=1
-            )
+            sim = AnthropicCacheSimulator(count_tokens=len, price_lookup=None, min_cacheable_tokens=1)
             return sim.run(
                 [
                     (t0, anthropic.render(previous, ANTHROPIC_CAPS)),
@@ -704,25 +657,17 @@ class TestBreakpoints:
         last_cached = markers(anthropic.render(previous, ANTHROPIC_CAPS))[-1][0]
         # Check the simulator (another module's reading of the docs) agrees with our block count.
         without = replay(anthropic.render(request, ANTHROPIC_CAPS)).requests[1]
-        with_lookback = replay(
-            anthropic.render(request, ANTHROPIC_CAPS, previous=previous)
-        ).requests[1]
+        with_lookback = replay(anthropic.render(request, ANTHROPIC_CAPS, previous=previous)).requests[1]
         assert without.hit_block == 6  # only the prefix entry is within reach
         assert with_lookback.hit_block == last_cached
         assert with_lookback.usage.cache_read_tokens > without.usage.cache_read_tokens
 
     def test_determinism(self) -> None:
         request, previous = make_fanout_request(), make_request()
-        first = canonical_json(
-            anthropic.render(request, ANTHROPIC_CAPS, previous=previous, prefix_ttl="1h")
-        )
-        second = canonical_json(
-            anthropic.render(request, ANTHROPIC_CAPS, previous=previous, prefix_ttl="1h")
-        )
+        first = canonical_json(anthropic.render(request, ANTHROPIC_CAPS, previous=previous, prefix_ttl="1h"))
+        second = canonical_json(anthropic.render(request, ANTHROPIC_CAPS, previous=previous, prefix_ttl="1h"))
         assert first == second
-        assert json.dumps(anthropic.render(request, ANTHROPIC_CAPS)) == json.dumps(
-            anthropic.render(request, ANTHROPIC_CAPS)
-        )
+        assert json.dumps(anthropic.render(request, ANTHROPIC_CAPS)) == json.dumps(anthropic.render(request, ANTHROPIC_CAPS))
 
     @settings(
         max_examples=100,
@@ -730,9 +675,7 @@ class TestBreakpoints:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(pair=conversations(), prefix_ttl=st.sampled_from(["5m", "1h"]))
-    def test_random_requests_keep_every_rule(
-        self, pair: tuple[NeutralRequest, NeutralRequest | None], prefix_ttl: str
-    ) -> None:
+    def test_random_requests_keep_every_rule(self, pair: tuple[NeutralRequest, NeutralRequest | None], prefix_ttl: str) -> None:
         from contextwright.providers.cache_sim import render_anthropic_blocks
 
         request, previous = pair

@@ -71,15 +71,10 @@ class TestCapabilities:
         assert caps.instruction_role == role
 
     def test_future_numbered_models_get_retention(self) -> None:
-        assert capabilities_for(
-            models.openai("gpt-5.6", context_window=1_000_000)
-        ).supports_cache_retention
+        assert capabilities_for(models.openai("gpt-5.6", context_window=1_000_000)).supports_cache_retention
 
     def test_in_memory_retention_is_refused_where_only_24h_exists(self) -> None:
-        assert (
-            capabilities_for(models.openai("gpt-5.1"), cache_retention="in_memory").cache_retention
-            == "in_memory"
-        )
+        assert capabilities_for(models.openai("gpt-5.1"), cache_retention="in_memory").cache_retention == "in_memory"
         with pytest.raises(UsageError, match="24h"):
             capabilities_for(models.openai("gpt-5.5"), cache_retention="in_memory")
 
@@ -162,13 +157,9 @@ class TestChat:
         messages = (
             Message(role="user", parts=(user_text("go", "e1"),)),
             Message(role="assistant", parts=(call("t1", "run_tests", {}, "e2"),)),
-            Message(
-                role="user", parts=(user_text("note", "e3"), result("t1", "run_tests", "ok", "e4"))
-            ),
+            Message(role="user", parts=(user_text("note", "e3"), result("t1", "run_tests", "ok", "e4"))),
         )
-        body = openai_chat.render(
-            request_of(messages, stable_messages=3, provider="openai", model="gpt-5.1"), GPT5
-        )
+        body = openai_chat.render(request_of(messages, stable_messages=3, provider="openai", model="gpt-5.1"), GPT5)
         assert [m["role"] for m in body["messages"]] == [
             "developer",
             "user",
@@ -189,15 +180,11 @@ class TestChat:
         }
 
     def test_misplaced_parts_and_wrong_provider_raise(self) -> None:
-        bad = request_of(
-            (Message(role="assistant", parts=(result("t", "f", "x", "e"),)),), stable_messages=0
-        )
+        bad = request_of((Message(role="assistant", parts=(result("t", "f", "x", "e"),)),), stable_messages=0)
         with pytest.raises(openai_chat.RenderError, match="results are user content"):
             openai_chat.render(bad, GPT5)
         with pytest.raises(openai_chat.RenderError, match="provider"):
-            openai_chat.render(
-                openai_request(), capabilities_for(models.anthropic("claude-sonnet-4-6"))
-            )
+            openai_chat.render(openai_request(), capabilities_for(models.anthropic("claude-sonnet-4-6")))
 
     def test_invalid_tool_names_are_refused(self) -> None:
         messages = (
@@ -221,9 +208,7 @@ class TestResponses:
         assert "instructions" not in body
         assert items[0] == {"role": "developer", "content": "\n\n".join(b.text for b in SYSTEM)}
         kinds = [item.get("type", item.get("role")) for item in items]
-        assert kinds == ["developer", "user", "assistant"] + ["function_call"] * 3 + [
-            "function_call_output"
-        ] * 3 + ["user"]
+        assert kinds == ["developer", "user", "assistant"] + ["function_call"] * 3 + ["function_call_output"] * 3 + ["user"]
         assert items[3] == {
             "type": "function_call",
             "call_id": "toolu_01",
@@ -240,9 +225,7 @@ class TestResponses:
         assert body["store"] is False
 
     def test_golden(self) -> None:
-        assert_golden(
-            "openai_responses_multi_turn", openai_responses.render(openai_request(), GPT5)
-        )
+        assert_golden("openai_responses_multi_turn", openai_responses.render(openai_request(), GPT5))
 
 
 RENDERERS = {
@@ -255,9 +238,7 @@ RENDERERS = {
 class TestBothWires:
     def test_history_renders_as_a_byte_prefix_of_the_next_request(self, kind: str) -> None:
         render, key = RENDERERS[kind]
-        earlier = replace(
-            openai_request(), messages=openai_request().messages[:-1], stable_messages=2
-        )
+        earlier = replace(openai_request(), messages=openai_request().messages[:-1], stable_messages=2)
         later = make_fanout_request(provider="openai", model="gpt-5.1")
         before, after = render(earlier, GPT5)[key], render(later, GPT5)[key]
         # Check the cacheable prefix: every item of the shorter history reappears unchanged.
@@ -274,9 +255,7 @@ class TestBothWires:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(pair=conversations(), data=st.data())
-    def test_random_requests(
-        self, kind: str, pair: tuple[NeutralRequest, NeutralRequest | None], data: st.DataObject
-    ) -> None:
+    def test_random_requests(self, kind: str, pair: tuple[NeutralRequest, NeutralRequest | None], data: st.DataObject) -> None:
         render, key = RENDERERS[kind]
         request = replace(pair[0], provider="openai", model="gpt-5.1")
         body = render(request, GPT5)
@@ -284,9 +263,7 @@ class TestBothWires:
         # Check the prefix is first (when there is one) and no blank text is sent.
         if any(b.text.strip() for b in request.system):
             assert items[0]["role"] == "developer"
-        assert all(
-            item["content"].strip() for item in items if isinstance(item.get("content"), str)
-        )
+        assert all(item["content"].strip() for item in items if isinstance(item.get("content"), str))
         if kind == "chat":
             tool_call_rules_hold(items)
         else:
@@ -299,11 +276,7 @@ class TestBothWires:
                     assert item["call_id"] in seen
         # Check a shorter history renders as a prefix of this body.
         cut = data.draw(st.integers(0, len(request.messages)))
-        shorter = (
-            render(replace(request, messages=request.messages[:cut], stable_messages=0), GPT5)[key]
-            if cut
-            else []
-        )
+        shorter = render(replace(request, messages=request.messages[:cut], stable_messages=0), GPT5)[key] if cut else []
         if shorter:
             assert canonical_json(items[: len(shorter)]) == canonical_json(shorter)
         assert canonical_json(body) == canonical_json(render(request, GPT5))

@@ -169,11 +169,7 @@ def conforms(value: Any, hint: Any, path: str = "$") -> list[str]:
     if origin in (dict, collections.abc.Mapping):
         if not isinstance(value, dict):
             return [f"{path}: expected an object"]
-        return [
-            p
-            for k, v in value.items()
-            for p in conforms(v, args[1] if args else Any, f"{path}.{k}")
-        ]
+        return [p for k, v in value.items() for p in conforms(v, args[1] if args else Any, f"{path}.{k}")]
     if origin in _LIST_ORIGINS or getattr(origin, "__name__", "") == "SequenceNotStr":
         if not isinstance(value, list):
             return [f"{path}: expected an array"]
@@ -219,9 +215,7 @@ def _conforms_typeddict(value: Any, hint: Any, path: str) -> list[str]:
 def anthropic_bodies() -> dict[str, dict[str, Any]]:
     return {
         "multi_turn_1h": anthropic.render(make_request(), ANTHROPIC_CAPS, prefix_ttl="1h"),
-        "fanout_lookback": anthropic.render(
-            make_fanout_request(30), ANTHROPIC_CAPS, previous=make_request()
-        ),
+        "fanout_lookback": anthropic.render(make_fanout_request(30), ANTHROPIC_CAPS, previous=make_request()),
         "no_system": anthropic.render(replace(make_request(), system=()), ANTHROPIC_CAPS),
     }
 
@@ -237,9 +231,7 @@ def chat_bodies() -> dict[str, dict[str, Any]]:
 def responses_bodies() -> dict[str, dict[str, Any]]:
     return {
         "gpt-5.1": openai_responses.render(make_request(provider="openai", model="gpt-5.1"), GPT5),
-        "fanout": openai_responses.render(
-            make_fanout_request(provider="openai", model="gpt-5.1"), GPT5
-        ),
+        "fanout": openai_responses.render(make_fanout_request(provider="openai", model="gpt-5.1"), GPT5),
     }
 
 
@@ -256,8 +248,7 @@ class TestAnthropicWire:
         sent = wire.bodies[0]
         marked = [
             b
-            for b in [*sent.get("tools", []), *sent.get("system", [])]
-            + [c for m in sent["messages"] for c in m["content"]]
+            for b in [*sent.get("tools", []), *sent.get("system", [])] + [c for m in sent["messages"] for c in m["content"]]
             if "cache_control" in b
         ]
         assert 1 <= len(marked) <= 4
@@ -335,9 +326,7 @@ SENDERS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., Any], Any]
     ],
 )
 @given(pair=conversations(max_messages=30))
-def test_random_bodies_cross_the_sdk_unchanged(
-    kind: str, pair: tuple[NeutralRequest, NeutralRequest | None]
-) -> None:
+def test_random_bodies_cross_the_sdk_unchanged(kind: str, pair: tuple[NeutralRequest, NeutralRequest | None]) -> None:
     render, send, params = SENDERS[kind]
     request, previous = pair
     if kind == "anthropic":

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from contextwright.budget.allocator import allocate
 from contextwright.clock import FixedClock
 from contextwright.importers import load_transcripts
@@ -33,7 +31,11 @@ def test_every_shared_transcript_replays_within_a_32k_window(traces_dir):
             task = transcript.task
             constraints = constraints_in(task)
             stated = next(
-                (e.seq for e in result.session.events if e.type == "message.user" and task and e.payload.text.strip() == task.strip()),
+                (
+                    e.seq
+                    for e in result.session.events
+                    if e.type == "message.user" and task and e.payload.text.strip() == task.strip()
+                ),
                 None,
             )
             if task and stated is None:

@@ -15,11 +15,15 @@ from contextwright.testing.provider import ScriptedProvider
 
 
 def anthropic_client(provider):
-    return anthropic.Anthropic(api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler)))
+    return anthropic.Anthropic(
+        api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler))
+    )
 
 
 def openai_client(provider):
-    return openai.OpenAI(api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler)))
+    return openai.OpenAI(
+        api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler))
+    )
 
 
 def _busy_session():
@@ -60,9 +64,13 @@ def test_other_provider_errors_are_translated_not_retried():
     _, session, clock = _busy_session()
 
     def unauthorized(request):
-        return httpx2.Response(401, json={"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+        return httpx2.Response(
+            401, json={"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+        )
 
-    client = anthropic.Anthropic(api_key="bad", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(unauthorized)))
+    client = anthropic.Anthropic(
+        api_key="bad", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(unauthorized))
+    )
     from contextwright.errors import ProviderError
 
     with pytest.raises(ProviderError) as info:
@@ -73,7 +81,13 @@ def test_other_provider_errors_are_translated_not_retried():
 
 def test_anthropic_usage_is_recorded_and_tunes_the_estimator():
     engine, session, clock = open_session()
-    provider = ScriptedProvider([AssistantMessage(text="Running.", tool_calls=(ToolCall(id="toolu_1", name="run_tests", arguments={}),)), AssistantMessage(text="Done.")], clock=clock)
+    provider = ScriptedProvider(
+        [
+            AssistantMessage(text="Running.", tool_calls=(ToolCall(id="toolu_1", name="run_tests", arguments={}),)),
+            AssistantMessage(text="Done."),
+        ],
+        clock=clock,
+    )
     client = anthropic_client(provider)
     session.user("Fix CI.")
     session.send(client.messages.create)
@@ -82,7 +96,10 @@ def test_anthropic_usage_is_recorded_and_tunes_the_estimator():
     responses = [e.payload for e in session.events if e.type == "model.response"]
     assert [r.request_index for r in responses] == [0, 1]
     assert responses[0].usage.input_tokens + responses[0].usage.cache_read_tokens + responses[0].usage.cache_write_5m_tokens > 0
-    assert responses[0].estimated_input_tokens == [e.payload for e in session.events if e.type == "context.request.built"][0].total_tokens
+    assert (
+        responses[0].estimated_input_tokens
+        == [e.payload for e in session.events if e.type == "context.request.built"][0].total_tokens
+    )
     assert session.estimator.reconciler.correction("claude-sonnet-4-6").observations == 2
 
 
@@ -90,8 +107,12 @@ def test_openai_chat_round_trip_through_the_sdk():
     engine, _, clock = open_session()
     session = engine.session("oa", agent=sample_agent(), model=openai_model("gpt-4.1"))
     provider = ScriptedProvider(
-        [AssistantMessage(text="", tool_calls=(ToolCall(id="call_1", name="grep", arguments={"pattern": "TODO"}),)), AssistantMessage(text="Found two TODOs.")],
-        provider="openai", clock=clock,
+        [
+            AssistantMessage(text="", tool_calls=(ToolCall(id="call_1", name="grep", arguments={"pattern": "TODO"}),)),
+            AssistantMessage(text="Found two TODOs."),
+        ],
+        provider="openai",
+        clock=clock,
     )
     client = openai_client(provider)
     session.user("Find the TODOs.")
@@ -112,29 +133,73 @@ def test_record_accepts_sdk_objects_of_every_wire():
     engine, session, _ = open_session()
     session.user("hello")
     session.next_request()
-    message = anthropic.types.Message.model_validate({
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "stop_reason": "end_turn", "stop_sequence": None,
-        "content": [{"type": "text", "text": "Hi."}], "usage": {"input_tokens": 10, "output_tokens": 2, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 0},
-    })
+    message = anthropic.types.Message.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "content": [{"type": "text", "text": "Hi."}],
+            "usage": {"input_tokens": 10, "output_tokens": 2, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 0},
+        }
+    )
     session.record(message)
     assert session.events[-1].payload.usage.cache_read_tokens == 1000
     session.user("again")
     session.next_request()
-    session.record(ChatCompletion.model_validate({
-        "id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4.1",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Hello again."}}],
-        "usage": {"prompt_tokens": 1200, "completion_tokens": 3, "total_tokens": 1203, "prompt_tokens_details": {"cached_tokens": 1024}},
-    }))
+    session.record(
+        ChatCompletion.model_validate(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "gpt-4.1",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Hello again."}}],
+                "usage": {
+                    "prompt_tokens": 1200,
+                    "completion_tokens": 3,
+                    "total_tokens": 1203,
+                    "prompt_tokens_details": {"cached_tokens": 1024},
+                },
+            }
+        )
+    )
     usage = session.events[-1].payload.usage
     assert (usage.input_tokens, usage.cache_read_tokens) == (176, 1024)
     session.user("and the responses API")
     session.next_request()
-    session.record(Response.model_validate({
-        "id": "r", "object": "response", "created_at": 1, "model": "gpt-4.1", "status": "completed", "parallel_tool_calls": True,
-        "tool_choice": "auto", "tools": [], "output": [{"type": "message", "id": "m", "role": "assistant", "status": "completed",
-        "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}],
-        "usage": {"input_tokens": 50, "output_tokens": 5, "total_tokens": 55, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
-    }))
+    session.record(
+        Response.model_validate(
+            {
+                "id": "r",
+                "object": "response",
+                "created_at": 1,
+                "model": "gpt-4.1",
+                "status": "completed",
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "m",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": "Done.", "annotations": []}],
+                    }
+                ],
+                "usage": {
+                    "input_tokens": 50,
+                    "output_tokens": 5,
+                    "total_tokens": 55,
+                    "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                },
+            }
+        )
+    )
     assert [e.payload.text for e in session.events if e.type == "message.assistant"][-1] == "Done."
 
 
@@ -142,12 +207,21 @@ def test_the_async_twin_sends_through_the_async_sdk():
     import asyncio
 
     engine, session, clock = open_session()
-    provider = ScriptedProvider([AssistantMessage(text="Running.", tool_calls=(ToolCall(id="toolu_1", name="run_tests", arguments={}),)), AssistantMessage(text="Done.")], clock=clock, overflow_calls={1})
+    provider = ScriptedProvider(
+        [
+            AssistantMessage(text="Running.", tool_calls=(ToolCall(id="toolu_1", name="run_tests", arguments={}),)),
+            AssistantMessage(text="Done."),
+        ],
+        clock=clock,
+        overflow_calls={1},
+    )
 
     async def handler(request):
         return provider.handler(request)
 
-    client = anthropic.AsyncAnthropic(api_key="test", max_retries=0, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+    client = anthropic.AsyncAnthropic(
+        api_key="test", max_retries=0, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    )
 
     async def loop():
         aio = session.aio

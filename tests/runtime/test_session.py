@@ -13,11 +13,18 @@ from contextwright.testing.fakes import TEST_SECRET, open_session, sample_agent,
 
 
 def texts(request, cls=None):
-    return [p.text for m in request.neutral.messages for p in m.parts if isinstance(p, (TextPart, ToolResultPart)) and (cls is None or getattr(p, "budget_class", None) == cls)]
+    return [
+        p.text
+        for m in request.neutral.messages
+        for p in m.parts
+        if isinstance(p, (TextPart, ToolResultPart)) and (cls is None or getattr(p, "budget_class", None) == cls)
+    ]
 
 
 def answer(session, *calls, text=""):
-    return session.record_assistant(AssistantMessage(text=text, tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in calls)))
+    return session.record_assistant(
+        AssistantMessage(text=text, tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in calls))
+    )
 
 
 def test_memory_snapshot_is_frozen_while_memory_changes():
@@ -73,7 +80,9 @@ def test_revision_hook_is_opt_in():
     original = memory.current
     memory.current = lambda ids, now: calls.append(1) or original(ids, now=now)  # type: ignore[method-assign]
     engine, _, clock = open_session(memory=memory)
-    session = engine.session("s2", agent=sample_agent(), model=sample_model(), memory=memory, recall=memory, reuse_recall_by_revision=True)
+    session = engine.session(
+        "s2", agent=sample_agent(), model=sample_model(), memory=memory, recall=memory, reuse_recall_by_revision=True
+    )
     session.user("python support")
     session.next_request()
     answer(session, ("c1", "grep", {}))

@@ -12,10 +12,22 @@ from contextwright.telemetry.stability import find_drift
 from contextwright.testing.fakes import open_session
 
 WINDOW = 8_000
-PLAN_STEPS = [f"Step {i}: {text}" for i, text in enumerate([
-    "reproduce the failing export", "find the rounding code", "write a failing test", "switch totals to Decimal",
-    "update the CSV writer", "run the full suite", "update the changelog", "open the pull request",
-], start=1)]
+PLAN_STEPS = [
+    f"Step {i}: {text}"
+    for i, text in enumerate(
+        [
+            "reproduce the failing export",
+            "find the rounding code",
+            "write a failing test",
+            "switch totals to Decimal",
+            "update the CSV writer",
+            "run the full suite",
+            "update the changelog",
+            "open the pull request",
+        ],
+        start=1,
+    )
+]
 STEERING = ["Keep the CSV column order exactly as it is today.", "Do not touch the PDF exporter in this change."]
 
 
@@ -43,7 +55,13 @@ def run_multi_stage_session():
     request()
     call(session, "p1", "grep", "src/export/csv.py:88: total = round(total, 2)\n", pattern="round(", path="src/export")
     request()
-    session.declare_artifact("plan", title="Fix plan", content="\n".join(PLAN_STEPS), summary="Eight steps from reproduction to pull request.", steps=PLAN_STEPS)
+    session.declare_artifact(
+        "plan",
+        title="Fix plan",
+        content="\n".join(PLAN_STEPS),
+        summary="Eight steps from reproduction to pull request.",
+        steps=PLAN_STEPS,
+    )
     session.user(STEERING[0], steering=True)
     request()
     session.record_assistant(AssistantMessage(text="The plan is ready."))
@@ -53,11 +71,20 @@ def run_multi_stage_session():
     for step in range(1, 6):
         session.advance_artifact("plan", step)
         request()
-        call(session, f"t{step}", "run_tests", "tests/test_csv.py::test_totals FAILED\n1 failed, 40 passed\n", exit_code=1, path="tests/test_csv.py")
+        call(
+            session,
+            f"t{step}",
+            "run_tests",
+            "tests/test_csv.py::test_totals FAILED\n1 failed, 40 passed\n",
+            exit_code=1,
+            path="tests/test_csv.py",
+        )
         request()
         call(session, f"t{step}b", "run_tests", "41 passed\n", path="tests/test_csv.py")  # a retry that succeeds
         request()
-        call(session, f"g{step}", "grep", "src/export/csv.py:88: total = round(total, 2)\n", pattern="round(", path="src/export")  # a duplicate
+        call(
+            session, f"g{step}", "grep", "src/export/csv.py:88: total = round(total, 2)\n", pattern="round(", path="src/export"
+        )  # a duplicate
         request()
         source = "".join(f"def helper_{step}_{i}(row):\n    return Decimal(row[{i}]).quantize(CENT)\n\n" for i in range(40))
         call(session, f"f{step}", "read_file", source, path=f"src/export/part_{step}.py")
@@ -70,7 +97,13 @@ def run_multi_stage_session():
     # Review.
     session.open_stage("review", goal="review the Decimal change in the CSV export")
     request()
-    call(session, "r1", "read_file", "def write_totals(rows):\n    return [Decimal(r) for r in rows]\n" * 30, path="src/export/csv.py")
+    call(
+        session,
+        "r1",
+        "read_file",
+        "def write_totals(rows):\n    return [Decimal(r) for r in rows]\n" * 30,
+        path="src/export/csv.py",
+    )
     request()
     session.record_assistant(AssistantMessage(text="Looks good."))
     session.close_stage(outcome="approved")
@@ -97,7 +130,9 @@ def test_a_multi_stage_session_on_an_8k_window():
     assert decisions == set(closed) == {"plan-1", "implement-2", "review-3"}
     last = built[-1]
     graduated = {s for e in events if e.type == "decision.graduated" for s in e.payload.stage_ids}
-    visible = [p for m in last.neutral.messages for p in m.parts if isinstance(p, TextPart) and p.budget_class == "decision_points"]
+    visible = [
+        p for m in last.neutral.messages for p in m.parts if isinstance(p, TextPart) and p.budget_class == "decision_points"
+    ]
     assert len(visible) + len(graduated) == 3
     assert all(p.layer == "compressed_session" for p in visible)
     # Only the current plan step and its neighbours are in context.
@@ -123,7 +158,9 @@ def test_a_child_run_has_its_own_plan_and_only_its_result_returns():
     engine, session, _ = open_session("parent", window=32_000)
     session.user("Investigate the flaky scheduler test.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Delegating.", tool_calls=(ToolCall(id="d1", name="deploy_preview", arguments={}),)))
+    session.record_assistant(
+        AssistantMessage(text="Delegating.", tool_calls=(ToolCall(id="d1", name="deploy_preview", arguments={}),))
+    )
     child = session.start_child("look at the scheduler logs", task="Find why test_scheduler is flaky.", call_id="d1")
     assert child.id == "parent/child-1"
     child.next_request()
@@ -168,7 +205,12 @@ def test_escalation_continues_in_a_child_seeded_with_task_state_and_archives():
     _, session, _ = open_session("deep", window=32_000)
     session.user("Port the billing module to Decimal.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id="w", name="context_update_working_state", arguments={"add_constraints": ["Keep the API."]}),)))
+    session.record_assistant(
+        AssistantMessage(
+            text="",
+            tool_calls=(ToolCall(id="w", name="context_update_working_state", arguments={"add_constraints": ["Keep the API."]}),),
+        )
+    )
     session.next_request()
     session.record_assistant(AssistantMessage(text="Started."))
     session.user("Continue.")
@@ -178,6 +220,11 @@ def test_escalation_continues_in_a_child_seeded_with_task_state_and_archives():
     assert "Port the billing module to Decimal." in seed and "Keep the API." in seed and archive.ref in seed
     # The child can read the archive through its own pointer table.
     child.next_request()
-    child.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id="r", name="context_read_artifact", arguments={"ref": archive.ref, "grep": "Decimal"}),)))
+    child.record_assistant(
+        AssistantMessage(
+            text="",
+            tool_calls=(ToolCall(id="r", name="context_read_artifact", arguments={"ref": archive.ref, "grep": "Decimal"}),),
+        )
+    )
     result = [e.payload for e in child.events if e.type == "tool.result"][0]
     assert not result.is_error and "Decimal" in result.output

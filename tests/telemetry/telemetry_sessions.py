@@ -31,7 +31,9 @@ class Driven:
 def reported_usage(request: BuiltRequest) -> UsageRecord:
     """The usage the fake provider reports for a request: half of it read from cache."""
     total = request.result.total_tokens
-    return UsageRecord(input_tokens=total - total // 2 - 100, cache_read_tokens=total // 2, cache_write_5m_tokens=100, output_tokens=150)
+    return UsageRecord(
+        input_tokens=total - total // 2 - 100, cache_read_tokens=total // 2, cache_write_5m_tokens=100, output_tokens=150
+    )
 
 
 def drive_session(session_id: str = "telemetry", *, responses: bool = True, rotate: bool = True) -> Driven:
@@ -46,7 +48,9 @@ def drive_session(session_id: str = "telemetry", *, responses: bool = True, rota
             return
         index = None if request.index == UNINDEXED_RESPONSE_AT else request.index
         clock.advance(3)
-        response = ModelResponse(provider="anthropic", model=request.plan.model.id, usage=reported_usage(request), request_index=index)
+        response = ModelResponse(
+            provider="anthropic", model=request.plan.model.id, usage=reported_usage(request), request_index=index
+        )
         session.log.append(session.id, [response], expected_seq=session.log.last_seq(session.id))
 
     def on_step(step: DemoStep) -> None:
@@ -60,7 +64,9 @@ def drive_session(session_id: str = "telemetry", *, responses: bool = True, rota
         return sum(1 for e in session.events if e.type == "message.user")
 
     try:
-        report = drive(session, demo_script(turns=TURNS), clock=clock, force_compaction_at=[8], on_request=on_request, on_step=on_step)
+        report = drive(
+            session, demo_script(turns=TURNS), clock=clock, force_compaction_at=[8], on_request=on_request, on_step=on_step
+        )
         session.close()
         return Driven(events=session.events, report=report)
     finally:

@@ -58,7 +58,11 @@ def test_one_client_span_per_request_with_genai_attributes(driven, sdk):
         assert attributes["contextwright.pressure"] == record.pressure
         assert tuple(attributes["contextwright.yields"]) == record.yields
         assert attributes["contextwright.tokens.total"] == record.total_tokens
-        assert {k.removeprefix("contextwright.tokens.class."): v for k, v in attributes.items() if k.startswith("contextwright.tokens.class.")} == record.tokens_by_class
+        assert {
+            k.removeprefix("contextwright.tokens.class."): v
+            for k, v in attributes.items()
+            if k.startswith("contextwright.tokens.class.")
+        } == record.tokens_by_class
         # Check: times come from the events, not from the clock at export time.
         assert span.start_time == _nanos(record.at)
         assert span.end_time == _nanos(record.responded_at or record.at)

@@ -48,9 +48,15 @@ class CharEstimator:
 
 def built(index: int, total: int, *, epoch: int = 1, yields: tuple[str, ...] = (), prefix: str = "sha256:aa") -> RequestBuilt:
     return RequestBuilt(
-        epoch=epoch, request_index=index, prefix_sha256=prefix, request_sha256=f"sha256:{index:02d}",
-        provider="anthropic", total_tokens=total, tokens_by_class={"tools": 10, "history": total - 10},
-        tokens_by_layer={"live": total}, yields=yields,
+        epoch=epoch,
+        request_index=index,
+        prefix_sha256=prefix,
+        request_sha256=f"sha256:{index:02d}",
+        provider="anthropic",
+        total_tokens=total,
+        tokens_by_class={"tools": 10, "history": total - 10},
+        tokens_by_layer={"live": total},
+        yields=yields,
     )
 
 
@@ -115,9 +121,13 @@ def test_provider_usage_is_matched_by_index_or_to_the_latest_request(driven):
             assert record.cache_read_share is None
             continue
         expected = reported_usage(by_index[record.request_index])
-        assert (record.input_tokens, record.cache_read_tokens, record.cache_write_5m_tokens, record.cache_write_1h_tokens, record.output_tokens) == (
-            expected.input_tokens, expected.cache_read_tokens, expected.cache_write_5m_tokens, 0, expected.output_tokens
-        )
+        assert (
+            record.input_tokens,
+            record.cache_read_tokens,
+            record.cache_write_5m_tokens,
+            record.cache_write_1h_tokens,
+            record.output_tokens,
+        ) == (expected.input_tokens, expected.cache_read_tokens, expected.cache_write_5m_tokens, 0, expected.output_tokens)
         assert record.usage_source == "provider"
         assert record.responded_at is not None and record.responded_at > record.at
         # Check: the cost is the pricing table's, exactly, on the request's day.
@@ -202,7 +212,9 @@ def test_summary_without_usage_says_none(driven_without_usage):
 @pytest.mark.moves_cache_prefix(reason="a hand-made log with two prefix hashes in one epoch, to see the drift reported")
 def test_overflows_archive_failures_denials_and_withheld_candidates_are_counted():
     def compacted(trigger: str, *, failed: bool = False) -> Compacted:
-        return Compacted(epoch=1, upto_seq=1, summary="s", depth=1, source_event_seqs=(1,), trigger=trigger, archive_failed=failed)
+        return Compacted(
+            epoch=1, upto_seq=1, summary="s", depth=1, source_event_seqs=(1,), trigger=trigger, archive_failed=failed
+        )
 
     events = hand_log(
         built(0, 100),

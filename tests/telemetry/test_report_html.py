@@ -18,8 +18,23 @@ from contextwright.telemetry.records import request_records, summarize, with_usa
 pytest.importorskip("matplotlib", reason='plots need matplotlib: pip install "contextwright[report]"')
 
 COMPARISON = [
-    {"strategy": "contextwright", "cache_read_share": 0.82, "relative_input_cost": 0.31, "peak_request_tokens": 21_000, "overflows": 0, "task_visible": True},
-    {"strategy": "naive", "cache_read_share": 0.0, "relative_input_cost": 1.0, "peak_request_tokens": 64_000, "overflows": 3, "task_visible": False, "notes": "truncates"},
+    {
+        "strategy": "contextwright",
+        "cache_read_share": 0.82,
+        "relative_input_cost": 0.31,
+        "peak_request_tokens": 21_000,
+        "overflows": 0,
+        "task_visible": True,
+    },
+    {
+        "strategy": "naive",
+        "cache_read_share": 0.0,
+        "relative_input_cost": 1.0,
+        "peak_request_tokens": 64_000,
+        "overflows": 3,
+        "task_visible": False,
+        "notes": "truncates",
+    },
 ]
 
 

@@ -42,8 +42,15 @@ _SCRIPT_LEADS: Final[dict[str, range]] = {
 
 # Script blocks whose letters make a payload "non-latin" (symbols and Latin-1 do not).
 _NON_LATIN_SCRIPTS: Final[tuple[str, ...]] = (
-    "greek", "cyrillic", "hebrew_armenian", "arabic", "indic_thai", "misc_scripts",
-    "kana", "cjk", "hangul",
+    "greek",
+    "cyrillic",
+    "hebrew_armenian",
+    "arabic",
+    "indic_thai",
+    "misc_scripts",
+    "kana",
+    "cjk",
+    "hangul",
 )
 
 FEATURES: Final[tuple[str, ...]] = (
@@ -106,9 +113,7 @@ _T_PUNCT_KEEP = bytes(c if c in _PUNCT else 0 for c in range(256))
 _T_CODE = _table({0x6B: _CODE_MARKS})
 _T_SPACE = _table({0x73: b" \t"}, default=0x78)  # s / x
 _T_NON_ASCII = _table({0x6E: bytes(range(0x80, 0x100))})
-_T_SCRIPT = _table(
-    {0x41 + i: bytes(leads) for i, leads in enumerate(_SCRIPT_LEADS.values())}, default=0x20
-)
+_T_SCRIPT = _table({0x41 + i: bytes(leads) for i, leads in enumerate(_SCRIPT_LEADS.values())}, default=0x20)
 _SCRIPT_SYMBOLS: Final[tuple[bytes, ...]] = tuple(bytes([0x41 + i]) for i in range(len(_SCRIPT_LEADS)))
 
 

@@ -108,9 +108,7 @@ class Reconciler:
                 delta = ratio - state.mean
                 mean = state.mean + self.alpha * delta
                 variance = (1.0 - self.alpha) * (state.variance + self.alpha * delta * delta)
-            self._models[model] = replace(
-                state, observations=state.observations + 1, mean=mean, variance=variance
-            )
+            self._models[model] = replace(state, observations=state.observations + 1, mean=mean, variance=variance)
             return self._factor(self._models[model])
 
     def factor(self, model: str) -> float:

@@ -70,8 +70,7 @@ def _load_ranks(name: str) -> dict[bytes, int]:
     digest = hashlib.sha256(raw).hexdigest()
     if digest != _EXPECTED_SHA256[name]:
         raise ValueError(
-            f"{name} ranks shipped by bpe-openai have sha256 {digest}, "
-            f"expected {_EXPECTED_SHA256[name]}; refusing to use them"
+            f"{name} ranks shipped by bpe-openai have sha256 {digest}, expected {_EXPECTED_SHA256[name]}; refusing to use them"
         )
     ranks: dict[bytes, int] = {}
     for line in raw.splitlines():

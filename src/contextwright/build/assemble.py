@@ -90,7 +90,9 @@ class VolatileTail:
     def from_dict(cls, data: Any) -> VolatileTail:
         """Inverse of :meth:`to_dict`."""
         return cls(
-            corrections=tuple(Correction(evidence_id=c["evidence_id"], text=c["text"], trust=c["trust"]) for c in data["corrections"]),
+            corrections=tuple(
+                Correction(evidence_id=c["evidence_id"], text=c["text"], trust=c["trust"]) for c in data["corrections"]
+            ),
             working_state=None if data["working_state"] is None else WorkingState.from_dict(data["working_state"]),
             nudges=tuple(data["nudges"]),
             erased_evidence=frozenset(data["erased_evidence"]),
@@ -170,15 +172,46 @@ class _Assembler:
 
     def _summary(self, entry: Summary) -> None:
         text = self.wrap(entry.compacted.summary, source="summary", trust="user", ref=entry.ref)
-        self._add("user", [TextPart(text=text, trust="user", source="summary", ref=entry.ref, budget_class="summary", layer="compressed_session")])
+        self._add(
+            "user",
+            [
+                TextPart(
+                    text=text, trust="user", source="summary", ref=entry.ref, budget_class="summary", layer="compressed_session"
+                )
+            ],
+        )
 
     def _decision(self, entry: DecisionEntry) -> None:
         text = self.wrap(render_decision(entry.decision), source="decision_point", trust="user", ref=entry.ref)
-        self._add("user", [TextPart(text=text, trust="user", source="decision_point", ref=entry.ref, budget_class="decision_points", layer="compressed_session")])
+        self._add(
+            "user",
+            [
+                TextPart(
+                    text=text,
+                    trust="user",
+                    source="decision_point",
+                    ref=entry.ref,
+                    budget_class="decision_points",
+                    layer="compressed_session",
+                )
+            ],
+        )
 
     def _artifact(self, entry: ArtifactEntry) -> None:
         text = self.wrap(render_artifact(entry.declared, entry.current_step), source="artifact", trust="user", ref=entry.ref)
-        self._add("user", [TextPart(text=text, trust="user", source="artifact", ref=entry.ref, budget_class="artifacts", layer=self.layer(entry.seq))])
+        self._add(
+            "user",
+            [
+                TextPart(
+                    text=text,
+                    trust="user",
+                    source="artifact",
+                    ref=entry.ref,
+                    budget_class="artifacts",
+                    layer=self.layer(entry.seq),
+                )
+            ],
+        )
 
     def _user_turn(self, entry: UserTurn) -> None:
         parts: list[Part] = []
@@ -186,12 +219,30 @@ class _Assembler:
         if entry.frame is not None:
             frame, fref = entry.frame, entry.frame_ref or entry.ref
             if frame.runtime:
-                parts.append(TextPart(text=frame.runtime, trust="platform", source="runtime", ref=f"{fref}/runtime", budget_class="runtime", layer=layer))
+                parts.append(
+                    TextPart(
+                        text=frame.runtime,
+                        trust="platform",
+                        source="runtime",
+                        ref=f"{fref}/runtime",
+                        budget_class="runtime",
+                        layer=layer,
+                    )
+                )
             if frame.working_state:
                 state = WorkingState.from_dict(frame.working_state)
                 if not state.is_empty():
                     text = self.wrap(state.render(), source="working_state", trust="tool", ref=f"{fref}/working_state")
-                    parts.append(TextPart(text=text, trust="tool", source="working_state", ref=f"{fref}/working_state", budget_class="working_state", layer=layer))
+                    parts.append(
+                        TextPart(
+                            text=text,
+                            trust="tool",
+                            source="working_state",
+                            ref=f"{fref}/working_state",
+                            budget_class="working_state",
+                            layer=layer,
+                        )
+                    )
             current = entry.seq == self.surface.seed_seq
             for evidence in frame.recall:
                 if evidence.id in self.tail.erased_evidence:
@@ -229,8 +280,14 @@ class _Assembler:
             if repeat is not None:
                 results.append(
                     ToolResultPart(
-                        call_id=call.id, name=result.tool_name, text=repeat, is_error=result.is_error,
-                        trust="platform", ref=stored.ref, layer=self.layer(stored.seq), budget_class="pointers",
+                        call_id=call.id,
+                        name=result.tool_name,
+                        text=repeat,
+                        is_error=result.is_error,
+                        trust="platform",
+                        ref=stored.ref,
+                        layer=self.layer(stored.seq),
+                        budget_class="pointers",
                     )
                 )
                 continue
@@ -239,8 +296,14 @@ class _Assembler:
                 # it names the original's trust level and where to read it back.
                 results.append(
                     ToolResultPart(
-                        call_id=call.id, name=result.tool_name, text=_pointer_stub(result), is_error=result.is_error,
-                        trust="platform", ref=stored.ref, layer=self.layer(stored.seq), budget_class="pointers",
+                        call_id=call.id,
+                        name=result.tool_name,
+                        text=_pointer_stub(result),
+                        is_error=result.is_error,
+                        trust="platform",
+                        ref=stored.ref,
+                        layer=self.layer(stored.seq),
+                        budget_class="pointers",
                     )
                 )
                 continue
@@ -265,13 +328,43 @@ class _Assembler:
             ref = f"{base}/correction/{correction.evidence_id}"
             body = f"Correction: evidence {correction.evidence_id} you were shown earlier has changed. It now reads:\n{correction.text}"
             text = self.wrap(body, source=f"correction:{correction.evidence_id}", trust=correction.trust, ref=ref)
-            parts.append(TextPart(text=text, trust=correction.trust, source="correction", ref=ref, budget_class="corrections", layer="live", volatile=True))
+            parts.append(
+                TextPart(
+                    text=text,
+                    trust=correction.trust,
+                    source="correction",
+                    ref=ref,
+                    budget_class="corrections",
+                    layer="live",
+                    volatile=True,
+                )
+            )
         if self.tail.working_state is not None:
             ref = f"{base}/working_state"
             text = self.wrap(self.tail.working_state.render(), source="working_state", trust="tool", ref=ref)
-            parts.append(TextPart(text=text, trust="tool", source="working_state", ref=ref, budget_class="working_state", layer="live", volatile=True))
+            parts.append(
+                TextPart(
+                    text=text,
+                    trust="tool",
+                    source="working_state",
+                    ref=ref,
+                    budget_class="working_state",
+                    layer="live",
+                    volatile=True,
+                )
+            )
         for index, nudge in enumerate(self.tail.nudges):
-            parts.append(TextPart(text=nudge, trust="platform", source="runtime", ref=f"{base}/nudge/{index}", budget_class="nudges", layer="live", volatile=True))
+            parts.append(
+                TextPart(
+                    text=nudge,
+                    trust="platform",
+                    source="runtime",
+                    ref=f"{base}/nudge/{index}",
+                    budget_class="nudges",
+                    layer="live",
+                    volatile=True,
+                )
+            )
         return parts
 
 

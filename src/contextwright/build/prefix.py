@@ -61,7 +61,9 @@ def prefix_sha256(system: tuple[SystemBlock, ...], tools: tuple[ToolDefinition, 
 
 def tool_definitions(prefix: Prefix) -> tuple[ToolDefinition, ...]:
     """The pinned tools as sent to providers."""
-    return tuple(ToolDefinition(name=t.name, description=t.description, input_schema=to_plain(t.input_schema)) for t in prefix.tools)
+    return tuple(
+        ToolDefinition(name=t.name, description=t.description, input_schema=to_plain(t.input_schema)) for t in prefix.tools
+    )
 
 
 def rendered_prefix_sha256(prefix: Prefix, *, session_id: str, secret: bytes) -> str:

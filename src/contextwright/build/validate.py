@@ -22,7 +22,9 @@ def validate(request: NeutralRequest, plan: ContextPlan) -> None:
             session_id=request.session_id,
         )
     if tuple(t.name for t in request.tools) != plan.prefix.tool_names():
-        raise BuildError(f"session {request.session_id!r}: request tools differ from the pinned tools", session_id=request.session_id)
+        raise BuildError(
+            f"session {request.session_id!r}: request tools differ from the pinned tools", session_id=request.session_id
+        )
     messages = request.messages
     if not messages:
         raise BuildError(f"session {request.session_id!r}: there is nothing to send yet", session_id=request.session_id)

@@ -16,10 +16,18 @@ from contextwright.pressure.compressors import compress as compress_text
 
 def compress(
     file: Path | None = typer.Argument(None, help="A file with the output; standard input when omitted or '-'."),
-    kind: str = typer.Option("auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."),
-    budget: int | None = typer.Option(None, "--budget", "-b", min=1, help="Aim for this many tokens (failure lines are kept whatever it costs)."),
-    exit_code: int | None = typer.Option(None, "--exit-code", help="The command's exit status; non-zero keeps failure lines verbatim."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON: the text, the kind detected, sizes before and after, and the pointer."),
+    kind: str = typer.Option(
+        "auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."
+    ),
+    budget: int | None = typer.Option(
+        None, "--budget", "-b", min=1, help="Aim for this many tokens (failure lines are kept whatever it costs)."
+    ),
+    exit_code: int | None = typer.Option(
+        None, "--exit-code", help="The command's exit status; non-zero keeps failure lines verbatim."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print JSON: the text, the kind detected, sizes before and after, and the pointer."
+    ),
 ) -> None:
     """Compress a command's output for an LLM: noise out, every failure line kept.
 
@@ -37,17 +45,23 @@ def compress(
         pointer = sha256_tagged(text)
         result = compress_text(text, kind=kind, budget_tokens=budget, exit_code=exit_code, pointer=pointer)
     if as_json:
-        typer.echo(json.dumps({
-            "kind": result.kind,
-            "text": result.text,
-            "chars_before": result.original_chars,
-            "chars_after": result.compressed_chars,
-            "tokens_before": result.original_tokens,
-            "tokens_after": result.compressed_tokens,
-            "failed": result.failed,
-            "kept_must_lines": result.kept_must_lines,
-            "omitted_lines": [list(r) for r in result.omitted],
-            "pointer": pointer,
-        }, indent=2, ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                {
+                    "kind": result.kind,
+                    "text": result.text,
+                    "chars_before": result.original_chars,
+                    "chars_after": result.compressed_chars,
+                    "tokens_before": result.original_tokens,
+                    "tokens_after": result.compressed_tokens,
+                    "failed": result.failed,
+                    "kept_must_lines": result.kept_must_lines,
+                    "omitted_lines": [list(r) for r in result.omitted],
+                    "pointer": pointer,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     sys.stdout.write(result.text if result.text.endswith("\n") or not result.text else result.text + "\n")

@@ -49,13 +49,17 @@ def demo(
         typer.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))
 
 
-def run_demo(db: Path, *, turns: int, window: int, provider: str, seed: int, report: Path | None, quiet: bool = False) -> dict[str, Any]:
+def run_demo(
+    db: Path, *, turns: int, window: int, provider: str, seed: int, report: Path | None, quiet: bool = False
+) -> dict[str, Any]:
     """Drive the scripted session into ``db`` and return the summary (and write the report)."""
     for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
         path.unlink(missing_ok=True)
     clock = FixedClock(DEMO_START)
     model = with_window(anthropic("claude-sonnet-4-6") if provider == "anthropic" else openai("gpt-4.1"), window)
-    memory = InMemoryMemory({"mem-style": "Billing code uses Decimal for money amounts.", "mem-python": "The project supports Python 3.10."})
+    memory = InMemoryMemory(
+        {"mem-style": "Billing code uses Decimal for money amounts.", "mem-python": "The project supports Python 3.10."}
+    )
     log = open_log(f"sqlite:///{db}", clock=clock)  # closed with the engine below
     # Stored like any store's secret, so that inspect can rebuild the requests later.
     log.setting(SECRET_SETTING, DEMO_SECRET.hex())
@@ -68,8 +72,12 @@ def run_demo(db: Path, *, turns: int, window: int, provider: str, seed: int, rep
         with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
             task = progress.add_task("Running the scripted session", total=len(steps))
             result = drive(
-                session, steps, clock=clock, force_compaction_at=[turns * 3 // 5] if turns >= 5 else [],
-                provider=scripted, wire=None if provider == "anthropic" else "openai_chat",
+                session,
+                steps,
+                clock=clock,
+                force_compaction_at=[turns * 3 // 5] if turns >= 5 else [],
+                provider=scripted,
+                wire=None if provider == "anthropic" else "openai_chat",
                 on_step=lambda _step: progress.advance(task),
             )
         events = session.events
@@ -118,7 +126,10 @@ def run_demo(db: Path, *, turns: int, window: int, provider: str, seed: int, rep
             from contextwright.report.html import write_report
 
             write_report(
-                report, stats, records, title=f"Contextwright demo: {turns} turns at a {window:,}-token window",
+                report,
+                stats,
+                records,
+                title=f"Contextwright demo: {turns} turns at a {window:,}-token window",
                 comparison=comparison_rows(comparison) if comparison is not None else None,
             )
     finally:
@@ -127,7 +138,9 @@ def run_demo(db: Path, *, turns: int, window: int, provider: str, seed: int, rep
         console.print(_table(summary))
         if "comparison" in summary:
             console.print(_comparison_table(summary["comparison"], window))
-        console.print(f"Report: [bold]{report}[/]   Inspect a request: [bold]contextwright inspect {db} --session {SESSION_ID} --request 0[/]")
+        console.print(
+            f"Report: [bold]{report}[/]   Inspect a request: [bold]contextwright inspect {db} --session {SESSION_ID} --request 0[/]"
+        )
     return summary
 
 
@@ -146,14 +159,22 @@ def _orphans(request: Any) -> int:
 
 
 def _table(summary: dict[str, Any]) -> Table:
-    table = Table("", "", title=f"Demo: {summary['turns']} turns, {summary['provider']} wire, {summary['window']:,}-token window", show_header=False)
+    table = Table(
+        "",
+        "",
+        title=f"Demo: {summary['turns']} turns, {summary['provider']} wire, {summary['window']:,}-token window",
+        show_header=False,
+    )
     rows = [
         ("requests built", f"{summary['requests']:,}"),
         ("epochs", str(summary["epochs"])),
         ("prefix hashes per epoch", ", ".join(f"epoch {k}: {v}" for k, v in summary["prefix_hashes_per_epoch"].items())),
         ("orphaned tool pairs", str(summary["orphaned_tool_pairs"])),
         ("peak request", f"{summary['peak_request_tokens']:,} tokens of {summary['window']:,}"),
-        ("cache-read share (token-weighted)", "n/a" if summary["cache_read_share"] is None else f"{summary['cache_read_share']:.1%}"),
+        (
+            "cache-read share (token-weighted)",
+            "n/a" if summary["cache_read_share"] is None else f"{summary['cache_read_share']:.1%}",
+        ),
         ("cost (simulated usage, list prices)", "n/a" if summary["cost_usd"] is None else f"${summary['cost_usd']}"),
         ("compactions", ", ".join(f"{k}: {v}" for k, v in summary["compactions"].items()) or "0"),
         ("pruning passes", str(summary["prune_passes"])),
@@ -166,13 +187,24 @@ def _table(summary: dict[str, Any]) -> Table:
 
 
 def _comparison_table(rows: list[dict[str, Any]], window: int) -> Table:
-    table = Table("strategy", "cache-read share", "input cost", "vs ceiling", "peak request", "over window", "task visible",
-                  title=f"The same session under common strategies ({window:,}-token window, offline cache simulation)")
+    table = Table(
+        "strategy",
+        "cache-read share",
+        "input cost",
+        "vs ceiling",
+        "peak request",
+        "over window",
+        "task visible",
+        title=f"The same session under common strategies ({window:,}-token window, offline cache simulation)",
+    )
     for row in rows:
         table.add_row(
-            row["strategy"], f"{row['cache_read_share']:.1%}", f"${row['input_cost_usd']}",
+            row["strategy"],
+            f"{row['cache_read_share']:.1%}",
+            f"${row['input_cost_usd']}",
             "n/a" if row["relative_input_cost"] is None else f"{row['relative_input_cost']:.2f}×",
-            f"{row['peak_request_tokens']:,}", str(row["overflows"]),
+            f"{row['peak_request_tokens']:,}",
+            str(row["overflows"]),
             "n/a" if row["task_visible"] is None else f"{row['task_visible']:.0%}",
         )
     return table

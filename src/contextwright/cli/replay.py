@@ -19,12 +19,16 @@ from contextwright.telemetry.records import request_records, summarize
 
 
 def replay(
-    paths: list[Path] = typer.Argument(..., help="Transcript files (Claude Code JSONL, OpenHands, SWE-agent .traj, OpenAI chat JSON, ...)."),
+    paths: list[Path] = typer.Argument(
+        ..., help="Transcript files (Claude Code JSONL, OpenHands, SWE-agent .traj, OpenAI chat JSON, ...)."
+    ),
     format: str = typer.Option("auto", "--format", "-f", help=f"auto, or one of: {', '.join(FORMATS)}."),
     provider: str = typer.Option("anthropic", "--provider", help="anthropic or openai: which wire to render and simulate."),
     window: int = typer.Option(200_000, "--window", min=8_000, help="Context window in tokens."),
     store: str = typer.Option("memory://", "--store", help="Where to record the replayed sessions (memory:// keeps nothing)."),
-    dump_requests: Path | None = typer.Option(None, "--dump-requests", help="Write every provider request body here, one JSON file each."),
+    dump_requests: Path | None = typer.Option(
+        None, "--dump-requests", help="Write every provider request body here, one JSON file each."
+    ),
     report: Path | None = typer.Option(None, "--report", help="Write an HTML report (the first transcript's session)."),
     lenient: bool = typer.Option(False, "--lenient", help="Skip malformed records (counted) instead of stopping."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
@@ -55,29 +59,58 @@ def replay(
                 if dump_requests is not None:
                     for built in result.requests:
                         name = f"{_safe(result.session.id)}-{built.index:04d}.json"
-                        (dump_requests / name).write_text(json.dumps(built.body(wire), indent=1, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+                        (dump_requests / name).write_text(
+                            json.dumps(built.body(wire), indent=1, ensure_ascii=False, sort_keys=True), encoding="utf-8"
+                        )
                 events = result.session.events
                 stats = summarize(events) if events else None  # a transcript can hold no messages at all
-                rows.append({
-                    "file": transcript.source, "format": transcript.format, "session": result.session.id,
-                    "messages": len(transcript.messages), "requests": stats.requests if stats else 0, "overflows": result.overflows,
-                    "peak_request_tokens": stats.peak_request_tokens if stats else 0,
-                    "compactions": sum(stats.compactions_by_trigger.values()) if stats else 0,
-                    "prunes": stats.prunes if stats else 0, "skipped_records": transcript.skipped,
-                })
+                rows.append(
+                    {
+                        "file": transcript.source,
+                        "format": transcript.format,
+                        "session": result.session.id,
+                        "messages": len(transcript.messages),
+                        "requests": stats.requests if stats else 0,
+                        "overflows": result.overflows,
+                        "peak_request_tokens": stats.peak_request_tokens if stats else 0,
+                        "compactions": sum(stats.compactions_by_trigger.values()) if stats else 0,
+                        "prunes": stats.prunes if stats else 0,
+                        "skipped_records": transcript.skipped,
+                    }
+                )
                 progress.advance(task)
         if report is not None and first_session is not None:
             from contextwright.report.html import write_report
 
             events = first_session.events
-            write_report(report, summarize(events), request_records(events), title=f"Replay of {first_session.id} at {window:,} tokens")
+            write_report(
+                report, summarize(events), request_records(events), title=f"Replay of {first_session.id} at {window:,} tokens"
+            )
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table("file", "format", "messages", "requests", "over window", "peak request", "compactions", "prunes", title=f"Replayed at a {window:,}-token window ({provider})")
+    table = Table(
+        "file",
+        "format",
+        "messages",
+        "requests",
+        "over window",
+        "peak request",
+        "compactions",
+        "prunes",
+        title=f"Replayed at a {window:,}-token window ({provider})",
+    )
     for row in rows:
-        table.add_row(Path(row["file"]).name, row["format"], str(row["messages"]), str(row["requests"]), str(row["overflows"]),
-                      f"{row['peak_request_tokens']:,}", str(row["compactions"]), str(row["prunes"]))
+        table.add_row(
+            Path(row["file"]).name,
+            row["format"],
+            str(row["messages"]),
+            str(row["requests"]),
+            str(row["overflows"]),
+            f"{row['peak_request_tokens']:,}",
+            str(row["compactions"]),
+            str(row["prunes"]),
+        )
     console.print(table)
     if dump_requests is not None:
         console.print(f"Request bodies written to {dump_requests}")

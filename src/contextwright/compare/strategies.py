@@ -243,9 +243,7 @@ def compare_transcript(
     strategies: Sequence[str] = STRATEGIES,
 ) -> tuple[StrategyResult, ...]:
     """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed)."""
-    return compare_windows(transcript, windows=(window,), model_id=model_id, strategies=strategies)[
-        window
-    ]
+    return compare_windows(transcript, windows=(window,), model_id=model_id, strategies=strategies)[window]
 
 
 def compare_windows(
@@ -270,9 +268,7 @@ def compare_windows(
         if name in wanted:
             # Keeping everything does not depend on the window (only max_tokens differs, and the
             # simulator ignores it for these models): simulate once, count overflows per window.
-            shared[name] = _simulate(
-                _BUILDERS[name](timeline, models[windows[0]], counter), counter
-            )
+            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter)
     out: dict[int, tuple[StrategyResult, ...]] = {}
     for window in windows:
         model = models[window]
@@ -327,9 +323,7 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
             t["seen"] += r.task_seen
     ceiling = totals.get(CEILING, {}).get("cost")
     rows = []
-    for name in sorted(
-        totals, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES)
-    ):
+    for name in sorted(totals, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES)):
         t = totals[name]
         rows.append(
             StrategyRow(
@@ -350,9 +344,7 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
     return rows
 
 
-def compare(
-    transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL
-) -> list[StrategyRow]:
+def compare(transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL) -> list[StrategyRow]:
     """Every strategy on every transcript at ``window``, aggregated per strategy."""
     return aggregate(compare_transcript(t, window=window, model_id=model_id) for t in transcripts)
 
@@ -386,9 +378,7 @@ def _simulate(run: _Run, counter: TokenCounter) -> _Simulated:
         cost += predicted.cost
         totals.append(predicted.usage.total_input)
     checks = [s.task for s in run.sent if s.task is not None]
-    return _Simulated(
-        usage=usage, cost=cost, totals=tuple(totals), task_checks=len(checks), task_seen=sum(checks)
-    )
+    return _Simulated(usage=usage, cost=cost, totals=tuple(totals), task_checks=len(checks), task_seen=sum(checks))
 
 
 def _result(name: str, simulated: _Simulated, *, overflows: int) -> StrategyResult:
@@ -448,9 +438,7 @@ def _sliding_window(timeline: Timeline, model: ResolvedModel, counter: TokenCoun
     start = 0
     for call in timeline.calls:
         units = timeline.units[: call.upto]
-        starts = [
-            i for i in range(start, len(units)) if i == 0 or units[i].group != units[i - 1].group
-        ]
+        starts = [i for i in range(start, len(units)) if i == 0 or units[i].group != units[i - 1].group]
         # Drop whole groups from the front until the request fits; the newest group always stays.
         for candidate in starts:
             start = candidate
@@ -471,9 +459,7 @@ def _sliding_window(timeline: Timeline, model: ResolvedModel, counter: TokenCoun
     return _Run(sent=tuple(sent))
 
 
-def _summarize_at_threshold(
-    timeline: Timeline, model: ResolvedModel, counter: TokenCounter
-) -> _Run:
+def _summarize_at_threshold(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
     limit = model.context_window - model.output_reserve
     sizes, fixed, lead = _sizes(timeline, counter)
     sent = []
@@ -486,9 +472,7 @@ def _summarize_at_threshold(
         if _size(units, cut, sizes, fixed + extra, 0 if summary else lead) > SUMMARY_AT * limit:
             # Keep the newest SUMMARY_KEEP messages, widened to the start of their group.
             newest = max(0, len(units) - SUMMARY_KEEP)
-            boundary = next(
-                (i for i in range(newest, cut, -1) if units[i].group != units[i - 1].group), None
-            )
+            boundary = next((i for i in range(newest, cut, -1) if units[i].group != units[i - 1].group), None)
             if boundary is not None and boundary > cut:
                 cut = boundary
                 summaries += 1
@@ -567,9 +551,7 @@ def _system(text: str, *, marked: bool) -> dict[str, Any]:
     return block
 
 
-def _messages(
-    units: Sequence[Unit], *, lead: Sequence[Mapping[str, Any]] = ()
-) -> list[dict[str, Any]]:
+def _messages(units: Sequence[Unit], *, lead: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """Wire messages: consecutive same-role units merge, tool results open their user turn."""
     turns: list[dict[str, Any]] = []
     if lead:
@@ -584,9 +566,7 @@ def _messages(
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": LEAD_IN}]})
     for turn in turns:
         if turn["role"] == "user":
-            turn["content"].sort(
-                key=lambda b: b.get("type") != "tool_result"
-            )  # stable: order kept otherwise
+            turn["content"].sort(key=lambda b: b.get("type") != "tool_result")  # stable: order kept otherwise
     return turns
 
 
@@ -599,9 +579,7 @@ def _mark_last(messages: list[dict[str, Any]], count: int) -> None:
 def _sizes(timeline: Timeline, counter: TokenCounter) -> tuple[list[int], int, int]:
     """Tokens per unit, of the tools and system prompt, and of the lead-in turn."""
     sizes = [sum(counter.block(b) for b in unit.blocks) for unit in timeline.units]
-    fixed = sum(counter.block(t) for t in timeline.tools) + counter.block(
-        _system(timeline.system, marked=False)
-    )
+    fixed = sum(counter.block(t) for t in timeline.tools) + counter.block(_system(timeline.system, marked=False))
     lead = counter.block({"type": "text", "text": LEAD_IN})
     return sizes, fixed, lead
 
@@ -658,11 +636,7 @@ def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedMo
         engine.close()
     task = timeline.task
     stated = next(
-        (
-            e.seq
-            for e in events
-            if task is not None and e.type == "message.user" and e.payload.text.strip() == task
-        ),
+        (e.seq for e in events if task is not None and e.type == "message.user" and e.payload.text.strip() == task),
         None,
     )
     # Each recorded assistant message follows the request built for it, if one was built;

@@ -102,9 +102,7 @@ def timeline_of(transcript: Transcript) -> Timeline:
     tools = tuple(_tool(spec.name, spec.description, spec.input_schema) for spec in agent.tools)
     system = "\n\n".join(part for part in (agent.policy, agent.instructions) if part.strip())
     task = transcript.task.strip() if transcript.task and transcript.task.strip() else None
-    assistants = [
-        m for m in transcript.messages if m.role == "assistant" and (m.text.strip() or m.tool_calls)
-    ]
+    assistants = [m for m in transcript.messages if m.role == "assistant" and (m.text.strip() or m.tool_calls)]
     times = _times([m.at for m in assistants])
     units: list[Unit] = []
     calls: list[ModelCall] = []
@@ -133,11 +131,7 @@ def timeline_of(transcript: Transcript) -> Timeline:
                 continue
             ordinal += 1
             if answerable and not pending:
-                calls.append(
-                    ModelCall(
-                        upto=len(units), at=times[ordinal], ordinal=ordinal, after_task=task_seen
-                    )
-                )
+                calls.append(ModelCall(upto=len(units), at=times[ordinal], ordinal=ordinal, after_task=task_seen))
             group += 1
             blocks: list[dict[str, Any]] = []
             if message.text.strip():
@@ -205,9 +199,7 @@ def _times(stamps: list[str | None]) -> tuple[datetime, ...]:
         out: list[datetime] = []
         for stamp in stamps:
             at = parse_instant(stamp)  # type: ignore[arg-type]
-            out.append(
-                max(at, out[-1]) if out else at
-            )  # the simulator refuses time running backwards
+            out.append(max(at, out[-1]) if out else at)  # the simulator refuses time running backwards
         return tuple(out)
     return tuple(PACE_START + i * MODEL_CALL_PACE for i in range(len(stamps)))
 

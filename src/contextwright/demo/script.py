@@ -65,7 +65,11 @@ def demo_script(*, turns: int = 50, seed: int = 7) -> list[DemoStep]:
         if turn == turns // 4:
             steps.append(DemoStep(kind="memory_write", detail={"id": "mem-python", "text": "The project supports Python 3.10."}))
         if turn == turns // 2:
-            steps.append(DemoStep(kind="memory_correct", detail={"id": "mem-python", "text": "The project supports Python 3.11 and newer."}))
+            steps.append(
+                DemoStep(
+                    kind="memory_correct", detail={"id": "mem-python", "text": "The project supports Python 3.11 and newer."}
+                )
+            )
         rounds = rng.randint(1, 3)
         for round_no in range(rounds):
             calls = _calls_for_round(rng, call, module, turn, round_no)
@@ -96,7 +100,11 @@ def _working_state_call(call: Any, module: str, turn: int) -> ToolCall:
         "next_action": f"Run the {module} tests",
     }
     if turn == 0:
-        arguments["add_constraints"] = ["Do not change the public API.", "Keep Python 3.11 support.", "Never push to main directly."]
+        arguments["add_constraints"] = [
+            "Do not change the public API.",
+            "Keep Python 3.11 support.",
+            "Never push to main directly.",
+        ]
     if turn >= 5:
         arguments["upsert_tasks"].append({"id": f"t{turn - 5}", "status": "done"})
         arguments["add_facts"] = [f"The {MODULES[(turn - 5) % len(MODULES)]} failures came from rounding."]
@@ -142,17 +150,26 @@ def _tool_output(rng: random.Random, call: ToolCall, module: str) -> ToolResult:
 def _pytest_output(rng: random.Random, module: str) -> tuple[str, int]:
     n = rng.randint(40, 400)
     failing = sorted(rng.sample(range(n), rng.randint(0, 3)))
-    lines = ["============================= test session starts ==============================",
-             "platform linux -- Python 3.11.7, pytest-8.3.2, pluggy-1.5.0",
-             f"collected {n} items", ""]
+    lines = [
+        "============================= test session starts ==============================",
+        "platform linux -- Python 3.11.7, pytest-8.3.2, pluggy-1.5.0",
+        f"collected {n} items",
+        "",
+    ]
     for i in range(n):
         status = "FAILED" if i in failing else "PASSED"
         lines.append(f"tests/{module}/test_{module}_{i // 20}.py::test_case_{i} {status} [{100 * (i + 1) // n:3d}%]")
     for i in failing:
-        lines += ["", f"___________________________ test_case_{i} ___________________________", "",
-                  f"    def test_case_{i}():", f">       assert compute_{module}({i}) == {i * 3}",
-                  f"E       assert {i * 3 + 1} == {i * 3}", "",
-                  f"tests/{module}/test_{module}_{i // 20}.py:{10 + i}: AssertionError"]
+        lines += [
+            "",
+            f"___________________________ test_case_{i} ___________________________",
+            "",
+            f"    def test_case_{i}():",
+            f">       assert compute_{module}({i}) == {i * 3}",
+            f"E       assert {i * 3 + 1} == {i * 3}",
+            "",
+            f"tests/{module}/test_{module}_{i // 20}.py:{10 + i}: AssertionError",
+        ]
     summary = f"{len(failing)} failed, {n - len(failing)} passed" if failing else f"{n} passed"
     lines += ["", f"========================= {summary} in {rng.uniform(1, 30):.2f}s ========================="]
     return "\n".join(lines) + "\n", 1 if failing else 0
@@ -161,8 +178,12 @@ def _pytest_output(rng: random.Random, module: str) -> tuple[str, int]:
 def _source_file(rng: random.Random, module: str, path: str) -> str:
     body = [f'"""{module.title()} {path.rsplit("/", 1)[-1]}."""', "", "from decimal import Decimal", ""]
     for i in range(rng.randint(20, 120)):
-        body += [f"def {module}_helper_{i}(value):", f"    \"\"\"Helper {i} for {module}.\"\"\"",
-                 f"    return Decimal(value) * {rng.randint(1, 9)}", ""]
+        body += [
+            f"def {module}_helper_{i}(value):",
+            f'    """Helper {i} for {module}."""',
+            f"    return Decimal(value) * {rng.randint(1, 9)}",
+            "",
+        ]
     return "\n".join(body)
 
 

@@ -286,9 +286,19 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
                 entries = [e for e in entries if not (isinstance(e, DecisionEntry) and e.decision.stage_id in gone)]
             case "artifact.declared":
                 before = len(entries)
-                entries = [e for e in entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)]
+                entries = [
+                    e for e in entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
+                ]
                 replaced_versions += before - len(entries)
-                add(ArtifactEntry(seq=event.seq, ref=event.ref, declared=payload, current_step=payload.current_step, stage=stage.stage_id if stage else None))
+                add(
+                    ArtifactEntry(
+                        seq=event.seq,
+                        ref=event.ref,
+                        declared=payload,
+                        current_step=payload.current_step,
+                        stage=stage.stage_id if stage else None,
+                    )
+                )
             case "artifact.step":
                 entries = [
                     replace(e, current_step=payload.current_step)

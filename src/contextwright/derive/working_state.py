@@ -218,9 +218,7 @@ def apply_update(
             raise WorkingStateError(f"working state would hold {have} {name}, the limit is {cap}; nothing was changed ({hint})")
     tokens = count_tokens(new.render())
     if tokens > limits.tokens:
-        raise WorkingStateError(
-            f"working state would be {tokens:,} tokens, the limit is {limits.tokens:,}; nothing was changed"
-        )
+        raise WorkingStateError(f"working state would be {tokens:,} tokens, the limit is {limits.tokens:,}; nothing was changed")
     return new
 
 

@@ -154,9 +154,7 @@ def text_of(value: object, *, where: str) -> str:
     return value
 
 
-def pair_tool_results(
-    reader: Reader, messages: Iterable[TranscriptMessage]
-) -> tuple[tuple[TranscriptMessage, ...], int]:
+def pair_tool_results(reader: Reader, messages: Iterable[TranscriptMessage]) -> tuple[tuple[TranscriptMessage, ...], int]:
     """Enforce the pairing invariant; return the messages and the number of dropped calls.
 
     A result that answers no open call (unknown id, or answered already) is a malformed
@@ -195,9 +193,7 @@ def pair_tool_results(
                     )
                     continue
                 unique = open_calls.pop(result.call_id)
-                results.append(
-                    result if unique == result.call_id else replace(result, call_id=unique)
-                )
+                results.append(result if unique == result.call_id else replace(result, call_id=unique))
             if not results and not message.text:
                 continue
             if results != list(message.tool_results):

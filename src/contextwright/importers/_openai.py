@@ -41,9 +41,7 @@ def map_chat_messages(
         line = lines[index] if lines is not None else index + 1
         try:
             if not isinstance(item, dict):
-                raise RecordProblem(
-                    f"{where}[{index}] is {type(item).__name__}, expected an object"
-                )
+                raise RecordProblem(f"{where}[{index}] is {type(item).__name__}, expected an object")
             role = item.get("role")
             if leading and role in _SYSTEM_ROLES:
                 system_parts.append(content_text(item.get("content"), where=f"{where}[{index}]"))
@@ -56,34 +54,23 @@ def map_chat_messages(
     return system, messages
 
 
-def _map_message(
-    item: dict[str, Any], role: object, line: int, where: str, legacy_calls: dict[str, str]
-) -> TranscriptMessage:
+def _map_message(item: dict[str, Any], role: object, line: int, where: str, legacy_calls: dict[str, str]) -> TranscriptMessage:
     text = content_text(item.get("content"), where=where)
     if role == "user" or role in _SYSTEM_ROLES:
-        return TranscriptMessage(
-            role="user" if role == "user" else "system", text=text, source_line=line
-        )
+        return TranscriptMessage(role="user" if role == "user" else "system", text=text, source_line=line)
     if role == "assistant":
-        calls = [
-            map_tool_call(call, where=f"{where}.tool_calls")
-            for call in item.get("tool_calls") or ()
-        ]
+        calls = [map_tool_call(call, where=f"{where}.tool_calls") for call in item.get("tool_calls") or ()]
         legacy = item.get("function_call")
         if isinstance(legacy, dict):
             # The pre-tools API had no call ids; derive one from the line so it is stable.
             call_id = f"function_call-{line}"
             name = text_of(legacy.get("name"), where=f"{where}.function_call.name")
             legacy_calls[name] = call_id
-            calls.append(
-                ToolCall(id=call_id, name=name, arguments=json_arguments(legacy.get("arguments")))
-            )
+            calls.append(ToolCall(id=call_id, name=name, arguments=json_arguments(legacy.get("arguments"))))
         refusal = item.get("refusal")
         if isinstance(refusal, str) and refusal and not text:
             text = refusal
-        return TranscriptMessage(
-            role="assistant", text=text, tool_calls=tuple(calls), source_line=line
-        )
+        return TranscriptMessage(role="assistant", text=text, tool_calls=tuple(calls), source_line=line)
     if role == "tool":
         call_id = item.get("tool_call_id")
         if not isinstance(call_id, str):
@@ -106,9 +93,7 @@ def map_tool_call(call: object, *, where: str) -> ToolCall:
     function = call.get("function")
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
         raise RecordProblem(f"{where} entry {call['id']!r} has no function name")
-    return ToolCall(
-        id=call["id"], name=function["name"], arguments=json_arguments(function.get("arguments"))
-    )
+    return ToolCall(id=call["id"], name=function["name"], arguments=json_arguments(function.get("arguments")))
 
 
 def content_text(content: object, *, where: str) -> str:
@@ -127,11 +112,7 @@ def content_text(content: object, *, where: str) -> str:
         elif kind in ("image_url", "input_image"):
             image = part.get("image_url")
             url = image.get("url") if isinstance(image, dict) else image
-            parts.append(
-                url_placeholder("image", url)
-                if isinstance(url, str)
-                else placeholder("image", None, None)
-            )
+            parts.append(url_placeholder("image", url) if isinstance(url, str) else placeholder("image", None, None))
         elif kind == "input_audio":
             audio = part.get("input_audio") if isinstance(part.get("input_audio"), dict) else {}
             data = audio.get("data")

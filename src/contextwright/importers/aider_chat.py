@@ -62,23 +62,15 @@ def _session(lines: list[str], begin: int, end: int) -> list[TranscriptMessage]:
     def flush() -> None:
         if in_user:
             text = trim_block(block)
-            messages.append(
-                TranscriptMessage(
-                    role="user", text=text, source_line=block_start, meta=text.startswith("/")
-                )
-            )
+            messages.append(TranscriptMessage(role="user", text=text, source_line=block_start, meta=text.startswith("/")))
             return
         text = trim_block(block)
         if not text:
             return
         if any(m.role == "user" for m in messages):
-            messages.append(
-                TranscriptMessage(role="assistant", text=text, model=model, source_line=block_start)
-            )
+            messages.append(TranscriptMessage(role="assistant", text=text, model=model, source_line=block_start))
         else:
-            messages.append(
-                TranscriptMessage(role="user", text=text, source_line=block_start, meta=True)
-            )
+            messages.append(TranscriptMessage(role="user", text=text, source_line=block_start, meta=True))
 
     for number in range(body_start, end):
         line = lines[number]

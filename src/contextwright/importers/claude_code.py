@@ -140,18 +140,13 @@ def _active_thread(mapped: list[_Mapped], parents: dict[str, str | None]) -> lis
         chain.add(node)
         node = parents.get(node)
     calls_on_chain = {call.id for m in mapped if m.uuid in chain for call in m.calls}
-    return [
-        m for m in mapped if m.uuid is None or m.uuid in chain or _answers_only(m, calls_on_chain)
-    ]
+    return [m for m in mapped if m.uuid is None or m.uuid in chain or _answers_only(m, calls_on_chain)]
 
 
 def _answers_only(mapped: _Mapped, calls: set[str]) -> bool:
     if not mapped.user:
         return False
-    return all(
-        message.role == "tool" and all(r.call_id in calls for r in message.tool_results)
-        for message in mapped.user
-    )
+    return all(message.role == "tool" and all(r.call_id in calls for r in message.tool_results) for message in mapped.user)
 
 
 def _assemble(mapped: list[_Mapped]) -> list[TranscriptMessage]:
@@ -194,9 +189,7 @@ def _map_record(record: dict[str, Any], line: int) -> _Mapped:
     uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
     at = to_utc(record["timestamp"]) if "timestamp" in record else None
     if record["type"] == "user":
-        return _Mapped(
-            line=line, uuid=uuid, at=at, user=_map_user(record, message, line=line, at=at)
-        )
+        return _Mapped(line=line, uuid=uuid, at=at, user=_map_user(record, message, line=line, at=at))
     mapped = _Mapped(
         line=line,
         uuid=uuid,
@@ -229,9 +222,7 @@ def _map_record(record: dict[str, Any], line: int) -> _Mapped:
     return mapped
 
 
-def _map_user(
-    record: dict[str, Any], message: dict[str, Any], *, line: int, at: str | None
-) -> list[TranscriptMessage]:
+def _map_user(record: dict[str, Any], message: dict[str, Any], *, line: int, at: str | None) -> list[TranscriptMessage]:
     content = message.get("content")
     if isinstance(content, str):
         blocks: list[Any] = [{"type": "text", "text": content}]
@@ -262,11 +253,7 @@ def _map_user(
             raise RecordProblem(f"unknown user content block type {kind!r}")
     out: list[TranscriptMessage] = []
     if results:
-        out.append(
-            TranscriptMessage(
-                role="tool", text="", tool_results=tuple(results), at=at, source_line=line
-            )
-        )
+        out.append(TranscriptMessage(role="tool", text="", tool_results=tuple(results), at=at, source_line=line))
     if texts:
         text = "\n\n".join(texts)
         meta = bool(record.get("isMeta") or record.get("isCompactSummary"))

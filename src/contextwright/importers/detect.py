@@ -64,9 +64,7 @@ def detect_format(path: PathLike) -> str:
         return swe_agent.FORMAT
     found = _sniff(text)
     if found is None:
-        raise TranscriptError(
-            str(path), f"cannot tell the transcript format; known formats: {', '.join(FORMATS)}"
-        )
+        raise TranscriptError(str(path), f"cannot tell the transcript format; known formats: {', '.join(FORMATS)}")
     return found
 
 
@@ -108,9 +106,7 @@ def _sniff_jsonl(text: str) -> str | None:
         if isinstance(value, dict):
             records.append(value)
     for record in records:
-        if record.get("type") in _CLAUDE_RECORD_TYPES and (
-            "uuid" in record or "sessionId" in record or "leafUuid" in record
-        ):
+        if record.get("type") in _CLAUDE_RECORD_TYPES and ("uuid" in record or "sessionId" in record or "leafUuid" in record):
             return claude_code.FORMAT
         if "role" in record or isinstance(record.get("messages"), list):
             return openai_chat.FORMAT
@@ -119,9 +115,7 @@ def _sniff_jsonl(text: str) -> str | None:
     return None
 
 
-def load_transcripts(
-    paths: Iterable[PathLike] | PathLike, *, format: str = "auto", lenient: bool = False
-) -> list[Transcript]:
+def load_transcripts(paths: Iterable[PathLike] | PathLike, *, format: str = "auto", lenient: bool = False) -> list[Transcript]:
     """Load every session in the given files, in order (a file may hold several).
 
     ``format="auto"`` detects each file's format; ``lenient=True`` skips malformed or
@@ -132,9 +126,7 @@ def load_transcripts(
     transcripts: list[Transcript] = []
     for path in paths:
         if format != "auto" and format not in _PARSERS:
-            raise TranscriptError(
-                str(path), f"unknown format {format!r}; known formats: {', '.join(FORMATS)}"
-            )
+            raise TranscriptError(str(path), f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
         chosen = detect_format(path) if format == "auto" else format
         transcripts.extend(_PARSERS[chosen](path, lenient=lenient))
     return transcripts
@@ -144,7 +136,5 @@ def load_transcript(path: PathLike, *, format: str = "auto", lenient: bool = Fal
     """Load a file holding exactly one session (see :func:`load_transcripts`)."""
     transcripts = load_transcripts([path], format=format, lenient=lenient)
     if len(transcripts) != 1:
-        raise TranscriptError(
-            str(path), f"holds {len(transcripts)} sessions; use load_transcripts() to read them all"
-        )
+        raise TranscriptError(str(path), f"holds {len(transcripts)} sessions; use load_transcripts() to read them all")
     return transcripts[0]

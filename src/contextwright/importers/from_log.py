@@ -52,9 +52,7 @@ def transcript_from_log(log: EventLog, session_id: str) -> Transcript:
     return transcript_from_events(events, session_id=session_id, read_artifact=log.get_artifact)
 
 
-def transcript_from_events(
-    events: Iterable[Event], *, session_id: str, read_artifact: ReadArtifact | None = None
-) -> Transcript:
+def transcript_from_events(events: Iterable[Event], *, session_id: str, read_artifact: ReadArtifact | None = None) -> Transcript:
     """The transcript of one session's ``events``; ``read_artifact`` restores full tool outputs."""
     messages: list[TranscriptMessage] = []
     system: str | None = None
@@ -84,8 +82,7 @@ def transcript_from_events(
                 )
             case "message.assistant":
                 calls = tuple(
-                    ToolCall(id=call.id, name=call.name, arguments=to_plain(call.arguments))
-                    for call in payload.tool_calls
+                    ToolCall(id=call.id, name=call.name, arguments=to_plain(call.arguments)) for call in payload.tool_calls
                 )
                 messages.append(
                     TranscriptMessage(
@@ -105,19 +102,13 @@ def transcript_from_events(
                     is_error=payload.is_error,
                     exit_code=payload.exit_code,
                 )
-                messages.append(
-                    TranscriptMessage(
-                        role="tool", text="", tool_results=(result,), at=at, source_line=event.seq
-                    )
-                )
+                messages.append(TranscriptMessage(role="tool", text="", tool_results=(result,), at=at, source_line=event.seq))
             case "model.response":
                 _attach_usage(messages, payload.usage)
             case _:
                 pass  # derived state (plans, frames, relief, telemetry) is not conversation
     reader = Reader(path=f"log:{session_id}", lenient=False)
-    return build_transcript(
-        reader, format=FORMAT, session_id=session_id, messages=messages, system=system, tools=tools
-    )
+    return build_transcript(reader, format=FORMAT, session_id=session_id, messages=messages, system=system, tools=tools)
 
 
 def _full_output(payload: Any, read_artifact: ReadArtifact | None) -> str:

@@ -38,9 +38,7 @@ def looks_like(document: object) -> bool:
         return isinstance(document.get("messages"), list) or "role" in document
     if isinstance(document, list) and document:
         first = document[0]
-        return isinstance(first, dict) and (
-            "role" in first or isinstance(first.get("messages"), list)
-        )
+        return isinstance(first, dict) and ("role" in first or isinstance(first.get("messages"), list))
     return False
 
 
@@ -65,9 +63,7 @@ def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
         return [_transcript(reader, stem, system, messages, tools=())]
     if _is_conversation(document):
         return [_conversation(reader, document, stem, where="messages")]
-    raise reader.fail(
-        "not OpenAI chat format: expected a list of messages or an object with 'messages'"
-    )
+    raise reader.fail("not OpenAI chat format: expected a list of messages or an object with 'messages'")
 
 
 def _is_conversation(value: object) -> bool:
@@ -77,20 +73,13 @@ def _is_conversation(value: object) -> bool:
 def _parse_jsonl(reader: Reader, text: str, stem: str) -> list[Transcript]:
     rows = list(iter_jsonl(reader, text))
     if rows and all(_is_conversation(value) for _, value in rows):
-        transcripts = [
-            _conversation(reader, value, f"{stem}:{line}", where="messages", line=line)
-            for line, value in rows
-        ]
+        transcripts = [_conversation(reader, value, f"{stem}:{line}", where="messages", line=line) for line, value in rows]
         # Unparseable lines belong to no session; report them with the first one.
         if reader.skipped:
-            transcripts[0] = replace(
-                transcripts[0], skipped=transcripts[0].skipped + reader.skipped
-            )
+            transcripts[0] = replace(transcripts[0], skipped=transcripts[0].skipped + reader.skipped)
         return transcripts
     lines = [line for line, _ in rows]
-    system, messages = map_chat_messages(
-        reader, [value for _, value in rows], lines=lines, where="line"
-    )
+    system, messages = map_chat_messages(reader, [value for _, value in rows], lines=lines, where="line")
     return [_transcript(reader, stem, system, messages, tools=())]
 
 
@@ -109,14 +98,8 @@ def _conversation(
     system, messages = map_chat_messages(reader, raw, lines=lines, where=where)
     session = document.get("session_id") or document.get("id")
     tools = [tool for tool in document.get("tools") or () if isinstance(tool, dict)]
-    return _transcript(
-        reader, session if isinstance(session, str) else default_id, system, messages, tools=tools
-    )
+    return _transcript(reader, session if isinstance(session, str) else default_id, system, messages, tools=tools)
 
 
-def _transcript(
-    reader: Reader, session_id: str, system: str | None, messages: list[Any], *, tools: Any
-) -> Transcript:
-    return build_transcript(
-        reader, format=FORMAT, session_id=session_id, messages=messages, system=system, tools=tools
-    )
+def _transcript(reader: Reader, session_id: str, system: str | None, messages: list[Any], *, tools: Any) -> Transcript:
+    return build_transcript(reader, format=FORMAT, session_id=session_id, messages=messages, system=system, tools=tools)

@@ -31,9 +31,7 @@ FORMAT = "openhands-llm-completions"
 def looks_like(document: object) -> bool:
     """True for a recorded completion call: ``messages`` plus a ``response`` object."""
     return (
-        isinstance(document, dict)
-        and isinstance(document.get("messages"), list)
-        and isinstance(document.get("response"), dict)
+        isinstance(document, dict) and isinstance(document.get("messages"), list) and isinstance(document.get("response"), dict)
     )
 
 
@@ -72,9 +70,7 @@ def _map_response(document: dict[str, Any], *, line: int) -> TranscriptMessage:
     if not isinstance(message, dict):
         raise RecordProblem("response.choices[0] has no message")
     where = "response.choices[0].message"
-    calls = tuple(
-        map_tool_call(call, where=f"{where}.tool_calls") for call in message.get("tool_calls") or ()
-    )
+    calls = tuple(map_tool_call(call, where=f"{where}.tool_calls") for call in message.get("tool_calls") or ())
     stamp = document.get("timestamp")
     return TranscriptMessage(
         role="assistant",

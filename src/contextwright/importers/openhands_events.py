@@ -48,11 +48,7 @@ _SKIPPED_OBSERVATIONS = frozenset({"agent_state_changed", "recall", "null", "con
 
 
 def _is_event(value: object) -> bool:
-    return (
-        isinstance(value, dict)
-        and "source" in value
-        and ("action" in value or "observation" in value)
-    )
+    return isinstance(value, dict) and "source" in value and ("action" in value or "observation" in value)
 
 
 def looks_like(document: object) -> bool:
@@ -71,9 +67,7 @@ def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
     except json.JSONDecodeError:
         records = [(line, value) for line, value in iter_jsonl(reader, text) if looks_like(value)]
         if not records:
-            raise reader.fail(
-                "neither a JSON event array nor JSONL of evaluation records"
-            ) from None
+            raise reader.fail("neither a JSON event array nor JSONL of evaluation records") from None
         return [_session(reader, value, f"{stem}:{line}") for line, value in records]
     if not looks_like(document):
         raise reader.fail("not an OpenHands event array or evaluation record with 'history'")
@@ -156,11 +150,7 @@ def _map_action(event: dict[str, Any], line: int, at: str | None, state: _State)
         state.tools = [tool for tool in args.get("tools") or () if isinstance(tool, dict)]
     elif action == "message":
         text = text_of(args.get("content", event.get("message")), where="message content")
-        images = [
-            url_placeholder("image", url)
-            for url in args.get("image_urls") or ()
-            if isinstance(url, str)
-        ]
+        images = [url_placeholder("image", url) for url in args.get("image_urls") or () if isinstance(url, str)]
         text = "\n\n".join([text, *images]) if images else text
         role = "user" if source == "user" else "assistant"
         state.out.append(TranscriptMessage(role=role, text=text, at=at, source_line=line))
@@ -171,9 +161,7 @@ def _map_action(event: dict[str, Any], line: int, at: str | None, state: _State)
     else:
         # A user or environment action no model asked for: visible only as a notice.
         notice = text_of(event.get("message"), where="message")
-        state.out.append(
-            TranscriptMessage(role="user", text=notice, at=at, source_line=line, meta=True)
-        )
+        state.out.append(TranscriptMessage(role="user", text=notice, at=at, source_line=line, meta=True))
 
 
 def _map_tool_action(
@@ -187,27 +175,13 @@ def _map_tool_action(
     event_id = event.get("id")
     if not isinstance(event_id, int):
         raise RecordProblem(f"{action!r} action has no integer id")
-    metadata = (
-        event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else {}
-    )
-    call_id = (
-        metadata.get("tool_call_id")
-        if isinstance(metadata.get("tool_call_id"), str)
-        else f"event-{event_id}"
-    )
-    name = (
-        metadata.get("function_name") if isinstance(metadata.get("function_name"), str) else action
-    )
-    response = (
-        metadata.get("model_response") if isinstance(metadata.get("model_response"), dict) else {}
-    )
+    metadata = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else {}
+    call_id = metadata.get("tool_call_id") if isinstance(metadata.get("tool_call_id"), str) else f"event-{event_id}"
+    name = metadata.get("function_name") if isinstance(metadata.get("function_name"), str) else action
+    response = metadata.get("model_response") if isinstance(metadata.get("model_response"), dict) else {}
     message = _response_message(response)
     recorded = next(
-        (
-            c
-            for c in message.get("tool_calls") or ()
-            if isinstance(c, dict) and c.get("id") == call_id
-        ),
+        (c for c in message.get("tool_calls") or () if isinstance(c, dict) and c.get("id") == call_id),
         None,
     )
     if recorded is not None and isinstance(recorded.get("function"), dict):
@@ -257,16 +231,10 @@ def _map_observation(event: dict[str, Any], line: int, at: str | None, state: _S
             call_id=state.calls_by_event[cause],
             output=content,
             is_error=kind == "error",
-            exit_code=exit_code
-            if isinstance(exit_code, int) and not isinstance(exit_code, bool)
-            else None,
+            exit_code=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
         )
-        state.out.append(
-            TranscriptMessage(role="tool", text="", tool_results=(result,), at=at, source_line=line)
-        )
+        state.out.append(TranscriptMessage(role="tool", text="", tool_results=(result,), at=at, source_line=line))
     elif kind in _SKIPPED_OBSERVATIONS:
         return
     else:
-        state.out.append(
-            TranscriptMessage(role="user", text=content, at=at, source_line=line, meta=True)
-        )
+        state.out.append(TranscriptMessage(role="user", text=content, at=at, source_line=line, meta=True))

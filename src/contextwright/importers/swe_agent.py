@@ -89,9 +89,7 @@ class _Walk:
             line = index + 1
             try:
                 if not isinstance(item, dict):
-                    raise RecordProblem(
-                        f"history[{index}] is {type(item).__name__}, expected an object"
-                    )
+                    raise RecordProblem(f"history[{index}] is {type(item).__name__}, expected an object")
                 if item.get("is_demo"):
                     continue
                 role = item.get("role")
@@ -104,16 +102,12 @@ class _Walk:
             except RecordProblem as problem:
                 self.reader.reject(line, str(problem))
 
-    def _entry(
-        self, item: dict[str, Any], role: object, text: str, line: int, *, where: str
-    ) -> None:
+    def _entry(self, item: dict[str, Any], role: object, text: str, line: int, *, where: str) -> None:
         if role == "assistant":
             thought = item.get("thought")
             said = thought if isinstance(thought, str) else text
             if item.get("tool_calls"):
-                calls = tuple(
-                    map_tool_call(c, where=f"{where}.tool_calls") for c in item["tool_calls"]
-                )
+                calls = tuple(map_tool_call(c, where=f"{where}.tool_calls") for c in item["tool_calls"])
                 self._assistant(said, calls, line, text_mode=False)
             elif isinstance(item.get("action"), str) and item["action"].strip():
                 self._assistant(said, (self._text_call(item["action"]),), line, text_mode=True)
@@ -124,9 +118,7 @@ class _Walk:
             if not all(isinstance(i, str) for i in ids):
                 raise RecordProblem(f"{where} is a tool message without tool_call_ids")
             results = tuple(ToolResult(call_id=i, output=text) for i in ids)
-            self.out.append(
-                TranscriptMessage(role="tool", text="", tool_results=results, source_line=line)
-            )
+            self.out.append(TranscriptMessage(role="tool", text="", tool_results=results, source_line=line))
         elif role == "user" and self.pending is not None:
             self._result(self.pending, text, line)
         elif role == "user" or role == "system":
@@ -142,19 +134,13 @@ class _Walk:
             line = index + 1
             try:
                 if not isinstance(step, dict):
-                    raise RecordProblem(
-                        f"trajectory[{index}] is {type(step).__name__}, expected an object"
-                    )
-                observation = text_of(
-                    step.get("observation"), where=f"trajectory[{index}].observation"
-                )
+                    raise RecordProblem(f"trajectory[{index}] is {type(step).__name__}, expected an object")
+                observation = text_of(step.get("observation"), where=f"trajectory[{index}].observation")
                 if index >= self.actions:
                     action = text_of(step.get("action"), where=f"trajectory[{index}].action")
                     thought = text_of(step.get("thought"), where=f"trajectory[{index}].thought")
                     if not action.strip():
-                        self.out.append(
-                            TranscriptMessage(role="assistant", text=thought, source_line=line)
-                        )
+                        self.out.append(TranscriptMessage(role="assistant", text=thought, source_line=line))
                         continue
                     self._assistant(thought, (self._text_call(action),), line, text_mode=True)
                 unanswered = self._unanswered()
@@ -165,25 +151,17 @@ class _Walk:
                 self.reader.reject(line, f"trajectory step {index + 1}: {problem}")
 
     def _text_call(self, action: str) -> ToolCall:
-        return ToolCall(
-            id=f"step-{self.actions + 1}", name="bash", arguments={"command": action.rstrip("\n")}
-        )
+        return ToolCall(id=f"step-{self.actions + 1}", name="bash", arguments={"command": action.rstrip("\n")})
 
-    def _assistant(
-        self, text: str, calls: tuple[ToolCall, ...], line: int, *, text_mode: bool
-    ) -> None:
+    def _assistant(self, text: str, calls: tuple[ToolCall, ...], line: int, *, text_mode: bool) -> None:
         self.actions += 1
-        self.out.append(
-            TranscriptMessage(role="assistant", text=text, tool_calls=calls, source_line=line)
-        )
+        self.out.append(TranscriptMessage(role="assistant", text=text, tool_calls=calls, source_line=line))
         # Only text-mode observations arrive as plain user entries.
         self.pending = calls[0].id if text_mode else None
 
     def _result(self, call_id: str, output: str, line: int) -> None:
         result = ToolResult(call_id=call_id, output=output)
-        self.out.append(
-            TranscriptMessage(role="tool", text="", tool_results=(result,), source_line=line)
-        )
+        self.out.append(TranscriptMessage(role="tool", text="", tool_results=(result,), source_line=line))
         self.pending = None
 
     def _unanswered(self) -> list[str]:
@@ -191,8 +169,6 @@ class _Walk:
         for position in range(len(self.out) - 1, -1, -1):
             message = self.out[position]
             if message.role == "assistant" and message.tool_calls:
-                answered = {
-                    r.call_id for later in self.out[position + 1 :] for r in later.tool_results
-                }
+                answered = {r.call_id for later in self.out[position + 1 :] for r in later.tool_results}
                 return [c.id for c in message.tool_calls if c.id not in answered]
         return []

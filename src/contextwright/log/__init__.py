@@ -25,7 +25,7 @@ def parse_store_url(url: str) -> tuple[str, str, dict[str, str]]:
     if url.startswith("memory://") or url == "memory":
         return "memory", "", {}
     if url.startswith("sqlite://"):
-        rest = url[len("sqlite://"):]
+        rest = url[len("sqlite://") :]
         if not rest.startswith("/"):
             raise UsageError(f"bad SQLite URL {url!r}: write sqlite:///path/to/file.db")
         return "sqlite", rest[1:], {}

@@ -165,7 +165,7 @@ class EventLog(abc.ABC):
     def _setting(self, key: str, default: str) -> str:
         """Insert ``default`` under ``key`` unless present; return the stored value."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a no-op by default; adapters with connections override it
         """Release connections; the log must not be used afterwards."""
 
     def __enter__(self) -> EventLog:
@@ -177,9 +177,7 @@ class EventLog(abc.ABC):
     # -- what adapters implement ---------------------------------------------
 
     @abc.abstractmethod
-    def _append(
-        self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int
-    ) -> list[StoredRow]:
+    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
         """Store ``events`` atomically under the contract; use :func:`resolve_replay`."""
 
     @abc.abstractmethod
@@ -257,9 +255,7 @@ def prepare_events(events: Iterable[NewEvent | Any]) -> list[PreparedEvent]:
                 raise UsageError(f"idempotency key {key!r} appears twice in one batch")
             seen_keys.add(key)
         text = payload_json(payload)
-        prepared.append(
-            PreparedEvent(type=name, payload_json=text, payload_sha256=payload_digest(text), idempotency_key=key)
-        )
+        prepared.append(PreparedEvent(type=name, payload_json=text, payload_sha256=payload_digest(text), idempotency_key=key))
     if not prepared:
         raise UsageError("append needs at least one event")
     return prepared

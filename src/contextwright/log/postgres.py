@@ -122,9 +122,7 @@ class PostgresEventLog(EventLog):
             with conn.transaction():
                 return self._append_locked(conn, session_id, events, expected_seq)
 
-    def _append_locked(
-        self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int
-    ) -> list[StoredRow]:
+    def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[StoredRow]:
         conn.execute(
             self._sql("INSERT INTO {schema}.cw_sessions (session_id, last_seq) VALUES (%s, 0) ON CONFLICT DO NOTHING"),
             (session_id,),
@@ -172,8 +170,7 @@ class PostgresEventLog(EventLog):
         with translating_psycopg(f"reading session {session_id!r}"), self._pool.connection() as conn:
             rows = conn.execute(
                 self._sql(
-                    f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s AND seq > %s "
-                    "ORDER BY seq LIMIT %s"
+                    f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s"
                 ),
                 (session_id, after_seq, limit),
             ).fetchall()

@@ -65,9 +65,7 @@ class SQLiteEventLog(EventLog):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             with translating_sqlite(f"opening {self.path}"):
-                conn = sqlite3.connect(
-                    self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-                )
+                conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={self._synchronous}")
                 conn.execute("PRAGMA foreign_keys=ON")
@@ -183,17 +181,19 @@ class SQLiteEventLog(EventLog):
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
         with translating_sqlite(f"reading session {session_id!r}"):
-            rows = self._conn().execute(
-                f"SELECT {_COLUMNS} FROM cw_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (session_id, after_seq, -1 if limit is None else limit),
-            ).fetchall()
+            rows = (
+                self._conn()
+                .execute(
+                    f"SELECT {_COLUMNS} FROM cw_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                    (session_id, after_seq, -1 if limit is None else limit),
+                )
+                .fetchall()
+            )
         return [_row(r) for r in rows]
 
     def _last_seq(self, session_id: str) -> int:
         with translating_sqlite(f"reading the last seq of {session_id!r}"):
-            row = self._conn().execute(
-                "SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
+            row = self._conn().execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
         return int(row[0]) if row else 0
 
     def _put_artifact(self, ref: str, kind: str, content: str) -> None:

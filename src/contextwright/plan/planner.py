@@ -145,7 +145,9 @@ class ContextPlanner:
         current = self._require_current("revoke a tool immediately")
         if tool_name not in current.prefix.tool_names():
             raise UsageError(f"tool {tool_name!r} is not in the prefix of epoch {current.epoch}")
-        return self._new_plan(current.epoch + 1, current.model, current.prefix.without_tool(tool_name), reason="forced_revocation")
+        return self._new_plan(
+            current.epoch + 1, current.model, current.prefix.without_tool(tool_name), reason="forced_revocation"
+        )
 
     # -- internals ----------------------------------------------------------------
 

@@ -74,9 +74,7 @@ def omission_marker(*, first: int, last: int, total: int, pointer: str | None = 
     if pointer is not None and (not pointer or any(c.isspace() for c in pointer)):
         raise UsageError(f"pointer must be a non-empty string without whitespace, got {pointer!r}")
     ref = f"; full output: {pointer}" if pointer else ""
-    return MARKER_TEMPLATE.format(
-        omitted=last - first + 1, first=first, last=last, total=total, ref=ref
-    )
+    return MARKER_TEMPLATE.format(omitted=last - first + 1, first=first, last=last, total=total, ref=ref)
 
 
 def parse_marker(line: str) -> MarkerInfo | None:

@@ -50,9 +50,7 @@ class CompactionResult:
 class Compactor(Protocol):
     """Anything that turns a surface into a compaction proposal, without writing."""
 
-    def __call__(
-        self, surface: Surface, *, epoch: int, trigger: Literal["pressure", "overflow", "manual"]
-    ) -> CompactionResult:
+    def __call__(self, surface: Surface, *, epoch: int, trigger: Literal["pressure", "overflow", "manual"]) -> CompactionResult:
         """Propose a compaction of ``surface``."""
         ...
 
@@ -117,7 +115,9 @@ def compact(
                     if result.trust in TRUSTED:
                         note = f"{outcome}{code}: {_extract(result.output, 80)}"
                     else:
-                        pointer = result.artifact or ArtifactPointer(ref=stored.ref, trust=result.trust, size_chars=len(result.output), kind="tool_output")
+                        pointer = result.artifact or ArtifactPointer(
+                            ref=stored.ref, trust=result.trust, size_chars=len(result.output), kind="tool_output"
+                        )
                         elided.append(pointer)
                         note = f"{outcome}{code} {short_ref(pointer.ref)}"
                     tools.setdefault(call.name, []).append(note)
@@ -175,7 +175,7 @@ def _condense(lines: list[str]) -> list[str]:
         if line.startswith("  Assistant: "):
             continue
         if line.startswith("  Tools: "):
-            failures = [part for part in line[len("  Tools: "):].split("; ") if "failed" in part or "denied" in part]
+            failures = [part for part in line[len("  Tools: ") :].split("; ") if "failed" in part or "denied" in part]
             if not failures:
                 continue
             line = "  Tools (failures only): " + "; ".join(failures)

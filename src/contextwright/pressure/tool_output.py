@@ -72,7 +72,14 @@ def prepare_output(
     """Compress and cap ``output`` whose original is stored under ``ref``."""
     text, kind = output, "text"
     if policy.compress:
-        compressed = compress(output, kind=policy.kind, budget_tokens=policy.budget_tokens, exit_code=exit_code, pointer=ref, count_tokens=count_tokens)
+        compressed = compress(
+            output,
+            kind=policy.kind,
+            budget_tokens=policy.budget_tokens,
+            exit_code=exit_code,
+            pointer=ref,
+            count_tokens=count_tokens,
+        )
         text, kind = compressed.text, compressed.kind
     capped = cap_output(text, max_chars=policy.max_chars, pointer=ref)
     pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(output), kind=kind)  # type: ignore[arg-type]

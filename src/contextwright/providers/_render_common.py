@@ -33,8 +33,7 @@ def check_request(request: NeutralRequest, caps: ProviderCapabilities, *, provid
     """Reject what no renderer maps: wrong provider, bad stable count, parts in the wrong role."""
     if caps.provider != provider:
         raise RenderError(
-            f"capabilities are for provider {caps.provider!r}, "
-            f"this renderer writes {provider!r} bodies",
+            f"capabilities are for provider {caps.provider!r}, this renderer writes {provider!r} bodies",
             session_id=request.session_id,
         )
     if not 0 <= request.stable_messages <= len(request.messages):
@@ -70,15 +69,13 @@ def check_part_role(
     """Tool calls come from the assistant and results go back as the user; nothing else maps."""
     if isinstance(part, ToolCallPart) and message.role != "assistant":
         raise RenderError(
-            f"message {index}: tool call {part.id!r} in a {message.role} message; "
-            "only the assistant calls tools",
+            f"message {index}: tool call {part.id!r} in a {message.role} message; only the assistant calls tools",
             session_id=request.session_id,
             message_index=index,
         )
     if isinstance(part, ToolResultPart) and message.role != "user":
         raise RenderError(
-            f"message {index}: tool result {part.call_id!r} in a {message.role} message; "
-            "results are user content",
+            f"message {index}: tool result {part.call_id!r} in a {message.role} message; results are user content",
             session_id=request.session_id,
             message_index=index,
         )

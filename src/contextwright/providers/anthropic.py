@@ -154,15 +154,11 @@ def plan_breakpoints(
 def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
     check_request(request, caps, provider="anthropic")
     tools = tuple(_map_tool(tool) for tool in request.tools)
-    system = tuple(
-        {"type": "text", "text": block.text} for block in request.system if not is_blank(block.text)
-    )
+    system = tuple({"type": "text", "text": block.text} for block in request.system if not is_blank(block.text))
     turns: list[_Turn] = []
     for index, message in enumerate(request.messages):
         stable = index < request.stable_messages
-        blocks = tuple(
-            block for part in message.parts if (block := _map_part(part, stable)) is not None
-        )
+        blocks = tuple(block for part in message.parts if (block := _map_part(part, stable)) is not None)
         if not blocks:
             continue
         if turns and turns[-1].role == message.role:
@@ -173,21 +169,16 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
         else:
             turns.append(_Turn(role=message.role, blocks=blocks))
     if not turns:
-        raise RenderError(
-            "the request has no message content to send", session_id=request.session_id
-        )
+        raise RenderError("the request has no message content to send", session_id=request.session_id)
     if turns[0].role != "user":
         raise RenderError(
-            "the conversation starts with an assistant message; "
-            "the Messages API needs a user turn first",
+            "the conversation starts with an assistant message; the Messages API needs a user turn first",
             session_id=request.session_id,
         )
     # tool_result blocks must open the user turn that answers a tool_use; text follows them
     # (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
     ordered = tuple(
-        _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result)))
-        if t.role == "user"
-        else t
+        _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result))) if t.role == "user" else t
         for t in turns
     )
     return _Layout(tools=tools, system=system, turns=ordered)
@@ -206,9 +197,7 @@ def _map_part(part: TextPart | ToolCallPart | ToolResultPart, stable: bool) -> _
         case TextPart():
             if is_blank(part.text):
                 return None  # the API rejects empty and whitespace-only text blocks
-            return _Block(
-                payload={"type": "text", "text": part.text}, stable=stable and not part.volatile
-            )
+            return _Block(payload={"type": "text", "text": part.text}, stable=stable and not part.volatile)
         case ToolCallPart():
             payload = {
                 "type": "tool_use",
@@ -239,14 +228,9 @@ def _wire_id(call_id: str) -> str:
     return f"{_NOT_ID_CHAR.sub('_', call_id)}_{digest}"
 
 
-def _plan(
-    layout: _Layout, caps: ProviderCapabilities, *, prefix_ttl: Ttl, previous: _Layout | None
-) -> tuple[Breakpoint, ...]:
+def _plan(layout: _Layout, caps: ProviderCapabilities, *, prefix_ttl: Ttl, previous: _Layout | None) -> tuple[Breakpoint, ...]:
     if prefix_ttl not in caps.ttls:
-        raise RenderError(
-            f"prefix TTL {prefix_ttl!r} is not offered for {caps.model} "
-            f"(offered: {', '.join(caps.ttls)})"
-        )
+        raise RenderError(f"prefix TTL {prefix_ttl!r} is not offered for {caps.model} (offered: {', '.join(caps.ttls)})")
     marks: list[Breakpoint] = []
     # We cannot count tokens here, so a prefix shorter than caps.min_cacheable_tokens
     # still gets its marker: the provider then silently caches nothing and charges
@@ -294,9 +278,7 @@ def _lookback(
     return Breakpoint(position=target, ttl="5m", reason="lookback")
 
 
-def _assemble(
-    request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint, ...]
-) -> dict[str, Any]:
+def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint, ...]) -> dict[str, Any]:
     by_position = {mark.position: mark for mark in marks}
     position = 0
 
@@ -313,10 +295,7 @@ def _assemble(
 
     tools = [marked(tool) for tool in layout.tools]
     system = [marked(block) for block in layout.system]
-    messages = [
-        {"role": turn.role, "content": [marked(block.payload) for block in turn.blocks]}
-        for turn in layout.turns
-    ]
+    messages = [{"role": turn.role, "content": [marked(block.payload) for block in turn.blocks]} for turn in layout.turns]
     body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_output_tokens}
     if system:
         body["system"] = system

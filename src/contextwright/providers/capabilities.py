@@ -81,9 +81,7 @@ class ProviderCapabilities:
             raise UsageError(f"capabilities for {self.model}: at least one cache TTL is needed")
 
 
-def capabilities_for(
-    model: ResolvedModel, *, cache_retention: Retention = "24h"
-) -> ProviderCapabilities:
+def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h") -> ProviderCapabilities:
     """Resolve the renderer capabilities of a model."""
     cache = model.cache
     if model.provider == "anthropic":

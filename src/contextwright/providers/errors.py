@@ -176,14 +176,10 @@ _SDK_CLASS_OVERRIDES: Final[dict[str, type[ProviderError]]] = {
 #  OpenAI Chat: https://github.com/crewAIInc/crewAI-examples/issues/121
 #  OpenAI Responses: https://github.com/anomalyco/opencode/issues/6071
 _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum", re.IGNORECASE)
-_INPUT_PLUS_MAX = re.compile(
-    r"input length and `?max_tokens`? exceed context limit: (\d+) \+ (\d+) > (\d+)", re.IGNORECASE
-)
+_INPUT_PLUS_MAX = re.compile(r"input length and `?max_tokens`? exceed context limit: (\d+) \+ (\d+) > (\d+)", re.IGNORECASE)
 _OPENAI_LIMIT = re.compile(r"maximum context length is (\d+) tokens", re.IGNORECASE)
 _OPENAI_RESULTED = re.compile(r"your messages resulted in (\d+) tokens", re.IGNORECASE)
-_OPENAI_REQUESTED = re.compile(
-    r"you requested (\d+) tokens \((\d+) in the messages, (\d+) in the completion\)", re.IGNORECASE
-)
+_OPENAI_REQUESTED = re.compile(r"you requested (\d+) tokens \((\d+) in the messages, (\d+) in the completion\)", re.IGNORECASE)
 _CONTEXT_PHRASES: Final = (
     "prompt is too long",
     "exceed context limit",
@@ -217,9 +213,7 @@ def classify_provider_error(
         cls = ContextLengthExceeded
         extra = _context_numbers(message)
     elif family == "anthropic":
-        cls = _ANTHROPIC_CODES.get(fields["detail_code"] or "") or _ANTHROPIC_TYPES.get(
-            error_type or ""
-        )
+        cls = _ANTHROPIC_CODES.get(fields["detail_code"] or "") or _ANTHROPIC_TYPES.get(error_type or "")
     else:
         cls = _OPENAI_CODES.get(code or "") or _OPENAI_TYPES.get(error_type or "")
     if cls is None and status is not None:
@@ -264,9 +258,7 @@ def from_sdk_exception(exc: BaseException) -> ProviderError:
     family = _sdk_family(exc)
     names = _mro_names(exc)
     if family is None or "APIError" not in names:
-        raise UsageError(
-            f"not an anthropic/openai SDK APIError: {type(exc).__module__}.{type(exc).__name__}"
-        )
+        raise UsageError(f"not an anthropic/openai SDK APIError: {type(exc).__module__}.{type(exc).__name__}")
     body = getattr(exc, "body", None)
     message = str(getattr(exc, "message", "") or exc)
 
@@ -309,14 +301,8 @@ def from_sdk_exception(exc: BaseException) -> ProviderError:
         retry_after=_retry_after(headers),
     )
     # Some SDK subclasses encode a cause the status cannot (e.g. a spend limit sent as 429).
-    override = next(
-        (_SDK_CLASS_OVERRIDES[name] for name in names if name in _SDK_CLASS_OVERRIDES), None
-    )
-    if (
-        override is not None
-        and type(error) is not ContextLengthExceeded
-        and not isinstance(error, override)
-    ):
+    override = next((_SDK_CLASS_OVERRIDES[name] for name in names if name in _SDK_CLASS_OVERRIDES), None)
+    if override is not None and type(error) is not ContextLengthExceeded and not isinstance(error, override):
         fields = dict(error.fields)
         fields["retryable"] = issubclass(override, _RETRYABLE)
         fields.pop("retry_after", None)
@@ -369,9 +355,7 @@ def _read_body(body: Mapping[str, Any] | str | None) -> dict[str, Any]:
     error: Mapping[str, Any] = inner if isinstance(inner, Mapping) else body
     error_type = error.get("type")
     # A bare Anthropic envelope without an inner object says only "error".
-    out["error_type"] = (
-        error_type if isinstance(error_type, str) and error_type != "error" else None
-    )
+    out["error_type"] = error_type if isinstance(error_type, str) and error_type != "error" else None
     code = error.get("code")
     out["code"] = code if isinstance(code, str) else None
     message = error.get("message")
@@ -428,9 +412,7 @@ def _sdk_family(exc: BaseException) -> str | None:
 
 
 def _mro_names(exc: BaseException) -> tuple[str, ...]:
-    return tuple(
-        cls.__name__ for cls in type(exc).__mro__ if cls.__module__.split(".", 1)[0] in PROVIDERS
-    )
+    return tuple(cls.__name__ for cls in type(exc).__mro__ if cls.__module__.split(".", 1)[0] in PROVIDERS)
 
 
 def _headers(exc: BaseException) -> dict[str, str]:

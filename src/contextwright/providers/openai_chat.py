@@ -90,9 +90,7 @@ def _map_message(message: Message) -> list[dict[str, Any]]:
                 if not is_blank(part.text):
                     texts.append({"role": "user", "content": part.text})
             case ToolCallPart():
-                raise RenderError(
-                    f"tool call {part.id!r} in a user message"
-                )  # check_request rules this out
+                raise RenderError(f"tool call {part.id!r} in a user message")  # check_request rules this out
             case _:
                 assert_never(part)
     return results + texts
@@ -118,9 +116,7 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
                     }
                 )
             case ToolResultPart():
-                raise RenderError(
-                    f"tool result {part.call_id!r} in an assistant message"
-                )  # ruled out earlier
+                raise RenderError(f"tool result {part.call_id!r} in an assistant message")  # ruled out earlier
             case _:
                 assert_never(part)
     if not texts and not calls:

@@ -87,16 +87,12 @@ def _map_message(message: Message) -> list[dict[str, Any]]:
     for part in message.parts:
         match part:
             case ToolResultPart():
-                outputs.append(
-                    {"type": "function_call_output", "call_id": part.call_id, "output": part.text}
-                )
+                outputs.append({"type": "function_call_output", "call_id": part.call_id, "output": part.text})
             case TextPart():
                 if not is_blank(part.text):
                     texts.append({"role": "user", "content": part.text})
             case ToolCallPart():
-                raise RenderError(
-                    f"tool call {part.id!r} in a user message"
-                )  # check_request rules this out
+                raise RenderError(f"tool call {part.id!r} in a user message")  # check_request rules this out
             case _:
                 assert_never(part)
     return outputs + texts
@@ -119,9 +115,7 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
                     }
                 )
             case ToolResultPart():
-                raise RenderError(
-                    f"tool result {part.call_id!r} in an assistant message"
-                )  # ruled out earlier
+                raise RenderError(f"tool result {part.call_id!r} in an assistant message")  # ruled out earlier
             case _:
                 assert_never(part)
     return items

@@ -59,8 +59,7 @@ class UnknownModel(UsageError, LookupError):
 
     def __init__(self, model: str, *, known: tuple[str, ...], what: str = "price") -> None:
         super().__init__(
-            f"no {what} known for model {model!r} (normalized {normalize_model_id(model)!r}); "
-            f"known models: {', '.join(known)}",
+            f"no {what} known for model {model!r} (normalized {normalize_model_id(model)!r}); known models: {', '.join(known)}",
             model=model,
             known=known,
         )
@@ -129,9 +128,7 @@ def _d(value: str) -> Decimal:
 
 
 _A_PRICE = "Anthropic pricing page, snapshot 2026-08-21: https://platform.claude.com/docs/en/about-claude/pricing"
-_O_PRICE = (
-    "OpenAI pricing page, snapshot Aug-Sep 2026: https://developers.openai.com/api/docs/pricing"
-)
+_O_PRICE = "OpenAI pricing page, snapshot Aug-Sep 2026: https://developers.openai.com/api/docs/pricing"
 
 
 def _anthropic(
@@ -216,9 +213,7 @@ _ANTHROPIC_ROWS: Final[tuple[Price, ...]] = (
     *_anthropic(("claude-sonnet-5",), ("2.00", "2.50", "4.00", "0.20", "10.00")),
     *_anthropic(("claude-haiku-4-5",), ("1.00", "1.25", "2.00", "0.10", "5.00")),
     *_anthropic(("claude-haiku-3-5",), ("0.80", "1.00", "1.60", "0.08", "4.00")),
-    *_anthropic(
-        ("claude-fable-5", "claude-mythos-5"), ("10.00", "12.50", "20.00", "1.00", "50.00")
-    ),
+    *_anthropic(("claude-fable-5", "claude-mythos-5"), ("10.00", "12.50", "20.00", "1.00", "50.00")),
     # Later models whose cache-read multiplier is not 0.1x.
     *_anthropic(
         ("claude-opus-5-5",),
@@ -239,8 +234,7 @@ _ANTHROPIC_ROWS: Final[tuple[Price, ...]] = (
         ("claude-sonnet-5-5",),
         ("2.00", "2.50", "4.00", "0.10", "10.00"),
         effective_from=date(2026, 10, 7),
-        source="cache-read cut of 2026-10-07 (secondary price trackers): "
-        "https://github.com/kurofune/claudit/releases/tag/v1.9.2",
+        source="cache-read cut of 2026-10-07 (secondary price trackers): https://github.com/kurofune/claudit/releases/tag/v1.9.2",
     ),
     *_anthropic(
         ("claude-haiku-5-5",),
@@ -273,12 +267,8 @@ _OPENAI_ROWS: Final[tuple[Price, ...]] = (
     _openai("gpt-5-nano", ("0.05", "0.005", None, "0.40")),
     _openai("gpt-5.2", ("1.75", "0.175", None, "14.00")),
     # Above 272K input tokens the whole request moves to the long-context rates.
-    _openai(
-        "gpt-5.4", ("2.50", "0.25", None, "15.00"), long_context=(272_000, "5.00", "0.50", "22.50")
-    ),
-    _openai(
-        "gpt-5.5", ("5.00", "0.50", None, "30.00"), long_context=(272_000, "10.00", "1.00", "45.00")
-    ),
+    _openai("gpt-5.4", ("2.50", "0.25", None, "15.00"), long_context=(272_000, "5.00", "0.50", "22.50")),
+    _openai("gpt-5.5", ("5.00", "0.50", None, "30.00"), long_context=(272_000, "10.00", "1.00", "45.00")),
     # Promotional price, announced to last at least through 2026-11-21.
     _openai("gpt-5.6-sol", ("4.00", "0.40", "5.00", "20.00")),
     _openai("gpt-5.6-terra", ("2.00", "0.20", "2.50", "12.00")),
@@ -325,11 +315,7 @@ def price_for(model: str, on: date | None = None, *, table: Iterable[Price] = PR
     candidates = [row for row in rows if row.model == key]
     if not candidates:
         raise UnknownModel(model, known=known_models(rows))
-    in_effect = [
-        row
-        for row in candidates
-        if on is None or row.effective_from is None or row.effective_from <= on
-    ]
+    in_effect = [row for row in candidates if on is None or row.effective_from is None or row.effective_from <= on]
     if not in_effect:
         earliest = min(row.effective_from for row in candidates if row.effective_from is not None)
         raise NoPriceOnDate(model, on, earliest=earliest)  # type: ignore[arg-type]

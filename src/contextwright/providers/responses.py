@@ -25,14 +25,18 @@ def parse_response(response: Any) -> tuple[AssistantMessage, Usage | None]:
     """The assistant message and usage of a provider response (the kind is detected)."""
     data = response.model_dump() if hasattr(response, "model_dump") else response
     if not isinstance(data, Mapping):
-        raise MalformedProviderResponse(f"a response must be an SDK object or a mapping, not {type(response).__name__}", provider="unknown")
+        raise MalformedProviderResponse(
+            f"a response must be an SDK object or a mapping, not {type(response).__name__}", provider="unknown"
+        )
     if data.get("type") == "message" and "content" in data:
         return _anthropic(data)
     if "choices" in data:
         return _openai_chat(data)
     if data.get("object") == "response" or "output" in data:
         return _openai_responses(data)
-    raise MalformedProviderResponse("unrecognised response: not an Anthropic message, a chat completion or a response", provider="unknown")
+    raise MalformedProviderResponse(
+        "unrecognised response: not an Anthropic message, a chat completion or a response", provider="unknown"
+    )
 
 
 def _anthropic(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
@@ -45,7 +49,12 @@ def _anthropic(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]
             calls.append(ToolCall(id=block["id"], name=block["name"], arguments=dict(block.get("input") or {})))
         # thinking and server-tool blocks are not replayed into history
     usage = parse_anthropic_usage(data["usage"]) if data.get("usage") else None
-    message = AssistantMessage(text="\n".join(t for t in texts if t), tool_calls=tuple(calls), model=data.get("model"), stop_reason=data.get("stop_reason"))
+    message = AssistantMessage(
+        text="\n".join(t for t in texts if t),
+        tool_calls=tuple(calls),
+        model=data.get("model"),
+        stop_reason=data.get("stop_reason"),
+    )
     return message, usage
 
 
@@ -73,9 +82,13 @@ def _openai_responses(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage 
                 if part.get("type") in ("output_text", "text"):
                     texts.append(part.get("text", ""))
         elif kind == "function_call":
-            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"), provider="openai")))
+            calls.append(
+                ToolCall(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"), provider="openai"))
+            )
     usage = parse_openai_responses_usage(data["usage"]) if data.get("usage") else None
-    return AssistantMessage(text="\n".join(t for t in texts if t), tool_calls=tuple(calls), model=data.get("model"), stop_reason=data.get("status")), usage
+    return AssistantMessage(
+        text="\n".join(t for t in texts if t), tool_calls=tuple(calls), model=data.get("model"), stop_reason=data.get("status")
+    ), usage
 
 
 def _arguments(raw: Any, *, provider: str) -> dict[str, Any]:

@@ -70,9 +70,7 @@ class Usage:
         for name in _COUNTS:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise UsageError(
-                    f"Usage.{name} must be a non-negative integer, got {value!r}", field=name
-                )
+                raise UsageError(f"Usage.{name} must be a non-negative integer, got {value!r}", field=name)
 
     @property
     def cache_write_tokens(self) -> int:
@@ -171,9 +169,7 @@ def parse_openai_responses_usage(raw: Any) -> Usage:
     )
 
 
-def _openai_usage(
-    *, prompt: int, input_details: Mapping[str, Any], output: int, extras: dict[str, Any]
-) -> Usage:
+def _openai_usage(*, prompt: int, input_details: Mapping[str, Any], output: int, extras: dict[str, Any]) -> Usage:
     # https://developers.openai.com/api/docs/guides/prompt-caching: the prompt count
     # includes cached and written tokens; older models report no writes (None -> 0).
     cached = _int(input_details, "cached_tokens", provider="openai")
@@ -209,9 +205,7 @@ def _openai_usage(
 def _usage_mapping(raw: Any, *, provider: str, marker: str) -> Mapping[str, Any]:
     data = _as_mapping(raw)
     if data is None:
-        raise _malformed(
-            provider, f"usage must be a mapping or an SDK object, got {type(raw).__name__}"
-        )
+        raise _malformed(provider, f"usage must be a mapping or an SDK object, got {type(raw).__name__}")
     if marker not in data and "usage" in data:
         data = _as_mapping(data["usage"])
         if data is None:
@@ -236,18 +230,12 @@ def _int(data: Mapping[str, Any], key: str, *, provider: str, required: bool = F
             raise _malformed(provider, f"usage has no {key!r}")
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _malformed(
-            provider, f"usage field {key!r} must be a non-negative integer, got {value!r}"
-        )
+        raise _malformed(provider, f"usage field {key!r} must be a non-negative integer, got {value!r}")
     return value
 
 
 def _extras(data: Mapping[str, Any], consumed: set[str], *, prefix: str = "") -> dict[str, Any]:
-    return {
-        f"{prefix}{key}": value
-        for key, value in data.items()
-        if key not in consumed and value is not None
-    }
+    return {f"{prefix}{key}": value for key, value in data.items() if key not in consumed and value is not None}
 
 
 def _malformed(provider: str, problem: str) -> MalformedProviderResponse:

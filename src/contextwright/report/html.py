@@ -73,7 +73,9 @@ def render_html(
     out the figures (and the need for matplotlib).
     """
     if any(r.session_id != summary.session_id for r in records):
-        raise UsageError(f"records of another session were passed with the summary of {summary.session_id!r}", session_id=summary.session_id)
+        raise UsageError(
+            f"records of another session were passed with the summary of {summary.session_id!r}", session_id=summary.session_id
+        )
     figures: list[Plot] = []
     if plots and records:
         figures.append(context_tokens_plot(records))
@@ -173,7 +175,9 @@ def _summary_table(summary: SessionSummary, records: Sequence[RequestRecord]) ->
         ("Dedupe hits", str(summary.dedupe_hits), False),
         (
             "Relief compression ratio",
-            "n/a" if summary.relief_compression_ratio is None else f"{summary.relief_compression_ratio:.2f} (tokens after ÷ before, mean per pass)",
+            "n/a"
+            if summary.relief_compression_ratio is None
+            else f"{summary.relief_compression_ratio:.2f} (tokens after ÷ before, mean per pass)",
             False,
         ),
         ("Stages closed", f"{summary.stages_closed} ({summary.decisions_graduated} decision points graduated to memory)", False),
@@ -216,7 +220,7 @@ def _comparison_table(rows: list[dict[str, Any]]) -> str:
             if column == columns[0]:
                 cells.append(f'<th scope="row">{escape(value)}</th>')
             else:
-                cells.append(f'<td{_NUM if _numeric(rows, column) else ""}>{escape(value)}</td>')
+                cells.append(f"<td{_NUM if _numeric(rows, column) else ''}>{escape(value)}</td>")
         lines.append("<tr>" + "".join(cells) + "</tr>")
     body = "\n".join(lines)
     return (
@@ -229,8 +233,16 @@ def _requests_table(records: Sequence[RequestRecord]) -> str:
     head = "".join(
         f'<th scope="col"{_NUM if num else ""}>{escape(name)}</th>'
         for name, num in (
-            ("#", True), ("Built at", False), ("Epoch", True), ("Tokens", True), ("Projected next", True),
-            ("Pressure", False), ("Yields", False), ("Changes before", False), ("Cache read", True), ("Cost", True),
+            ("#", True),
+            ("Built at", False),
+            ("Epoch", True),
+            ("Tokens", True),
+            ("Projected next", True),
+            ("Pressure", False),
+            ("Yields", False),
+            ("Changes before", False),
+            ("Cache read", True),
+            ("Cost", True),
         )
     )
     lines = []
@@ -247,7 +259,7 @@ def _requests_table(records: Sequence[RequestRecord]) -> str:
             (_share(r.cache_read_share), True),
             (_money(r.cost_usd), True),
         ]
-        lines.append("<tr>" + "".join(f'<td{_NUM if num else ""}>{escape(v)}</td>' for v, num in cells) + "</tr>")
+        lines.append("<tr>" + "".join(f"<td{_NUM if num else ''}>{escape(v)}</td>" for v, num in cells) + "</tr>")
     body = "\n".join(lines)
     return f"<table>\n<caption>One row per built request</caption>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 

@@ -24,8 +24,17 @@ __all__ = ["CLASS_ORDER", "Plot", "cache_read_share_plot", "context_tokens_plot"
 _FEATURE = "plots in the HTML report"
 
 CLASS_ORDER: tuple[str, ...] = (
-    "policy", "framing", "instructions", "tools", "memory_snapshot",
-    "summary", "history", "tool_results", "working_state", "recall", "runtime",
+    "policy",
+    "framing",
+    "instructions",
+    "tools",
+    "memory_snapshot",
+    "summary",
+    "history",
+    "tool_results",
+    "working_state",
+    "recall",
+    "runtime",
 )
 """Stacking order of token classes: the frozen prefix at the bottom, the turn body above."""
 
@@ -119,11 +128,17 @@ def context_tokens_plot(records: Sequence[RequestRecord], *, key: str = "tokens"
         ax.grid(axis="y", color="#e5e5e5", linewidth=0.6)
         ax.set_axisbelow(True)
         handles, labels = ax.get_legend_handles_labels()
-        lines = [(h, l) for h, l in zip(handles, labels) if all(h is not b for b in stack)]
+        lines = [(h, label) for h, label in zip(handles, labels) if all(h is not b for b in stack)]
         # Lines first, then the classes top-down so that the legend reads like the stack.
         entries = lines + [(b, b.get_label()) for b in reversed(stack)]
-        ax.legend([h for h, _ in entries], [l for _, l in entries], loc="upper left",
-                  bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        ax.legend(
+            [h for h, _ in entries],
+            [label for _, label in entries],
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            frameon=False,
+            fontsize=9,
+        )
         fig.subplots_adjust(left=0.08, right=0.80, top=0.88, bottom=0.11)
         svg = _svg(fig)
     changes = _change_summary(records)
@@ -132,9 +147,11 @@ def context_tokens_plot(records: Sequence[RequestRecord], *, key: str = "tokens"
         f"({', '.join(n.replace('_', ' ') for n, _ in classes) or 'none'}). "
         f"Peak request: {peak:,} tokens"
         + (
-            f"; window: {next(iter(windows)):,} tokens, drawn as a horizontal line" if len(windows) == 1
+            f"; window: {next(iter(windows)):,} tokens, drawn as a horizontal line"
+            if len(windows) == 1
             else f"; window per epoch: {', '.join(f'{w:,}' for _, _, w in _window_runs(records))} tokens, drawn as horizontal lines"
-            if windows else ""
+            if windows
+            else ""
         )
         + f". {changes}"
     )
@@ -180,8 +197,14 @@ def cache_read_share_plot(records: Sequence[RequestRecord], *, key: str = "cache
         handles, labels = ax.get_legend_handles_labels()
         first = labels.index("this request")
         order = [first] + [i for i in range(len(handles)) if i != first]
-        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
-                  bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        ax.legend(
+            [handles[i] for i in order],
+            [labels[i] for i in order],
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            frameon=False,
+            fontsize=9,
+        )
         fig.subplots_adjust(left=0.08, right=0.80, top=0.88, bottom=0.15)
         svg = _svg(fig)
     source = "predicted by the offline cache simulator" if simulated else "as reported by the provider"
@@ -246,15 +269,26 @@ def _draw_changes(ax: Any, records: Sequence[RequestRecord], *, labelled: bool) 
         for offset, kind in enumerate(kinds):
             colour, style, label = _CHANGE_STYLES[kind]
             ax.axvline(
-                position + offset * 0.12, color=colour, linestyle=style, linewidth=1.2,
+                position + offset * 0.12,
+                color=colour,
+                linestyle=style,
+                linewidth=1.2,
                 label=label if kind not in legend_done else None,
             )
             legend_done.add(kind)
         if labelled:
             text = "+".join(_short(kind, records, index) for kind in kinds)
             ax.annotate(
-                text, xy=(position, 0.99), xycoords=("data", "axes fraction"), xytext=(-2, 0),
-                textcoords="offset points", rotation=90, ha="right", va="top", fontsize=8, color="#333333",
+                text,
+                xy=(position, 0.99),
+                xycoords=("data", "axes fraction"),
+                xytext=(-2, 0),
+                textcoords="offset points",
+                rotation=90,
+                ha="right",
+                va="top",
+                fontsize=8,
+                color="#333333",
                 # A white backing keeps the label readable where it crosses the window line.
                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 0.6},
             )
@@ -312,9 +346,7 @@ def _inline(svg: str, *, key: str, title: str, description: str) -> str:
     svg = re.sub(r'(\bid=")([^"]+)(")', rename, svg)
     svg = re.sub(r'(href="#)([^"]+)(")', rename, svg)
     svg = re.sub(r"(url\(#)([^)]+)(\))", rename, svg)
-    head = (
-        f'<svg class="plot" role="img" aria-labelledby="{key}-title {key}-desc"'
-    )
+    head = f'<svg class="plot" role="img" aria-labelledby="{key}-title {key}-desc"'
     svg = svg.replace("<svg", head, 1)
     end_of_tag = svg.index(">") + 1
     label = f'<title id="{key}-title">{escape(title)}</title><desc id="{key}-desc">{escape(description)}</desc>'

@@ -39,7 +39,9 @@ class Engine:
         self._secret = secret if secret is not None else bytes.fromhex(self.log.setting(SECRET_SETTING, secrets.token_hex(32)))
 
     @classmethod
-    def open(cls, url: str | os.PathLike[str] = "sqlite:///contextwright.db", *, clock: Clock | None = None, **options: Any) -> Engine:
+    def open(
+        cls, url: str | os.PathLike[str] = "sqlite:///contextwright.db", *, clock: Clock | None = None, **options: Any
+    ) -> Engine:
         """Open (creating if needed) the store at ``url`` and return an engine on it."""
         return cls(open_log(url, clock=clock), clock=clock, **options)
 

@@ -78,7 +78,9 @@ def agent_for(transcript: Transcript) -> tuple[AgentSpec, dict[str, str]]:
             names[call.name] = name
             if name not in known:
                 known.add(name)
-                tools.append(Tool(name, f"The {call.name} tool, as used in the recorded session.", {"type": "object", "properties": {}}))
+                tools.append(
+                    Tool(name, f"The {call.name} tool, as used in the recorded session.", {"type": "object", "properties": {}})
+                )
     return AgentSpec(policy=REPLAY_POLICY, instructions=transcript.system or "", tools=tools), names
 
 
@@ -129,7 +131,9 @@ def replay(
         for tool_result in message.tool_results:
             pending = {c.id for c in session.pending_tool_calls()}
             if tool_result.call_id in pending:
-                session.tool_result(tool_result.call_id, tool_result.output, is_error=tool_result.is_error, exit_code=tool_result.exit_code)
+                session.tool_result(
+                    tool_result.call_id, tool_result.output, is_error=tool_result.is_error, exit_code=tool_result.exit_code
+                )
     return result
 
 

@@ -244,8 +244,11 @@ class Session(StagesMixin):
 
     def _planner(self) -> ContextPlanner:
         return ContextPlanner.from_events(
-            self.id, self._events, estimator=prefix_estimator(self.model.id, fallback=self.estimator),
-            secret=self.secret, budgets=self.budgets,
+            self.id,
+            self._events,
+            estimator=prefix_estimator(self.model.id, fallback=self.estimator),
+            secret=self.secret,
+            budgets=self.budgets,
         )
 
     @property
@@ -291,9 +294,19 @@ class Session(StagesMixin):
                 try:
                     state = ws.apply_update(state, call.arguments, count_tokens=self._count, tainted=tainted)
                 except ws.WorkingStateError as exc:
-                    automatic.append(ToolResult(call_id=call.id, tool_name=call.name, output=f"Not saved: {exc.message}", is_error=True, trust="platform"))
+                    automatic.append(
+                        ToolResult(
+                            call_id=call.id,
+                            tool_name=call.name,
+                            output=f"Not saved: {exc.message}",
+                            is_error=True,
+                            trust="platform",
+                        )
+                    )
                 else:
-                    automatic.append(ToolResult(call_id=call.id, tool_name=call.name, output="Working state saved.", trust="platform"))
+                    automatic.append(
+                        ToolResult(call_id=call.id, tool_name=call.name, output="Working state saved.", trust="platform")
+                    )
                     automatic.append(WorkingStateUpdated(state=state.to_dict(), source="tool", call_id=call.id))
         if automatic:
             stored += self._append(automatic)
@@ -318,11 +331,19 @@ class Session(StagesMixin):
         ref = call.arguments.get("ref")
         pointer = self._pointer(ref) if isinstance(ref, str) else None
         if pointer is None:
-            return ToolResult(call_id=call.id, tool_name=call.name, output=f"Unknown pointer {ref!r}: use a ref shown in this session.", is_error=True, trust="platform")
+            return ToolResult(
+                call_id=call.id,
+                tool_name=call.name,
+                output=f"Unknown pointer {ref!r}: use a ref shown in this session.",
+                is_error=True,
+                trust="platform",
+            )
         try:
             text = read_slice(self.log.get_artifact(pointer.ref), call.arguments)
         except (UsageError, ArtifactNotFound) as exc:
-            return ToolResult(call_id=call.id, tool_name=call.name, output=f"Cannot read {ref}: {exc.message}", is_error=True, trust="platform")
+            return ToolResult(
+                call_id=call.id, tool_name=call.name, output=f"Cannot read {ref}: {exc.message}", is_error=True, trust="platform"
+            )
         return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=pointer.trust)
 
     def _pointer(self, ref: str) -> ArtifactPointer | None:
@@ -378,12 +399,21 @@ class Session(StagesMixin):
         # The original goes to the artifact store first; the model sees a bounded view of it.
         ref = self.log.put_artifact(output, kind="tool_output")
         prepared = prepare_output(
-            output, ref=ref, trust=trust, exit_code=exit_code if exit_code is not None else (1 if failed else None),
-            policy=self._output_policy(call.name), count_tokens=self._count,
+            output,
+            ref=ref,
+            trust=trust,
+            exit_code=exit_code if exit_code is not None else (1 if failed else None),
+            policy=self._output_policy(call.name),
+            count_tokens=self._count,
         )
         result = ToolResult(
-            call_id=call_id, tool_name=call.name, output=prepared.text, is_error=failed, exit_code=exit_code,
-            trust=trust, artifact=prepared.pointer,  # type: ignore[arg-type]
+            call_id=call_id,
+            tool_name=call.name,
+            output=prepared.text,
+            is_error=failed,
+            exit_code=exit_code,
+            trust=trust,
+            artifact=prepared.pointer,  # type: ignore[arg-type]
         )
         return self._append([ArtifactStored(pointer=prepared.pointer, source_call_id=call_id), result])[-1]
 
@@ -460,7 +490,9 @@ class Session(StagesMixin):
         previous = self._previous_request(plan.epoch)
         [event] = self._append([payload])
         self._last_built = (plan.epoch, payload.request_index, result.request)
-        return BuiltRequest(index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event, previous=previous)
+        return BuiltRequest(
+            index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event, previous=previous
+        )
 
     def _previous_request(self, epoch: int) -> NeutralRequest | None:
         """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""
@@ -513,23 +545,32 @@ class Session(StagesMixin):
         built = [e.payload for e in self._events if e.type == "context.request.built"]
         last = built[-1] if built else None
         record = UsageRecord(
-            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
-            cache_write_5m_tokens=usage.cache_write_5m_tokens, cache_write_1h_tokens=usage.cache_write_1h_tokens,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_5m_tokens=usage.cache_write_5m_tokens,
+            cache_write_1h_tokens=usage.cache_write_1h_tokens,
         )
         reconciler = getattr(self.estimator, "reconciler", None)
         if last is not None and reconciler is not None and usage.total_input:
             # The reconciler learns from the uncorrected estimate.
             raw = max(1, round(last.total_tokens / reconciler.factor(self.model.id)))
             reconciler.observe(self.model.id, raw, usage.total_input)
-        return self._append([
-            ModelResponse(
-                provider=self.model.provider, model=model or self.model.id, usage=record,
-                request_index=last.request_index if last else None,
-                estimated_input_tokens=last.total_tokens if last else None,
-            )
-        ])
+        return self._append(
+            [
+                ModelResponse(
+                    provider=self.model.provider,
+                    model=model or self.model.id,
+                    usage=record,
+                    request_index=last.request_index if last else None,
+                    estimated_input_tokens=last.total_tokens if last else None,
+                )
+            ]
+        )
 
-    def send(self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any) -> Any:
+    def send(
+        self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> Any:
         """Build (unless given), send with ``create`` (e.g. ``client.messages.create``), record the answer.
 
         A context-length error from the provider is caught once: the session is
@@ -541,7 +582,7 @@ class Session(StagesMixin):
         for attempt in range(2):
             try:
                 response = create(**request.body(wire), **extra)
-            except Exception as exc:  # noqa: BLE001 - translated (or re-raised) by _after_send_error
+            except Exception as exc:
                 request = self._after_send_error(exc, request, attempt)
                 continue
             self.record(response)
@@ -624,7 +665,10 @@ class Session(StagesMixin):
     def _adopt(self, compacted: Compacted, *, strict: bool) -> Event:
         """Archive the folded events, then record the compaction (archive-first)."""
         archive_events = [e for e in self._events if e.seq <= compacted.upto_seq]
-        text = "\n".join(canonical_json({"seq": e.seq, "type": e.type, "at": format_instant(e.at), "payload": encode_payload(e.payload)}) for e in archive_events)
+        text = "\n".join(
+            canonical_json({"seq": e.seq, "type": e.type, "at": format_instant(e.at), "payload": encode_payload(e.payload)})
+            for e in archive_events
+        )
         try:
             ref = self.log.put_artifact(text, kind="compaction_archive")
         except ContextwrightError as exc:
@@ -673,7 +717,7 @@ class Session(StagesMixin):
         if turn is None or turn.frame is not None:
             return
         now = self.clock.now()
-        runtime = f"Current date and time: {now.astimezone(dt.timezone.utc):%A, %Y-%m-%d %H:%M} UTC."
+        runtime = f"Current date and time: {now.astimezone(dt.UTC):%A, %Y-%m-%d %H:%M} UTC."
         state = ws.state_at(self._events)
         evidence: tuple[Evidence, ...] = ()
         if self.recall is not None:
@@ -686,14 +730,16 @@ class Session(StagesMixin):
                 kept.append(item)
                 used += cost
             evidence = tuple(kept)
-        self._append([
-            FrameRecorded(
-                turn_seq=turn.seq,
-                runtime=runtime,
-                working_state=None if state.is_empty() else state.to_dict(),
-                recall=evidence,
-            )
-        ])
+        self._append(
+            [
+                FrameRecorded(
+                    turn_seq=turn.seq,
+                    runtime=runtime,
+                    working_state=None if state.is_empty() else state.to_dict(),
+                    recall=evidence,
+                )
+            ]
+        )
 
     def _tail(self, surface: Surface) -> VolatileTail:
         corrections: list[Correction] = []
@@ -724,7 +770,9 @@ class Session(StagesMixin):
                 rounds=rounds,
             )
         nudges = (self.rounds.nudge_text,) if rounds >= self.rounds.nudge_after else ()
-        return VolatileTail(corrections=tuple(corrections), working_state=changed, nudges=nudges, erased_evidence=frozenset(erased))
+        return VolatileTail(
+            corrections=tuple(corrections), working_state=changed, nudges=nudges, erased_evidence=frozenset(erased)
+        )
 
     def _read_evidence(self, ids: list[str]) -> Any:
         """Fresh read on every assembly; reuse only behind the explicit revision hook."""
@@ -747,8 +795,12 @@ class Session(StagesMixin):
         def attempt() -> BuildResult | None:
             try:
                 return build(
-                    plan=plan, allocation=allocation, surface=fold(self.id, self._events), tail=tail,
-                    secret=self.secret, estimate=self._body_estimate(plan),
+                    plan=plan,
+                    allocation=allocation,
+                    surface=fold(self.id, self._events),
+                    tail=tail,
+                    secret=self.secret,
+                    estimate=self._body_estimate(plan),
                 )
             except BudgetExceeded:
                 return None
@@ -763,12 +815,19 @@ class Session(StagesMixin):
             if pruned:
                 relief.append("tool_results_to_pointers")
                 result = attempt()
-                self._append([LayerTruncated(
-                    epoch=plan.epoch, layer="stage_local", relief="tool_results_to_pointers", items=pruned,
-                    tokens_before=before if before is not None else -1,
-                    tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
-                    dedupe_hits=fold(self.id, self._events).dedupe_hits,
-                )])
+                self._append(
+                    [
+                        LayerTruncated(
+                            epoch=plan.epoch,
+                            layer="stage_local",
+                            relief="tool_results_to_pointers",
+                            items=pruned,
+                            tokens_before=before if before is not None else -1,
+                            tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
+                            dedupe_hits=fold(self.id, self._events).dedupe_hits,
+                        )
+                    ]
+                )
         for attempt_no in range(3):
             # Compaction only when pruning was not enough: the body does not fit, or it
             # is still over the soft threshold with nothing cheaper left to shed.
@@ -787,23 +846,42 @@ class Session(StagesMixin):
             self._adopt(proposal.compacted, strict=False)
             relief.append("compaction")
             result = attempt()
-            self._append([LayerTruncated(
-                epoch=plan.epoch, layer="stage_local", relief="compaction",
-                items=len(proposal.compacted.source_event_seqs), tokens_before=before_body,
-                tokens_after=result.body_tokens if result else -1,
-                dedupe_hits=fold(self.id, self._events).dedupe_hits,
-            )])
+            self._append(
+                [
+                    LayerTruncated(
+                        epoch=plan.epoch,
+                        layer="stage_local",
+                        relief="compaction",
+                        items=len(proposal.compacted.source_event_seqs),
+                        tokens_before=before_body,
+                        tokens_after=result.body_tokens if result else -1,
+                        dedupe_hits=fold(self.id, self._events).dedupe_hits,
+                    )
+                ]
+            )
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.
             result = build(
-                plan=plan, allocation=allocation, surface=fold(self.id, self._events), tail=tail,
-                secret=self.secret, estimate=self._body_estimate(plan),
+                plan=plan,
+                allocation=allocation,
+                surface=fold(self.id, self._events),
+                tail=tail,
+                secret=self.secret,
+                estimate=self._body_estimate(plan),
             )
         if "recall" in result.yields:
-            self._append([LayerTruncated(
-                epoch=plan.epoch, layer="project_memory", relief="recall", items=1,
-                tokens_before=-1, tokens_after=result.tokens_by_class.get("recall", 0),
-            )])
+            self._append(
+                [
+                    LayerTruncated(
+                        epoch=plan.epoch,
+                        layer="project_memory",
+                        relief="recall",
+                        items=1,
+                        tokens_before=-1,
+                        tokens_after=result.tokens_by_class.get("recall", 0),
+                    )
+                ]
+            )
         return replace(result, yields=result.yields + tuple(relief))
 
     def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> int:
@@ -822,7 +900,9 @@ class Session(StagesMixin):
             return 0
         # Within the layer, the least relevant to the current stage's goal go first.
         goal = surface.open_stage.goal if surface.open_stage is not None else None
-        candidates = least_relevant_first(candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq)
+        candidates = least_relevant_first(
+            candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
+        )
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
         visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
         body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
@@ -893,13 +973,15 @@ class AsyncSession:
         """Async :meth:`Session.compact`."""
         return await asyncio.to_thread(self.sync.compact)
 
-    async def send(self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any) -> Any:
+    async def send(
+        self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> Any:
         """Async :meth:`Session.send`: ``create`` is an async SDK method such as ``AsyncAnthropic().messages.create``."""
         request = request or await self.next_request()
         for attempt in range(2):
             try:
                 response = await create(**request.body(wire), **extra)
-            except Exception as exc:  # noqa: BLE001 - translated (or re-raised) by _after_send_error
+            except Exception as exc:
                 request = await asyncio.to_thread(self.sync._after_send_error, exc, request, attempt)
                 continue
             await self.record(response)

@@ -26,7 +26,7 @@ from contextwright.pressure.tool_output import (
 )
 
 
-def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = None) -> ToolSpec:  # noqa: N802 - reads like a type at call sites
+def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = None) -> ToolSpec:
     """A tool to advertise to the model (``input_schema`` defaults to an object with no properties)."""
     return ToolSpec(
         name=name,

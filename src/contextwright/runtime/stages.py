@@ -69,15 +69,24 @@ class StagesMixin:
             leaving.append(decisions.pop(0))
             sizes.pop(0)
         if leaving:
-            self._append([  # type: ignore[attr-defined]
-                DecisionGraduated(stage_ids=tuple(d.decision.stage_id for d in leaving)),
-                MemoryCandidates(facts=tuple(render_decision(d.decision) for d in leaving)),
-            ])
+            self._append(
+                [  # type: ignore[attr-defined]
+                    DecisionGraduated(stage_ids=tuple(d.decision.stage_id for d in leaving)),
+                    MemoryCandidates(facts=tuple(render_decision(d.decision) for d in leaving)),
+                ]
+            )
 
     # -- artifacts ---------------------------------------------------------------------
 
     def declare_artifact(
-        self, artifact_id: str, *, title: str, content: str, summary: str, steps: tuple[str, ...] | list[str] = (), current_step: int = 0
+        self,
+        artifact_id: str,
+        *,
+        title: str,
+        content: str,
+        summary: str,
+        steps: tuple[str, ...] | list[str] = (),
+        current_step: int = 0,
     ) -> Event:
         """Store an artifact whole (a plan, a checklist); a new version replaces the old one in context."""
         if steps and not 0 <= current_step < len(steps):
@@ -87,7 +96,13 @@ class StagesMixin:
         ref = self.log.put_artifact(content, kind="artifact")  # type: ignore[attr-defined]
         pointer = ArtifactPointer(ref=ref, trust="user", size_chars=len(content), kind="artifact")
         declared = ArtifactDeclared(
-            artifact_id=artifact_id, version=version, title=title, summary=summary, pointer=pointer, steps=tuple(steps), current_step=current_step,
+            artifact_id=artifact_id,
+            version=version,
+            title=title,
+            summary=summary,
+            pointer=pointer,
+            steps=tuple(steps),
+            current_step=current_step,
         )
         return self._append([declared])[0]  # type: ignore[attr-defined]
 
@@ -103,7 +118,17 @@ class StagesMixin:
 
     # -- child runs --------------------------------------------------------------------
 
-    def start_child(self, purpose: str, *, task: str, call_id: str | None = None, pointers: tuple[str, ...] = (), include_working_state: bool = True, agent: Any = None, model: Any = None) -> Any:
+    def start_child(
+        self,
+        purpose: str,
+        *,
+        task: str,
+        call_id: str | None = None,
+        pointers: tuple[str, ...] = (),
+        include_working_state: bool = True,
+        agent: Any = None,
+        model: Any = None,
+    ) -> Any:
         """Start a child run in its own session (own plan and epoch, same log), seeded from a slice of this one."""
         self._sync()  # type: ignore[attr-defined]
         number = 1 + sum(1 for e in self._events if e.type == "child.started")  # type: ignore[attr-defined]
@@ -132,11 +157,22 @@ class StagesMixin:
         compaction archive, so nothing is lost and nothing is summarised again.
         """
         self._sync()  # type: ignore[attr-defined]
-        task = next((e.payload.text for e in self._events if e.type == "message.user" and e.payload.author == "user" and not e.payload.steering), "")  # type: ignore[attr-defined]
+        task = next(
+            (
+                e.payload.text
+                for e in self._events
+                if e.type == "message.user" and e.payload.author == "user" and not e.payload.steering
+            ),
+            "",
+        )  # type: ignore[attr-defined]
         archives = tuple(
-            e.payload.archive.ref for e in self._events if e.type == "context.compacted" and e.payload.archive is not None  # type: ignore[attr-defined]
+            e.payload.archive.ref
+            for e in self._events
+            if e.type == "context.compacted" and e.payload.archive is not None  # type: ignore[attr-defined]
         )
-        return self.start_child("continue the session after its summary reached the depth cap", task=task, call_id=call_id, pointers=archives)
+        return self.start_child(
+            "continue the session after its summary reached the depth cap", task=task, call_id=call_id, pointers=archives
+        )
 
     def finish_child(self, child: Any, result: str) -> list[Event]:
         """End a child run: only its final result returns, as the answer to the call that started it."""
@@ -170,18 +206,18 @@ class StagesMixin:
 
 def harvest(stage: StageOpened, events: list[Event], *, outcome: str, rationale: str) -> DecisionPoint:
     """A decision point from a stage's events, by field extraction only (no model call)."""
-    artifacts = [
-        f"{e.payload.title} v{e.payload.version}: {e.payload.summary}"
-        for e in events
-        if e.type == "artifact.declared"
-    ]
+    artifacts = [f"{e.payload.title} v{e.payload.version}: {e.payload.summary}" for e in events if e.type == "artifact.declared"]
     steering = [e.payload.text for e in events if e.type == "message.user" and e.payload.steering]
     calls: dict[str, tuple[str, str]] = {}
     for e in events:
         if e.type == "message.assistant":
             for call in e.payload.tool_calls:
                 calls[call.id] = (call.name, canonical_json(encode_payload(call.arguments)))
-    succeeded = {calls[e.payload.call_id] for e in events if e.type == "tool.result" and not e.payload.is_error and e.payload.call_id in calls}
+    succeeded = {
+        calls[e.payload.call_id]
+        for e in events
+        if e.type == "tool.result" and not e.payload.is_error and e.payload.call_id in calls
+    }
     failures = []
     for e in events:
         if e.type == "tool.result" and e.payload.is_error and not e.payload.denied and e.payload.call_id in calls:
@@ -190,8 +226,14 @@ def harvest(stage: StageOpened, events: list[Event], *, outcome: str, rationale:
                 code = f" (exit {e.payload.exit_code})" if e.payload.exit_code is not None else ""
                 failures.append(f"{key[0]}{code}")
     return DecisionPoint(
-        stage_id=stage.stage_id, name=stage.name, goal=stage.goal, outcome=outcome, rationale=rationale,
-        artifacts=tuple(dict.fromkeys(artifacts)), steering=tuple(steering), failures=tuple(dict.fromkeys(failures)),
+        stage_id=stage.stage_id,
+        name=stage.name,
+        goal=stage.goal,
+        outcome=outcome,
+        rationale=rationale,
+        artifacts=tuple(dict.fromkeys(artifacts)),
+        steering=tuple(steering),
+        failures=tuple(dict.fromkeys(failures)),
         source_event_seqs=tuple(e.seq for e in events),
     )
 

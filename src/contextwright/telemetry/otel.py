@@ -33,7 +33,22 @@ SCOPE = "contextwright"
 """Instrumentation scope name of the tracer and the meter."""
 OPERATION = "chat"
 """``gen_ai.operation.name`` of a model request."""
-TOKEN_USAGE_BUCKETS: tuple[float, ...] = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
+TOKEN_USAGE_BUCKETS: tuple[float, ...] = (
+    1,
+    4,
+    16,
+    64,
+    256,
+    1024,
+    4096,
+    16384,
+    65536,
+    262144,
+    1048576,
+    4194304,
+    16777216,
+    67108864,
+)
 """Histogram boundaries advised for ``gen_ai.client.token.usage`` by the GenAI metrics conventions."""
 
 _FEATURE = "OpenTelemetry export"
@@ -77,13 +92,15 @@ def span_attributes(record: RequestRecord, *, provider_key: str = "gen_ai.provid
         attributes[f"contextwright.tokens.layer.{name}"] = tokens
     usage = record.usage
     if usage is not None:
-        attributes.update({
-            "gen_ai.usage.input_tokens": usage.total_input,
-            "gen_ai.usage.output_tokens": usage.output_tokens,
-            "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
-            "gen_ai.usage.cache_write.input_tokens": usage.cache_write_tokens,
-            "contextwright.usage.source": record.usage_source or "provider",
-        })
+        attributes.update(
+            {
+                "gen_ai.usage.input_tokens": usage.total_input,
+                "gen_ai.usage.output_tokens": usage.output_tokens,
+                "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
+                "gen_ai.usage.cache_write.input_tokens": usage.cache_write_tokens,
+                "contextwright.usage.source": record.usage_source or "provider",
+            }
+        )
     if record.cost_usd is not None:
         # A string keeps the Decimal exact; backends that chart it can parse it.
         attributes["contextwright.cost_usd"] = str(record.cost_usd)

@@ -223,7 +223,9 @@ def summarize(
         raise UsageError("cannot summarize a session without events")
     sessions = {e.session_id for e in ordered}
     if len(sessions) != 1:
-        raise UsageError(f"summarize takes one session's events, got {len(sessions)}: {sorted(sessions)}", sessions=sorted(sessions))
+        raise UsageError(
+            f"summarize takes one session's events, got {len(sessions)}: {sorted(sessions)}", sessions=sorted(sessions)
+        )
     session_id = ordered[0].session_id
     if records is None:
         records = request_records(ordered, price_lookup=price_lookup)
@@ -302,7 +304,9 @@ def with_usage(
     """
     sessions = {r.session_id for r in records}
     if len(sessions) > 1:
-        raise UsageError(f"with_usage takes one session's records, got {len(sessions)}: {sorted(sessions)}", sessions=sorted(sessions))
+        raise UsageError(
+            f"with_usage takes one session's records, got {len(sessions)}: {sorted(sessions)}", sessions=sorted(sessions)
+        )
     known = {r.request_index for r in records}
     unknown = sorted(set(usages) - known)
     if unknown:

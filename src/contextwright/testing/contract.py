@@ -126,7 +126,7 @@ class EventLogContract:
         log = self.open(clock)
         clock.set("2026-03-02T00:00:05+00:00")
         batch = log.append("s", [user("a"), user("b")], expected_seq=0)
-        assert [e.at for e in batch] == [_dt.datetime(2026, 3, 2, 0, 0, 5, tzinfo=_dt.timezone.utc)] * 2
+        assert [e.at for e in batch] == [_dt.datetime(2026, 3, 2, 0, 0, 5, tzinfo=_dt.UTC)] * 2
         assert [e.at for e in log.read("s")] == [e.at for e in batch]
 
     def test_read_after_seq_and_limit(self) -> None:
@@ -233,7 +233,11 @@ class EventLogContract:
         log = self.open()
         log.append("s", [user("a", key="k1")], expected_seq=0)
         before = self.snapshot(log, "s")
-        for batch in ([user("changed", key="k1")], [user("a", key="k1"), user("new", key="k9")], [user("a", key="k1"), user("x")]):
+        for batch in (
+            [user("changed", key="k1")],
+            [user("a", key="k1"), user("new", key="k9")],
+            [user("a", key="k1"), user("x")],
+        ):
             try:
                 log.append("s", batch, expected_seq=1)
             except IdempotencyConflict as exc:
@@ -268,7 +272,10 @@ class EventLogContract:
             (lambda: log.append("s", [user("x")], expected_seq="1"), UsageError),  # type: ignore[arg-type]
             (lambda: log.append("s", user("x"), expected_seq=1), UsageError),  # type: ignore[arg-type]
             (lambda: log.append("s", [object()], expected_seq=1), UsageError),
-            (lambda: log.append("s", [NewEvent(type="message.user", payload={"text": float("nan")})], expected_seq=1), EventError),
+            (
+                lambda: log.append("s", [NewEvent(type="message.user", payload={"text": float("nan")})], expected_seq=1),
+                EventError,
+            ),
             (lambda: log.append("s", [ToolResult(call_id="c", tool_name="t", output=3)], expected_seq=1), MalformedPayload),  # type: ignore[arg-type]
             (lambda: log.read("s", after_seq=-1), UsageError),
         ]

@@ -43,7 +43,5 @@ def open_session(
     """An engine on ``url`` with a fixed clock and a fixed secret, and a session on it."""
     clock = clock or FixedClock("2026-03-01T22:30:00Z")
     engine = Engine.open(url, clock=clock, secret=TEST_SECRET)
-    session = engine.session(
-        session_id, agent=agent or sample_agent(), model=sample_model(window), memory=memory, recall=memory
-    )
+    session = engine.session(session_id, agent=agent or sample_agent(), model=sample_model(window), memory=memory, recall=memory)
     return engine, session, clock

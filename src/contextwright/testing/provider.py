@@ -47,8 +47,10 @@ class ScriptedProvider:
         self._calls = itertools.count()
         self.output_tokens = output_tokens
         estimator = HeuristicEstimator()
-        count = lambda text: estimator.estimate(text, model="gpt-4o")  # noqa: E731 - a simple token measure for blocks
-        simulator: Any = AnthropicCacheSimulator(count_tokens=count) if provider == "anthropic" else OpenAICacheSimulator(count_tokens=count)
+        count = lambda text: estimator.estimate(text, model="gpt-4o")
+        simulator: Any = (
+            AnthropicCacheSimulator(count_tokens=count) if provider == "anthropic" else OpenAICacheSimulator(count_tokens=count)
+        )
         self.simulator = simulator
         self.bodies: list[dict[str, Any]] = []
         self.simulated: list[Any] = []
@@ -89,9 +91,19 @@ class ProviderOverflowError(Exception):
 
     def __init__(self, provider: str) -> None:
         if provider == "anthropic":
-            self.body = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"}}
+            self.body = {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"},
+            }
         else:
-            self.body = {"error": {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+            self.body = {
+                "error": {
+                    "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
         super().__init__(json.dumps(self.body))
         self.provider = provider
 
@@ -115,7 +127,10 @@ def _anthropic_message(answer: AssistantMessage, usage: Any, model: str, call: i
             "output_tokens": usage.output_tokens,
             "cache_read_input_tokens": usage.cache_read_tokens,
             "cache_creation_input_tokens": usage.cache_write_tokens,
-            "cache_creation": {"ephemeral_5m_input_tokens": usage.cache_write_5m_tokens, "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens},
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": usage.cache_write_5m_tokens,
+                "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens,
+            },
         },
     }
 
@@ -124,7 +139,11 @@ def _openai_completion(answer: AssistantMessage, usage: Any, model: str, call: i
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
     if answer.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(to_plain(c.arguments), sort_keys=True)}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(to_plain(c.arguments), sort_keys=True)},
+            }
             for c in answer.tool_calls
         ]
     prompt = usage.total_input
@@ -133,7 +152,9 @@ def _openai_completion(answer: AssistantMessage, usage: Any, model: str, call: i
         "object": "chat.completion",
         "created": 1_767_225_600,
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if answer.tool_calls else "stop", "logprobs": None}],
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if answer.tool_calls else "stop", "logprobs": None}
+        ],
         "usage": {
             "prompt_tokens": prompt,
             "completion_tokens": usage.output_tokens,

@@ -51,9 +51,7 @@ def analyse_rustc(lines: Sequence[str], marks: Marks) -> None:
         elif _RUST_SNIPPET.match(line):
             marks.key(index, KEY_LOW if current == "error" else KEY_LOW - 10, "code snippet line")
         elif _RUST_NOTE.match(line):
-            marks.key(
-                index, KEY if current == "error" else KEY_LOW, f"{current or 'compiler'} note"
-            )
+            marks.key(index, KEY if current == "error" else KEY_LOW, f"{current or 'compiler'} note")
         elif _CARGO_PROGRESS.match(line):
             marks.label(index, "cargo progress")
         elif line.startswith("For more information about"):
@@ -70,9 +68,7 @@ _MYPY = re.compile(r"^\S+?:\d+(?::\d+)?: (error|warning|note): ")
 _MYPY_VERDICT = re.compile(r"^(?:Found \d+ errors? in \d+ files?|Success: no issues found)")
 _SBT = re.compile(r"^\[(error|warn|info|success)\] ")
 _SBT_LOCATED = re.compile(r"^\[(?:error|warn)\] \S+\.(?:scala|java|sbt):\d+")
-_SBT_VERDICT = re.compile(
-    r"\b(?:one|two|three|\d+) (?:errors?|warnings?) found$|Compilation failed|Total time:"
-)
+_SBT_VERDICT = re.compile(r"\b(?:one|two|three|\d+) (?:errors?|warnings?) found$|Compilation failed|Total time:")
 
 
 def analyse_typecheck(lines: Sequence[str], marks: Marks) -> None:
@@ -131,20 +127,14 @@ _MSBUILD_VERDICT = re.compile(
     r"^\s*(?:Build FAILED\.|Build succeeded\.|\d+ Error\(s\)|\d+ Warning\(s\)|Failed!|Passed!|Total tests: )"
 )
 _DOTNET_TEST_FAIL = re.compile(r"^\s*Failed \S+ \[|^\s*Error Message:")
-_GRADLE_TASK = re.compile(
-    r"^> Task :\S+(?: (UP-TO-DATE|NO-SOURCE|SKIPPED|FROM-CACHE|NO-SOURCE|FAILED))?$"
-)
+_GRADLE_TASK = re.compile(r"^> Task :\S+(?: (UP-TO-DATE|NO-SOURCE|SKIPPED|FROM-CACHE|NO-SOURCE|FAILED))?$")
 _GRADLE_VERDICT = re.compile(
     r"^(?:BUILD (?:SUCCESSFUL|FAILED)|FAILURE: |Execution failed for task|\* What went wrong:|\d+ tests? completed, \d+ failed|> There were failing tests)"
 )
 _GRADLE_TEST = re.compile(r"^(\S+ > .+?) (PASSED|FAILED|SKIPPED)$")
 _MAVEN = re.compile(r"^\[(ERROR|WARNING|INFO)\] ")
-_MAVEN_VERDICT = re.compile(
-    r"BUILD (?:SUCCESS|FAILURE)|Tests run: \d+, Failures: \d+|Failed tests:|Tests in error:"
-)
-_MAKE_ERROR = re.compile(
-    r"^(?:g?make(?:\[\d+\])?: \*\*\*|ninja: build stopped|collect2: error|ld: )"
-)
+_MAVEN_VERDICT = re.compile(r"BUILD (?:SUCCESS|FAILURE)|Tests run: \d+, Failures: \d+|Failed tests:|Tests in error:")
+_MAKE_ERROR = re.compile(r"^(?:g?make(?:\[\d+\])?: \*\*\*|ninja: build stopped|collect2: error|ld: )")
 _GCC = re.compile(r"^\S+?:\d+(?::\d+)?: (fatal error|error|warning|note): ")
 _BUILD_PROGRESS = re.compile(
     r"^\s*(?:Determining projects to restore|All projects are up-to-date|Restored |Restoring |"
@@ -165,9 +155,7 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
                 marks.key(index, KEY_HIGH, "MSBuild warning")
         elif _MSBUILD_VERDICT.match(line) or _GRADLE_VERDICT.match(line):
             marks.must(index)
-            if re.search(
-                r"FAILED|FAILURE|Failed!|[1-9]\d* Error\(s\)|[1-9]\d* failed|failing", line
-            ):
+            if re.search(r"FAILED|FAILURE|Failed!|[1-9]\d* Error\(s\)|[1-9]\d* failed|failing", line):
                 marks.failed = True
         elif _DOTNET_TEST_FAIL.match(line):
             marks.must(index)
@@ -188,11 +176,7 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
         elif (maven := _MAVEN.match(line)) is not None:
             if _MAVEN_VERDICT.search(line):
                 marks.must(index)
-                marks.failed = (
-                    marks.failed
-                    or "FAILURE" in line
-                    or re.search(r"Failures: [1-9]", line) is not None
-                )
+                marks.failed = marks.failed or "FAILURE" in line or re.search(r"Failures: [1-9]", line) is not None
             elif maven.group(1) == "ERROR":
                 marks.must(index)
                 marks.failed = True
@@ -211,9 +195,7 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
                 marks.must(index)
                 marks.failed = True
             else:
-                marks.key(
-                    index, KEY_HIGH if severity == "warning" else KEY_LOW, f"compiler {severity}"
-                )
+                marks.key(index, KEY_HIGH if severity == "warning" else KEY_LOW, f"compiler {severity}")
         elif _BUILD_PROGRESS.match(line):
             marks.label(index, "build progress")
         elif in_failure and line.startswith((" ", "\t")) and line.strip():

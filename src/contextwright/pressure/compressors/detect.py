@@ -30,9 +30,7 @@ def _share(lines: Sequence[str], pattern: str) -> float:
 
 def _git_diff(s: Sequence[str]) -> bool:
     return _count(s, r"^diff --git ") > 0 or (
-        _count(s, r"^--- (?:a/|/dev/null)") > 0
-        and _count(s, r"^\+\+\+ (?:b/|/dev/null)") > 0
-        and _count(s, r"^@@ ") > 0
+        _count(s, r"^--- (?:a/|/dev/null)") > 0 and _count(s, r"^\+\+\+ (?:b/|/dev/null)") > 0 and _count(s, r"^@@ ") > 0
     )
 
 
@@ -69,10 +67,7 @@ def _pytest(s: Sequence[str]) -> bool:
 
 
 def _cargo_test(s: Sequence[str]) -> bool:
-    return (
-        _count(s, r"^running \d+ tests?$") > 0
-        and _count(s, r"^test result: |^test \S+ \.\.\. ") > 0
-    )
+    return _count(s, r"^running \d+ tests?$") > 0 and _count(s, r"^test result: |^test \S+ \.\.\. ") > 0
 
 
 def _go_test(s: Sequence[str]) -> bool:
@@ -108,9 +103,7 @@ def _rustc(s: Sequence[str]) -> bool:
     return (
         errors > 0
         and _count(s, r"^\s*--> \S+:\d+:\d+") > 0
-        or (
-            _count(s, r"panicked at ") > 0 and _count(s, r"^\s*(?:Compiling|Finished|Running) ") > 0
-        )
+        or (_count(s, r"panicked at ") > 0 and _count(s, r"^\s*(?:Compiling|Finished|Running) ") > 0)
     )
 
 
@@ -162,8 +155,7 @@ def _lint(s: Sequence[str]) -> bool:
 
 def _stack_trace(s: Sequence[str]) -> bool:
     return (
-        _count(s, r"Traceback \(most recent call last\):|^Exception in thread |^goroutine \d+ \[")
-        > 0
+        _count(s, r"Traceback \(most recent call last\):|^Exception in thread |^goroutine \d+ \[") > 0
         or _count(s, r"^\s+at [\w$.<>]+\(.*\)$|^\s+at .*:\d+:\d+\)?$") >= 2
     )
 
@@ -229,9 +221,7 @@ def detect_lines(text: str, lines: Sequence[str]) -> str:
     if not nonblank:
         return "generic"
     first = nonblank[0].lstrip()
-    if first.startswith("{") and sum('"Action"' in line for line in nonblank[:20]) >= min(
-        3, len(nonblank)
-    ):
+    if first.startswith("{") and sum('"Action"' in line for line in nonblank[:20]) >= min(3, len(nonblank)):
         return "go-test"
     if first[:1] in "{[" and parse_json(text) is not None:
         return "json"

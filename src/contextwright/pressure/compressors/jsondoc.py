@@ -169,12 +169,7 @@ def _outline(value: dict[str, Any] | list[Any]) -> str:
 
 
 def _scalar(value: Any, level: Level, style: _Style, *, whole: bool) -> str:
-    if (
-        isinstance(value, str)
-        and level.chars is not None
-        and len(value) > level.chars
-        and not whole
-    ):
+    if isinstance(value, str) and level.chars is not None and len(value) > level.chars and not whole:
         clipped = json.dumps(value[: level.chars], ensure_ascii=style.ensure_ascii)
         return f"{clipped}…(+{len(value) - level.chars:,} chars)"
     return json.dumps(value, ensure_ascii=style.ensure_ascii)
@@ -246,16 +241,12 @@ def _emit(
             whole=protect or (depth == 0 and key in _IDENTITY_KEYS),
         )
     if hidden:
-        listed = ", ".join(hidden[:12]) + (
-            f", +{len(hidden) - 12} more" if len(hidden) > 12 else ""
-        )
+        listed = ", ".join(hidden[:12]) + (f", +{len(hidden) - 12} more" if len(hidden) > 12 else "")
         out.append(f"{inner}[... {len(hidden):,} more keys: {listed} ...]")
     out.append(f"{pad}}}{comma}")
 
 
-def render_outline(
-    value: dict[str, Any] | list[Any], text: str, level: Level, *, failed: bool
-) -> str:
+def render_outline(value: dict[str, Any] | list[Any], text: str, level: Level, *, failed: bool) -> str:
     """Render ``value`` at ``level`` in the layout of the original ``text``."""
     indent, ensure_ascii = _layout(text)
     style = _Style(indent=indent, ensure_ascii=ensure_ascii, protect=failed)

@@ -20,15 +20,11 @@ _CODE_STYLE = re.compile(
 # path:line:col: CODE message   (flake8, ruff, pycodestyle, pylint)
 _CODED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+)(?:\[\*\])? (?P<msg>.*)$")
 # path:line:col: X: message     (rubocop, pylint --msg-template with letters)
-_LETTERED = re.compile(
-    r"^(?P<loc>\S+?:\d+:\d+): (?P<sev>[CRWEF]): (?:\[Correctable\] )?(?P<msg>.*)$"
-)
+_LETTERED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<sev>[CRWEF]): (?:\[Correctable\] )?(?P<msg>.*)$")
 # path:line:col: message (linter) (golangci-lint, staticcheck)
 _PAREN = re.compile(r"^(?P<loc>\S+?:\d+(?::\d+)?): (?P<msg>.*) \((?P<rule>[\w-]+)\)$")
 # path:line:col: Severity: message   (hlint)
-_HLINT = re.compile(
-    r"^(?P<loc>\S+?:\d+:\d+(?:-\d+)?(?::\d+)?): (?P<sev>Error|Warning|Suggestion|Ignore): (?P<msg>.*)$"
-)
+_HLINT = re.compile(r"^(?P<loc>\S+?:\d+:\d+(?:-\d+)?(?::\d+)?): (?P<sev>Error|Warning|Suggestion|Ignore): (?P<msg>.*)$")
 # path:line:col: error|warning|note: message   (gcc-style: clang-tidy, shellcheck -f gcc, mypy)
 _WORDED = re.compile(r"^(?P<loc>\S+?:\d+(?::\d+)?): (?P<sev>error|warning|note|info): (?P<msg>.*)$")
 # "  2:10  error  message  rule"   (eslint stylish, remark)
@@ -40,12 +36,8 @@ _SUMMARY = re.compile(
     r"|\d+ files? inspected, |^Found \d+ (?:errors?|problems?)|^All checks passed|^No (?:hints|issues|problems)"
     r"|^\d+ (?:errors?|problems?) and \d+ warnings?|potentially fixable"
 )
-_GO_STYLE_RULE = re.compile(
-    r"^(?:S\d+|ST\d+|QF\d+|gofmt|goimports|gofumpt|lll|whitespace|wsl|godot|misspell|stylecheck|revive)$"
-)
-_FILE_HEADER = re.compile(
-    r"^(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$"
-)
+_GO_STYLE_RULE = re.compile(r"^(?:S\d+|ST\d+|QF\d+|gofmt|goimports|gofumpt|lll|whitespace|wsl|godot|misspell|stylecheck|revive)$")
+_FILE_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
 _CARET = re.compile(r"^\s*\^+\s*$")
 _PROGRESS = re.compile(r"[.A-Z*]+")
 

@@ -17,9 +17,7 @@ _LS_TOTAL = re.compile(r"^total \d+")
 _DU = re.compile(r"^\s*\d+(?:[.,]\d+)?[KMGTPkmgtp]?i?B?\s+(\S.*)$")
 _PATH = re.compile(r"^(\.{0,2}/\S.*)$")
 _LS_LONG = re.compile(r"^[-dlcbps][-rwxsStT]{9}[.+@]?\s+\d+\s")
-_LISTING_ERROR = re.compile(
-    r"(?i)^(?:ls|du|find|tree): |permission denied|no such file or directory"
-)
+_LISTING_ERROR = re.compile(r"(?i)^(?:ls|du|find|tree): |permission denied|no such file or directory")
 
 
 def _parent(path: str) -> str:
@@ -106,9 +104,7 @@ _PKG_NOISE = (
     (re.compile(r"^\s*[━█▏▎▍▌▋▊▉#=\-|]{8,}"), "progress bar"),
     (re.compile(r"^(?:Get|Hit|Ign|Err):\d+ "), "apt fetch"),
     (
-        re.compile(
-            r"^(?:Reading package lists|Building dependency tree|Reading state information)"
-        ),
+        re.compile(r"^(?:Reading package lists|Building dependency tree|Reading state information)"),
         "apt progress",
     ),
     (
@@ -122,9 +118,7 @@ _PKG_NOISE = (
         "cargo progress",
     ),
     (
-        re.compile(
-            r"^(?:npm (?:timing|http|sill|verb)|\d+ packages? (?:are|is) looking for funding|\s*run `npm fund`)"
-        ),
+        re.compile(r"^(?:npm (?:timing|http|sill|verb)|\d+ packages? (?:are|is) looking for funding|\s*run `npm fund`)"),
         "npm chatter",
     ),
     (
@@ -151,9 +145,7 @@ def analyse_package_install(lines: Sequence[str], marks: Marks) -> None:
                 marks.failed = True
             continue
         if _PKG_WARN.match(line):
-            marks.key(
-                index, KEY_LOW if "deprecated" in line else KEY_HIGH, "package manager warning"
-            )
+            marks.key(index, KEY_LOW if "deprecated" in line else KEY_HIGH, "package manager warning")
             continue
         for pattern, label in _PKG_NOISE:
             if pattern.match(line):

@@ -174,9 +174,7 @@ def _resolve_kind(kind: str) -> str:
     raise UsageError(f"unknown kind {kind!r}; use 'auto' or one of {', '.join(KINDS)}", kind=kind)
 
 
-def analyse(
-    lines: Sequence[str], kind: str, *, exit_code: int | None
-) -> tuple[Marks, Policy, bool]:
+def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[Marks, Policy, bool]:
     """Mark every line of ``lines`` for ``kind``; returns the marks, the policy and ``failed``."""
     analyser, policy = REGISTRY[kind]
     marks = Marks(len(lines))
@@ -214,9 +212,7 @@ def compress(
     if not isinstance(text, str):
         raise UsageError(f"text must be a str, not {type(text).__name__}")
     if budget_tokens is not None and budget_tokens < 1:
-        raise UsageError(
-            f"budget_tokens must be at least 1, got {budget_tokens}", budget_tokens=budget_tokens
-        )
+        raise UsageError(f"budget_tokens must be at least 1, got {budget_tokens}", budget_tokens=budget_tokens)
     if pointer is not None and (not pointer or any(c.isspace() for c in pointer)):
         raise UsageError(f"pointer must be a non-empty string without whitespace, got {pointer!r}")
     count = count_tokens or default_token_count
@@ -245,24 +241,16 @@ def compress(
     if resolved == "json" and (document := parse_json(text)) is not None:
         failed = exit_code not in (None, 0) or reports_error(document)
         must = protected_keys(document)
-        if _is_short(text, body) or (
-            budget_tokens is not None and original_tokens <= budget_tokens
-        ):
+        if _is_short(text, body) or (budget_tokens is not None and original_tokens <= budget_tokens):
             return unchanged(must, failed)
-        out = compress_json(
-            document, text, budget=budget_tokens, count_tokens=count, failed=failed, pointer=pointer
-        )
+        out = compress_json(document, text, budget=budget_tokens, count_tokens=count, failed=failed, pointer=pointer)
         return _guarded(text, out, (), unchanged(must, failed), count)
 
-    marks, policy, failed = analyse(
-        body, resolved if resolved != "json" else "generic", exit_code=exit_code
-    )
+    marks, policy, failed = analyse(body, resolved if resolved != "json" else "generic", exit_code=exit_code)
     must = sum(1 for p in marks.priority if p >= MUST)
     if _is_short(text, body) or (budget_tokens is not None and original_tokens <= budget_tokens):
         return unchanged(must, failed)
-    rendered = render(
-        body, marks, policy, budget=budget_tokens, count_tokens=count, pointer=pointer
-    )
+    rendered = render(body, marks, policy, budget=budget_tokens, count_tokens=count, pointer=pointer)
     out = rendered.text + ("\n" if trailing_newline else "")
     return _guarded(text, out, rendered.omitted, unchanged(must, failed), count)
 

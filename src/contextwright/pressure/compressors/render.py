@@ -162,9 +162,7 @@ def _cap_labels(stage: _Stage, cap: int) -> None:
             stage.hide(index, label)
 
 
-def _collapse_runs(
-    stage: _Stage, run_min: int, shape_labels: bool, run_labels: frozenset[str] | None
-) -> None:
+def _collapse_runs(stage: _Stage, run_min: int, shape_labels: bool, run_labels: frozenset[str] | None) -> None:
     marks = stage.marks
 
     def group_of(index: int) -> str:
@@ -252,9 +250,7 @@ def _marker(stage: _Stage, run: list[int], pointer: str | None) -> str:
         times = len(run) // period
         what = "previous line" if period == 1 else f"previous {period} lines"
         plural = "time" if times == 1 else "times"
-        return (
-            f"{MARKER_PREFIX}{what} repeated {times:,} more {plural} ({span}){ref}{MARKER_SUFFIX}"
-        )
+        return f"{MARKER_PREFIX}{what} repeated {times:,} more {plural} ({span}){ref}{MARKER_SUFFIX}"
     counts: Counter[str] = Counter()
     for index, reason in zip(run, reasons, strict=True):
         if reason == _REPEAT:
@@ -343,11 +339,7 @@ def _fill(
             left -= delta(index)
             show[index] = True
     keyed = sorted(
-        (
-            i
-            for i in candidates
-            if NORMAL < marks.priority[i] < MUST and not _is_blank(stage.lines[i])
-        ),
+        (i for i in candidates if NORMAL < marks.priority[i] < MUST and not _is_blank(stage.lines[i])),
         key=lambda i: (-marks.priority[i], i),
     )
     # High-ranked lines may take all the room left; lower ranks only the kind's share.

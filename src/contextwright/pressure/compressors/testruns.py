@@ -17,9 +17,7 @@ from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUS
 
 # --- pytest ---------------------------------------------------------------------------
 
-_PY_SUMMARY = re.compile(
-    r"^=+ .*\b(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|no tests ran)\b.* =+$"
-)
+_PY_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|no tests ran)\b.* =+$")
 _PY_FINAL = re.compile(r"^=+ .* in [\d.]+s(?: \([^)]*\))? =+$")
 _PY_SHORT = re.compile(r"^(?:FAILED|ERROR|XPASS|XFAIL) \S")
 _PY_PROGRESS_OK = re.compile(r"^\S+\.py [.sx]+\s*(?:\[\s*\d+%\])?$")
@@ -28,9 +26,7 @@ _PY_VERBOSE = re.compile(r"^\S+::\S.* (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\
 _PY_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$")
 _PY_LOCATION = re.compile(r"^\S+:\d+: \S")
 _PY_SECTION = re.compile(r"^=+ (.+?) =+$")
-_PY_SESSION = re.compile(
-    r"^(?:platform |rootdir: |cachedir: |plugins: |configfile: |collecting |collected )"
-)
+_PY_SESSION = re.compile(r"^(?:platform |rootdir: |cachedir: |plugins: |configfile: |collecting |collected )")
 
 
 def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
@@ -190,9 +186,7 @@ def _analyse_go_json(lines: Sequence[str], marks: Marks) -> None:
                 marks.key(index, KEY_HIGH, "FAIL output event")
                 marks.failed = True
             elif owner in failed_tests:
-                marks.key(
-                    index, KEY if event.get("Test") else KEY_LOW, "output event of a failed test"
-                )
+                marks.key(index, KEY if event.get("Test") else KEY_LOW, "output event of a failed test")
             else:
                 marks.label(index, "output event")
         else:
@@ -236,11 +230,7 @@ def analyse_cargo_test(lines: Sequence[str], marks: Marks) -> None:
         elif line in ("failures:", "successes:"):
             section = line[:-1]
             marks.key(index, KEY_LOW)
-        elif (
-            "panicked at" in line
-            or _CARGO_ASSERT.match(line)
-            or line.startswith(("error:", "error["))
-        ):
+        elif "panicked at" in line or _CARGO_ASSERT.match(line) or line.startswith(("error:", "error[")):
             marks.must(index)
             marks.failed = True
         elif _CARGO_PROGRESS.match(line):
@@ -265,9 +255,7 @@ _JEST_BAD = re.compile(r"^\s+(?:✕|×|✗|✘)\s")
 _JEST_SKIP = re.compile(r"^\s+(?:○|↓)\s")
 _JEST_BULLET = re.compile(r"^\s*●\s")
 _JEST_TALLY = re.compile(r"^\s*(?:Tests?|Test Suites|Test Files|Snapshots)\s*:?\s+.*\d")
-_JEST_FRAME = re.compile(
-    r"^\s+at .*\((?!.*node_modules)(?!node:)[^)]*:\d+:\d+\)$|^\s+at (?!.*node_modules)\S+:\d+:\d+$"
-)
+_JEST_FRAME = re.compile(r"^\s+at .*\((?!.*node_modules)(?!node:)[^)]*:\d+:\d+\)$|^\s+at (?!.*node_modules)\S+:\d+:\d+$")
 _JEST_ANY_FRAME = re.compile(r"^\s+at \S")
 _JEST_CODE = re.compile(r"^\s+(?:>\s*)?\d+ \|")
 _JEST_CARET = re.compile(r"^\s+\|\s+\^")
@@ -334,16 +322,12 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
 
 # --- Scala runners (sbt, bloop, munit, scalatest) --------------------------------------
 
-_SCALA_FAILED = re.compile(
-    r"\*\*\* FAILED \*\*\*|^==> X |^\[error\] Failed|^\[error\] Failed tests:|^Failed:$"
-)
+_SCALA_FAILED = re.compile(r"\*\*\* FAILED \*\*\*|^==> X |^\[error\] Failed|^\[error\] Failed tests:|^Failed:$")
 _SCALA_TALLY = re.compile(
     r"^(?:\[info\] )?(?:\d+ tests?, \d+ passed, \d+ failed|\d+ passed, \d+ failed|Tests: succeeded \d+, failed \d+|\*\*\* \d+ TESTS? FAILED \*\*\*|All tests passed)"
 )
 _SCALA_PASS = re.compile(r"^(?:\[info\] )?\s*(?:- (?!.*\*\*\* FAILED)|\+ )\S")
-_SCALA_COMPILE = re.compile(
-    r"^(?:\[info\] )?(?:Compiling|Compiled|Test run \S+ (?:started|finished))"
-)
+_SCALA_COMPILE = re.compile(r"^(?:\[info\] )?(?:Compiling|Compiled|Test run \S+ (?:started|finished))")
 
 
 def analyse_scala_test(lines: Sequence[str], marks: Marks) -> None:

@@ -17,9 +17,7 @@ from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUS
 _RAIL = r"^[\s|+>-]*"
 _PY_TRACEBACK = re.compile(_RAIL + r"(?:Exception Group )?Traceback \(most recent call last\):")
 _PY_FRAME = re.compile(_RAIL + r'File "[^"]+", line \d+')
-_PY_CHAIN = re.compile(
-    _RAIL + r"(?:The above exception was the direct cause|During handling of the above exception)"
-)
+_PY_CHAIN = re.compile(_RAIL + r"(?:The above exception was the direct cause|During handling of the above exception)")
 _PY_EXCEPTION = re.compile(_RAIL + r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::\s.*|:?$)")
 _JVM_HEAD = re.compile(
     r"^(?:Exception in thread \"[^\"]*\" |Caused by: |Suppressed: |\s*)(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?::.*)?$"
@@ -61,9 +59,7 @@ def analyse_stack_trace(lines: Sequence[str], marks: Marks) -> None:
             _exception(marks, index, [])
         elif _AT_FRAME.match(line):
             # The first two frames under an exception line say where it was raised.
-            near = any(
-                index - back >= 0 and not _AT_FRAME.match(lines[index - back]) for back in (1, 2)
-            )
+            near = any(index - back >= 0 and not _AT_FRAME.match(lines[index - back]) for back in (1, 2))
             if near:
                 marks.key(index, KEY, "stack frame")
             else:

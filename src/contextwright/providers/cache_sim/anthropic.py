@@ -187,9 +187,7 @@ ANTHROPIC_MODELS: Final[dict[str, AnthropicModelRules]] = {
         ((None, 4096), (date(2026, 6, 9), 2048)),
         window=_1M,
     ),
-    **_rules(
-        ("claude-haiku-3-5", "claude-3-haiku"), 2048, window=_200K, old=True, keeps_thinking=False
-    ),
+    **_rules(("claude-haiku-3-5", "claude-3-haiku"), 2048, window=_200K, old=True, keeps_thinking=False),
     **_rules(("claude-opus-4-6",), 4096, window=_1M),
     **_rules(("claude-opus-4-5",), 4096, window=_200K),
     **_rules(("claude-haiku-4-5",), 4096, window=_200K, keeps_thinking=False),
@@ -232,9 +230,7 @@ _SERVER_TOOL_PREFIXES: Final = ("web_search", "web_fetch")
 _NESTED_CONTENT: Final = frozenset({"tool_result", "document"})
 
 
-def render_anthropic_blocks(
-    body: Mapping[str, Any], *, keeps_prior_thinking: bool = True
-) -> tuple[RenderedBlock, ...]:
+def render_anthropic_blocks(body: Mapping[str, Any], *, keeps_prior_thinking: bool = True) -> tuple[RenderedBlock, ...]:
     """Split a Messages body into blocks in render order (tools, system, messages).
 
     Raises :class:`~contextwright.providers.errors.InvalidRequest` for markers the
@@ -254,9 +250,7 @@ def render_anthropic_blocks(
         kind = block.get("type")
         eligible = kind not in _NOT_CACHEABLE and not (kind == "text" and block.get("text") == "")
         if ttl is not None and not eligible:
-            raise _invalid(
-                f"{path}.cache_control: {kind or 'this'} blocks cannot carry cache_control"
-            )
+            raise _invalid(f"{path}.cache_control: {kind or 'this'} blocks cannot carry cache_control")
         blocks.append(
             RenderedBlock(
                 index=len(blocks),
@@ -294,9 +288,7 @@ def render_anthropic_blocks(
             stripped = _without_cache_control(item_map)
             add("system", path, stripped, {"system": stripped}, _ttl(item_map, path))
 
-    messages = [
-        _mapping(m, f"messages.{i}") for i, m in enumerate(_list(body.get("messages"), "messages"))
-    ]
+    messages = [_mapping(m, f"messages.{i}") for i, m in enumerate(_list(body.get("messages"), "messages"))]
     drop_thinking_before = -1 if keeps_prior_thinking else _last_plain_user_turn(messages)
     for i, message in enumerate(messages):
         role = message.get("role")
@@ -315,11 +307,7 @@ def render_anthropic_blocks(
         for j, block in enumerate(_list(content, f"messages.{i}.content")):
             path = f"messages.{i}.content.{j}"
             block_map = _mapping(block, path)
-            if (
-                i < drop_thinking_before
-                and role == "assistant"
-                and block_map.get("type") in _NOT_CACHEABLE
-            ):
+            if i < drop_thinking_before and role == "assistant" and block_map.get("type") in _NOT_CACHEABLE:
                 continue  # the API drops earlier thinking on this model, so it is not in the prompt
             stripped, ttl = _lift_nested_marker(block_map, path)
             add("messages", path, stripped, {"role": role, "first": first, "block": stripped}, ttl)
@@ -350,9 +338,7 @@ class AnthropicCacheSimulator:
         self._entries: dict[tuple[str, str | None, str, bytes], Entry] = {}
         self._clock = Clockwork()
 
-    def run(
-        self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]
-    ) -> SimulationSummary:
+    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
         """Replay ``requests`` in order and summarize."""
         return summarize(self.request(as_sim_request(item)) for item in requests)
 
@@ -364,9 +350,7 @@ class AnthropicCacheSimulator:
             raise UsageError("the request body has no model")
         rules = self._rules(model)
         at = request.at
-        blocks = render_anthropic_blocks(
-            body, keeps_prior_thinking=rules.keeps_prior_thinking if rules else True
-        )
+        blocks = render_anthropic_blocks(body, keeps_prior_thinking=rules.keeps_prior_thinking if rules else True)
         breakpoints = _breakpoints(blocks, body.get("cache_control"))
         tokens = block_token_counts([b.text for b in blocks], request, self._count_tokens)
         cumulative = _cumulative(tokens)
@@ -377,11 +361,7 @@ class AnthropicCacheSimulator:
 
         hashes = _prefix_hashes(body, blocks)
         scope = (self._scope, _optional_str(body.get("workspace_id")), model)
-        minimum = (
-            self._min_override
-            if self._min_override is not None
-            else (rules.min_cacheable_on(utc_day(at)) if rules else 0)
-        )
+        minimum = self._min_override if self._min_override is not None else (rules.min_cacheable_on(utc_day(at)) if rules else 0)
         eligible = [b for b, _ in breakpoints if cumulative[b] >= minimum]
         ttl_of = dict(breakpoints)
 
@@ -395,9 +375,7 @@ class AnthropicCacheSimulator:
                     continue  # shares the previous position's hash; its tokens were never cached
                 entry = self._entries.get((*scope, hashes[p]))
                 if entry is not None and entry.live(at):
-                    entry.expires_at = (
-                        at + entry.ttl
-                    )  # a hit restarts the lifetime, from the request start
+                    entry.expires_at = at + entry.ttl  # a hit restarts the lifetime, from the request start
                     if cumulative[p] > hit_tokens or hit_block is None:
                         hit_tokens, hit_block = cumulative[p], p
                     break
@@ -406,9 +384,7 @@ class AnthropicCacheSimulator:
         # https://platform.claude.com/docs/en/build-with-claude/prompt-caching (mixing TTLs)
         a = hit_tokens
         c = max([cumulative[b] for b in eligible] + [a])
-        b_pos = max(
-            [cumulative[b] for b in eligible if ttl_of[b] == "1h" and cumulative[b] > a] + [a]
-        )
+        b_pos = max([cumulative[b] for b in eligible if ttl_of[b] == "1h" and cumulative[b] > a] + [a])
         written: list[int] = []
         for b in eligible:
             if cumulative[b] <= a:
@@ -419,9 +395,7 @@ class AnthropicCacheSimulator:
             previous = self._entries.get(key)
             if previous is not None and previous.expires_at > at:
                 available = min(available, previous.available_at)
-            self._entries[key] = Entry(
-                ttl=ttl, available_at=available, expires_at=at + ttl, tokens=cumulative[b]
-            )
+            self._entries[key] = Entry(ttl=ttl, available_at=available, expires_at=at + ttl, tokens=cumulative[b])
             written.append(b)
 
         usage = Usage(
@@ -448,9 +422,7 @@ class AnthropicCacheSimulator:
             return ANTHROPIC_MODELS.get(normalize_model_id(model))
         return anthropic_rules_for(model)
 
-    def _check_context(
-        self, body: Mapping[str, Any], rules: AnthropicModelRules | None, total: int
-    ) -> None:
+    def _check_context(self, body: Mapping[str, Any], rules: AnthropicModelRules | None, total: int) -> None:
         if not self._check_window:
             return
         window = self._window_override or (rules.context_window if rules else None)
@@ -460,12 +432,7 @@ class AnthropicCacheSimulator:
         if total > window:
             raise _invalid(f"prompt is too long: {total} tokens > {window} maximum")
         max_tokens = body.get("max_tokens")
-        if (
-            rules
-            and rules.rejects_input_plus_max_tokens
-            and isinstance(max_tokens, int)
-            and total + max_tokens > window
-        ):
+        if rules and rules.rejects_input_plus_max_tokens and isinstance(max_tokens, int) and total + max_tokens > window:
             raise _invalid(
                 f"input length and `max_tokens` exceed context limit: {total} + {max_tokens} > {window}, "
                 "decrease input length or `max_tokens` and try again"
@@ -491,9 +458,7 @@ def _breakpoints(blocks: Sequence[RenderedBlock], top_level: Any) -> list[tuple[
         # No eligible block at all: automatic caching silently caches nothing.
     if len(points) > MAX_BREAKPOINTS:
         # https://github.com/tghamm/Anthropic.SDK/issues/50
-        raise _invalid(
-            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(points)}."
-        )
+        raise _invalid(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(points)}.")
     ordered = sorted(points.items())
     seen_5m = False
     for index, ttl in ordered:
@@ -580,9 +545,7 @@ def _lift_nested_marker(block: Mapping[str, Any], path: str) -> tuple[dict[str, 
         if isinstance(sub, Mapping) and "cache_control" in sub:
             sub_ttl = _ttl(sub, f"{sub_path}.{k}")
             if k != len(subs) - 1:
-                raise _invalid(
-                    f"{sub_path}.{k}.cache_control: only the parent block can carry cache_control"
-                )
+                raise _invalid(f"{sub_path}.{k}.cache_control: only the parent block can carry cache_control")
             ttl = ttl or sub_ttl
             sub = _without_cache_control(sub)
         cleaned.append(sub)
@@ -603,8 +566,7 @@ def _last_plain_user_turn(messages: Sequence[Mapping[str, Any]]) -> int:
         if isinstance(content, str):
             return i
         if isinstance(content, list) and any(
-            not (isinstance(block, Mapping) and block.get("type") == "tool_result")
-            for block in content
+            not (isinstance(block, Mapping) and block.get("type") == "tool_result") for block in content
         ):
             return i
     return -1

@@ -110,9 +110,7 @@ class CacheSimulator(Protocol):
         """Replay one request against the simulated cache and return the prediction."""
         ...
 
-    def run(
-        self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]
-    ) -> SimulationSummary:
+    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
         """Replay requests in order and summarize."""
         ...
 
@@ -143,9 +141,7 @@ class Clockwork:
         if at.tzinfo is None or at.utcoffset() is None:
             raise UsageError(f"request time {at!r} must be timezone-aware")
         if self.last is not None and at < self.last:
-            raise UsageError(
-                f"requests must be replayed in time order: {at.isoformat()} < {self.last.isoformat()}"
-            )
+            raise UsageError(f"requests must be replayed in time order: {at.isoformat()} < {self.last.isoformat()}")
         self.last = at
         index = self.count
         self.count += 1
@@ -165,30 +161,20 @@ def chain(previous: bytes, value: Any) -> bytes:
     return hashlib.sha256(previous + canonical_bytes(value)).digest()
 
 
-def block_token_counts(
-    texts: list[str], request: SimRequest, count_tokens: CountTokens | None
-) -> list[int]:
+def block_token_counts(texts: list[str], request: SimRequest, count_tokens: CountTokens | None) -> list[int]:
     """Tokens per block: the exact numbers given with the request, else ``count_tokens``."""
     if request.block_tokens is not None:
         if len(request.block_tokens) != len(texts):
-            raise UsageError(
-                f"block_tokens has {len(request.block_tokens)} entries but the request renders {len(texts)} blocks"
-            )
-        if any(
-            isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in request.block_tokens
-        ):
+            raise UsageError(f"block_tokens has {len(request.block_tokens)} entries but the request renders {len(texts)} blocks")
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in request.block_tokens):
             raise UsageError("block_tokens must be non-negative integers")
         return list(request.block_tokens)
     if count_tokens is None:
-        raise UsageError(
-            "give the simulator a count_tokens function or the request exact block_tokens"
-        )
+        raise UsageError("give the simulator a count_tokens function or the request exact block_tokens")
     return [count_tokens(text) for text in texts]
 
 
-def price_and_cost(
-    lookup: PriceLookup | None, model: str, at: datetime, usage: Usage
-) -> Decimal | None:
+def price_and_cost(lookup: PriceLookup | None, model: str, at: datetime, usage: Usage) -> Decimal | None:
     """Cost of ``usage`` at the model's price on the request's (UTC) day, or ``None`` without a lookup."""
     if lookup is None:
         return None

@@ -183,9 +183,7 @@ class OpenAICacheSimulator:
     ) -> None:
         """Configure the simulator; the TTL knobs are clamped to the documented caps (1 h, 24 h)."""
         if default_retention not in ("in_memory", "24h"):
-            raise UsageError(
-                f"default_retention must be 'in_memory' or '24h', got {default_retention!r}"
-            )
+            raise UsageError(f"default_retention must be 'in_memory' or '24h', got {default_retention!r}")
         self._count_tokens = count_tokens
         self._price_lookup = price_lookup
         self._scope = scope
@@ -196,9 +194,7 @@ class OpenAICacheSimulator:
         self._entries: dict[tuple[str, str, str | None, bytes], Entry] = {}
         self._clock = Clockwork()
 
-    def run(
-        self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]
-    ) -> SimulationSummary:
+    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
         """Replay ``requests`` in order and summarize."""
         return summarize(self.request(as_sim_request(item)) for item in requests)
 
@@ -226,13 +222,9 @@ class OpenAICacheSimulator:
         hashes = _prefix_hashes(body, blocks)
         key_scope = (self._scope, model, _optional_str(body.get("prompt_cache_key")))
         if openai_regime(model) == "breakpoints":
-            usage, hit, written, points = self._breakpoint_regime(
-                body, request, blocks, messages, cumulative, hashes, key_scope
-            )
+            usage, hit, written, points = self._breakpoint_regime(body, request, blocks, messages, cumulative, hashes, key_scope)
         else:
-            usage, hit, written, points = self._classic_regime(
-                body, request, cumulative, hashes, key_scope
-            )
+            usage, hit, written, points = self._classic_regime(body, request, cumulative, hashes, key_scope)
         return SimulatedRequest(
             index=index,
             at=at,
@@ -262,11 +254,7 @@ class OpenAICacheSimulator:
 
         # Longest live prefix, found from the end.
         hit = next(
-            (
-                p
-                for p in range(len(hashes) - 1, -1, -1)
-                if (e := self._entries.get((*key_scope, hashes[p]))) and e.live(at)
-            ),
+            (p for p in range(len(hashes) - 1, -1, -1) if (e := self._entries.get((*key_scope, hashes[p]))) and e.live(at)),
             None,
         )
         shared = cumulative[hit] if hit is not None else 0
@@ -279,13 +267,9 @@ class OpenAICacheSimulator:
             key = (*key_scope, digest)
             entry = self._entries.get(key)
             if entry is not None and entry.expires_at > at:
-                entry.expires_at = max(
-                    entry.expires_at, at + ttl
-                )  # a hit (or a re-send) refreshes it
+                entry.expires_at = max(entry.expires_at, at + ttl)  # a hit (or a re-send) refreshes it
             else:
-                self._entries[key] = Entry(
-                    ttl=ttl, available_at=available, expires_at=at + ttl, tokens=cumulative[p]
-                )
+                self._entries[key] = Entry(ttl=ttl, available_at=available, expires_at=at + ttl, tokens=cumulative[p])
         total = cumulative[-1] if cumulative else 0
         usage = Usage(
             input_tokens=total - cached,
@@ -309,14 +293,10 @@ class OpenAICacheSimulator:
         options = options if isinstance(options, Mapping) else {}
         mode = options.get("mode", "implicit")
         if mode not in ("implicit", "explicit"):
-            raise _invalid(
-                f"prompt_cache_options.mode must be 'implicit' or 'explicit', got {mode!r}"
-            )
+            raise _invalid(f"prompt_cache_options.mode must be 'implicit' or 'explicit', got {mode!r}")
         default_ttl = options.get("ttl", "30m")
         if default_ttl not in BREAKPOINT_TTLS:
-            raise _invalid(
-                f"prompt_cache_options.ttl must be one of {sorted(BREAKPOINT_TTLS)}, got {default_ttl!r}"
-            )
+            raise _invalid(f"prompt_cache_options.ttl must be one of {sorted(BREAKPOINT_TTLS)}, got {default_ttl!r}")
 
         explicit = [b.index for b in blocks if b.marker_ttl is not None]
         ttl_of = {b.index: b.marker_ttl for b in blocks if b.marker_ttl is not None}
@@ -358,9 +338,7 @@ class OpenAICacheSimulator:
                 continue
             ttl_name = ttl_of.get(b) or default_ttl
             if ttl_name not in BREAKPOINT_TTLS:
-                raise _invalid(
-                    f"{blocks[b].path}.prompt_cache_breakpoint.ttl must be one of {sorted(BREAKPOINT_TTLS)}"
-                )
+                raise _invalid(f"{blocks[b].path}.prompt_cache_breakpoint.ttl must be one of {sorted(BREAKPOINT_TTLS)}")
             ttl = BREAKPOINT_TTLS[ttl_name]
             self._entries[(*key_scope, hashes[b])] = Entry(
                 ttl=ttl,
@@ -412,18 +390,11 @@ def _render(
     items: list[tuple[str, Any]] = []
     instructions = body.get("instructions")
     if isinstance(instructions, str):
-        items.append(
-            ("instructions", {"role": "developer", "content": instructions, "_instructions": True})
-        )
+        items.append(("instructions", {"role": "developer", "content": instructions, "_instructions": True}))
     elif instructions is not None:
-        items.extend(
-            (f"instructions.{k}", item)
-            for k, item in enumerate(_list(instructions, "instructions"))
-        )
+        items.extend((f"instructions.{k}", item) for k, item in enumerate(_list(instructions, "instructions")))
     if api == "chat":
-        items.extend(
-            (f"messages.{k}", m) for k, m in enumerate(_list(body.get("messages"), "messages"))
-        )
+        items.extend((f"messages.{k}", m) for k, m in enumerate(_list(body.get("messages"), "messages")))
     else:
         raw_input = body.get("input")
         if isinstance(raw_input, str):
@@ -440,9 +411,7 @@ def _render(
             # Non-message input items (function_call, function_call_output, reasoning, ...).
             add(path, item, {"item": item}, number, None)
             kind: Literal["user", "tool", "developer", "other"] = (
-                "tool"
-                if item.get("type") in ("function_call_output", "custom_tool_call_output")
-                else "other"
+                "tool" if item.get("type") in ("function_call_output", "custom_tool_call_output") else "other"
             )
             messages.append(_Message(index=number, kind=kind, end=len(blocks) - 1))
             continue
@@ -466,9 +435,7 @@ def _render(
                     raise _invalid(f"{part_path}: expected an object")
                 marker = _marker(part, part_path)
                 if marker is not None and from_instructions:
-                    raise _invalid(
-                        f"{part_path}: instructions cannot carry prompt_cache_breakpoint"
-                    )
+                    raise _invalid(f"{part_path}: instructions cannot carry prompt_cache_breakpoint")
                 stripped = {k: v for k, v in part.items() if k != "prompt_cache_breakpoint"}
                 add(
                     part_path,
@@ -521,9 +488,7 @@ def _marker(part: Mapping[str, Any], path: str) -> str | None:
         raise _invalid(f"{path}.prompt_cache_breakpoint: mode must be 'explicit'")
     ttl = marker.get("ttl", "")
     if ttl and ttl not in BREAKPOINT_TTLS:
-        raise _invalid(
-            f"{path}.prompt_cache_breakpoint.ttl must be one of {sorted(BREAKPOINT_TTLS)}, got {ttl!r}"
-        )
+        raise _invalid(f"{path}.prompt_cache_breakpoint.ttl must be one of {sorted(BREAKPOINT_TTLS)}, got {ttl!r}")
     return str(ttl)  # "" means "the request's default TTL"
 
 
@@ -531,9 +496,7 @@ def _prefix_hashes(body: Mapping[str, Any], blocks: Sequence[OpenAIRenderedBlock
     # Settings rendered into hidden instructions change the prefix from its start.
     # https://developers.openai.com/api/docs/guides/prompt-caching (what changes the prefix)
     settings = {name: body.get(name) for name in _HIDDEN_SETTINGS if body.get(name) is not None}
-    state = chain(
-        b"contextwright/openai-prefix/v1", {"model": body.get("model"), "settings": settings}
-    )
+    state = chain(b"contextwright/openai-prefix/v1", {"model": body.get("model"), "settings": settings})
     hashes = []
     for block in blocks:
         state = chain(state, block.identity)
