@@ -10,96 +10,59 @@ session without in-process state deciding anything.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import hashlib
 import hmac
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from contextwright.budget.allocator import Allocation, allocate
+from contextwright.budget.allocator import allocate
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator, prefix_estimator
 from contextwright.build.assemble import (
-    BudgetExceeded,
     BuildResult,
     Correction,
     VolatileTail,
-    _Assembler,
     build,
 )
 from contextwright.build.request import NeutralRequest
 from contextwright.build.validate import validate
-from contextwright.canonical import canonical_json
-from contextwright.clock import Clock, format_instant
+from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import AssistantReply, Exchange, Summary, Surface, UserTurn, fold
+from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold
 from contextwright.errors import (
-    ArtifactNotFound,
-    ContextwrightError,
     SeqConflict,
     StorageCorrupted,
     UsageError,
 )
 from contextwright.events.catalog import (
-    ArtifactPointer,
-    ArtifactStored,
-    AssistantMessage,
-    Compacted,
-    ContextOverflow,
     Evidence,
     FrameRecorded,
-    LayerTruncated,
     MemoryCandidates,
     MemoryCorrected,
     MemoryErased,
     MemoryWritten,
-    ModelResponse,
-    Pruned,
     RequestBuilt,
-    ToolCall,
-    ToolRestored,
-    ToolResult,
-    ToolRevoked,
-    UsageRecord,
     UserMessage,
-    WorkingStateUpdated,
 )
 from contextwright.events.envelope import Event
-from contextwright.events.registry import encode_payload
 from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
-from contextwright.plan.planner import ContextPlanner, PlanDecision
-from contextwright.policy.tools import ToolPolicy, denial_for
+from contextwright.plan.planner import ContextPlanner
 from contextwright.pressure.compactor import compact as default_compact
-from contextwright.pressure.ranking import least_relevant_first
-from contextwright.pressure.tool_output import (
-    READ_TOOL_NAME,
-    ToolOutputPolicy,
-    prepare_output,
-    read_slice,
-)
 from contextwright.runtime.errors import (
-    ArchiveFailed,
-    EscalationRequired,
     NothingToSend,
-    OverflowNotRecovered,
     RoundLimitExceeded,
-    ToolCallUnknown,
 )
+from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
 from contextwright.runtime.ports import MemoryPort, RecallPort
+from contextwright.runtime.relief import ReliefMixin
+from contextwright.runtime.sending import SendingMixin
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.stages import StagesMixin
-
-UNTRUSTED = frozenset({"external_untrusted"})
-"""Trust levels whose presence in a run withholds the run's facts from memory candidates."""
-FORCED_REVOCATION = "forced: operator immediate revocation"
-POINTER_STUB_TOKENS = 40
-ENVELOPE_TOKENS = 45
-"""About what an envelope's two tag lines cost, in tokens."""
-"""What a pruned tool result still costs: its envelope and the pointer line."""
+from contextwright.runtime.tool_calls import ToolCallsMixin
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -165,7 +128,7 @@ class BuiltRequest:
         raise UsageError(f"unknown wire format {wire!r}: use anthropic, openai_chat or openai_responses")
 
 
-class Session(StagesMixin):
+class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
     """One conversation with the engine: record what happens, ask for the next request."""
 
     def __init__(
@@ -271,167 +234,6 @@ class Session(StagesMixin):
             raise UsageError("a user message needs some text")
         return self._append([UserMessage(text=text, steering=steering, author=author)])[0]  # type: ignore[arg-type]
 
-    def record_assistant(self, message: AssistantMessage) -> list[Event]:
-        """Record the model's answer; control-tool calls and calls to revoked tools are answered here."""
-        self._sync()
-        surface = fold(self.id, self._events)
-        if surface.open_exchange is not None:
-            raise UsageError(
-                f"tool calls {', '.join(surface.open_exchange.missing)} still need results before the model can speak again"
-            )
-        stored = self._append([message])
-        policy = ToolPolicy.from_events(self._events)
-        automatic: list[Any] = []
-        state = ws.state_at(self._events)
-        tainted = self._untrusted_in_run(surface)
-        for call in message.tool_calls:
-            denial = denial_for(call, policy)
-            if denial is not None:
-                automatic.append(denial)
-            elif call.name == READ_TOOL_NAME:
-                automatic.append(self._read_artifact(call))
-            elif call.name == ws.TOOL_NAME:
-                try:
-                    state = ws.apply_update(state, call.arguments, count_tokens=self._count, tainted=tainted)
-                except ws.WorkingStateError as exc:
-                    automatic.append(
-                        ToolResult(
-                            call_id=call.id,
-                            tool_name=call.name,
-                            output=f"Not saved: {exc.message}",
-                            is_error=True,
-                            trust="platform",
-                        )
-                    )
-                else:
-                    automatic.append(
-                        ToolResult(call_id=call.id, tool_name=call.name, output="Working state saved.", trust="platform")
-                    )
-                    automatic.append(WorkingStateUpdated(state=state.to_dict(), source="tool", call_id=call.id))
-        if automatic:
-            stored += self._append(automatic)
-        return stored
-
-    def _output_policy(self, tool_name: str) -> ToolOutputPolicy:
-        """The tool's policy, tightened so one result takes at most half the tool-result budget."""
-        policy = self.agent.output_policy(tool_name)
-        plan = self._planner().current
-        if plan is None:
-            return policy
-        limit_tokens = max(256, allocate(plan).tool_results // 2)
-        # Three characters per token is a conservative conversion for code and logs.
-        return replace(
-            policy,
-            max_chars=min(policy.max_chars, limit_tokens * 3),
-            budget_tokens=min(policy.budget_tokens or limit_tokens, limit_tokens),
-        )
-
-    def _read_artifact(self, call: ToolCall) -> ToolResult:
-        """Answer a ``context_read_artifact`` call; the text keeps its original trust level."""
-        ref = call.arguments.get("ref")
-        pointer = self._pointer(ref) if isinstance(ref, str) else None
-        if pointer is None:
-            return ToolResult(
-                call_id=call.id,
-                tool_name=call.name,
-                output=f"Unknown pointer {ref!r}: use a ref shown in this session.",
-                is_error=True,
-                trust="platform",
-            )
-        try:
-            text = read_slice(self.log.get_artifact(pointer.ref), call.arguments)
-        except (UsageError, ArtifactNotFound) as exc:
-            return ToolResult(
-                call_id=call.id, tool_name=call.name, output=f"Cannot read {ref}: {exc.message}", is_error=True, trust="platform"
-            )
-        return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=pointer.trust)
-
-    def _pointer(self, ref: str) -> ArtifactPointer | None:
-        """The pointer the model was shown in this session (never another session's).
-
-        A unique prefix of at least 12 hex digits (as summaries show) is enough."""
-        if not ref.startswith("sha256:") or len(ref) < len("sha256:") + 12:
-            return None
-        found: dict[str, ArtifactPointer] = {}
-        for event in self._events:
-            if event.type == "artifact.stored":
-                pointers: tuple[ArtifactPointer, ...] = (event.payload.pointer,)
-            elif event.type == "context.compacted":
-                pointers = (*event.payload.elided, *((event.payload.archive,) if event.payload.archive else ()))
-            else:
-                continue
-            for pointer in pointers:
-                if pointer.ref.startswith(ref):
-                    found.setdefault(pointer.ref, pointer)
-        return next(iter(found.values())) if len(found) == 1 else None
-
-    def pending_tool_calls(self) -> list[ToolCall]:
-        """Tool calls of the last model answer that still need a result from the caller."""
-        self._sync()
-        exchange = fold(self.id, self._events).open_exchange
-        if exchange is None:
-            return []
-        missing = set(exchange.missing)
-        return [call for call in exchange.calls if call.id in missing]
-
-    def tool_result(
-        self,
-        call_id: str,
-        output: str,
-        *,
-        exit_code: int | None = None,
-        is_error: bool | None = None,
-        trust: str = "tool",
-    ) -> Event:
-        """Record the output of a tool call the model made."""
-        pending = {c.id: c for c in self.pending_tool_calls()}
-        call = pending.get(call_id)
-        if call is None:
-            raise ToolCallUnknown(
-                f"no pending tool call {call_id!r} in session {self.id!r}"
-                + (f"; pending: {', '.join(pending)}" if pending else "; nothing is pending"),
-                session_id=self.id,
-                call_id=call_id,
-            )
-        failed = is_error if is_error is not None else (exit_code not in (None, 0))
-        if not isinstance(output, str):
-            raise UsageError(f"tool output must be text, not {type(output).__name__}")
-        # The original goes to the artifact store first; the model sees a bounded view of it.
-        ref = self.log.put_artifact(output, kind="tool_output")
-        prepared = prepare_output(
-            output,
-            ref=ref,
-            trust=trust,
-            exit_code=exit_code if exit_code is not None else (1 if failed else None),
-            policy=self._output_policy(call.name),
-            count_tokens=self._count,
-        )
-        result = ToolResult(
-            call_id=call_id,
-            tool_name=call.name,
-            output=prepared.text,
-            is_error=failed,
-            exit_code=exit_code,
-            trust=trust,
-            artifact=prepared.pointer,  # type: ignore[arg-type]
-        )
-        return self._append([ArtifactStored(pointer=prepared.pointer, source_call_id=call_id), result])[-1]
-
-    def revoke_tool(self, name: str, *, reason: str = "") -> Event:
-        """Stop a tool from being called; it stays in the prefix and calls are denied."""
-        return self._append([ToolRevoked(tool=name, reason=reason)])[0]
-
-    def restore_tool(self, name: str) -> Event:
-        """Allow a revoked tool again."""
-        return self._append([ToolRestored(tool=name)])[0]
-
-    def force_revoke_tool(self, name: str) -> PlanDecision:
-        """Operator-forced immediate revocation: the tool leaves the prefix and a new epoch starts."""
-        self._sync()
-        decision = self._planner().force_revocation(name)
-        self._append([*(e.payload for e in decision.events), ToolRevoked(tool=name, reason=FORCED_REVOCATION)])
-        return decision
-
     def remember(self, memory_id: str, text: str) -> Event:
         """Write a memory item (to the memory port when it accepts writes); the prefix is untouched."""
         if self.memory is not None and hasattr(self.memory, "write"):
@@ -527,102 +329,6 @@ class Session(StagesMixin):
 
     # -- talking to a provider ------------------------------------------------------
 
-    def record(self, response: Any) -> list[Event]:
-        """Record a provider response (Anthropic message, chat completion or response, or their JSON).
-
-        The answer is recorded like :meth:`record_assistant`, and its usage as a
-        ``model.response`` event that also tunes the token estimator.
-        """
-        from contextwright.providers.responses import parse_response
-
-        message, usage = parse_response(response)
-        stored = self.record_assistant(message)
-        if usage is not None:
-            stored += self._record_usage(usage, model=message.model)
-        return stored
-
-    def _record_usage(self, usage: Any, *, model: str | None) -> list[Event]:
-        built = [e.payload for e in self._events if e.type == "context.request.built"]
-        last = built[-1] if built else None
-        record = UsageRecord(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_5m_tokens=usage.cache_write_5m_tokens,
-            cache_write_1h_tokens=usage.cache_write_1h_tokens,
-        )
-        reconciler = getattr(self.estimator, "reconciler", None)
-        if last is not None and reconciler is not None and usage.total_input:
-            # The reconciler learns from the uncorrected estimate.
-            raw = max(1, round(last.total_tokens / reconciler.factor(self.model.id)))
-            reconciler.observe(self.model.id, raw, usage.total_input)
-        return self._append(
-            [
-                ModelResponse(
-                    provider=self.model.provider,
-                    model=model or self.model.id,
-                    usage=record,
-                    request_index=last.request_index if last else None,
-                    estimated_input_tokens=last.total_tokens if last else None,
-                )
-            ]
-        )
-
-    def send(
-        self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
-    ) -> Any:
-        """Build (unless given), send with ``create`` (e.g. ``client.messages.create``), record the answer.
-
-        A context-length error from the provider is caught once: the session is
-        compacted (pruning first when there is nothing to fold), the request is
-        rebuilt and sent again. A second context-length error raises
-        :class:`OverflowNotRecovered`.
-        """
-        request = request or self.next_request()
-        for attempt in range(2):
-            try:
-                response = create(**request.body(wire), **extra)
-            except Exception as exc:
-                request = self._after_send_error(exc, request, attempt)
-                continue
-            self.record(response)
-            return response
-        raise AssertionError("unreachable")
-
-    def _after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
-        """Shared by the sync and async send: translate the error, or relieve once and rebuild."""
-        from contextwright.errors import ContextLengthExceeded
-        from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
-
-        error = from_sdk_exception(exc) if is_sdk_api_error(exc) else exc
-        if not isinstance(error, ContextLengthExceeded):
-            if error is exc:
-                raise exc
-            raise error from exc
-        self._append([ContextOverflow(request_index=request.index, recovered=attempt == 0, message=error.message[:500])])
-        if attempt == 1:
-            raise OverflowNotRecovered(
-                f"session {self.id!r}: the provider still rejected request {request.index} as too long after compaction",
-                session_id=self.id,
-            ) from exc
-        self._relieve_overflow(request.plan)
-        return self.next_request()
-
-    @property
-    def aio(self) -> AsyncSession:
-        """The async twin of this session (same log, same logic, I/O off the event loop)."""
-        return AsyncSession(self)
-
-    def _relieve_overflow(self, plan: ContextPlan) -> None:
-        """Forced relief after a provider overflow: compact, or prune everything prunable."""
-        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch, trigger="overflow")
-        if proposal.escalate:
-            raise EscalationRequired(proposal.reason, session_id=self.id)
-        if proposal.compacted is not None:
-            self._adopt(proposal.compacted, strict=False)
-        else:
-            self._prune(plan, allocate(plan), must=True)
-
     def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
         """Rebuild request ``request_index`` from the log alone, byte for byte."""
         self._sync()
@@ -646,41 +352,6 @@ class Session(StagesMixin):
             yields=tuple(inputs["yields"]),
         )
         return result.request, record
-
-    def compact(self, *, trigger: str = "manual") -> Event | None:
-        """Fold history before the current run into a summary now.
-
-        Strict: the folded events are archived first, and if the archive cannot be
-        written this raises :class:`ArchiveFailed` and changes nothing.
-        """
-        self._sync()
-        plan = self._planner().current
-        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch if plan else 0, trigger=trigger)
-        if proposal.escalate:
-            raise EscalationRequired(proposal.reason, session_id=self.id)
-        if proposal.compacted is None:
-            return None
-        return self._adopt(proposal.compacted, strict=True)
-
-    def _adopt(self, compacted: Compacted, *, strict: bool) -> Event:
-        """Archive the folded events, then record the compaction (archive-first)."""
-        archive_events = [e for e in self._events if e.seq <= compacted.upto_seq]
-        text = "\n".join(
-            canonical_json({"seq": e.seq, "type": e.type, "at": format_instant(e.at), "payload": encode_payload(e.payload)})
-            for e in archive_events
-        )
-        try:
-            ref = self.log.put_artifact(text, kind="compaction_archive")
-        except ContextwrightError as exc:
-            if strict:
-                raise ArchiveFailed(
-                    f"session {self.id!r}: the compaction archive could not be written ({exc.message}); nothing was compacted",
-                    session_id=self.id,
-                ) from exc
-            # The automatic path is a safety valve: compact anyway, and say so in the log.
-            return self._append([replace(compacted, archive_failed=True)])[0]
-        pointer = ArtifactPointer(ref=ref, trust="platform", size_chars=len(text), kind="compaction_archive")
-        return self._append([replace(compacted, archive=pointer)])[0]
 
     # -- internals ---------------------------------------------------------------------
 
@@ -786,204 +457,7 @@ class Session(StagesMixin):
             return current
         return self.recall.current(ids, now=self.clock.now())
 
-    def _build_with_relief(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
-        # Relief order: the builder drops in-turn recall itself; then old tool results
-        # become pointers in one batched pass; then history is compacted. Each pass
-        # sheds down to a low-water mark, so passes are rare (one cache miss each).
-        relief: list[str] = []
-
-        def attempt() -> BuildResult | None:
-            try:
-                return build(
-                    plan=plan,
-                    allocation=allocation,
-                    surface=fold(self.id, self._events),
-                    tail=tail,
-                    secret=self.secret,
-                    estimate=self._body_estimate(plan),
-                )
-            except BudgetExceeded:
-                return None
-
-        result = attempt()
-        # The tool-result share (B2) binds when space is scarce: with no pressure on the
-        # window, pruning would only rewrite cached history for nothing (a cache miss
-        # with no budget to win back), so the share is enforced from soft pressure on.
-        if result is None or result.pressure != "none":
-            before = result.tokens_by_class.get("tool_results", 0) if result else None
-            pruned = self._prune(plan, allocation, must=result is None)
-            if pruned:
-                relief.append("tool_results_to_pointers")
-                result = attempt()
-                self._append(
-                    [
-                        LayerTruncated(
-                            epoch=plan.epoch,
-                            layer="stage_local",
-                            relief="tool_results_to_pointers",
-                            items=pruned,
-                            tokens_before=before if before is not None else -1,
-                            tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
-                            dedupe_hits=fold(self.id, self._events).dedupe_hits,
-                        )
-                    ]
-                )
-        for attempt_no in range(3):
-            # Compaction only when pruning was not enough: the body does not fit, or it
-            # is still over the soft threshold with nothing cheaper left to shed.
-            if result is not None and (result.pressure == "none" or attempt_no > 0):
-                break
-            surface = fold(self.id, self._events)
-            # A second attempt asks for a summary half the size of the current one.
-            current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
-            options = {} if attempt_no == 0 else {"max_summary_chars": max(1_000, current // (2 * attempt_no))}
-            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", **options)
-            if proposal.escalate:
-                raise EscalationRequired(proposal.reason, session_id=self.id)
-            if proposal.compacted is None:
-                continue  # the next attempt asks for a tighter summary
-            before_body = result.body_tokens if result else -1
-            self._adopt(proposal.compacted, strict=False)
-            relief.append("compaction")
-            result = attempt()
-            self._append(
-                [
-                    LayerTruncated(
-                        epoch=plan.epoch,
-                        layer="stage_local",
-                        relief="compaction",
-                        items=len(proposal.compacted.source_event_seqs),
-                        tokens_before=before_body,
-                        tokens_after=result.body_tokens if result else -1,
-                        dedupe_hits=fold(self.id, self._events).dedupe_hits,
-                    )
-                ]
-            )
-        if result is None:
-            # Nothing left to relieve: let the builder report the numbers.
-            result = build(
-                plan=plan,
-                allocation=allocation,
-                surface=fold(self.id, self._events),
-                tail=tail,
-                secret=self.secret,
-                estimate=self._body_estimate(plan),
-            )
-        if "recall" in result.yields:
-            self._append(
-                [
-                    LayerTruncated(
-                        epoch=plan.epoch,
-                        layer="project_memory",
-                        relief="recall",
-                        items=1,
-                        tokens_before=-1,
-                        tokens_after=result.tokens_by_class.get("recall", 0),
-                    )
-                ]
-            )
-        return replace(result, yields=result.yields + tuple(relief))
-
-    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> int:
-        """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
-
-        Unless the body does not fit at all (``must``), a pass runs only when it can
-        shed at least half the tool-result budget: small passes would cost a cache
-        miss for little gain, round after round.
-        """
-        surface = fold(self.id, self._events)
-        estimate = self._body_estimate(plan)
-        exchanges = [e for e in surface.entries if isinstance(e, Exchange) and e.complete]
-        keep = self.budgets.keep_recent_rounds
-        candidates = [r for e in exchanges[: max(0, len(exchanges) - keep)] for r in e.results if not r.pruned]
-        if not candidates:
-            return 0
-        # Within the layer, the least relevant to the current stage's goal go first.
-        goal = surface.open_stage.goal if surface.open_stage is not None else None
-        candidates = least_relevant_first(
-            candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
-        )
-        sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
-        visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
-        body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
-        target_input = int(allocation.context_window * self.budgets.relief_target)
-        shed = max(
-            allocation.prefix_tokens + allocation.with_margin(body) - target_input,
-            visible_results - int(allocation.tool_results * self.budgets.relief_tool_results_target),
-            1,
-        )
-        chosen: list[str] = []
-        saved = 0
-        for result in candidates:
-            if saved >= shed:
-                break
-            chosen.append(result.result.call_id)
-            saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
-        if not must and saved < allocation.tool_results // 2:
-            return 0
-        self._append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
-        return len(chosen)
-
-    def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
-        """The messages as they would be built now, with every yield allowed (for sizing)."""
-        surface = fold(self.id, self._events)
-        return _Assembler(plan=plan, surface=surface, tail=VolatileTail(), secret=self.secret, drop_recall=False).run()
-
-    def _untrusted_in_run(self, surface: Surface) -> bool:
-        for entry in surface.entries:
-            if isinstance(entry, Exchange) and entry.seq >= surface.seed_seq:
-                if any(r.result.trust in UNTRUSTED and not r.result.denied for r in entry.results):
-                    return True
-        return False
-
 
 def session_secret(store_secret: bytes, session_id: str) -> bytes:
     """The per-session envelope secret, derived from the store's secret."""
     return hmac.new(store_secret, f"session:{session_id}".encode(), hashlib.sha256).digest()
-
-
-class AsyncSession:
-    """Async twin of :class:`Session`: every method runs the sync one in a worker thread,
-    except :meth:`send`, which awaits the async SDK call itself."""
-
-    def __init__(self, session: Session) -> None:
-        self.sync = session
-
-    async def user(self, text: str, **options: Any) -> Event:
-        """Async :meth:`Session.user`."""
-        return await asyncio.to_thread(self.sync.user, text, **options)
-
-    async def next_request(self) -> BuiltRequest:
-        """Async :meth:`Session.next_request`."""
-        return await asyncio.to_thread(self.sync.next_request)
-
-    async def record(self, response: Any) -> list[Event]:
-        """Async :meth:`Session.record`."""
-        return await asyncio.to_thread(self.sync.record, response)
-
-    async def tool_result(self, call_id: str, output: str, **options: Any) -> Event:
-        """Async :meth:`Session.tool_result`."""
-        return await asyncio.to_thread(self.sync.tool_result, call_id, output, **options)
-
-    async def pending_tool_calls(self) -> list[ToolCall]:
-        """Async :meth:`Session.pending_tool_calls`."""
-        return await asyncio.to_thread(self.sync.pending_tool_calls)
-
-    async def compact(self) -> Event | None:
-        """Async :meth:`Session.compact`."""
-        return await asyncio.to_thread(self.sync.compact)
-
-    async def send(
-        self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
-    ) -> Any:
-        """Async :meth:`Session.send`: ``create`` is an async SDK method such as ``AsyncAnthropic().messages.create``."""
-        request = request or await self.next_request()
-        for attempt in range(2):
-            try:
-                response = await create(**request.body(wire), **extra)
-            except Exception as exc:
-                request = await asyncio.to_thread(self.sync._after_send_error, exc, request, attempt)
-                continue
-            await self.record(response)
-            return response
-        raise AssertionError("unreachable")

@@ -1,0 +1,231 @@
+"""Pressure relief: batched pruning, archive-first compaction, forced relief after an overflow.
+
+Methods of :class:`~contextwright.runtime.session.Session`, kept apart because they are one concern.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from contextwright.budget.allocator import Allocation, allocate
+from contextwright.build.assemble import (
+    BudgetExceeded,
+    BuildResult,
+    VolatileTail,
+    _Assembler,
+    build,
+)
+from contextwright.canonical import canonical_json
+from contextwright.clock import format_instant
+from contextwright.derive.surface import Exchange, Summary, fold
+from contextwright.errors import (
+    ContextwrightError,
+)
+from contextwright.events.catalog import (
+    ArtifactPointer,
+    Compacted,
+    LayerTruncated,
+    Pruned,
+)
+from contextwright.events.envelope import Event
+from contextwright.events.registry import encode_payload
+from contextwright.plan.plan import ContextPlan
+from contextwright.pressure.ranking import least_relevant_first
+from contextwright.runtime.errors import (
+    ArchiveFailed,
+    EscalationRequired,
+)
+from contextwright.runtime.limits import POINTER_STUB_TOKENS
+
+
+class ReliefMixin:
+    """Pressure relief: batched pruning, archive-first compaction, forced relief after an overflow."""
+
+    def compact(self, *, trigger: str = "manual") -> Event | None:
+        """Fold history before the current run into a summary now.
+
+        Strict: the folded events are archived first, and if the archive cannot be
+        written this raises :class:`ArchiveFailed` and changes nothing.
+        """
+        self._sync()
+        plan = self._planner().current
+        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch if plan else 0, trigger=trigger)
+        if proposal.escalate:
+            raise EscalationRequired(proposal.reason, session_id=self.id)
+        if proposal.compacted is None:
+            return None
+        return self._adopt(proposal.compacted, strict=True)
+
+    def _adopt(self, compacted: Compacted, *, strict: bool) -> Event:
+        """Archive the folded events, then record the compaction (archive-first)."""
+        archive_events = [e for e in self._events if e.seq <= compacted.upto_seq]
+        text = "\n".join(
+            canonical_json({"seq": e.seq, "type": e.type, "at": format_instant(e.at), "payload": encode_payload(e.payload)})
+            for e in archive_events
+        )
+        try:
+            ref = self.log.put_artifact(text, kind="compaction_archive")
+        except ContextwrightError as exc:
+            if strict:
+                raise ArchiveFailed(
+                    f"session {self.id!r}: the compaction archive could not be written ({exc.message}); nothing was compacted",
+                    session_id=self.id,
+                ) from exc
+            # The automatic path is a safety valve: compact anyway, and say so in the log.
+            return self._append([replace(compacted, archive_failed=True)])[0]
+        pointer = ArtifactPointer(ref=ref, trust="platform", size_chars=len(text), kind="compaction_archive")
+        return self._append([replace(compacted, archive=pointer)])[0]
+
+    def _build_with_relief(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
+        # Relief order: the builder drops in-turn recall itself; then old tool results
+        # become pointers in one batched pass; then history is compacted. Each pass
+        # sheds down to a low-water mark, so passes are rare (one cache miss each).
+        relief: list[str] = []
+
+        def attempt() -> BuildResult | None:
+            try:
+                return build(
+                    plan=plan,
+                    allocation=allocation,
+                    surface=fold(self.id, self._events),
+                    tail=tail,
+                    secret=self.secret,
+                    estimate=self._body_estimate(plan),
+                )
+            except BudgetExceeded:
+                return None
+
+        result = attempt()
+        # The tool-result share (B2) binds when space is scarce: with no pressure on the
+        # window, pruning would only rewrite cached history for nothing (a cache miss
+        # with no budget to win back), so the share is enforced from soft pressure on.
+        if result is None or result.pressure != "none":
+            before = result.tokens_by_class.get("tool_results", 0) if result else None
+            pruned = self._prune(plan, allocation, must=result is None)
+            if pruned:
+                relief.append("tool_results_to_pointers")
+                result = attempt()
+                self._append(
+                    [
+                        LayerTruncated(
+                            epoch=plan.epoch,
+                            layer="stage_local",
+                            relief="tool_results_to_pointers",
+                            items=pruned,
+                            tokens_before=before if before is not None else -1,
+                            tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
+                            dedupe_hits=fold(self.id, self._events).dedupe_hits,
+                        )
+                    ]
+                )
+        for attempt_no in range(3):
+            # Compaction only when pruning was not enough: the body does not fit, or it
+            # is still over the soft threshold with nothing cheaper left to shed.
+            if result is not None and (result.pressure == "none" or attempt_no > 0):
+                break
+            surface = fold(self.id, self._events)
+            # A second attempt asks for a summary half the size of the current one.
+            current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
+            options = {} if attempt_no == 0 else {"max_summary_chars": max(1_000, current // (2 * attempt_no))}
+            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", **options)
+            if proposal.escalate:
+                raise EscalationRequired(proposal.reason, session_id=self.id)
+            if proposal.compacted is None:
+                continue  # the next attempt asks for a tighter summary
+            before_body = result.body_tokens if result else -1
+            self._adopt(proposal.compacted, strict=False)
+            relief.append("compaction")
+            result = attempt()
+            self._append(
+                [
+                    LayerTruncated(
+                        epoch=plan.epoch,
+                        layer="stage_local",
+                        relief="compaction",
+                        items=len(proposal.compacted.source_event_seqs),
+                        tokens_before=before_body,
+                        tokens_after=result.body_tokens if result else -1,
+                        dedupe_hits=fold(self.id, self._events).dedupe_hits,
+                    )
+                ]
+            )
+        if result is None:
+            # Nothing left to relieve: let the builder report the numbers.
+            result = build(
+                plan=plan,
+                allocation=allocation,
+                surface=fold(self.id, self._events),
+                tail=tail,
+                secret=self.secret,
+                estimate=self._body_estimate(plan),
+            )
+        if "recall" in result.yields:
+            self._append(
+                [
+                    LayerTruncated(
+                        epoch=plan.epoch,
+                        layer="project_memory",
+                        relief="recall",
+                        items=1,
+                        tokens_before=-1,
+                        tokens_after=result.tokens_by_class.get("recall", 0),
+                    )
+                ]
+            )
+        return replace(result, yields=result.yields + tuple(relief))
+
+    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> int:
+        """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
+
+        Unless the body does not fit at all (``must``), a pass runs only when it can
+        shed at least half the tool-result budget: small passes would cost a cache
+        miss for little gain, round after round.
+        """
+        surface = fold(self.id, self._events)
+        estimate = self._body_estimate(plan)
+        exchanges = [e for e in surface.entries if isinstance(e, Exchange) and e.complete]
+        keep = self.budgets.keep_recent_rounds
+        candidates = [r for e in exchanges[: max(0, len(exchanges) - keep)] for r in e.results if not r.pruned]
+        if not candidates:
+            return 0
+        # Within the layer, the least relevant to the current stage's goal go first.
+        goal = surface.open_stage.goal if surface.open_stage is not None else None
+        candidates = least_relevant_first(
+            candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
+        )
+        sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
+        visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
+        body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
+        target_input = int(allocation.context_window * self.budgets.relief_target)
+        shed = max(
+            allocation.prefix_tokens + allocation.with_margin(body) - target_input,
+            visible_results - int(allocation.tool_results * self.budgets.relief_tool_results_target),
+            1,
+        )
+        chosen: list[str] = []
+        saved = 0
+        for result in candidates:
+            if saved >= shed:
+                break
+            chosen.append(result.result.call_id)
+            saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
+        if not must and saved < allocation.tool_results // 2:
+            return 0
+        self._append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
+        return len(chosen)
+
+    def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
+        """The messages as they would be built now, with every yield allowed (for sizing)."""
+        surface = fold(self.id, self._events)
+        return _Assembler(plan=plan, surface=surface, tail=VolatileTail(), secret=self.secret, drop_recall=False).run()
+
+    def _relieve_overflow(self, plan: ContextPlan) -> None:
+        """Forced relief after a provider overflow: compact, or prune everything prunable."""
+        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch, trigger="overflow")
+        if proposal.escalate:
+            raise EscalationRequired(proposal.reason, session_id=self.id)
+        if proposal.compacted is not None:
+            self._adopt(proposal.compacted, strict=False)
+        else:
+            self._prune(plan, allocate(plan), must=True)
