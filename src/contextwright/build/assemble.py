@@ -368,6 +368,11 @@ class _Assembler:
         return parts
 
 
+def render_messages(*, plan: ContextPlan, surface: Surface, tail: VolatileTail, secret: bytes) -> tuple[Message, ...]:
+    """The messages a request would carry, with no yields taken (for sizing relief passes)."""
+    return _Assembler(plan=plan, surface=surface, tail=tail, secret=secret, drop_recall=False).run()
+
+
 def build(
     *,
     plan: ContextPlan,

@@ -13,8 +13,8 @@ from contextwright.build.assemble import (
     BudgetExceeded,
     BuildResult,
     VolatileTail,
-    _Assembler,
     build,
+    render_messages,
 )
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
@@ -218,7 +218,7 @@ class ReliefMixin:
     def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
         """The messages as they would be built now, with every yield allowed (for sizing)."""
         surface = fold(self.id, self._events)
-        return _Assembler(plan=plan, surface=surface, tail=VolatileTail(), secret=self.secret, drop_recall=False).run()
+        return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.secret)
 
     def _relieve_overflow(self, plan: ContextPlan) -> None:
         """Forced relief after a provider overflow: compact, or prune everything prunable."""
