@@ -8,6 +8,12 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Timing is measured by the benchmarks, never asserted: no per-example deadline, so a
+# loaded CI machine cannot turn a slow example into a failure.
+settings.register_profile("contextwright", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("contextwright")
 
 from contextwright.testing.corpus import corpus_path, missing_reason
 
