@@ -13,6 +13,7 @@ from rich.table import Table
 
 from contextwright.build.request import ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors
+from contextwright.cli._compare import comparison_json, comparison_table
 from contextwright.clock import FixedClock
 from contextwright.demo.drive import drive
 from contextwright.demo.script import demo_script
@@ -109,18 +110,7 @@ def run_demo(
         }
         comparison = _compare(log, window=window) if provider == "anthropic" else None
         if comparison is not None:
-            summary["comparison"] = [
-                {
-                    "strategy": row.name,
-                    "cache_read_share": round(row.cache_read_share, 4),
-                    "input_cost_usd": str(row.input_cost.quantize(Decimal("0.0001"))),
-                    "relative_input_cost": None if row.relative_input_cost is None else round(row.relative_input_cost, 3),
-                    "peak_request_tokens": row.peak_request_tokens,
-                    "overflows": row.overflows,
-                    "task_visible": None if row.task_visible is None else round(row.task_visible, 4),
-                }
-                for row in comparison
-            ]
+            summary["comparison"] = comparison_json(comparison)
         if report is not None:
             from contextwright.compare import comparison_rows
             from contextwright.report.html import write_report
@@ -137,7 +127,7 @@ def run_demo(
     if not quiet:
         console.print(_table(summary))
         if "comparison" in summary:
-            console.print(_comparison_table(summary["comparison"], window))
+            console.print(comparison_table(summary["comparison"], window=window, what="The same session"))
         console.print(
             f"Report: [bold]{report}[/]   Inspect a request: [bold]contextwright inspect {db} --session {SESSION_ID} --request 0[/]"
         )
@@ -183,28 +173,4 @@ def _table(summary: dict[str, Any]) -> Table:
     ]
     for name, value in rows:
         table.add_row(name, value)
-    return table
-
-
-def _comparison_table(rows: list[dict[str, Any]], window: int) -> Table:
-    table = Table(
-        "strategy",
-        "cache-read share",
-        "input cost",
-        "vs ceiling",
-        "peak request",
-        "over window",
-        "task visible",
-        title=f"The same session under common strategies ({window:,}-token window, offline cache simulation)",
-    )
-    for row in rows:
-        table.add_row(
-            row["strategy"],
-            f"{row['cache_read_share']:.1%}",
-            f"${row['input_cost_usd']}",
-            "n/a" if row["relative_input_cost"] is None else f"{row['relative_input_cost']:.2f}×",
-            f"{row['peak_request_tokens']:,}",
-            str(row["overflows"]),
-            "n/a" if row["task_visible"] is None else f"{row['task_visible']:.0%}",
-        )
     return table

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from contextwright.cli._common import console, err_console, friendly_errors
+from contextwright.cli._compare import comparison_json, comparison_table
 from contextwright.clock import FixedClock
 from contextwright.importers import FORMATS, load_transcripts
 from contextwright.models import anthropic, openai, with_window
@@ -31,6 +33,9 @@ def replay(
     ),
     report: Path | None = typer.Option(None, "--report", help="Write an HTML report (the first transcript's session)."),
     lenient: bool = typer.Option(False, "--lenient", help="Skip malformed records (counted) instead of stopping."),
+    compare_strategies: bool = typer.Option(
+        True, "--compare/--no-compare", help="Also price the same transcripts under common strategies (Anthropic wire)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
     """Replay transcripts through the engine at a given window and show what each request would have been."""
@@ -79,15 +84,29 @@ def replay(
                     }
                 )
                 progress.advance(task)
+        comparison = None
+        if compare_strategies and provider == "anthropic" and any(row["requests"] for row in rows):
+            from contextwright.compare import compare
+
+            with (
+                console.status("Pricing the same transcripts under common strategies")
+                if not as_json
+                else contextlib.nullcontext()
+            ):
+                comparison = comparison_json(compare(transcripts, window=window))
         if report is not None and first_session is not None:
             from contextwright.report.html import write_report
 
             events = first_session.events
             write_report(
-                report, summarize(events), request_records(events), title=f"Replay of {first_session.id} at {window:,} tokens"
+                report,
+                summarize(events),
+                request_records(events),
+                title=f"Replay of {first_session.id} at {window:,} tokens",
+                comparison=comparison,
             )
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps({"transcripts": rows, "comparison": comparison}, indent=2))
         return
     table = Table(
         "file",
@@ -112,6 +131,8 @@ def replay(
             str(row["prunes"]),
         )
     console.print(table)
+    if comparison:
+        console.print(comparison_table(comparison, window=window, what=f"{len(transcripts)} transcript(s)"))
     if dump_requests is not None:
         console.print(f"Request bodies written to {dump_requests}")
     if report is not None:

@@ -1,0 +1,50 @@
+"""The strategy comparison that demo and replay both print: the same table as the cache benchmark."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from rich.table import Table
+
+
+def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """Strategy rows (``StrategyRow`` or ``StrategyResult``) as JSON-friendly dicts."""
+    return [
+        {
+            "strategy": row.name,
+            "cache_read_share": round(row.cache_read_share, 4),
+            "input_cost_usd": str(row.input_cost.quantize(Decimal("0.0001"))),
+            "relative_input_cost": None if row.relative_input_cost is None else round(row.relative_input_cost, 3),
+            "peak_request_tokens": row.peak_request_tokens,
+            "overflows": row.overflows,
+            "task_visible": None if row.task_visible is None else round(row.task_visible, 4),
+        }
+        for row in rows
+    ]
+
+
+def comparison_table(rows: list[dict[str, Any]], *, window: int, what: str) -> Table:
+    """A rich table of :func:`comparison_json` rows."""
+    table = Table(
+        "strategy",
+        "cache-read share",
+        "input cost",
+        "vs ceiling",
+        "peak request",
+        "over window",
+        "task visible",
+        title=f"{what} under common strategies ({window:,}-token window, offline cache simulation)",
+    )
+    for row in rows:
+        table.add_row(
+            row["strategy"],
+            f"{row['cache_read_share']:.1%}",
+            f"${row['input_cost_usd']}",
+            "n/a" if row["relative_input_cost"] is None else f"{row['relative_input_cost']:.2f}×",
+            f"{row['peak_request_tokens']:,}",
+            str(row["overflows"]),
+            "n/a" if row["task_visible"] is None else f"{row['task_visible']:.0%}",
+        )
+    return table
