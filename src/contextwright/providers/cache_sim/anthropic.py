@@ -71,6 +71,7 @@ Assumptions (the documentation leaves these open):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -353,7 +354,7 @@ class AnthropicCacheSimulator:
         blocks = render_anthropic_blocks(body, keeps_prior_thinking=rules.keeps_prior_thinking if rules else True)
         breakpoints = _breakpoints(blocks, body.get("cache_control"))
         tokens = block_token_counts([b.text for b in blocks], request, self._count_tokens)
-        cumulative = _cumulative(tokens)
+        cumulative = list(itertools.accumulate(tokens))
         total = cumulative[-1] if cumulative else 0
         self._check_context(body, rules, total)
         index = self._clock.advance(at)
@@ -593,14 +594,6 @@ def _any_citations(value: Any) -> bool:
 
 def _without_cache_control(block: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in block.items() if key != "cache_control"}
-
-
-def _cumulative(tokens: Sequence[int]) -> list[int]:
-    out, running = [], 0
-    for n in tokens:
-        running += n
-        out.append(running)
-    return out
 
 
 def _list(value: Any, path: str) -> list[Any]:

@@ -67,6 +67,7 @@ Assumptions (the documentation leaves these open or makes them probabilistic):
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -211,7 +212,7 @@ class OpenAICacheSimulator:
                 )
         blocks, messages = _render(body)
         tokens = block_token_counts([b.text for b in blocks], request, self._count_tokens)
-        cumulative = _cumulative(tokens)
+        cumulative = list(itertools.accumulate(tokens))
         total = cumulative[-1] if cumulative else 0
         if self._window is not None and total > self._window:
             raise _context_error(body, total, self._window)
@@ -528,14 +529,6 @@ def _context_error(body: Mapping[str, Any], total: int, window: int) -> Provider
 def _invalid(message: str) -> ProviderError:
     error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
     return classify_provider_error(400, {"error": error}, provider="openai")
-
-
-def _cumulative(tokens: Sequence[int]) -> list[int]:
-    out, running = [], 0
-    for n in tokens:
-        running += n
-        out.append(running)
-    return out
 
 
 def _list(value: Any, path: str) -> list[Any]:
