@@ -114,6 +114,8 @@ class BuildResult:
     """Earlier-delivered evidence removed from the surface (each costs a cache miss)."""
     upto_seq: int
     """The last event the surface was folded from: rebuilding reads the log up to here."""
+    dedupe_hits: int = 0
+    """Surface entries shown once or not at all because they repeated or were superseded."""
 
     @property
     def total_tokens(self) -> int:
@@ -444,6 +446,7 @@ def build(
         tool_results_over_share=by_class.get("tool_results", 0) > allocation.tool_results,
         evidence_removed=assembler.removed,
         upto_seq=surface.upto_seq,
+        dedupe_hits=surface.dedupe_hits,
     )
 
 

@@ -18,7 +18,7 @@ from contextwright.build.assemble import (
 )
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
-from contextwright.derive.surface import Exchange, Summary, fold
+from contextwright.derive.surface import Exchange, Summary
 from contextwright.errors import (
     ContextwrightError,
 )
@@ -50,7 +50,7 @@ class ReliefMixin:
         """
         self._sync()
         plan = self._planner().current
-        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch if plan else 0, trigger=trigger)
+        proposal = self.compactor(self._surface(), epoch=plan.epoch if plan else 0, trigger=trigger)
         if proposal.escalate:
             raise EscalationRequired(proposal.reason, session_id=self.id)
         if proposal.compacted is None:
@@ -88,7 +88,7 @@ class ReliefMixin:
                 return build(
                     plan=plan,
                     allocation=allocation,
-                    surface=fold(self.id, self._events),
+                    surface=self._surface(),
                     tail=tail,
                     secret=self.secret,
                     estimate=self._body_estimate(plan),
@@ -115,7 +115,7 @@ class ReliefMixin:
                             items=pruned,
                             tokens_before=before if before is not None else -1,
                             tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
-                            dedupe_hits=fold(self.id, self._events).dedupe_hits,
+                            dedupe_hits=self._surface().dedupe_hits,
                         )
                     ]
                 )
@@ -124,7 +124,7 @@ class ReliefMixin:
             # is still over the soft threshold with nothing cheaper left to shed.
             if result is not None and (result.pressure == "none" or attempt_no > 0):
                 break
-            surface = fold(self.id, self._events)
+            surface = self._surface()
             # A second attempt asks for a summary half the size of the current one.
             current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
             options = {} if attempt_no == 0 else {"max_summary_chars": max(1_000, current // (2 * attempt_no))}
@@ -146,7 +146,7 @@ class ReliefMixin:
                         items=len(proposal.compacted.source_event_seqs),
                         tokens_before=before_body,
                         tokens_after=result.body_tokens if result else -1,
-                        dedupe_hits=fold(self.id, self._events).dedupe_hits,
+                        dedupe_hits=self._surface().dedupe_hits,
                     )
                 ]
             )
@@ -155,7 +155,7 @@ class ReliefMixin:
             result = build(
                 plan=plan,
                 allocation=allocation,
-                surface=fold(self.id, self._events),
+                surface=self._surface(),
                 tail=tail,
                 secret=self.secret,
                 estimate=self._body_estimate(plan),
@@ -182,7 +182,7 @@ class ReliefMixin:
         shed at least half the tool-result budget: small passes would cost a cache
         miss for little gain, round after round.
         """
-        surface = fold(self.id, self._events)
+        surface = self._surface()
         estimate = self._body_estimate(plan)
         exchanges = [e for e in surface.entries if isinstance(e, Exchange) and e.complete]
         keep = self.budgets.keep_recent_rounds
@@ -217,12 +217,12 @@ class ReliefMixin:
 
     def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
         """The messages as they would be built now, with every yield allowed (for sizing)."""
-        surface = fold(self.id, self._events)
+        surface = self._surface()
         return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.secret)
 
     def _relieve_overflow(self, plan: ContextPlan) -> None:
         """Forced relief after a provider overflow: compact, or prune everything prunable."""
-        proposal = self.compactor(fold(self.id, self._events), epoch=plan.epoch, trigger="overflow")
+        proposal = self.compactor(self._surface(), epoch=plan.epoch, trigger="overflow")
         if proposal.escalate:
             raise EscalationRequired(proposal.reason, session_id=self.id)
         if proposal.compacted is not None:

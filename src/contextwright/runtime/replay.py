@@ -22,7 +22,6 @@ from contextwright.build.assemble import BudgetExceeded
 from contextwright.build.envelope import escape
 from contextwright.build.request import NeutralRequest
 from contextwright.canonical import to_plain
-from contextwright.derive.surface import AssistantReply, fold
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.importers.model import Transcript
 from contextwright.items.region_a import ToolSpec
@@ -116,7 +115,7 @@ def replay(
             )
             if not message.text.strip() and not calls:
                 continue
-            if _has_something_to_answer(session):
+            if session.awaiting_model:
                 try:
                     request = session.next_request()
                 except (BudgetExceeded, EscalationRequired):
@@ -135,12 +134,6 @@ def replay(
                     tool_result.call_id, tool_result.output, is_error=tool_result.is_error, exit_code=tool_result.exit_code
                 )
     return result
-
-
-def _has_something_to_answer(session: Session) -> bool:
-    surface = fold(session.id, session.events)
-    last = surface.entries[-1] if surface.entries else None
-    return last is not None and not isinstance(last, AssistantReply) and surface.open_exchange is None
 
 
 def _tool_from_schema(schema: Any) -> ToolSpec | None:

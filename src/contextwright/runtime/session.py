@@ -166,6 +166,7 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
         self.reuse_recall_by_revision = reuse_recall_by_revision and hasattr(recall, "revision")
         self._recall_cache: tuple[str, tuple[str, ...], Any] | None = None
         self._events: list[Event] = []
+        self._surface_cache: tuple[int, Surface] | None = None
         self._sync()
         planner = self._planner()
         # The memory snapshot is read once, at open; a resumed session keeps the pinned one.
@@ -194,6 +195,13 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
 
     def _sync(self) -> None:
         self._events.extend(self.log.read(self.id, after_seq=self.last_seq))
+
+    def _surface(self) -> Surface:
+        """The surface of the events read so far, folded once per new event (the log only grows)."""
+        cached = self._surface_cache
+        if cached is None or cached[0] != self.last_seq:
+            cached = self._surface_cache = (self.last_seq, fold(self.id, self._events))
+        return cached[1]
 
     def _append(self, payloads: Sequence[Any]) -> list[Event]:
         self._sync()
@@ -263,17 +271,17 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
     def next_request(self) -> BuiltRequest:
         """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request."""
         self._sync()
-        surface = fold(self.id, self._events)
+        surface = self._surface()
         if surface.open_exchange is not None:
             raise UsageError(f"tool calls {', '.join(surface.open_exchange.missing)} still need results")
         self._check_something_to_answer(surface)
         plan = self._pin_plan()
         allocation = allocate(plan)
         self._frame_current_turn(surface)
-        surface = fold(self.id, self._events)
+        surface = self._surface()
         tail = self._tail(surface)
         result = self._build_with_relief(plan, allocation, tail)
-        surface = fold(self.id, self._events)
+        surface = self._surface()
         validate(result.request, plan)
         payload = RequestBuilt(
             epoch=plan.epoch,
@@ -286,7 +294,7 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
             tokens_by_layer=result.tokens_by_layer,
             yields=result.yields,
             pressure=result.pressure,
-            dedupe_hits=fold(self.id, [e for e in self._events if e.seq <= result.upto_seq]).dedupe_hits,
+            dedupe_hits=result.dedupe_hits,
             inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
         )
         previous = self._previous_request(plan.epoch)
@@ -362,10 +370,15 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
         model_id = plan.model.id
         return lambda text: self.estimator.estimate(text, model=model_id)
 
+    @property
+    def awaiting_model(self) -> bool:
+        """True when a request can be built now: something to answer and no tool call waiting for its result."""
+        self._sync()
+        surface = self._surface()
+        return surface.open_exchange is None and _answerable(surface)
+
     def _check_something_to_answer(self, surface: Surface) -> None:
-        last = surface.entries[-1] if surface.entries else None
-        # Anything but the model's own reply renders as a user-side message the model can answer.
-        if last is None or isinstance(last, AssistantReply):
+        if not _answerable(surface):
             raise NothingToSend(
                 f"session {self.id!r}: the last message is the model's own answer; record a user message first",
                 session_id=self.id,
@@ -461,3 +474,8 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
 def session_secret(store_secret: bytes, session_id: str) -> bytes:
     """The per-session envelope secret, derived from the store's secret."""
     return hmac.new(store_secret, f"session:{session_id}".encode(), hashlib.sha256).digest()
+
+
+def _answerable(surface: Surface) -> bool:
+    # Anything but the model's own reply renders as a user-side message the model can answer.
+    return bool(surface.entries) and not isinstance(surface.entries[-1], AssistantReply)

@@ -12,7 +12,7 @@ from typing import Any
 
 from contextwright.build.assemble import render_decision
 from contextwright.canonical import canonical_json
-from contextwright.derive.surface import DecisionEntry, fold
+from contextwright.derive.surface import DecisionEntry
 from contextwright.errors import UsageError
 from contextwright.events.catalog import (
     ArtifactDeclared,
@@ -38,7 +38,7 @@ class StagesMixin:
     def open_stage(self, name: str, *, goal: str) -> str:
         """Begin a stage with a declared goal; returns its id. Only one stage is open at a time."""
         self._sync()  # type: ignore[attr-defined]
-        if fold(self.id, self._events).open_stage is not None:  # type: ignore[attr-defined]
+        if self._surface().open_stage is not None:  # type: ignore[attr-defined]
             raise UsageError("a stage is already open; close it first")
         stage_id = f"{name}-{sum(1 for e in self._events if e.type == 'stage.opened') + 1}"  # type: ignore[attr-defined]
         self._append([StageOpened(stage_id=stage_id, name=name, goal=goal)])  # type: ignore[attr-defined]
@@ -48,7 +48,7 @@ class StagesMixin:
         """Close the open stage: record its outcome and its decision point (which replaces the stage in context)."""
         self._sync()  # type: ignore[attr-defined]
         events = self._events  # type: ignore[attr-defined]
-        stage = fold(self.id, events).open_stage  # type: ignore[attr-defined]
+        stage = self._surface().open_stage  # type: ignore[attr-defined]
         if stage is None:
             raise UsageError("no stage is open")
         start = max(e.seq for e in events if e.type == "stage.opened" and e.payload.stage_id == stage.stage_id)
@@ -60,7 +60,7 @@ class StagesMixin:
 
     def _graduate_decisions(self) -> None:
         """Under the session cap on L2, the oldest decision points become memory candidates and leave."""
-        surface = fold(self.id, self._events)  # type: ignore[attr-defined]
+        surface = self._surface()  # type: ignore[attr-defined]
         decisions = [e for e in surface.entries if isinstance(e, DecisionEntry)]
         sizes = [self._count(render_decision(d.decision)) for d in decisions]  # type: ignore[attr-defined]
         cap = self.budgets.decision_points_tokens  # type: ignore[attr-defined]
@@ -190,7 +190,7 @@ class StagesMixin:
     def router_view(self) -> str:
         """A supervisor's context, rebuilt from the latest compressed-session snapshot (L2), not from the execution history."""
         self._sync()  # type: ignore[attr-defined]
-        surface = fold(self.id, self._events)  # type: ignore[attr-defined]
+        surface = self._surface()  # type: ignore[attr-defined]
         lines: list[str] = []
         for entry in surface.entries:
             if getattr(entry, "task", False):

@@ -10,7 +10,7 @@ from typing import Any
 
 from contextwright.budget.allocator import allocate
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Exchange, Surface, fold
+from contextwright.derive.surface import Exchange, Surface
 from contextwright.errors import (
     ArtifactNotFound,
     UsageError,
@@ -46,7 +46,7 @@ class ToolCallsMixin:
     def record_assistant(self, message: AssistantMessage) -> list[Event]:
         """Record the model's answer; control-tool calls and calls to revoked tools are answered here."""
         self._sync()
-        surface = fold(self.id, self._events)
+        surface = self._surface()
         if surface.open_exchange is not None:
             raise UsageError(
                 f"tool calls {', '.join(surface.open_exchange.missing)} still need results before the model can speak again"
@@ -140,7 +140,7 @@ class ToolCallsMixin:
     def pending_tool_calls(self) -> list[ToolCall]:
         """Tool calls of the last model answer that still need a result from the caller."""
         self._sync()
-        exchange = fold(self.id, self._events).open_exchange
+        exchange = self._surface().open_exchange
         if exchange is None:
             return []
         missing = set(exchange.missing)
