@@ -26,8 +26,8 @@ from rich.console import Console
 from rich.table import Table
 
 from contextwright.budget.allocator import allocate
-from contextwright.build import envelope
-from contextwright.build.assemble import VolatileTail, build
+from contextwright.assembly import envelope
+from contextwright.assembly.assemble import VolatileTail, build
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
 from contextwright.derive.surface import fold

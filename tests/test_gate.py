@@ -16,8 +16,8 @@ import uuid
 import pytest
 
 from contextwright.budget.allocator import allocate
-from contextwright.build.request import ToolCallPart, ToolResultPart
-from contextwright.build.validate import validate
+from contextwright.assembly.request import ToolCallPart, ToolResultPart
+from contextwright.assembly.validate import validate
 from contextwright.clock import FixedClock
 from contextwright.demo.drive import drive
 from contextwright.demo.script import demo_script
@@ -87,8 +87,8 @@ MUTATION_TURNS = 20
 
 @pytest.mark.moves_cache_prefix(reason="puts a timestamp into the prefix on purpose")
 def test_gate_fails_with_a_timestamp_in_the_prefix(monkeypatch):
-    import contextwright.build.assemble as assemble
-    from contextwright.build.prefix import PrefixTexts
+    import contextwright.assembly.assemble as assemble
+    from contextwright.assembly.prefix import PrefixTexts
 
     real = assemble.render_prefix
     clock_state = {"n": 0}
@@ -111,7 +111,7 @@ def test_gate_fails_with_a_timestamp_in_the_prefix(monkeypatch):
 
 @pytest.mark.moves_cache_prefix(reason="random nonces change the rendered memory snapshot")
 def test_gate_fails_with_random_nonces(monkeypatch):
-    import contextwright.build.envelope as envelope
+    import contextwright.assembly.envelope as envelope
 
     monkeypatch.setattr(envelope, "nonce", lambda secret, ref: os.urandom(8).hex())
     with pytest.raises((AssertionError, ContextwrightError)):
@@ -128,7 +128,7 @@ def test_gate_fails_when_revocation_removes_the_tool_from_the_prefix(monkeypatch
 
 
 def test_gate_fails_with_an_orphaned_tool_result(monkeypatch):
-    from contextwright.build.assemble import _Assembler
+    from contextwright.assembly.assemble import _Assembler
 
     real = _Assembler._exchange
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from contextwright.budget.estimator import HeuristicEstimator
-from contextwright.build.envelope import FRAMING_TEXT
+from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.items import AgentInstructions, Framing, MemoryFact, MemorySnapshot, PlatformPolicy, ToolSpec
 from contextwright.plan import Prefix
 

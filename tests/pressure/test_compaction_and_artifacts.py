@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.build.request import TextPart, ToolResultPart
+from contextwright.assembly.request import TextPart, ToolResultPart
 from contextwright.derive.surface import fold
 from contextwright.errors import StorageUnavailable
 from contextwright.events import AssistantMessage, ToolCall

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextwright import models
-from contextwright.build.request import (
+from contextwright.assembly.request import (
     Message,
     NeutralRequest,
     SystemBlock,

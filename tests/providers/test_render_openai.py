@@ -24,7 +24,7 @@ from test_render_anthropic import (
 )
 
 from contextwright import models
-from contextwright.build.request import Message, NeutralRequest
+from contextwright.assembly.request import Message, NeutralRequest
 from contextwright.canonical import canonical_json
 from contextwright.errors import UsageError
 from contextwright.providers import openai_chat, openai_responses

@@ -30,7 +30,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from test_render_anthropic import ANTHROPIC_CAPS, conversations, make_fanout_request, make_request
 
 from contextwright import models
-from contextwright.build.request import NeutralRequest
+from contextwright.assembly.request import NeutralRequest
 from contextwright.providers import anthropic, openai_chat, openai_responses
 from contextwright.providers.capabilities import capabilities_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.build.request import TextPart, ToolResultPart
+from contextwright.assembly.request import TextPart, ToolResultPart
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded, ToolCallUnknown
 from contextwright.runtime.ports import InMemoryMemory

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.build.request import TextPart, ToolResultPart
+from contextwright.assembly.request import TextPart, ToolResultPart
 from contextwright.errors import UsageError
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.pressure.ranking import least_relevant_first, relevance

@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from contextwright.build.request import ToolCallPart, ToolResultPart
+from contextwright.assembly.request import ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors
 from contextwright.cli._compare import comparison_json, comparison_table
 from contextwright.clock import FixedClock

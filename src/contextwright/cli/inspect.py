@@ -7,7 +7,7 @@ import json
 import typer
 from rich.table import Column, Table
 
-from contextwright.build.request import TextPart, ToolCallPart, ToolResultPart
+from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors, shorten
 from contextwright.cli.store import STORE_HELP, open_existing
 from contextwright.runtime.engine import Engine

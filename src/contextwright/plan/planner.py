@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextwright.budget.estimator import TokenEstimator
-from contextwright.build.prefix import render_prefix, rendered_prefix_sha256
+from contextwright.assembly.prefix import render_prefix, rendered_prefix_sha256
 from contextwright.errors import PlanError, PrefixOverBudget, UsageError
 from contextwright.events.catalog import EpochRotated, PlanCreated
 from contextwright.events.envelope import Event, NewEvent

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from contextwright.build.request import (
+from contextwright.assembly.request import (
     Message,
     NeutralRequest,
     TextPart,

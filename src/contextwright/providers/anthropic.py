@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
-from contextwright.build.request import (
+from contextwright.assembly.request import (
     NeutralRequest,
     TextPart,
     ToolCallPart,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from contextwright.build.request import (
+from contextwright.assembly.request import (
     Message,
     NeutralRequest,
     TextPart,

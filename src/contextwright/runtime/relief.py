@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextwright.budget.allocator import Allocation, allocate
-from contextwright.build.assemble import (
+from contextwright.assembly.assemble import (
     BudgetExceeded,
     BuildResult,
     VolatileTail,

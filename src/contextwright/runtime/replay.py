@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextwright.build.assemble import BudgetExceeded
-from contextwright.build.envelope import escape
-from contextwright.build.request import NeutralRequest
+from contextwright.assembly.assemble import BudgetExceeded
+from contextwright.assembly.envelope import escape
+from contextwright.assembly.request import NeutralRequest
 from contextwright.canonical import to_plain
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.importers.model import Transcript

@@ -19,14 +19,14 @@ from typing import Any
 
 from contextwright.budget.allocator import allocate
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator, prefix_estimator
-from contextwright.build.assemble import (
+from contextwright.assembly.assemble import (
     BuildResult,
     Correction,
     VolatileTail,
     build,
 )
-from contextwright.build.request import NeutralRequest
-from contextwright.build.validate import validate
+from contextwright.assembly.request import NeutralRequest
+from contextwright.assembly.validate import validate
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextwright.build.envelope import FRAMING_TEXT
+from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
 from contextwright.items.region_a import (

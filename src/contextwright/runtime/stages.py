@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextwright.build.assemble import render_decision
+from contextwright.assembly.assemble import render_decision
 from contextwright.canonical import canonical_json
 from contextwright.derive.surface import DecisionEntry
 from contextwright.errors import UsageError

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contextwright.build.envelope import Attribution, envelope
-from contextwright.build.request import SystemBlock, ToolDefinition
+from contextwright.assembly.envelope import Attribution, envelope
+from contextwright.assembly.request import SystemBlock, ToolDefinition
 from contextwright.canonical import canonical_json, content_hash, to_plain
 from contextwright.items.region_a import MemorySnapshot, ToolSpec
 from contextwright.plan.plan import Prefix

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextwright.build.request import NeutralRequest, ToolCallPart, ToolResultPart
+from contextwright.assembly.request import NeutralRequest, ToolCallPart, ToolResultPart
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.plan.plan import ContextPlan
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.build.envelope import FRAMING_TEXT, Attribution, contains_tag, envelope, escape, nonce, unescape
+from contextwright.assembly.envelope import FRAMING_TEXT, Attribution, contains_tag, envelope, escape, nonce, unescape
 from contextwright.errors import UsageError
 
 SECRET = b"k" * 32

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from contextwright.build.request import Message, TextPart, ToolCallPart, ToolResultPart
-from contextwright.build.validate import validate
+from contextwright.assembly.request import Message, TextPart, ToolCallPart, ToolResultPart
+from contextwright.assembly.validate import validate
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.testing.fakes import open_session

@@ -2,7 +2,7 @@
 
 No I/O and no clock reads happen here: the date is already in the recorded
 frame, and everything else arrives as an argument. The same inputs give a
-byte-identical :class:`~contextwright.build.request.NeutralRequest`, which is
+byte-identical :class:`~contextwright.assembly.request.NeutralRequest`, which is
 what makes retries safe and lets ``inspect`` rebuild any request from the log.
 
 Assembly order is fixed and total:
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextwright.budget.allocator import Allocation, PressureState
-from contextwright.build.envelope import Attribution, envelope
-from contextwright.build.prefix import prefix_sha256, render_prefix, tool_definitions
-from contextwright.build.request import (
+from contextwright.assembly.envelope import Attribution, envelope
+from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
+from contextwright.assembly.request import (
     Message,
     NeutralRequest,
     Part,

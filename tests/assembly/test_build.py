@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextwright.budget.allocator import allocate
-from contextwright.build.assemble import BudgetExceeded, Correction, VolatileTail, build
-from contextwright.build.request import TextPart, ToolCallPart, ToolResultPart
+from contextwright.assembly.assemble import BudgetExceeded, Correction, VolatileTail, build
+from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
 from contextwright.derive.surface import fold
 from contextwright.derive.working_state import WorkingState
 from contextwright.events import AssistantMessage, ToolCall
