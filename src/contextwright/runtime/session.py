@@ -95,37 +95,30 @@ class BuiltRequest:
         """The prefix hash recorded for this request."""
         return self.neutral.prefix_sha256
 
+    def render(self, wire: str, *, prefix_ttl: str = "5m") -> dict[str, Any]:
+        """Keyword arguments for the SDK call of ``wire`` (see :data:`contextwright.providers.wires.WIRES`)."""
+        from contextwright.providers.capabilities import capabilities_for
+        from contextwright.providers.wires import wire_named
+
+        return wire_named(wire).render(
+            self.neutral, capabilities_for(self.plan.model), previous=self.previous, prefix_ttl=prefix_ttl
+        )
+
     def anthropic(self, *, prefix_ttl: str = "5m") -> dict[str, Any]:
         """Keyword arguments for ``anthropic.Anthropic().messages.create``."""
-        from contextwright.providers import anthropic as renderer
-        from contextwright.providers.capabilities import capabilities_for
-
-        return renderer.render(self.neutral, capabilities_for(self.plan.model), previous=self.previous, prefix_ttl=prefix_ttl)  # type: ignore[arg-type]
+        return self.render("anthropic", prefix_ttl=prefix_ttl)
 
     def openai_chat(self) -> dict[str, Any]:
         """Keyword arguments for ``openai.OpenAI().chat.completions.create``."""
-        from contextwright.providers import openai_chat as renderer
-        from contextwright.providers.capabilities import capabilities_for
-
-        return renderer.render(self.neutral, capabilities_for(self.plan.model))
+        return self.render("openai_chat")
 
     def openai_responses(self) -> dict[str, Any]:
         """Keyword arguments for ``openai.OpenAI().responses.create``."""
-        from contextwright.providers import openai_responses as renderer
-        from contextwright.providers.capabilities import capabilities_for
-
-        return renderer.render(self.neutral, capabilities_for(self.plan.model))
+        return self.render("openai_responses")
 
     def body(self, wire: str | None = None) -> dict[str, Any]:
         """The body for ``wire`` ("anthropic", "openai_chat", "openai_responses"); the plan's provider by default."""
-        wire = wire or ("anthropic" if self.plan.model.provider == "anthropic" else "openai_chat")
-        if wire == "anthropic":
-            return self.anthropic()
-        if wire == "openai_chat":
-            return self.openai_chat()
-        if wire == "openai_responses":
-            return self.openai_responses()
-        raise UsageError(f"unknown wire format {wire!r}: use anthropic, openai_chat or openai_responses")
+        return self.render(wire or ("anthropic" if self.plan.model.provider == "anthropic" else "openai_chat"))
 
 
 class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
