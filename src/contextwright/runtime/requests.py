@@ -17,7 +17,7 @@ from contextwright.errors import UsageError
 from contextwright.events.catalog import Evidence, FrameRecorded, RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
-from contextwright.plan.plan import ContextPlan
+from contextwright.plan.plan import CacheTtl, ContextPlan
 from contextwright.plan.planner import ContextPlanner
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
@@ -55,17 +55,23 @@ class BuiltRequest:
         """The prefix hash recorded for this request."""
         return self.neutral.prefix_sha256
 
-    def render(self, wire: str, *, prefix_ttl: str = "5m") -> dict[str, Any]:
-        """Keyword arguments for the SDK call of ``wire`` (see :data:`contextwright.providers.wires.WIRES`)."""
+    def render(self, wire: str, *, prefix_ttl: CacheTtl | None = None) -> dict[str, Any]:
+        """Keyword arguments for the SDK call of ``wire`` (see :data:`contextwright.providers.wires.WIRES`).
+
+        The prefix's cache TTL is the plan's (the agent's ``cache_ttl``) unless ``prefix_ttl`` overrides it.
+        """
         from contextwright.providers.capabilities import capabilities_for
         from contextwright.providers.wires import wire_named
 
         return wire_named(wire).render(
-            self.neutral, capabilities_for(self.plan.model), previous=self.previous, prefix_ttl=prefix_ttl
+            self.neutral,
+            capabilities_for(self.plan.model),
+            previous=self.previous,
+            prefix_ttl=prefix_ttl or self.plan.cache_ttl,
         )
 
-    def anthropic(self, *, prefix_ttl: str = "5m") -> dict[str, Any]:
-        """Keyword arguments for ``anthropic.Anthropic().messages.create``."""
+    def anthropic(self, *, prefix_ttl: CacheTtl | None = None) -> dict[str, Any]:
+        """Keyword arguments for ``anthropic.Anthropic().messages.create`` (the plan's cache TTL unless overridden)."""
         return self.render("anthropic", prefix_ttl=prefix_ttl)
 
     def openai_chat(self) -> dict[str, Any]:
@@ -172,7 +178,7 @@ class Requests:
         for event in core.events:
             if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
                 prefix = prefix.without_tool(event.payload.tool)
-        decision = planner.plan(core.model, prefix)
+        decision = planner.plan(core.model, prefix, cache_ttl=core.agent.cache_ttl)
         if decision.events:
             core.append([e.payload for e in decision.events])
         return decision.plan

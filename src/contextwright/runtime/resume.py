@@ -30,6 +30,7 @@ def reopen(engine: Engine, session_id: str) -> Session:
         tools=prefix.tools,
         framing=prefix.framing.text,
         control_tools=False,  # the pinned tools already include them
+        cache_ttl=plan.cache_ttl,
     )
     return engine.session(
         session_id, agent=agent, model=plan.model, budgets=plan.budgets, resumed=Resumed(history=events, plan=plan)

@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from contextwright.errors import ContextLengthExceeded, UsageError
 from contextwright.events.catalog import ContextOverflow, ModelResponse, UsageRecord
 from contextwright.events.envelope import Event
+from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
+from contextwright.providers.responses import parse_response
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import OverflowNotRecovered
+from contextwright.runtime.long_outputs import check_non_streamed_call, translate_refusal
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests
+from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
 from contextwright.runtime.tool_calls import ToolCalls
+from contextwright.runtime.wire_choice import choose_wire
 
 
 class Sender:
@@ -29,8 +35,6 @@ class Sender:
         The answer is recorded like :meth:`ToolCalls.record_assistant`, and its usage as a
         ``model.response`` event that also tunes the token estimator.
         """
-        from contextwright.providers.responses import parse_response
-
         message, usage = parse_response(response)
         stored = self.tool_calls.record_assistant(message)
         if usage is not None:
@@ -69,6 +73,7 @@ class Sender:
         self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
     ) -> Any:
         """Build (unless given), send with ``create``, record the answer; recover once from an overflow."""
+        wire = self.wire_for(create, request, wire=wire, extra=extra, streamed=False)
         request = request or self.requests.next_request()
         for attempt in range(2):
             try:
@@ -83,16 +88,18 @@ class Sender:
     async def send_async(
         self,
         create: Callable[..., Awaitable[Any]],
-        request: BuiltRequest,
+        request: BuiltRequest | None,
         *,
         wire: str | None,
         in_thread: Callable[..., Awaitable[Any]],
         **extra: Any,
     ) -> Any:
         """The async :meth:`send`: awaits ``create``; log work runs through ``in_thread``."""
+        chosen = self.wire_for(create, request, wire=wire, extra=extra, streamed=False)
+        request = request or await in_thread(self.requests.next_request)
         for attempt in range(2):
             try:
-                response = await create(**request.body(wire), **extra)
+                response = await create(**request.body(chosen), **extra)
             except Exception as exc:
                 request = await in_thread(self.after_send_error, exc, request, attempt)
                 continue
@@ -100,11 +107,48 @@ class Sender:
             return response
         raise AssertionError("unreachable")
 
+    def stream(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> RecordingStream:
+        """A context manager around ``open_stream`` (e.g. ``client.messages.stream``) that records the final answer."""
+        chosen = self.wire_for(open_stream, request, wire=wire, extra=extra, streamed=True)
+        return RecordingStream(self, open_stream, request=request, wire=chosen, extra=_with_stream_usage(chosen, extra))
+
+    def stream_async(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> AsyncRecordingStream:
+        """The async :meth:`stream`, for ``AsyncAnthropic().messages.stream`` and the like."""
+        chosen = self.wire_for(open_stream, request, wire=wire, extra=extra, streamed=True)
+        return AsyncRecordingStream(self, open_stream, request=request, wire=chosen, extra=_with_stream_usage(chosen, extra))
+
+    def next_request(self) -> BuiltRequest:
+        """Build and record the next request (what a stream opens with)."""
+        return self.requests.next_request()
+
+    def wire_for(
+        self,
+        call: Callable[..., Any],
+        request: BuiltRequest | None,
+        *,
+        wire: str | None,
+        extra: dict[str, Any],
+        streamed: bool,
+    ) -> str:
+        """The wire for ``call``, checked against the model; for a non-streamed call, the SDK's streaming rule first."""
+        model = request.plan.model if request is not None else self.core.model
+        chosen = choose_wire(call, provider=model.provider, model=model.id, wire=wire)
+        if not streamed:
+            if extra.get("stream"):
+                raise UsageError("send() records whole answers; for a streamed call use `with session.stream(...)`")
+            max_tokens = request.neutral.max_output_tokens if request is not None else model.output_reserve
+            check_non_streamed_call(call, wire=chosen, model=model.id, max_tokens=max_tokens, extra=extra)
+        return chosen
+
     def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
         """Translate a provider error, or (first overflow only) relieve once and rebuild."""
-        from contextwright.errors import ContextLengthExceeded
-        from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
-
+        refusal = translate_refusal(exc, model=request.plan.model.id, max_tokens=request.neutral.max_output_tokens)
+        if refusal is not None:
+            raise refusal from exc
         error = from_sdk_exception(exc) if is_sdk_api_error(exc) else exc
         if not isinstance(error, ContextLengthExceeded):
             if error is exc:
@@ -118,3 +162,10 @@ class Sender:
             ) from exc
         self.relief.relieve_overflow(request.plan)
         return self.requests.next_request()
+
+
+def _with_stream_usage(wire: str, extra: dict[str, Any]) -> dict[str, Any]:
+    # A chat stream reports usage only when asked to; the log needs it like a non-streamed answer's.
+    if wire == "openai_chat" and "stream_options" not in extra:
+        return {**extra, "stream_options": {"include_usage": True}}
+    return extra

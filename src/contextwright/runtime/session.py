@@ -49,6 +49,7 @@ from contextwright.runtime.requests import BuiltRequest, Requests, RoundPolicy
 from contextwright.runtime.sending import Sender
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.stages import Stages
+from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
 from contextwright.runtime.tool_calls import ToolCalls
 from contextwright.telemetry.records import SessionSummary, summarize
 
@@ -327,6 +328,19 @@ class Session:
         """
         return self._sender.send(create, request, wire=wire, **extra)
 
+    def stream(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> RecordingStream:
+        """Stream a model call: ``with session.stream(client.messages.stream) as stream:`` gives the SDK's own stream.
+
+        The request is built when the block is entered (unless given); the final
+        answer is recorded from the SDK's accumulator when the block exits
+        normally, exactly as :meth:`record` records a non-streamed one. A block that
+        raises, or a stream cut before its end, records no answer. An overflow
+        reported when the stream opens is recovered once, as in :meth:`send`.
+        """
+        return self._sender.stream(open_stream, request, wire=wire, **extra)
+
     @property
     def aio(self) -> AsyncSession:
         """The async twin of this session (same log, same logic, I/O off the event loop)."""
@@ -421,7 +435,7 @@ class Session:
 
 class AsyncSession:
     """Async twin of :class:`Session`: every method runs the sync one in a worker thread,
-    except :meth:`send`, which awaits the async SDK call itself."""
+    except :meth:`send` and :meth:`stream`, which await the async SDK call themselves."""
 
     def __init__(self, session: Session) -> None:
         self.sync = session
@@ -459,8 +473,13 @@ class AsyncSession:
         **extra: Any,
     ) -> Any:
         """Async :meth:`Session.send`: ``create`` is an async SDK method such as ``AsyncAnthropic().messages.create``."""
-        request = request or await self.next_request()
         return await self.sync._sender.send_async(create, request, wire=wire, in_thread=asyncio.to_thread, **extra)
+
+    def stream(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> AsyncRecordingStream:
+        """Async :meth:`Session.stream`: ``async with session.aio.stream(aclient.messages.stream) as stream:``."""
+        return self.sync._sender.stream_async(open_stream, request, wire=wire, **extra)
 
 
 def session_secret(store_secret: bytes, session_id: str) -> bytes:
