@@ -406,3 +406,33 @@ def test_a_second_overflow_on_open_is_not_retried_again():
             pass
     assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True, False]
     assert not any(e.type == "message.assistant" for e in session.events[-3:])
+
+
+@pytest.mark.parametrize("sdk, answer", [("chat", chat_completion), ("responses", responses_response)])
+def test_the_async_twin_streams_chat_and_responses_and_logs_like_the_sync_one(sdk, answer):
+    calls = (("call_1", "grep", {"pattern": "TODO"}),)
+    answers = [answer("", calls, n=0), answer("Found two TODOs in billing.", n=1)]
+    sync_engine, _, _ = open_session()
+    sync_session = sync_engine.session("oa", agent=sample_agent(), model=openai_model("gpt-4.1"))
+    _run(sync_session, Provider(answers), "Find the TODOs.", streamed=True, sdk=sdk)
+
+    engine, _, _ = open_session()
+    session = engine.session("oa", agent=sample_agent(), model=openai_model("gpt-4.1"))
+    provider = Provider(answers)
+    client = openai.AsyncOpenAI(
+        api_key="test", max_retries=0, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(provider.async_handler))
+    )
+    method = client.chat.completions if sdk == "chat" else client.responses
+
+    async def loop() -> None:
+        aio = session.aio
+        await aio.user("Find the TODOs.")
+        for _ in range(2):
+            async with aio.stream(method.stream) as stream:
+                async for _event in stream:
+                    pass
+            for call in await aio.pending_tool_calls():
+                await aio.tool_result(call.id, "src/billing/export.py:12: # TODO rounding\nsrc/billing/totals.py:40: # TODO")
+
+    asyncio.run(loop())
+    assert logged(session) == logged(sync_session)

@@ -300,3 +300,20 @@ def _assistant(text: str) -> AssistantMessage:
 
 def _with_ttl(agent: AgentSpec, ttl: str) -> AgentSpec:
     return replace(agent, cache_ttl=ttl)
+
+
+def test_the_async_send_refuses_long_outputs_and_mismatched_wires_before_anything_is_built():
+    import asyncio
+
+    session = _long_output_session()
+    client = anthropic.AsyncAnthropic(api_key="test", max_retries=0)
+    before = session.events
+
+    async def attempt(call) -> None:
+        await session.aio.send(call)
+
+    with pytest.raises(StreamingRequired):
+        asyncio.run(attempt(client.messages.create))
+    with pytest.raises(WireMismatch):
+        asyncio.run(attempt(openai.AsyncOpenAI(api_key="test").responses.create))
+    assert session.events == before
