@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import contextwright.runtime as runtime_package
+from contextwright import planner as planner_module
 from contextwright.assembly.assemble import BudgetExceeded
 from contextwright.errors import UsageError
 from contextwright.events import AssistantMessage
-from contextwright.plan import planner as planner_module
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.pressure.compactor import CompactionResult, compact
 from contextwright.runtime.engine import Engine
@@ -19,7 +19,7 @@ from contextwright.runtime.resume import reopen
 from contextwright.testing.fakes import TEST_SECRET, open_session
 
 RUNTIME = Path(runtime_package.__file__).parent
-FACES = ("cli", "report", "compare", "demo", "importers", "service", "client", "integrations", "testing", "__main__")
+FACES = ("cli", "report", "compare", "demo", "importers", "replay", "service", "client", "integrations", "testing", "__main__")
 
 
 def _imports(path: Path) -> set[str]:
@@ -80,8 +80,6 @@ def test_the_cycle_check_finds_a_cycle():
 
 def test_the_runtime_never_imports_a_face():
     for path in RUNTIME.glob("*.py"):
-        if path.stem == "replay":
-            continue  # the transcript-replay driver is itself a face, moving out of the runtime
         faces = {m for m in _imports(path) if m.split(".")[:2][-1] in FACES and m.startswith("contextwright.")}
         assert not faces, f"{path.name} imports {sorted(faces)}"
 

@@ -12,10 +12,10 @@ from contextwright.events import AssistantMessage
 from contextwright.importers.model import Transcript, TranscriptMessage
 from contextwright.models import anthropic as anthropic_model
 from contextwright.models import openai as openai_model
+from contextwright.replay import replay
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import StreamingRequired, WireMismatch
 from contextwright.runtime.long_outputs import streaming_required
-from contextwright.runtime.replay import replay
 from contextwright.runtime.resume import reopen
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.wire_choice import inferred_wire

@@ -23,7 +23,7 @@ from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
-from contextwright.plan.planner import ContextPlanner
+from contextwright.planner import ContextPlanner
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
 

@@ -18,7 +18,7 @@ from contextwright.events.catalog import Evidence, FrameRecorded, RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan
-from contextwright.plan.planner import ContextPlanner
+from contextwright.planner import ContextPlanner
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
 from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION

@@ -39,7 +39,7 @@ from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
-from contextwright.plan.planner import PlanDecision
+from contextwright.planner import PlanDecision
 from contextwright.pressure.compactor import Compactor
 from contextwright.pressure.compactor import compact as default_compact
 from contextwright.runtime.core import Resumed, SessionCore

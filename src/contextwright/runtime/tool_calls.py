@@ -24,7 +24,7 @@ from contextwright.events.catalog import (
     WorkingStateUpdated,
 )
 from contextwright.events.envelope import Event
-from contextwright.plan.planner import PlanDecision
+from contextwright.planner import PlanDecision
 from contextwright.policy.tools import ToolPolicy, denial_for
 from contextwright.pressure.tool_output import (
     READ_TOOL_NAME,
