@@ -317,3 +317,15 @@ def test_the_async_send_refuses_long_outputs_and_mismatched_wires_before_anythin
     with pytest.raises(WireMismatch):
         asyncio.run(attempt(openai.AsyncOpenAI(api_key="test").responses.create))
     assert session.events == before
+
+
+def test_a_create_method_given_to_stream_and_a_stream_method_given_to_send_are_refused():
+    _, session, _ = open_session()
+    client = anthropic.Anthropic(api_key="x")
+    session.user("hi")
+    before = session.events
+    with pytest.raises(UsageError, match=r"client\.messages\.stream"):
+        session.stream(client.messages.create)
+    with pytest.raises(UsageError, match="session.stream"):
+        session.send(client.messages.stream)
+    assert session.events == before

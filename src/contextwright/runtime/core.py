@@ -17,7 +17,7 @@ from contextwright.budget.estimator import TokenEstimator, prefix_estimator
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Surface, fold
-from contextwright.errors import SeqConflict
+from contextwright.errors import SeqConflict, UsageError
 from contextwright.events.envelope import Event
 from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
@@ -79,7 +79,7 @@ class SessionCore:
     def adopt(self, history: Sequence[Event]) -> None:
         """Take events the caller already read from this session's log (they must start the session)."""
         if self.events or (history and history[0].seq != 1):
-            raise ValueError("adopted history must be the session's first events")
+            raise UsageError(f"session {self.id!r}: adopted history must be the session's first events, read before any other")
         self.events.extend(history)
 
     def surface(self) -> Surface:

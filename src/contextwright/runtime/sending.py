@@ -17,7 +17,7 @@ from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests
 from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
 from contextwright.runtime.tool_calls import ToolCalls
-from contextwright.runtime.wire_choice import choose_wire
+from contextwright.runtime.wire_choice import choose_wire, inferred_wire, method_name
 
 
 class Sender:
@@ -137,6 +137,13 @@ class Sender:
         """The wire for ``call``, checked against the model; for a non-streamed call, the SDK's streaming rule first."""
         model = request.plan.model if request is not None else self.core.model
         chosen = choose_wire(call, provider=model.provider, model=model.id, wire=wire)
+        name = method_name(call) if inferred_wire(call) else ""
+        if streamed and name == "create":
+            raise UsageError(
+                "session.stream opens the SDK's stream manager: pass its .stream method, e.g. client.messages.stream"
+            )
+        if not streamed and name == "stream":
+            raise UsageError("send() takes the SDK's .create method; a .stream method goes to `with session.stream(...)`")
         if not streamed:
             if extra.get("stream"):
                 raise UsageError("send() records whole answers; for a streamed call use `with session.stream(...)`")

@@ -34,17 +34,24 @@ _CALLS = {
 
 def inferred_wire(call: Callable[..., Any]) -> str | None:
     """The wire ``call`` speaks, or None when it is not a method of a known SDK resource."""
-    while isinstance(call, functools.partial):
-        call = call.func
-    target = inspect.unwrap(call) if callable(call) else call
-    module = getattr(target, "__module__", None) or getattr(call, "__module__", None) or ""
+    target = _target(call)
     owner = getattr(call, "__self__", None)
-    if owner is not None:
-        module = type(owner).__module__
+    module = type(owner).__module__ if owner is not None else getattr(target, "__module__", None) or ""
     for package, part, wire in _RESOURCE_WIRES:
         if module.startswith(package + ".resources") and part in module:
             return wire
     return None
+
+
+def method_name(call: Callable[..., Any]) -> str:
+    """The SDK method's own name (``create``, ``stream``), through partials and response wrappers."""
+    return str(getattr(_target(call), "__name__", ""))
+
+
+def _target(call: Callable[..., Any]) -> Any:
+    while isinstance(call, functools.partial):
+        call = call.func
+    return inspect.unwrap(call)
 
 
 def default_wire(provider: str) -> str:
