@@ -10,7 +10,7 @@ import pytest
 import contextwright.runtime as runtime_package
 from contextwright import planner as planner_module
 from contextwright.assembly.assemble import BudgetExceeded
-from contextwright.errors import UsageError
+from contextwright.errors import MalformedPayload
 from contextwright.events import AssistantMessage
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.pressure.compactor import CompactionResult, compact
@@ -124,7 +124,7 @@ def test_reopen_reads_the_log_once_and_plans_once_with_the_real_secret_and_budge
 
 def test_a_message_author_outside_user_and_operator_is_refused():
     _, session, _ = open_session()
-    with pytest.raises(UsageError, match="author"):
+    with pytest.raises(MalformedPayload, match="author"):
         session.user("hello", author="system")
     assert session.events == []
 

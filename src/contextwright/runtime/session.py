@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from contextwright.assembly.request import NeutralRequest
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
@@ -54,8 +54,6 @@ from contextwright.runtime.tool_calls import ToolCalls
 from contextwright.telemetry.records import SessionSummary, summarize
 
 __all__ = ["AsyncSession", "BuiltRequest", "RoundPolicy", "Session", "session_secret"]
-
-_AUTHORS: dict[str, Literal["user", "operator"]] = {"user": "user", "operator": "operator"}
 
 
 class Session:
@@ -227,9 +225,9 @@ class Session:
         """Record a user (or operator) message. ``steering`` marks a note given during a run."""
         if not isinstance(text, str) or not text.strip():
             raise UsageError("a user message needs some text")
-        if author not in _AUTHORS:
-            raise UsageError(f"a message's author is 'user' or 'operator', not {author!r}")
-        return self._core.append([UserMessage(text=text, steering=steering, author=_AUTHORS[author])])[0]
+        # The event registry checks the author on append (MalformedPayload names the allowed values).
+        message = UserMessage(text=text, steering=steering, author=cast(Literal["user", "operator"], author))
+        return self._core.append([message])[0]
 
     def remember(self, memory_id: str, text: str) -> Event:
         """Write a memory item (to the memory port when it accepts writes); the prefix is untouched."""
