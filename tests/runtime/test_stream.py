@@ -436,3 +436,61 @@ def test_the_async_twin_streams_chat_and_responses_and_logs_like_the_sync_one(sd
 
     asyncio.run(loop())
     assert logged(session) == logged(sync_session)
+
+
+def test_an_error_event_midway_is_a_typed_provider_error_and_no_answer():
+    _, session, _ = open_session()
+    frames = sse_events(anthropic_message("This answer is interrupted by the provider.", n=0))[:5]
+    frames.append(b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n')
+
+    def handler(request):
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=b"".join(frames))
+
+    client = anthropic.Anthropic(
+        api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(handler))
+    )
+    session.user("Go.")
+    with pytest.raises(ProviderOverloaded) as info:
+        with session.stream(client.messages.stream) as stream:
+            for _ in stream.text_stream:
+                pass
+    assert isinstance(info.value.__cause__, anthropic.APIStatusError)
+    assert [e.type for e in session.events][-1] == "context.request.built"
+
+
+def test_an_error_of_the_callers_own_goes_through_unchanged():
+    _, session, _ = open_session()
+    provider = Provider([anthropic_message("Hello.", n=0)])
+    client, _ = clients(provider)
+    session.user("Go.")
+    with pytest.raises(KeyError):
+        with session.stream(client.messages.stream):
+            raise KeyError("the caller's own bug")
+    assert not any(e.type == "message.assistant" for e in session.events)
+
+
+def test_a_chat_overflow_when_the_stream_opens_is_recovered_once():
+    engine, _, _ = open_session()
+    session = engine.session("oa", agent=sample_agent(), model=openai_model("gpt-4.1"))
+    for turn in range(3):
+        session.user(f"Turn {turn}: please look at billing.")
+        session.next_request()
+        session.record_assistant(AssistantMessage(text=f"Done {turn}."))
+    session.user("Now fix the export.")
+    too_long = httpx2.Response(
+        400,
+        json={
+            "error": {
+                "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+    )
+    provider = Provider([chat_completion("Fixed.", n=0)], replies={0: too_long})
+    _, client = clients(provider)
+    with session.stream(client.chat.completions.stream) as stream:
+        stream.until_done()
+    assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True]
+    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]

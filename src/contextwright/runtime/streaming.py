@@ -89,10 +89,12 @@ class RecordingStream(_Opening):
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None) -> None:
         try:
-            if exc_type is None:
-                with _provider_errors_translated():
-                    final = _final(self._stream)
-                self._host.record(_checked(final))
+            if exc is not None:
+                _raise_translated(exc)  # an error event or a lost connection inside the block: no answer
+                return
+            with _provider_errors_translated():
+                final = _final(self._stream)
+            self._host.record(_checked(final))
         finally:
             self._manager.__exit__(exc_type, exc, traceback)
 
@@ -117,25 +119,33 @@ class AsyncRecordingStream(_Opening):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         try:
-            if exc_type is None:
-                with _provider_errors_translated():
-                    final = _final(self._stream)
-                    if inspect.isawaitable(final):
-                        final = await _awaited(final)
-                await asyncio.to_thread(self._host.record, _checked(final))
+            if exc is not None:
+                _raise_translated(exc)  # an error event or a lost connection inside the block: no answer
+                return
+            with _provider_errors_translated():
+                final = _final(self._stream)
+                if inspect.isawaitable(final):
+                    final = await _awaited(final)
+            await asyncio.to_thread(self._host.record, _checked(final))
         finally:
             await self._manager.__aexit__(exc_type, exc, traceback)
 
 
 @contextmanager
 def _provider_errors_translated() -> Iterator[None]:
-    """An error event in the rest of the stream (e.g. overloaded) surfaces as a typed provider error."""
+    """An SDK error from the stream (e.g. an overloaded error event midway) surfaces as a typed provider error."""
     try:
         yield
     except Exception as exc:
         if is_sdk_api_error(exc):
             raise from_sdk_exception(exc) from exc
         raise
+
+
+def _raise_translated(exc: BaseException) -> None:
+    """Raise the typed provider error for an SDK error raised inside the block; other errors go on as they are."""
+    if isinstance(exc, Exception) and is_sdk_api_error(exc):
+        raise from_sdk_exception(exc) from exc
 
 
 _ACCUMULATORS = ("get_final_message", "get_final_completion", "get_final_response")
