@@ -14,7 +14,7 @@ from contextwright.errors import ContextLengthExceeded
 from contextwright.events import AssistantMessage
 from contextwright.events.registry import encode_payload
 from contextwright.models import openai as openai_model
-from contextwright.providers.errors import ProviderOverloaded
+from contextwright.providers.errors import ProviderOverloaded, ProviderUnavailable
 from contextwright.runtime.errors import StreamIncomplete
 from contextwright.testing.fakes import open_session, sample_agent
 from contextwright.testing.sse import sse_events
@@ -299,10 +299,11 @@ def test_a_stream_cut_midway_records_no_answer_and_the_next_call_retries():
     provider = Provider([answer, answer], cut={0: 6})
     client, _ = clients(provider)
     session.user("Explain the export.")
-    with pytest.raises(httpx2.RemoteProtocolError):
+    with pytest.raises(ProviderUnavailable) as info:
         with session.stream(client.messages.stream) as stream:
             for _ in stream.text_stream:
                 pass
+    assert info.value.retryable and isinstance(info.value.__cause__, httpx2.RemoteProtocolError)
     assert [e.type for e in session.events][-1] == "context.request.built"
     assert not any(e.type in ("message.assistant", "model.response") for e in session.events)
     with session.stream(client.messages.stream) as stream:
@@ -494,3 +495,14 @@ def test_a_chat_overflow_when_the_stream_opens_is_recovered_once():
         stream.until_done()
     assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True]
     assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
+
+
+def test_a_stream_cut_while_the_session_reads_it_to_the_end_is_the_same_typed_error():
+    _, session, _ = open_session()
+    provider = Provider([anthropic_message("Cut before the end.", n=0)], cut={0: 4})
+    client, _ = clients(provider)
+    session.user("Explain.")
+    with pytest.raises(ProviderUnavailable):
+        with session.stream(client.messages.stream):
+            pass  # nothing read here: the session reads the rest for the final answer
+    assert [e.type for e in session.events][-1] == "context.request.built"

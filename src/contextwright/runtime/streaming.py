@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Protocol
 
 from contextwright.events.envelope import Event
-from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
+from contextwright.providers.errors import ProviderUnavailable, from_sdk_exception, is_sdk_api_error
 from contextwright.runtime.errors import StreamIncomplete
 from contextwright.runtime.requests import BuiltRequest
 
@@ -90,10 +89,13 @@ class RecordingStream(_Opening):
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None) -> None:
         try:
             if exc is not None:
-                _raise_translated(exc)  # an error event or a lost connection inside the block: no answer
+                _raise_translated(exc, wire=self._wire)  # an error event or a lost connection: no answer
                 return
-            with _provider_errors_translated():
+            try:
                 final = _final(self._stream)
+            except Exception as error:  # the rest of the stream, read for the final answer, broke
+                _raise_translated(error, wire=self._wire)
+                raise
             self._host.record(_checked(final))
         finally:
             self._manager.__exit__(exc_type, exc, traceback)
@@ -120,32 +122,38 @@ class AsyncRecordingStream(_Opening):
     ) -> None:
         try:
             if exc is not None:
-                _raise_translated(exc)  # an error event or a lost connection inside the block: no answer
+                _raise_translated(exc, wire=self._wire)  # an error event or a lost connection: no answer
                 return
-            with _provider_errors_translated():
+            try:
                 final = _final(self._stream)
                 if inspect.isawaitable(final):
                     final = await _awaited(final)
+            except Exception as error:  # the rest of the stream, read for the final answer, broke
+                _raise_translated(error, wire=self._wire)
+                raise
             await asyncio.to_thread(self._host.record, _checked(final))
         finally:
             await self._manager.__aexit__(exc_type, exc, traceback)
 
 
-@contextmanager
-def _provider_errors_translated() -> Iterator[None]:
-    """An SDK error from the stream (e.g. an overloaded error event midway) surfaces as a typed provider error."""
-    try:
-        yield
-    except Exception as exc:
-        if is_sdk_api_error(exc):
-            raise from_sdk_exception(exc) from exc
-        raise
-
-
-def _raise_translated(exc: BaseException) -> None:
-    """Raise the typed provider error for an SDK error raised inside the block; other errors go on as they are."""
+def _raise_translated(exc: BaseException, *, wire: str) -> None:
+    """Raise the typed provider error for an SDK error or a lost connection inside the block; others go on as they are."""
     if isinstance(exc, Exception) and is_sdk_api_error(exc):
         raise from_sdk_exception(exc) from exc
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    if "TransportError" in names and type(exc).__module__.startswith("httpx"):
+        # The SDKs wrap transport errors while sending, not while a stream is read: the connection dropped midway.
+        provider = "anthropic" if wire == "anthropic" else "openai"
+        raise ProviderUnavailable(
+            f"{provider} stream broke midway ({type(exc).__name__}: {exc}); no answer was recorded, the request can be retried",
+            provider=provider,
+            status=None,
+            error_type=None,
+            code="connection",
+            provider_message=str(exc),
+            request_id=None,
+            retryable=True,
+        ) from exc
 
 
 _ACCUMULATORS = ("get_final_message", "get_final_completion", "get_final_response")
