@@ -28,7 +28,7 @@ from contextwright.events.catalog import (
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.plan.plan import ContextPlan
-from contextwright.pressure.compactor import Compactor
+from contextwright.pressure.compactor import CompactionResult, Compactor
 from contextwright.pressure.ranking import least_relevant_first
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
@@ -81,91 +81,24 @@ class Relief:
         return self.core.append([replace(compacted, archive=pointer)])[0]
 
     def build(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
+        """Build the request, relieving pressure by pruning and then by compaction; every step is recorded."""
         # Relief order: the builder drops in-turn recall itself; then old tool results
         # become pointers in one batched pass; then history is compacted. Each pass
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
         relief: list[str] = []
-
-        def attempt() -> BuildResult | None:
-            try:
-                return build(
-                    plan=plan,
-                    allocation=allocation,
-                    surface=self.core.surface(),
-                    tail=tail,
-                    secret=self.core.secret,
-                    estimate=self.core.body_estimate(plan),
-                )
-            except BudgetExceeded:
-                return None
-
-        result = attempt()
+        result = self._try_build(plan, allocation, tail)
         # The tool-result share (B2) binds when space is scarce: with no pressure on the
         # window, pruning would only rewrite cached history for nothing (a cache miss
         # with no budget to win back), so the share is enforced from soft pressure on.
         if result is None or result.pressure != "none":
-            before = result.tokens_by_class.get("tool_results", 0) if result else None
-            pruned = self._prune(plan, allocation, must=result is None)
+            result, pruned = self._prune_pass(plan, allocation, tail, result)
             if pruned:
                 relief.append("tool_results_to_pointers")
-                result = attempt()
-                self.core.append(
-                    [
-                        LayerTruncated(
-                            epoch=plan.epoch,
-                            layer="stage_local",
-                            relief="tool_results_to_pointers",
-                            items=pruned,
-                            tokens_before=before if before is not None else -1,
-                            tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
-                            dedupe_hits=self.core.surface().dedupe_hits,
-                        )
-                    ]
-                )
-        for attempt_no in range(3):
-            # Compaction only when pruning was not enough: the body does not fit, or it
-            # is still over the soft threshold with nothing cheaper left to shed.
-            if result is not None and (result.pressure == "none" or attempt_no > 0):
-                break
-            surface = self.core.surface()
-            # A second attempt asks for a summary half the size of the current one.
-            current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
-            if attempt_no == 0:
-                proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure")
-            else:
-                tighter = max(1_000, current // (2 * attempt_no))
-                proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", max_summary_chars=tighter)
-            if proposal.escalate:
-                raise EscalationRequired(proposal.reason, session_id=self.core.id)
-            if proposal.compacted is None:
-                continue  # the next attempt asks for a tighter summary
-            before_body = result.body_tokens if result else -1
-            self._adopt(proposal.compacted, strict=False)
-            relief.append("compaction")
-            result = attempt()
-            self.core.append(
-                [
-                    LayerTruncated(
-                        epoch=plan.epoch,
-                        layer="stage_local",
-                        relief="compaction",
-                        items=len(proposal.compacted.source_event_seqs),
-                        tokens_before=before_body,
-                        tokens_after=result.body_tokens if result else -1,
-                        dedupe_hits=self.core.surface().dedupe_hits,
-                    )
-                ]
-            )
+        result, compactions = self._compaction_passes(plan, allocation, tail, result)
+        relief += ["compaction"] * compactions
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.
-            result = build(
-                plan=plan,
-                allocation=allocation,
-                surface=self.core.surface(),
-                tail=tail,
-                secret=self.core.secret,
-                estimate=self.core.body_estimate(plan),
-            )
+            result = self._build_now(plan, allocation, tail)
         if "recall" in result.yields:
             self.core.append(
                 [
@@ -180,6 +113,90 @@ class Relief:
                 ]
             )
         return replace(result, yields=result.yields + tuple(relief))
+
+    def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
+        return build(
+            plan=plan,
+            allocation=allocation,
+            surface=self.core.surface(),
+            tail=tail,
+            secret=self.core.secret,
+            estimate=self.core.body_estimate(plan),
+        )
+
+    def _try_build(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult | None:
+        try:
+            return self._build_now(plan, allocation, tail)
+        except BudgetExceeded:
+            return None
+
+    def _prune_pass(
+        self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail, result: BuildResult | None
+    ) -> tuple[BuildResult | None, bool]:
+        """One batched pruning pass, recorded; the rebuilt result and whether anything was pruned."""
+        before = result.tokens_by_class.get("tool_results", 0) if result else None
+        pruned = self._prune(plan, allocation, must=result is None)
+        if not pruned:
+            return result, False
+        result = self._try_build(plan, allocation, tail)
+        self.core.append(
+            [
+                LayerTruncated(
+                    epoch=plan.epoch,
+                    layer="stage_local",
+                    relief="tool_results_to_pointers",
+                    items=pruned,
+                    tokens_before=before if before is not None else -1,
+                    tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
+                    dedupe_hits=self.core.surface().dedupe_hits,
+                )
+            ]
+        )
+        return result, True
+
+    def _compaction_passes(
+        self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail, result: BuildResult | None
+    ) -> tuple[BuildResult | None, int]:
+        """Compaction when pruning was not enough, each adoption recorded; the result and how many were adopted."""
+        adopted = 0
+        for attempt_no in range(3):
+            # Only when the body does not fit, or is still over the soft threshold with nothing cheaper left to shed.
+            if result is not None and (result.pressure == "none" or attempt_no > 0):
+                break
+            proposal = self._pressure_proposal(plan, attempt_no)
+            if proposal.compacted is None:
+                continue  # the next attempt asks for a tighter summary
+            before_body = result.body_tokens if result else -1
+            self._adopt(proposal.compacted, strict=False)
+            adopted += 1
+            result = self._try_build(plan, allocation, tail)
+            self.core.append(
+                [
+                    LayerTruncated(
+                        epoch=plan.epoch,
+                        layer="stage_local",
+                        relief="compaction",
+                        items=len(proposal.compacted.source_event_seqs),
+                        tokens_before=before_body,
+                        tokens_after=result.body_tokens if result else -1,
+                        dedupe_hits=self.core.surface().dedupe_hits,
+                    )
+                ]
+            )
+        return result, adopted
+
+    def _pressure_proposal(self, plan: ContextPlan, attempt_no: int) -> CompactionResult:
+        surface = self.core.surface()
+        if attempt_no == 0:
+            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure")
+        else:
+            # A later attempt asks for a summary half the size of the current one (a quarter on the third).
+            current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
+            tighter = max(1_000, current // (2 * attempt_no))
+            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", max_summary_chars=tighter)
+        if proposal.escalate:
+            raise EscalationRequired(proposal.reason, session_id=self.core.id)
+        return proposal
 
     def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
