@@ -19,6 +19,8 @@ from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan
 from contextwright.planner import ContextPlanner
+from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.wires import wire_named
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
 from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
@@ -60,9 +62,6 @@ class BuiltRequest:
 
         The prefix's cache TTL is the plan's (the agent's ``cache_ttl``) unless ``prefix_ttl`` overrides it.
         """
-        from contextwright.providers.capabilities import capabilities_for
-        from contextwright.providers.wires import wire_named
-
         return wire_named(wire).render(
             self.neutral,
             capabilities_for(self.plan.model),

@@ -9,6 +9,7 @@ from typing import Any
 from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
+from contextwright.errors import UsageError
 from contextwright.items.region_a import (
     AgentInstructions,
     Framing,
@@ -60,8 +61,6 @@ class AgentSpec:
 
     def __post_init__(self) -> None:
         if self.cache_ttl not in CACHE_TTLS:
-            from contextwright.errors import UsageError
-
             raise UsageError(f"cache_ttl must be one of {', '.join(CACHE_TTLS)}, not {self.cache_ttl!r}")
 
     def output_policy(self, tool_name: str) -> ToolOutputPolicy:
@@ -74,8 +73,6 @@ class AgentSpec:
         names = [t.name for t in tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            from contextwright.errors import UsageError
-
             raise UsageError(f"tool name(s) used twice: {', '.join(duplicates)}")
         return Prefix(
             policy=PlatformPolicy(text=self.policy),
