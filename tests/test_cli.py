@@ -239,7 +239,9 @@ def test_help_reads_well():
 def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(traces_dir, tmp_path):
     files = sorted(p for p in traces_dir.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
     dump = tmp_path / "bodies"
-    result = runner.invoke(app, ["replay", *map(str, files), "--window", "64000", "--dump-requests", str(dump), "--json", "--no-compare"])
+    result = runner.invoke(
+        app, ["replay", *map(str, files), "--window", "64000", "--dump-requests", str(dump), "--json", "--no-compare"]
+    )
     assert result.exit_code == 0, result.output[-2000:]
     rows = json.loads(result.output)["transcripts"]
     assert len(rows) >= len(files) and all(row["overflows"] == 0 for row in rows)
@@ -279,3 +281,19 @@ def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(trace
     for body in sample:
         client.messages.create(**json.loads(body.read_text()))
     assert seen == [json.loads(b.read_text()) for b in sample]
+
+
+def test_replay_runs_as_a_one_hour_agent_profile_when_asked(tmp_path):
+    transcript = tmp_path / "chat.json"
+    messages = [{"role": "user", "content": "List the files."}, {"role": "assistant", "content": "Two files."}]
+    transcript.write_text(json.dumps({"messages": messages}))
+    dumps = {}
+    for ttl in ("5m", "1h"):
+        dump = tmp_path / ttl
+        result = runner.invoke(app, ["replay", str(transcript), "--cache-ttl", ttl, "--dump-requests", str(dump), "--no-compare"])
+        assert result.exit_code == 0, result.output
+        [body] = [json.loads(p.read_text()) for p in dump.iterdir()]
+        dumps[ttl] = [b.get("cache_control", {}).get("ttl") for b in body["system"] if b.get("cache_control")]
+    assert dumps == {"5m": [None], "1h": ["1h"]}
+    refused = runner.invoke(app, ["replay", str(transcript), "--cache-ttl", "2h"])
+    assert refused.exit_code == 2 and "--cache-ttl" in refused.output

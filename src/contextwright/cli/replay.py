@@ -15,6 +15,7 @@ from contextwright.cli._compare import comparison_json, comparison_table
 from contextwright.clock import FixedClock
 from contextwright.importers import FORMATS, load_transcripts
 from contextwright.models import anthropic, openai, with_window
+from contextwright.plan.plan import CACHE_TTLS, CacheTtl
 from contextwright.replay import replay as replay_transcript
 from contextwright.runtime.engine import Engine
 from contextwright.telemetry.records import request_records, summarize
@@ -37,11 +38,18 @@ def replay(
         True, "--compare/--no-compare", help="Also price the same transcripts under common strategies (Anthropic wire)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    cache_ttl: str = typer.Option(
+        "5m", "--cache-ttl", help="The agent profile's prefix cache TTL: 5m, or 1h for a long-lived agent (Anthropic)."
+    ),
 ) -> None:
     """Replay transcripts through the engine at a given window and show what each request would have been."""
     if provider not in ("anthropic", "openai"):
         err_console.print(f"[bold red]error:[/] --provider must be anthropic or openai, not {provider!r}")
         raise typer.Exit(code=2)
+    if cache_ttl not in CACHE_TTLS:
+        err_console.print(f"[bold red]error:[/] --cache-ttl must be one of {', '.join(CACHE_TTLS)}, not {cache_ttl!r}")
+        raise typer.Exit(code=2)
+    ttl: CacheTtl = "1h" if cache_ttl == "1h" else "5m"
     rows = []
     with friendly_errors():
         for path in paths:
@@ -58,7 +66,7 @@ def replay(
         with Progress(console=console, disable=as_json, transient=True) as progress:
             task = progress.add_task("Replaying", total=len(transcripts))
             for transcript in transcripts:
-                result = replay_transcript(transcript, engine=engine, model=model)
+                result = replay_transcript(transcript, engine=engine, model=model, cache_ttl=ttl)
                 if first_session is None and result.requests:
                     first_session = result.session
                 if dump_requests is not None:
