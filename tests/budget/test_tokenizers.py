@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("tiktoken", reason="exact token counts need the tiktoken extra")
 pytest.importorskip("bpe_openai", reason="offline ranks need the tiktoken extra")
 
-import tiktoken_ext.openai_public as openai_public  # noqa: E402
+import tiktoken_ext.openai_public as openai_public
 
-from contextwright.budget import tokenizers  # noqa: E402
+from contextwright.budget import tokenizers
 
 
 @pytest.fixture
