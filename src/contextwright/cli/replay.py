@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import Progress
@@ -50,7 +51,7 @@ def replay(
         err_console.print(f"[bold red]error:[/] --cache-ttl must be one of {', '.join(CACHE_TTLS)}, not {cache_ttl!r}")
         raise typer.Exit(code=2)
     ttl: CacheTtl = "1h" if cache_ttl == "1h" else "5m"
-    rows = []
+    rows: list[dict[str, Any]] = []
     with friendly_errors():
         for path in paths:
             if not path.exists():
