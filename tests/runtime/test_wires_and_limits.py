@@ -329,3 +329,11 @@ def test_a_create_method_given_to_stream_and_a_stream_method_given_to_send_are_r
     with pytest.raises(UsageError, match="session.stream"):
         session.send(client.messages.stream)
     assert session.events == before
+
+
+def test_a_client_with_its_own_timeout_sends_long_outputs_as_the_sdk_does():
+    session = _long_output_session()
+    provider = Recorder(_message("A long guide."))
+    client = anthropic.Anthropic(api_key="test", max_retries=0, timeout=1_800, http_client=provider.http())
+    session.send(client.messages.create)
+    assert provider.bodies[-1]["max_tokens"] == 64_000 and "stream" not in provider.bodies[-1]
