@@ -89,13 +89,22 @@ class BuiltRequest:
 class Requests:
     """Builds a session's requests from its log, and rebuilds recorded ones byte for byte."""
 
-    def __init__(self, core: SessionCore, relief: Relief, *, rounds: RoundPolicy, memory_snapshot: Sequence[MemoryFact]) -> None:
+    def __init__(
+        self,
+        core: SessionCore,
+        relief: Relief,
+        *,
+        rounds: RoundPolicy,
+        memory_snapshot: Sequence[MemoryFact],
+        reuse_recall_by_revision: bool = False,
+    ) -> None:
         self.core = core
         self.relief = relief
         self.rounds = rounds
         self.memory_snapshot = tuple(memory_snapshot)
         """The memory frozen into a new plan's prefix (read once, at open; a resumed session keeps the pinned one)."""
-        self.reuse_recall_by_revision = False
+        self.reuse_recall_by_revision = reuse_recall_by_revision
+        """Opt-in only: reuse the previous fresh read while the recall port's ``revision()`` is unchanged."""
         self._recall_cache: tuple[str, tuple[str, ...], Mapping[str, Evidence | None]] | None = None
         self._last_built: tuple[int, int, NeutralRequest] | None = None
 

@@ -105,9 +105,13 @@ class Session:
             snapshot = tuple(memory.snapshot()) if memory is not None else ()
         self._tool_calls = ToolCalls(core)
         self._relief = Relief(core, compactor)
-        self._requests = Requests(core, self._relief, rounds=rounds or RoundPolicy(), memory_snapshot=snapshot)
-        # Opt-in only: reuse the previous fresh read while the port's revision() is unchanged.
-        self._requests.reuse_recall_by_revision = reuse_recall_by_revision and hasattr(recall, "revision")
+        self._requests = Requests(
+            core,
+            self._relief,
+            rounds=rounds or RoundPolicy(),
+            memory_snapshot=snapshot,
+            reuse_recall_by_revision=reuse_recall_by_revision,
+        )
         self._sender = Sender(core, self._requests, self._tool_calls, self._relief)
         self._stages: Stages[Session] = Stages(core, self._tool_calls, self.engine_session)
 
