@@ -337,3 +337,15 @@ def test_a_client_with_its_own_timeout_sends_long_outputs_as_the_sdk_does():
     client = anthropic.Anthropic(api_key="test", max_retries=0, timeout=1_800, http_client=provider.http())
     session.send(client.messages.create)
     assert provider.bodies[-1]["max_tokens"] == 64_000 and "stream" not in provider.bodies[-1]
+
+
+def test_a_keyword_the_engine_sets_is_refused_by_name_and_others_pass_through():
+    _, session, _ = open_session()
+    provider = Recorder(_message("ok"))
+    client = anthropic.Anthropic(api_key="test", max_retries=0, http_client=provider.http())
+    session.user("hi")
+    with pytest.raises(UsageError, match="max_tokens is set by the engine"):
+        session.send(client.messages.create, max_tokens=10)
+    assert provider.bodies == []
+    session.send(client.messages.create, metadata={"user_id": "u-1"})
+    assert provider.bodies[-1]["metadata"] == {"user_id": "u-1"}

@@ -17,7 +17,7 @@ from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests
 from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
 from contextwright.runtime.tool_calls import ToolCalls
-from contextwright.runtime.wire_choice import choose_wire, inferred_wire, method_name
+from contextwright.runtime.wire_choice import call_arguments, choose_wire, inferred_wire, method_name
 
 
 class Sender:
@@ -77,7 +77,7 @@ class Sender:
         request = request or self.requests.next_request()
         for attempt in range(2):
             try:
-                response = create(**request.body(wire), **extra)
+                response = create(**call_arguments(request.body(wire), extra))
             except Exception as exc:
                 request = self.after_send_error(exc, request, attempt)
                 continue
@@ -99,7 +99,7 @@ class Sender:
         request = request or await in_thread(self.requests.next_request)
         for attempt in range(2):
             try:
-                response = await create(**request.body(chosen), **extra)
+                response = await create(**call_arguments(request.body(chosen), extra))
             except Exception as exc:
                 request = await in_thread(self.after_send_error, exc, request, attempt)
                 continue

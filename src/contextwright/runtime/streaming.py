@@ -23,6 +23,7 @@ from contextwright.events.envelope import Event
 from contextwright.providers.errors import ProviderUnavailable, from_sdk_exception, is_sdk_api_error
 from contextwright.runtime.errors import StreamIncomplete
 from contextwright.runtime.requests import BuiltRequest
+from contextwright.runtime.wire_choice import call_arguments
 
 
 class StreamHost(Protocol):
@@ -67,7 +68,7 @@ class _Opening:
         return self._request
 
     def _manager_for(self, request: BuiltRequest) -> Any:
-        return self._open_stream(**request.body(self._wire), **self._extra)
+        return self._open_stream(**call_arguments(request.body(self._wire), self._extra))
 
 
 class RecordingStream(_Opening):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from contextwright.errors import UsageError
 from contextwright.runtime.errors import WireMismatch
 
 # (package, a dotted part of the resource module) → wire; the first match wins.
@@ -46,6 +47,18 @@ def inferred_wire(call: Callable[..., Any]) -> str | None:
 def method_name(call: Callable[..., Any]) -> str:
     """The SDK method's own name (``create``, ``stream``), through partials and response wrappers."""
     return str(getattr(_target(call), "__name__", ""))
+
+
+def call_arguments(body: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's body plus the caller's own keywords (``timeout``, ``extra_headers``, ...); the body's keys are the engine's."""
+    taken = sorted(set(body) & set(extra))
+    if taken:
+        raise UsageError(
+            f"{', '.join(taken)} {'is' if len(taken) == 1 else 'are'} set by the engine from the plan; "
+            "pass only other keywords (timeout, extra_headers, metadata, ...)",
+            keys=taken,
+        )
+    return {**body, **extra}
 
 
 def _target(call: Callable[..., Any]) -> Any:
