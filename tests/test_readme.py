@@ -63,6 +63,7 @@ def test_python_examples_run(tmp_path, monkeypatch):
 
 def test_the_streaming_example_runs(tmp_path, monkeypatch, capsys):
     """The streaming loop, as written, against a scripted provider that answers in server-sent events."""
+    pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
     import anthropic
     import httpx2
 
