@@ -221,8 +221,11 @@ class TestResponses:
         assert body["tools"][0]["name"] == "read_file" and body["tools"][0]["strict"] is False
         assert body["max_output_tokens"] == 4096
         assert body["prompt_cache_key"] == "cw:sess-42:1"
-        assert body["prompt_cache_retention"] == "24h"
+        # Check the deprecated retention field is gone (openai 3.57: use prompt_cache_options.ttl),
+        # and that a stateless request of a reasoning model asks for its encrypted reasoning back.
+        assert "prompt_cache_retention" not in body and "prompt_cache_options" not in body
         assert body["store"] is False
+        assert body["include"] == ["reasoning.encrypted_content"]
 
     def test_golden(self) -> None:
         assert_golden("openai_responses_multi_turn", openai_responses.render(openai_request(), GPT5))

@@ -14,10 +14,11 @@ from typing import Literal
 from contextwright.errors import UsageError
 from contextwright.models import ResolvedModel
 
-__all__ = ["Provider", "ProviderCapabilities", "Retention", "capabilities_for"]
+__all__ = ["CacheTtl", "Provider", "ProviderCapabilities", "Retention", "capabilities_for"]
 
 Provider = Literal["anthropic", "openai"]
 Retention = Literal["in_memory", "24h"]
+CacheTtl = Literal["30m", "12h"]
 
 # Model families that accept prompt_cache_retention="24h", as listed in
 # https://developers.openai.com/api/docs/guides/prompt-caching (snapshot Aug-Sep 2026).
@@ -40,6 +41,7 @@ _RETENTION_24H = frozenset(
 # The same guide says gpt-5.5 "and future models" support only 24h, so any later
 # numbered release qualifies too.
 _NUMBERED = re.compile(r"^gpt-(\d+)\.(\d+)(-pro)?$")
+_VERSION = re.compile(r"^gpt-(\d+)(?:\.(\d+))?(?:$|-)")
 _DATED_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 # Reasoning families (o-series, gpt-5 and later) take instructions as "developer"
 # messages; "system" is kept for older chat models
@@ -69,6 +71,12 @@ class ProviderCapabilities:
     """Whether the request may set ``prompt_cache_retention`` (OpenAI, listed models only)."""
     cache_retention: Retention = "24h"
     """The retention policy sent when :attr:`supports_cache_retention` is true."""
+    supports_cache_options: bool = False
+    """Whether the request may set ``prompt_cache_options`` (OpenAI gpt-5.6 and later)."""
+    cache_ttl: CacheTtl = "12h"
+    """The minimum cache lifetime sent as ``prompt_cache_options.ttl`` when :attr:`supports_cache_options` is true."""
+    reasoning_items: bool = False
+    """Whether answers carry reasoning items to send back (OpenAI reasoning models)."""
     instruction_role: Literal["system", "developer"] = "system"
     """Role of the leading instruction message on OpenAI wires."""
     tokenizer: str | None = None
@@ -108,6 +116,11 @@ def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h"
             lookback_blocks=cache.lookback_blocks,
             supports_cache_retention=_has_retention(family),
             cache_retention=cache_retention,
+            supports_cache_options=_has_cache_options(family),
+            # The longest lifetime for the longest retention: OpenAI bills a cache write
+            # at one rate whatever it asks for (see providers/usage.py).
+            cache_ttl="12h" if cache_retention == "24h" else "30m",
+            reasoning_items=_DEVELOPER_ROLE.match(family) is not None,
             instruction_role="developer" if _DEVELOPER_ROLE.match(family) else "system",
             tokenizer=model.tokenizer,
         )
@@ -119,6 +132,15 @@ def _check_retention(family: str, retention: Retention) -> None:
     if retention == "in_memory" and numbered and (int(numbered[1]), int(numbered[2])) >= (5, 5):
         # https://developers.openai.com/api/docs/guides/prompt-caching: 24h only from gpt-5.5 on.
         raise UsageError(f"{family} accepts only prompt_cache_retention='24h'")
+
+
+def _has_cache_options(family: str) -> bool:
+    # openai 3.57, types/responses/response_create_params.py (PromptCacheOptions):
+    # "Supported for gpt-5.6 and later models".
+    version = _VERSION.match(family)
+    if version is None:
+        return False
+    return (int(version[1]), int(version[2] or 0)) >= (5, 6)
 
 
 def _has_retention(family: str) -> bool:
