@@ -104,3 +104,30 @@ def test_pruned_results_are_marked():
     )
     exchange = fold("s", events).entries[1]
     assert [r.pruned for r in exchange.results] == [True, False]
+
+
+def test_every_registered_event_type_is_in_the_payload_union_the_fold_matches():
+    # The fold matches EventPayload exhaustively (assert_never), so a type missing from
+    # the union would reach the fold unchecked; mypy then flags a union member with no rule.
+    import typing
+
+    from contextwright.events.catalog import EventPayload
+    from contextwright.events.registry import known_types, payload_class
+
+    registered = {payload_class(name) for name in known_types()}
+    assert registered == set(typing.get_args(EventPayload))
+
+
+def test_a_payload_outside_the_union_is_refused_by_the_fold():
+    import dataclasses
+
+    from contextwright.derive.surface import _Fold
+
+    @dataclasses.dataclass(frozen=True)
+    class Stray:
+        note: str
+
+    event = _log(UserMessage(text="go"))[0]
+    stray = dataclasses.replace(event, payload=Stray(note="x"))
+    with pytest.raises(AssertionError):
+        _Fold(session_id="s").apply(stray)

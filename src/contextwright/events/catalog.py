@@ -444,3 +444,36 @@ class ChildFinished:
     child_session_id: str
     result: str
     call_id: str | None = None
+
+
+EventPayload = (
+    UserMessage
+    | AssistantMessage
+    | ToolResult
+    | PlanCreated
+    | EpochRotated
+    | RequestBuilt
+    | Compacted
+    | WorkingStateUpdated
+    | ModelResponse
+    | MemoryWritten
+    | MemoryCorrected
+    | MemoryErased
+    | ArtifactStored
+    | ToolRevoked
+    | ToolRestored
+    | FrameRecorded
+    | Pruned
+    | MemoryCandidates
+    | LayerTruncated
+    | ContextOverflow
+    | StageOpened
+    | StageClosed
+    | DecisionPoint
+    | DecisionGraduated
+    | ArtifactDeclared
+    | ArtifactStep
+    | ChildStarted
+    | ChildFinished
+)
+"""Every event payload type, so folds can match them exhaustively (a test checks it against the registry)."""
