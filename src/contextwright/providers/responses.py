@@ -90,7 +90,12 @@ def _openai_chat(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | Non
     )
     usage = parse_openai_chat_usage(data["usage"]) if data.get("usage") else None
     text = message.get("content") or ""
-    return AssistantMessage(text=text, tool_calls=calls, model=data.get("model"), stop_reason=choice.get("finish_reason")), usage
+    # LiteLLM answers for Anthropic models carry the signed thinking as ``thinking_blocks``
+    # (litellm types/utils.py, Message); Anthropic puts thinking before text and calls.
+    reasoning = tuple(_reasoning("anthropic", block, [], []) for block in message.get("thinking_blocks") or ())
+    return AssistantMessage(
+        text=text, tool_calls=calls, model=data.get("model"), stop_reason=choice.get("finish_reason"), reasoning=reasoning
+    ), usage
 
 
 def _openai_responses(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:

@@ -179,11 +179,12 @@ def _openai_usage(*, prompt: int, input_details: Mapping[str, Any], output: int,
             "openai",
             f"cached ({cached}) + cache_write ({written}) tokens exceed the prompt ({prompt})",
         )
+    written_1h = _litellm_1h_writes(input_details, written)
     details = dict(extras)
     details.update(
         _extras(
             input_details,
-            {"cached_tokens", "cache_write_tokens", "cache_write_tokens_details"},
+            {"cached_tokens", "cache_write_tokens", "cache_write_tokens_details", "cache_creation_token_details"},
             prefix="input_",
         )
     )
@@ -195,11 +196,22 @@ def _openai_usage(*, prompt: int, input_details: Mapping[str, Any], output: int,
     return Usage(
         input_tokens=prompt - cached - written,
         cache_read_tokens=cached,
-        cache_write_5m_tokens=written,
-        cache_write_1h_tokens=0,
+        cache_write_5m_tokens=written - written_1h,
+        cache_write_1h_tokens=written_1h,
         output_tokens=output,
         provider_details=details,
     )
+
+
+def _litellm_1h_writes(input_details: Mapping[str, Any], written: int) -> int:
+    """The 1-hour part of the writes, from LiteLLM's Anthropic TTL split (0 when absent)."""
+    split = input_details.get("cache_creation_token_details")
+    if not isinstance(split, Mapping):
+        return 0
+    written_1h = _int(split, "ephemeral_1h_input_tokens", provider="litellm")
+    if written_1h > written:
+        raise _malformed("litellm", f"1-hour cache writes ({written_1h}) exceed all cache writes ({written})")
+    return written_1h
 
 
 def _usage_mapping(raw: Any, *, provider: str, marker: str) -> Mapping[str, Any]:
