@@ -207,6 +207,8 @@ class UsageRecord:
     cache_read_tokens: int = 0
     cache_write_5m_tokens: int = 0
     cache_write_1h_tokens: int = 0
+    reasoning_output_tokens: int = 0
+    """The part of ``output_tokens`` spent on reasoning or thinking, where the provider reports it."""
 
 
 @event_type("model.response")
