@@ -33,7 +33,7 @@ from contextwright.events import AssistantMessage, ReasoningBlock
 from contextwright.models import openai as openai_model
 from contextwright.providers import openai_chat, openai_responses
 from contextwright.providers.capabilities import capabilities_for
-from contextwright.testing.fakes import open_session, sample_agent
+from contextwright.testing.fakes import open_session, sample_agent, sample_model
 
 THINKING = {"type": "enabled", "budget_tokens": 2048}
 USAGE = {"input_tokens": 120, "output_tokens": 80, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
@@ -484,3 +484,52 @@ def test_reasoning_positions_must_fit_the_message() -> None:
     block = ReasoningBlock(provider="anthropic", block=thinking("x", "s"), position=2)
     with pytest.raises(ValueError):
         AssistantMessage(text="only text", reasoning=(block,))
+
+
+def test_on_a_model_that_checks_the_prefix_thinking_made_stale_by_relief_is_left_out() -> None:
+    # Prefix checks (platform.claude.com .../preserved-thinking/prefix-checks): a change to
+    # earlier history voids the thinking already after it; later thinking stays valid.
+    from contextwright.models import anthropic as anthropic_model
+
+    model = anthropic_model("claude-opus-5-5", context_window=1_000_000)
+    assert capabilities_for(model).thinking_prefix_check
+    engine, _, _ = open_session()
+    session = engine.session("checked", agent=sample_agent(), model=model)
+    answers = [
+        anthropic_answer(
+            index,
+            [
+                thinking(f"step {index} reasoning", f"sig-{index}-" * 20),
+                {"type": "tool_use", "id": f"toolu_{index}", "name": "read_file", "input": {"path": f"f{index}.py"}},
+            ],
+        )
+        for index in range(7)
+    ]
+    wire = Wire(answers)
+    client = wire.anthropic()
+    session.user("Read every file.")
+    for index in range(6):
+        session.send(client.messages.create, thinking=THINKING)
+        session.tool_result(f"toolu_{index}", f"content of f{index}.py " * 50)
+    before = session.next_request().anthropic()
+    assert all(turn[0]["type"] == "thinking" for turn in assistant_turns(before))
+    assert session.compact() is not None
+    after = session.next_request().anthropic()
+    kept = assistant_turns(after)
+    assert kept, "the compactor keeps the latest exchanges verbatim"
+    # Check: every kept turn lost its (now stale) thinking and kept its call untouched.
+    assert all([block["type"] for block in turn] == ["tool_use"] for turn in kept)
+    # Check: thinking produced after the compaction is sent back again.
+    session.send(client.messages.create, thinking=THINKING)
+    session.tool_result("toolu_6", "content of f6.py")
+    latest = assistant_turns(session.next_request().anthropic())
+    assert latest[-1] == answers[6]["content"]
+    assert all([block["type"] for block in turn] == ["tool_use"] for turn in latest[:-1])
+    # Check: a model without the check gets every block back (the API itself filters).
+    unchecked = capabilities_for(sample_model())
+    assert not unchecked.thinking_prefix_check
+    from contextwright.providers import anthropic as renderer
+
+    neutral = session.next_request().neutral
+    full = renderer.render(neutral, unchecked)
+    assert all(turn[0]["type"] == "thinking" for turn in assistant_turns(full))

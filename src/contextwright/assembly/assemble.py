@@ -182,10 +182,13 @@ class _Assembler:
             return others
         parts: list[Part] = []
         pending = list(message.reasoning)
+        stale = seq in self.surface.stale_reasoning
         for index in range(len(others) + 1):
             while pending and pending[0].position <= index:
                 block = pending.pop(0)
-                parts.append(ReasoningPart(provider=block.provider, block=to_plain(block.block), ref=ref, layer=layer))
+                parts.append(
+                    ReasoningPart(provider=block.provider, block=to_plain(block.block), ref=ref, layer=layer, stale=stale)
+                )
             if index < len(others):
                 parts.append(others[index])
         return parts

@@ -70,6 +70,8 @@ class ReasoningPart:
     ref: str
     layer: str = "stage_local"
     budget_class: str = "reasoning"
+    stale: bool = False
+    """The history before it changed after it was produced: models that check its prefix would reject it."""
 
 
 Part = TextPart | ToolCallPart | ToolResultPart | ReasoningPart

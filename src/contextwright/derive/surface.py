@@ -11,6 +11,12 @@ as pointers). Rules:
 * A frame (the turn's volatile context) belongs to the user message it names.
 * A compaction replaces every entry up to its ``upto_seq`` by one summary, except
   pinned entries (steering notes), which stay verbatim.
+* Signed reasoning (thinking) is only valid after the exact history it was produced
+  on: any change to earlier history (compaction, pruning, a stage folded into its
+  decision, an artifact update, a new epoch) makes the reasoning of the answers
+  already after it stale (``Surface.stale_reasoning``); renderers of models that
+  check it leave it out
+  (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks).
 """
 
 from __future__ import annotations
@@ -195,6 +201,8 @@ class Surface:
     open_stage: StageOpened | None = None
     dedupe_hits: int = 0
     """Entries shown once or not at all because they repeat or were superseded."""
+    stale_reasoning: frozenset[int] = frozenset()
+    """Seqs of answers whose signed reasoning predates a change to the history before them."""
 
     @property
     def open_exchange(self) -> Exchange | None:
@@ -240,6 +248,7 @@ class _Fold:
     seen_task: bool = False
     stage: StageOpened | None = None
     replaced_versions: int = 0
+    stale_reasoning: set[int] = field(default_factory=set)
 
     def apply(self, event: Event) -> None:
         """Fold one event; event types that do not change the visible history only move ``upto``."""
@@ -257,8 +266,13 @@ class _Fold:
             case Compacted():
                 self.entries = _compact(self.entries, event, payload, seed=self.seed)
                 self.depth = payload.depth
+                self._changed_at(self._index_of(event.ref))
             case Pruned():
                 self.pruned.update(payload.call_ids)
+                gone = set(payload.call_ids)
+                first = self._first(lambda e: isinstance(e, Exchange) and any(c.id in gone for c in e.calls))
+                # The results changed, not the call: that exchange's own thinking precedes them.
+                self._changed_at(None if first is None else first + 1)
             case RequestBuilt():
                 self.requests += 1
             case StageOpened():
@@ -267,21 +281,31 @@ class _Fold:
                 self.stage = None
             case DecisionPoint():
                 self.entries = _replace_stage(self.entries, event, payload, seed=self.seed)
+                self._changed_at(self._index_of(event.ref))
             case DecisionGraduated():
-                gone = set(payload.stage_ids)
-                self.entries = [e for e in self.entries if not (isinstance(e, DecisionEntry) and e.decision.stage_id in gone)]
+                graduated = set(payload.stage_ids)
+
+                def leaves(e: Entry) -> bool:
+                    return isinstance(e, DecisionEntry) and e.decision.stage_id in graduated
+
+                self._changed_at(self._first(leaves))
+                self.entries = [e for e in self.entries if not leaves(e)]
             case ArtifactDeclared():
                 self._artifact_declared(event, payload)
             case ArtifactStep():
+                self._changed_at(
+                    self._first(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
+                )
                 self.entries = [
                     replace(e, current_step=payload.current_step)
                     if isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id
                     else e
                     for e in self.entries
                 ]
+            case EpochRotated():
+                self._changed_at(0)  # a new prefix (system, tools) precedes everything
             case (
                 PlanCreated()
-                | EpochRotated()
                 | WorkingStateUpdated()
                 | ModelResponse()
                 | MemoryWritten()
@@ -299,6 +323,20 @@ class _Fold:
                 pass  # plans, telemetry, memory and policy are read elsewhere; the history does not show them
             case _:
                 assert_never(payload)
+
+    def _changed_at(self, index: int | None) -> None:
+        """History changed at ``index``: the signed reasoning of every answer after it is stale."""
+        if index is None:
+            return
+        for entry in self.entries[index:]:
+            if isinstance(entry, Exchange | AssistantReply) and entry.message.reasoning:
+                self.stale_reasoning.add(entry.seq)
+
+    def _index_of(self, ref: str) -> int | None:
+        return self._first(lambda e: e.ref == ref)
+
+    def _first(self, matches: Callable[[Entry], bool]) -> int | None:
+        return next((i for i, entry in enumerate(self.entries) if matches(entry)), None)
 
     @property
     def stage_id(self) -> str | None:
@@ -363,6 +401,7 @@ class _Fold:
         raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
 
     def _artifact_declared(self, event: Event, payload: ArtifactDeclared) -> None:
+        self._changed_at(self._first(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id))
         before = len(self.entries)
         self.entries = [
             e for e in self.entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
@@ -386,6 +425,7 @@ class _Fold:
             pruned_calls=frozenset(self.pruned),
             open_stage=self.stage,
             dedupe_hits=repeats + self.replaced_versions,
+            stale_reasoning=frozenset(self.stale_reasoning),
         )
 
 

@@ -19,7 +19,12 @@
   echo the assistant message as received, ``redacted_thinking`` included). Leaving
   one out between others, or moving one, fails the prefix check of models with
   preserved thinking (https://platform.claude.com/docs/build-with-claude/preserved-thinking).
-  Reasoning from another provider is not sent.
+  Reasoning from another provider is not sent. On models that check that prefix
+  (``caps.thinking_prefix_check``), thinking made stale by a change to earlier history
+  (compaction, pruning) is left out instead: the docs' remedy for client-side
+  summaries is to "remove thinking in the kept turns"; a change only voids the thinking
+  already after it, and thinking produced later stays valid
+  (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks).
 
 Cache breakpoints (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
 Positions count blocks in the order the provider renders them: each tool
@@ -178,7 +183,7 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
     turns: list[_Turn] = []
     for index, message in enumerate(request.messages):
         stable = index < request.stable_messages
-        blocks = tuple(block for part in message.parts if (block := _map_part(part, stable)) is not None)
+        blocks = tuple(block for part in message.parts if (block := _map_part(part, stable, caps)) is not None)
         if not blocks:
             continue
         if turns and turns[-1].role == message.role:
@@ -212,11 +217,13 @@ def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
     return out
 
 
-def _map_part(part: Part, stable: bool) -> _Block | None:
+def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | None:
     match part:
         case ReasoningPart():
             if part.provider != "anthropic":
                 return None  # another provider's reasoning means nothing here
+            if part.stale and caps.thinking_prefix_check:
+                return None  # its prefix changed: sending it would fail the prefix check
             return _Block(payload=json_copy(part.block), stable=stable, anchorable=False)
         case TextPart():
             if is_blank(part.text):

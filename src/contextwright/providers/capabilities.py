@@ -41,6 +41,20 @@ _RETENTION_24H = frozenset(
 # The same guide says gpt-5.5 "and future models" support only 24h, so any later
 # numbered release qualifies too.
 _NUMBERED = re.compile(r"^gpt-(\d+)\.(\d+)(-pro)?$")
+# Models that check the prefix of thinking blocks sent back, as listed (supportedModels) on
+# https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks.
+_PREFIX_CHECKED = frozenset(
+    {
+        "claude-fable-5-2",
+        "claude-mythos-5-2",
+        "claude-fable-5-1",
+        "claude-mythos-5-1",
+        "claude-opus-5-5",
+        "claude-sonnet-5-5",
+        "claude-haiku-5-5",
+    }
+)
+_DATED_SUFFIX_ANTHROPIC = re.compile(r"-\d{8}$")
 _VERSION = re.compile(r"^gpt-(\d+)(?:\.(\d+))?(?:$|-)")
 _DATED_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 # Reasoning families (o-series, gpt-5 and later) take instructions as "developer"
@@ -77,6 +91,8 @@ class ProviderCapabilities:
     """The minimum cache lifetime sent as ``prompt_cache_options.ttl`` when :attr:`supports_cache_options` is true."""
     reasoning_items: bool = False
     """Whether answers carry reasoning items to send back (OpenAI reasoning models)."""
+    thinking_prefix_check: bool = False
+    """Whether the model rejects thinking whose earlier history changed (Anthropic preserved thinking)."""
     instruction_role: Literal["system", "developer"] = "system"
     """Role of the leading instruction message on OpenAI wires."""
     tokenizer: str | None = None
@@ -101,6 +117,7 @@ def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h"
             ttls=cache.ttls,
             supports_cache_key=cache.supports_cache_key,
             lookback_blocks=cache.lookback_blocks,
+            thinking_prefix_check=_DATED_SUFFIX_ANTHROPIC.sub("", model.id) in _PREFIX_CHECKED,
             tokenizer=model.tokenizer,
         )
     if model.provider == "openai":
