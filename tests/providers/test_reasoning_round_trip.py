@@ -533,3 +533,24 @@ def test_on_a_model_that_checks_the_prefix_thinking_made_stale_by_relief_is_left
     neutral = session.next_request().neutral
     full = renderer.render(neutral, unchecked)
     assert all(turn[0]["type"] == "thinking" for turn in assistant_turns(full))
+
+
+def test_the_scripted_provider_answers_with_the_thinking_it_was_given() -> None:
+    from contextwright.events import ToolCall
+    from contextwright.testing.provider import ScriptedProvider
+
+    block = ReasoningBlock(provider="anthropic", block=thinking("scripted", "sig-X" * 20), position=1)
+    answer = AssistantMessage(
+        text="Looking.", tool_calls=(ToolCall(id="toolu_1", name="grep", arguments={}),), reasoning=(block,)
+    )
+    engine, session, clock = open_session()
+    provider = ScriptedProvider([answer, AssistantMessage(text="done")], clock=clock)
+    client = anthropic.Anthropic(
+        api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler))
+    )
+    session.user("Find it.")
+    session.send(client.messages.create, thinking=THINKING)
+    session.tool_result("toolu_1", "none")
+    session.send(client.messages.create, thinking=THINKING)
+    turn = assistant_turns(provider.bodies[-1])[0]
+    assert [b["type"] for b in turn] == ["text", "thinking", "tool_use"] and turn[1] == thinking("scripted", "sig-X" * 20)
