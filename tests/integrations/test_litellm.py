@@ -21,7 +21,7 @@ httpx = pytest.importorskip("httpx")
 from litellm.llms.custom_httpx.http_handler import HTTPHandler  # noqa: E402
 
 from contextwright.canonical import to_plain  # noqa: E402
-from contextwright.integrations.litellm import ContextwrightLogger  # noqa: E402
+from contextwright.integrations.litellm import METADATA_KEY, ContextwrightLogger  # noqa: E402
 from contextwright.models import openai as openai_model  # noqa: E402
 from contextwright.testing.fakes import open_session, sample_agent  # noqa: E402
 
@@ -171,19 +171,59 @@ def test_an_openai_model_through_litellm_gets_the_chat_body() -> None:
 
 def test_the_logger_records_every_successful_call() -> None:
     provider = Provider([anthropic_answer(1, [{"type": "text", "text": "Hi."}], "end_turn")])
-    _, session, _ = open_session()
+    _, session, _ = open_session("lit-sync")
     logger = ContextwrightLogger(session)
     session.user("Hello.")
-    previous = list(litellm.callbacks)
-    litellm.callbacks = [logger]
-    try:
-        litellm.completion(**session.next_request().render("litellm"), api_key="test", client=provider.client())
-        deadline = time.monotonic() + 10
-        while not logger.recorded and time.monotonic() < deadline:
-            time.sleep(0.05)  # LiteLLM runs sync success callbacks on a worker thread
-    finally:
-        litellm.callbacks = previous
+    # LiteLLM keeps every logger it sees for the rest of the process, so each call names its session.
+    body = session.next_request().render("litellm")
+    litellm.completion(**body, api_key="test", client=provider.client(), callbacks=[logger], metadata=metadata(session))
+    deadline = time.monotonic() + 10
+    while len(logger.recorded) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # LiteLLM runs success callbacks on a worker thread
     assert [e.type for e in logger.recorded] == ["message.assistant", "model.response"]
+    assert logger.recorded[1].payload.usage.cache_write_1h_tokens == 2000
+
+
+def metadata(session: Any) -> dict[str, str]:
+    return {METADATA_KEY: session.id}
+
+
+def test_a_streamed_call_is_recorded_once_with_its_thinking() -> None:
+    from contextwright.testing.provider import anthropic_event_stream
+
+    thinking = {"type": "thinking", "thinking": "Grep first.", "signature": "sig-S" * 20}
+    content = [
+        thinking,
+        {"type": "text", "text": "Searching."},
+        {"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"q": "x"}},
+    ]
+    stream = anthropic_event_stream(anthropic_answer(1, content)).encode()
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream)
+
+    _, session, _ = open_session("lit-stream")
+    logger = ContextwrightLogger(session)
+    session.user("Find x.")
+    chunks = litellm.completion(
+        **session.next_request().render("litellm"),
+        api_key="test",
+        stream=True,
+        stream_options={"include_usage": True},
+        client=HTTPHandler(client=httpx.Client(transport=httpx.MockTransport(handler))),
+        callbacks=[logger],
+        metadata=metadata(session),
+    )
+    for _ in chunks:
+        pass
+    deadline = time.monotonic() + 10
+    while len(logger.recorded) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # LiteLLM logs a finished stream from a background task
+    time.sleep(0.2)  # and would log a second time right after, if it did
+    assert [e.type for e in logger.recorded] == ["message.assistant", "model.response"]
+    answer = logger.recorded[0].payload
+    assert [to_plain(r.block) for r in answer.reasoning] == [thinking]
+    assert [c.arguments for c in answer.tool_calls] == [{"q": "x"}]
     assert logger.recorded[1].payload.usage.cache_write_1h_tokens == 2000
 
 
@@ -201,6 +241,18 @@ def test_the_proxy_logger_picks_the_session_from_the_call_metadata() -> None:
     logger.log_success_event({"litellm_params": {"metadata": {"session": "elsewhere"}}}, response, None, None)
     assert [e.type for e in second.events][-1] == "message.assistant"
     assert not any(e.type == "message.assistant" for e in first.events)
+
+
+def test_a_session_logger_skips_calls_that_name_another_session() -> None:
+    _, session, _ = open_session("lit-own")
+    logger = ContextwrightLogger(session)
+    session.user("Hello.")
+    session.next_request()
+    response = litellm.ModelResponse(**{k: v for k, v in chat_answer("Hi.").items() if k != "usage"})
+    logger.log_success_event({"litellm_params": {"metadata": {METADATA_KEY: "someone-else"}}}, response, None, None)
+    assert logger.recorded == []
+    logger.log_success_event({"litellm_params": {"metadata": {METADATA_KEY: "lit-own"}}}, response, None, None)
+    assert [e.type for e in logger.recorded] == ["message.assistant"]
 
 
 def test_the_logger_needs_exactly_one_way_to_find_its_session() -> None:

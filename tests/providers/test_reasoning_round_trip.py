@@ -34,6 +34,7 @@ from contextwright.models import openai as openai_model
 from contextwright.providers import openai_chat, openai_responses
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.testing.fakes import open_session, sample_agent, sample_model
+from contextwright.testing.provider import anthropic_event_stream
 
 THINKING = {"type": "enabled", "budget_tokens": 2048}
 USAGE = {"input_tokens": 120, "output_tokens": 80, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
@@ -273,7 +274,9 @@ def test_a_streamed_answer_records_the_same_events_as_the_same_answer_unstreamed
     message = anthropic_answer(1, content)
 
     def stream_handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=_sse(message).encode())
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=anthropic_event_stream(message).encode()
+        )
 
     client = anthropic.Anthropic(
         api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(stream_handler))
@@ -291,86 +294,6 @@ def test_a_streamed_answer_records_the_same_events_as_the_same_answer_unstreamed
     recorded = ("message.assistant", "model.response")
     assert [e.payload for e in streamed.events if e.type in recorded] == [e.payload for e in plain.events if e.type in recorded]
     assert to_plain(streamed.events[-2].payload.reasoning[0].block) == content[0]
-
-
-def _sse(message: dict[str, Any]) -> str:
-    """The event stream the Messages API sends for ``message`` (thinking, text and tool deltas)."""
-    events: list[tuple[str, dict[str, Any]]] = []
-    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
-    events.append(("message_start", {"type": "message_start", "message": start}))
-    for index, block in enumerate(message["content"]):
-        kind = block["type"]
-        if kind == "thinking":
-            events.append(
-                (
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": index,
-                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                    },
-                )
-            )
-            events.append(
-                (
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "thinking_delta", "thinking": block["thinking"]},
-                    },
-                )
-            )
-            events.append(
-                (
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "signature_delta", "signature": block["signature"]},
-                    },
-                )
-            )
-        elif kind == "text":
-            events.append(
-                (
-                    "content_block_start",
-                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-                )
-            )
-            events.append(
-                (
-                    "content_block_delta",
-                    {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}},
-                )
-            )
-        elif kind == "tool_use":
-            events.append(
-                ("content_block_start", {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}})
-            )
-            events.append(
-                (
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
-                    },
-                )
-            )
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": message["usage"]["output_tokens"]},
-            },
-        )
-    )
-    events.append(("message_stop", {"type": "message_stop"}))
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
 
 
 # --- OpenAI Responses -------------------------------------------------------------------

@@ -9,8 +9,14 @@ Needs the ``litellm`` extra (``pip install "contextwright[litellm]"``)::
     litellm.completion(**session.next_request().render("litellm"))
 
 Each successful call is recorded with :meth:`Session.record`: the answer (text, tool
-calls, signed thinking) and its usage, 1-hour cache writes included. On the LiteLLM
-proxy one logger serves many conversations, so it takes a ``resolve`` function
+calls, signed thinking) and its usage, 1-hour cache writes included; a streamed call
+is recorded once, from the response LiteLLM assembles at its end.
+
+LiteLLM keeps every logger it is given in process-wide lists, per-call ``callbacks=``
+included (litellm ``litellm_core_utils/logging_callback_manager.py``), so a logger
+hears every later call. A logger for one session therefore skips calls whose
+metadata names another session (``metadata={"contextwright_session": id}``). On the
+LiteLLM proxy one logger serves many conversations: give it a ``resolve`` function
 instead, which picks the session from the call's keyword arguments (for example
 from ``kwargs["litellm_params"]["metadata"]``) or returns ``None`` to skip the call.
 See https://docs.litellm.ai/docs/observability/custom_callback and
@@ -31,10 +37,13 @@ if TYPE_CHECKING:
 
 _CustomLogger: Any = require("litellm.integrations.custom_logger", extra="litellm", feature="the LiteLLM logger").CustomLogger
 
-__all__ = ["ContextwrightLogger"]
+__all__ = ["METADATA_KEY", "ContextwrightLogger", "call_metadata"]
 
 Resolve = Callable[[dict[str, Any]], "Session | None"]
 """Picks the session a LiteLLM call belongs to from its keyword arguments; ``None`` skips it."""
+
+METADATA_KEY = "contextwright_session"
+"""The call metadata key that names the session a call belongs to."""
 
 
 class ContextwrightLogger(_CustomLogger):  # type: ignore[misc]  # litellm's base class is untyped here (imported by name)
@@ -46,9 +55,22 @@ class ContextwrightLogger(_CustomLogger):  # type: ignore[misc]  # litellm's bas
 
             raise UsageError("give ContextwrightLogger either a session or a resolve function, not both or neither")
         super().__init__()
-        self._resolve: Resolve = resolve if resolve is not None else (lambda _kwargs: session)
+        self.session_id = session.id if session is not None else None
+        """The session this logger records into, or None when ``resolve`` picks one per call.
+
+        Public on purpose: LiteLLM tells loggers of one class apart by their public
+        str/int/bool attributes, and would otherwise drop a second logger as a duplicate."""
+        self._resolve: Resolve = resolve if resolve is not None else self._own_session(session)
         self.recorded: list[Event] = []
         """Events recorded through this logger, in order (for callers that report on them)."""
+
+    @staticmethod
+    def _own_session(session: Session | None) -> Resolve:
+        def resolve(kwargs: dict[str, Any]) -> Session | None:
+            named = call_metadata(kwargs).get(METADATA_KEY)
+            return session if named is None or session is None or named == session.id else None
+
+        return resolve
 
     def log_success_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:
         """Record the answer of a finished call (LiteLLM calls this for sync calls)."""
@@ -59,3 +81,10 @@ class ContextwrightLogger(_CustomLogger):  # type: ignore[misc]  # litellm's bas
     async def async_log_success_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:
         """Async twin: the log write runs in a worker thread, off the proxy's event loop."""
         await asyncio.to_thread(self.log_success_event, kwargs, response_obj, start_time, end_time)
+
+
+def call_metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The metadata a LiteLLM call was made with (``litellm_params.metadata``), or an empty dict."""
+    params = kwargs.get("litellm_params") or {}
+    metadata = params.get("metadata") if isinstance(params, dict) else None
+    return metadata if isinstance(metadata, dict) else {}

@@ -167,6 +167,86 @@ def _openai_completion(answer: AssistantMessage, usage: Any, model: str, call: i
     }
 
 
+def anthropic_event_stream(message: dict[str, Any]) -> str:
+    """The server-sent events the Messages API streams for ``message``: thinking (with its signature), text and tool input deltas."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    events.append(("message_start", {"type": "message_start", "message": start}))
+    for index, block in enumerate(message["content"]):
+        kind = block["type"]
+        if kind == "thinking":
+            events.append(
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                )
+            )
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": block["thinking"]},
+                    },
+                )
+            )
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "signature_delta", "signature": block["signature"]},
+                    },
+                )
+            )
+        elif kind == "text":
+            events.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+            )
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}},
+                )
+            )
+        elif kind == "tool_use":
+            events.append(
+                ("content_block_start", {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}})
+            )
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    },
+                )
+            )
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
 def at(when: str) -> dt.datetime:
     """Parse an ISO instant (a small helper for scripts and tests)."""
     return dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
