@@ -168,7 +168,7 @@ class _Assembler:
 
     def _add(self, role: str, parts: list[Part]) -> None:
         if parts:
-            self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]
+            self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]  # callers pass 'user' or 'assistant'
 
     def _assistant_parts(self, message: AssistantMessage, ref: str, seq: int) -> list[Part]:
         """The answer's text and tool calls, with its signed reasoning put back where it stood, untouched."""

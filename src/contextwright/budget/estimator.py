@@ -5,8 +5,9 @@ window. The default :class:`HeuristicEstimator` is therefore built to err high: 
 weighs a :class:`~contextwright.budget.content_kinds.CharCensus` with coefficients
 fitted as an upper quantile (99.5%) of exact token counts, per content kind and per
 tokenizer family, with non-negative weights so that more text never costs less.
-``bench/estimator_bench.py --fit --write`` refits the coefficients below from the shared
-corpora and prints how often the estimate falls below the exact count.
+``bench/estimator_bench.py --fit --write`` refits the coefficients (``coefficients.json``,
+package data next to this module) from the shared corpora and prints how often the
+estimate falls below the exact count.
 
 Model families map to calibration profiles:
 
@@ -26,6 +27,7 @@ Model families map to calibration profiles:
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import operator
 import re
@@ -33,6 +35,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any, Final, Protocol, runtime_checkable
 
 from contextwright._optional import require
@@ -107,7 +110,8 @@ class CalibrationProfile:
     def raw(self, counts: CharCensus, kind: ContentKind) -> float:
         """Return the uncorrected, unrounded estimate for a census of the given kind."""
         # Summed in a fixed order, so the same census always gives the same float.
-        return self.scale * sum(map(operator.mul, self.coefficients[kind], counts.counts))
+        weighted: float = sum(map(operator.mul, self.coefficients[kind], counts.counts))
+        return self.scale * weighted
 
 
 def apply_margin(tokens: int, margin: float = BODY_MARGIN) -> int:
@@ -117,315 +121,18 @@ def apply_margin(tokens: int, margin: float = BODY_MARGIN) -> int:
     return math.ceil(tokens * (1.0 + margin) - 1e-9)
 
 
-# BEGIN FITTED COEFFICIENTS (written by bench/estimator_bench.py --fit --write)
-_FITTED: Final[dict[str, dict[str, dict[str, float]]]] = {
-    "o200k": {
-        "prose": {
-            "one": 1.5916,
-            "chars": 0.0045,
-            "letters": 0.0444,
-            "word_runs": 0.6532,
-            "camel_humps": 0.6018,
-            "upper_pairs": 0.3236,
-            "letters_4": 0.0983,
-            "rare_letters": 0.4117,
-            "consonant_triples": 0.6502,
-            "digit_runs": 1.5037,
-            "digit_triples": 1.0025,
-            "punct": 0.7257,
-            "punct_runs": 0.0026,
-            "newlines": 0.3755,
-            "space_runs": 1.2189,
-            "tabs": 0.0702,
-            "non_ascii_runs": 1.5232,
-            "latin1": 0.9069,
-            "greek": 0.5189,
-            "cyrillic": 0.4078,
-            "hebrew_armenian": 0.5798,
-            "arabic": 0.4436,
-            "indic_thai": 0.556,
-            "misc_scripts": 0.4745,
-            "symbols": 1.7042,
-            "kana": 0.7007,
-            "cjk": 1.0469,
-            "hangul": 0.8245,
-            "astral": 2.3057,
-        },
-        "code": {
-            "one": 3.5348,
-            "chars": 0.0121,
-            "letters": 0.027,
-            "word_runs": 0.914,
-            "upper": 0.1909,
-            "letters_8": 0.6134,
-            "letters_12": 0.439,
-            "rare_letters": 0.0703,
-            "consonant_triples": 0.6482,
-            "digits": 0.0202,
-            "digit_runs": 1.7955,
-            "digit_triples": 1.0,
-            "punct": 0.2181,
-            "punct_runs": 0.2456,
-            "punct_changes": 0.357,
-            "quotes": 0.0282,
-            "newlines": 0.6748,
-            "space_runs": 0.7034,
-            "tabs": 0.07,
-            "non_ascii_runs": 2.567,
-            "greek": 0.5176,
-            "cyrillic": 0.4068,
-            "hebrew_armenian": 0.5783,
-            "arabic": 0.4425,
-            "indic_thai": 0.5546,
-            "misc_scripts": 0.4745,
-            "symbols": 1.7,
-            "kana": 0.699,
-            "cjk": 1.0443,
-            "hangul": 0.8225,
-            "astral": 2.3,
-        },
-        "json": {
-            "one": 2.1881,
-            "word_runs": 0.8915,
-            "camel_humps": 0.2795,
-            "upper": 0.1537,
-            "letters_8": 0.9798,
-            "letters_12": 0.0317,
-            "consonant_triples": 0.607,
-            "digit_runs": 1.5,
-            "digit_triples": 1.0,
-            "punct": 0.5675,
-            "code_marks": 0.0926,
-            "newlines": 1.1817,
-            "space_runs": 0.1187,
-            "tabs": 0.07,
-            "greek": 0.5176,
-            "cyrillic": 0.4068,
-            "hebrew_armenian": 0.5783,
-            "arabic": 0.4425,
-            "indic_thai": 0.5546,
-            "misc_scripts": 0.4745,
-            "symbols": 1.7,
-            "kana": 0.699,
-            "cjk": 1.0443,
-            "hangul": 0.8225,
-            "astral": 2.3,
-        },
-        "logs": {
-            "one": 1.8359,
-            "word_runs": 1.0542,
-            "camel_humps": 0.3215,
-            "upper": 0.0616,
-            "letters_8": 0.2763,
-            "consonant_triples": 1.3077,
-            "digits": 0.0017,
-            "digit_runs": 2.2115,
-            "digit_triples": 1.0,
-            "punct": 0.3225,
-            "code_marks": 0.5778,
-            "newlines": 0.5918,
-            "space_runs": 1.3592,
-            "tabs": 0.07,
-            "non_ascii_runs": 1.4727,
-            "greek": 0.5176,
-            "cyrillic": 0.4068,
-            "hebrew_armenian": 0.5783,
-            "arabic": 0.4425,
-            "indic_thai": 0.5546,
-            "misc_scripts": 0.4745,
-            "symbols": 1.7,
-            "kana": 0.699,
-            "cjk": 1.0443,
-            "hangul": 0.8225,
-            "compat": 0.8105,
-            "astral": 2.3,
-        },
-        "non-latin": {
-            "one": 2.1787,
-            "letters": 0.0942,
-            "word_runs": 0.378,
-            "camel_humps": 0.1234,
-            "upper": 0.3426,
-            "rare_letters": 0.1774,
-            "digit_runs": 1.5096,
-            "digit_triples": 1.0064,
-            "punct_runs": 1.4723,
-            "punct_changes": 0.3279,
-            "newlines": 1.0587,
-            "space_runs": 0.7272,
-            "tabs": 0.836,
-            "non_ascii_runs": 0.1208,
-            "latin1": 0.2262,
-            "latin_ext": 1.3024,
-            "greek": 0.5176,
-            "cyrillic": 0.4068,
-            "hebrew_armenian": 0.5783,
-            "arabic": 0.4425,
-            "indic_thai": 0.5546,
-            "misc_scripts": 0.4745,
-            "symbols": 1.9572,
-            "kana": 0.699,
-            "cjk": 1.0443,
-            "hangul": 0.8225,
-            "compat": 1.6503,
-            "astral": 2.3147,
-        },
-    },
-    "cl100k": {
-        "prose": {
-            "one": 1.7268,
-            "chars": 0.0042,
-            "letters": 0.0543,
-            "word_runs": 0.6507,
-            "camel_humps": 0.8545,
-            "upper_pairs": 0.4291,
-            "letters_4": 0.0366,
-            "rare_letters": 0.4245,
-            "consonant_triples": 0.5478,
-            "digit_runs": 1.5,
-            "digit_triples": 1.0,
-            "punct": 0.6528,
-            "punct_runs": 0.1162,
-            "newlines": 0.3362,
-            "space_runs": 1.2912,
-            "tabs": 0.07,
-            "non_ascii_runs": 1.6996,
-            "latin1": 1.96,
-            "greek": 1.0663,
-            "cyrillic": 0.5913,
-            "hebrew_armenian": 1.1584,
-            "arabic": 0.7611,
-            "indic_thai": 1.171,
-            "misc_scripts": 2.0133,
-            "symbols": 1.7,
-            "kana": 0.8929,
-            "cjk": 1.6271,
-            "hangul": 1.1791,
-            "astral": 2.3001,
-        },
-        "code": {
-            "one": 1.4826,
-            "letters": 0.029,
-            "word_runs": 0.9239,
-            "upper": 0.0394,
-            "letters_4": 0.0964,
-            "letters_8": 0.2528,
-            "letters_12": 0.8214,
-            "rare_letters": 0.1427,
-            "consonant_triples": 0.8675,
-            "digit_runs": 1.9948,
-            "digit_triples": 1.0,
-            "punct": 0.355,
-            "punct_runs": 0.1569,
-            "punct_changes": 0.2021,
-            "quotes": 0.0222,
-            "newlines": 0.6121,
-            "blank_lines": 0.4829,
-            "space_runs": 0.6826,
-            "tabs": 0.07,
-            "non_ascii_runs": 3.5204,
-            "latin1": 2.0454,
-            "greek": 1.0663,
-            "cyrillic": 0.5913,
-            "hebrew_armenian": 1.1583,
-            "arabic": 0.761,
-            "indic_thai": 1.1709,
-            "misc_scripts": 2.0133,
-            "symbols": 1.7,
-            "kana": 0.8929,
-            "cjk": 1.6271,
-            "hangul": 1.1791,
-            "astral": 2.3,
-        },
-        "json": {
-            "one": 2.3667,
-            "word_runs": 0.921,
-            "camel_humps": 0.5446,
-            "upper": 0.1091,
-            "letters_8": 0.7342,
-            "letters_12": 1.226,
-            "consonant_triples": 0.637,
-            "digit_runs": 1.5,
-            "digit_triples": 1.0,
-            "punct": 0.5493,
-            "punct_changes": 0.0203,
-            "code_marks": 0.0659,
-            "newlines": 1.2998,
-            "space_runs": 0.0683,
-            "tabs": 0.07,
-            "greek": 1.0663,
-            "cyrillic": 0.5913,
-            "hebrew_armenian": 1.1583,
-            "arabic": 0.761,
-            "indic_thai": 1.1709,
-            "misc_scripts": 2.0133,
-            "symbols": 1.7,
-            "kana": 0.8929,
-            "cjk": 1.6271,
-            "hangul": 1.1791,
-            "astral": 2.3,
-        },
-        "logs": {
-            "one": 2.2027,
-            "word_runs": 1.0841,
-            "camel_humps": 0.5563,
-            "upper": 0.0546,
-            "letters_8": 0.2634,
-            "rare_letters": 0.3347,
-            "consonant_triples": 1.0734,
-            "digit_runs": 1.8413,
-            "digit_triples": 1.0,
-            "punct": 0.3348,
-            "punct_changes": 0.1739,
-            "newlines": 0.5074,
-            "space_runs": 1.43,
-            "tabs": 0.07,
-            "non_ascii_runs": 5.6555,
-            "greek": 1.0663,
-            "cyrillic": 0.5913,
-            "hebrew_armenian": 1.1583,
-            "arabic": 0.761,
-            "indic_thai": 1.1709,
-            "misc_scripts": 2.0133,
-            "symbols": 1.7,
-            "kana": 0.8929,
-            "cjk": 1.6271,
-            "hangul": 1.1791,
-            "compat": 3.0454,
-            "astral": 2.3,
-        },
-        "non-latin": {
-            "one": 2.434,
-            "chars": 0.1527,
-            "camel_humps": 0.8196,
-            "upper": 0.0146,
-            "rare_letters": 0.3153,
-            "consonant_triples": 1.1665,
-            "digit_runs": 1.7877,
-            "digit_triples": 1.0,
-            "punct_runs": 1.3822,
-            "punct_changes": 0.2131,
-            "newlines": 0.1691,
-            "space_runs": 0.25,
-            "tabs": 0.3854,
-            "non_ascii_runs": 0.4898,
-            "latin1": 0.2524,
-            "latin_ext": 0.8113,
-            "greek": 0.9136,
-            "cyrillic": 0.4386,
-            "hebrew_armenian": 1.0056,
-            "arabic": 0.6083,
-            "indic_thai": 1.0182,
-            "misc_scripts": 1.8606,
-            "symbols": 1.7,
-            "kana": 0.7402,
-            "cjk": 1.4743,
-            "hangul": 1.0264,
-            "astral": 2.3,
-        },
-    },
-}
-# END FITTED COEFFICIENTS
+COEFFICIENTS_FILE: Final[str] = "coefficients.json"
+"""The fitted weights, package data next to this module, written by ``bench/estimator_bench.py --fit --write``."""
+
+
+def _load_fitted() -> dict[str, dict[str, dict[str, float]]]:
+    """Family → content kind → feature name → weight, as the benchmark fitted them."""
+    text = resources.files("contextwright.budget").joinpath(COEFFICIENTS_FILE).read_text(encoding="utf-8")
+    fitted: dict[str, dict[str, dict[str, float]]] = json.loads(text)
+    return fitted
+
+
+_FITTED: Final = _load_fitted()
 
 
 def _dense(weights: Mapping[str, float]) -> tuple[float, ...]:
@@ -494,7 +201,7 @@ def _model_name(model: str) -> str:
 
 def _check_kind(kind: str | None) -> ContentKind | None:
     if kind is None or kind in CONTENT_KINDS:
-        return kind  # type: ignore[return-value]
+        return kind
     raise UsageError(f"unknown content kind {kind!r}; choose one of {CONTENT_KINDS}", kind=kind)
 
 

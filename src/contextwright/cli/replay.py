@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import Progress
@@ -15,8 +16,8 @@ from contextwright.cli._compare import comparison_json, comparison_table
 from contextwright.clock import FixedClock
 from contextwright.importers import FORMATS, load_transcripts
 from contextwright.models import anthropic, openai, with_window
+from contextwright.replay import replay as replay_transcript
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.replay import replay as replay_transcript
 from contextwright.telemetry.records import request_records, summarize
 
 
@@ -42,7 +43,7 @@ def replay(
     if provider not in ("anthropic", "openai"):
         err_console.print(f"[bold red]error:[/] --provider must be anthropic or openai, not {provider!r}")
         raise typer.Exit(code=2)
-    rows = []
+    rows: list[dict[str, Any]] = []
     with friendly_errors():
         for path in paths:
             if not path.exists():

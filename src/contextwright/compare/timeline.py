@@ -1,7 +1,7 @@
 """A transcript prepared for the baselines: Anthropic content blocks, atomic groups, model calls and their times.
 
 The baselines must see the same conversation and make the same model calls as the
-engine's :func:`~contextwright.runtime.replay.replay`, so this module walks a
+engine's :func:`~contextwright.replay.replay`, so this module walks a
 transcript with replay's rules:
 
 * user (and system) messages with text are user turns; blank ones are skipped;
@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 from contextwright.canonical import to_plain
 from contextwright.clock import parse_instant
 from contextwright.importers.model import Transcript
-from contextwright.runtime.replay import agent_for, safe_tool_name
+from contextwright.replay import agent_for, safe_tool_name
 
 __all__ = ["MODEL_CALL_PACE", "PACE_START", "ModelCall", "Timeline", "Unit", "timeline_of"]
 
@@ -195,10 +195,11 @@ def wire_id(call_id: str) -> str:
 
 
 def _times(stamps: list[str | None]) -> tuple[datetime, ...]:
-    if stamps and all(stamps):
+    present = [stamp for stamp in stamps if stamp]
+    if stamps and len(present) == len(stamps):
         out: list[datetime] = []
-        for stamp in stamps:
-            at = parse_instant(stamp)  # type: ignore[arg-type]
+        for stamp in present:
+            at = parse_instant(stamp)
             out.append(max(at, out[-1]) if out else at)  # the simulator refuses time running backwards
         return tuple(out)
     return tuple(PACE_START + i * MODEL_CALL_PACE for i in range(len(stamps)))

@@ -46,7 +46,7 @@ METADATA_KEY = "contextwright_session"
 """The call metadata key that names the session a call belongs to."""
 
 
-class ContextwrightLogger(_CustomLogger):  # type: ignore[misc]  # litellm's base class is untyped here (imported by name)
+class ContextwrightLogger(_CustomLogger):
     """A LiteLLM callback that records each successful answer and its usage into a session."""
 
     def __init__(self, session: Session | None = None, *, resolve: Resolve | None = None) -> None:

@@ -31,8 +31,8 @@ import importlib
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from contextwright import __version__
 from contextwright._optional import require
+from contextwright._version import __version__
 from contextwright.telemetry.records import RequestRecord
 
 __all__ = [
