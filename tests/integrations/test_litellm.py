@@ -189,7 +189,7 @@ def metadata(session: Any) -> dict[str, str]:
 
 
 def test_a_streamed_call_is_recorded_once_with_its_thinking() -> None:
-    from contextwright.testing.provider import anthropic_event_stream
+    from contextwright.testing.sse import stream_bytes
 
     thinking = {"type": "thinking", "thinking": "Grep first.", "signature": "sig-S" * 20}
     content = [
@@ -197,7 +197,7 @@ def test_a_streamed_call_is_recorded_once_with_its_thinking() -> None:
         {"type": "text", "text": "Searching."},
         {"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"q": "x"}},
     ]
-    stream = anthropic_event_stream(anthropic_answer(1, content)).encode()
+    stream = stream_bytes(anthropic_answer(1, content))
 
     def handler(request: Any) -> Any:
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream)

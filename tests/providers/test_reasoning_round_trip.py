@@ -34,7 +34,7 @@ from contextwright.models import openai as openai_model
 from contextwright.providers import openai_chat, openai_responses
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.testing.fakes import open_session, sample_agent, sample_model
-from contextwright.testing.provider import anthropic_event_stream
+from contextwright.testing.sse import stream_bytes
 
 THINKING = {"type": "enabled", "budget_tokens": 2048}
 USAGE = {"input_tokens": 120, "output_tokens": 80, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
@@ -274,9 +274,7 @@ def test_a_streamed_answer_records_the_same_events_as_the_same_answer_unstreamed
     message = anthropic_answer(1, content)
 
     def stream_handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(
-            200, headers={"content-type": "text/event-stream"}, content=anthropic_event_stream(message).encode()
-        )
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=stream_bytes(message))
 
     client = anthropic.Anthropic(
         api_key="test", max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(stream_handler))
