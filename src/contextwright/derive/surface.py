@@ -249,6 +249,8 @@ class _Fold:
     stage: StageOpened | None = None
     replaced_versions: int = 0
     stale_reasoning: set[int] = field(default_factory=set)
+    has_reasoning: bool = False
+    """Some answer so far carried signed reasoning (until then, changes need no staleness check)."""
 
     def apply(self, event: Event) -> None:
         """Fold one event; event types that do not change the visible history only move ``upto``."""
@@ -266,13 +268,12 @@ class _Fold:
             case Compacted():
                 self.entries = _compact(self.entries, event, payload, seed=self.seed)
                 self.depth = payload.depth
-                self._changed_at(self._index_of(event.ref))
+                self._changed_where(lambda e: e.ref == event.ref)
             case Pruned():
                 self.pruned.update(payload.call_ids)
                 gone = set(payload.call_ids)
-                first = self._first(lambda e: isinstance(e, Exchange) and any(c.id in gone for c in e.calls))
                 # The results changed, not the call: that exchange's own thinking precedes them.
-                self._changed_at(None if first is None else first + 1)
+                self._changed_where(lambda e: isinstance(e, Exchange) and any(c.id in gone for c in e.calls), after=True)
             case RequestBuilt():
                 self.requests += 1
             case StageOpened():
@@ -281,21 +282,19 @@ class _Fold:
                 self.stage = None
             case DecisionPoint():
                 self.entries = _replace_stage(self.entries, event, payload, seed=self.seed)
-                self._changed_at(self._index_of(event.ref))
+                self._changed_where(lambda e: e.ref == event.ref)
             case DecisionGraduated():
                 graduated = set(payload.stage_ids)
 
                 def leaves(e: Entry) -> bool:
                     return isinstance(e, DecisionEntry) and e.decision.stage_id in graduated
 
-                self._changed_at(self._first(leaves))
+                self._changed_where(leaves)
                 self.entries = [e for e in self.entries if not leaves(e)]
             case ArtifactDeclared():
                 self._artifact_declared(event, payload)
             case ArtifactStep():
-                self._changed_at(
-                    self._first(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
-                )
+                self._changed_where(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
                 self.entries = [
                     replace(e, current_step=payload.current_step)
                     if isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id
@@ -303,7 +302,7 @@ class _Fold:
                     for e in self.entries
                 ]
             case EpochRotated():
-                self._changed_at(0)  # a new prefix (system, tools) precedes everything
+                self._changed_where(lambda e: True)  # a new prefix (system, tools) precedes everything
             case (
                 PlanCreated()
                 | WorkingStateUpdated()
@@ -324,19 +323,16 @@ class _Fold:
             case _:
                 assert_never(payload)
 
-    def _changed_at(self, index: int | None) -> None:
-        """History changed at ``index``: the signed reasoning of every answer after it is stale."""
+    def _changed_where(self, matches: Callable[[Entry], bool], *, after: bool = False) -> None:
+        """History changed at the first entry that ``matches`` (or just ``after`` it): the reasoning of answers from there is stale."""
+        if not self.has_reasoning:
+            return  # nothing to invalidate; skip the scan
+        index = next((i for i, entry in enumerate(self.entries) if matches(entry)), None)
         if index is None:
             return
-        for entry in self.entries[index:]:
+        for entry in self.entries[index + 1 if after else index :]:
             if isinstance(entry, Exchange | AssistantReply) and entry.message.reasoning:
                 self.stale_reasoning.add(entry.seq)
-
-    def _index_of(self, ref: str) -> int | None:
-        return self._first(lambda e: e.ref == ref)
-
-    def _first(self, matches: Callable[[Entry], bool]) -> int | None:
-        return next((i for i, entry in enumerate(self.entries) if matches(entry)), None)
 
     @property
     def stage_id(self) -> str | None:
@@ -364,6 +360,7 @@ class _Fold:
                 session_id=self.session_id,
                 call_ids=missing,
             )
+        self.has_reasoning = self.has_reasoning or bool(payload.reasoning)
         if not payload.tool_calls:
             self.entries.append(AssistantReply(seq=event.seq, ref=event.ref, message=payload, stage=self.stage_id))
             return
@@ -401,7 +398,7 @@ class _Fold:
         raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
 
     def _artifact_declared(self, event: Event, payload: ArtifactDeclared) -> None:
-        self._changed_at(self._first(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id))
+        self._changed_where(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
         before = len(self.entries)
         self.entries = [
             e for e in self.entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
