@@ -475,3 +475,34 @@ def test_the_scripted_provider_answers_with_the_thinking_it_was_given() -> None:
     session.send(client.messages.create, thinking=THINKING)
     turn = assistant_turns(provider.bodies[-1])[0]
     assert [b["type"] for b in turn] == ["text", "thinking", "tool_use"] and turn[1] == thinking("scripted", "sig-X" * 20)
+
+
+def test_pressure_relief_keeps_each_thinking_block_with_its_tool_call() -> None:
+    # A small window: old results are pruned to pointers (and history compacted) as the loop grows.
+    rounds = 12
+    answers = [
+        anthropic_answer(
+            index,
+            [
+                thinking(f"round {index}: read the next log", f"sig-{index}-" * 20),
+                {"type": "tool_use", "id": f"toolu_{index}", "name": "read_file", "input": {"path": f"log{index}.txt"}},
+            ],
+        )
+        for index in range(rounds)
+    ]
+    wire = Wire(answers)
+    client = wire.anthropic()
+    _, session, _ = open_session(window=24_000)
+    session.user("Read the logs one by one.")
+    for index in range(rounds):
+        session.send(client.messages.create, thinking=THINKING)
+        session.tool_result(f"toolu_{index}", "\n".join(f"{index}:{line} ERROR something failed here" for line in range(120)))
+    relief = {e.type for e in session.events} & {"context.pruned", "context.compacted"}
+    assert "context.pruned" in relief
+    for body in wire.bodies:
+        check_anthropic_thinking_rules(body)
+        # Check: every call still sent is preceded, in its own turn, by exactly its own thinking.
+        for turn in assistant_turns(body):
+            calls = [block["id"] for block in turn if block["type"] == "tool_use"]
+            index = int(calls[0].split("_")[1])
+            assert turn == answers[index]["content"]
