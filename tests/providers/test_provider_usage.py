@@ -398,3 +398,23 @@ def test_litellm_usage_keeps_the_anthropic_ttl_split():
                 },
             }
         )
+
+
+def test_litellm_usage_falls_back_on_the_anthropic_names_for_reads_and_writes():
+    from contextwright.providers.usage import parse_openai_chat_usage
+
+    usage = parse_openai_chat_usage(
+        {
+            "prompt_tokens": 6154,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cache_creation_token_details": {"ephemeral_1h_input_tokens": 2000}},
+            "cache_creation_input_tokens": 2048,
+            "cache_read_input_tokens": 4096,
+        }
+    )
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_5m_tokens, usage.cache_write_1h_tokens) == (
+        10,
+        4096,
+        48,
+        2000,
+    )

@@ -158,7 +158,15 @@ def parse_openai_chat_usage(raw: Any) -> Usage:
     usage = _usage_mapping(raw, provider="openai", marker="prompt_tokens")
     prompt = _int(usage, "prompt_tokens", provider="openai", required=True)
     details_in = usage.get("prompt_tokens_details")
-    details_in = details_in if isinstance(details_in, Mapping) else {}
+    details_in = dict(details_in) if isinstance(details_in, Mapping) else {}
+    # LiteLLM also reports an Anthropic model's reads and writes in Anthropic's own top-level
+    # names; they stand in when the OpenAI-shaped details leave them out.
+    for openai_name, anthropic_name in (
+        ("cached_tokens", "cache_read_input_tokens"),
+        ("cache_write_tokens", "cache_creation_input_tokens"),
+    ):
+        if details_in.get(openai_name) is None and usage.get(anthropic_name) is not None:
+            details_in[openai_name] = usage[anthropic_name]
     return _openai_usage(
         prompt=prompt,
         input_details=details_in,
