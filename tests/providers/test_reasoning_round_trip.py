@@ -506,3 +506,24 @@ def test_pressure_relief_keeps_each_thinking_block_with_its_tool_call() -> None:
             calls = [block["id"] for block in turn if block["type"] == "tool_use"]
             index = int(calls[0].split("_")[1])
             assert turn == answers[index]["content"]
+
+
+def test_parse_response_reads_reasoning_from_plain_json_and_from_sdk_objects() -> None:
+    from openai.types.responses import Response
+
+    from contextwright.providers.responses import parse_response
+
+    redacted = {"type": "redacted_thinking", "data": "opaque"}
+    content = [thinking("a", "s1"), {"type": "text", "text": "Two calls."}, redacted]
+    content += [{"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {}}]
+    for raw in (anthropic_answer(1, content), anthropic.types.Message.model_validate(anthropic_answer(1, content))):
+        message, _ = parse_response(raw)
+        assert [(r.kind, r.position) for r in message.reasoning] == [("thinking", 0), ("redacted_thinking", 1)]
+        assert [to_plain(r.block) for r in message.reasoning] == [content[0], redacted]
+    output = [reasoning_item(1), {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "grep", "arguments": "{}"}]
+    data = responses_answer(1, output)
+    data["usage"]["input_tokens_details"]["cache_write_tokens"] = 0
+    for raw in (data, Response.model_validate(data)):
+        message, usage = parse_response(raw)
+        assert [(r.provider, to_plain(r.block), r.position) for r in message.reasoning] == [("openai", reasoning_item(1), 0)]
+        assert usage is not None and usage.reasoning_output_tokens == 40
