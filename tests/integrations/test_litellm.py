@@ -25,6 +25,7 @@ from contextwright.integrations.litellm import METADATA_KEY, ContextwrightLogger
 from contextwright.models import openai as openai_model  # noqa: E402
 from contextwright.testing.fakes import open_session, sample_agent  # noqa: E402
 
+THINKING = {"type": "enabled", "budget_tokens": 2048}
 USAGE_1H = {
     "input_tokens": 10,
     "output_tokens": 5,
@@ -110,9 +111,10 @@ def test_an_anthropic_model_through_litellm_gets_the_native_body_and_records_1h_
         built = session.next_request()
         body = built.render("litellm", prefix_ttl="1h")
         assert body["model"] == "anthropic/claude-sonnet-4-6"
-        response = litellm.completion(**body, api_key="test", client=provider.client())
+        response = litellm.completion(**body, api_key="test", client=provider.client(), thinking=THINKING)
         # Check: what LiteLLM sent is what the native wire would send, markers and thinking included.
         sent = provider.bodies[-1]
+        assert sent.pop("thinking") == THINKING
         assert provider.urls[-1] == "https://api.anthropic.com/v1/messages"
         assert native_equivalent(sent) == native_equivalent(built.anthropic(prefix_ttl="1h"))
         assert len(markers(sent)) <= 4 and sent["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
