@@ -286,7 +286,7 @@ def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(trace
 
 
 def test_inspect_shows_signed_reasoning_as_an_opaque_row(tmp_path):
-    import anthropic
+    anthropic = pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
 
     from contextwright.clock import FixedClock
     from contextwright.runtime.engine import Engine

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch from the network
-litellm = pytest.importorskip("litellm")
-httpx = pytest.importorskip("httpx")
+litellm = pytest.importorskip("litellm", reason="needs LiteLLM (the litellm extra)")
+httpx = pytest.importorskip("httpx", reason="needs LiteLLM (the litellm extra)")
 
 from litellm.llms.custom_httpx.http_handler import HTTPHandler  # noqa: E402
 
@@ -53,8 +53,8 @@ class Provider:
 
     def openai_client(self) -> Any:
         # For OpenAI models LiteLLM calls the openai SDK, which takes its own client (httpx2).
-        import httpx2
-        import openai
+        httpx2 = pytest.importorskip("httpx2", reason="needs the openai SDK (the openai extra)")
+        openai = pytest.importorskip("openai", reason="needs the openai SDK (the openai extra)")
 
         def handler(request: Any) -> Any:
             self.urls.append(str(request.url))

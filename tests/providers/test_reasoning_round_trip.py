@@ -23,10 +23,15 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+pytest.importorskip("anthropic", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("httpx2", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("openai", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+
 import anthropic
 import httpx2
 import openai
-import pytest
 
 from contextwright.canonical import to_plain
 from contextwright.events import AssistantMessage, ReasoningBlock

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+pytest.importorskip("httpx2", reason="needs the openai SDK (the openai extra)")
+pytest.importorskip("openai", reason="needs the openai SDK (the openai extra)")
+
 import httpx2
 import openai
 from openai.types.chat import ChatCompletion

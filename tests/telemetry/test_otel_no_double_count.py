@@ -12,6 +12,8 @@ from contextwright.telemetry.records import request_records
 from contextwright.testing.fakes import open_session
 
 pytest.importorskip("opentelemetry.sdk", reason='needs the otel extra: pip install "contextwright[otel]"')
+pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
+pytest.importorskip("httpx2", reason="needs the anthropic SDK (the anthropic extra)")
 
 ANSWER = {
     "id": "msg_1",
