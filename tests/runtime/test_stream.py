@@ -230,6 +230,9 @@ def test_an_anthropic_stream_records_exactly_what_the_same_answer_sent_whole_rec
     ]
     calls = [e.payload.tool_calls for e in streamed_session.events if e.type == "message.assistant"][0]
     assert calls[0].arguments == {"pattern": "TODO", "path": "src/billing"}  # rebuilt from input_json_delta pieces
+    if thinking:
+        # The signed block, rebuilt from thinking_delta and signature_delta, goes back with its tool call unchanged.
+        assert streamed.bodies[1]["messages"][1]["content"][0] == answers[0]["content"][0]
 
 
 def test_the_block_hands_back_the_sdks_own_stream_object():
