@@ -11,6 +11,7 @@ from contextwright.cli import demo as _demo
 from contextwright.cli import inspect as _inspect
 from contextwright.cli import replay as _replay
 from contextwright.cli import store as _store
+from contextwright.cli._common import refresh_width
 
 app = typer.Typer(
     name="contextwright",
@@ -33,6 +34,7 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Contextwright: a context engine for LLM agents. Every command works offline."""
+    refresh_width()
 
 
 app.command("demo")(_demo.demo)

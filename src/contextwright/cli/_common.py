@@ -3,17 +3,38 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import sys
 from collections.abc import Iterator
+from typing import TextIO
 
 import typer
 from rich.console import Console
 
 from contextwright.errors import ContextwrightError
 
-# Tables need room: when output is not a terminal (pipes, CI logs), do not squeeze them to 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 140)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+
+def terminal_width(stream: TextIO) -> int:
+    """$COLUMNS when set, else the terminal's width; 140 when output is not a terminal (pipes, CI logs)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return shutil.get_terminal_size().columns if tty else 140
+
+
+console = Console(width=terminal_width(sys.stdout))
+err_console = Console(stderr=True, width=terminal_width(sys.stderr))
+
+
+def refresh_width() -> None:
+    """Measure the output again (each command runs this: the width may differ from import time)."""
+    console.width = terminal_width(sys.stdout)
+    err_console.width = terminal_width(sys.stderr)
 
 
 @contextlib.contextmanager

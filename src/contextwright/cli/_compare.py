@@ -6,7 +6,9 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from rich.table import Table
+from rich.table import Column, Table
+
+from contextwright.report.html import COMPARISON_COLUMNS, comparison_cell
 
 
 def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
@@ -26,25 +28,12 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def comparison_table(rows: list[dict[str, Any]], *, window: int, what: str) -> Table:
-    """A rich table of :func:`comparison_json` rows."""
+    """A rich table of :func:`comparison_json` rows: the report's headings and cell forms."""
+    columns = [c for c in COMPARISON_COLUMNS if any(c in row for row in rows)]
     table = Table(
-        "strategy",
-        "cache-read share",
-        "input cost",
-        "vs ceiling",
-        "peak request",
-        "over window",
-        "task visible",
+        *(Column(COMPARISON_COLUMNS[c], justify="left" if c == "strategy" else "right", overflow="fold") for c in columns),
         title=f"{what} under common strategies ({window:,}-token window, offline cache simulation)",
     )
     for row in rows:
-        table.add_row(
-            row["strategy"],
-            f"{row['cache_read_share']:.1%}",
-            f"${row['input_cost_usd']}",
-            "n/a" if row["relative_input_cost"] is None else f"{row['relative_input_cost']:.2f}×",
-            f"{row['peak_request_tokens']:,}",
-            str(row["overflows"]),
-            "n/a" if row["task_visible"] is None else f"{row['task_visible']:.0%}",
-        )
+        table.add_row(*(comparison_cell(c, row.get(c)) for c in columns))
     return table

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
+from rich import box
 from rich.table import Column, Table
 
 from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors, shorten
+from contextwright.cli.demo import DEMO_MARK
 from contextwright.cli.store import STORE_HELP, open_existing
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.resume import reopen
@@ -64,40 +67,68 @@ def inspect(
 
 
 def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
-    """Sessions, requests, cache-read share, cost, epochs, compactions, yields and overflow recoveries."""
+    """Sessions, requests, cache-read share, cost, epochs, compactions, yields and overflow recoveries.
+
+    Wide terminals get one table; narrow ones one block per session, so nothing is cut.
+    """
     with friendly_errors(), open_existing(store) as log:
         summaries = store_summary(log)
-    table = Table(
-        Column("session", no_wrap=True),
-        "requests",
-        "epochs",
-        "prefix hashes",
-        "cache read",
-        "cost",
-        "compactions",
-        "prunes",
-        "yields",
-        "dedupe hits",
-        "relief ratio",
-        "overflows recovered",
-        title=f"{len(summaries)} session(s) in {store}",
+        # The demo's usage comes from the offline simulator, not a provider: say so.
+        simulated = log.setting(DEMO_MARK, "") != ""
+    rows = [_stats_row(s) for s in summaries]
+    title = f"{len(summaries)} session(s) in {store}" + (": usage and cost simulated by the demo" if simulated else "")
+    if console.width >= _WIDE_STATS:
+        # Headers wrap between words, never inside one; the session column is as wide as its longest id.
+        longest = max((len(r[0]) for r in rows), default=7)
+        columns = [Column("session", overflow="fold", min_width=min(longest, 40))]
+        columns += [Column(h.replace(" ", "\n"), overflow="fold") for h in _STATS_HEADERS[1:]]
+        table = Table(*columns, title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
+    console.print(title, highlight=False, overflow="fold")
+    for row in rows:
+        block = Table(Column("", no_wrap=True), Column("", overflow="fold"), show_header=False, box=None, padding=(0, 1))
+        for header, value in zip(_STATS_HEADERS, row, strict=True):
+            block.add_row(header, value)
+        console.print(block)
+        console.print()
+
+
+_STATS_HEADERS = (
+    "session",
+    "requests",
+    "epochs",
+    "prefix hashes",
+    "cache read",
+    "cost",
+    "compactions",
+    "prunes",
+    "yields",
+    "dedupe hits",
+    "relief ratio",
+    "overflows recovered",
+)
+_WIDE_STATS = 140
+"""Narrower terminals get the per-session layout."""
+
+
+def _stats_row(s: Any) -> tuple[str, ...]:
+    return (
+        s.session_id,
+        f"{s.requests:,}",
+        str(s.epochs),
+        ", ".join(f"e{k}:{v}" for k, v in sorted(s.prefix_hashes_by_epoch.items())) or "-",
+        "n/a" if s.cache_read_share is None else f"{s.cache_read_share:.1%}",
+        "n/a" if s.total_cost_usd is None else f"${s.total_cost_usd:.4f}",
+        str(sum(s.compactions_by_trigger.values())),
+        str(s.prunes),
+        ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in sorted(s.yields_by_kind.items())) or "-",
+        str(s.dedupe_hits),
+        "n/a" if s.relief_compression_ratio is None else f"{s.relief_compression_ratio:.2f}",
+        str(s.overflow_recoveries),
     )
-    for s in summaries:
-        table.add_row(
-            s.session_id,
-            f"{s.requests:,}",
-            str(s.epochs),
-            ", ".join(f"e{k}:{v}" for k, v in sorted(s.prefix_hashes_by_epoch.items())) or "-",
-            "n/a" if s.cache_read_share is None else f"{s.cache_read_share:.1%}",
-            "n/a" if s.total_cost_usd is None else f"${s.total_cost_usd:.4f}",
-            str(sum(s.compactions_by_trigger.values())),
-            str(s.prunes),
-            ", ".join(f"{k}: {v}" for k, v in sorted(s.yields_by_kind.items())) or "-",
-            str(s.dedupe_hits),
-            "n/a" if s.relief_compression_ratio is None else f"{s.relief_compression_ratio:.2f}",
-            str(s.overflow_recoveries),
-        )
-    console.print(table)
 
 
 def _requests_table(events: list, session: str) -> Table:

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from contextwright.canonical import canonical_json, sha256_tagged
 from contextwright.cli._common import console, friendly_errors, shorten
-from contextwright.errors import ContextwrightError
+from contextwright.errors import ContextwrightError, NotAStore, StoreNotFound
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.log import EventLog, open_log
@@ -17,13 +17,15 @@ from contextwright.log import EventLog, open_log
 STORE_HELP = "The store: a SQLite file path, sqlite:///file.db, or postgresql://... (add ?schema=name)."
 
 
-def open_existing(store: str) -> EventLog:
-    """Open a store that must already exist (never create one by accident)."""
-    if "://" not in store and not Path(store).exists():
-        from contextwright.errors import StoreNotFound
-
-        raise StoreNotFound(f"no such file: {store}")
-    return open_log(store, create=False)
+def open_existing(store: str, *, read_only: bool = True) -> EventLog:
+    """Open a store that must already exist; by default read-only, so looking never changes a file."""
+    if "://" not in store:
+        path = Path(store)
+        if not path.exists():
+            raise StoreNotFound(f"no such file: {store}")
+        if path.is_dir():
+            raise NotAStore(f"{store} is a directory, not a store file")
+    return open_log(store, create=False, read_only=read_only)
 
 
 def sessions(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
