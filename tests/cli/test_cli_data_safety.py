@@ -21,7 +21,9 @@ READ_ONLY = (["sessions"], ["verify"], ["stats"], ["events", "--session", "s"], 
 
 
 def _demo(db: Path, *extra: str):
-    return runner.invoke(app, ["demo", "--db", str(db), "--turns", "2", "--report", str(db.with_suffix(".html")), "--json", *extra])
+    return runner.invoke(
+        app, ["demo", "--db", str(db), "--turns", "2", "--report", str(db.with_suffix(".html")), "--json", *extra]
+    )
 
 
 def _snapshot(folder: Path) -> dict[str, str]:

@@ -82,7 +82,8 @@ def test_demo_secret_comes_from_its_settings(demo_run, tmp_path):
 
 def test_demo_on_openai_says_why_there_is_no_comparison(tmp_path):
     result = runner.invoke(
-        app, ["demo", "--db", str(tmp_path / "o.db"), "--turns", "2", "--provider", "openai", "--report", str(tmp_path / "o.html")]
+        app,
+        ["demo", "--db", str(tmp_path / "o.db"), "--turns", "2", "--provider", "openai", "--report", str(tmp_path / "o.html")],
     )
     assert result.exit_code == 0, result.output
     assert re.search(r"No strategy comparison: .*Anthropic wire only", " ".join(result.output.split()))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import click
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from contextwright import __version__
 from contextwright.cli import compact as _compact
@@ -13,7 +15,44 @@ from contextwright.cli import replay as _replay
 from contextwright.cli import store as _store
 from contextwright.cli._common import refresh_width
 
+
+def _without_bool_placeholders(params: list) -> None:
+    # A flag takes no value: the help should not show a <bool> type after it.
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+
+
+class _Command(TyperCommand):
+    """A command whose help shows flags as flags."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        _without_bool_placeholders(self.params)
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        """The --help flag, shown without a type."""
+        option = super().get_help_option(ctx)
+        _without_bool_placeholders([option])
+        return option
+
+
+class _Group(TyperGroup):
+    """The top-level group, with the same help conventions."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        _without_bool_placeholders(self.params)
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        """The --help flag, shown without a type."""
+        option = super().get_help_option(ctx)
+        _without_bool_placeholders([option])
+        return option
+
+
 app = typer.Typer(
+    cls=_Group,
     name="contextwright",
     help="Contextwright: a context engine for LLM agents. Every command works offline.",
     no_args_is_help=True,
@@ -37,15 +76,15 @@ def _root(
     refresh_width()
 
 
-app.command("demo")(_demo.demo)
-app.command("replay")(_replay.replay)
-app.command("inspect")(_inspect.inspect)
-app.command("stats")(_inspect.stats)
-app.command("compress")(_compress.compress)
-app.command("compact")(_compact.compact)
-app.command("sessions")(_store.sessions)
-app.command("events")(_store.events)
-app.command("verify")(_store.verify)
+app.command("demo", cls=_Command)(_demo.demo)
+app.command("replay", cls=_Command)(_replay.replay)
+app.command("inspect", cls=_Command)(_inspect.inspect)
+app.command("stats", cls=_Command)(_inspect.stats)
+app.command("compress", cls=_Command)(_compress.compress)
+app.command("compact", cls=_Command)(_compact.compact)
+app.command("sessions", cls=_Command)(_store.sessions)
+app.command("events", cls=_Command)(_store.events)
+app.command("verify", cls=_Command)(_store.verify)
 
 
 def main() -> None:

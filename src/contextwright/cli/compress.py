@@ -40,6 +40,9 @@ def compress(
             if not file.exists():
                 err_console.print(f"[bold red]error:[/] no such file: {file}")
                 raise typer.Exit(code=1)
+            if file.is_dir():
+                err_console.print(f"[bold red]error:[/] {file} is a directory; give a file, or pipe the output in")
+                raise typer.Exit(code=1)
             raw = file.read_bytes()
         text = raw.decode("utf-8", errors="replace")
         pointer = sha256_tagged(text)
