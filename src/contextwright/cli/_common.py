@@ -11,6 +11,7 @@ from typing import TextIO
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from contextwright.errors import ContextwrightError
 
@@ -43,7 +44,8 @@ def friendly_errors() -> Iterator[None]:
     try:
         yield
     except ContextwrightError as exc:
-        err_console.print(f"[bold red]error:[/] {exc.message}", highlight=False, soft_wrap=True)
+        # The message is data: "contextwright[postgres]" or "[unsupported block: ...]" must not be read as markup.
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
 

@@ -202,7 +202,7 @@ def run_demo(
         else:
             console.print(f"No strategy comparison: {NO_OPENAI_COMPARISON}.", highlight=False)
         if "report_note" in summary:
-            console.print(f"The report has no plots: {PLOTS_HINT}", highlight=False)
+            console.print(f"The report has no plots: {PLOTS_HINT}", markup=False, highlight=False)
         console.print(
             f"Report: [bold]{report}[/]   Inspect a request: [bold]contextwright inspect {db} --session {SESSION_ID} --request 0[/]"
         )

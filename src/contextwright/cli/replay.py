@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Column, Table
 
@@ -192,11 +193,12 @@ def _warn_about(transcripts: list[Transcript]) -> None:
     """One warning line per transcript with no conversation or with content blocks of unknown types."""
     for t in transcripts:
         name = f"{t.source} ({t.session_id})" if sum(1 for o in transcripts if o.source == t.source) > 1 else t.source
+        name = escape(name)
         if not _has_conversation(t):
             err_console.print(f"[yellow]warning:[/] {name}: no conversation (no user or model message); nothing to replay")
         for kind, count in t.unsupported_blocks.items():
             err_console.print(
-                f"[yellow]warning:[/] {name}: {count} content block(s) of unknown type {kind!r} kept as opaque text "
+                f"[yellow]warning:[/] {name}: {count} content block(s) of unknown type {escape(repr(kind))} kept as opaque text "
                 "(--strict fails instead)",
                 highlight=False,
             )
@@ -253,7 +255,7 @@ def _write_report(report: Path, session: Any, *, window: int, comparison: Any, t
     except OSError as exc:
         raise UsageError(f"cannot write the report {report}: {exc.strerror or exc}") from None
     if not plots:
-        err_console.print('note: the report has no plots; they need matplotlib: pip install "contextwright[report]"')
+        err_console.print('note: the report has no plots; they need matplotlib: pip install "contextwright[report]"', markup=False)
 
 
 def _has_matplotlib() -> bool:
