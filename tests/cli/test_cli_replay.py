@@ -208,7 +208,9 @@ def test_inspect_shows_the_whole_request_and_its_wire_body(tmp_path):
     for index, body in enumerate(sorted(dump.iterdir())):
         wire = runner.invoke(app, ["inspect", str(store), "-s", "claude-code-jsonl:s-1", "-r", str(index), "--wire", "anthropic"])
         assert json.loads(wire.stdout) == json.loads(body.read_text())
-    error = _one_line_error(runner.invoke(app, ["inspect", str(store), "-s", "claude-code-jsonl:s-1", "-r", "0", "--wire", "openai_chat"]))
+    error = _one_line_error(
+        runner.invoke(app, ["inspect", str(store), "-s", "claude-code-jsonl:s-1", "-r", "0", "--wire", "openai_chat"])
+    )
     assert "use --wire anthropic" in error
 
 
