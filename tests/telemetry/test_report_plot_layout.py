@@ -9,12 +9,12 @@ from typer.testing import CliRunner
 
 pytest.importorskip("matplotlib", reason='plots need matplotlib: pip install "contextwright[report]"')
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from contextwright.cli import app  # noqa: E402
-from contextwright.log import open_log  # noqa: E402
-from contextwright.report.plots import PREFIX_CLASSES, label_rows, token_axis_top, tokens_figure  # noqa: E402
-from contextwright.telemetry.records import request_records  # noqa: E402
+from contextwright.cli import app
+from contextwright.log import open_log
+from contextwright.report.plots import PREFIX_CLASSES, label_rows, token_axis_top, tokens_figure
+from contextwright.telemetry.records import request_records
 
 
 @pytest.fixture(scope="module")

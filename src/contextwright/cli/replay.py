@@ -255,7 +255,9 @@ def _write_report(report: Path, session: Any, *, window: int, comparison: Any, t
     except OSError as exc:
         raise UsageError(f"cannot write the report {report}: {exc.strerror or exc}") from None
     if not plots:
-        err_console.print('note: the report has no plots; they need matplotlib: pip install "contextwright[report]"', markup=False)
+        err_console.print(
+            'note: the report has no plots; they need matplotlib: pip install "contextwright[report]"', markup=False
+        )
 
 
 def _has_matplotlib() -> bool:
