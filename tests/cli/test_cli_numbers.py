@@ -97,3 +97,28 @@ def test_stats_headers_and_names_are_never_cut(demo_run, columns):
     assert max(len(line) for line in out.splitlines()) <= int(columns)
     for header in ("requests", "compactions", "recovered", "dedupe", "relief", "cache"):
         assert re.search(rf"\b{header}\b", out), header
+
+
+def test_terminal_and_report_name_both_peaks_the_same_way(demo_run, tmp_path):
+    _, report, summary, args = demo_run
+    html = report.read_text()
+    out = " ".join(
+        runner.invoke(app, [*args[:2], str(tmp_path / "p.db"), *args[3:7], "--report", str(tmp_path / "p.html")]).output.split()
+    )
+    assert f"{summary['peak_request_tokens']:,} tokens" in html and f"{summary['peak_request_tokens']:,} tokens" in out
+    assert f"{summary['peak_estimated_tokens']:,} tokens" in html and f"{summary['peak_estimated_tokens']:,} tokens" in out
+    assert "Peak input (usage)" in html and "peak input (simulated usage)" in out
+
+
+def test_two_demo_runs_build_the_same_requests(demo_run, tmp_path):
+    import sqlite3
+
+    db, _, _, args = demo_run
+    again = tmp_path / "again.db"
+    assert runner.invoke(app, [*args[:2], str(again), *args[3:7], "--report", str(tmp_path / "a.html")]).exit_code == 0
+
+    def hashes(path):
+        rows = sqlite3.connect(path).execute("SELECT payload FROM cw_events WHERE type = 'context.request.built' ORDER BY seq")
+        return [json.loads(p)["request_sha256"] for (p,) in rows]
+
+    assert hashes(db) == hashes(again) and len(hashes(db)) > 10

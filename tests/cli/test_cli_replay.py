@@ -241,3 +241,17 @@ def test_replay_runs_every_shared_transcript_without_flags(traces_dir, tmp_path)
     assert result.exit_code == 0, result.output[-2000:]
     rows = json.loads(result.stdout)["transcripts"]
     assert len(rows) >= len(files) and not any(row["skipped_records"] for row in rows)
+
+
+def test_replay_report_captions_its_comparison_truthfully(today, tmp_path):
+    other = write_jsonl(tmp_path / "other.jsonl", claude_code_session(result_content="a.py\nb.py"))
+    both = tmp_path / "both.html"
+    result = runner.invoke(app, ["replay", str(today), str(other), "--report", str(both)])
+    assert result.exit_code == 0, result.output
+    html = both.read_text()
+    assert "all 2 transcripts replayed together: totals, not this session alone" in html
+    assert "input cost usd" not in html and "input_cost_usd" not in html and ">input cost</th>" in html
+    assert "2 transcripts (totals) under common strategies" in " ".join(result.output.split())
+    one = tmp_path / "one.html"
+    assert runner.invoke(app, ["replay", str(today), "--report", str(one)]).exit_code == 0
+    assert "Each strategy on this transcript" in one.read_text()

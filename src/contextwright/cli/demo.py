@@ -245,7 +245,8 @@ def _table(summary: dict[str, Any]) -> Table:
         ("epochs", str(summary["epochs"])),
         ("prefix hashes per epoch", ", ".join(f"epoch {k}: {v}" for k, v in summary["prefix_hashes_per_epoch"].items())),
         ("orphaned tool pairs", str(summary["orphaned_tool_pairs"])),
-        ("peak request (simulated)", f"{summary['peak_request_tokens']:,} tokens of {summary['window']:,}"),
+        ("peak request (engine's estimate)", f"{summary['peak_estimated_tokens']:,} tokens of {summary['window']:,}"),
+        ("peak input (simulated usage)", f"{summary['peak_request_tokens']:,} tokens"),
         (
             "cache-read share (simulated, token-weighted)",
             "n/a" if summary["cache_read_share"] is None else f"{summary['cache_read_share']:.1%}",

@@ -176,7 +176,8 @@ def _summary_table(summary: SessionSummary, records: Sequence[RequestRecord]) ->
         ("Requests built", f"{summary.requests:,}", False),
         ("Epochs", str(summary.epochs), summary.epochs > 1),
         ("Prefix hashes per epoch", hashes + (" — the prompt cache prefix was broken" if drift else ""), drift),
-        ("Peak request", peak, False),
+        ("Peak request (engine's estimate)", peak, False),
+        *_usage_peak(records, usage_note),
         ("Compactions", _counts(summary.compactions, summary.compactions_by_trigger), False),
         ("Pruning passes", str(summary.prunes), False),
         ("Dedupe hits", str(summary.dedupe_hits), False),
@@ -206,6 +207,12 @@ def _summary_table(summary: SessionSummary, records: Sequence[RequestRecord]) ->
         for label, value, warn in rows
     )
     return f"<table>\n<caption>What the session did, derived from its events</caption>\n<tbody>\n{body}\n</tbody>\n</table>"
+
+
+def _usage_peak(records: Sequence[RequestRecord], note: str) -> list[tuple[str, str, bool]]:
+    """The largest input the usage reports (the figure the comparison's peak column shows), if any."""
+    inputs = [r.usage.total_input for r in records if r.usage is not None]
+    return [("Peak input (usage)", f"{max(inputs):,} tokens{note}", False)] if inputs else []
 
 
 def _comparison_table(rows: list[dict[str, Any]], *, caption: str) -> str:
