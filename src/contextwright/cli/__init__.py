@@ -6,7 +6,7 @@ import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from contextwright import __version__
+from contextwright._version import __version__
 from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo

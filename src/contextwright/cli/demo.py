@@ -216,7 +216,7 @@ def _compare(log: Any, requests: list[Any], scripted: ScriptedProvider, *, windo
     """The demo session against the common strategies; the Contextwright row prices the requests it really sent."""
     from contextwright.compare import SentRequest, compare_transcript
     from contextwright.importers.from_log import transcript_from_log
-    from contextwright.runtime.replay import visible_in
+    from contextwright.replay import visible_in
 
     transcript = transcript_from_log(log, SESSION_ID)
     task = transcript.task

@@ -23,8 +23,8 @@ from contextwright.errors import UsageError
 from contextwright.importers import FORMATS, Transcript, load_transcripts
 from contextwright.log import open_log
 from contextwright.models import anthropic, openai, with_window
+from contextwright.replay import replay as replay_transcript
 from contextwright.runtime.engine import SECRET_SETTING, Engine
-from contextwright.runtime.replay import replay as replay_transcript
 from contextwright.telemetry.records import request_records, summarize
 
 DEFAULT_START = "2026-01-01T00:00:00+00:00"
