@@ -72,7 +72,6 @@ def demo(
         err_console.print(f"[bold red]error:[/] --provider must be anthropic or openai, not {provider!r}")
         raise typer.Exit(code=2)
     with friendly_errors():
-        check_demo_target(db)
         summary = run_demo(db, turns=turns, window=window, provider=provider, seed=seed, report=report, quiet=as_json)
     if as_json:
         typer.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))

@@ -196,6 +196,7 @@ def tokens_figure(records: Sequence[RequestRecord]) -> tuple[Any, list[tuple[str
 
 def _prefix_panel(ax: Any, records: Sequence[RequestRecord], classes: list[tuple[str, str]]) -> None:
     """One horizontal bar per prefix class and epoch, on a log scale, each with its token count written out."""
+    require("matplotlib", extra="report", feature=_FEATURE)
     from matplotlib.ticker import FuncFormatter
 
     epochs: dict[int, RequestRecord] = {}
