@@ -111,3 +111,11 @@ def test_read_only_sqlite_log_refuses_writes_and_missing_files(tmp_path):
     with pytest.raises(NotAStore):
         SQLiteEventLog(tmp_path / "empty.db", read_only=True)
     assert (tmp_path / "empty.db").read_bytes() == b""
+
+
+def test_demo_report_into_a_missing_folder_is_one_line_and_writes_nothing(tmp_path):
+    result = runner.invoke(
+        app, ["demo", "--db", str(tmp_path / "d.db"), "--turns", "2", "--report", str(tmp_path / "no" / "r.html")]
+    )
+    assert result.exit_code == 1 and result.output.startswith("error:") and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []

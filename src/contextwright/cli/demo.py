@@ -107,6 +107,8 @@ def run_demo(
 ) -> dict[str, Any]:
     """Drive the scripted session into ``db`` and return the summary (and write the report)."""
     check_demo_target(db)
+    if report is not None and (not report.parent.is_dir() or report.is_dir()):
+        raise UsageError(f"cannot write the report to {report}: its folder does not exist, or it is a folder")
     for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
         path.unlink(missing_ok=True)
     clock = FixedClock(DEMO_START)
@@ -182,15 +184,18 @@ def run_demo(
             plots = importlib.util.find_spec("matplotlib") is not None
             if not plots:
                 summary["report_note"] = PLOTS_HINT
-            write_report(
-                report,
-                stats,
-                records,
-                title=f"Contextwright demo: {turns} turns at a {window:,}-token window",
-                comparison=summary.get("comparison"),
-                comparison_caption="The demo session under each strategy (offline cache simulation, the same counter as the summary)",
-                plots=plots,
-            )
+            try:
+                write_report(
+                    report,
+                    stats,
+                    records,
+                    title=f"Contextwright demo: {turns} turns at a {window:,}-token window",
+                    comparison=summary.get("comparison"),
+                    comparison_caption="The demo session under each strategy (offline cache simulation, the same counter as the summary)",
+                    plots=plots,
+                )
+            except OSError as exc:
+                raise UsageError(f"cannot write the report to {report}: {exc.strerror or exc}") from None
     finally:
         engine.close()
     if not quiet:
