@@ -119,3 +119,13 @@ def test_demo_report_into_a_missing_folder_is_one_line_and_writes_nothing(tmp_pa
     )
     assert result.exit_code == 1 and result.output.startswith("error:") and "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_replaces_a_demo_store_of_an_earlier_version_without_its_mark(tmp_path):
+    db = tmp_path / "old.db"
+    with open_log(db) as log:
+        log.append("demo-ticket-4711", [UserMessage(text="old demo")], expected_seq=0)
+    assert _demo(db).exit_code == 0
+    with open_log(db) as log:
+        log.append("other", [UserMessage(text="mine")], expected_seq=0)
+    assert _demo(db).exit_code == 1  # now it holds someone's session too

@@ -87,7 +87,9 @@ def check_demo_target(db: Path) -> None:
         raise UsageError(f"{db} is a directory; give --db a file name")
     try:
         with open_log(db, create=False, read_only=True) as log:
-            ours = log.setting(DEMO_MARK, "") == SESSION_ID and log.sessions() in ([], [SESSION_ID])
+            sessions = log.sessions()
+            # Stores of earlier versions carry no mark, but hold the demo's session alone.
+            ours = sessions == [SESSION_ID] or (sessions == [] and log.setting(DEMO_MARK, "") == SESSION_ID)
     except ContextwrightError:
         ours = False
     if not ours:
