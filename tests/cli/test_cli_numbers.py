@@ -54,8 +54,13 @@ def test_terminal_and_report_show_the_same_forms(demo_run, tmp_path):
         cost = f"${row['input_cost_usd']}"
         for form in (share, relative, cost):
             assert form in out and form in html, form
+    # On a narrow terminal each strategy is a block with the headings written out whole.
+    narrow = runner.invoke(
+        app, [*args[:2], str(tmp_path / "n.db"), *args[3:7], "--report", str(tmp_path / "n.html")], env={"COLUMNS": "60"}
+    ).output
+    assert "…" not in narrow and max(len(line) for line in narrow.splitlines()) <= 60
     for heading in ("cache-read share", "input cost", "vs ceiling", "peak request", "over window", "task visible"):
-        assert heading in out and heading in html
+        assert heading in narrow and heading in html
     assert "baseline" not in html and "input cost usd" not in html and "input_cost_usd" not in html
 
 

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from rich.table import Column, Table
-
+from contextwright.cli._common import print_rows
 from contextwright.report.html import COMPARISON_COLUMNS, comparison_cell
 
 
@@ -27,13 +26,13 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
     ]
 
 
-def comparison_table(rows: list[dict[str, Any]], *, window: int, what: str) -> Table:
-    """A rich table of :func:`comparison_json` rows: the report's headings and cell forms."""
+def print_comparison(rows: list[dict[str, Any]], *, window: int, what: str) -> None:
+    """Print :func:`comparison_json` rows with the report's headings and cell forms (never cut)."""
     columns = [c for c in COMPARISON_COLUMNS if any(c in row for row in rows)]
-    table = Table(
-        *(Column(COMPARISON_COLUMNS[c], justify="left" if c == "strategy" else "right", overflow="fold") for c in columns),
+    headers = [COMPARISON_COLUMNS[c] for c in columns]
+    print_rows(
+        headers,
+        [[comparison_cell(c, row.get(c)) for c in columns] for row in rows],
         title=f"{what} under common strategies ({window:,}-token window, offline cache simulation)",
+        numeric=headers[1:],
     )
-    for row in rows:
-        table.add_row(*(comparison_cell(c, row.get(c)) for c in columns))
-    return table

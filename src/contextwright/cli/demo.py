@@ -15,7 +15,7 @@ from rich.table import Table
 
 from contextwright.assembly.request import ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, err_console, friendly_errors
-from contextwright.cli._compare import comparison_json, comparison_table
+from contextwright.cli._compare import comparison_json, print_comparison
 from contextwright.clock import FixedClock
 from contextwright.compare.nonces import reproducible_secret
 from contextwright.compare.strategies import TokenCounter
@@ -204,7 +204,7 @@ def run_demo(
         console.print(_table(summary))
         console.print(f"Counter: {COUNTER_NOTE}.", highlight=False)
         if "comparison" in summary:
-            console.print(comparison_table(summary["comparison"], window=window, what="The demo session"))
+            print_comparison(summary["comparison"], window=window, what="The demo session")
         else:
             console.print(f"No strategy comparison: {NO_OPENAI_COMPARISON}.", highlight=False)
         if "report_note" in summary:

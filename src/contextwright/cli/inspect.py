@@ -6,11 +6,10 @@ import json
 from typing import Any
 
 import typer
-from rich import box
-from rich.table import Column, Table
+from rich.table import Table
 
 from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
-from contextwright.cli._common import console, friendly_errors
+from contextwright.cli._common import console, friendly_errors, print_rows
 from contextwright.cli.demo import DEMO_MARK
 from contextwright.cli.store import STORE_HELP, open_existing
 from contextwright.errors import UsageError
@@ -114,23 +113,7 @@ def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
         simulated = log.setting(DEMO_MARK, "") != ""
     rows = [_stats_row(s) for s in summaries]
     title = f"{len(summaries)} session(s) in {store}" + (": usage and cost simulated by the demo" if simulated else "")
-    if console.width >= _WIDE_STATS:
-        # Headers wrap between words, never inside one; the session column is as wide as its longest id.
-        longest = max((len(r[0]) for r in rows), default=7)
-        columns = [Column("session", overflow="fold", min_width=min(longest, 40))]
-        columns += [Column(h.replace(" ", "\n"), overflow="fold") for h in _STATS_HEADERS[1:]]
-        table = Table(*columns, title=title, box=box.SIMPLE_HEAD, pad_edge=False)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-        return
-    console.print(title, highlight=False, overflow="fold")
-    for row in rows:
-        block = Table(Column("", no_wrap=True), Column("", overflow="fold"), show_header=False, box=None, padding=(0, 1))
-        for header, value in zip(_STATS_HEADERS, row, strict=True):
-            block.add_row(header, value)
-        console.print(block)
-        console.print()
+    print_rows(_STATS_HEADERS, rows, title=title, numeric=_STATS_HEADERS[1:3] + ("cache read", "cost"))
 
 
 _STATS_HEADERS = (
@@ -147,8 +130,6 @@ _STATS_HEADERS = (
     "relief ratio",
     "overflows recovered",
 )
-_WIDE_STATS = 140
-"""Narrower terminals get the per-session layout."""
 
 
 def _stats_row(s: Any) -> tuple[str, ...]:

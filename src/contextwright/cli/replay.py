@@ -12,10 +12,9 @@ from typing import Any
 import typer
 from rich.markup import escape
 from rich.progress import Progress
-from rich.table import Column, Table
 
-from contextwright.cli._common import console, err_console, friendly_errors
-from contextwright.cli._compare import comparison_json, comparison_table
+from contextwright.cli._common import console, err_console, friendly_errors, print_rows
+from contextwright.cli._compare import comparison_json, print_comparison
 from contextwright.cli.store import check_reachable
 from contextwright.clock import parse_instant
 from contextwright.compare.nonces import reproducible_secret
@@ -128,10 +127,10 @@ def replay(
     if as_json:
         typer.echo(json.dumps({"transcripts": rows, "comparison": comparison}, indent=2))
         return
-    console.print(_table(rows, window=window, provider=provider))
+    _print_table(rows, window=window, provider=provider)
     if comparison:
         what = "One transcript" if len(transcripts) == 1 else f"{len(transcripts)} transcripts (totals)"
-        console.print(comparison_table(comparison, window=window, what=what))
+        print_comparison(comparison, window=window, what=what)
     if dump_requests is not None:
         console.print(f"Request bodies written to {dump_requests}")
     if report is not None:
@@ -204,18 +203,24 @@ def _warn_about(transcripts: list[Transcript]) -> None:
             )
 
 
-def _table(rows: list[dict[str, Any]], *, window: int, provider: str) -> Table:
-    show_skipped = any(row["skipped_records"] for row in rows)
-    headers = ["format", "messages", "requests", "over window", "peak request", "compactions", "prunes", "cache read", "cost"]
-    if show_skipped:
+def _print_table(rows: list[dict[str, Any]], *, window: int, provider: str) -> None:
+    headers = [
+        "file",
+        "format",
+        "messages",
+        "requests",
+        "over window",
+        "peak request",
+        "compactions",
+        "prunes",
+        "cache read",
+        "cost",
+    ]
+    if any(row["skipped_records"] for row in rows):
         headers.append("skipped")
-    table = Table(
-        Column("file", overflow="fold"),
-        *(Column(h, overflow="fold", justify="right" if h != "format" else "left") for h in headers),
-        title=f"Replayed at a {window:,}-token window ({provider} wire); cache read and cost as the transcript recorded them",
-    )
+    cells = []
     for row in rows:
-        cells = [
+        line = [
             Path(row["file"]).name + (" (empty)" if row["empty"] else ""),
             row["format"],
             str(row["messages"]),
@@ -227,10 +232,11 @@ def _table(rows: list[dict[str, Any]], *, window: int, provider: str) -> Table:
             "n/a" if row["cache_read_share"] is None else f"{row['cache_read_share']:.1%}",
             "n/a" if row["cost_usd"] is None else f"${row['cost_usd']}",
         ]
-        if show_skipped:
-            cells.append(str(row["skipped_records"]))
-        table.add_row(*cells)
-    return table
+        if len(headers) > 10:
+            line.append(str(row["skipped_records"]))
+        cells.append(line)
+    title = f"Replayed at a {window:,}-token window ({provider} wire); cache read and cost as the transcripts recorded them"
+    print_rows(headers, cells, title=title, numeric=headers[2:4] + headers[4:])
 
 
 def _write_report(report: Path, session: Any, *, window: int, comparison: Any, transcripts: int) -> None:
