@@ -258,3 +258,14 @@ def test_replay_report_captions_its_comparison_truthfully(today, tmp_path):
     one = tmp_path / "one.html"
     assert runner.invoke(app, ["replay", str(today), "--report", str(one)]).exit_code == 0
     assert "Each strategy on this transcript" in one.read_text()
+
+
+@pytest.mark.parametrize("columns", [80, 140])
+def test_replay_table_never_cuts_file_or_strategy_names(tmp_path, columns):
+    name = "a-rather-long-transcript-file-name-from-a-real-project.jsonl"
+    path = write_jsonl(tmp_path / name, claude_code_session())
+    result = runner.invoke(app, ["replay", str(path)], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= columns
+    assert name in out and "keep_all_single_breakpoint" in out and "summarize_at_threshold" in out
