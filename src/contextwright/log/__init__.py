@@ -53,4 +53,6 @@ def open_log(
         return SQLiteEventLog(location, clock=clock, create=create, read_only=read_only)
     from contextwright.log.postgres import PostgresEventLog
 
-    return PostgresEventLog(location, clock=clock, create=create, **options)
+    if "schema" in options:
+        return PostgresEventLog(location, schema=options["schema"], clock=clock, create=create)
+    return PostgresEventLog(location, clock=clock, create=create)

@@ -17,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from contextwright.clock import Clock, format_instant, parse_instant
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
@@ -258,7 +259,7 @@ class SQLiteEventLog(EventLog):
         return [r[0] for r in rows]
 
 
-def _row(r: tuple) -> StoredRow:
+def _row(r: tuple[Any, ...]) -> StoredRow:
     return StoredRow(
         session_id=r[0],
         seq=r[1],

@@ -155,7 +155,7 @@ def tokens_figure(records: Sequence[RequestRecord]) -> tuple[Any, list[tuple[str
             if window <= top:
                 # Each epoch's plan has its own window: draw it only over that epoch's requests.
                 ax.hlines(window, first - 0.5, last + 0.5, color=_WINDOW_COLOUR, linewidth=1.6, label=label)
-                label = None
+                label = "_nolegend_"  # matplotlib's marker for "leave out of the legend"
         if windows and not window_shown:
             # Far above the data: named in the legend rather than flattening every bar under it.
             ax.plot(
@@ -181,7 +181,8 @@ def tokens_figure(records: Sequence[RequestRecord]) -> tuple[Any, list[tuple[str
         lines = [(h, lab) for h, lab in zip(handles, labels) if all(h is not b for b in stack)]
         # Lines first, then the classes top-down so that the legend reads like the stack.
         entries = lines + [(b, b.get_label()) for b in reversed(stack)]
-        ax.legend(
+        # matplotlib's stubs type legend handles as Artist; it accepts a bar container too.
+        ax.legend(  # type: ignore[call-overload]
             [h for h, _ in entries],
             [lab for _, lab in entries],
             loc="upper left",
