@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import click
+from typing import Any
+
 import typer
 from typer.core import TyperCommand, TyperGroup
 
@@ -30,7 +31,7 @@ class _Command(TyperCommand):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         _without_bool_placeholders(self.params)
 
-    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+    def get_help_option(self, ctx: Any) -> Any:
         """The --help flag, shown without a type."""
         option = super().get_help_option(ctx)
         _without_bool_placeholders([option])
@@ -44,7 +45,7 @@ class _Group(TyperGroup):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         _without_bool_placeholders(self.params)
 
-    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+    def get_help_option(self, ctx: Any) -> Any:
         """The --help flag, shown without a type."""
         option = super().get_help_option(ctx)
         _without_bool_placeholders([option])

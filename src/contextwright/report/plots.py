@@ -181,8 +181,7 @@ def tokens_figure(records: Sequence[RequestRecord]) -> tuple[Any, list[tuple[str
         lines = [(h, lab) for h, lab in zip(handles, labels) if all(h is not b for b in stack)]
         # Lines first, then the classes top-down so that the legend reads like the stack.
         entries = lines + [(b, b.get_label()) for b in reversed(stack)]
-        # matplotlib's stubs type legend handles as Artist; it accepts a bar container too.
-        ax.legend(  # type: ignore[call-overload]
+        ax.legend(
             [h for h, _ in entries],
             [lab for _, lab in entries],
             loc="upper left",
