@@ -129,3 +129,19 @@ def test_demo_replaces_a_demo_store_of_an_earlier_version_without_its_mark(tmp_p
     with open_log(db) as log:
         log.append("other", [UserMessage(text="mine")], expected_seq=0)
     assert _demo(db).exit_code == 1  # now it holds someone's session too
+
+
+@pytest.mark.postgres
+def test_stats_on_postgres_writes_nothing(postgres_dsn, postgres_schema):
+    import psycopg
+
+    url = f"{postgres_dsn}?schema={postgres_schema}"
+    with open_log(url) as log:
+        log.append("s", [UserMessage(text="hi")], expected_seq=0)
+    query = f"SELECT key, value FROM {postgres_schema}.cw_meta ORDER BY key"
+    with psycopg.connect(postgres_dsn) as conn:
+        before = conn.execute(query).fetchall()
+    result = runner.invoke(app, ["stats", url])
+    assert result.exit_code == 0, result.output
+    with psycopg.connect(postgres_dsn) as conn:
+        assert conn.execute(query).fetchall() == before

@@ -109,8 +109,9 @@ def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
     """
     with friendly_errors(), open_existing(store) as log:
         summaries = store_summary(log)
-        # The demo's usage comes from the offline simulator, not a provider: say so.
-        simulated = log.setting(DEMO_MARK, "") != ""
+        # The demo's usage comes from the offline simulator, not a provider: say so. Only a
+        # read-only log answers a setting without storing it; demo stores are SQLite files.
+        simulated = getattr(log, "read_only", False) and log.setting(DEMO_MARK, "") != ""
     rows = [_stats_row(s) for s in summaries]
     title = f"{len(summaries)} session(s) in {store}" + (": usage and cost simulated by the demo" if simulated else "")
     print_rows(_STATS_HEADERS, rows, title=title, numeric=_STATS_HEADERS[1:3] + ("cache read", "cost"))
