@@ -225,6 +225,7 @@ def test_help_has_no_type_placeholders_for_flags():
 
 
 def test_unreachable_postgres_fails_fast_with_the_cause():
+    pytest.importorskip("psycopg", reason="needs psycopg (the postgres extra)")
     error = _one_line_error(runner.invoke(app, ["sessions", "postgresql://postgres@127.0.0.1:1/test"]))
     assert "cannot connect to PostgreSQL" in error and "refused" in error.lower()
 
