@@ -190,7 +190,8 @@ def tokens_figure(records: Sequence[RequestRecord]) -> tuple[Any, list[tuple[str
             fontsize=9,
         )
         _prefix_panel(fig.add_subplot(grid[1]), records, prefix_classes)
-        fig.subplots_adjust(left=0.11, right=0.80, top=0.84, bottom=0.08)
+        # Room above the axes for as many rows of change labels as were used.
+        fig.subplots_adjust(left=0.11, right=0.80, top=0.91 - 0.022 * _label_rows_used(ax), bottom=0.08)
     return fig, classes
 
 
