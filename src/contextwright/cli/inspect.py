@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
+from contextwright.assembly.request import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors, print_rows
 from contextwright.cli.demo import DEMO_MARK
 from contextwright.cli.store import STORE_HELP, open_existing
@@ -96,6 +96,11 @@ def _whole_request(neutral: Any) -> list[str]:
             elif isinstance(part, TextPart):
                 head = f"{'text (tail)' if part.volatile else 'text'}, {part.budget_class}, {part.trust}"
                 body = part.text
+            elif isinstance(part, ReasoningPart):
+                # Opaque and signed: show what it is and its size, never its text.
+                kind = str(part.block.get("type", "reasoning"))
+                head = f"reasoning, {part.budget_class}"
+                body = f"[{part.provider} {kind}, {len(json.dumps(part.block)):,} chars{' (stale)' if part.stale else ''}]"
             else:
                 head, body = type(part).__name__, str(part)
             lines += ["", f"── message {index} ({message.role}): {head} ──", body]
