@@ -1,8 +1,8 @@
 """Compilers and builds: rustc/cargo build, tsc, mypy, scalac/sbt, MSBuild/dotnet, gradle, maven, make.
 
-Every error with its location line is protected, as is the tool's verdict ("Build
-FAILED.", "could not compile", "BUILD SUCCESSFUL"). Warnings rank just below
-errors. Dependency resolution, task lists and progress are ordinary lines that get
+Every error and warning with its location line is protected, as is the tool's
+verdict ("Build FAILED.", "could not compile", "BUILD SUCCESSFUL"); notes rank
+below them. Dependency resolution, task lists and progress are ordinary lines that get
 grouped.
 """
 
@@ -35,13 +35,14 @@ def analyse_rustc(lines: Sequence[str], marks: Marks) -> None:
             marks.failed = True
             current = "error"
         elif _RUST_WARNING.match(line):
-            marks.key(index, KEY_HIGH)
+            # A warning and its location are kept like an error's; "generated N warnings" is a total.
+            marks.must(index)
             current = "warning"
         elif _RUST_LOCATION.match(line):
-            if current == "error":
+            if current in ("error", "warning"):
                 marks.must(index)
             else:
-                marks.key(index, KEY_HIGH - 5 if current == "warning" else KEY)
+                marks.key(index, KEY)
         elif "panicked at" in line:
             marks.must(index)
             marks.failed = True
@@ -87,17 +88,16 @@ def analyse_typecheck(lines: Sequence[str], marks: Marks) -> None:
             if severity == "error":
                 marks.must(index)
                 marks.failed = True
+            elif severity == "warning":
+                marks.must(index)
             else:
-                marks.key(index, KEY_HIGH if severity == "warning" else KEY_LOW, f"mypy {severity}")
+                marks.key(index, KEY_LOW, f"mypy {severity}")
             in_error = severity == "error"
         elif sbt is not None:
             level = sbt.group(1)
             if _SBT_LOCATED.match(line):
-                if level == "error":
-                    marks.must(index)
-                    marks.failed = True
-                else:
-                    marks.key(index, KEY_HIGH - 5)
+                marks.must(index)
+                marks.failed = marks.failed or level == "error"
                 in_error = level == "error"
             elif level == "error" and _SBT_VERDICT.search(line) and "Total time" not in line:
                 marks.must(index)
@@ -134,6 +134,7 @@ _GRADLE_VERDICT = re.compile(
 _GRADLE_TEST = re.compile(r"^(\S+ > .+?) (PASSED|FAILED|SKIPPED)$")
 _MAVEN = re.compile(r"^\[(ERROR|WARNING|INFO)\] ")
 _MAVEN_VERDICT = re.compile(r"BUILD (?:SUCCESS|FAILURE)|Tests run: \d+, Failures: \d+|Failed tests:|Tests in error:")
+_MAVEN_CLASS_TALLY = re.compile(r"Tests run: \d+, Failures: 0, Errors: 0, .* (?:-- )?in \S+$")
 _MAKE_ERROR = re.compile(r"^(?:g?make(?:\[\d+\])?: \*\*\*|ninja: build stopped|collect2: error|ld: )")
 _GCC = re.compile(r"^\S+?:\d+(?::\d+)?: (fatal error|error|warning|note): ")
 _BUILD_PROGRESS = re.compile(
@@ -148,11 +149,8 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
     in_failure = False
     for index, line in enumerate(lines):
         if (msbuild := _MSBUILD.search(line)) is not None:
-            if msbuild.group(1) == "error":
-                marks.must(index)
-                marks.failed = True
-            else:
-                marks.key(index, KEY_HIGH, "MSBuild warning")
+            marks.must(index)
+            marks.failed = marks.failed or msbuild.group(1) == "error"
         elif _MSBUILD_VERDICT.match(line) or _GRADLE_VERDICT.match(line):
             marks.must(index)
             if re.search(r"FAILED|FAILURE|Failed!|[1-9]\d* Error\(s\)|[1-9]\d* failed|failing", line):
@@ -174,7 +172,10 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
             else:
                 marks.noise(index, f"{test.group(2).lower()} test")
         elif (maven := _MAVEN.match(line)) is not None:
-            if _MAVEN_VERDICT.search(line):
+            if _MAVEN_CLASS_TALLY.search(line):
+                # One tally per test class that passed; the run's own tally follows.
+                marks.label(index, "test class tally")
+            elif _MAVEN_VERDICT.search(line):
                 marks.must(index)
                 marks.failed = marks.failed or "FAILURE" in line or re.search(r"Failures: [1-9]", line) is not None
             elif maven.group(1) == "ERROR":
@@ -191,11 +192,11 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
             marks.failed = True
         elif (gcc := _GCC.match(line)) is not None:
             severity = gcc.group(1)
-            if "error" in severity:
+            if severity != "note":
                 marks.must(index)
-                marks.failed = True
+                marks.failed = marks.failed or "error" in severity
             else:
-                marks.key(index, KEY_HIGH if severity == "warning" else KEY_LOW, f"compiler {severity}")
+                marks.key(index, KEY_LOW, f"compiler {severity}")
         elif _BUILD_PROGRESS.match(line):
             marks.label(index, "build progress")
         elif in_failure and line.startswith((" ", "\t")) and line.strip():

@@ -1,9 +1,22 @@
-"""Failure needles shared by every kind that runs something, and the generic fallback.
+"""Diagnostics recognised by their shape, for every kind, and the generic fallback.
 
-Per-kind rules find most important lines, but a universal list still catches what
-they miss: CamelCase exception names (``ZeroDivisionError``), panics, signals,
-``FAILED``, error prefixes and pluralised summaries ("48 warnings"). Needles only
-ever raise a line's priority.
+Per-kind rules find most important lines, but outputs of tools nobody wrote rules
+for (and outputs a detector mistook for another kind) still print their diagnostics
+in a few shapes that every tool shares:
+
+* failure lines: exception names (``ZeroDivisionError``), panics, signals, ``FAIL``,
+  ``failed``, ``Failure/Error``, severity tags (``ERROR``, ``error:``, ``[error]``);
+* warning lines: a ``warning``/``WARN`` tag where a severity goes (line start, after
+  a rail or a ``line:col`` column, or as an upper-case word);
+* locations: ``file.ext:12[:3]``, ``file.ext(12,3)``, ``main.tf line 42``, ``[12, 15]:``;
+* totals: ``3 failed, 40 passed``, ``⚠ 48 warnings``, ``65 total warnings``, ``Failures: 1``;
+* the line right after a failure or warning (where its location usually is), and the
+  items listed under a header that announces them (``app.rb -- 5 warnings:``,
+  ``There was 1 failure:``, ``Failures:``).
+
+All of these are kept verbatim. Stack frames and mere mentions of "warning" rank
+high without being protected. Shapes only ever raise a line's priority, and they
+only look at lines the kind's own rules left alone.
 """
 
 from __future__ import annotations
@@ -11,28 +24,49 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_LOW, NORMAL, Marks
+from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NORMAL, Marks
 
 _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"
     r"(?::|$|\s*\[|\s*\()"
 )
 _CODE_CONTEXT = re.compile(r"\b(?:except|catch|raise|throw|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
-_MUST_PATTERNS = (
+_FAILURE_PATTERNS = (
     re.compile(r"\bpanicked at\b|^\s*panic: |^fatal error: |WARNING: DATA RACE"),
     re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\b(?:SIGSEGV|SIGABRT|SIGKILL|SIGBUS|OOMKilled)\b"),
     re.compile(r"^\s*(?:\[(?:error|ERROR|FATAL|fatal)\]|error(?:\[[A-Z]?\d+\])?:|ERROR\b|Error:|FATAL\b|fatal:|E: )"),
     re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+"),
-    re.compile(r"\bFAIL(?:ED|URE|S)?\b|(?i:\btests? failed\b)"),
+    re.compile(r"\bFAIL(?:ED|URE|URES|S)?\b|\b(?:ERROR|FATAL|CRITICAL|SEVERE|ERR!)(?!\w)|(?i:\btests? failed\b)"),
+    re.compile(r"(?i)\b(?:failed|failure)\b|Failure/Error"),
+    re.compile(r"^[\s│┃|>*•]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?:error|Error)(?:\[\w+\])?(?::|\s+\S)"),
     re.compile(r"Traceback \(most recent call last\)"),
 )
-_SUMMARY = re.compile(
-    r"(?i)(?<![\d:.,])\b\d[\d,]* (?:failed|failures?|errors?|passed|passing|tests?|problems?|offenses?"
-    r"|warnings?|hints?|issues?|vulnerabilit(?:y|ies))\b"
+_WARNING_TAG = re.compile(
+    r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|\bwarning(?:\[\w+\])?: "
 )
-_WARNING = re.compile(r"(?i)\bwarn(?:ing)?\b")
-_LOCATION = re.compile(r"(?<![\w./\\-])[\w./\\-]+\.\w+[:(]\d+|\bline \d+\b")
-_FRAME = re.compile(r"^\s+at \S")
+_WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
+_NOUNS = (
+    r"failed|failures?|errors?|passed|passing|tests?|problems?|offen[cs]es?|warnings?|hints?|issues?|smells?"
+    r"|examples?|assertions?|skipped|pending|suites?|violations?|vulnerabilit(?:y|ies)"
+)
+_SUMMARY = re.compile(
+    rf"(?i)(?<![\d:.,])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
+    r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
+)
+_COUNT_HEADER = re.compile(
+    r"(?i)\b\d[\d,]* (?:\w+ )?(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
+    r"[^:]*:\s*$"
+)
+_LIST_HEADER = re.compile(r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)|failing tests|warnings|problems):\s*$")
+_LOCATION = re.compile(
+    r"(?<![\w./\\@~+-])(?:[A-Za-z]:)?(?:[\w./\\@~+-]*[/\\])?(?:[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
+    r"(?::\d+\b|\(\d+(?:,\d+)?\)|\"?,? line \d+)"
+    r"|^\s*\[\d+(?:, \d+)*\]:|^\s*-->\s*\S"
+)
+_FRAME = re.compile(
+    r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
+)
+_SHOWN_FOLLOWING = 2
 
 
 def is_exception_line(line: str) -> bool:
@@ -43,30 +77,94 @@ def is_exception_line(line: str) -> bool:
     return not _CODE_CONTEXT.search(line[: match.start() + 1])
 
 
+def is_failure_line(line: str) -> bool:
+    """True when the line reports a failure or an error by its shape."""
+    return is_exception_line(line) or any(p.search(line) for p in _FAILURE_PATTERNS)
+
+
+def is_warning_line(line: str) -> bool:
+    """True when the line carries a warning severity tag."""
+    return _WARNING_TAG.search(line) is not None
+
+
+def is_location_line(line: str) -> bool:
+    """True when the line names a place in a file (``a.py:12``, ``x.cs(3,5)``, ``main.tf line 4``)."""
+    return _LOCATION.search(line) is not None
+
+
+def is_summary_line(line: str) -> bool:
+    """True for a short line that states totals (``3 failed, 40 passed``, ``65 total warnings``)."""
+    return len(line) <= 160 and _SUMMARY.search(line) is not None
+
+
+def is_diagnostic_line(line: str) -> bool:
+    """True when the line is a failure, a warning or a compiler-style ``file:line:col: message``."""
+    return is_failure_line(line) or is_warning_line(line) or re.match(r"^\S+:\d+:\d+: \S", line) is not None
+
+
+def _free(marks: Marks, index: int) -> bool:
+    return marks.priority[index] == NORMAL and not marks.labels[index]
+
+
+def _protect_listed_items(lines: Sequence[str], marks: Marks, header: int) -> None:
+    # The items under "app.rb -- 5 warnings:" or "Failures:" are what the header counts.
+    index = header + 1
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    indent = len(lines[header]) - len(lines[header].lstrip())
+    while index < len(lines) and lines[index].strip():
+        line = lines[index]
+        if len(line) - len(line.lstrip()) <= indent and (_COUNT_HEADER.search(line) or is_summary_line(line)):
+            return
+        if _free(marks, index):
+            marks.must(index)
+        index += 1
+
+
 def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
-    """Raise failure, error, warning and summary lines; True if any failure showed.
+    """Protect failures, warnings, locations, totals and what follows them; True if a failure showed.
 
     Only lines the kind's rules left alone are looked at: a line those rules ranked or
     named (a detail line inside a failure, a style finding, a passing test) keeps its rank.
     """
     saw_failure = False
+    follow = 0
     for index, line in enumerate(lines):
-        if not line or marks.priority[index] != NORMAL or marks.labels[index]:
+        if not line.strip():
             continue
-        if is_exception_line(line) or any(p.search(line) for p in _MUST_PATTERNS):
+        if not _free(marks, index):
+            follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
+            continue
+        if _COUNT_HEADER.search(line) or _LIST_HEADER.match(line):
+            marks.must(index)
+            _protect_listed_items(lines, marks, index)
+            follow = 0
+        elif is_failure_line(line) and not _FRAME.search(line):
             marks.must(index)
             saw_failure = True
-        elif len(line) <= 120 and _SUMMARY.search(line):
+            follow = _SHOWN_FOLLOWING
+        elif is_warning_line(line):
             marks.must(index)
-        elif _WARNING.search(line):
-            marks.key(index, KEY + 10)
-        elif _LOCATION.search(line):
-            marks.key(index, KEY - 10)
+            follow = _SHOWN_FOLLOWING
+        elif is_summary_line(line):
+            marks.must(index)
+            follow = 0
         elif _FRAME.search(line):
-            marks.key(index, KEY_LOW)
+            # A frame right under a failure says where it was raised.
+            marks.key(index, KEY_HIGH if follow else KEY_LOW)
+            follow = 0
+        elif is_location_line(line):
+            marks.must(index)
+            follow = 0
+        elif follow:
+            # The lines right after a failure or warning carry its detail.
+            marks.key(index, KEY_HIGH)
+            follow -= 1
+        elif _WARNING_MENTION.search(line):
+            marks.key(index, KEY + 10)
     return saw_failure
 
 
 def analyse_generic(lines: Sequence[str], marks: Marks) -> None:
-    """Fallback: nothing kind-specific; the needles and shape grouping do the work."""
+    """Fallback: nothing kind-specific; the shapes above and shape grouping do the work."""
     del lines, marks

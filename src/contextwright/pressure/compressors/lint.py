@@ -1,10 +1,10 @@
 """Linters: eslint, ruff/flake8/pycodestyle, pylint, rubocop, golangci-lint/staticcheck, hlint, remark.
 
-Findings are sorted by severity, not by tool. Error-level findings (and the middle
-level of tools with three or more, such as rubocop ``W:`` or hlint ``Warning:``,
-which flag likely bugs) are kept verbatim with the tool's summary line. Style
-findings are ordinary lines labelled by rule, so they are grouped and counted per
-rule instead of listed one by one.
+Findings are sorted by severity, not by tool. Errors and warnings (rubocop ``W:``,
+hlint ``Warning:``, eslint ``warning``) are kept verbatim with the tool's summary
+line. Style findings (conventions, suggestions, style codes such as ``E501``) are
+ordinary lines labelled by rule, so they are grouped and counted per rule instead
+of listed one by one.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
                 marks.must(index)
                 marks.failed = True
             elif severity == "warning":
-                marks.key(index, KEY_HIGH, "warning")
+                marks.must(index)
             else:
                 marks.key(index, KEY_LOW, severity)
             finding = index
@@ -94,7 +94,7 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
         elif (m := _STYLISH.match(line)) is not None:
             is_error = m.group("sev") == "error"
             rule = m.group("rule") or _short(m.group("msg"))
-            _severity(marks, index, is_error, f"{m.group('sev')} {rule}")
+            _severity(marks, index, m.group("sev") != "info", f"{m.group('sev')} {rule}")
             if is_error and header is not None and not header_has_error:
                 marks.must(header)
                 header_has_error = True

@@ -222,11 +222,9 @@ def analyse_cargo_test(lines: Sequence[str], marks: Marks) -> None:
             if "FAILED" in line:
                 marks.failed = True
         elif _CARGO_STDOUT.match(line):
+            # Which test printed what: one short line, kept for passing tests too.
             failing = section != "successes"
-            if failing:
-                marks.must(index)
-            else:
-                marks.key(index, KEY, "captured output of a passing test")
+            marks.must(index)
         elif line in ("failures:", "successes:"):
             section = line[:-1]
             marks.key(index, KEY_LOW)
@@ -266,9 +264,11 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
     """jest/vitest: FAIL suites, ● headers, ✕ tests and the tally are kept; ✓ tests are noise.
 
     Inside a "● Test suite failed to run" block the error itself is protected too,
-    because no test-level line will report that failure.
+    because no test-level line will report that failure. The first frame in the
+    project's own code under each ● header is its location, and is kept.
     """
     block = ""
+    located = True
     for index, line in enumerate(lines):
         if (suite := _JEST_SUITE.match(line)) is not None:
             block = ""
@@ -281,6 +281,7 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
             marks.must(index)
             marks.failed = True
             block = "suite" if "failed to run" in line else "test"
+            located = False
         elif _JEST_TALLY.match(line):
             marks.must(index)
             block = ""
@@ -294,7 +295,11 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
             marks.key(index, KEY_HIGH + 10)
             marks.failed = True
         elif _JEST_FRAME.match(line):
-            marks.key(index, KEY_HIGH, "stack frame")
+            if located:
+                marks.key(index, KEY_HIGH, "stack frame")
+            else:
+                marks.must(index)
+                located = True
         elif _JEST_ANY_FRAME.match(line):
             marks.label(index, "library stack frame")
         elif _JEST_CODE.match(line):
