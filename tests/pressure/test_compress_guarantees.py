@@ -175,6 +175,7 @@ def test_public_surface_is_pinned():
         "KIND_ALIASES",
         "LINE_MARKER_RE",
         "Compressed",
+        "auto_budget",
         "compress",
         "default_token_count",
         "detect_kind",

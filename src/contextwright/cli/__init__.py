@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from contextwright import __version__
+from contextwright.cli import artifacts as _artifacts
 from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo
@@ -40,6 +41,7 @@ app.command("replay")(_replay.replay)
 app.command("inspect")(_inspect.inspect)
 app.command("stats")(_inspect.stats)
 app.command("compress")(_compress.compress)
+app.command("show-artifact")(_artifacts.show_artifact)
 app.command("compact")(_compact.compact)
 app.command("sessions")(_store.sessions)
 app.command("events")(_store.events)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.generic import is_exception_line
+from contextwright.pressure.compressors.generic import is_exception_line, is_location_line
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
 
 # --- rustc / cargo build ---------------------------------------------------------------
@@ -23,6 +23,9 @@ _RUST_SNIPPET = re.compile(r"^\s*(?:\d+\s*)?\|")
 _RUST_NOTE = re.compile(r"^\s*(?:= )?(?:help|note): ")
 _CARGO_PROGRESS = re.compile(
     r"^\s*(?:Compiling|Checking|Finished|Running|Downloaded|Downloading|Updating|Locking|Fresh|Blocking)\b"
+)
+_RUST_PANIC_DETAIL = re.compile(
+    r"^(?:assertion .* failed|\s*left: |\s*right: |note: panic did not|\s*(?:panic message|expected substring): |---- \S+ std(?:out|err) ----$)"
 )
 
 
@@ -43,7 +46,8 @@ def analyse_rustc(lines: Sequence[str], marks: Marks) -> None:
                 marks.must(index)
             else:
                 marks.key(index, KEY)
-        elif "panicked at" in line:
+        elif "panicked at" in line or _RUST_PANIC_DETAIL.match(line):
+            # A panic (from `cargo run` or a test) with its assertion detail.
             marks.must(index)
             marks.failed = True
             if index + 1 < len(lines) and lines[index + 1].strip():
@@ -126,6 +130,7 @@ _MSBUILD = re.compile(r"\(\d+(?:,\d+)?\): (error|warning) [A-Z]+\d+: ")
 _MSBUILD_VERDICT = re.compile(
     r"^\s*(?:Build FAILED\.|Build succeeded\.|\d+ Error\(s\)|\d+ Warning\(s\)|Failed!|Passed!|Total tests: )"
 )
+_DOTNET_TEST_PASS = re.compile(r"^\s*Passed \S+ \[")
 _DOTNET_TEST_FAIL = re.compile(r"^\s*Failed \S+ \[|^\s*Error Message:")
 _GRADLE_TASK = re.compile(r"^> Task :\S+(?: (UP-TO-DATE|NO-SOURCE|SKIPPED|FROM-CACHE|NO-SOURCE|FAILED))?$")
 _GRADLE_VERDICT = re.compile(
@@ -147,6 +152,7 @@ _BUILD_PROGRESS = re.compile(
 def analyse_build(lines: Sequence[str], marks: Marks) -> None:
     """Builds: located errors, failing tests and the verdict are kept; task and progress lines group."""
     in_failure = False
+    located = True
     for index, line in enumerate(lines):
         if (msbuild := _MSBUILD.search(line)) is not None:
             marks.must(index)
@@ -155,9 +161,12 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
             marks.must(index)
             if re.search(r"FAILED|FAILURE|Failed!|[1-9]\d* Error\(s\)|[1-9]\d* failed|failing", line):
                 marks.failed = True
+        elif _DOTNET_TEST_PASS.match(line):
+            marks.noise(index, "passed test")
         elif _DOTNET_TEST_FAIL.match(line):
             marks.must(index)
             marks.failed = True
+            in_failure, located = True, located and line.lstrip().startswith("Error Message")
         elif (task := _GRADLE_TASK.match(line)) is not None:
             if task.group(1) == "FAILED":
                 marks.must(index)
@@ -166,6 +175,7 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
                 marks.label(index, "> Task line")
         elif (test := _GRADLE_TEST.match(line)) is not None:
             in_failure = test.group(2) == "FAILED"
+            located = not in_failure
             if in_failure:
                 marks.must(index)
                 marks.failed = True
@@ -200,7 +210,11 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
         elif _BUILD_PROGRESS.match(line):
             marks.label(index, "build progress")
         elif in_failure and line.startswith((" ", "\t")) and line.strip():
-            if line.lstrip().startswith("at "):
+            if line.lstrip().startswith("at ") and not located and is_location_line(line):
+                # The first frame that names a file is where the test failed.
+                marks.must(index)
+                located = True
+            elif line.lstrip().startswith("at "):
                 marks.key(index, KEY_LOW, "stack frame")
             elif is_exception_line(line):
                 marks.must(index)

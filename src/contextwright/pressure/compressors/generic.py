@@ -32,7 +32,11 @@ _EXCEPTION = re.compile(
 )
 _CODE_CONTEXT = re.compile(r"\b(?:except|catch|raise|throw|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
 _FAILURE_PATTERNS = (
-    re.compile(r"\bpanicked at\b|^\s*panic: |^fatal error: |WARNING: DATA RACE"),
+    re.compile(r"\bpanicked at\b|(?:^\s*|\")panic: |^fatal error: |WARNING: DATA RACE"),
+    re.compile(r"^\s*(?:[✕✗✘×❌●]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
+    re.compile(
+        r"(?i)\"(?:action|status|state|result|outcome|level|severity|conclusion)\"\s*:\s*\"[\w-]*(?:fail(?:ed|ure)?|error|fatal|panic)\""
+    ),
     re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\b(?:SIGSEGV|SIGABRT|SIGKILL|SIGBUS|OOMKilled)\b"),
     re.compile(r"^\s*(?:\[(?:error|ERROR|FATAL|fatal)\]|error(?:\[[A-Z]?\d+\])?:|ERROR\b|Error:|FATAL\b|fatal:|E: )"),
     re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+"),
@@ -42,7 +46,7 @@ _FAILURE_PATTERNS = (
     re.compile(r"Traceback \(most recent call last\)"),
 )
 _WARNING_TAG = re.compile(
-    r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|\bwarning(?:\[\w+\])?: "
+    r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
 )
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
@@ -60,12 +64,14 @@ _COUNT_HEADER = re.compile(
 _LIST_HEADER = re.compile(r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)|failing tests|warnings|problems):\s*$")
 _LOCATION = re.compile(
     r"(?<![\w./\\@~+-])(?:[A-Za-z]:)?(?:[\w./\\@~+-]*[/\\])?(?:[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
-    r"(?::\d+\b|\(\d+(?:,\d+)?\)|\"?,? line \d+)"
+    r"(?::\d+\b|:line \d+|\(\d+(?:,\d+)?\)|\"?,? line \d+)"
+    r"|(?<![\w./\\@~:+-])(?:[\w.@~+-]+/)+[\w.@~+-]+:\d+\b"
     r"|^\s*\[\d+(?:, \d+)*\]:|^\s*-->\s*\S"
 )
 _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
 )
+_LIBRARY_FRAME = re.compile(r"node_modules|\(node:|\(internal/|site-packages|dist-packages|/usr/lib/|\.cargo/registry")
 _SHOWN_FOLLOWING = 2
 
 
@@ -95,6 +101,11 @@ def is_location_line(line: str) -> bool:
 def is_summary_line(line: str) -> bool:
     """True for a short line that states totals (``3 failed, 40 passed``, ``65 total warnings``)."""
     return len(line) <= 160 and _SUMMARY.search(line) is not None
+
+
+def _own_location(line: str) -> bool:
+    # A frame in the project's code, not in a dependency or the runtime.
+    return is_location_line(line) and _LIBRARY_FRAME.search(line) is None
 
 
 def is_diagnostic_line(line: str) -> bool:
@@ -129,40 +140,79 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
     """
     saw_failure = False
     follow = 0
+    # The first frame with a file location after a failure is where it happened (Java,
+    # .NET, JavaScript); in Python the last frame before the exception line is.
+    located = True
+    last_frame: int | None = None
     for index, line in enumerate(lines):
         if not line.strip():
             continue
+        frame = _FRAME.search(line) is not None
+        if frame and not located and marks.priority[index] < MUST and _own_location(line):
+            marks.must(index)
+            located = True
+            continue
         if not _free(marks, index):
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
+            located = located and follow == 0
             continue
         if _COUNT_HEADER.search(line) or _LIST_HEADER.match(line):
             marks.must(index)
             _protect_listed_items(lines, marks, index)
             follow = 0
-        elif is_failure_line(line) and not _FRAME.search(line):
+        elif is_failure_line(line) and not frame:
             marks.must(index)
-            saw_failure = True
-            follow = _SHOWN_FOLLOWING
+            saw_failure, follow, located = True, _SHOWN_FOLLOWING, False
+            if last_frame is not None and index - last_frame <= 2 and is_location_line(lines[last_frame]):
+                marks.must(last_frame)
         elif is_warning_line(line):
             marks.must(index)
             follow = _SHOWN_FOLLOWING
         elif is_summary_line(line):
             marks.must(index)
             follow = 0
-        elif _FRAME.search(line):
-            # A frame right under a failure says where it was raised.
+        elif frame:
             marks.key(index, KEY_HIGH if follow else KEY_LOW)
             follow = 0
         elif is_location_line(line):
             marks.must(index)
             follow = 0
         elif follow:
-            # The lines right after a failure or warning carry its detail.
-            marks.key(index, KEY_HIGH)
+            # The lines right after a failure or warning carry its detail ("left: 5", the location).
+            marks.must(index)
             follow -= 1
         elif _WARNING_MENTION.search(line):
             marks.key(index, KEY + 10)
+        if frame:
+            last_frame = index
+    _protect_section_headers(lines, marks)
     return saw_failure
+
+
+_PATH = re.compile(r"(?:[\w.@~+-]+/)+[\w.@~+-]+")
+_HEADER_MAX_SHARE = 0.1
+_HEADER_MAX_COUNT = 200
+
+
+def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
+    # Lines that open a section about a file ("diff --git a/x b/x", "# example.com/pkg",
+    # "== app/x.rb ==") share their first word, are rare, and name a path: they say what
+    # the rest is about, so they are kept even by a reader who knows nothing of the tool.
+    groups: dict[str, list[int]] = {}
+    nonblank = 0
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        nonblank += 1
+        if line[0].isspace() or not _free(marks, index) or not _PATH.search(line):
+            continue
+        groups.setdefault(line.split(None, 1)[0], []).append(index)
+    for indexes in groups.values():
+        if 2 <= len(indexes) <= min(_HEADER_MAX_COUNT, max(3, nonblank * _HEADER_MAX_SHARE)):
+            for index in indexes:
+                following = index + 1
+                if following < len(lines) and lines[following].strip() and following not in indexes:
+                    marks.must(index)
 
 
 def analyse_generic(lines: Sequence[str], marks: Marks) -> None:
