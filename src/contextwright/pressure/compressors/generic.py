@@ -57,6 +57,10 @@ _SUMMARY = re.compile(
     rf"(?i)(?<![\d:.,])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
     r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
 )
+_VERDICT = re.compile(
+    r"(?i)^\W*(?:build|compilation|deploy(?:ment)?|tests?|all tests|apply|plan|install(?:ation)?|run|job)\b.{0,40}?"
+    r"\b(?:succe(?:ss(?:ful)?|eded)|passed|complete[d!]?|failed|failure)\b"
+)
 _COUNT_HEADER = re.compile(
     r"(?i)\b\d[\d,]* (?:\w+ )?(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
     r"[^:]*:\s*$"
@@ -99,8 +103,8 @@ def is_location_line(line: str) -> bool:
 
 
 def is_summary_line(line: str) -> bool:
-    """True for a short line that states totals (``3 failed, 40 passed``, ``65 total warnings``)."""
-    return len(line) <= 160 and _SUMMARY.search(line) is not None
+    """True for a short line that states totals or the verdict (``3 failed, 40 passed``, ``BUILD SUCCESSFUL in 4s``)."""
+    return len(line) <= 160 and (_SUMMARY.search(line) is not None or _VERDICT.search(line) is not None)
 
 
 def _own_location(line: str) -> bool:
