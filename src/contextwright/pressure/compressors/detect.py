@@ -8,6 +8,7 @@ traceback is still a pytest run, and a diff of a test file is still a diff.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 
@@ -19,13 +20,33 @@ _HEAD_LINES = 400
 _TAIL_LINES = 100
 
 
+class _Sample(list[str]):
+    """The sniffed lines, also joined: one regex scan of the text beats a search per line."""
+
+    @functools.cached_property
+    def text(self) -> str:
+        return "\n".join(self)
+
+    @functools.cached_property
+    def nonblank(self) -> _Sample:
+        return _Sample(line for line in self if line.strip())
+
+
+@functools.cache
+def _per_line(pattern: str) -> re.Pattern[str]:
+    # The trailing ".*" runs to the end of the line, so each line counts once.
+    return re.compile(f"(?m)(?:{pattern}).*")
+
+
 def _count(lines: Sequence[str], pattern: str) -> int:
+    if isinstance(lines, _Sample):
+        return sum(1 for _ in _per_line(pattern).finditer(lines.text))
     regex = re.compile(pattern)
     return sum(1 for line in lines if regex.search(line))
 
 
 def _share(lines: Sequence[str], pattern: str) -> float:
-    nonblank = [line for line in lines if line.strip()]
+    nonblank = lines.nonblank if isinstance(lines, _Sample) else [line for line in lines if line.strip()]
     return _count(nonblank, pattern) / len(nonblank) if nonblank else 0.0
 
 
@@ -238,7 +259,7 @@ def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = f
         return "json"
     if len(lines) > _HEAD_LINES + _TAIL_LINES:
         lines = [*lines[:_HEAD_LINES], *lines[-_TAIL_LINES:]]
-    sample = probe_lines(lines)
+    sample = _Sample(probe_lines(lines))
     diagnostics: bool | None = None
     for kind, check in _CHECKS:
         if kind in exclude or not check(sample):

@@ -21,6 +21,8 @@ only look at lines the kind's own rules left alone.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -39,12 +41,12 @@ _FAILURE_PATTERNS = (
     ),
     re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\b(?:SIGSEGV|SIGABRT|SIGKILL|SIGBUS|OOMKilled)\b"),
     re.compile(r"^\s*(?:\[(?:error|ERROR|FATAL|fatal)\]|error(?:\[[A-Z]?\d+\])?:|ERROR\b|Error:|FATAL\b|fatal:|E: )"),
-    re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+"),
     re.compile(r"\bFAIL(?:ED|URE|URES|S)?\b|\b(?:ERROR|FATAL|CRITICAL|SEVERE|ERR!)(?!\w)|(?i:\btests? failed\b)"),
     re.compile(r"(?i)\b(?:failed|failure)\b|Failure/Error"),
     re.compile(r"^[\s│┃|>*•]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?:error|Error)(?:\[\w+\])?(?::|\s+\S)"),
     re.compile(r"Traceback \(most recent call last\)"),
 )
+_ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
 )
@@ -66,17 +68,42 @@ _COUNT_HEADER = re.compile(
     r"[^:]*:\s*$"
 )
 _LIST_HEADER = re.compile(r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)|failing tests|warnings|problems):\s*$")
-_LOCATION = re.compile(
-    r"(?<![\w./\\@~+-])(?:[A-Za-z]:)?(?:[\w./\\@~+-]*[/\\])?(?:[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
-    r"(?::\d+\b|:line \d+|\(\d+(?:,\d+)?\)|\"?,? line \d+)"
-    r"|(?<![\w./\\@~:+-])(?:[\w.@~+-]+/)+[\w.@~+-]+:\d+\b"
-    r"|^\s*\[\d+(?:, \d+)*\]:|^\s*-->\s*\S"
+# A location is read token by token (cheap string tests first): a regex searched over
+# the whole line costs a scan per character, too slow on long logs.
+_LOCATION_TOKEN = re.compile(
+    r"[(\[\"'`<]*(?:[A-Za-z]:)?"
+    r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
+    r"(?::\d|\(\d|:line$)"
 )
+_FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?,?$")
+_BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S")
 _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
 )
 _LIBRARY_FRAME = re.compile(r"node_modules|\(node:|\(internal/|site-packages|dist-packages|/usr/lib/|\.cargo/registry")
 _SHOWN_FOLLOWING = 2
+_FAILURE_HINTS = (
+    "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
+    "segmentation", "core dumped", "sig", "oomkilled", "err!", "e: ", "data race", "critical",
+    "severe", "✕", "✗", "✘", "×", "❌", "●",
+)  # fmt: skip
+_SUMMARY_HINTS = (
+    "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
+    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete",
+)  # fmt: skip
+_WORD_HINTS = (*_FAILURE_HINTS, *_SUMMARY_HINTS, "warn")
+_PATTERN_HINTS = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\.[a-z]\w{0,11}(?:[:(]\d|:line)",  # file.ext:12, file.ext(12, File.cs:line 12
+        r"/[\w.@~+-]+:\d",  # bin/spring:10
+        r"file:\d",  # Dockerfile:9
+        r" line \d",  # main.tf line 4, "x.py", line 3
+        r"-->",  # rustc
+        r"\n[ \t]*\[\d",  # [12, 15]: (reek)
+        r":[ \t]*\n",  # headers ending in a colon
+    )
+)
 
 
 def is_exception_line(line: str) -> bool:
@@ -87,24 +114,69 @@ def is_exception_line(line: str) -> bool:
     return not _CODE_CONTEXT.search(line[: match.start() + 1])
 
 
+def _has(line: str, hints: tuple[str, ...]) -> bool:
+    # Substring tests run in C; most lines of a long log fail all of them and skip the regexes.
+    low = line.lower()
+    return any(hint in low for hint in hints)
+
+
 def is_failure_line(line: str) -> bool:
     """True when the line reports a failure or an error by its shape."""
+    if not _has(line, _FAILURE_HINTS):
+        return False
+    if "error" in line and _ERROR_AT.search(line):
+        return True
     return is_exception_line(line) or any(p.search(line) for p in _FAILURE_PATTERNS)
 
 
 def is_warning_line(line: str) -> bool:
     """True when the line carries a warning severity tag."""
-    return _WARNING_TAG.search(line) is not None
+    return _has(line, ("warn",)) and _WARNING_TAG.search(line) is not None
 
 
 def is_location_line(line: str) -> bool:
     """True when the line names a place in a file (``a.py:12``, ``x.cs(3,5)``, ``main.tf line 4``)."""
-    return _LOCATION.search(line) is not None
+    if _BRACKET_LOCATION.match(line):
+        return True
+    if ":" not in line and "(" not in line and " line " not in line:
+        return False
+    tokens = line.split()
+    for position, token in enumerate(tokens):
+        if (":" in token or "(" in token) and _LOCATION_TOKEN.match(token):
+            return True
+        if (
+            token == "line"
+            and 0 < position < len(tokens) - 1
+            and tokens[position + 1].rstrip(",:").isdigit()
+            and _FILE_TOKEN.match(tokens[position - 1])
+        ):
+            return True
+    return False
 
 
 def is_summary_line(line: str) -> bool:
     """True for a short line that states totals or the verdict (``3 failed, 40 passed``, ``BUILD SUCCESSFUL in 4s``)."""
-    return len(line) <= 160 and (_SUMMARY.search(line) is not None or _VERDICT.search(line) is not None)
+    if len(line) > 160 or not _has(line, _SUMMARY_HINTS):
+        return False
+    return _SUMMARY.search(line) is not None or _VERDICT.search(line) is not None
+
+
+def _hinted(lines: Sequence[str]) -> set[int]:
+    # Scans of the whole text (str.find, and regexes that start with a fixed character)
+    # find the few lines worth the line regexes; per-line searches cost more in call
+    # overhead than these scans on long outputs.
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    low = "\n".join(lines).lower()
+    positions: list[int] = []
+    for hint in _WORD_HINTS:
+        position = low.find(hint)
+        while position != -1:
+            positions.append(position)
+            line = bisect.bisect_right(starts, position) - 1
+            position = low.find(hint, starts[line + 1]) if line + 1 < len(lines) else -1
+    for pattern in _PATTERN_HINTS:
+        positions.extend(match.start() + 1 for match in pattern.finditer(low))
+    return {bisect.bisect_right(starts, position) - 1 for position in positions}
 
 
 def _own_location(line: str) -> bool:
@@ -148,6 +220,7 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
     # .NET, JavaScript); in Python the last frame before the exception line is.
     located = True
     last_frame: int | None = None
+    hinted = _hinted(lines)
     for index, line in enumerate(lines):
         if not line.strip():
             continue
@@ -160,32 +233,33 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
             continue
-        if _COUNT_HEADER.search(line) or _LIST_HEADER.match(line):
+        hint = index in hinted
+        if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
             marks.must(index)
             _protect_listed_items(lines, marks, index)
             follow = 0
-        elif is_failure_line(line) and not frame:
+        elif hint and not frame and is_failure_line(line):
             marks.must(index)
             saw_failure, follow, located = True, _SHOWN_FOLLOWING, False
             if last_frame is not None and index - last_frame <= 2 and is_location_line(lines[last_frame]):
                 marks.must(last_frame)
-        elif is_warning_line(line):
+        elif hint and is_warning_line(line):
             marks.must(index)
             follow = _SHOWN_FOLLOWING
-        elif is_summary_line(line):
+        elif hint and is_summary_line(line):
             marks.must(index)
             follow = 0
         elif frame:
             marks.key(index, KEY_HIGH if follow else KEY_LOW)
             follow = 0
-        elif is_location_line(line):
+        elif hint and is_location_line(line):
             marks.must(index)
             follow = 0
         elif follow:
             # The lines right after a failure or warning carry its detail ("left: 5", the location).
             marks.must(index)
             follow -= 1
-        elif _WARNING_MENTION.search(line):
+        elif hint and _WARNING_MENTION.search(line):
             marks.key(index, KEY + 10)
         if frame:
             last_frame = index
@@ -208,7 +282,7 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
         if not line.strip():
             continue
         nonblank += 1
-        if line[0].isspace() or not _free(marks, index) or not _PATH.search(line):
+        if line[0].isspace() or "/" not in line or not _free(marks, index) or not _PATH.search(line):
             continue
         groups.setdefault(line.split(None, 1)[0], []).append(index)
     for indexes in groups.values():

@@ -257,6 +257,8 @@ _JEST_FRAME = re.compile(r"^\s+at .*\((?!.*node_modules)(?!node:)[^)]*:\d+:\d+\)
 _JEST_ANY_FRAME = re.compile(r"^\s+at \S")
 _JEST_CODE = re.compile(r"^\s+(?:>\s*)?\d+ \|")
 _JEST_CARET = re.compile(r"^\s+\|\s+\^")
+_JEST_ASSERT = re.compile(r"^\s+(?:expect\(|Expected|Received|- Expected|\+ Received)")
+_JEST_FOOTER = re.compile(r"^\s*Ran all test suites")
 _VITEST_FAIL = re.compile(r"^\s*(?:FAIL|❯|×)\s")
 
 
@@ -309,9 +311,9 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
                 marks.label(index, "code frame line")
         elif _JEST_CARET.match(line):
             marks.key(index, KEY_LOW)
-        elif re.match(r"^\s+(?:expect\(|Expected|Received|- Expected|\+ Received)", line):
+        elif _JEST_ASSERT.match(line):
             marks.key(index, KEY_HIGH, "assertion line")
-        elif re.match(r"^\s*Ran all test suites", line):
+        elif _JEST_FOOTER.match(line):
             marks.label(index, "runner footer")
         elif _VITEST_FAIL.match(line):
             marks.must(index)
