@@ -45,6 +45,12 @@ def _count(lines: Sequence[str], pattern: str) -> int:
     return sum(1 for line in lines if regex.search(line))
 
 
+def _mentions(lines: Sequence[str], *needles: str) -> bool:
+    # A substring test on the joined sample is far cheaper than a regex with many alternatives.
+    text = lines.text if isinstance(lines, _Sample) else "\n".join(lines)
+    return any(needle in text for needle in needles)
+
+
 def _share(lines: Sequence[str], pattern: str) -> float:
     nonblank = lines.nonblank if isinstance(lines, _Sample) else [line for line in lines if line.strip()]
     return _count(nonblank, pattern) / len(nonblank) if nonblank else 0.0
@@ -111,6 +117,8 @@ def _jest(s: Sequence[str]) -> bool:
 
 
 def _scala_test(s: Sequence[str]) -> bool:
+    if not _mentions(s, "*** FAILED", "==> X ", " passed, ", "Test run ", "[info] ", "[error] "):
+        return False
     return (
         _count(
             s,
@@ -131,6 +139,8 @@ def _rustc(s: Sequence[str]) -> bool:
 
 
 def _typecheck(s: Sequence[str]) -> bool:
+    if not _mentions(s, "error TS", ".py", "Found ", "Success: ", "[error] ", "[info] "):
+        return False
     return (
         _count(s, r"\berror TS\d+: ") > 0
         or _count(

@@ -40,11 +40,12 @@ _GO_STYLE_RULE = re.compile(r"^(?:S\d+|ST\d+|QF\d+|gofmt|goimports|gofumpt|lll|w
 _FILE_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
 _CARET = re.compile(r"^\s*\^+\s*$")
 _PROGRESS = re.compile(r"[.A-Z*]+")
+_DIGITS = re.compile(r"\d+")
 
 
 def _short(text: str) -> str:
     # Numbers vary between findings of one rule ("[83/80]"); fold them so they group.
-    text = re.sub(r"\d+", "N", text)
+    text = _DIGITS.sub("N", text)
     return text if len(text) <= 48 else text[:47] + "…"
 
 
