@@ -46,6 +46,7 @@ TOOL_OUTPUTS_DOC = Path(__file__).resolve().parents[1] / "docs" / "tool-outputs.
 QUICK_MAX_BYTES = 50_000
 LATENCY_MIN_BYTES = 10_000
 LATENCY_ROUNDS = 3
+FINDINGS_ONLY = {"reek_report", "eslint_warnings", "go_vet", "hadolint_run"}
 FOLDER_KIND = {
     "dotnet": "build",
     "gradle": "build",
@@ -277,14 +278,15 @@ The aggregate is dominated by a few very large listings and logs (a 947 KB `git 
 
 `tests/pressure/unseen_samples.py`: reek, cargo build, rubocop, eslint, go vet, mypy, tsc,
 jest, gradle, dotnet test, terraform, kubectl, rspec, webpack via npm, maven, docker
-build, PHPUnit and a service log, all as failed runs (`exit_code=1`). "Kind left out"
-bars the kind each one is detected as.
+build, PHPUnit, a service log, unittest, pylint, mix test, mocha, black, hadolint, make
+with gcc and shellcheck, all as failed runs (`exit_code=1`). "Kind left out" bars the
+kind each one is detected as.
 
 {table(*unseen, "output")}
 {summary(unseen[1])}
-Reek, eslint (warnings only) and go vet print nothing but findings and totals, all of
-which are kept, so they cannot shrink; without them the reduction is
-{_reduction(*_without(unseen[0], {"reek_report", "eslint_warnings", "go_vet"}))}.
+Reek, eslint (warnings only), go vet and hadolint print nothing but findings and
+totals, all of which are kept, so they cannot shrink; without them the reduction is
+{_reduction(*_without(unseen[0], FINDINGS_ONLY))}.
 
 ### Latency
 

@@ -23,7 +23,7 @@ POINTER = "sha256:" + "ab" * 32
 
 # Outputs made of findings alone: every line is a warning, a location or a total, so
 # nothing may go and the reduction target does not apply to them.
-FINDINGS_ONLY = {"eslint_warnings", "go_vet", "reek_report"}
+FINDINGS_ONLY = {"eslint_warnings", "go_vet", "hadolint_run", "reek_report"}
 
 
 def _shown(text: str) -> set[str]:
@@ -179,18 +179,25 @@ def test_binary_bytes_are_recognised_by_signature_and_by_content():
     assert sniff_binary(b"MZ is a postcode area in the UK\n") is None
 
 
-def test_session_command_outputs_use_the_default_budget_and_other_results_do_not():
+def test_sessions_can_aim_command_outputs_at_the_command_lines_default():
     text, must = samples.pytest_run(passing=300, failures=4)
-    policy = ToolOutputPolicy()
-    run = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=policy, count_tokens=lambda s: len(s) // 4)
-    assert len(run.text) // 4 <= 0.3 * (len(text) // 4)
+
+    def count(s: str) -> int:
+        return len(s) // 4
+
+    auto = ToolOutputPolicy(auto_budget=True)
+    run = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=auto, count_tokens=count)
+    assert count(run.text) <= 0.3 * count(text)
     assert all(line in run.text.split("\n") for line in must)
+    # A file read is not a command output: only budget_tokens and the cap bound it.
     source = "".join(f"def f_{i}(value):\n    return value * {i}\n\n" for i in range(200))
-    read = prepare_output(source, ref=POINTER, trust="tool", exit_code=None, policy=policy, count_tokens=lambda s: len(s) // 4)
-    assert read.text == source  # a file read is not a command output: only the cap bounds it
-    off = ToolOutputPolicy(auto_budget=False)
-    whole = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=off, count_tokens=lambda s: len(s) // 4)
-    assert len(whole.text) > len(run.text)
+    assert prepare_output(source, ref=POINTER, trust="tool", exit_code=0, policy=auto, count_tokens=count).text == source
+    # The default keeps session bytes as they were: the runtime's budget_tokens alone.
+    plain = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=ToolOutputPolicy(), count_tokens=count)
+    assert len(plain.text) > len(run.text)
+    bounded = ToolOutputPolicy(auto_budget=True, budget_tokens=80)
+    tight = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=bounded, count_tokens=count)
+    assert len(tight.text) <= len(run.text)
 
 
 def _corpus_records() -> list[dict]:

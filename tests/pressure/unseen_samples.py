@@ -598,6 +598,232 @@ def app_log_crash(entries: int = 150) -> tuple[str, list[str]]:
     return "\n".join(lines) + "\n", must
 
 
+def unittest_run() -> tuple[str, list[str]]:
+    """python -m unittest -v: ok lines, one FAIL block with its traceback, the Ran and FAILED totals."""
+    text, must = (
+        "\n".join(
+            [f"test_ok_{i} (tests.test_math.MathTest.test_ok_{i}) ... ok" for i in range(80)]
+            + [
+                "test_div (tests.test_math.MathTest.test_div) ... FAIL",
+                "",
+                "======================================================================",
+                "FAIL: test_div (tests.test_math.MathTest.test_div)",
+                "----------------------------------------------------------------------",
+                "Traceback (most recent call last):",
+                '  File "/src/tests/test_math.py", line 14, in test_div',
+                "    self.assertEqual(div(4, 2), 3)",
+                "AssertionError: 2.0 != 3",
+                "",
+                "----------------------------------------------------------------------",
+                "Ran 81 tests in 0.012s",
+                "",
+                "FAILED (failures=1)",
+            ]
+        )
+        + "\n",
+        [
+            "FAIL: test_div (tests.test_math.MathTest.test_div)",
+            '  File "/src/tests/test_math.py", line 14, in test_div',
+            "AssertionError: 2.0 != 3",
+            "Ran 81 tests in 0.012s",
+            "FAILED (failures=1)",
+        ],
+    )
+    return text, must
+
+
+def pylint_run() -> tuple[str, list[str]]:
+    """pylint: a module header, convention findings by the dozen, a warning, an error, the rating."""
+    text, must = (
+        "\n".join(
+            ["************* Module shop.cart"]
+            + [f"shop/cart.py:{10 + i}:0: C0301: Line too long ({101 + i}/100) (line-too-long)" for i in range(40)]
+            + [
+                "shop/cart.py:77:8: W0612: Unused variable 'total' (unused-variable)",
+                "shop/cart.py:91:4: E1101: Instance of 'Cart' has no 'itemz' member (no-member)",
+                "",
+                "-----------------------------------",
+                "Your code has been rated at 6.12/10 (previous run: 6.40/10, -0.28)",
+                "",
+            ]
+        )
+        + "\n",
+        [
+            "shop/cart.py:77:8: W0612: Unused variable 'total' (unused-variable)",
+            "shop/cart.py:91:4: E1101: Instance of 'Cart' has no 'itemz' member (no-member)",
+            "Your code has been rated at 6.12/10 (previous run: 6.40/10, -0.28)",
+        ],
+    )
+    return text, must
+
+
+def mix_run() -> tuple[str, list[str]]:
+    """mix test (Elixir): dots, one numbered failure with its location and left/right, the totals."""
+    text, must = (
+        "\n".join(
+            [
+                "Compiling 12 files (.ex)",
+                "Generated shop app",
+                "." * 60,
+                "",
+                "  1) test adds numbers (Shop.MathTest)",
+                "     test/shop/math_test.exs:5",
+                "     Assertion with == failed",
+                "     code:  assert Math.add(1, 1) == 3",
+                "     left:  2",
+                "     right: 3",
+                "     stacktrace:",
+                "       test/shop/math_test.exs:6: (test)",
+                "",
+                "." * 40,
+                "",
+                "Finished in 0.08 seconds (0.05s async, 0.03s sync)",
+                "101 tests, 1 failure",
+                "",
+                "Randomized with seed 123456",
+            ]
+        )
+        + "\n",
+        [
+            "  1) test adds numbers (Shop.MathTest)",
+            "     test/shop/math_test.exs:5",
+            "     Assertion with == failed",
+            "101 tests, 1 failure",
+        ],
+    )
+    return text, must
+
+
+def mocha_run() -> tuple[str, list[str]]:
+    """mocha: ✔ lines, the passing/failing totals, one failure with its assertion and first frame."""
+    text, must = (
+        "\n".join(
+            ["", "  Array"]
+            + [f"    ✔ handles case {i}" for i in range(70)]
+            + [
+                "    1) should return -1 when missing",
+                "",
+                "  70 passing (48ms)",
+                "  1 failing",
+                "",
+                "  1) Array",
+                "       should return -1 when missing:",
+                "",
+                "      AssertionError [ERR_ASSERTION]: 0 == -1",
+                "      + expected - actual",
+                "",
+                "      -0",
+                "      +-1",
+                "",
+                "      at Context.<anonymous> (test/array.test.js:12:14)",
+                "      at process.processImmediate (node:internal/timers:478:21)",
+                "",
+            ]
+        )
+        + "\n",
+        [
+            "  70 passing (48ms)",
+            "  1 failing",
+            "      AssertionError [ERR_ASSERTION]: 0 == -1",
+            "      at Context.<anonymous> (test/array.test.js:12:14)",
+        ],
+    )
+    return text, must
+
+
+def black_run() -> tuple[str, list[str]]:
+    """black --check: one line per file it would reformat, then the verdict."""
+    text, must = (
+        "\n".join(
+            [f"would reformat /src/shop/cart_{i}.py" for i in range(30)]
+            + ["", "Oh no! 💥 💔 💥", "30 files would be reformatted, 112 files would be left unchanged."]
+        )
+        + "\n",
+        ["30 files would be reformatted, 112 files would be left unchanged."],
+    )
+    return text, must
+
+
+def hadolint_run() -> tuple[str, list[str]]:
+    """hadolint: Dockerfile:LINE RULE severity: message findings."""
+    text, must = (
+        "\n".join(
+            [
+                f"Dockerfile:{3 + i} DL3008 warning: Pin versions in apt get install. Instead of `apt-get install <package>` use `apt-get install <package>=<version>`"
+                for i in range(3)
+            ]
+            + [
+                "Dockerfile:12 DL3025 warning: Use arguments JSON notation for CMD and ENTRYPOINT arguments",
+                "Dockerfile:1 DL3006 warning: Always tag the version of an image explicitly",
+            ]
+        )
+        + "\n",
+        ["Dockerfile:12 DL3025 warning: Use arguments JSON notation for CMD and ENTRYPOINT arguments"],
+    )
+    return text, must
+
+
+def make_gcc_run() -> tuple[str, list[str]]:
+    """make running gcc: compile commands, a warning and an error with their code frames, make's verdict."""
+    text, must = (
+        "\n".join(
+            [f"gcc -O2 -Wall -c src/mod{i}.c -o build/mod{i}.o" for i in range(60)]
+            + [
+                "src/net.c: In function 'connect_to':",
+                "src/net.c:42:9: warning: unused variable 'rc' [-Wunused-variable]",
+                "   42 |     int rc;",
+                "      |         ^~",
+                "src/net.c:57:12: error: 'sock' undeclared (first use in this function)",
+                "   57 |     return sock;",
+                "      |            ^~~~",
+                "make: *** [Makefile:14: build/net.o] Error 1",
+            ]
+        )
+        + "\n",
+        [
+            "src/net.c:42:9: warning: unused variable 'rc' [-Wunused-variable]",
+            "src/net.c:57:12: error: 'sock' undeclared (first use in this function)",
+            "make: *** [Makefile:14: build/net.o] Error 1",
+        ],
+    )
+    return text, must
+
+
+def shellcheck_run() -> tuple[str, list[str]]:
+    """shellcheck (tty format): "In file line N:" blocks with ^-- SCxxxx (severity) notes."""
+    text, must = (
+        "\n".join(
+            sum(
+                [
+                    [
+                        "",
+                        f"In deploy.sh line {10 + i}:",
+                        "cp $SRC /opt/app",
+                        "   ^--^ SC2086 (info): Double quote to prevent globbing and word splitting.",
+                        "",
+                        "Did you mean: ",
+                        'cp "$SRC" /opt/app',
+                    ]
+                    for i in range(12)
+                ],
+                [],
+            )
+            + [
+                "",
+                "In deploy.sh line 40:",
+                "if [ $x = 1 ]",
+                "^-- SC1009 (error): The mentioned syntax error was in this if expression.",
+                "",
+                "For more information:",
+                "  https://www.shellcheck.net/wiki/SC2086 -- Double quote to prevent globbing ...",
+            ]
+        )
+        + "\n",
+        ["In deploy.sh line 40:", "^-- SC1009 (error): The mentioned syntax error was in this if expression."],
+    )
+    return text, must
+
+
 UNSEEN = {
     "app_log_crash": app_log_crash,
     "cargo_build_error": cargo_build_error,
@@ -617,5 +843,13 @@ UNSEEN = {
     "rubocop_progress": rubocop_progress,
     "terraform_error": terraform_error,
     "tsc_pretty": tsc_pretty,
+    "unittest_run": unittest_run,
+    "pylint_run": pylint_run,
+    "mix_run": mix_run,
+    "mocha_run": mocha_run,
+    "black_run": black_run,
+    "hadolint_run": hadolint_run,
+    "make_gcc_run": make_gcc_run,
+    "shellcheck_run": shellcheck_run,
 }
 """Every builder, by name; each output is a failed run (``--exit-code 1``)."""

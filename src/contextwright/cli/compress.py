@@ -68,10 +68,9 @@ def compress(
 ) -> None:
     """Compress a command's output for an LLM: noise out, every failure line kept.
 
-    With no options the output is cut to about a fifth of its tokens (at most 500);
-    binary input is described, not printed.
+    With no options the output is cut to about a fifth of its tokens (at most 500); binary input is described, not printed.
 
-    Example: pytest -x 2>&1 | contextwright compress --exit-code $?
+    Example: pytest -x > out.txt 2>&1; contextwright compress out.txt --exit-code $?
     """
     with friendly_errors():
         aim = _budget(budget)

@@ -52,11 +52,12 @@ class ToolOutputPolicy:
     """The output's kind, or ``"auto"`` to detect it."""
     budget_tokens: int | None = None
     """Upper bound for the compressor's aim; None leaves it to ``auto_budget`` (or to the cap)."""
-    auto_budget: bool = True
+    auto_budget: bool = False
     """Aim command outputs at ``auto_budget`` (a fifth of the output, 60 to 500 tokens), as the
-    command line does; ``budget_tokens`` still bounds it. A command output is one with an exit
-    code or of a recognised kind; other results (a file read, a page of prose) are left to
-    ``budget_tokens`` and the cap. False aims every output at ``budget_tokens`` alone."""
+    command line does by default; ``budget_tokens`` still bounds it. A command output is one of a recognised
+    kind (a test run, a build, a listing) or one that failed; other results (a file read, a page
+    of prose, an API body) are left to ``budget_tokens`` and the cap. False aims every output at
+    ``budget_tokens`` alone."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,9 +82,11 @@ def prepare_output(
     """Compress and cap ``output`` whose original is stored under ``ref``."""
     text, kind = output, "text"
     if policy.compress:
-        kind = detect_kind(output) if policy.kind == "auto" else policy.kind
+        kind = policy.kind
         budget = policy.budget_tokens
-        if policy.auto_budget and (exit_code is not None or kind not in _NOT_COMMAND_OUTPUT):
+        if policy.auto_budget and kind == "auto":
+            kind = detect_kind(output)
+        if policy.auto_budget and (exit_code not in (None, 0) or kind not in _NOT_COMMAND_OUTPUT):
             aim = auto_budget(count_tokens(output))
             budget = aim if budget is None else min(budget, aim)
         compressed = compress(

@@ -52,7 +52,7 @@ _WARNING_TAG = re.compile(
 )
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
-    r"failed|failures?|errors?|passed|passing|tests?|problems?|offen[cs]es?|warnings?|hints?|issues?|smells?"
+    r"failed|failures?|failing|errors?|passed|passing|tests?|problems?|offen[cs]es?|warnings?|hints?|issues?|smells?"
     r"|examples?|assertions?|skipped|pending|suites?|violations?|vulnerabilit(?:y|ies)"
 )
 _SUMMARY = re.compile(

@@ -17,8 +17,8 @@ from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Mar
 _CODE_STYLE = re.compile(
     r"^(?:[EW][1-8]\d\d|C\d+|N\d+|D\d+|Q\d+|I\d+|UP\d+|COM\d+|SIM\d+|RET\d+|ERA\d+|T20\d|S1\d+|ST\d+|QF\d+|R\d{4}|C\d{4})$"
 )
-# path:line:col: CODE message   (flake8, ruff, pycodestyle, pylint)
-_CODED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+)(?:\[\*\])? (?P<msg>.*)$")
+# path:line:col: CODE[:] message   (flake8, ruff, pycodestyle, pylint)
+_CODED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+)(?:\[\*\])?:? (?P<msg>.*)$")
 # path:line:col: X: message     (rubocop, pylint --msg-template with letters)
 _LETTERED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<sev>[CRWEF]): (?:\[Correctable\] )?(?P<msg>.*)$")
 # path:line:col: message (linter) (golangci-lint, staticcheck)

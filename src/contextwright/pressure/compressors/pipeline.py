@@ -164,7 +164,7 @@ class Compressed:
     failed: bool
     """The command failed: non-zero exit code, or the output reports a failure."""
     budget_tokens: int | None
-    """The budget asked for."""
+    """The budget aimed for (``"auto"`` resolved to its number of tokens)."""
 
     @property
     def changed(self) -> bool:
