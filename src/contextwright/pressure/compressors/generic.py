@@ -5,14 +5,19 @@ for (and outputs a detector mistook for another kind) still print their diagnost
 in a few shapes that every tool shares:
 
 * failure lines: exception names (``ZeroDivisionError``), panics, signals, ``FAIL``,
-  ``failed``, ``Failure/Error``, severity tags (``ERROR``, ``error:``, ``[error]``);
+  ``failed``, ``Failure/Error``, severity tags (``ERROR``, ``error:``, ``[error]``),
+  failure glyphs (``✕``, ``●``) and JSON records whose status says ``fail``;
 * warning lines: a ``warning``/``WARN`` tag where a severity goes (line start, after
   a rail or a ``line:col`` column, or as an upper-case word);
-* locations: ``file.ext:12[:3]``, ``file.ext(12,3)``, ``main.tf line 42``, ``[12, 15]:``;
-* totals: ``3 failed, 40 passed``, ``⚠ 48 warnings``, ``65 total warnings``, ``Failures: 1``;
-* the line right after a failure or warning (where its location usually is), and the
-  items listed under a header that announces them (``app.rb -- 5 warnings:``,
-  ``There was 1 failure:``, ``Failures:``).
+* locations: ``file.ext:12[:3]``, ``dir/file:12``, ``file.ext(12,3)``, ``main.tf line 42``,
+  ``[12, 15]:``;
+* totals and verdicts: ``3 failed, 40 passed``, ``65 total warnings``, ``Failures: 1``,
+  ``BUILD SUCCESSFUL in 4s``;
+* the two lines after a failure or warning (its detail or location), the items listed
+  under a header that announces them (``app.rb -- 5 warnings:``, ``Failures:``), the
+  first frame in the project's own code after a failure (the last frame before a
+  Python exception line), and rare lines that open a section about a file
+  (``diff --git a/x b/x``).
 
 All of these are kept verbatim. Stack frames and mere mentions of "warning" rank
 high without being protected. Shapes only ever raise a line's priority, and they
