@@ -46,7 +46,7 @@ TOOL_OUTPUTS_DOC = Path(__file__).resolve().parents[1] / "docs" / "tool-outputs.
 QUICK_MAX_BYTES = 50_000
 LATENCY_MIN_BYTES = 10_000
 LATENCY_ROUNDS = 3
-FINDINGS_ONLY = {"reek_report", "eslint_warnings", "go_vet", "hadolint_run"}
+FINDINGS_ONLY = {"reek_report", "eslint_warnings", "eslint_compact_run", "go_vet", "hadolint_run"}
 FOLDER_KIND = {
     "dotnet": "build",
     "gradle": "build",
@@ -279,13 +279,14 @@ The aggregate is dominated by a few very large listings and logs (a 947 KB `git 
 `tests/pressure/unseen_samples.py`: reek, cargo build, rubocop, eslint, go vet, mypy, tsc,
 jest, gradle, dotnet test, terraform, kubectl, rspec, webpack via npm, maven, docker
 build, PHPUnit, a service log, unittest, pylint, mix test, mocha, black, hadolint, make
-with gcc and shellcheck, all as failed runs (`exit_code=1`). "Kind left out" bars the
+with gcc, shellcheck, kubectl get, minitest, ansible, eslint compact, terraform plan and
+npm audit, all as failed runs (`exit_code=1`). "Kind left out" bars the
 kind each one is detected as.
 
 {table(*unseen, "output")}
 {summary(unseen[1])}
-Reek, eslint (warnings only), go vet and hadolint print nothing but findings and
-totals, all of which are kept, so they cannot shrink; without them the reduction is
+Reek, eslint (warnings only, in two formats), go vet and hadolint print nothing but
+findings and totals, all of which are kept, so they cannot shrink; without them the reduction is
 {_reduction(*_without(unseen[0], FINDINGS_ONLY))}.
 
 ### Latency
@@ -330,7 +331,8 @@ def defaults_block(total: Tally, unseen_total: Tally, speed: tuple[float, float,
 | head+tail cut to the same size | {total.base_kept_lines}/{total.must_lines} | (same as ours) |
 | {unseen_total.samples} outputs of tools without rules | {unseen_total.ours_kept_lines}/{unseen_total.must_lines} | {_reduction(unseen_total.tokens_in, unseen_total.ours_out)} |
 
-Latency: {speed[0]:.1f} ms per 100 KB (slowest sample {speed[1]:.1f} ms). Produced by
+Latency: {speed[0]:.1f} ms per 100 KB (slowest sample {speed[1]:.1f} ms per 100 KB; load average
+{_load()}). Produced by
 `python bench/compress_bench.py`; details in [benchmarks.md](benchmarks.md#tool-output-compression-benchcompress_benchpy).
 """
 

@@ -824,6 +824,169 @@ def shellcheck_run() -> tuple[str, list[str]]:
     return text, must
 
 
+def kubectl_get_run() -> tuple[str, list[str]]:
+    """kubectl get pods: a table of running pods with two failing ones among them."""
+    text, must = (
+        "\n".join(
+            ["NAME                          READY   STATUS             RESTARTS   AGE"]
+            + [f"web-{i:03d}-5d8f7c9b4-abcde      1/1     Running            0          3d" for i in range(60)]
+            + [
+                "api-7d9f8b6c5-x2k4q           0/1     CrashLoopBackOff   7          14m",
+                "worker-6c8d9f7b5-qwert        0/1     Error              3          10m",
+            ]
+            + [f"cron-{i:03d}-27983410-zzzzz   0/1     Completed          0          {i}h" for i in range(20)]
+        )
+        + "\n",
+        [
+            "api-7d9f8b6c5-x2k4q           0/1     CrashLoopBackOff   7          14m",
+            "worker-6c8d9f7b5-qwert        0/1     Error              3          10m",
+        ],
+    )
+    return text, must
+
+
+def minitest_run() -> tuple[str, list[str]]:
+    """minitest: dots, one Failure with its location in brackets, the totals."""
+    text, must = (
+        "\n".join(
+            [
+                "Run options: --seed 4321",
+                "",
+                "# Running:",
+                "",
+                "." * 70 + "F" + "." * 30,
+                "",
+                "Finished in 0.412s, 245.1 runs/s, 610.2 assertions/s.",
+                "",
+                "  1) Failure:",
+                "OrderTest#test_total [test/models/order_test.rb:14]:",
+                "Expected: 90",
+                "  Actual: 100",
+                "",
+                "101 runs, 251 assertions, 1 failures, 0 errors, 0 skips",
+            ]
+        )
+        + "\n",
+        [
+            "  1) Failure:",
+            "OrderTest#test_total [test/models/order_test.rb:14]:",
+            "101 runs, 251 assertions, 1 failures, 0 errors, 0 skips",
+        ],
+    )
+    return text, must
+
+
+def ansible_run() -> tuple[str, list[str]]:
+    """ansible-playbook: ok/changed lines per host, one fatal task, the PLAY RECAP rows."""
+    text, must = (
+        "\n".join(
+            [
+                "",
+                "PLAY [web] *********************************************************************",
+                "",
+                "TASK [Gathering Facts] *********************************************************",
+            ]
+            + [f"ok: [web{i:02d}]" for i in range(30)]
+            + ["", "TASK [install nginx] ***********************************************************"]
+            + [f"changed: [web{i:02d}]" for i in range(29)]
+            + [
+                'fatal: [web29]: FAILED! => {"changed": false, "msg": "No package matching \'nginx\' is available"}',
+                "",
+                "PLAY RECAP *********************************************************************",
+            ]
+            + [
+                f"web{i:02d}                      : ok=2    changed=1    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0"
+                for i in range(29)
+            ]
+            + [
+                "web29                      : ok=1    changed=0    unreachable=0    failed=1    skipped=0    rescued=0    ignored=0"
+            ]
+        )
+        + "\n",
+        [
+            'fatal: [web29]: FAILED! => {"changed": false, "msg": "No package matching \'nginx\' is available"}',
+            "web29                      : ok=1    changed=0    unreachable=0    failed=1    skipped=0    rescued=0    ignored=0",
+        ],
+    )
+    return text, must
+
+
+def eslint_compact_run() -> tuple[str, list[str]]:
+    """eslint --format compact: one finding per line with "line N, col M, Severity -"."""
+    text, must = (
+        "\n".join(
+            [
+                f"/src/web/components/Part{i}.js: line {3 + i}, col 5, Warning - Unexpected console statement. (no-console)"
+                for i in range(25)
+            ]
+            + ["/src/web/api/client.js: line 12, col 9, Error - 'fetchJson' is not defined. (no-undef)", "", "26 problems"]
+        )
+        + "\n",
+        ["/src/web/api/client.js: line 12, col 9, Error - 'fetchJson' is not defined. (no-undef)", "26 problems"],
+    )
+    return text, must
+
+
+def tf_plan_run() -> tuple[str, list[str]]:
+    """terraform plan that succeeds: refresh chatter, the planned change, the Plan: totals."""
+    text, must = (
+        "\n".join(
+            [f"aws_iam_policy.p[{i}]: Refreshing state... [id=arn:aws:iam::123:policy/p{i}]" for i in range(50)]
+            + [
+                "",
+                "Terraform will perform the following actions:",
+                "",
+                "  # aws_instance.web will be created",
+                '  + resource "aws_instance" "web" {',
+                '      + ami           = "ami-123"',
+                '      + instance_type = "t3.micro"',
+                "    }",
+                "",
+                "Plan: 1 to add, 0 to change, 0 to destroy.",
+            ]
+        )
+        + "\n",
+        ["Plan: 1 to add, 0 to change, 0 to destroy."],
+    )
+    return text, must
+
+
+def npm_audit_run() -> tuple[str, list[str]]:
+    """npm audit: one advisory block per package with its severity, then the total."""
+    text, must = (
+        "\n".join(
+            [
+                "# npm audit report",
+                "",
+                "lodash  <4.17.21",
+                "Severity: high",
+                "Prototype Pollution in lodash - https://github.com/advisories/GHSA-p6mc-m468-83gw",
+                "fix available via `npm audit fix`",
+                "node_modules/lodash",
+                "",
+            ]
+            + sum(
+                [
+                    [
+                        f"pkg{i}  <1.{i}.0",
+                        "Severity: moderate",
+                        f"ReDoS in pkg{i} - https://github.com/advisories/GHSA-xxxx-{i:04d}",
+                        "fix available via `npm audit fix`",
+                        f"node_modules/pkg{i}",
+                        "",
+                    ]
+                    for i in range(15)
+                ],
+                [],
+            )
+            + ["16 vulnerabilities (15 moderate, 1 high)", "", "To address all issues, run:", "  npm audit fix"]
+        )
+        + "\n",
+        ["Severity: high", "16 vulnerabilities (15 moderate, 1 high)"],
+    )
+    return text, must
+
+
 UNSEEN = {
     "app_log_crash": app_log_crash,
     "cargo_build_error": cargo_build_error,

@@ -47,13 +47,22 @@ _FAILURE_PATTERNS = (
     re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\b(?:SIGSEGV|SIGABRT|SIGKILL|SIGBUS|OOMKilled)\b"),
     re.compile(r"^\s*(?:\[(?:error|ERROR|FATAL|fatal)\]|error(?:\[[A-Z]?\d+\])?:|ERROR\b|Error:|FATAL\b|fatal:|E: )"),
     re.compile(r"\bFAIL(?:ED|URE|URES|S)?\b|\b(?:ERROR|FATAL|CRITICAL|SEVERE|ERR!)(?!\w)|(?i:\btests? failed\b)"),
-    re.compile(r"(?i)\b(?:failed|failure)\b|Failure/Error"),
+    re.compile(r"(?i)\b(?:failed|failure)\b(?!\s*[=:]\s*0\b)|Failure/Error"),
     re.compile(r"^[\s│┃|>*•]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?:error|Error)(?:\[\w+\])?(?::|\s+\S)"),
     re.compile(r"Traceback \(most recent call last\)"),
+    # A status cell in a table (kubectl, docker ps): "api-7d9f  0/1  CrashLoopBackOff  7".
+    re.compile(
+        r"(?:^|\s)(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainer\w*Error|Evicted|Error|Failed"
+        r"|NotReady|Unhealthy|Exited \([1-9]\d*\))(?:\s{2,}|$)"
+    ),
+    # A severity mid-line after a separator: "file.js: line 3, col 5, Error - x"; "Severity: high".
+    re.compile(r"[,:\]|]\s*(?:Error|ERROR|error)\b\s*[-:]|(?i:^\s*severity:\s*(?:high|critical))"),
+    re.compile(r"^[\s│┃|>*•]*\[[EF]\]\s"),
 )
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
+    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s"
 )
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
@@ -63,6 +72,7 @@ _NOUNS = (
 _SUMMARY = re.compile(
     rf"(?i)(?<![\d:.,])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
     r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
+    r"|\b\d+ to (?:add|change|destroy)\b"
 )
 _VERDICT = re.compile(
     r"(?i)^\W*(?:build|compilation|deploy(?:ment)?|tests?|all tests|apply|plan|install(?:ation)?|run|job)\b.{0,40}?"
@@ -80,7 +90,7 @@ _LOCATION_TOKEN = re.compile(
     r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
     r"(?::\d|\(\d|:line$)"
 )
-_FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?,?$")
+_FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?[,:]?$")
 _BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S")
 _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
@@ -90,11 +100,13 @@ _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
     "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
     "segmentation", "core dumped", "sig", "oomkilled", "err!", "e: ", "data race", "critical",
-    "severe", "✕", "✗", "✘", "×", "❌", "●",
+    "severe", "✕", "✗", "✘", "×", "❌", "●", "backoff", "errimage", "evicted", "notready",
+    "unhealthy", "severity", "[e]", "[f]", "[w]",
 )  # fmt: skip
 _SUMMARY_HINTS = (
     "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
-    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete",
+    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", " to add",
+    " to change", " to destroy",
 )  # fmt: skip
 _WORD_HINTS = (*_FAILURE_HINTS, *_SUMMARY_HINTS, "warn")
 _PATTERN_HINTS = tuple(
