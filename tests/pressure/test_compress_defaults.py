@@ -240,3 +240,11 @@ def test_default_settings_cut_the_shared_corpus_by_three_quarters(tool_outputs_d
         before += result.original_tokens
         after += result.compressed_tokens
     assert after <= 0.25 * before
+
+
+def test_letters_that_grow_when_lowered_do_not_shift_which_lines_are_read():
+    # "İ".lower() is two characters: line offsets must come from the lowered lines.
+    lines = [f"İstanbul şube {n}: İİİİİİİİ senkron tamam" for n in range(200)]
+    lines[150] = "İstanbul şube 150: İİİİİİİİ senkron FAILED (replica-2 refused)"
+    text = "\n".join(lines) + "\n"
+    assert lines[150] in _shown(compress(text, budget_tokens="auto").text)

@@ -96,6 +96,7 @@ _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
 )
 _LIBRARY_FRAME = re.compile(r"node_modules|\(node:|\(internal/|site-packages|dist-packages|/usr/lib/|\.cargo/registry")
+_COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
     "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
@@ -182,9 +183,12 @@ def _hinted(lines: Sequence[str]) -> set[int]:
     # Scans of the whole text (str.find, and regexes that start with a fixed character)
     # find the few lines worth the line regexes; per-line searches cost more in call
     # overhead than these scans on long outputs.
-    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
-    low = "\n".join(lines).lower()
-    positions: list[int] = []
+    # Lowered line by line: lowering can change a line's length ("İ"), so offsets are
+    # taken from the lowered lines themselves.
+    lowered = [line.lower() for line in lines]
+    starts = list(itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
+    low = "\n".join(lowered)
+    positions: list[int] = [0]  # the first line has no newline before it for the patterns
     for hint in _WORD_HINTS:
         position = low.find(hint)
         while position != -1:
@@ -203,7 +207,7 @@ def _own_location(line: str) -> bool:
 
 def is_diagnostic_line(line: str) -> bool:
     """True when the line is a failure, a warning or a compiler-style ``file:line:col: message``."""
-    return is_failure_line(line) or is_warning_line(line) or re.match(r"^\S+:\d+:\d+: \S", line) is not None
+    return is_failure_line(line) or is_warning_line(line) or _COMPILER_STYLE.match(line) is not None
 
 
 def _free(marks: Marks, index: int) -> bool:
