@@ -248,3 +248,18 @@ def test_letters_that_grow_when_lowered_do_not_shift_which_lines_are_read():
     lines[150] = "İstanbul şube 150: İİİİİİİİ senkron FAILED (replica-2 refused)"
     text = "\n".join(lines) + "\n"
     assert lines[150] in _shown(compress(text, budget_tokens="auto").text)
+
+
+def test_the_first_frame_in_project_code_is_kept_after_framework_frames():
+    lines = [f"[INFO] Running com.shop.Test{n}" for n in range(150)]
+    lines += [
+        "org.opentest4j.AssertionFailedError: expected: <119.00> but was: <100.00>",
+        "\tat org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)",
+        "\tat org.junit.jupiter.api.AssertEquals.assertEquals(AssertEquals.java:197)",
+        "\tat com.shop.orders.PricingTest.appliesVat(PricingTest.java:33)",
+        "\tat java.base/java.lang.reflect.Method.invoke(Method.java:580)",
+        *[f"\tat org.junit.platform.engine.support.Node{n}.execute(Node{n}.java:{100 + n})" for n in range(8)],
+    ]
+    text = "\n".join(lines) + "\n"
+    shown = _shown(compress(text, kind="generic", budget_tokens=60, exit_code=1).text)
+    assert "\tat com.shop.orders.PricingTest.appliesVat(PricingTest.java:33)" in shown

@@ -86,7 +86,7 @@ _LIST_HEADER = re.compile(r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)
 # A location is read token by token (cheap string tests first): a regex searched over
 # the whole line costs a scan per character, too slow on long logs.
 _LOCATION_TOKEN = re.compile(
-    r"[(\[\"'`<]*(?:[A-Za-z]:)?"
+    r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[A-Za-z]:)?"
     r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
     r"(?::\d|\(\d|:line$)"
 )
@@ -95,7 +95,11 @@ _BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S")
 _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
 )
-_LIBRARY_FRAME = re.compile(r"node_modules|\(node:|\(internal/|site-packages|dist-packages|/usr/lib/|\.cargo/registry")
+_LIBRARY_FRAME = re.compile(
+    r"node_modules|\(node:|\(internal/|site-packages|dist-packages|/usr/lib/|\.cargo/registry|/rustc/"
+    r"|\bat (?:java|javax|jdk|sun|kotlin|kotlinx|scala|org\.junit|org\.opentest4j|org\.testng|org\.gradle"
+    r"|org\.apache\.maven|junit|System|Microsoft|NUnit|Xunit)\."
+)
 _COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
