@@ -263,3 +263,25 @@ def test_the_first_frame_in_project_code_is_kept_after_framework_frames():
     text = "\n".join(lines) + "\n"
     shown = _shown(compress(text, kind="generic", budget_tokens=60, exit_code=1).text)
     assert "\tat com.shop.orders.PricingTest.appliesVat(PricingTest.java:33)" in shown
+
+
+def test_pre_commit_hook_verdicts_are_not_read_as_file_headers():
+    lines = [f"hook {n:02d}..................................................................Passed" for n in range(12)]
+    lines += [
+        "black....................................................................Failed",
+        "- hook id: black",
+        "- files were modified by this hook",
+        "",
+        "reformatted src/app.py",
+        "1 file reformatted, 40 files left unchanged.",
+        "",
+        "flake8...................................................................Failed",
+        "- hook id: flake8",
+        "- exit code: 1",
+        "",
+        "src/app.py:12:1: F401 'os' imported but unused",
+        *[f"src/m{n}.py:1:80: E501 line too long (88 > 79 characters)" for n in range(30)],
+    ]
+    text = "\n".join(lines) + "\n"
+    shown = _shown(compress(text, budget_tokens="auto", exit_code=1).text)
+    assert {lines[12], lines[17], lines[19], "src/app.py:12:1: F401 'os' imported but unused"} <= shown

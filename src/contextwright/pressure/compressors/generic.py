@@ -73,6 +73,7 @@ _SUMMARY = re.compile(
     rf"(?i)(?<![\d:.,])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
     r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
     r"|\b\d+ to (?:add|change|destroy)\b"
+    r"|\b\d[\d,]* files? (?:would be )?(?:reformatted|failed|left unchanged|checked|inspected|scanned)\b"
 )
 _VERDICT = re.compile(
     r"(?i)^\W*(?:build|compilation|deploy(?:ment)?|tests?|all tests|apply|plan|install(?:ation)?|run|job)\b.{0,40}?"
@@ -110,7 +111,7 @@ _FAILURE_HINTS = (
 )  # fmt: skip
 _SUMMARY_HINTS = (
     "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
-    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", " to add",
+    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add",
     " to change", " to destroy",
 )  # fmt: skip
 _WORD_HINTS = (*_FAILURE_HINTS, *_SUMMARY_HINTS, "warn")

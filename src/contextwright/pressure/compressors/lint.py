@@ -37,7 +37,8 @@ _SUMMARY = re.compile(
     r"|^\d+ (?:errors?|problems?) and \d+ warnings?|potentially fixable"
 )
 _GO_STYLE_RULE = re.compile(r"^(?:S\d+|ST\d+|QF\d+|gofmt|goimports|gofumpt|lll|whitespace|wsl|godot|misspell|stylecheck|revive)$")
-_FILE_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
+# A bare path on its own line heads the findings under it ("name....Failed" leaders are not paths).
+_FILE_HEADER = re.compile(r"^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
 _CARET = re.compile(r"^\s*\^+\s*$")
 _PROGRESS = re.compile(r"[.A-Z*]+")
 _DIGITS = re.compile(r"\d+")
