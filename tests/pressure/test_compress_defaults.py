@@ -285,3 +285,20 @@ def test_pre_commit_hook_verdicts_are_not_read_as_file_headers():
     text = "\n".join(lines) + "\n"
     shown = _shown(compress(text, budget_tokens="auto", exit_code=1).text)
     assert {lines[12], lines[17], lines[19], "src/app.py:12:1: F401 'os' imported but unused"} <= shown
+
+
+def test_locations_behind_a_url_scheme_and_kotlin_severity_letters_are_kept():
+    words = ["resolve", "fetch", "unpack", "link", "index", "verify", "cache", "stage", "copy", "sign", "pack"]
+    chatter = [f"{words[n % len(words)]} shard {n} of 400 in {n % 9} ms" for n in range(400)]
+    lines = [
+        *chatter[:160],
+        "e: file:///src/app/src/main/kotlin/shop/Cart.kt:42:13 Unresolved reference: totl",
+        *chatter[160:300],
+        "     AssertionError: Timed out retrying after 4000ms",
+        "      at Context.eval (webpack://shop/./cypress/e2e/checkout.cy.ts:31:8)",
+        *chatter[300:],
+    ]
+    text = "\n".join(lines) + "\n"
+    shown = _shown(compress(text, kind="generic", budget_tokens="auto", exit_code=1).text)
+    assert "e: file:///src/app/src/main/kotlin/shop/Cart.kt:42:13 Unresolved reference: totl" in shown
+    assert "      at Context.eval (webpack://shop/./cypress/e2e/checkout.cy.ts:31:8)" in shown

@@ -57,12 +57,12 @@ _FAILURE_PATTERNS = (
     ),
     # A severity mid-line after a separator: "file.js: line 3, col 5, Error - x"; "Severity: high".
     re.compile(r"[,:\]|]\s*(?:Error|ERROR|error)\b\s*[-:]|(?i:^\s*severity:\s*(?:high|critical))"),
-    re.compile(r"^[\s│┃|>*•]*\[[EF]\]\s"),
+    re.compile(r"^[\s│┃|>*•]*\[[EF]\]\s|^e: \S+:\d"),
 )
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
-    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s"
+    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d"
 )
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
@@ -87,7 +87,7 @@ _LIST_HEADER = re.compile(r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)
 # A location is read token by token (cheap string tests first): a regex searched over
 # the whole line costs a scan per character, too slow on long logs.
 _LOCATION_TOKEN = re.compile(
-    r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[A-Za-z]:)?"
+    r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[a-z][\w+.-]*://)?(?:[A-Za-z]:)?"
     r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
     r"(?::\d|\(\d|:line$)"
 )
