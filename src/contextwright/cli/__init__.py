@@ -8,6 +8,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from contextwright._version import __version__
+from contextwright.cli import artifacts as _artifacts
 from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo
@@ -82,6 +83,7 @@ app.command("replay", cls=_Command)(_replay.replay)
 app.command("inspect", cls=_Command)(_inspect.inspect)
 app.command("stats", cls=_Command)(_inspect.stats)
 app.command("compress", cls=_Command)(_compress.compress)
+app.command("show-artifact", cls=_Command)(_artifacts.show_artifact)
 app.command("compact", cls=_Command)(_compact.compact)
 app.command("sessions", cls=_Command)(_store.sessions)
 app.command("events", cls=_Command)(_store.events)
