@@ -9,7 +9,9 @@ from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo
 from contextwright.cli import inspect as _inspect
+from contextwright.cli import keys as _keys
 from contextwright.cli import replay as _replay
+from contextwright.cli import serve as _serve
 from contextwright.cli import store as _store
 
 app = typer.Typer(
@@ -44,6 +46,8 @@ app.command("compact")(_compact.compact)
 app.command("sessions")(_store.sessions)
 app.command("events")(_store.events)
 app.command("verify")(_store.verify)
+app.command("serve")(_serve.serve)
+app.add_typer(_keys.app, name="keys")
 
 
 def main() -> None:
