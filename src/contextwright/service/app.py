@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from contextwright import __version__
 from contextwright.budget.estimator import HeuristicEstimator
@@ -106,7 +107,11 @@ def _handle_errors(app: FastAPI) -> None:
         assert isinstance(exc, StarletteHTTPException)
         slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "invalid-request")
         detail = exc.detail if isinstance(exc.detail, str) else "the request was refused"
-        return problem_response(Problem(slug, detail, headers=exc.headers), request)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            # Starlette names only the first matching route's methods; a path has one route per method.
+            headers["Allow"] = ", ".join(_allowed(request))
+        return problem_response(Problem(slug, detail, headers=headers), request)
 
     async def on_crash(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unhandled error on %s", request.url.path, exc_info=exc)
@@ -117,6 +122,16 @@ def _handle_errors(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, on_invalid)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(Exception, on_crash)
+
+
+def _allowed(request: Request) -> list[str]:
+    """Every method some route serves on this path (a full match means path and method both fit)."""
+    allowed = []
+    for method in ("DELETE", "GET", "PATCH", "POST", "PUT"):
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes):
+            allowed.append(method)
+    return allowed
 
 
 def _error(error: Any) -> dict[str, Any]:

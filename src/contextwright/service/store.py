@@ -220,6 +220,12 @@ class ServiceStore(abc.ABC):
     def close(self) -> None:  # noqa: B027 - adapters with connections override it
         """Release connections."""
 
+    def __enter__(self) -> ServiceStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- what adapters implement ---------------------------------------------------
 
     @abc.abstractmethod
