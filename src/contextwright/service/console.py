@@ -16,7 +16,11 @@ from contextwright.service.problems import Problem
 
 router = APIRouter(tags=["console"], include_in_schema=False)
 
-_ASSETS = {"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
+_ASSETS = {
+    "console.js": "text/javascript; charset=utf-8",
+    "console.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
 # The page and its assets come from this origin only; no inline script.
 _CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 

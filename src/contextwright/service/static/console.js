@@ -122,6 +122,7 @@ async function refresh() {
   renderLine($("chart-cost"), series.points.map((p) => (p.cost_usd === null ? null : (total += Number(p.cost_usd)))), null, (v) => fmt.usd(v));
   renderTable(series.points);
   $("session-status").textContent = series.points.length + " requests, log at seq " + series.last_seq + ".";
+  showSessions().catch(() => {});
   const index = $("inspect-index");
   index.max = Math.max(0, series.points.length - 1);
   if (index.value === "" && series.points.length) index.value = series.points.length - 1;
