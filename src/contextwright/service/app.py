@@ -65,7 +65,7 @@ def create_app(
         app.include_router(console.router)
     _handle_errors(app)
     limiter = RateLimiter(config.rate_limit, **({"monotonic": monotonic} if monotonic else {}))
-    app.add_middleware(Gate, store=store, limiter=limiter, max_body_bytes=config.max_body_bytes)  # type: ignore[arg-type]
+    app.add_middleware(Gate, store=store, limiter=limiter, max_body_bytes=config.max_body_bytes)
     return app
 
 

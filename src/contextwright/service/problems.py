@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from contextwright.assembly.assemble import BudgetExceeded
+from contextwright.budget.allocator import WindowTooSmall
 from contextwright.errors import (
     ArchiveFailed,
     ArtifactNotFound,
@@ -20,6 +22,7 @@ from contextwright.errors import (
     EventError,
     IdempotencyConflict,
     PlanError,
+    PrefixOverBudget,
     ProviderError,
     RuntimeFailure,
     SeqConflict,
@@ -27,6 +30,7 @@ from contextwright.errors import (
     StorageUnavailable,
     UsageError,
 )
+from contextwright.plan.planner import PrefixChanged
 from contextwright.providers._render_common import RenderError
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded, ToolCallUnknown
 from contextwright.service.errors import SessionExists, SessionNotFound, Unauthenticated
@@ -183,9 +187,14 @@ _BY_ERROR: tuple[tuple[type[BaseException], str], ...] = (
     (RoundLimitExceeded, "run-stopped"),
     (ArchiveFailed, "run-stopped"),
     (RuntimeFailure, "run-stopped"),
+    (PrefixOverBudget, "over-budget"),
+    (BudgetExceeded, "over-budget"),
+    (WindowTooSmall, "over-budget"),
+    # Another worker pinned the plan first: the session moved on under this request.
+    (PrefixChanged, "session-state"),
     (RenderError, "invalid-operation"),
-    (PlanError, "over-budget"),
-    (BuildError, "over-budget"),
+    (PlanError, "invalid-operation"),
+    (BuildError, "invalid-operation"),
     (StorageUnavailable, "storage-unavailable"),
     (StorageCorrupted, "storage-corrupted"),
     (EventError, "invalid-operation"),
@@ -200,7 +209,7 @@ def problem_for(error: ContextwrightError) -> Problem:
     extensions: dict[str, Any] = {}
     headers: dict[str, str] = {}
     if isinstance(error, SeqConflict):
-        extensions = {"current_seq": error.actual_seq, "expected_seq": error.expected_seq}
+        extensions = {"current_seq": error.fields["actual_seq"], "expected_seq": error.fields["expected_seq"]}
     elif isinstance(error, StorageUnavailable):
         headers["Retry-After"] = "1"
     detail = error.message if slug != "internal" else "an internal error occurred"

@@ -407,4 +407,4 @@ def open_service_store(url: str | os.PathLike[str], *, clock: Clock | None = Non
         raise UsageError("the service needs a store that outlives one process: use a SQLite file or postgresql://...")
     if backend == "sqlite":
         return SQLiteServiceStore(location, clock=clock)
-    return PostgresServiceStore(location, clock=clock, **options)
+    return PostgresServiceStore(location, clock=clock, schema=options.get("schema", "contextwright"))
