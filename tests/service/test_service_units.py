@@ -48,9 +48,18 @@ def _subclasses(cls: type) -> set[type]:
     return out
 
 
-# Errors that mean the server or its store is broken, not the request: an internal problem is right.
+# Errors that mean the server or its store is broken, not the request (an internal problem is
+# right), and the client's own error for a problem document.
 SERVER_SIDE = {"ContextwrightError", "LogError", "StorageError", "StoreNotFound", "NotAStore", "SchemaTooNew"}
-SERVER_SIDE |= {"MissingDependencyError", "ServiceError", "KeyNotFound", "WorkingStateError", "TranscriptError", "PrefixUnstable"}
+SERVER_SIDE |= {
+    "MissingDependencyError",
+    "ServiceError",
+    "KeyNotFound",
+    "WorkingStateError",
+    "TranscriptError",
+    "PrefixUnstable",
+    "ServiceProblem",
+}
 
 
 def test_every_engine_error_maps_to_a_deliberate_problem_type():
