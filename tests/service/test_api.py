@@ -469,5 +469,7 @@ def test_problem_types_resolve_and_the_schema_is_published(service):
         assert {"/v1/sessions", "/v1/sessions/{session_id}/requests", "/v1/sessions/{session_id}/requests/{index}"} <= paths
         assert all(p.startswith("/v1/") for p in paths)
         assert "HTTPBearer" in schema["components"]["securitySchemes"]
+        # Check: no page that loads scripts from elsewhere (the interactive docs would).
+        assert api.get("/docs").status_code == 404 and api.get("/redoc").status_code == 404
         assert_problem(api.get("/v1/nothing-here"), 401, "unauthenticated")
         assert_problem(api.get("/nothing-here"), 404, "not-found")

@@ -54,6 +54,9 @@ def create_app(
         version=__version__,
         summary="Sessions of a context engine for LLM agents: record, build the next request, inspect.",
         lifespan=lifespan,
+        # The interactive docs pages load their scripts from a CDN; the schema itself is served here.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.config = config
     app.state.store = store

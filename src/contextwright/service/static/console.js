@@ -66,7 +66,7 @@ async function signIn(key) {
 function signOut() {
   sessionStorage.removeItem("cw-key");
   clearInterval(state.timer);
-  Object.assign(state, { key: "", session: null, lastSeq: -1, timer: null });
+  Object.assign(state, { key: "", session: null, lastSeq: -1, timer: null, sessionsDrawn: null });
   for (const id of ["sessions", "session"]) $(id).hidden = true;
   $("login").hidden = false;
   $("sign-out").hidden = true;
@@ -79,6 +79,10 @@ function signOut() {
 
 async function showSessions() {
   const data = await api("/v1/sessions");
+  // Redraw only on change, so a focused link in the list keeps its focus while the page polls.
+  const drawn = JSON.stringify(data.sessions);
+  if (drawn === state.sessionsDrawn) return;
+  state.sessionsDrawn = drawn;
   const body = $("sessions-table").tBodies[0];
   body.replaceChildren();
   for (const s of data.sessions) {
