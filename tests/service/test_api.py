@@ -258,6 +258,28 @@ def test_manual_compaction_folds_earlier_turns(service):
         assert any("compacted" in change for p in session.series() for change in p["changes"])
 
 
+def test_an_artifact_is_readable_only_through_a_session_that_points_at_it(service):
+    owner, intruder = service.key("artifacts"), service.key("artifact-thief")
+    with Client(service.url, owner) as client:
+        session = client.session(sid(), agent=AGENT, model=MODEL)
+        session.user("run them")
+        session.next_request()
+        session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
+        session.tool_result("c1", "SECRET-OUTPUT 1 failed")
+        ref = next(e for e in session.events if e["type"] == "artifact.stored")["payload"]["pointer"]["ref"]
+        assert session.read_artifact(ref) == "SECRET-OUTPUT 1 failed"
+        # Check: the same tenant's other session, and another tenant's session, do not reach it.
+        other = client.session(sid(), agent=AGENT, model=MODEL)
+        with pytest.raises(ServiceProblem) as caught:
+            other.read_artifact(ref)
+        assert caught.value.status == 404
+    with Client(service.url, intruder) as client:
+        theirs = client.session(sid(), agent=AGENT, model=MODEL)
+        with pytest.raises(ServiceProblem) as caught:
+            theirs.read_artifact(ref)
+        assert caught.value.status == 404 and "SECRET" not in str(caught.value.problem)
+
+
 def test_sessions_list_shows_only_the_tenants_own(service):
     key_a, key_b = service.key("list-a"), service.key("list-b")
     open_session(service, key_a, "shared-name")
