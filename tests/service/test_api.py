@@ -495,3 +495,36 @@ def test_problem_types_resolve_and_the_schema_is_published(service):
         assert api.get("/docs").status_code == 404 and api.get("/redoc").status_code == 404
         assert_problem(api.get("/v1/nothing-here"), 401, "unauthenticated")
         assert_problem(api.get("/nothing-here"), 404, "not-found")
+
+
+def test_two_workers_on_one_store_serve_one_session_in_turns(service):
+    from contextwright.service import ServiceConfig, create_app
+    from contextwright.testing.service import serving
+
+    key = service.key("two-workers")
+    other = create_app(ServiceConfig(store=service.store_url))
+    provider = ScriptedProvider(
+        [
+            AssistantMessage(text="Running.", tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)),
+            AssistantMessage(text="All green."),
+        ]
+    )
+    with serving(other) as other_url, Client(service.url, key) as a, Client(other_url, key) as b:
+        name = sid()
+        on_a = a.session(name, agent=AGENT, model=MODEL)
+        on_b = b.session(name, agent=AGENT, model=MODEL)
+        # Each worker caches the session; every step goes to the worker that did not take the last one.
+        on_a.user("CI fails.", expected_seq=0)
+        first = on_b.next_request(expected_seq=1)
+        on_a.record(provider.create(**first.body()))
+        on_b.tool_result("c1", "1 failed", exit_code=1, expected_seq=on_a.last_seq)
+        second = on_a.next_request()
+        on_b.record(provider.create(**second.body()))
+        # Check: a worker whose cache is behind checks expected_seq against the log, not its cache.
+        with pytest.raises(SeqConflict):
+            on_a.user("stale", expected_seq=first.index)
+        # Check: one prefix, and both requests rebuild byte for byte on either worker.
+        assert first.prefix_sha256 == second.prefix_sha256
+        for index in (0, 1):
+            assert on_a.inspect(index)["rebuilt_sha256"] == on_b.inspect(index)["recorded_sha256"]
+        assert [e["seq"] for e in on_a.events] == list(range(1, on_b.last_seq + 1))

@@ -87,16 +87,22 @@ def test_every_engine_error_maps_to_a_deliberate_problem_type():
 def test_the_guarded_log_checks_the_first_append_and_keys_every_event():
     inner = InMemoryEventLog()
     inner.append("s", [UserMessage(text="one")], expected_seq=0)
-    stale = GuardedLog(inner, guarantees("user", {"text": "two"}, expected_seq=0, idempotency_key=None))
-    with pytest.raises(SeqConflict) as caught:
-        stale.append("s", [UserMessage(text="two")], expected_seq=1)
+    log = GuardedLog(inner)
+    with (
+        pytest.raises(SeqConflict) as caught,
+        log.guarding(guarantees("user", {"text": "two"}, expected_seq=0, idempotency_key=None)),
+    ):
+        log.append("s", [UserMessage(text="two")], expected_seq=1)
     assert caught.value.fields == {"session_id": "s", "expected_seq": 0, "actual_seq": 1}
     assert inner.last_seq("s") == 1
 
     guard = guarantees("user", {"text": "two"}, expected_seq=1, idempotency_key="k1")
-    log = GuardedLog(inner, guard)
-    first = log.append("s", [UserMessage(text="two")], expected_seq=1)
-    second = log.append("s", [UserMessage(text="three"), UserMessage(text="four")], expected_seq=2)
+    with log.guarding(guard):
+        first = log.append("s", [UserMessage(text="two")], expected_seq=1)
+        second = log.append("s", [UserMessage(text="three"), UserMessage(text="four")], expected_seq=2)
+    # Check: outside an operation the log adds nothing.
+    [plain] = log.append("s", [UserMessage(text="five")], expected_seq=4)
+    assert plain.idempotency_key is None
     assert [e.idempotency_key for e in first + second] == [
         f"{guard.key_base}#1.0",
         f"{guard.key_base}#2.0",

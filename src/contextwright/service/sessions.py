@@ -1,19 +1,23 @@
 """Tenants' sessions on the runtime: find, open, and run one operation with its guarantees.
 
-Every HTTP request opens its :class:`~contextwright.runtime.Session` afresh from the
-registry and the log: nothing a request depends on lives in the worker.
+Every HTTP request runs on a :class:`~contextwright.runtime.Session` that has read the
+log's tail first: nothing a request depends on lives only in the worker.
 ``expected_seq`` and idempotency keys are enforced on the log itself (see
 :class:`GuardedLog`), so they hold across workers and across retries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from contextwright.budget.estimator import TokenEstimator
-from contextwright.canonical import canonical_json, content_hash
+from contextwright.canonical import canonical_json, content_hash, parse_canonical
 from contextwright.clock import Clock
 from contextwright.errors import IdempotencyConflict, SeqConflict
 from contextwright.events.envelope import Event, NewEvent
@@ -44,31 +48,52 @@ def guarantees(operation: str, body: Any, *, expected_seq: int | None, idempoten
     return Guarantees(expected_seq=expected_seq, idempotency_key=idempotency_key, fingerprint=content_hash([operation, plain]))
 
 
+class _Guard:
+    """One operation's guarantees, and how far the operation got."""
+
+    def __init__(self, guarantees: Guarantees) -> None:
+        self.expected = guarantees.expected_seq
+        self.key = guarantees.key_base
+        self.batch = 0
+
+
+_CURRENT: ContextVar[_Guard | None] = ContextVar("contextwright_service_guard", default=None)
+
+
 class GuardedLog(EventLog):
-    """The engine's log for one operation: its first append must land on ``expected_seq``,
-    and every event carries a key derived from the client's idempotency key.
+    """The engine's log in the service: the current operation's first append must land on its
+    ``expected_seq``, and every event it appends carries a key derived from its idempotency key.
 
     The session appends after the seq it just read; checking that seq against the
-    client's inside the log's own optimistic append makes the check atomic.
+    client's inside the log's own optimistic append makes the check atomic. The
+    operation's guarantees live in a context variable, so one log (and the sessions
+    cached on it) serves every request thread.
     """
 
-    def __init__(self, inner: EventLog, guarantees: Guarantees) -> None:
+    def __init__(self, inner: EventLog) -> None:
         super().__init__(clock=inner.clock)
         self.inner = inner
-        self._expected = guarantees.expected_seq
-        self._key = guarantees.key_base
-        self._batch = 0
+
+    @contextmanager
+    def guarding(self, guarantees: Guarantees) -> Iterator[None]:
+        """Appends inside the block hold to ``guarantees``."""
+        token = _CURRENT.set(_Guard(guarantees))
+        try:
+            yield
+        finally:
+            _CURRENT.reset(token)
 
     def append(self, session_id: str, events: Iterable[Any], *, expected_seq: int) -> list[Event]:
         batch = list(events)
-        if self._expected is not None:
-            wanted, self._expected = self._expected, None
+        guard = _CURRENT.get()
+        if guard is not None and guard.expected is not None:
+            wanted, guard.expected = guard.expected, None
             if wanted != expected_seq:
                 raise SeqConflict(session_id, expected_seq=wanted, actual_seq=expected_seq)
-        if self._key is not None:
-            self._batch += 1
+        if guard is not None and guard.key is not None:
+            guard.batch += 1
             batch = [
-                NewEvent.of(e.payload if isinstance(e, NewEvent) else e, idempotency_key=f"{self._key}#{self._batch}.{i}")
+                NewEvent.of(e.payload if isinstance(e, NewEvent) else e, idempotency_key=f"{guard.key}#{guard.batch}.{i}")
                 for i, e in enumerate(batch)
             ]
         return self.inner.append(session_id, batch, expected_seq=expected_seq)
@@ -118,12 +143,24 @@ def resolved_model(data: dict[str, Any]) -> ResolvedModel:
 class Sessions:
     """The tenants' sessions in one store."""
 
-    def __init__(self, *, log: EventLog, store: ServiceStore, clock: Clock, estimator: TokenEstimator, secret: bytes) -> None:
-        self.log = log
+    def __init__(
+        self,
+        *,
+        log: EventLog,
+        store: ServiceStore,
+        clock: Clock,
+        estimator: TokenEstimator,
+        secret: bytes,
+        cache_size: int = 256,
+    ) -> None:
+        self.log = GuardedLog(log)
         self.store = store
         self.clock = clock
         self.estimator = estimator
         self.secret = secret
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, tuple[threading.Lock, Session]] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def open(
         self, principal: Principal, session_id: str, agent: dict[str, Any], model: dict[str, Any]
@@ -149,17 +186,38 @@ class Sessions:
             raise SessionNotFound(f"no session {session_id!r}", session_id=session_id)
         return record
 
-    def runtime(self, record: RegisteredSession, guard: Guarantees | None = None) -> Session:
-        """A runtime session for one operation, on a log that enforces ``guard``."""
-        from contextwright.canonical import parse_canonical
+    @contextmanager
+    def session(self, record: RegisteredSession, guard: Guarantees | None = None) -> Iterator[Session]:
+        """The runtime session of ``record`` for one operation, whose appends hold to ``guard``.
 
-        log = GuardedLog(self.log, guard) if guard is not None else self.log
-        engine = Engine(log, clock=self.clock, estimator=self.estimator, secret=self.secret)
-        return engine.session(
-            record.log_session_id,
+        Sessions are cached per worker, one operation at a time each: a cached session
+        reads the log's tail before every operation (any worker may have appended), so
+        the cache saves re-reading and re-deciding the past, never decides anything.
+        """
+        lock, session = self._cached(record)
+        with lock, self.log.guarding(guard or Guarantees()):
+            session.events  # noqa: B018 - reading them syncs the tail another worker may have appended
+            yield session
+
+    def _cached(self, record: RegisteredSession) -> tuple[threading.Lock, Session]:
+        key = record.log_session_id
+        with self._cache_lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                self._cache.move_to_end(key)
+                return entry
+        engine = Engine(self.log, clock=self.clock, estimator=self.estimator, secret=self.secret)
+        session = engine.session(
+            key,
             agent=agent_spec(parse_canonical(record.agent)),
             model=ResolvedModel.from_dict(parse_canonical(record.model)),
         )
+        with self._cache_lock:
+            entry = self._cache.setdefault(key, (threading.Lock(), session))
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return entry
 
     def replayed(self, session: Session, guard: Guarantees) -> list[Event] | None:
         """The events an earlier request with this idempotency key stored, or None if there was none.

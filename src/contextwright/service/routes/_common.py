@@ -84,21 +84,21 @@ def write(
     """Run one write on the principal's session with its guarantees; return the answer and whether it is new."""
     sessions = sessions_of(request)
     record = sessions.find(principal(request), session_id)
-    session = sessions.runtime(record, guard)
-    replay = sessions.replayed(session, guard)
-    if replay is not None:
-        stored, created = replay, False
-    else:
-        Sessions.check_expected(session, guard)
-        before = session.last_seq
-        action(session)
-        stored, created = [e for e in session.events if e.seq > before], True
-        if guard.key_base is not None:
-            stored = [e for e in stored if (e.idempotency_key or "").startswith(guard.key_base + "#")]
-    answer = AppendOut(
-        events=[event_out(e, session_id) for e in stored],
-        last_seq=session.last_seq if replay is None else max(session.last_seq, stored[-1].seq),
-        replayed=replay is not None,
-        pending_tool_calls=calls_out(session.pending_tool_calls()),
-    )
+    with sessions.session(record, guard) as session:
+        replay = sessions.replayed(session, guard)
+        if replay is not None:
+            stored, created = replay, False
+        else:
+            Sessions.check_expected(session, guard)
+            before = session.last_seq
+            action(session)
+            stored, created = [e for e in session.events if e.seq > before], True
+            if guard.key_base is not None:
+                stored = [e for e in stored if (e.idempotency_key or "").startswith(guard.key_base + "#")]
+        answer = AppendOut(
+            events=[event_out(e, session_id) for e in stored],
+            last_seq=session.last_seq,
+            replayed=replay is not None,
+            pending_tool_calls=calls_out(session.pending_tool_calls()),
+        )
     return answer, created

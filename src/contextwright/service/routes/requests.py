@@ -43,10 +43,11 @@ def next_request(session_id: SessionPath, body: BuildIn, request: Request) -> Bu
     sessions = sessions_of(request)
     record = sessions.find(principal(request), session_id)
     guard = Guarantees(expected_seq=body.expected_seq)
-    session = sessions.runtime(record, guard)
-    wire = _wire(body.wire, session.model.provider)
-    Sessions.check_expected(session, guard)
-    built = session.next_request()
+    with sessions.session(record, guard) as session:
+        wire = _wire(body.wire, session.model.provider)
+        Sessions.check_expected(session, guard)
+        built = session.next_request()
+        last_seq = session.last_seq
     return BuiltOut(
         index=built.index,
         wire=wire,
@@ -57,7 +58,7 @@ def next_request(session_id: SessionPath, body: BuildIn, request: Request) -> Bu
         tokens_by_class=dict(built.result.tokens_by_class),
         pressure=built.result.pressure,
         yields=list(built.result.yields),
-        last_seq=session.last_seq,
+        last_seq=last_seq,
     )
 
 
@@ -71,15 +72,16 @@ def inspect_request(
 ) -> InspectOut:
     """Exactly what the model saw on request ``index``: rebuilt from the log, checked against its recorded hash."""
     sessions = sessions_of(request)
-    session = sessions.runtime(sessions.find(principal(request), session_id))
-    name = _wire(wire, session.model.provider)
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
-    if index >= len(built):
-        raise Problem("not-found", f"session {session_id!r} has {len(built)} recorded requests; there is no request {index}")
-    rebuilt, record = session.rebuild(index)
-    # Cache markers depend on the request before in the same epoch, exactly as when it was sent.
-    previous = session.rebuild(index - 1)[0] if index > 0 and built[index - 1].epoch == record.epoch else None
-    body = wire_named(name).render(rebuilt, capabilities_for(session.model), previous=previous, prefix_ttl=prefix_ttl)
+    with sessions.session(sessions.find(principal(request), session_id)) as session:
+        name = _wire(wire, session.model.provider)
+        built = [e.payload for e in session.events if e.type == "context.request.built"]
+        if index >= len(built):
+            raise Problem("not-found", f"session {session_id!r} has {len(built)} recorded requests; there is no request {index}")
+        rebuilt, record = session.rebuild(index)
+        # Cache markers depend on the request before in the same epoch, exactly as when it was sent.
+        previous = session.rebuild(index - 1)[0] if index > 0 and built[index - 1].epoch == record.epoch else None
+        model = session.model
+    body = wire_named(name).render(rebuilt, capabilities_for(model), previous=previous, prefix_ttl=prefix_ttl)
     return InspectOut(
         index=index,
         epoch=record.epoch,
@@ -99,10 +101,10 @@ def inspect_request(
 def compact(session_id: SessionPath, request: Request) -> CompactOut:
     """Fold the history before the current run into a summary now; archive first, or refuse and change nothing."""
     sessions = sessions_of(request)
-    session = sessions.runtime(sessions.find(principal(request), session_id))
-    event = session.compact()
-    return CompactOut(
-        compacted=event is not None,
-        event=None if event is None else event_out(event, session_id),
-        last_seq=session.last_seq,
-    )
+    with sessions.session(sessions.find(principal(request), session_id)) as session:
+        event = session.compact()
+        return CompactOut(
+            compacted=event is not None,
+            event=None if event is None else event_out(event, session_id),
+            last_seq=session.last_seq,
+        )

@@ -19,17 +19,17 @@ SessionPath = Annotated[str, Path(min_length=1, max_length=MAX_CLIENT_SESSION_ID
 
 def session_out(sessions: Sessions, record: RegisteredSession) -> SessionOut:
     """A session with its current state."""
-    session = sessions.runtime(record)
-    return SessionOut(
-        session_id=record.session_id,
-        created_at=record.created_at,
-        model=parse_canonical(record.model),
-        agent=parse_canonical(record.agent),
-        last_seq=session.last_seq,
-        requests=sum(1 for e in session.events if e.type == "context.request.built"),
-        awaiting_model=session.awaiting_model,
-        pending_tool_calls=calls_out(session.pending_tool_calls()),
-    )
+    with sessions.session(record) as session:
+        return SessionOut(
+            session_id=record.session_id,
+            created_at=record.created_at,
+            model=parse_canonical(record.model),
+            agent=parse_canonical(record.agent),
+            last_seq=session.last_seq,
+            requests=sum(1 for e in session.events if e.type == "context.request.built"),
+            awaiting_model=session.awaiting_model,
+            pending_tool_calls=calls_out(session.pending_tool_calls()),
+        )
 
 
 @router.post(
