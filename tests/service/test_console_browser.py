@@ -137,6 +137,21 @@ def test_the_console_shows_a_session_live_and_inspects_request_n(browser, consol
     driver.save_screenshot(str(shots / "console-inspector.png"))
     assert (shots / "console-series.png").stat().st_size > 10_000
 
+    # Check: a compaction shows up live, as a change in the table and a marker on the chart.
+    assert session.compact() is not None
+    session.record_assistant(AssistantMessage(text="Changed the billing total to a float."))
+    session.user("Thanks. Anything else?")
+    session.next_request()
+    wait.until(lambda d: len(rows(d)) == 6)
+    last = rows(driver)[-1].text
+    assert "compacted:manual" in last
+    assert driver.find_elements(By.CSS_SELECTOR, "#chart-tokens line title")
+    totals = {
+        e.get_attribute("data-total"): e.find_element(By.TAG_NAME, "dd").text
+        for e in driver.find_elements(By.CSS_SELECTOR, "#totals > div")
+    }
+    assert totals["Compactions"] == "1"
+
     assert _severe(driver) == []
 
 
