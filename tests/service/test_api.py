@@ -86,6 +86,18 @@ def test_a_session_reopened_by_id_continues_where_it_was(service):
         first.user("hello")
         second = client.session("again", agent=AGENT, model=MODEL)
         assert second.last_seq == 1 and second.awaiting_model
+        # Check: a raw body that leaves the defaults out opens the same session.
+        with http(service, key) as api:
+            raw = {
+                "session_id": "again",
+                "agent": {
+                    "policy": AGENT.policy,
+                    "instructions": AGENT.instructions,
+                    "tools": [{"name": "run_tests", "description": "Run the test suite"}],
+                },
+                "model": {"provider": "anthropic", "id": "claude-sonnet-4-6"},
+            }
+            assert api.post("/v1/sessions", json=raw).status_code == 200
         # Check: the same id with another spec is refused, and names the problem.
         with pytest.raises(ServiceProblem) as caught:
             client.session("again", agent=AGENT, model=models.openai("gpt-5"))

@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.budget.estimator import TokenEstimator
 from contextwright.canonical import canonical_json, content_hash, parse_canonical
 from contextwright.clock import Clock
@@ -166,6 +167,8 @@ class Sessions:
         self, principal: Principal, session_id: str, agent: dict[str, Any], model: dict[str, Any]
     ) -> tuple[RegisteredSession, bool]:
         """Register the session (validating spec and model first); the same spec again finds it."""
+        # Defaults spelled out, so a body that omits them and one that repeats them are the same spec.
+        agent = {**agent, "framing": agent.get("framing") or FRAMING_TEXT}
         spec = agent_spec(agent)
         spec.prefix()  # duplicate tool names and other spec errors surface now, not at the first request
         resolved = resolved_model(model)

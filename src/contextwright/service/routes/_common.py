@@ -58,8 +58,8 @@ def sessions_of(request: Request) -> Sessions:
     return request.app.state.sessions  # type: ignore[no-any-return]
 
 
-def event_out(event: Event, session_id: str) -> EventOut:
-    """An event as JSON (the session id is the tenant's, not the log's)."""
+def event_out(event: Event) -> EventOut:
+    """An event as JSON (without the log's session id, which carries the tenant)."""
     return EventOut(
         seq=event.seq,
         type=event.type,
@@ -96,7 +96,7 @@ def write(
             if guard.key_base is not None:
                 stored = [e for e in stored if (e.idempotency_key or "").startswith(guard.key_base + "#")]
         answer = AppendOut(
-            events=[event_out(e, session_id) for e in stored],
+            events=[event_out(e) for e in stored],
             last_seq=session.last_seq,
             replayed=replay is not None,
             pending_tool_calls=calls_out(session.pending_tool_calls()),

@@ -32,7 +32,7 @@ def list_events(
     events = sessions.log.read(record.log_session_id, after_seq=after_seq, limit=limit + 1)
     page = events[:limit]
     return EventPage(
-        events=[event_out(e, session_id) for e in page],
+        events=[event_out(e) for e in page],
         next_after_seq=page[-1].seq if len(events) > limit else None,
     )
 

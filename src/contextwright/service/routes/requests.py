@@ -105,6 +105,6 @@ def compact(session_id: SessionPath, request: Request) -> CompactOut:
         event = session.compact()
         return CompactOut(
             compacted=event is not None,
-            event=None if event is None else event_out(event, session_id),
+            event=None if event is None else event_out(event),
             last_seq=session.last_seq,
         )
