@@ -540,3 +540,36 @@ def test_two_workers_on_one_store_serve_one_session_in_turns(service):
         for index in (0, 1):
             assert on_a.inspect(index)["rebuilt_sha256"] == on_b.inspect(index)["recorded_sha256"]
         assert [e["seq"] for e in on_a.events] == list(range(1, on_b.last_seq + 1))
+
+
+def test_one_request_sent_to_two_workers_at_once_is_stored_once(service):
+    from contextwright.service import ServiceConfig, create_app
+    from contextwright.testing.service import serving
+
+    key = service.key("duplicates")
+    other = create_app(ServiceConfig(store=service.store_url))
+    name = sid()
+    open_session(service, key, name)
+    with serving(other) as other_url:
+        for round_ in range(4):
+            body = {"text": f"round {round_}", "idempotency_key": f"dup-{round_}", "expected_seq": round_}
+            answers: list[httpx2.Response] = []
+            barrier = threading.Barrier(2)
+
+            def send(url: str, body: dict = body, answers: list = answers, barrier: threading.Barrier = barrier) -> None:
+                with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as api:
+                    barrier.wait()
+                    answers.append(api.post(f"/v1/sessions/{name}/messages", json=body))
+
+            threads = [threading.Thread(target=send, args=(url,)) for url in (service.url, other_url)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            # Check: never a conflict, and both answers carry the one stored event. (Which of them
+            # says "replayed" is decided by timing: two copies in the same instant may both say 201.)
+            assert {a.status_code for a in answers} <= {200, 201} and 201 in {a.status_code for a in answers}
+            assert answers[0].json()["events"] == answers[1].json()["events"]
+    with http(service, key) as api:
+        texts = [e["payload"]["text"] for e in api.get(f"/v1/sessions/{name}/events").json()["events"]]
+    assert texts == [f"round {n}" for n in range(4)]

@@ -9,6 +9,7 @@ from fastapi import Request, Security
 from fastapi.security import HTTPBearer
 
 from contextwright.clock import format_instant
+from contextwright.errors import SeqConflict
 from contextwright.events.catalog import ToolCall
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
@@ -81,7 +82,11 @@ def write(
     guard: Guarantees,
     action: Callable[[Session], Any],
 ) -> tuple[AppendOut, bool]:
-    """Run one write on the principal's session with its guarantees; return the answer and whether it is new."""
+    """Run one write on the principal's session with its guarantees; return the answer and whether it is new.
+
+    A keyed write is stored once however often it arrives. Two copies racing on two
+    workers in the same instant may both be answered as new; both carry the same events.
+    """
     sessions = sessions_of(request)
     record = sessions.find(principal(request), session_id)
     with sessions.session(record, guard) as session:
@@ -89,10 +94,19 @@ def write(
         if replay is not None:
             stored, created = replay, False
         else:
-            Sessions.check_expected(session, guard)
             before = session.last_seq
-            action(session)
-            stored, created = [e for e in session.events if e.seq > before], True
+            try:
+                Sessions.check_expected(session, guard)
+                action(session)
+            except SeqConflict:
+                # The same request, sent twice at once to two workers: the other one stored it.
+                replay = sessions.replayed(session, guard)
+                if replay is None:
+                    raise
+            if replay is not None:
+                stored, created = replay, False
+            else:
+                stored, created = [e for e in session.events if e.seq > before], True
             if guard.key_base is not None:
                 stored = [e for e in stored if (e.idempotency_key or "").startswith(guard.key_base + "#")]
         answer = AppendOut(
