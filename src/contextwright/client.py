@@ -70,7 +70,14 @@ class Client:
         return list(self.call("GET", "/v1/sessions")["sessions"])
 
     def call(
-        self, method: str, path: str, body: Mapping[str, Any] | None = None, *, retry_safe: bool = False, **params: Any
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        retry_safe: bool = False,
+        session_id: str | None = None,
+        **params: Any,
     ) -> Any:
         """One API call; problem documents raise. ``retry_safe`` calls are retried after a lost reply."""
         for attempt in range(self.retries + 1):
@@ -88,7 +95,7 @@ class Client:
                 self._sleep(min(10.0, float(response.headers.get("Retry-After", "1"))))
                 continue
             if response.status_code >= 400:
-                raise _problem(response)
+                raise _problem(response, session_id)
             return response.json()
         raise AssertionError("unreachable")
 
@@ -121,7 +128,7 @@ class RemoteSession:
         body = {**body, "idempotency_key": idempotency_key or uuid.uuid4().hex}
         if expected_seq is not None:
             body["expected_seq"] = expected_seq
-        return list(self.client.call("POST", self._path + path, body, retry_safe=True)["events"])
+        return list(self.client.call("POST", self._path + path, body, retry_safe=True, session_id=self.id)["events"])
 
     def user(
         self,
@@ -202,7 +209,8 @@ class RemoteSession:
         body: dict[str, Any] = {"wire": wire, "prefix_ttl": prefix_ttl}
         if expected_seq is not None:
             body["expected_seq"] = expected_seq
-        return RemoteRequest(self, self.client.call("POST", self._path + "/requests", body), prefix_ttl=prefix_ttl)
+        built = self.client.call("POST", self._path + "/requests", body, session_id=self.id)
+        return RemoteRequest(self, built, prefix_ttl=prefix_ttl)
 
     def send(
         self, create: Callable[..., Any], request: RemoteRequest | None = None, *, wire: str | None = None, **extra: Any
@@ -325,7 +333,7 @@ def model_json(model: ResolvedModel) -> dict[str, Any]:
     }
 
 
-def _problem(response: Any) -> ContextwrightError:
+def _problem(response: Any, session_id: str | None) -> ContextwrightError:
     try:
         problem = response.json()
     except ValueError:
@@ -338,7 +346,7 @@ def _problem(response: Any) -> ContextwrightError:
     detail = str(problem.get("detail") or problem.get("title") or f"HTTP {response.status_code}")
     if problem.get("type") == "/problems/seq-conflict":
         return SeqConflict(
-            str(problem.get("instance", "")),
+            session_id or str(problem.get("instance", "")),
             expected_seq=int(problem.get("expected_seq", -1)),
             actual_seq=int(problem["current_seq"]),
         )

@@ -155,7 +155,7 @@ def test_a_stale_expected_seq_is_409_with_the_current_seq_and_writes_nothing(ser
         with Client(service.url, key) as client:
             with pytest.raises(SeqConflict) as caught:
                 client.session(name, agent=AGENT, model=MODEL).user("three", expected_seq=0)
-            assert caught.value.actual_seq == 1
+            assert caught.value.fields == {"session_id": name, "expected_seq": 0, "actual_seq": 1}
 
 
 def test_racing_writers_on_one_seq_exactly_one_wins(service):
@@ -496,6 +496,7 @@ def test_a_key_over_its_rate_gets_429_with_retry_after(service):
 
 def test_problem_types_resolve_and_the_schema_is_published(service):
     with httpx2.Client(base_url=service.url) as api:
+        assert api.get("/healthz").json() == {"status": "ok"}
         kind = api.get("/problems/seq-conflict").json()
         assert kind["status"] == 409 and kind["type"] == "/problems/seq-conflict"
         schema = api.get("/openapi.json").json()

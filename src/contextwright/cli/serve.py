@@ -35,8 +35,13 @@ def serve(
         from contextwright.log import open_log
 
         open_log(store).close()
-        open_service_store(store).close()
+        with open_service_store(store) as keys:
+            no_keys = not keys.keys()
     os.environ.update(config.to_env())
+    if no_keys:
+        console.print(
+            f"No API keys yet: create one with [bold]contextwright keys create TENANT --store {store}[/]", highlight=False
+        )
     console.print(
         f"Contextwright on http://{host}:{port}  (console: /console, API: /v1, OpenAPI: /openapi.json)", highlight=False
     )

@@ -1,14 +1,22 @@
-"""``GET /problems/<slug>``: what each problem type means (the types are URIs that resolve)."""
+"""Open pages: ``GET /problems/<slug>`` (what each problem type means: the types are URIs
+that resolve) and ``GET /healthz``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from contextwright.service.problems import PROBLEM_TYPES, Problem
 
 router = APIRouter(tags=["problems"])
+
+
+@router.get("/healthz", include_in_schema=False)
+def health(request: Request) -> dict[str, str]:
+    """Whether this worker can read its store (for load balancers and process managers)."""
+    request.app.state.store.keys("healthz")
+    return {"status": "ok"}
 
 
 @router.get("/problems", include_in_schema=False)
