@@ -40,6 +40,7 @@ class Guarantees:
 
     @property
     def key_base(self) -> str | None:
+        """The prefix of every idempotency key this write stores: the client's key and the body's fingerprint."""
         return None if self.idempotency_key is None else f"{self.idempotency_key}:{self.fingerprint[7:23]}"
 
 
@@ -85,6 +86,7 @@ class GuardedLog(EventLog):
             _CURRENT.reset(token)
 
     def append(self, session_id: str, events: Iterable[Any], *, expected_seq: int) -> list[Event]:
+        """The inner log's append, held to the current operation's guarantees."""
         batch = list(events)
         guard = _CURRENT.get()
         if guard is not None and guard.expected is not None:
@@ -100,6 +102,7 @@ class GuardedLog(EventLog):
         return self.inner.append(session_id, batch, expected_seq=expected_seq)
 
     def sessions(self) -> list[str]:
+        """The inner log's sessions."""
         return self.inner.sessions()
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
