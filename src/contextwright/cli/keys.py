@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.table import Table
 
 from contextwright.cli._common import console, friendly_errors
+
+if TYPE_CHECKING:
+    from contextwright.service.store import ServiceStore
 
 DEFAULT_STORE = "sqlite:///contextwright.db"
 STORE_OPTION = typer.Option(
@@ -15,7 +20,7 @@ STORE_OPTION = typer.Option(
 app = typer.Typer(help="API keys of the HTTP service: one tenant per key, stored hashed.", no_args_is_help=True)
 
 
-def _store(url: str):  # type: ignore[no-untyped-def]
+def _store(url: str) -> ServiceStore:
     from contextwright.log import open_log
     from contextwright.service.store import open_service_store
 

@@ -30,7 +30,7 @@ from contextwright.errors import (
     StorageUnavailable,
     UsageError,
 )
-from contextwright.plan.planner import PrefixChanged
+from contextwright.planner import PrefixChanged
 from contextwright.providers._render_common import RenderError
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded, ToolCallUnknown
 from contextwright.service.errors import SessionExists, SessionNotFound, Unauthenticated

@@ -51,12 +51,12 @@ READ_PROBLEMS = problems(404, 422)
 
 def principal(request: Request) -> Principal:
     """The caller, as the gate authenticated it."""
-    return request.state.principal  # type: ignore[no-any-return]
+    return request.state.principal
 
 
 def sessions_of(request: Request) -> Sessions:
     """The app's sessions."""
-    return request.app.state.sessions  # type: ignore[no-any-return]
+    return request.app.state.sessions
 
 
 def event_out(event: Event) -> EventOut:
