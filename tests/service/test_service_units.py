@@ -56,6 +56,7 @@ SERVER_SIDE |= {
     "MissingDependencyError",
     "ServiceError",
     "KeyNotFound",
+    "StreamIncomplete",
     "WorkingStateError",
     "TranscriptError",
     "PrefixUnstable",
