@@ -109,16 +109,22 @@ function openSession(id) {
 
 async function refresh() {
   const id = state.session;
+  const base = "/v1/sessions/" + encodeURIComponent(id);
   let series;
   try {
-    series = await api("/v1/sessions/" + encodeURIComponent(id) + "/series");
+    // A one-row read tells whether the log moved; the series is folded from the whole log.
+    if (state.lastSeq >= 0) {
+      const probe = await api(base + "/events?limit=1&after_seq=" + state.lastSeq);
+      if (!probe.events.length) return;
+    }
+    series = await api(base + "/series");
   } catch (error) {
     $("session-status").textContent = "Could not load the series: " + error.message;
     return;
   }
   if (id !== state.session || series.last_seq === state.lastSeq) return;
   state.lastSeq = series.last_seq;
-  const stats = await api("/v1/sessions/" + encodeURIComponent(id) + "/stats");
+  const stats = await api(base + "/stats");
   renderTotals(stats.summary, series.points);
   renderTokens(series.points);
   renderLine($("chart-cache"), series.points.map((p) => p.cache_read_share), 1, (v) => fmt.share(v));
