@@ -151,6 +151,7 @@ def test_the_console_shows_a_session_live_and_inspects_request_n(browser, consol
         for e in driver.find_elements(By.CSS_SELECTOR, "#totals > div")
     }
     assert totals["Compactions"] == "1"
+    driver.find_element(By.ID, "chart-tokens").screenshot(str(shots / "console-compaction-chart.png"))
 
     assert _severe(driver) == []
 
