@@ -9,13 +9,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("fastapi", reason='the service needs its extra: pip install "contextwright[service]"')
-pytest.importorskip("uvicorn", reason='the service needs its extra: pip install "contextwright[service]"')
-
 from contextwright.runtime import AgentSpec, Tool
-from contextwright.service import ServiceConfig, create_app
-from contextwright.service.limits import RateLimit
-from contextwright.testing.service import serving
+
+NEEDS = 'the service needs its extras: pip install "contextwright[service,client]"'
+"""Each test module here starts with ``pytest.importorskip`` of what it needs (a conftest cannot skip)."""
 
 MAX_BODY = 64 * 1024
 """The body limit of the test services: small, so 413s are cheap to provoke."""
@@ -55,6 +52,10 @@ def _store_url(backend: str, tmp_path_factory: pytest.TempPathFactory, request: 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     """One uvicorn server for the module, on the backend of the parameter."""
+    from contextwright.service import ServiceConfig, create_app
+    from contextwright.service.limits import RateLimit
+    from contextwright.testing.service import serving
+
     urls = _store_url(request.param, tmp_path_factory, request)
     store_url = next(urls)
     config = ServiceConfig(store=store_url, max_body_bytes=MAX_BODY, rate_limit=RateLimit(per_second=1000, burst=1000))

@@ -6,8 +6,15 @@ import json
 import threading
 import uuid
 
-import httpx2
 import pytest
+
+from tests.service.conftest import NEEDS
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("httpx2", reason=NEEDS)
+
+import httpx2
 
 from contextwright import models
 from contextwright.client import Client, ServiceProblem

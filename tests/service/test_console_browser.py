@@ -15,6 +15,11 @@ from pathlib import Path
 import pytest
 
 webdriver = pytest.importorskip("selenium.webdriver", reason='the console test needs selenium: pip install "contextwright[dev]"')
+from tests.service.conftest import NEEDS  # noqa: E402
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("httpx2", reason=NEEDS)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402

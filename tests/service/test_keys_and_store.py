@@ -5,6 +5,12 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+
+from tests.service.conftest import NEEDS
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("httpx2", reason=NEEDS)
 from typer.testing import CliRunner
 
 from contextwright.canonical import content_hash

@@ -11,6 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 schemathesis = pytest.importorskip("schemathesis", reason='property tests need schemathesis: pip install "contextwright[dev]"')
+from tests.service.conftest import NEEDS  # noqa: E402
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("httpx2", reason=NEEDS)
 from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
 from schemathesis.specs.openapi.checks import positive_data_acceptance  # noqa: E402

@@ -11,6 +11,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from tests.service.conftest import NEEDS
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("anthropic", reason="the README loop needs the anthropic SDK (the anthropic extra)")
+pytest.importorskip("httpx2", reason=NEEDS)
+
 import httpx2
 
 from contextwright.testing.service import free_port

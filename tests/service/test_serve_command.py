@@ -6,6 +6,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+from tests.service.conftest import NEEDS
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("httpx2", reason=NEEDS)
+
 import httpx2
 
 from contextwright.service.store import open_service_store

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.service.conftest import NEEDS
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("httpx2", reason=NEEDS)
+
 import contextwright.errors as errors
 from contextwright.errors import ContextwrightError, SeqConflict, UsageError
 from contextwright.events import UserMessage
