@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
 from contextwright._optional import require
-from contextwright.errors import ContextwrightError, SeqConflict
+from contextwright.errors import ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.models import ResolvedModel
 from contextwright.runtime.spec import AgentSpec
@@ -215,11 +216,34 @@ class RemoteSession:
     def send(
         self, create: Callable[..., Any], request: RemoteRequest | None = None, *, wire: str | None = None, **extra: Any
     ) -> Any:
-        """Build (unless given), send with ``create`` (e.g. ``client.messages.create``), record the answer."""
+        """Build (unless given), send with ``create`` (e.g. ``client.messages.create``), record the answer.
+
+        The wire is read from the SDK method, as the embedded session does; ``wire=`` overrides it.
+        """
+        wire = wire or _wire_of(create)
         request = request or self.next_request(wire=wire)
         response = create(**request.body(wire), **extra)
         self.record(response)
         return response
+
+    @contextmanager
+    def stream(
+        self, open_stream: Callable[..., Any], request: RemoteRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> Iterator[Any]:
+        """``with session.stream(client.messages.stream) as stream:`` gives the SDK's own stream.
+
+        The final answer is recorded from the SDK's accumulator when the block exits
+        normally; a block that raises records nothing.
+        """
+        wire = wire or _wire_of(open_stream)
+        request = request or self.next_request(wire=wire)
+        with open_stream(**request.body(wire), **extra) as stream:
+            yield stream
+            accumulate = next((getattr(stream, n) for n in _ACCUMULATORS if hasattr(stream, n)), None)
+            if accumulate is None:
+                raise UsageError(f"{type(stream).__name__} is not an SDK stream: open it with the SDK's .stream() method")
+            final = accumulate()
+        self.record(final)
 
     def inspect(self, request_index: int, *, wire: str | None = None) -> dict[str, Any]:
         """What the model saw on request ``request_index``, rebuilt by the service; raises if its hash does not match."""
@@ -306,6 +330,15 @@ class RemoteRequest:
     def openai_responses(self) -> dict[str, Any]:
         """Keyword arguments for ``openai.OpenAI().responses.create``."""
         return self.render("openai_responses")
+
+
+_ACCUMULATORS = ("get_final_message", "get_final_completion", "get_final_response")
+
+
+def _wire_of(call: Callable[..., Any]) -> str | None:
+    from contextwright.runtime.wire_choice import inferred_wire
+
+    return inferred_wire(call)
 
 
 def agent_json(agent: AgentSpec) -> dict[str, Any]:

@@ -86,6 +86,28 @@ def test_the_whole_agent_loop_through_the_client(service):
         assert not session.awaiting_model
 
 
+def test_a_streamed_answer_is_recorded_once_complete(service):
+    anthropic = pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
+    key = service.key("stream")
+    provider = ScriptedProvider([AssistantMessage(text="All tests pass now.")])
+    sdk = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler)))
+    with Client(service.url, key) as client:
+        session = client.session(sid(), agent=AGENT, model=MODEL)
+        session.user("Run the tests.")
+        with session.stream(sdk.messages.stream) as stream:
+            text = "".join(stream.text_stream)
+        assert text == "All tests pass now." and provider.bodies[0]["stream"] is True
+        answer = next(e for e in session.events if e["type"] == "message.assistant")
+        assert answer["payload"]["text"] == text
+        assert session.series()[0]["output_tokens"] is not None
+        # Check: a block that raises records nothing.
+        provider.push(AssistantMessage(text="never recorded"))
+        session.user("Again.")
+        with pytest.raises(RuntimeError), session.stream(sdk.messages.stream):
+            raise RuntimeError("the caller gave up")
+        assert [e["payload"]["text"] for e in session.events if e["type"] == "message.assistant"] == [text]
+
+
 def test_a_session_reopened_by_id_continues_where_it_was(service):
     key = service.key("reopen")
     with Client(service.url, key) as client:
