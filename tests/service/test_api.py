@@ -158,6 +158,23 @@ def test_next_request_renders_for_every_wire(service, wire):
         assert caught.value.status == 422 and session.series()[-1]["index"] == request.index
 
 
+@pytest.mark.parametrize("model", [MODEL, models.openai("gpt-5")], ids=["anthropic", "openai"])
+def test_every_registered_wire_renders_for_its_models(service, model):
+    from contextwright.providers.wires import WIRES
+
+    key = service.key("wires")
+    with Client(service.url, key) as client:
+        session = client.session(sid(), agent=AGENT, model=model)
+        session.user("List the failing tests.")
+        request = session.next_request()
+        for name in WIRES:
+            family = name.split("_")[0]
+            if family in ("anthropic", "openai") and family != model.provider:
+                continue
+            # Check: every wire of the table, the service's own included, renders the recorded request.
+            assert request.render(name) == session.inspect(request.index, wire=name)["body"]
+
+
 def test_an_unknown_wire_is_a_422_and_builds_nothing(service):
     key = service.key("wires")
     with http(service, key) as api:
