@@ -13,7 +13,9 @@ from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo
 from contextwright.cli import inspect as _inspect
+from contextwright.cli import keys as _keys
 from contextwright.cli import replay as _replay
+from contextwright.cli import serve as _serve
 from contextwright.cli import store as _store
 from contextwright.cli._common import refresh_width
 
@@ -88,6 +90,8 @@ app.command("compact", cls=_Command)(_compact.compact)
 app.command("sessions", cls=_Command)(_store.sessions)
 app.command("events", cls=_Command)(_store.events)
 app.command("verify", cls=_Command)(_store.verify)
+app.command("serve", cls=_Command)(_serve.serve)
+app.add_typer(_keys.app, name="keys")
 
 
 def main() -> None:
