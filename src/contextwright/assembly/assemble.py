@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 from contextwright.assembly.envelope import Attribution, envelope
@@ -43,6 +44,7 @@ from contextwright.derive.surface import (
     Surface,
     UserTurn,
 )
+from contextwright.derive.taint import lowest_trust, summary_lines
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
 from contextwright.events.catalog import Evidence
@@ -170,15 +172,37 @@ class _Assembler:
             self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]  # callers pass 'user' or 'assistant'
 
     def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
+        # What the assistant repeated of untrusted text keeps that text's trust: it is
+        # enveloped in place, so an echoed instruction never reads as the assistant's own.
+        echoes = self.surface.echoes.get(ref, ())
+        if echoes:
+            pieces, at = [], 0
+            for i, echo in enumerate(echoes):
+                quoted = self.wrap(text[echo.start : echo.end], source="echo", trust=echo.trust, ref=f"{ref}/echo/{i}")
+                pieces += [text[at : echo.start], "\n" if pieces or echo.start else "", quoted, "\n"]
+                at = echo.end
+            text = "".join([*pieces, text[at:]])
         return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
 
     def _summary(self, entry: Summary) -> None:
-        text = self.wrap(entry.compacted.summary, source="summary", trust="user", ref=entry.ref)
+        # Each run of lines keeps the lowest trust of what it was extracted from: a user's
+        # ask stays the user's, the record of replies and tool activity is data.
+        blocks = entry.compacted.summary.splitlines()[:1]  # the header is the platform's own text
+        lines = summary_lines(entry.compacted)
+        for i, (trust, group) in enumerate(groupby(lines, key=lambda line: line.trust)):
+            body = "\n".join(line.text for line in group)
+            blocks.append(self.wrap(body, source="summary", trust=trust, ref=f"{entry.ref}/{i}"))
+        trust = lowest_trust(line.trust for line in lines)
         self._add(
             "user",
             [
                 TextPart(
-                    text=text, trust="user", source="summary", ref=entry.ref, budget_class="summary", layer="compressed_session"
+                    text="\n".join(blocks),
+                    trust=trust,
+                    source="summary",
+                    ref=entry.ref,
+                    budget_class="summary",
+                    layer="compressed_session",
                 )
             ],
         )

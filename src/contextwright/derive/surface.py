@@ -15,10 +15,11 @@ as pointers). Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from contextwright.canonical import canonical_json, sha256_tagged
+from contextwright.derive.taint import Echo, Source, Target, find_echoes
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.events.catalog import (
     ArtifactDeclared,
@@ -173,6 +174,8 @@ class Surface:
     open_stage: StageOpened | None = None
     dedupe_hits: int = 0
     """Entries shown once or not at all because they repeat or were superseded."""
+    echoes: Mapping[str, tuple[Echo, ...]] = field(default_factory=dict)
+    """Spans of assistant texts (by event ref) that repeat untrusted text shown before them."""
 
     @property
     def open_exchange(self) -> Exchange | None:
@@ -191,7 +194,28 @@ class Surface:
 
 
 def fold(session_id: str, events: Iterable[Event]) -> Surface:
-    """Fold events (in seq order) into a :class:`Surface`."""
+    """Fold events (in seq order) into a :class:`Surface`, with the assistant's echoes of untrusted text."""
+    events = list(events)
+    surface = _fold_entries(session_id, events)
+    return replace(surface, echoes=echoes_in(events))
+
+
+def echoes_in(events: Iterable[Event]) -> Mapping[str, tuple[Echo, ...]]:
+    """Where assistant messages repeat tool output or untrusted recall shown before them."""
+    targets: list[Target] = []
+    sources: list[Source] = []
+    for event in events:
+        payload = event.payload
+        if isinstance(payload, AssistantMessage) and payload.text:
+            targets.append(Target(seq=event.seq, ref=event.ref, text=payload.text))
+        elif isinstance(payload, ToolResult):
+            sources.append(Source(seq=event.seq, ref=event.ref, text=payload.output, trust=payload.trust))
+        elif isinstance(payload, FrameRecorded):
+            sources.extend(Source(seq=event.seq, ref=event.ref, text=e.text, trust=e.trust) for e in payload.recall)
+    return find_echoes(targets, sources)
+
+
+def _fold_entries(session_id: str, events: Iterable[Event]) -> Surface:
     entries: list[Entry] = []
     deferred: list[Entry] = []
     open_index: int | None = None

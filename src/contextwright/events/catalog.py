@@ -129,6 +129,14 @@ class RequestBuilt:
     """What is needed to rebuild the request byte for byte (volatile inputs, cut points)."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SummaryLine:
+    """One line of a compaction summary and the trust of the text it was extracted from."""
+
+    text: str
+    trust: TrustLevel
+
+
 @event_type("context.compacted")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Compacted:
@@ -143,6 +151,10 @@ class Compacted:
     archive: ArtifactPointer | None = None
     trigger: Literal["pressure", "overflow", "manual"] = "pressure"
     archive_failed: bool = False
+    lines: tuple[SummaryLine, ...] = ()
+    """The summary's lines after its header, each with the lowest trust of what it came from.
+
+    Empty in compactions recorded before lines carried trust: those render as one block."""
 
 
 @event_type("context.working_state.updated")

@@ -16,6 +16,7 @@ from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
 from contextwright.derive.surface import Exchange, Summary
+from contextwright.derive.taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
 )
@@ -77,7 +78,10 @@ class Relief:
                 ) from exc
             # The automatic path is a safety valve: compact anyway, and say so in the log.
             return self.core.append([replace(compacted, archive_failed=True)])[0]
-        pointer = ArtifactPointer(ref=ref, trust="platform", size_chars=len(text), kind="compaction_archive")
+        # The archive holds the folded events verbatim, tool output included: reading it back
+        # must carry the lowest trust of what it holds, never the platform's.
+        trust = lowest_trust(archived_trust(e) for e in archive_events)
+        pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(text), kind="compaction_archive")
         return self.core.append([replace(compacted, archive=pointer)])[0]
 
     def build(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
