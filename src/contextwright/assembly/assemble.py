@@ -176,7 +176,8 @@ class _Assembler:
         # enveloped in place, so an echoed instruction never reads as the assistant's own.
         echoes = self.surface.echoes.get(ref, ())
         if echoes:
-            pieces, at = [], 0
+            pieces: list[str] = []
+            at = 0
             for i, echo in enumerate(echoes):
                 quoted = self.wrap(text[echo.start : echo.end], source="echo", trust=echo.trust, ref=f"{ref}/echo/{i}")
                 pieces += [text[at : echo.start], "\n" if pieces or echo.start else "", quoted, "\n"]
