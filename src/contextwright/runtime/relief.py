@@ -230,12 +230,12 @@ class Relief:
         surface = self.core.surface()
         return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.core.secret)
 
-    def relieve_overflow(self, plan: ContextPlan) -> None:
-        """Forced relief after a provider overflow: compact, or prune everything prunable."""
+    def relieve_overflow(self, plan: ContextPlan) -> bool:
+        """Forced relief after a provider overflow: compact, or prune everything prunable; False when nothing was freed."""
         proposal = self.compactor(self.core.surface(), epoch=plan.epoch, trigger="overflow")
         if proposal.escalate:
             raise EscalationRequired(proposal.reason, session_id=self.core.id)
         if proposal.compacted is not None:
             self._adopt(proposal.compacted, strict=False)
-        else:
-            self._prune(plan, allocate(plan), must=True)
+            return True
+        return self._prune(plan, allocate(plan), must=True) > 0
