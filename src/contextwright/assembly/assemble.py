@@ -25,6 +25,7 @@ from typing import Any
 
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
+from contextwright.assembly.regions import check_regions
 from contextwright.assembly.request import (
     Message,
     NeutralRequest,
@@ -441,6 +442,7 @@ def build(
             body_limit=allocation.body_limit,
             tokens_by_class=by_class,
         )
+    check_regions(system, messages)
     stable = len(messages) - (1 if messages and any(getattr(p, "volatile", False) for p in messages[-1].parts) else 0)
     request = NeutralRequest(
         session_id=plan.session_id,
