@@ -135,12 +135,12 @@ class ContextPlanner:
             return self._new_plan(current.epoch + 1, model, prefix, reason="cache_ttl_changed", cache_ttl=cache_ttl)
         return PlanDecision(plan=current)
 
-    def edit_prefix(self, prefix: Prefix) -> PlanDecision:
-        """Start a new epoch with an edited prefix."""
+    def edit_prefix(self, prefix: Prefix, *, reason: Literal["prefix_edited", "memory_erased"] = "prefix_edited") -> PlanDecision:
+        """Start a new epoch with an edited prefix (an explicit edit, or a memory item erased from the snapshot)."""
         current = self._require_current("edit the prefix")
         if self._hash(prefix) == current.prefix_sha256:
             return PlanDecision(plan=current)
-        return self._new_plan(current.epoch + 1, current.model, prefix, reason="prefix_edited", cache_ttl=current.cache_ttl)
+        return self._new_plan(current.epoch + 1, current.model, prefix, reason=reason, cache_ttl=current.cache_ttl)
 
     def force_revocation(self, tool_name: str) -> PlanDecision:
         """Operator-forced immediate revocation: the tool leaves the prefix in a new epoch."""
@@ -171,7 +171,7 @@ class ContextPlanner:
         model: ResolvedModel,
         prefix: Prefix,
         *,
-        reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed"] | None,
+        reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed", "memory_erased"] | None,
         cache_ttl: CacheTtl,
     ) -> PlanDecision:
         tokens, measured_by = measure_prefix(

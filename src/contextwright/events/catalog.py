@@ -104,7 +104,7 @@ class EpochRotated:
     epoch: int
     plan: dict[str, Any]
     prefix_sha256: str
-    reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed"]
+    reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed", "memory_erased"]
     previous_prefix_sha256: str
 
 
@@ -253,6 +253,14 @@ class Evidence:
     text: str
     trust: TrustLevel = "user"
     source: str = "memory"
+
+
+@event_type("context.recall.revision_failed")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecallRevisionFailed:
+    """The recall port's revision hook failed; evidence was read fresh instead of reused."""
+
+    error: str
 
 
 @event_type("context.frame.recorded")

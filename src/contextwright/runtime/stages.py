@@ -33,6 +33,7 @@ from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.models import ResolvedModel
 from contextwright.runtime.core import SessionCore
+from contextwright.runtime.memory_rules import erased_texts, withhold_erased
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.tool_calls import ToolCalls
 
@@ -96,10 +97,13 @@ class Stages(Generic[ChildT]):
             leaving.append(decisions.pop(0))
             sizes.pop(0)
         if leaving:
+            offered, withheld = withhold_erased(
+                tuple(render_decision(d.decision) for d in leaving), erased_texts(self.core.events)
+            )
             self.core.append(
                 [
                     DecisionGraduated(stage_ids=tuple(d.decision.stage_id for d in leaving)),
-                    MemoryCandidates(facts=tuple(render_decision(d.decision) for d in leaving)),
+                    MemoryCandidates(facts=offered, withheld=withheld),
                 ]
             )
 
