@@ -106,6 +106,8 @@ class EpochRotated:
     prefix_sha256: str
     reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed", "memory_erased"]
     previous_prefix_sha256: str
+    note: str = ""
+    """Why, in the operator's words (an explicit prefix edit says what changed)."""
 
 
 @event_type("context.request.built")

@@ -24,6 +24,7 @@ from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
 from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
 from contextwright.runtime.memory_rules import corrected_memory, erased_memory_ids
 from contextwright.runtime.relief import Relief
+from contextwright.runtime.spec import AgentSpec
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -170,6 +171,31 @@ class Requests:
         surface = self.core.surface()
         return surface.open_exchange is None and _answerable(surface)
 
+    def snapshot_now(self) -> tuple[MemoryFact, ...]:
+        """The memory snapshot a new plan would freeze: the one read at open, less what was erased since."""
+        erased = erased_memory_ids(self.core.events)
+        return tuple(fact for fact in self.memory_snapshot if fact.id not in erased)
+
+    def check_prefix_fits(self) -> None:
+        """B3 at open: a prefix over its caps fails before anything is logged."""
+        core = self.core
+        core.planner().check_fits(core.model, core.agent.prefix(self.snapshot_now()))
+
+    def edit_prefix(self, agent: AgentSpec, *, note: str) -> ContextPlan | None:
+        """P5: an explicit prefix edit on a live session starts a new epoch, recorded with ``note``."""
+        core = self.core
+        planner = core.planner()
+        prefix = agent.prefix(self.snapshot_now())
+        if planner.current is None:
+            planner.check_fits(core.model, prefix)
+            core.agent = agent  # the first plan will pin it
+            return None
+        decision = planner.edit_prefix(prefix, reason="prefix_edited", note=note)
+        core.agent = agent
+        if decision.events:
+            core.append([e.payload for e in decision.events])
+        return decision.plan
+
     def pin_plan(self) -> ContextPlan:
         """The current plan, or a new one recorded when there is none or the agent or model changed."""
         core = self.core
@@ -181,7 +207,7 @@ class Requests:
             rotated = planner.edit_prefix(current.prefix.without_memory(erased), reason="memory_erased")
             core.append([e.payload for e in rotated.events])
             planner = core.planner()
-        prefix = core.agent.prefix(tuple(fact for fact in self.memory_snapshot if fact.id not in erased))
+        prefix = core.agent.prefix(self.snapshot_now())
         # Tools an operator removed at once left the prefix in a new epoch; keep them out.
         for event in core.events:
             if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
