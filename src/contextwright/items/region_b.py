@@ -25,6 +25,12 @@ class HistoryMessage(BodyItem):
     budget_class: ClassVar[str] = "history"
 
 
+class SignedReasoning(BodyItem):
+    """A provider's signed thinking or reasoning item, kept verbatim with the answer it belongs to."""
+
+    budget_class: ClassVar[str] = "reasoning"
+
+
 class SteeringNote(BodyItem):
     """A note given during a run, kept verbatim."""
 
