@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import groupby
 from typing import Any
 
 from contextwright.assembly.envelope import Attribution, envelope
@@ -211,20 +210,26 @@ class _Assembler:
         return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
 
     def _summary(self, entry: Summary) -> None:
-        # Each run of lines keeps the lowest trust of what it was extracted from: a user's
-        # ask stays the user's, the record of replies and tool activity is data.
+        # Each line keeps the trust of what it was extracted from: a user's ask stays the
+        # user's, the record of replies and tool activity is data. Lines are numbered by
+        # turn and gathered into one block per trust level, so the order survives while
+        # the envelopes stay few (one per level, not one per turn).
         blocks = entry.compacted.summary.splitlines()[:1]  # the header is the platform's own text
         lines = summary_lines(entry.compacted)
-        for i, (trust, group) in enumerate(groupby(lines, key=lambda line: line.trust)):
-            body = "\n".join(line.text for line in group)
-            blocks.append(self.wrap(body, source="summary", trust=trust, ref=f"{entry.ref}/{i}"))
-        trust = lowest_trust(line.trust for line in lines)
+        by_trust: dict[str, list[str]] = {}
+        turn = 0
+        for line in lines:
+            if line.text.startswith("- "):
+                turn += 1
+            by_trust.setdefault(line.trust, []).append(f"[{turn}] {line.text.strip()}" if turn else line.text)
+        for trust, texts in by_trust.items():
+            blocks.append(self.wrap("\n".join(texts), source="summary", trust=trust, ref=f"{entry.ref}/{trust}"))
         self._add(
             "user",
             [
                 TextPart(
                     text="\n".join(blocks),
-                    trust=trust,
+                    trust=lowest_trust(line.trust for line in lines),
                     source="summary",
                     ref=entry.ref,
                     budget_class="summary",

@@ -21,12 +21,12 @@ as pointers). Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
 from contextwright.canonical import canonical_json, sha256_tagged
-from contextwright.derive.taint import Echo, Source, Target, find_echoes
+from contextwright.derive.taint import Echo, EchoIndex
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.events.catalog import (
     ArtifactDeclared,
@@ -224,30 +224,24 @@ class Surface:
         return None
 
 
-def fold(session_id: str, events: Iterable[Event]) -> Surface:
-    """Fold events (in seq order) into a :class:`Surface`, with the assistant's echoes of untrusted text."""
+def fold(session_id: str, events: Iterable[Event], *, echo_index: EchoIndex | None = None) -> Surface:
+    """Fold events (in seq order) into a :class:`Surface`, with the assistant's echoes of untrusted text.
+
+    ``echo_index`` (optional) keeps echo detection incremental across folds of a growing log."""
     events = list(events)
     state = _Fold(session_id=session_id)
     for event in events:
         if event.session_id != session_id:
             raise SurfaceError(f"event {event.ref} belongs to another session than {session_id!r}")
         state.apply(event)
-    return replace(state.surface(), echoes=echoes_in(events))
+    return replace(state.surface(), echoes=echoes_in(events, echo_index))
 
 
-def echoes_in(events: Iterable[Event]) -> Mapping[str, tuple[Echo, ...]]:
-    """Where assistant messages repeat tool output or untrusted recall shown before them."""
-    targets: list[Target] = []
-    sources: list[Source] = []
-    for event in events:
-        payload = event.payload
-        if isinstance(payload, AssistantMessage) and payload.text:
-            targets.append(Target(seq=event.seq, ref=event.ref, text=payload.text))
-        elif isinstance(payload, ToolResult):
-            sources.append(Source(seq=event.seq, ref=event.ref, text=payload.output, trust=payload.trust))
-        elif isinstance(payload, FrameRecorded):
-            sources.extend(Source(seq=event.seq, ref=event.ref, text=e.text, trust=e.trust) for e in payload.recall)
-    return find_echoes(targets, sources)
+def echoes_in(events: Sequence[Event], index: EchoIndex | None = None) -> Mapping[str, tuple[Echo, ...]]:
+    """Where assistant messages repeat tool output or untrusted recall shown before them.
+
+    ``index`` carries the work done for an earlier, shorter read of the same log."""
+    return (index if index is not None else EchoIndex()).update(events)
 
 
 @dataclass(kw_only=True, slots=True)

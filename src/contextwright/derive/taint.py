@@ -16,7 +16,7 @@ the text folded, with memory bounded by the assistant's own text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from contextwright.events.catalog import (
@@ -89,50 +89,94 @@ def lowest_trust(levels: Iterable[TrustLevel], default: TrustLevel = "platform")
     return max(levels, key=TRUST_ORDER.index, default=default)
 
 
-def find_echoes(targets: Iterable[Target], sources: Iterable[Source]) -> Mapping[str, tuple[Echo, ...]]:
-    """Echo spans per target ref (targets without echoes are absent)."""
-    words_of: dict[str, list[re.Match[str]]] = {}
-    seq_of: dict[str, int] = {}
-    text_of: dict[str, str] = {}
-    index: dict[tuple[str, ...], list[tuple[str, int]]] = {}
-    for target in targets:
-        words = list(_WORD.finditer(target.text))
-        words_of[target.ref], seq_of[target.ref], text_of[target.ref] = words, target.seq, target.text
-        folded = [w.group().casefold() for w in words]
-        for i in range(len(folded) - SHINGLE_WORDS + 1):
-            index.setdefault(tuple(folded[i : i + SHINGLE_WORDS]), []).append((target.ref, i))
-    if not index:
-        return {}
-    # (target ref, first word of a matching window) -> (trust, source ref), lowest trust kept.
-    marks: dict[tuple[str, int], tuple[TrustLevel, str]] = {}
-    for source in sources:
+class EchoIndex:
+    """Echo detection over a growing log, each event looked at once.
+
+    Untrusted text is indexed by its word windows as it arrives; an assistant text is
+    checked against the index when it arrives, so only earlier sources count and its
+    echoes never change afterwards. The index keeps one hash per distinct window
+    (Python's own string hash: results do not depend on its per-process seed except
+    through a collision, which would only ever add an envelope).
+    """
+
+    def __init__(self) -> None:
+        self._windows: dict[int, tuple[TrustLevel, str]] = {}
+        self._echoes: dict[str, tuple[Echo, ...]] = {}
+        self._upto = 0
+
+    def _reset(self) -> None:
+        self._windows.clear()
+        self._echoes.clear()
+        self._upto = 0
+
+    def add_source(self, source: Source) -> None:
+        """Index untrusted text the model was shown (trusted text is ignored)."""
         if source.trust not in UNTRUSTED:
-            continue
+            return
         folded = [w.casefold() for w in _WORD.findall(source.text)]
+        rank = TRUST_ORDER.index(source.trust)
         for i in range(len(folded) - SHINGLE_WORDS + 1):
-            for ref, start in index.get(tuple(folded[i : i + SHINGLE_WORDS]), ()):
-                if seq_of[ref] <= source.seq:
-                    continue  # only what the model had been shown before it wrote the text
-                known = marks.get((ref, start))
-                if known is None or TRUST_ORDER.index(source.trust) > TRUST_ORDER.index(known[0]):
-                    marks[(ref, start)] = (source.trust, source.ref)
-    found: dict[str, list[Echo]] = {}
-    for (ref, start), (trust, source_ref) in sorted(marks.items()):
-        words, text = words_of[ref], text_of[ref]
-        begin, end = _widen(text, words[start].start(), words[start + SHINGLE_WORDS - 1].end())
-        spans = found.setdefault(ref, [])
-        if spans and begin <= spans[-1].end:
-            last = spans[-1]
-            spans[-1] = Echo(
-                start=last.start,
-                end=max(last.end, end),
-                trust=lowest_trust((last.trust, trust)),
-                source_ref=last.source_ref,
-            )
+            key = hash(tuple(folded[i : i + SHINGLE_WORDS]))
+            known = self._windows.get(key)
+            if known is None or rank > TRUST_ORDER.index(known[0]):
+                self._windows[key] = (source.trust, source.ref)
+
+    def check(self, target: Target) -> tuple[Echo, ...]:
+        """The echoes in ``target`` of what was indexed so far (recorded under its ref)."""
+        words = list(_WORD.finditer(target.text))
+        folded = [w.group().casefold() for w in words]
+        spans: list[Echo] = []
+        for i in range(len(folded) - SHINGLE_WORDS + 1):
+            known = self._windows.get(hash(tuple(folded[i : i + SHINGLE_WORDS])))
+            if known is None:
+                continue
+            trust, source_ref = known
+            begin, end = _widen(target.text, words[i].start(), words[i + SHINGLE_WORDS - 1].end())
+            if spans and begin <= spans[-1].end:
+                last = spans[-1]
+                spans[-1] = Echo(
+                    start=last.start, end=max(last.end, end), trust=lowest_trust((last.trust, trust)), source_ref=last.source_ref
+                )
+            else:
+                spans.append(Echo(start=begin, end=end, trust=trust, source_ref=source_ref))
+        kept = tuple(span for span in spans if span.end - span.start >= MIN_ECHO_CHARS)
+        if kept:
+            self._echoes[target.ref] = kept
+        return kept
+
+    def update(self, events: Sequence[Event]) -> Mapping[str, tuple[Echo, ...]]:
+        """Take in the events after the last one seen (a log only grows) and return every echo so far."""
+        if events and events[-1].seq < self._upto:
+            self._reset()  # a shorter log than before: not the same log, start over
+        for event in events:
+            if event.seq <= self._upto:
+                continue
+            payload = event.payload
+            if isinstance(payload, AssistantMessage) and payload.text:
+                self.check(Target(seq=event.seq, ref=event.ref, text=payload.text))
+            elif isinstance(payload, ToolResult):
+                self.add_source(Source(seq=event.seq, ref=event.ref, text=payload.output, trust=payload.trust))
+            elif isinstance(payload, FrameRecorded):
+                for evidence in payload.recall:
+                    self.add_source(Source(seq=event.seq, ref=event.ref, text=evidence.text, trust=evidence.trust))
+            self._upto = event.seq
+        return dict(self._echoes)
+
+
+def find_echoes(targets: Iterable[Target], sources: Iterable[Source]) -> Mapping[str, tuple[Echo, ...]]:
+    """Echo spans per target ref (targets without echoes are absent): each target against the sources before it."""
+    index = EchoIndex()
+    found: dict[str, tuple[Echo, ...]] = {}
+    # Sources first at equal positions never happens (one event, one seq); order by seq.
+    timeline = sorted([(s.seq, 0, s) for s in sources] + [(t.seq, 1, t) for t in targets], key=lambda item: item[:2])
+    for _, _, item in timeline:
+        if isinstance(item, Source):
+            index.add_source(item)
         else:
-            spans.append(Echo(start=begin, end=end, trust=trust, source_ref=source_ref))
-    kept = {ref: tuple(s for s in spans if s.end - s.start >= MIN_ECHO_CHARS) for ref, spans in found.items()}
-    return {ref: spans for ref, spans in kept.items() if spans}
+            echoes = index.check(item)
+            if echoes:
+                found[item.ref] = echoes
+    return found
 
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:
