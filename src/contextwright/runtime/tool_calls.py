@@ -32,6 +32,7 @@ from contextwright.pressure.tool_output import (
     prepare_output,
     read_slice,
 )
+from contextwright.providers.tool_names import recorded_names
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ToolCallUnknown,
@@ -53,7 +54,8 @@ class ToolCalls:
             raise UsageError(
                 f"tool calls {', '.join(surface.open_exchange.missing)} still need results before the model can speak again"
             )
-        stored = self.core.append([message])
+        stored = self.core.append([self._with_recorded_names(message)])
+        message = stored[0].payload
         policy = ToolPolicy.from_events(self.core.events)
         automatic: list[Any] = []
         state = ws.state_at(self.core.events)
@@ -85,6 +87,17 @@ class ToolCalls:
         if automatic:
             stored += self.core.append(automatic)
         return stored
+
+    def _with_recorded_names(self, message: AssistantMessage) -> AssistantMessage:
+        """Calls made under a name the wire was sent instead of a recorded one are recorded under that one."""
+        if not message.tool_calls:
+            return message
+        recorded = {c.name for e in self.core.events if e.type == "message.assistant" for c in e.payload.tool_calls}
+        back = recorded_names(recorded)
+        if not any(call.name in back for call in message.tool_calls):
+            return message
+        calls = tuple(replace(call, name=back.get(call.name, call.name)) for call in message.tool_calls)
+        return replace(message, tool_calls=calls)
 
     def _output_policy(self, tool_name: str) -> ToolOutputPolicy:
         """The tool's policy, tightened so one result takes at most half the tool-result budget."""
