@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextwright.assembly.bounded import bounded_view, item_cap
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
 from contextwright.assembly.request import (
@@ -51,6 +52,10 @@ from contextwright.plan.plan import ContextPlan
 MESSAGE_OVERHEAD_TOKENS = 4
 PART_OVERHEAD_TOKENS = 3
 """Conservative allowances for the provider's per-message and per-block framing tokens."""
+
+
+BOUNDED_YIELD = "oversized_items"
+"""The yield that shows items larger than a share of the history budget as bounded views."""
 
 
 class BudgetExceeded(BuildError):
@@ -133,8 +138,23 @@ class _Assembler:
     tail: VolatileTail
     secret: bytes
     drop_recall: bool
+    cap_tokens: int | None = None
+    """The most one history item may take (None: unbounded, for sizing)."""
+    estimate: Estimate | None = None
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
+
+    def bounded(self, text: str, ref: str | None) -> str:
+        if self.cap_tokens is None or self.estimate is None:
+            return text
+        return bounded_view(text, cap_tokens=self.cap_tokens, estimate=self.estimate, ref=ref)
+
+    def arguments(self, arguments: dict[str, Any], ref: str) -> dict[str, Any]:
+        if self.cap_tokens is None:
+            return arguments
+        whole = canonical_json(arguments)
+        view = self.bounded(whole, ref)
+        return arguments if view is whole else {"arguments_view": view}
 
     def wrap(self, text: str, *, source: str, trust: str, ref: str) -> str:
         if trust == "platform":
@@ -170,6 +190,7 @@ class _Assembler:
             self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]  # callers pass 'user' or 'assistant'
 
     def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
+        text = self.bounded(text, ref)
         return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
 
     def _summary(self, entry: Summary) -> None:
@@ -255,7 +276,8 @@ class _Assembler:
                 parts.append(self._evidence(evidence, f"{fref}/recall/{evidence.id}", layer="project_memory"))
         author = entry.message.author
         cls = "steering" if entry.message.steering else "history"
-        text = self.wrap(entry.message.text, source=author, trust=author, ref=entry.ref)
+        shown = self.bounded(entry.message.text, entry.ref)
+        text = self.wrap(shown, source=author, trust=author, ref=entry.ref)
         parts.append(TextPart(text=text, trust=author, source=author, ref=entry.ref, budget_class=cls, layer=layer))
         self._add("user", parts)
 
@@ -269,7 +291,8 @@ class _Assembler:
         if entry.message.text:
             parts.append(self._assistant_text(entry.message.text, entry.ref, entry.seq))
         for call in entry.calls:
-            parts.append(ToolCallPart(id=call.id, name=call.name, arguments=to_plain(call.arguments), ref=entry.ref, layer=layer))
+            arguments = self.arguments(to_plain(call.arguments), entry.ref)
+            parts.append(ToolCallPart(id=call.id, name=call.name, arguments=arguments, ref=entry.ref, layer=layer))
         self._add("assistant", parts)
         by_id = {r.result.call_id: r for r in entry.results}
         results: list[Part] = []
@@ -328,7 +351,8 @@ class _Assembler:
         base = f"{self.surface.session_id}#tail@{self.surface.upto_seq}"
         for correction in self.tail.corrections:
             ref = f"{base}/correction/{correction.evidence_id}"
-            body = f"Correction: evidence {correction.evidence_id} you were shown earlier has changed. It now reads:\n{correction.text}"
+            now_reads = self.bounded(correction.text, None)
+            body = f"Correction: evidence {correction.evidence_id} you were shown earlier has changed. It now reads:\n{now_reads}"
             text = self.wrap(body, source=f"correction:{correction.evidence_id}", trust=correction.trust, ref=ref)
             parts.append(
                 TextPart(
@@ -388,8 +412,8 @@ def build(
     """Assemble the request for the next model call.
 
     ``estimate`` sizes a text in tokens (conservatively). When the body does not
-    fit, the only yield ``build`` takes itself is dropping the current turn's
-    recall; beyond that it raises :class:`BudgetExceeded` and the runtime relieves
+    fit, the yields ``build`` takes itself are dropping the current turn's recall,
+    then showing oversized items bounded (:data:`BOUNDED_YIELD`); beyond that it raises :class:`BudgetExceeded` and the runtime relieves
     pressure (pruning, compaction) with recorded writes, then builds again.
     ``yields`` replays a recorded decision instead of measuring (used by rebuilds).
     """
@@ -400,13 +424,25 @@ def build(
     decided = yields is not None
     taken: tuple[str, ...] = tuple(yields or ())
     while True:
-        assembler = _Assembler(plan=plan, surface=surface, tail=tail, secret=secret, drop_recall="recall" in taken)
+        assembler = _Assembler(
+            plan=plan,
+            surface=surface,
+            tail=tail,
+            secret=secret,
+            drop_recall="recall" in taken,
+            cap_tokens=item_cap(allocation.history) if BOUNDED_YIELD in taken else None,
+            estimate=estimate,
+        )
         messages = assembler.run()
         by_class, by_layer, body = _account(messages, estimate)
         if decided or allocation.fits(body):
             break
         if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface):
             taken = (*taken, "recall")
+            continue
+        if BOUNDED_YIELD not in taken:
+            # Then oversized items (assembly/bounded.py) are shown bounded: no single input may wedge a session.
+            taken = (*taken, BOUNDED_YIELD)
             continue
         raise BudgetExceeded(
             f"session {plan.session_id!r}: the body needs about {allocation.with_margin(body):,} tokens "

@@ -11,6 +11,7 @@ from contextwright.assembly.assemble import BuildResult, Correction, VolatileTai
 from contextwright.assembly.request import NeutralRequest
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
+from contextwright.budget.estimator import prefix_estimator
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold
 from contextwright.errors import UsageError
@@ -18,7 +19,7 @@ from contextwright.events.catalog import Evidence, FrameRecorded, RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan
-from contextwright.planner import ContextPlanner
+from contextwright.planner import ContextPlanner, measure_prefix
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
 from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
@@ -173,6 +174,8 @@ class Requests:
         """The current plan, or a new one recorded when there is none or the agent or model changed."""
         core = self.core
         planner = core.planner()
+        if planner.current is None:
+            self.memory_snapshot = self._fitted_snapshot()
         prefix = core.agent.prefix(self.memory_snapshot)
         # Tools an operator removed at once left the prefix in a new epoch; keep them out.
         for event in core.events:
@@ -182,6 +185,30 @@ class Requests:
         if decision.events:
             core.append([e.payload for e in decision.events])
         return decision.plan
+
+    def _fitted_snapshot(self) -> tuple[MemoryFact, ...]:
+        """The memory snapshot within its caps: items that would overflow them stay out (recall still reaches them).
+
+        One oversized memory item must not make every request fail, so the first plan
+        keeps the items that fit, in the port's order, and the later ones are skipped.
+        """
+        core, budgets = self.core, self.core.budgets
+        estimator = prefix_estimator(core.model.id, fallback=core.estimator)
+
+        def tokens(facts: tuple[MemoryFact, ...]) -> int:
+            counts, _ = measure_prefix(
+                core.agent.prefix(facts), core.model, session_id=core.id, secret=core.secret, estimator=estimator
+            )
+            return counts["memory_snapshot"]
+
+        facts = self.memory_snapshot
+        if len(facts) <= budgets.memory_items and tokens(facts) <= budgets.memory_tokens:
+            return facts
+        kept: tuple[MemoryFact, ...] = ()
+        for fact in facts[: budgets.memory_items]:
+            if tokens((*kept, fact)) <= budgets.memory_tokens:
+                kept = (*kept, fact)
+        return kept
 
     def _previous_request(self, epoch: int) -> NeutralRequest | None:
         """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""

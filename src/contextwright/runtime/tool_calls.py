@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextwright.budget.allocator import allocate
+from contextwright.canonical import canonical_json
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Exchange, Surface
 from contextwright.errors import (
@@ -116,6 +117,20 @@ class ToolCalls:
     def _read_artifact(self, call: ToolCall) -> ToolResult:
         """Answer a ``context_read_artifact`` call; the text keeps its original trust level."""
         ref = call.arguments.get("ref")
+        message = self._message_text(ref) if isinstance(ref, str) else None
+        if message is not None:
+            # A message shown bounded (assembly/bounded.py) names its own event: page it from the log.
+            text, trust = message
+            try:
+                return ToolResult(call_id=call.id, tool_name=call.name, output=read_slice(text, call.arguments), trust=trust)
+            except UsageError as exc:
+                return ToolResult(
+                    call_id=call.id,
+                    tool_name=call.name,
+                    output=f"Cannot read {ref}: {exc.message}",
+                    is_error=True,
+                    trust="platform",
+                )
         pointer = self.pointer(ref) if isinstance(ref, str) else None
         if pointer is None:
             return ToolResult(
@@ -132,6 +147,21 @@ class ToolCalls:
                 call_id=call.id, tool_name=call.name, output=f"Cannot read {ref}: {exc.message}", is_error=True, trust="platform"
             )
         return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=pointer.trust)
+
+    def _message_text(self, ref: str) -> tuple[str, TrustLevel] | None:
+        """The whole text of a message event of this session named ``<session>#<seq>``, with its trust level."""
+        session_id, _, seq = ref.rpartition("#")
+        if session_id != self.core.id or not seq.isdigit() or not 0 < int(seq) <= len(self.core.events):
+            return None
+        event = self.core.events[int(seq) - 1]
+        if event.seq != int(seq):
+            return None
+        if event.type == "message.user":
+            return event.payload.text, event.payload.author
+        if event.type == "message.assistant":
+            calls = [f"{c.name} {canonical_json(c.arguments)}" for c in event.payload.tool_calls]
+            return "\n".join([event.payload.text, *calls]).strip("\n"), "tool"
+        return None
 
     def pointer(self, ref: str) -> ArtifactPointer | None:
         """The pointer the model was shown in this session (never another session's).
