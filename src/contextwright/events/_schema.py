@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 from contextwright.canonical import canonical_json
-from contextwright.errors import CanonicalJsonError
+from contextwright.errors import CanonicalJsonError, EventError
 
 
 class SchemaViolation(Exception):
@@ -218,6 +218,8 @@ def _dataclass_decoder(cls: type) -> Decoder:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:  # __post_init__ checks report here
             raise SchemaViolation(path, str(exc)) from None
+        except EventError as exc:  # a __post_init__ that raises a typed error of its own
+            raise SchemaViolation(path, str(exc.fields.get("problem", exc.message))) from None
 
     return decode_dataclass
 

@@ -1,0 +1,123 @@
+"""What the log accepts at the door: depth, size and text limits for event payloads.
+
+The limits are the same for every backend because they are checked here, before an
+adapter sees the event:
+
+* a payload is nested at most :data:`MAX_PAYLOAD_DEPTH` containers deep (the payload
+  object itself is level 1, so tool-call arguments get about 60 levels of their own);
+* its canonical JSON is at most :data:`MAX_PAYLOAD_BYTES` bytes of UTF-8;
+* a batch holds at most :data:`MAX_BATCH_EVENTS` events and :data:`MAX_BATCH_BYTES` bytes;
+* text (values and object keys) is valid Unicode: no lone surrogate, which has no
+  UTF-8 form and so could be neither hashed nor stored.
+
+The walk is iterative, so a hostile payload nested a million deep is refused with a
+:class:`~contextwright.errors.PayloadLimitExceeded` instead of a ``RecursionError``.
+:func:`with_fresh_stack` makes the recursive parts of encoding and decoding
+independent of how deep the caller's own stack already is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from contextwright.errors import MalformedPayload, PayloadLimitExceeded
+
+MAX_PAYLOAD_DEPTH = 64
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+MAX_BATCH_EVENTS = 10_000
+MAX_BATCH_BYTES = 64 * 1024 * 1024
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+T = TypeVar("T")
+
+
+def check_payload(event_type: str, payload: Any) -> None:
+    """Refuse ``payload`` (raw JSON values or a typed dataclass) if it breaks a limit above."""
+    # Each stack entry: (value, depth of its container, its container's path, its key or index).
+    stack: list[tuple[Any, int, str, Any]] = [(payload, 0, "", None)]
+    chars = 0
+    while stack:
+        value, depth, parent, key = stack.pop()
+        if isinstance(value, str):
+            chars += len(value)
+            _check_text(event_type, value, lambda: _path(parent, key))
+            continue
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        if isinstance(value, Mapping):
+            items: Any = value.items()
+            path = _path(parent, key)
+            for name in value:
+                if isinstance(name, str):
+                    chars += len(name)
+                    _check_text(event_type, name, lambda: f"{path} (a key)")
+        elif isinstance(value, (list, tuple)):
+            items = enumerate(value)
+            path = _path(parent, key)
+        else:
+            continue
+        if depth + 1 > MAX_PAYLOAD_DEPTH:
+            raise PayloadLimitExceeded(
+                event_type, f"nested deeper than {MAX_PAYLOAD_DEPTH} levels", path=path, limit=MAX_PAYLOAD_DEPTH
+            )
+        if chars > MAX_PAYLOAD_BYTES:
+            break
+        stack.extend((child, depth + 1, path, name) for name, child in items)
+    # Characters are a lower bound on UTF-8 bytes: refuse early, before encoding a huge payload.
+    if chars > MAX_PAYLOAD_BYTES:
+        raise PayloadLimitExceeded(event_type, f"larger than {MAX_PAYLOAD_BYTES:,} bytes", limit=MAX_PAYLOAD_BYTES)
+
+
+def check_encoded_size(event_type: str, size_bytes: int) -> None:
+    """Refuse a payload whose canonical JSON is over :data:`MAX_PAYLOAD_BYTES`."""
+    if size_bytes > MAX_PAYLOAD_BYTES:
+        raise PayloadLimitExceeded(
+            event_type, f"{size_bytes:,} bytes of JSON, over the limit of {MAX_PAYLOAD_BYTES:,}", limit=MAX_PAYLOAD_BYTES
+        )
+
+
+def _path(parent: str, key: Any) -> str:
+    if key is None:
+        return "payload"
+    return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}.{key}"
+
+
+def _check_text(event_type: str, text: str, path: Callable[[], str]) -> None:
+    found = _SURROGATE.search(text)
+    if found is not None:
+        raise MalformedPayload(
+            event_type,
+            f"lone surrogate U+{ord(found.group()):04X} at character {found.start()} is not valid Unicode",
+            path=path(),
+        )
+
+
+def with_fresh_stack(fn: Callable[..., T], *args: Any) -> T:
+    """Call ``fn(*args)``; if the caller's stack is too deep for it, run it again on a new thread's stack.
+
+    Payloads within the depth limit need a few hundred frames at most, which a new thread
+    always has; so reading or writing an event never depends on where the caller stands.
+    """
+    try:
+        return fn(*args)
+    except RecursionError:
+        pass
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, fn(*args)))
+        except BaseException as exc:  # re-raised on the caller's thread
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=run, name="contextwright-fresh-stack")
+    worker.start()
+    worker.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
