@@ -44,7 +44,7 @@ def check_payload(event_type: str, payload: Any) -> None:
         value, depth, parent, key = stack.pop()
         if isinstance(value, str):
             chars += len(value)
-            _check_text(event_type, value, lambda: _path(parent, key))
+            _check_text(event_type, value, lambda parent=parent, key=key: _path(parent, key))
             continue
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
@@ -54,7 +54,7 @@ def check_payload(event_type: str, payload: Any) -> None:
             for name in value:
                 if isinstance(name, str):
                     chars += len(name)
-                    _check_text(event_type, name, lambda: f"{path} (a key)")
+                    _check_text(event_type, name, lambda path=path: f"{path} (a key)")
         elif isinstance(value, (list, tuple)):
             items = enumerate(value)
             path = _path(parent, key)
@@ -86,7 +86,7 @@ def _path(parent: str, key: Any) -> str:
     return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}.{key}"
 
 
-def _check_text(event_type: str, text: str, path: Callable[[], str]) -> None:
+def _check_text(event_type: str, text: str, path: Callable[..., str]) -> None:
     found = _SURROGATE.search(text)
     if found is not None:
         raise MalformedPayload(

@@ -238,7 +238,9 @@ class EventLog(abc.ABC):
             problems += _verify_rows(session_id, rows)
             last = self._last_seq(session_id)
             if last != (rows[-1].seq if rows else 0):
-                problems.append(f"{session_id}: last seq is recorded as {last}, but the last event is seq {rows[-1].seq if rows else 0}")
+                problems.append(
+                    f"{session_id}: last seq is recorded as {last}, but the last event is seq {rows[-1].seq if rows else 0}"
+                )
             try:
                 expected = final_index(rebuild_index((r.seq, r.type, r.payload_json) for r in rows))
             except ContextwrightError:
@@ -395,9 +397,7 @@ def _prepare_one(event: NewEvent | Any) -> PreparedEvent:
     text = payload_json(payload)
     data = text.encode("utf-8")
     check_encoded_size(name, len(data))
-    return PreparedEvent(
-        type=name, payload_json=text, payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload
-    )
+    return PreparedEvent(type=name, payload_json=text, payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload)
 
 
 def resolve_replay(

@@ -43,6 +43,9 @@ class _Index:
 class InMemoryEventLog(EventLog):
     """Keeps every session in a dict of lists, guarded by one lock. Nothing persists."""
 
+    # A class attribute so the contract's own tests can swap in a broken rule checker.
+    _check_rules = staticmethod(check_batch)
+
     def __init__(self, *, clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
         self._lock = threading.Lock()
@@ -63,7 +66,7 @@ class InMemoryEventLog(EventLog):
             if len(rows) != expected_seq:
                 raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=len(rows))
             index = self._index.get(session_id) or _Index()
-            changes = check_batch(session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], index)
+            changes = self._check_rules(session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], index)
             at = self.clock.now()
             new = [
                 StoredRow(

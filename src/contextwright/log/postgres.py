@@ -19,10 +19,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextwright._optional import require
+from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.clock import UTC, Clock
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, UsageError
 from contextwright.log import _migrations
-from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.log._errors import translating_psycopg
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay

@@ -21,10 +21,10 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.clock import Clock, format_instant, parse_instant
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
 from contextwright.log import _migrations
-from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.log._errors import translating_sqlite
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
@@ -276,7 +276,10 @@ class _IndexReader:
         return {parse_canonical(c): bool(a) for c, a in rows}
 
     def any_calls(self) -> bool:
-        return self.conn.execute("SELECT 1 FROM cw_tool_calls WHERE session_id = ? LIMIT 1", (self.session_id,)).fetchone() is not None
+        return (
+            self.conn.execute("SELECT 1 FROM cw_tool_calls WHERE session_id = ? LIMIT 1", (self.session_id,)).fetchone()
+            is not None
+        )
 
     def plan_prefixes(self) -> Mapping[int, str]:
         rows = self.conn.execute("SELECT epoch, prefix_sha256 FROM cw_plans WHERE session_id = ?", (self.session_id,))
