@@ -36,11 +36,12 @@ from __future__ import annotations
 import abc
 import asyncio
 import datetime as _dt
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextwright.canonical import parse_canonical, sha256_tagged
+from contextwright.canonical import HASH_PREFIX, parse_canonical, sha256_tagged
 from contextwright.clock import Clock, SystemClock
 from contextwright.errors import (
     ArtifactNotFound,
@@ -185,12 +186,7 @@ class EventLog(abc.ABC):
         """
         if not isinstance(content, str):
             raise UsageError(f"artifact content must be text, not {type(content).__name__}")
-        try:
-            ref = sha256_tagged(content)
-        except UnicodeEncodeError as exc:
-            raise UsageError(
-                f"artifact content holds a lone surrogate at character {exc.start}, which is not valid Unicode"
-            ) from None
+        ref = artifact_ref(content)
         self._put_artifact(ref, kind, content)
         return ref
 
@@ -199,7 +195,7 @@ class EventLog(abc.ABC):
         content = self._get_artifact(ref)
         if content is None:
             raise ArtifactNotFound(f"no artifact {ref!r} in this store", ref=ref)
-        if sha256_tagged(content) != ref:
+        if artifact_ref(content) != ref:
             raise StorageCorrupted(f"artifact {ref!r} does not match its hash", ref=ref)
         return content
 
@@ -251,8 +247,8 @@ class EventLog(abc.ABC):
         for artifact in self._artifact_rows():
             artifacts += 1
             try:
-                digest = sha256_tagged(artifact.content)
-            except UnicodeEncodeError:
+                digest = artifact_ref(artifact.content)
+            except UsageError:
                 digest = "unencodable"
             if digest != artifact.ref:
                 problems.append(f"artifact {artifact.ref}: content does not match its hash")
@@ -346,6 +342,22 @@ def validate_session_id(session_id: object) -> None:
         raise InvalidSessionId(session_id, f"longer than {MAX_SESSION_ID_LENGTH} characters")
     if not session_id.isprintable() or session_id != session_id.strip():
         raise InvalidSessionId(session_id, "must be printable, without surrounding whitespace")
+
+
+_HASH_CHUNK_CHARS = 1 << 20
+
+
+def artifact_ref(content: str) -> str:
+    """The content address of ``content``, hashed in chunks so a large text is never copied whole."""
+    digest = hashlib.sha256()
+    for start in range(0, len(content), _HASH_CHUNK_CHARS):
+        try:
+            digest.update(content[start : start + _HASH_CHUNK_CHARS].encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise UsageError(
+                f"artifact content holds a lone surrogate at character {start + exc.start}, which is not valid Unicode"
+            ) from None
+    return HASH_PREFIX + digest.hexdigest()
 
 
 def validate_idempotency_key(key: object) -> None:
