@@ -142,10 +142,10 @@ def _mapping_decoder(value_decoder: Decoder) -> Decoder:
     def decode_mapping(data: Any, path: str) -> Any:
         if not isinstance(data, Mapping):
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
+        if not all(isinstance(key, str) for key in data):
+            raise SchemaViolation(path, "object keys must be strings")
         out = {}
         for key in sorted(data):
-            if not isinstance(key, str):
-                raise SchemaViolation(path, "object keys must be strings")
             out[key] = value_decoder(data[key], f"{path}.{key}")
         return types.MappingProxyType(out)
 
@@ -206,8 +206,8 @@ def _dataclass_decoder(cls: type) -> Decoder:
         if not isinstance(data, Mapping):
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
         if not known.issuperset(data):
-            unknown = sorted(set(data) - known)
-            raise SchemaViolation(path, f"unknown field(s) {', '.join(map(str, unknown))}")
+            unknown = sorted(map(str, set(data) - known))
+            raise SchemaViolation(path, f"unknown field(s) {', '.join(unknown)}")
         kwargs = {}
         for name, field_decoder, required in specs:
             if name in data:

@@ -64,6 +64,8 @@ def parse_json_document(reader: Reader, text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise reader.fail(f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    except RecursionError:
+        raise reader.fail("JSON nested too deep to read") from None
 
 
 def iter_jsonl(reader: Reader, text: str) -> Iterator[tuple[int, Any]]:
@@ -75,6 +77,9 @@ def iter_jsonl(reader: Reader, text: str) -> Iterator[tuple[int, Any]]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             reader.reject(number, f"invalid JSON: {exc.msg}")
+            continue
+        except RecursionError:
+            reader.reject(number, "JSON nested too deep to read")
             continue
         yield number, value
 
@@ -137,7 +142,7 @@ def json_arguments(raw: object) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return {"_raw": raw}
         if isinstance(value, dict):
             return value

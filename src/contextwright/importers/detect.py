@@ -74,6 +74,8 @@ def _sniff(text: str) -> str | None:
             document: Any = json.loads(text)
         except json.JSONDecodeError:
             return _sniff_jsonl(text)
+        except RecursionError:
+            return None  # nested deeper than any transcript; reported as an unknown format
         # A one-line JSONL file is also a JSON document; judge it as a record too.
         return _sniff_document(document) or _sniff_jsonl(text)
     if cursor_specstory.looks_like(text):
@@ -101,7 +103,7 @@ def _sniff_jsonl(text: str) -> str | None:
     for line in islice((line for line in text.splitlines() if line.strip()), _SNIFF_LINES):
         try:
             value = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue  # the importer reports bad lines with their numbers
         if isinstance(value, dict):
             records.append(value)
