@@ -33,7 +33,9 @@ def log_append(log: EventLog, session_id: str, type_name: str, data: Any, key: A
 
     before = log.read(session_id) if _valid_session(session_id) else None
     try:
-        stored = log.append(session_id, [NewEvent(type=type_name, payload=data, idempotency_key=key)], expected_seq=len(before or []))
+        stored = log.append(
+            session_id, [NewEvent(type=type_name, payload=data, idempotency_key=key)], expected_seq=len(before or [])
+        )
     except ContextwrightError:
         if before is not None:
             assert log.read(session_id) == before, "a refused append changed the log"

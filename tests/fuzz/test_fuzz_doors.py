@@ -9,12 +9,11 @@ from __future__ import annotations
 import tempfile
 
 import pytest
+from fuzz_targets import TYPES, dumps, envelope_escape, importer, log_append, new_log, payload_decoder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextwright.log.sqlite import SQLiteEventLog
-
-from fuzz_targets import TYPES, dumps, envelope_escape, importer, log_append, new_log, payload_decoder
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -44,7 +43,9 @@ def deep(depth: int, leaf: object) -> object:
 
 payloads = st.one_of(
     json_values,
-    st.dictionaries(st.sampled_from(["text", "tool_calls", "call_id", "tool_name", "output", "id", "name", "arguments"]), json_values),
+    st.dictionaries(
+        st.sampled_from(["text", "tool_calls", "call_id", "tool_name", "output", "id", "name", "arguments"]), json_values
+    ),
     st.builds(
         lambda depth, text: {"tool_calls": [{"id": "c", "name": "t", "arguments": {"a": deep(depth, text)}}]},
         st.integers(0, 3000),
@@ -69,7 +70,9 @@ _SQLITE = SQLiteEventLog(tempfile.mkdtemp(prefix="cw-fuzz-") + "/fuzz.db")
 
 
 @settings(max_examples=60, deadline=None)
-@given(nasty_text, st.sampled_from(["message.user", "message.assistant", "tool.result"]), payloads, st.one_of(st.none(), nasty_text))
+@given(
+    nasty_text, st.sampled_from(["message.user", "message.assistant", "tool.result"]), payloads, st.one_of(st.none(), nasty_text)
+)
 def test_log_append_on_sqlite(session_id, type_name, data, key):
     log_append(_SQLITE, session_id or "s", type_name, data, key)
 

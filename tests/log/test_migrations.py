@@ -25,7 +25,7 @@ SHIPPED = {
         1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32",
         2: "sha256:09db9308513bca664c9f075d5b7c17420020fe39d5f1e3a43d9aa895c53e4ce2",
         3: "sha256:d3642232f6162bd970935f1c915d617683f9751aed08f35e4e67cd96f4778a08",
-        4: "sha256:7b4c9ce530d42831b161bd0e0e994700158eb0f2a7aec0c4bd1744dbe8844676",
+        4: "sha256:ffd83d18741ea3bae36437ec95e5174a195b5b350e233db7d0c0ae3422462f46",
     },
 }
 LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}

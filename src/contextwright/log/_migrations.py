@@ -143,6 +143,8 @@ POSTGRES: tuple[Migration, ...] = (
                 PRIMARY KEY (session_id, epoch)
             )""",
             "ALTER TABLE {schema}.cw_sessions ADD COLUMN requests_built BIGINT NOT NULL DEFAULT 0",
+            # Content holding NUL (which PostgreSQL text refuses) is stored as its JSON string.
+            "ALTER TABLE {schema}.cw_artifacts ADD COLUMN encoding TEXT NOT NULL DEFAULT 'text'",
         ),
         reindex=True,
     ),

@@ -21,7 +21,7 @@ from typing import Any
 from contextwright._optional import require
 from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.clock import UTC, Clock
-from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, UsageError
+from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StorageCorrupted, UsageError
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_psycopg
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
@@ -245,17 +245,17 @@ class PostgresEventLog(EventLog):
             with conn.transaction():
                 conn.execute(
                     self._sql(
-                        "INSERT INTO {schema}.cw_artifacts (ref, kind, size_chars, content) VALUES (%s, %s, %s, %s) "
-                        "ON CONFLICT (ref) DO NOTHING"
+                        "INSERT INTO {schema}.cw_artifacts (ref, kind, size_chars, content, encoding) "
+                        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (ref) DO NOTHING"
                     ),
-                    (ref, kind, len(content), content),
+                    (ref, kind, len(content), *_stored_content(content)),
                 )
 
     def _get_artifact(self, ref: str) -> str | None:
         with translating_psycopg(f"reading artifact {ref}"), self._pool.connection() as conn:
-            row = conn.execute(self._sql("SELECT content FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)).fetchone()
+            row = conn.execute(self._sql("SELECT content, encoding FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)).fetchone()
             conn.rollback()
-        return row[0] if row else None
+        return _read_content(row[0], row[1]) if row else None
 
     def _setting(self, key: str, default: str) -> str:
         with translating_psycopg(f"reading setting {key!r}"), self._pool.connection() as conn:
@@ -287,11 +287,11 @@ class PostgresEventLog(EventLog):
         for ref in refs:
             with translating_psycopg(f"reading artifact {ref}"), self._pool.connection() as conn:
                 row = conn.execute(
-                    self._sql("SELECT size_chars, content FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)
+                    self._sql("SELECT size_chars, content, encoding FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)
                 ).fetchone()
                 conn.rollback()
             if row is not None:
-                yield ArtifactRow(ref=ref, size_chars=int(row[0]), content=row[1])
+                yield ArtifactRow(ref=ref, size_chars=int(row[0]), content=_read_content(row[1], row[2]))
 
     def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
         with translating_psycopg(f"reading the index of {session_id!r}"), self._pool.connection() as conn:
@@ -349,6 +349,23 @@ class _IndexReader:
             self.log._sql("SELECT requests_built FROM {schema}.cw_sessions WHERE session_id = %s"), (self.session_id,)
         ).fetchone()
         return int(row[0]) if row else 0
+
+
+def _stored_content(content: str) -> tuple[str, str]:
+    # PostgreSQL text cannot hold NUL, which tool outputs sometimes do: such content is
+    # stored as its JSON string (NUL escaped), so every backend keeps every text.
+    if "\x00" in content:
+        return canonical_json(content), "json"
+    return content, "text"
+
+
+def _read_content(stored: str, encoding: str) -> str:
+    if encoding == "json":
+        text = parse_canonical(stored)
+        if not isinstance(text, str):
+            raise StorageCorrupted("an artifact stored as JSON does not hold a string")
+        return text
+    return stored
 
 
 def _microseconds(when: _dt.datetime) -> _dt.datetime:

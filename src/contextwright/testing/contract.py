@@ -618,6 +618,13 @@ class EventLogContract:
         report = log.verify()
         assert not report.ok and any("last seq" in p for p in report.problems), report.problems
 
+    def test_any_text_is_an_artifact_on_every_backend(self) -> None:
+        log = self.open()
+        for text in ("nul \x00 inside", "\x00", "controls \x01\x1f\x7f and \u2028 ✓ 漢字", "", "\\u0000 looks escaped"):
+            ref = log.put_artifact(text, kind="tool_output")
+            assert log.get_artifact(ref) == text and self.peer(log).get_artifact(ref) == text
+        assert log.verify().ok
+
     # -- async twin --------------------------------------------------------------
 
     def test_async_twin_behaves_like_the_sync_log(self) -> None:
