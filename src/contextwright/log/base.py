@@ -156,7 +156,7 @@ class EventLog(abc.ABC):
             raise UsageError(f"expected_seq must be an integer >= 0, got {expected_seq!r}")
         prepared = prepare_events(events)
         rows = self._append(session_id, prepared, expected_seq=expected_seq)
-        return [decode_row(row) for row in rows]
+        return with_fresh_stack(decode_rows, rows)
 
     def read(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """Return the session's events with ``seq > after_seq`` in order, at most ``limit``.
@@ -168,7 +168,7 @@ class EventLog(abc.ABC):
             raise UsageError(f"after_seq must be >= 0, got {after_seq}")
         if limit is not None and limit < 0:
             raise UsageError(f"limit must be >= 0, got {limit}")
-        return [decode_row(row) for row in self._read(session_id, after_seq=after_seq, limit=limit)]
+        return with_fresh_stack(decode_rows, self._read(session_id, after_seq=after_seq, limit=limit))
 
     def last_seq(self, session_id: str) -> int:
         """The session's greatest seq, or 0 if it has no events."""
@@ -436,6 +436,11 @@ def resolve_replay(
             raise IdempotencyConflict(session_id, key, f"was used for a different event (seq {row.seq})")
         replay.append(row)
     return replay
+
+
+def decode_rows(rows: Sequence[StoredRow]) -> list[Event]:
+    """Decode rows in order (one fresh stack for all of them when the caller's is too deep)."""
+    return [decode_row(row) for row in rows]
 
 
 def decode_row(row: StoredRow) -> Event:
