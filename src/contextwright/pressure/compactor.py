@@ -48,10 +48,17 @@ class CompactionResult:
 
 
 class Compactor(Protocol):
-    """Anything that turns a surface into a compaction proposal, without writing."""
+    """Anything that turns a surface into a compaction proposal, without writing (the runtime's relief calls it)."""
 
-    def __call__(self, surface: Surface, *, epoch: int, trigger: Literal["pressure", "overflow", "manual"]) -> CompactionResult:
-        """Propose a compaction of ``surface``."""
+    def __call__(
+        self,
+        surface: Surface,
+        *,
+        epoch: int,
+        trigger: Literal["pressure", "overflow", "manual"],
+        max_summary_chars: int = ...,
+    ) -> CompactionResult:
+        """Propose a compaction of ``surface``; a retry under pressure asks for a summary of at most ``max_summary_chars``."""
         ...
 
 
