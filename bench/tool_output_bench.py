@@ -81,7 +81,9 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [1_000_000, 5_000_000] if args.quick else [1_000_000, 5_000_000, 20_000_000, 50_000_000]
     results = [run(size) for size in sizes]
-    table = Table("output", "time (s)", "peak memory (MB)", "peak ÷ output size", "characters the model sees", title="One tool output")
+    table = Table(
+        "output", "time (s)", "peak memory (MB)", "peak ÷ output size", "characters the model sees", title="One tool output"
+    )
     rows = []
     for r in results:
         row = (
@@ -106,6 +108,11 @@ def main() -> int:
             "| output | time (s) | peak memory (MB) | peak ÷ output size | characters the model sees |",
             "|---|---:|---:|---:|---:|",
             *("| " + " | ".join(row) + " |" for row in rows),
+            "",
+            "Reading the table: above 1 MB the compressor sees a bounded view (head, tail and the middle's failure "
+            "lines), so memory stops growing with the output except for storing it (SQLite copies the record once). "
+            "At and below 1 MB the compressor's own working set, about twelve times its input, dominates: bounded "
+            "in absolute terms (about 15 MB) but above 3× the output.",
         ]
         update_section("tool-output-bench", "## One large tool output (`bench/tool_output_bench.py`)\n\n" + "\n".join(lines))
     return 0

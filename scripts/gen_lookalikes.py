@@ -104,7 +104,8 @@ def fold(ch: str, proto: dict[str, str]) -> str | None:
     return "".join(out) or None
 
 
-def main() -> int:
+def build_table() -> dict[str, object]:
+    """The table as it is written to ``lookalikes.json``."""
     proto = prototypes(load_confusables())
     classes: dict[str, list[int]] = {t: [] for t in TARGETS}
     classes["ignorable"] = []
@@ -123,15 +124,20 @@ def main() -> int:
             classes[folded].append(cp)
         else:
             multi.setdefault(folded, []).append(cp)
-    table = {
+    return {
         "unicode_version": unicodedata.unidata_version,
         "source": "Unicode confusables (confusable-homoglyphs package data), NFKC, Default_Ignorable_Code_Point",
         "classes": {name: _ranges(cps) for name, cps in classes.items()},
         "sequences": {text: _ranges(cps) for text, cps in sorted(multi.items())},
     }
+
+
+def main() -> int:
+    table = build_table()
     OUT.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    sizes = ", ".join(f"{k}: {len(v)}" for k, v in classes.items())
-    print(f"wrote {OUT} ({sizes}; {len(multi)} multi-character folds: {', '.join(sorted(multi))})")
+    classes: dict[str, list[list[int]]] = table["classes"]  # type: ignore[assignment]
+    sizes = ", ".join(f"{k}: {sum(hi - lo + 1 for lo, hi in v)}" for k, v in classes.items())
+    print(f"wrote {OUT} ({sizes}; multi-character folds: {', '.join(table['sequences'])})")  # type: ignore[arg-type]
     return 0
 
 
