@@ -9,7 +9,7 @@ import pytest
 
 from contextwright.errors import ContextwrightError, MalformedPayload, PayloadLimitExceeded
 from contextwright.events import AssistantMessage, NewEvent, ToolCall, UserMessage
-from contextwright.events.limits import MAX_PAYLOAD_DEPTH, check_payload, with_fresh_stack
+from contextwright.events.limits import MAX_PAYLOAD_DEPTH, MAX_PAYLOAD_VALUES, check_payload, with_fresh_stack
 
 
 @pytest.mark.parametrize("calls", ["abc", ("abc",), [ToolCall(id="c", name="t", arguments={})], None])
@@ -53,3 +53,19 @@ def test_a_fresh_stack_reraises_the_callers_errors_unchanged():
 
     with pytest.raises(MalformedPayload, match="boom"):
         with_fresh_stack(fails)
+
+
+def test_shared_references_cannot_make_the_walk_explode():
+    # Ten levels of a 100-fold shared list: 10**20 leaves if walked in full.
+    value: object = 0
+    for _ in range(10):
+        value = [value] * 100
+    with pytest.raises(PayloadLimitExceeded) as info:
+        check_payload("message.assistant", {"tool_calls": [{"id": "c", "name": "t", "arguments": {"a": value}}]})
+    assert info.value.limit == MAX_PAYLOAD_VALUES
+
+
+def test_a_payload_of_many_values_at_the_limit_is_accepted():
+    check_payload(
+        "message.assistant", {"tool_calls": [{"id": "c", "name": "t", "arguments": {"a": [0] * (MAX_PAYLOAD_VALUES - 20)}}]}
+    )

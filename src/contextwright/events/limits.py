@@ -5,7 +5,9 @@ adapter sees the event:
 
 * a payload is nested at most :data:`MAX_PAYLOAD_DEPTH` containers deep (the payload
   object itself is level 1, so tool-call arguments get about 60 levels of their own);
-* its canonical JSON is at most :data:`MAX_PAYLOAD_BYTES` bytes of UTF-8;
+* its canonical JSON is at most :data:`MAX_PAYLOAD_BYTES` bytes of UTF-8, holding at
+  most :data:`MAX_PAYLOAD_VALUES` JSON values (which also bounds the walk over a payload
+  built in Python with shared references);
 * a batch holds at most :data:`MAX_BATCH_EVENTS` events and :data:`MAX_BATCH_BYTES` bytes;
 * text (values and object keys) is valid Unicode: no lone surrogate, which has no
   UTF-8 form and so could be neither hashed nor stored.
@@ -28,10 +30,12 @@ from contextwright.errors import MalformedPayload, PayloadLimitExceeded
 
 MAX_PAYLOAD_DEPTH = 64
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+MAX_PAYLOAD_VALUES = 1_000_000
 MAX_BATCH_EVENTS = 10_000
 MAX_BATCH_BYTES = 64 * 1024 * 1024
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SCALARS = (int, float, bool, type(None))
 T = TypeVar("T")
 
 
@@ -39,9 +43,16 @@ def check_payload(event_type: str, payload: Any) -> None:
     """Refuse ``payload`` (raw JSON values or a typed dataclass) if it breaks a limit above."""
     # Each stack entry: (value, depth of its container, its container's path, its key or index).
     stack: list[tuple[Any, int, str, Any]] = [(payload, 0, "", None)]
+    # A lower bound on the size of the JSON: every value takes at least one byte, a string
+    # at least its length. It stops the walk early, even over shared references.
     chars = 0
+    values = 0
     while stack:
         value, depth, parent, key = stack.pop()
+        chars += 1
+        values += 1
+        if type(value) in _SCALARS:
+            continue
         if isinstance(value, str):
             chars += len(value)
             _check_text(event_type, value, lambda parent=parent, key=key: _path(parent, key))
@@ -66,8 +77,11 @@ def check_payload(event_type: str, payload: Any) -> None:
             )
         if chars > MAX_PAYLOAD_BYTES:
             break
+        if values + len(stack) + len(value) > MAX_PAYLOAD_VALUES:
+            raise PayloadLimitExceeded(
+                event_type, f"more than {MAX_PAYLOAD_VALUES:,} JSON values", path=path, limit=MAX_PAYLOAD_VALUES
+            )
         stack.extend((child, depth + 1, path, name) for name, child in items)
-    # Characters are a lower bound on UTF-8 bytes: refuse early, before encoding a huge payload.
     if chars > MAX_PAYLOAD_BYTES:
         raise PayloadLimitExceeded(event_type, f"larger than {MAX_PAYLOAD_BYTES:,} bytes", limit=MAX_PAYLOAD_BYTES)
 
