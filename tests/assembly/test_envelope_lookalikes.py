@@ -112,3 +112,16 @@ def test_escaping_grows_linearly_with_the_text(make):
     # (quadratic escaping would cost 100 times). Absolute speeds are in bench/escape_bench.py.
     small, large = _cpu_seconds(make(100_000)), _cpu_seconds(make(1_000_000))
     assert large <= 25 * max(small, 0.002), (small, large)
+
+
+def test_the_escape_cache_is_bounded_by_characters():
+    from contextwright.assembly import envelope as module
+
+    cache = module._EscapeCache(max_chars=10_000)
+    for i in range(1_000):
+        text = f"<cw-data {i} " + "x" * 200
+        cache.put(text, module._escape(text))
+    assert cache._chars <= 10_000 and 0 < len(cache._entries) < 1_000
+    assert cache.get(text) == module._escape(text)
+    cache.put("y" * 5_000, "y" * 5_000)  # over an eighth of the bound: not cached
+    assert cache.get("y" * 5_000) is None

@@ -26,11 +26,12 @@ The format (the framing text in the prefix explains it to the model)::
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -138,9 +139,63 @@ def envelope(content: str, attribution: Attribution, *, secret: bytes) -> str:
     return f'{header}\n{escape(content)}\n</{TAG} id="{ident}">'
 
 
-@functools.lru_cache(maxsize=8192)
+class _EscapeCache:
+    """Least-recently-used escapes, bounded by the characters they hold rather than by count.
+
+    Re-rendering history escapes the same texts on every build; a count bound would let
+    thousands of capped tool outputs pile up in a long-lived process.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._entries: OrderedDict[str, str] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, content: str) -> str | None:
+        with self._lock:
+            escaped = self._entries.get(content)
+            if escaped is not None:
+                self._entries.move_to_end(content)
+            return escaped
+
+    def put(self, content: str, escaped: str) -> None:
+        size = len(content) + len(escaped)
+        if size > self.max_chars // 8:
+            return  # one huge text would evict everything else
+        with self._lock:
+            if content in self._entries:
+                return
+            self._entries[content] = escaped
+            self._chars += size
+            while self._chars > self.max_chars:
+                old, old_escaped = self._entries.popitem(last=False)
+                self._chars -= len(old) + len(old_escaped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._chars = 0
+
+
+ESCAPE_CACHE_CHARS = 16_000_000
+"""At most this many characters (texts and their escapes) stay cached between builds."""
+_cache = _EscapeCache(ESCAPE_CACHE_CHARS)
+
+
 def escape(content: str) -> str:
     """Make ``content`` unable to open, close or imitate an envelope tag (linear in its length)."""
+    escaped = _cache.get(content)
+    if escaped is None:
+        escaped = _escape(content)
+        _cache.put(content, escaped)
+    return escaped
+
+
+escape.cache_clear = _cache.clear  # type: ignore[attr-defined]
+
+
+def _escape(content: str) -> str:
     out = content.replace("&", "&amp;")
     if _OPENERS.search(out) is None:
         return out
