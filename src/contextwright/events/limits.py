@@ -20,10 +20,10 @@ independent of how deep the caller's own stack already is.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import threading
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from contextwright.errors import MalformedPayload, PayloadLimitExceeded
@@ -41,48 +41,52 @@ T = TypeVar("T")
 
 def check_payload(event_type: str, payload: Any) -> None:
     """Refuse ``payload`` (raw JSON values or a typed dataclass) if it breaks a limit above."""
-    # Each stack entry: (value, depth of its container, its container's path, its key or index).
-    stack: list[tuple[Any, int, str, Any]] = [(payload, 0, "", None)]
+    # Each stack entry: (value, depth of its container, trail). A trail is (parent trail, key),
+    # a linked list from which the path is spelled only when something is refused.
+    stack: list[tuple[Any, int, Any]] = [(payload, 0, None)]
     # A lower bound on the size of the JSON: every value takes at least one byte, a string
     # at least its length. It stops the walk early, even over shared references.
-    chars = 0
+    size = 0
     values = 0
     while stack:
-        value, depth, parent, key = stack.pop()
-        chars += 1
+        value, depth, trail = stack.pop()
+        size += 1
         values += 1
-        if type(value) in _SCALARS:
+        kind = type(value)
+        if kind is str:
+            size += len(value)
+            if not value.isascii():
+                _check_text(event_type, value, trail, key=False)
             continue
-        if isinstance(value, str):
-            chars += len(value)
-            _check_text(event_type, value, lambda parent=parent, key=key: _path(parent, key))
+        if kind in _SCALARS:
             continue
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        if isinstance(value, Mapping):
+        fields = getattr(kind, "__dataclass_fields__", None)
+        if fields is not None:
+            value = {name: getattr(value, name) for name in fields}
+            kind = dict
+        if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
             items: Any = value.items()
-            path = _path(parent, key)
             for name in value:
-                if isinstance(name, str):
-                    chars += len(name)
-                    _check_text(event_type, name, lambda path=path: f"{path} (a key)")
-        elif isinstance(value, (list, tuple)):
+                if type(name) is str:
+                    size += len(name)
+                    if not name.isascii():
+                        _check_text(event_type, name, (trail, name), key=True)
+        elif kind is list or kind is tuple or isinstance(value, (list, tuple)):
             items = enumerate(value)
-            path = _path(parent, key)
         else:
             continue
         if depth + 1 > MAX_PAYLOAD_DEPTH:
             raise PayloadLimitExceeded(
-                event_type, f"nested deeper than {MAX_PAYLOAD_DEPTH} levels", path=path, limit=MAX_PAYLOAD_DEPTH
+                event_type, f"nested deeper than {MAX_PAYLOAD_DEPTH} levels", path=_spell(trail), limit=MAX_PAYLOAD_DEPTH
             )
-        if chars > MAX_PAYLOAD_BYTES:
+        if size > MAX_PAYLOAD_BYTES:
             break
         if values + len(stack) + len(value) > MAX_PAYLOAD_VALUES:
             raise PayloadLimitExceeded(
-                event_type, f"more than {MAX_PAYLOAD_VALUES:,} JSON values", path=path, limit=MAX_PAYLOAD_VALUES
+                event_type, f"more than {MAX_PAYLOAD_VALUES:,} JSON values", path=_spell(trail), limit=MAX_PAYLOAD_VALUES
             )
-        stack.extend((child, depth + 1, path, name) for name, child in items)
-    if chars > MAX_PAYLOAD_BYTES:
+        stack.extend((child, depth + 1, (trail, name)) for name, child in items)
+    if size > MAX_PAYLOAD_BYTES:
         raise PayloadLimitExceeded(event_type, f"larger than {MAX_PAYLOAD_BYTES:,} bytes", limit=MAX_PAYLOAD_BYTES)
 
 
@@ -94,19 +98,21 @@ def check_encoded_size(event_type: str, size_bytes: int) -> None:
         )
 
 
-def _path(parent: str, key: Any) -> str:
-    if key is None:
-        return "payload"
-    return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}.{key}"
+def _spell(trail: Any) -> str:
+    keys = []
+    while trail is not None:
+        trail, key = trail
+        keys.append(key)
+    return "payload" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys))
 
 
-def _check_text(event_type: str, text: str, path: Callable[..., str]) -> None:
+def _check_text(event_type: str, text: str, trail: Any, *, key: bool) -> None:
     found = _SURROGATE.search(text)
     if found is not None:
         raise MalformedPayload(
             event_type,
             f"lone surrogate U+{ord(found.group()):04X} at character {found.start()} is not valid Unicode",
-            path=path(),
+            path=_spell(trail) + (" (a key)" if key else ""),
         )
 
 
