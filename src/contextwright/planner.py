@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from contextwright.assembly.prefix import render_prefix, rendered_prefix_sha256
 from contextwright.budget.estimator import TokenEstimator
@@ -166,7 +166,13 @@ class ContextPlanner:
         return self.current
 
     def _new_plan(
-        self, epoch: int, model: ResolvedModel, prefix: Prefix, *, reason: str | None, cache_ttl: CacheTtl
+        self,
+        epoch: int,
+        model: ResolvedModel,
+        prefix: Prefix,
+        *,
+        reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed"] | None,
+        cache_ttl: CacheTtl,
     ) -> PlanDecision:
         tokens, measured_by = measure_prefix(
             prefix, model, session_id=self.session_id, secret=self.secret, estimator=self.estimator
@@ -192,7 +198,7 @@ class ContextPlanner:
                 epoch=epoch,
                 plan=plan.to_dict(),
                 prefix_sha256=plan.prefix_sha256,
-                reason=reason,  # type: ignore[arg-type]
+                reason=reason,
                 previous_prefix_sha256=self.current.prefix_sha256,
             )
         self.current = plan

@@ -20,6 +20,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.clock import Clock, format_instant, parse_instant
@@ -229,7 +230,8 @@ class SQLiteEventLog(EventLog):
     def _setting(self, key: str, default: str) -> str:
         with self._conn() as conn, translating_sqlite(f"reading setting {key!r}"):
             conn.execute("INSERT INTO cw_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, default))
-            return conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()[0]
+            value: str = conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()[0]
+            return value
 
     def sessions(self) -> list[str]:
         with self._conn() as conn, translating_sqlite("listing sessions"):
@@ -327,7 +329,7 @@ def _reindex(conn: sqlite3.Connection) -> None:
         _write_index(conn, session_id, rebuild_index(rows))
 
 
-def _row(r: tuple) -> StoredRow:
+def _row(r: tuple[Any, ...]) -> StoredRow:
     return StoredRow(
         session_id=r[0],
         seq=r[1],
