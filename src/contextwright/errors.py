@@ -116,6 +116,8 @@ class MalformedPayload(EventError):
 class PayloadLimitExceeded(MalformedPayload):
     """A payload is nested deeper, or is larger, than the log accepts (see ``contextwright.events.limits``)."""
 
+    limit: int
+
     def __init__(self, event_type: str, problem: str, *, path: str = "payload", limit: int) -> None:
         super().__init__(event_type, problem, path=path)
         self.fields["limit"] = limit
@@ -136,6 +138,8 @@ class InvalidSessionId(LogError, UsageError):
 class InvalidIdempotencyKey(LogError, UsageError):
     """An idempotency key is empty, too long, not a string, or holds control characters or lone surrogates."""
 
+    idempotency_key: object
+
     def __init__(self, key: object, problem: str) -> None:
         super().__init__(f"invalid idempotency key {key!r}: {problem}", idempotency_key=key)
 
@@ -145,6 +149,10 @@ class SessionInvariantViolated(LogError):
 
     ``rule`` names it: ``orphaned_tool_result``, ``unknown_tool_call``, ``second_tool_result``,
     ``foreign_plan`` or ``foreign_request``."""
+
+    session_id: str
+    rule: str
+    index: int
 
     def __init__(self, session_id: str, *, rule: str, problem: str, index: int) -> None:
         super().__init__(
