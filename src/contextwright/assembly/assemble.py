@@ -24,10 +24,12 @@ from typing import Any
 
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
+from contextwright.assembly.regions import check_regions
 from contextwright.assembly.request import (
     Message,
     NeutralRequest,
     Part,
+    ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -43,9 +45,10 @@ from contextwright.derive.surface import (
     Surface,
     UserTurn,
 )
+from contextwright.derive.taint import lowest_trust, summary_lines
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
-from contextwright.events.catalog import Evidence
+from contextwright.events.catalog import AssistantMessage, Evidence
 from contextwright.plan.plan import ContextPlan
 
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -155,7 +158,7 @@ class _Assembler:
                     self._exchange(entry)
                 case AssistantReply():
                     if entry.message.text:
-                        self._add("assistant", [self._assistant_text(entry.message.text, entry.ref, entry.seq)])
+                        self._add("assistant", self._assistant_parts(entry.message, entry.ref, entry.seq))
                 case DecisionEntry():
                     self._decision(entry)
                 case ArtifactEntry():
@@ -169,16 +172,68 @@ class _Assembler:
         if parts:
             self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]  # callers pass 'user' or 'assistant'
 
+    def _assistant_parts(self, message: AssistantMessage, ref: str, seq: int) -> list[Part]:
+        """The answer's text and tool calls, with its signed reasoning put back where it stood, untouched."""
+        layer = self.layer(seq)
+        others: list[Part] = []
+        if message.text:
+            others.append(self._assistant_text(message.text, ref, seq))
+        for call in message.tool_calls:
+            others.append(ToolCallPart(id=call.id, name=call.name, arguments=to_plain(call.arguments), ref=ref, layer=layer))
+        if not message.reasoning:
+            return others
+        parts: list[Part] = []
+        pending = list(message.reasoning)
+        stale = seq in self.surface.stale_reasoning
+        for index in range(len(others) + 1):
+            while pending and pending[0].position <= index:
+                block = pending.pop(0)
+                parts.append(
+                    ReasoningPart(provider=block.provider, block=to_plain(block.block), ref=ref, layer=layer, stale=stale)
+                )
+            if index < len(others):
+                parts.append(others[index])
+        return parts
+
     def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
+        # What the assistant repeated of untrusted text keeps that text's trust: it is
+        # enveloped in place, so an echoed instruction never reads as the assistant's own.
+        echoes = self.surface.echoes.get(ref, ())
+        if echoes:
+            pieces: list[str] = []
+            at = 0
+            for i, echo in enumerate(echoes):
+                quoted = self.wrap(text[echo.start : echo.end], source="echo", trust=echo.trust, ref=f"{ref}/echo/{i}")
+                pieces += [text[at : echo.start], "\n" if pieces or echo.start else "", quoted, "\n"]
+                at = echo.end
+            text = "".join([*pieces, text[at:]])
         return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
 
     def _summary(self, entry: Summary) -> None:
-        text = self.wrap(entry.compacted.summary, source="summary", trust="user", ref=entry.ref)
+        # Each line keeps the trust of what it was extracted from: a user's ask stays the
+        # user's, the record of replies and tool activity is data. Lines are numbered by
+        # turn and gathered into one block per trust level, so the order survives while
+        # the envelopes stay few (one per level, not one per turn).
+        blocks = entry.compacted.summary.splitlines()[:1]  # the header is the platform's own text
+        lines = summary_lines(entry.compacted)
+        by_trust: dict[str, list[str]] = {}
+        turn = 0
+        for line in lines:
+            if line.text.startswith("- "):
+                turn += 1
+            by_trust.setdefault(line.trust, []).append(f"[{turn}] {line.text.strip()}" if turn else line.text)
+        for trust, texts in by_trust.items():
+            blocks.append(self.wrap("\n".join(texts), source="summary", trust=trust, ref=f"{entry.ref}/{trust}"))
         self._add(
             "user",
             [
                 TextPart(
-                    text=text, trust="user", source="summary", ref=entry.ref, budget_class="summary", layer="compressed_session"
+                    text="\n".join(blocks),
+                    trust=lowest_trust(line.trust for line in lines),
+                    source="summary",
+                    ref=entry.ref,
+                    budget_class="summary",
+                    layer="compressed_session",
                 )
             ],
         )
@@ -264,13 +319,7 @@ class _Assembler:
         return TextPart(text=text, trust=evidence.trust, source=evidence.source, ref=ref, budget_class="recall", layer=layer)
 
     def _exchange(self, entry: Exchange) -> None:
-        layer = self.layer(entry.seq)
-        parts: list[Part] = []
-        if entry.message.text:
-            parts.append(self._assistant_text(entry.message.text, entry.ref, entry.seq))
-        for call in entry.calls:
-            parts.append(ToolCallPart(id=call.id, name=call.name, arguments=to_plain(call.arguments), ref=entry.ref, layer=layer))
-        self._add("assistant", parts)
+        self._add("assistant", self._assistant_parts(entry.message, entry.ref, entry.seq))
         by_id = {r.result.call_id: r for r in entry.results}
         results: list[Part] = []
         for call in entry.calls:
@@ -416,6 +465,7 @@ def build(
             body_limit=allocation.body_limit,
             tokens_by_class=by_class,
         )
+    check_regions(system, messages)
     stable = len(messages) - (1 if messages and any(getattr(p, "volatile", False) for p in messages[-1].parts) else 0)
     request = NeutralRequest(
         session_id=plan.session_id,
@@ -465,6 +515,10 @@ def _account(messages: tuple[Message, ...], estimate: Estimate) -> tuple[dict[st
             if isinstance(part, ToolCallPart):
                 tokens = estimate(canonical_json({"name": part.name, "arguments": part.arguments}))
                 cls, layer = "history", part.layer
+            elif isinstance(part, ReasoningPart):
+                # Signatures and encrypted reasoning are paid for as sent, so they are sized as sent.
+                tokens = estimate(canonical_json(part.block))
+                cls, layer = part.budget_class, part.layer
             else:
                 tokens = estimate(part.text)
                 cls, layer = part.budget_class, part.layer
