@@ -124,6 +124,7 @@ def test_context_changes_are_marked_and_described(driven):
     pruned = [r.request_index for r in records if "pruned" in r.changes]
     compacted = [r.request_index for r in records if any(c.startswith("compacted") for c in r.changes)]
     rotated = [r.request_index for r in records if any(c.startswith("epoch") for c in r.changes)]
+
     # Check: the text alternative names where each change happened.
     def listed(change: str, requests: list[int]) -> str:
         return f"{change} before request{'s' if len(requests) > 1 else ''} {', '.join(map(str, requests))}"
