@@ -1,0 +1,334 @@
+"""OpenAI Agents SDK: a ``Session`` kept in the event log, and a model input filter that hands the model the engine's surface.
+
+* :class:`ContextwrightSession` implements the SDK's ``Session`` protocol. Items are stored
+  exactly as the SDK hands them over, append-only: ``pop_item`` and ``clear_session``
+  are new events, never deletes, so the whole history stays in the log.
+* :func:`model_input_filter` is a ``RunConfig.call_model_input_filter``: before every
+  model call it records what is new in the SDK's input into an engine session and
+  replaces the input with the engine's request (bounded tool outputs, pointers,
+  compaction summaries, the task kept visible) rendered as Responses items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from contextwright._optional import require
+
+require("agents", extra="agents", feature="the OpenAI Agents SDK integration")
+
+from agents import ModelSettings, RunConfig  # noqa: E402
+from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit  # noqa: E402
+from agents.run_config import CallModelData, ModelInputData  # noqa: E402
+
+from contextwright.derive.framework_items import fold_framework_items  # noqa: E402
+from contextwright.errors import SeqConflict  # noqa: E402
+from contextwright.events.catalog import (  # noqa: E402
+    AssistantMessage,
+    FrameworkItemPopped,
+    FrameworkItemsAdded,
+    FrameworkItemsCleared,
+    ToolCall,
+)
+from contextwright.events.envelope import Event  # noqa: E402
+from contextwright.integrations.errors import FrameworkSessionClosed, HistoryRewritten, IntegrationError  # noqa: E402
+from contextwright.log import EventLog, open_log  # noqa: E402
+from contextwright.log.memory import InMemoryEventLog  # noqa: E402
+from contextwright.runtime.engine import Engine  # noqa: E402
+from contextwright.runtime.session import Session  # noqa: E402
+from contextwright.runtime.spec import AgentSpec, Tool  # noqa: E402
+
+__all__ = ["ContextwrightSession", "ModelInputFilter", "agent_spec_for", "model_input_filter"]
+
+# Appends retry when another writer got in first; the fold is re-read each time.
+_MAX_CONFLICT_RETRIES = 20
+
+
+class ContextwrightSession:
+    """An Agents SDK ``Session`` whose items live in a Contextwright event log (append-only)."""
+
+    session_settings: SessionSettings | None = None
+
+    def __init__(
+        self,
+        session_id: str,
+        store: str | os.PathLike[str] | EventLog | Engine = ":memory:",
+        *,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.session_settings = coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
+        self._owns_log = not isinstance(store, (EventLog, Engine))
+        self.log = _log_for(store)
+        self._events: list[Event] = []
+        # The cached events are shared by worker threads; other processes are kept apart by expected_seq.
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- the Session protocol -------------------------------------------------------
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The items in order; ``limit`` (or the settings' limit) keeps the latest N."""
+        self._check_open()
+        effective = resolve_session_limit(limit, self.session_settings)
+        items = await asyncio.to_thread(self._items)
+        if effective is None or effective < 0:
+            # SQLiteSession passes a negative limit to SQL's LIMIT, which means no limit.
+            return items
+        return items[-effective:] if effective else []
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Append ``items`` exactly as given, in one event."""
+        self._check_open()
+        if not items:
+            return
+        payload = FrameworkItemsAdded(items=tuple(items))
+        await asyncio.to_thread(self._append_with_retry, lambda _items: payload)
+
+    async def pop_item(self) -> Any | None:
+        """Take back the most recent item (recorded as an event; the item stays in the log)."""
+        self._check_open()
+        popped: list[Any] = []
+
+        def pop(items: list[Any]) -> FrameworkItemPopped | None:
+            popped[:] = items[-1:]
+            return FrameworkItemPopped(position=len(items) - 1) if items else None
+
+        await asyncio.to_thread(self._append_with_retry, pop)
+        return popped[0] if popped else None
+
+    async def clear_session(self) -> None:
+        """Start the item list afresh (recorded as an event; nothing is deleted)."""
+        self._check_open()
+        await asyncio.to_thread(self._append_with_retry, lambda items: FrameworkItemsCleared(count=len(items)) if items else None)
+
+    def close(self) -> None:
+        """Close the session (and the store, when the session opened it)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._owns_log:
+            self.log.close()
+
+    # -- internals --------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise FrameworkSessionClosed(f"ContextwrightSession {self.session_id!r} is closed", session_id=self.session_id)
+
+    def _sync(self) -> None:
+        last = self._events[-1].seq if self._events else 0
+        self._events.extend(self.log.read(self.session_id, after_seq=last))
+
+    def _items(self) -> list[Any]:
+        with self._lock:
+            self._sync()
+            return fold_framework_items(self._events)
+
+    def _append_with_retry(self, decide: Callable[[list[Any]], Any]) -> None:
+        """Append what ``decide`` makes of the current items, re-deciding after a lost race."""
+        for _ in range(_MAX_CONFLICT_RETRIES):
+            with self._lock:
+                self._sync()
+                payload = decide(fold_framework_items(self._events))
+                if payload is None:
+                    return
+                last = self._events[-1].seq if self._events else 0
+                try:
+                    stored = self.log.append(self.session_id, [payload], expected_seq=last)
+                except SeqConflict:
+                    continue
+                self._events.extend(stored)
+                return
+        raise SeqConflict(
+            self.session_id,
+            expected_seq=self._events[-1].seq if self._events else 0,
+            actual_seq=self.log.last_seq(self.session_id),
+        )
+
+
+class ModelInputFilter:
+    """A ``RunConfig.call_model_input_filter`` that records what is new and hands the model the engine's request.
+
+    The SDK's input (its session history plus this run's items) is the framework's
+    record; the engine session mirrors it once (``framework.items.added``, so a
+    restarted process knows where it stopped) and records the messages, tool calls
+    and tool results it carries. The model then receives the engine's request as
+    Responses items; reasoning items travel with the tool call or message they precede.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._run_config: RunConfig | None = None
+
+    async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
+        """Record what is new in ``data.model_data.input``, build, and return the engine's input."""
+        # The log and the builder block; keep them off the runner's event loop.
+        return await asyncio.to_thread(self.filter, data)
+
+    def filter(self, data: CallModelData[Any]) -> ModelInputData:
+        """The synchronous filter (what ``__call__`` runs in a worker thread)."""
+        items = list(data.model_data.input)
+        self._record_new(items)
+        request = self.session.next_request()
+        body = request.openai_responses()
+        self._set_cache_key(body.get("prompt_cache_key"))
+        return ModelInputData(input=_with_reasoning(body["input"], items), instructions=None)
+
+    def run_config(self, **options: Any) -> RunConfig:
+        """A ``RunConfig`` with this filter and the session's ``prompt_cache_key`` (kept current per epoch)."""
+        settings = options.pop("model_settings", None) or ModelSettings()
+        self._run_config = RunConfig(call_model_input_filter=self, model_settings=settings, **options)
+        return self._run_config
+
+    # -- internals --------------------------------------------------------------------
+
+    def _record_new(self, items: list[Any]) -> None:
+        self.session._sync()
+        mirrored = fold_framework_items(self.session.events)
+        if items[: len(mirrored)] != mirrored:
+            raise HistoryRewritten(
+                f"session {self.session.id!r}: the run's input no longer starts with the {len(mirrored)} items already "
+                "recorded (was the SDK session popped, cleared or limited?); use a new engine session for a new history",
+                session_id=self.session.id,
+                recorded=len(mirrored),
+            )
+        new = items[len(mirrored) :]
+        if not new:
+            return
+        _record_items(self.session, new)
+        self.session._append([FrameworkItemsAdded(items=tuple(new))])
+
+    def _set_cache_key(self, key: str | None) -> None:
+        if key is None or self._run_config is None:
+            return
+        settings = self._run_config.model_settings or ModelSettings()
+        extra = dict(settings.extra_args or {})
+        if extra.get("prompt_cache_key") != key:
+            extra["prompt_cache_key"] = key
+            self._run_config.model_settings = replace(settings, extra_args=extra)
+
+
+def model_input_filter(session: Session) -> ModelInputFilter:
+    """The filter for ``RunConfig(call_model_input_filter=...)`` over an engine ``session``.
+
+    ``filter.run_config(...)`` also sets the session's stable ``prompt_cache_key``.
+    """
+    return ModelInputFilter(session)
+
+
+def agent_spec_for(agent: Any, *, policy: str | None = None, instructions: str = "") -> AgentSpec:
+    """An :class:`AgentSpec` with an SDK agent's function tools pinned (the SDK sends the tools itself)."""
+    tools = [
+        Tool(tool.name, getattr(tool, "description", "") or "", getattr(tool, "params_json_schema", None))
+        for tool in getattr(agent, "tools", ())
+        if hasattr(tool, "name")
+    ]
+    text = policy if policy is not None else (agent.instructions if isinstance(agent.instructions, str) else "")
+    # The SDK runs tools itself and would not know the engine's control tools.
+    return AgentSpec(policy=text or "You are a helpful agent.", instructions=instructions, tools=tools, control_tools=False)
+
+
+def _record_items(session: Session, items: Sequence[Any]) -> None:
+    """Record SDK input items as engine events: messages, tool calls with their answers, tool results."""
+    text: list[str] = []
+    calls: list[ToolCall] = []
+
+    def flush() -> None:
+        if text or calls:
+            session.record_assistant(AssistantMessage(text="\n".join(text), tool_calls=tuple(calls)))
+            text.clear()
+            calls.clear()
+
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise IntegrationError(f"an Agents SDK input item must be a mapping, not {type(item).__name__}")
+        kind = item.get("type", "message")
+        role = item.get("role")
+        if kind == "message" and role == "assistant":
+            text.append(_text_of(item.get("content")))
+        elif kind == "function_call":
+            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"))))
+        elif kind == "reasoning":
+            continue  # passed through at render time, next to the call or message it precedes
+        elif kind == "function_call_output":
+            flush()
+            session.tool_result(item["call_id"], _text_of(item.get("output")))
+        elif kind == "message" and role in ("user", "system", "developer"):
+            flush()
+            session.user(_text_of(item.get("content")), author="user" if role == "user" else "operator")
+        # Hosted tool calls and other item kinds stay in the SDK session; the engine has no part for them.
+    flush()
+
+
+def _with_reasoning(rendered: list[dict[str, Any]], sdk_items: list[Any]) -> list[Any]:
+    """The engine's items with each SDK reasoning item put back before the call or message it preceded."""
+    before: dict[tuple[str, str], list[Any]] = {}
+    pending: list[Any] = []
+    for item in sdk_items:
+        kind = item.get("type", "message") if isinstance(item, Mapping) else None
+        if kind == "reasoning":
+            pending.append(item)
+            continue
+        if pending:
+            anchor = _anchor(item)
+            if anchor is not None:
+                before.setdefault(anchor, []).extend(pending)
+            pending = []
+    out: list[Any] = []
+    for item in rendered:
+        anchor = _anchor(item)
+        if anchor is not None:
+            out.extend(before.pop(anchor, ()))
+        out.append(item)
+    return out
+
+
+def _anchor(item: Any) -> tuple[str, str] | None:
+    if not isinstance(item, Mapping):
+        return None
+    if item.get("type") == "function_call":
+        return ("call", str(item.get("call_id")))
+    if item.get("role") == "assistant":
+        return ("text", _text_of(item.get("content")))
+    return None
+
+
+def _text_of(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:
+        if isinstance(part, Mapping):
+            parts.append(str(part.get("text") or part.get("refusal") or ""))
+        else:
+            parts.append(str(part))
+    return "\n".join(p for p in parts if p)
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        value = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        return {"_raw": str(raw)}
+    return value if isinstance(value, dict) else {"_raw": raw}
+
+
+def _log_for(store: str | os.PathLike[str] | EventLog | Engine) -> EventLog:
+    if isinstance(store, Engine):
+        return store.log
+    if isinstance(store, EventLog):
+        return store
+    if os.fspath(store) == ":memory:":
+        return InMemoryEventLog()
+    return open_log(store)
