@@ -1,0 +1,384 @@
+"""LangChain 1.x: agent middleware that keeps the graph's history whole and hands the model the engine's request.
+
+``create_agent(model, tools, middleware=[ContextwrightMiddleware(engine, model=...)])``:
+
+* graph state is never touched; on every model call the middleware records what is
+  new in ``request.messages`` (human, AI and tool messages with their tool calls and
+  ids) into the engine session of the thread, and calls the handler with
+  ``request.override(...)`` carrying the engine's system message, messages and tools:
+  envelopes, bounded tool outputs, pointers, compaction summaries and, for
+  ``ChatAnthropic``, the engine's cache breakpoints (at most 4);
+* the answer is recorded with its ``usage_metadata`` (cache reads and writes);
+* the engine's control tools (working state, reading an artifact back) are the
+  middleware's ``tools``; their calls are answered by the engine, never run;
+* thinking blocks of an AI message go back to the model exactly as they came;
+* LangChain's ``AnthropicPromptCachingMiddleware`` places its own breakpoints on the
+  same request, so combining the two is refused with :class:`ConflictingCacheMiddleware`.
+
+What the session has seen is mirrored in its log (``framework.items.added``, one
+content hash per message), so a restarted worker resumes where the last one stopped,
+and a history rewritten under it (for example by a summarising middleware) is a
+:class:`HistoryRewritten` error instead of a silent divergence.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from contextwright._optional import require
+
+require("langchain.agents", extra="langchain", feature="the LangChain integration")
+
+from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse  # noqa: E402
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
+from langchain_core.tools import BaseTool, StructuredTool  # noqa: E402
+
+from contextwright.canonical import content_hash  # noqa: E402
+from contextwright.derive.framework_items import fold_framework_items  # noqa: E402
+from contextwright.events.catalog import AssistantMessage, FrameworkItemsAdded, ToolCall  # noqa: E402
+from contextwright.integrations.errors import ConflictingCacheMiddleware, HistoryRewritten  # noqa: E402
+from contextwright.models import ResolvedModel  # noqa: E402
+from contextwright.providers.usage import Usage  # noqa: E402
+from contextwright.runtime.engine import Engine  # noqa: E402
+from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
+from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec, Tool  # noqa: E402
+
+__all__ = ["ContextwrightMiddleware"]
+
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+_DEFAULT_SESSION = "langchain-default"
+
+
+class ContextwrightMiddleware(AgentMiddleware):  # type: ignore[misc]
+    """``AgentMiddleware`` that gives the model the engine's request while graph state keeps everything."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        agent: AgentSpec | None = None,
+        *,
+        model: ResolvedModel,
+        session_id: str | Callable[[ModelRequest], str] | None = None,
+        prefix_ttl: str = "5m",
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.agent_spec = agent
+        self.model = model
+        self.session_id = session_id
+        self.prefix_ttl = prefix_ttl
+        self.tools = [_control_tool(spec.name, spec.description, spec.input_schema) for spec in CONTROL_TOOLS]
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    # -- hooks ---------------------------------------------------------------------------
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
+        """Record what is new, call the model with the engine's request, record the answer."""
+        session, built = self._prepare(request)
+        for attempt in range(2):
+            try:
+                response = handler(self._engine_request(request, built))
+            except Exception as exc:
+                built = session._after_send_error(exc, built, attempt)
+                continue
+            self._record_answer(session, response)
+            return response
+        raise AssertionError("unreachable")
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """Async :meth:`wrap_model_call`."""
+        import asyncio
+
+        session, built = await asyncio.to_thread(self._prepare, request)
+        for attempt in range(2):
+            try:
+                response = await handler(self._engine_request(request, built))
+            except Exception as exc:
+                built = await asyncio.to_thread(session._after_send_error, exc, built, attempt)
+                continue
+            await asyncio.to_thread(self._record_answer, session, response)
+            return response
+        raise AssertionError("unreachable")
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Answer the engine's control tools from the log (the engine already answered them); run the rest."""
+        answer = self._control_answer(request)
+        return answer if answer is not None else handler(request)
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Async :meth:`wrap_tool_call`."""
+        answer = self._control_answer(request)
+        return answer if answer is not None else await handler(request)
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def session(self, session_id: str, request: ModelRequest | None = None) -> Session:
+        """The engine session called ``session_id`` (opened on first use)."""
+        key = session_id
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is None:
+                spec = self.agent_spec or _spec_from_request(request)
+                session = self._sessions[key] = self.engine.session(key, agent=spec, model=self.model)
+            return session
+
+    def _session_for(self, request: ModelRequest | None = None) -> Session:
+        """The current run's session: ``session_id`` (a name or a function of the request), else the thread id."""
+        if callable(self.session_id) and request is not None:
+            return self.session(self.session_id(request), request)
+        return self.session(
+            (self.session_id if isinstance(self.session_id, str) else None) or _thread_id() or _DEFAULT_SESSION, request
+        )
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _prepare(self, request: ModelRequest) -> tuple[Session, BuiltRequest]:
+        _refuse_other_cache_markers(request)
+        session = self._session_for(request)
+        self._record_new(session, list(request.messages))
+        return session, session.next_request()
+
+    def _record_new(self, session: Session, messages: list[AnyMessage]) -> None:
+        session._sync()
+        mirrored = fold_framework_items(session.events)
+        seen = [_fingerprint(m) for m in messages]
+        if seen[: len(mirrored)] != mirrored:
+            raise HistoryRewritten(
+                f"session {session.id!r}: the graph's messages no longer start with the {len(mirrored)} messages already "
+                "recorded (did another middleware remove or rewrite messages in state?)",
+                session_id=session.id,
+                recorded=len(mirrored),
+            )
+        new = messages[len(mirrored) :]
+        if not new:
+            return
+        for message in new:
+            _record_message(session, message)
+        session._append([FrameworkItemsAdded(items=tuple(seen[len(mirrored) :]))])
+
+    def _record_answer(self, session: Session, response: Any) -> None:
+        messages = response.result if isinstance(response, ModelResponse) else [response]
+        for message in messages:
+            if isinstance(message, AIMessage):
+                session.record_assistant(_assistant(message))
+                usage = _usage(message)
+                if usage is not None:
+                    session._record_usage(usage, model=message.response_metadata.get("model_name"))
+                session._append([FrameworkItemsAdded(items=(_fingerprint(message),))])
+
+    def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:
+        anthropic_native = _is_chat_anthropic(request.model)
+        body = built.anthropic(prefix_ttl=self.prefix_ttl)  # type: ignore[arg-type]
+        thinking = _thinking_by_calls(request.messages)
+        messages = [m for message in body["messages"] for m in _to_langchain(message, anthropic_native, thinking)]
+        if anthropic_native:
+            system = SystemMessage(content=[dict(block) for block in body["system"]])
+            tools: list[Any] = [dict(tool) for tool in body.get("tools", ())]
+        else:
+            system = SystemMessage(content="\n\n".join(block["text"] for block in body["system"]))
+            tools = [_openai_tool(tool) for tool in body.get("tools", ())]
+        return request.override(system_message=system, messages=messages, tools=tools)
+
+    def _control_answer(self, request: Any) -> ToolMessage | None:
+        call = request.tool_call
+        if call.get("name") not in {spec.name for spec in CONTROL_TOOLS}:
+            return None
+        # The session that recorded the call answered it; it was opened by the model call that made it.
+        with self._lock:
+            sessions = list(self._sessions.values())
+        for event in (e for session in sessions for e in reversed(session.events)):
+            if event.type == "tool.result" and event.payload.call_id == call.get("id"):
+                result = event.payload
+                return ToolMessage(
+                    content=result.output,
+                    tool_call_id=result.call_id,
+                    name=result.tool_name,
+                    status="error" if result.is_error else "success",
+                )
+        return None
+
+
+def _thread_id() -> str | None:
+    try:
+        from langgraph.config import get_config
+
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # outside a graph run
+        return None
+    value = configurable.get("thread_id")
+    return str(value) if value is not None else None
+
+
+def _refuse_other_cache_markers(request: ModelRequest) -> None:
+    """Refuse a request that another middleware (LangChain's Anthropic prompt caching) has already marked."""
+    marked = "cache_control" in request.model_settings
+    system = request.system_message
+    if system is not None and isinstance(system.content, list):
+        marked = marked or any(isinstance(b, Mapping) and "cache_control" in b for b in system.content)
+    for tool in request.tools:
+        extras = getattr(tool, "extras", None) or {}
+        marked = marked or "cache_control" in extras or (isinstance(tool, Mapping) and "cache_control" in tool)
+    if marked:
+        raise ConflictingCacheMiddleware(
+            "the request already carries prompt-cache markers (AnthropicPromptCachingMiddleware or similar): "
+            "Contextwright places the cache breakpoints itself, and Anthropic accepts at most 4 per request; "
+            "remove the other caching middleware"
+        )
+
+
+def _spec_from_request(request: ModelRequest | None) -> AgentSpec:
+    """An agent spec from the graph's own system prompt and tools (when none was given)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    if request is None:
+        return AgentSpec(policy="You are a helpful agent.")
+    control = {spec.name for spec in CONTROL_TOOLS}
+    tools = []
+    for tool in request.tools:
+        function = convert_to_openai_tool(tool)["function"]
+        if function["name"] not in control:
+            tools.append(Tool(function["name"], function.get("description", ""), function.get("parameters")))
+    policy = request.system_prompt or "You are a helpful agent."
+    return AgentSpec(policy=policy, tools=tools)
+
+
+def _control_tool(name: str, description: str, schema: Mapping[str, Any]) -> BaseTool:
+    def answered_by_the_engine(**_: Any) -> str:
+        return "This tool is answered by Contextwright; the call did not pass through its middleware."
+
+    return StructuredTool.from_function(
+        func=answered_by_the_engine, name=name, description=description, args_schema=json.loads(json.dumps(schema))
+    )
+
+
+def _fingerprint(message: BaseMessage) -> str:
+    """A content hash of what a message says (its id is left out: reducers assign ids after the fact)."""
+    shape: dict[str, Any] = {"type": message.type, "content": message.content}
+    if isinstance(message, AIMessage):
+        shape["tool_calls"] = [[c.get("id"), c.get("name"), c.get("args")] for c in message.tool_calls]
+    if isinstance(message, ToolMessage):
+        shape["tool_call_id"] = message.tool_call_id
+    return content_hash(json.loads(json.dumps(shape, default=str)))
+
+
+def _record_message(session: Session, message: BaseMessage) -> None:
+    if isinstance(message, HumanMessage):
+        session.user(_text(message.content) or "(empty message)")
+    elif isinstance(message, AIMessage):
+        session.record_assistant(_assistant(message))
+    elif isinstance(message, ToolMessage):
+        if message.tool_call_id in {c.id for c in session.pending_tool_calls()}:
+            session.tool_result(message.tool_call_id, _text(message.content), is_error=message.status == "error")
+        # Otherwise the engine answered it already (a control tool, or a call to a revoked tool).
+    elif isinstance(message, SystemMessage):
+        session.user(_text(message.content), author="operator")
+
+
+def _assistant(message: AIMessage) -> AssistantMessage:
+    calls = tuple(ToolCall(id=c["id"] or "", name=c["name"], arguments=dict(c.get("args") or {})) for c in message.tool_calls)
+    return AssistantMessage(text=_text(message.content), tool_calls=calls, model=message.response_metadata.get("model_name"))
+
+
+def _usage(message: AIMessage) -> Usage | None:
+    meta = message.usage_metadata
+    if not meta:
+        return None
+    details = dict(meta.get("input_token_details") or {})
+    read = details.get("cache_read") or 0
+    write_1h = details.get("ephemeral_1h_input_tokens") or 0
+    write_5m = details.get("ephemeral_5m_input_tokens") or 0
+    if not (write_1h or write_5m):
+        write_5m = details.get("cache_creation") or 0
+    # LangChain's input_tokens include cache reads and writes (as the OTel conventions say).
+    uncached = max(0, meta.get("input_tokens", 0) - read - write_5m - write_1h)
+    return Usage(
+        input_tokens=uncached,
+        cache_read_tokens=read,
+        cache_write_5m_tokens=write_5m,
+        cache_write_1h_tokens=write_1h,
+        output_tokens=meta.get("output_tokens", 0),
+    )
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or ():
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "\n".join(p for p in parts if p)
+
+
+def _thinking_by_calls(messages: Sequence[AnyMessage]) -> dict[tuple[str, ...], list[Any]]:
+    """Thinking blocks of the graph's AI messages, keyed by the tool call ids (or the text) they came with."""
+    found: dict[tuple[str, ...], list[Any]] = {}
+    for message in messages:
+        if isinstance(message, AIMessage) and isinstance(message.content, list):
+            blocks = [b for b in message.content if isinstance(b, Mapping) and b.get("type") in _THINKING_TYPES]
+            if blocks:
+                found[_answer_key([c["id"] for c in message.tool_calls], _text(message.content))] = blocks
+    return found
+
+
+def _answer_key(call_ids: Sequence[str | None], text: str) -> tuple[str, ...]:
+    return ("calls", *sorted(str(i) for i in call_ids)) if call_ids else ("text", text)
+
+
+def _to_langchain(message: Mapping[str, Any], anthropic_native: bool, thinking: Mapping[tuple[str, ...], list[Any]]) -> list[Any]:
+    """LangChain messages for one Anthropic-wire message of the engine's request."""
+    content = message["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    if message["role"] == "assistant":
+        calls = [
+            {"id": b["id"], "name": b["name"], "args": dict(b["input"]), "type": "tool_call"}
+            for b in blocks
+            if b["type"] == "tool_use"
+        ]
+        texts = [b for b in blocks if b["type"] == "text"]
+        kept = list(thinking.get(_answer_key([c["id"] for c in calls], _text(texts)), ()))
+        if anthropic_native:
+            return [AIMessage(content=[*kept, *texts], tool_calls=calls)]
+        return [AIMessage(content=[*kept, *texts] if kept else _text(texts), tool_calls=calls)]
+    if anthropic_native:
+        # ChatAnthropic passes tool_result and text blocks of a human message through, cache markers included.
+        return [HumanMessage(content=blocks)]
+    out: list[Any] = []
+    texts = []
+    for block in blocks:
+        if block["type"] == "tool_result":
+            out.append(
+                ToolMessage(
+                    content=_text(block.get("content")) if not isinstance(block.get("content"), str) else block["content"],
+                    tool_call_id=block["tool_use_id"],
+                    status="error" if block.get("is_error") else "success",
+                )
+            )
+        elif block["type"] == "text":
+            texts.append(block["text"])
+    if texts:
+        out.append(HumanMessage(content="\n\n".join(texts)))
+    return out
+
+
+def _openai_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": tool["name"], "description": tool.get("description", ""), "parameters": dict(tool["input_schema"])},
+    }
+
+
+def _is_chat_anthropic(model: Any) -> bool:
+    try:
+        from langchain_anthropic import ChatAnthropic
+    except ImportError:
+        return False
+    return isinstance(model, ChatAnthropic)
