@@ -37,9 +37,9 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langchain_core.tools import BaseTool, StructuredTool  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
-from contextwright.derive.framework_items import fold_framework_items  # noqa: E402
-from contextwright.events.catalog import AssistantMessage, FrameworkItemsAdded, ToolCall  # noqa: E402
-from contextwright.integrations.errors import ConflictingCacheMiddleware, HistoryRewritten  # noqa: E402
+from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
+from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
+from contextwright.integrations.errors import ConflictingCacheMiddleware  # noqa: E402
 from contextwright.models import ResolvedModel  # noqa: E402
 from contextwright.providers.usage import Usage  # noqa: E402
 from contextwright.runtime.engine import Engine  # noqa: E402
@@ -141,26 +141,10 @@ class ContextwrightMiddleware(AgentMiddleware):  # type: ignore[misc]
     def _prepare(self, request: ModelRequest) -> tuple[Session, BuiltRequest]:
         _refuse_other_cache_markers(request)
         session = self._session_for(request)
-        self._record_new(session, list(request.messages))
+        record_new_history(
+            session, list(request.messages), fingerprint=_fingerprint, record=_record_message, what="graph messages"
+        )
         return session, session.next_request()
-
-    def _record_new(self, session: Session, messages: list[AnyMessage]) -> None:
-        session._sync()
-        mirrored = fold_framework_items(session.events)
-        seen = [_fingerprint(m) for m in messages]
-        if seen[: len(mirrored)] != mirrored:
-            raise HistoryRewritten(
-                f"session {session.id!r}: the graph's messages no longer start with the {len(mirrored)} messages already "
-                "recorded (did another middleware remove or rewrite messages in state?)",
-                session_id=session.id,
-                recorded=len(mirrored),
-            )
-        new = messages[len(mirrored) :]
-        if not new:
-            return
-        for message in new:
-            _record_message(session, message)
-        session._append([FrameworkItemsAdded(items=tuple(seen[len(mirrored) :]))])
 
     def _record_answer(self, session: Session, response: Any) -> None:
         messages = response.result if isinstance(response, ModelResponse) else [response]
@@ -170,7 +154,7 @@ class ContextwrightMiddleware(AgentMiddleware):  # type: ignore[misc]
                 usage = _usage(message)
                 if usage is not None:
                     session._record_usage(usage, model=message.response_metadata.get("model_name"))
-                session._append([FrameworkItemsAdded(items=(_fingerprint(message),))])
+                mirror(session, [_fingerprint(message)])
 
     def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:
         anthropic_native = _is_chat_anthropic(request.model)

@@ -1,0 +1,52 @@
+"""What is new in a caller's history: the part after the messages the session already saw.
+
+Adapters that receive the caller's whole history on every call (client middleware,
+framework hooks) mirror what they saw into the session's log as one content hash per
+message (``framework.items.added``). The next call's history must start with those
+hashes; what follows is new. Anything else means the caller rewrote what is already
+recorded, which is refused instead of silently diverging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from contextwright.derive.framework_items import fold_framework_items
+from contextwright.events.catalog import FrameworkItemsAdded
+from contextwright.integrations.errors import HistoryRewritten
+from contextwright.runtime.session import Session
+
+
+def record_new_history(
+    session: Session,
+    history: Sequence[Any],
+    *,
+    fingerprint: Callable[[Any], str],
+    record: Callable[[Session, Any], None],
+    what: str = "messages",
+) -> int:
+    """Record the messages of ``history`` the session has not seen, mirror them; return how many were new."""
+    session._sync()
+    mirrored = fold_framework_items(session.events)
+    seen = [fingerprint(item) for item in history]
+    if seen[: len(mirrored)] != mirrored:
+        changed = next((i for i, (a, b) in enumerate(zip(seen, mirrored)) if a != b), min(len(seen), len(mirrored)))
+        raise HistoryRewritten(
+            f"session {session.id!r}: the caller's {what} no longer start with the {len(mirrored)} already recorded "
+            f"(first difference at position {changed}); keep the history append-only, or open a new session",
+            session_id=session.id,
+            recorded=len(mirrored),
+            position=changed,
+        )
+    new = list(history[len(mirrored) :])
+    for item in new:
+        record(session, item)
+    if new:
+        mirror(session, seen[len(mirrored) :])
+    return len(new)
+
+
+def mirror(session: Session, fingerprints: Sequence[str]) -> None:
+    """Note messages the session has seen (an answer it recorded itself, for example)."""
+    session._append([FrameworkItemsAdded(items=tuple(fingerprints))])

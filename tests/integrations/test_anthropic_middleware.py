@@ -1,0 +1,205 @@
+"""I3: an unchanged Anthropic caller loop with Contextwright as client middleware sends the engine's bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from contextwright.events import AssistantMessage, ToolCall
+from contextwright.integrations.anthropic import ContextwrightMiddleware
+from contextwright.integrations.errors import HistoryRewritten
+from contextwright.testing.fakes import open_session
+from contextwright.testing.provider import ScriptedProvider
+
+TASK = "CI fails on main. Fix it without changing the public API."
+ROUNDS = 10
+
+
+def pytest_output(turn: int) -> str:
+    """A verbose pytest run of 601 tests with one failure (about 27,000 characters)."""
+    lines = ["=" * 29 + " test session starts " + "=" * 30, "collected 601 items", ""]
+    lines += [f"tests/test_billing.py::test_case_{i} PASSED" for i in range(600)]
+    lines.insert(303, f"tests/test_billing.py::test_rounding_{turn} FAILED")
+    lines += [
+        f"FAILED tests/test_billing.py::test_rounding_{turn} - assert 10.01 == 10.0",
+        "=" * 24 + " 1 failed, 600 passed " + "=" * 24,
+    ]
+    return "\n".join(lines)
+
+
+def answers(rounds: int) -> list[AssistantMessage]:
+    script = [
+        AssistantMessage(
+            text=f"Running the tests, round {i}.", tool_calls=(ToolCall(id=f"toolu_{i:02d}", name="run_tests", arguments={}),)
+        )
+        for i in range(rounds - 1)
+    ]
+    return [*script, AssistantMessage(text="Fixed: rounding now uses banker's rounding.")]
+
+
+class Wire:
+    """The scripted provider behind a mock transport, with chosen calls failing first with a status."""
+
+    def __init__(self, provider: ScriptedProvider, failures: dict[int, tuple[int, dict[str, Any]]] | None = None) -> None:
+        self.provider = provider
+        self.failures = dict(failures or {})
+        self.bodies: list[dict[str, Any]] = []
+
+    def handler(self, request: Any) -> Any:
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        failure = self.failures.pop(len(self.bodies) - 1, None)
+        if failure is not None:
+            return httpx2.Response(failure[0], json=failure[1], headers={"request-id": "req_fail"})
+        return self.provider.handler(request)
+
+
+CALLER_TOOLS = [{"name": "run_tests", "description": "Run the test suite", "input_schema": {"type": "object", "properties": {}}}]
+
+
+def caller_loop(client: Any, rounds_seen: list[int]) -> list[dict[str, Any]]:
+    """The caller's own agent loop, exactly as it was before Contextwright."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    while True:
+        response = client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=2048, system="caller's own system prompt", tools=CALLER_TOOLS, messages=messages
+        )
+        messages.append({"role": "assistant", "content": response.content})
+        calls = [block for block in response.content if block.type == "tool_use"]
+        if not calls:
+            return messages
+        rounds_seen.append(len(rounds_seen))
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": c.id, "content": pytest_output(len(rounds_seen))} for c in calls
+                ],
+            }
+        )
+
+
+def _client(session, wire, **options) -> Any:
+    return anthropic.Anthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(wire.handler)),
+        middleware=[ContextwrightMiddleware(session)],
+        **options,
+    )
+
+
+def _markers(body: dict[str, Any]) -> int:
+    return json.dumps(body).count('"cache_control"')
+
+
+def test_ten_rounds_of_an_unchanged_loop_send_only_engine_bodies():
+    _, session, clock = open_session(window=64_000)
+    wire = Wire(ScriptedProvider(answers(ROUNDS), clock=clock))
+    messages = caller_loop(_client(session, wire, max_retries=0), [])
+
+    assert len(wire.bodies) == ROUNDS
+    results_on_wire = 0
+    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    assert len(built) == ROUNDS
+    for body in wire.bodies:
+        # Check: the engine's system and tools went out, not the caller's.
+        assert "caller's own system prompt" not in json.dumps(body["system"])
+        assert "Never push to main" in json.dumps(body["system"])
+        assert {t["name"] for t in body["tools"]} >= {"run_tests", "context_read_artifact"}
+        assert _markers(body) <= 4
+        assert body["max_tokens"] == 2048
+        for message in body["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else ():
+                if block["type"] == "tool_result":
+                    results_on_wire += 1
+                    # Check: every tool output on the wire is the bounded, enveloped view.
+                    assert len(json.dumps(block["content"])) < len(pytest_output(0)) // 3
+    assert results_on_wire == sum(range(ROUNDS))
+    # Check: one prefix hash for the epoch, and each message of the caller's history in the log once.
+    assert len({(b.epoch, b.prefix_sha256) for b in built}) == 1
+    types = [e.type for e in session.events]
+    assert (types.count("message.user"), types.count("message.assistant"), types.count("tool.result")) == (1, ROUNDS, ROUNDS - 1)
+    assert types.count("model.response") == ROUNDS
+    # Check: the caller's own history kept every output whole.
+    assert messages[2]["content"][0]["content"] == pytest_output(1)
+
+
+def test_a_529_then_200_under_max_retries_1_records_one_built_request(monkeypatch):
+    monkeypatch.setattr(anthropic.Anthropic, "_sleep_for_retry", lambda *a, **k: None)
+    _, session, clock = open_session()
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    wire = Wire(ScriptedProvider(answers(3), clock=clock), failures={1: (529, overloaded)})
+    caller_loop(_client(session, wire, max_retries=1), [])
+    # Check: four attempts on the wire, three logical calls, three built requests; the retry resent the same body.
+    assert len(wire.bodies) == 4
+    assert wire.bodies[1] == wire.bodies[2]
+    assert sum(1 for e in session.events if e.type == "context.request.built") == 3
+
+
+def test_an_overflow_is_recovered_once_by_compacting():
+    _, session, clock = open_session()
+    too_long = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"},
+    }
+    wire = Wire(ScriptedProvider(answers(4), clock=clock), failures={3: (400, too_long)})
+    caller_loop(_client(session, wire, max_retries=0), [])
+    types = [e.type for e in session.events]
+    assert types.count("context.overflow") == 1
+    assert any(t in ("context.compacted", "context.pruned") for t in types)
+    assert len(wire.bodies) == 5
+
+
+def test_a_caller_history_that_rewrites_the_record_is_a_typed_error():
+    _, session, clock = open_session()
+    wire = Wire(ScriptedProvider(answers(3), clock=clock))
+    client = _client(session, wire, max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    response = client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, messages=messages)
+    messages.append({"role": "assistant", "content": response.content})
+    messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_00", "content": "ok"}]})
+    messages[0] = {"role": "user", "content": "A different task."}
+    before = len(session.events)
+    with pytest.raises(HistoryRewritten, match="position 0"):
+        client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, messages=messages)
+    # Check: nothing was recorded and nothing was sent.
+    assert len(session.events) == before and len(wire.bodies) == 1
+
+
+def test_the_async_client_runs_the_same_loop():
+    _, session, clock = open_session()
+    wire = Wire(ScriptedProvider(answers(3), clock=clock))
+
+    async def handler(request):
+        return wire.handler(request)
+
+    client = anthropic.AsyncAnthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+        middleware=[ContextwrightMiddleware(session)],
+    )
+
+    async def loop():
+        messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+        while True:
+            response = await client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, messages=messages)
+            messages.append({"role": "assistant", "content": response.content})
+            calls = [b for b in response.content if b.type == "tool_use"]
+            if not calls:
+                return
+            messages.append(
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": c.id, "content": "ok"} for c in calls]}
+            )
+
+    asyncio.run(loop())
+    types = [e.type for e in session.events]
+    assert (types.count("message.assistant"), types.count("tool.result"), types.count("model.response")) == (3, 2, 3)
+    assert all("Never push to main" in json.dumps(b["system"]) for b in wire.bodies)
