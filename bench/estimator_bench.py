@@ -2,7 +2,7 @@
 
 Run ``python bench/estimator_bench.py`` to print a table per content kind and write
 the estimator section of ``docs/benchmarks.md``; ``--fit`` refits the heuristic coefficients first and
-prints them as Python source to paste into ``contextwright/budget/estimator.py``.
+prints them (``--write`` stores them as ``contextwright/budget/coefficients.json``).
 """
 
 from __future__ import annotations
@@ -370,22 +370,8 @@ def catalog_sample(samples: list[Sample]) -> list[Sample]:
 
 
 def write_coefficients(fitted: dict[str, dict[str, dict[str, float]]], target: Path) -> None:
-    """Replace the fitted block in estimator.py with ``fitted``."""
-    begin = "# BEGIN FITTED COEFFICIENTS (written by bench/estimator_bench.py --fit --write)\n"
-    end = "# END FITTED COEFFICIENTS\n"
-    source = target.read_text(encoding="utf-8")
-    head, rest = source.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    lines = ["_FITTED: Final[dict[str, dict[str, dict[str, float]]]] = {"]
-    for family, kinds in fitted.items():
-        lines.append(f"    {family!r}: {{")
-        for kind, weights in kinds.items():
-            lines.append(f"        {kind!r}: {{")
-            lines.extend(f"            {name!r}: {value!r}," for name, value in weights.items())
-            lines.append("        },")
-        lines.append("    },")
-    lines.append("}")
-    target.write_text(head + begin + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
+    """Write ``fitted`` as the estimator's package data (``coefficients.json``)."""
+    target.write_text(json.dumps(fitted, indent=2) + "\n", encoding="utf-8")
 
 
 # ------------------------------------------------------------------------ evaluation
@@ -549,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="refit the coefficients first")
-    parser.add_argument("--write", action="store_true", help="with --fit: write them into estimator.py")
+    parser.add_argument("--write", action="store_true", help="with --fit: write them to the estimator's coefficients.json")
     parser.add_argument("--holdout", action="store_true", help="also fit on half and test on the other half")
     parser.add_argument("--no-docs", action="store_true", help="do not write the results into docs/benchmarks.md")
     args = parser.parse_args(argv)
@@ -571,8 +557,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit:
         fitted = fit(samples, fit_catalog)
         if args.write:
-            write_coefficients(fitted, root / "src" / "contextwright" / "budget" / "estimator.py")
-            console.print("coefficients written to src/contextwright/budget/estimator.py")
+            write_coefficients(fitted, root / "src" / "contextwright" / "budget" / "coefficients.json")
+            console.print("coefficients written to src/contextwright/budget/coefficients.json")
         else:
             console.print(fitted)
         if args.holdout:

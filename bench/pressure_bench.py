@@ -28,8 +28,8 @@ from contextwright.budget.allocator import allocate
 from contextwright.clock import FixedClock
 from contextwright.importers import load_transcripts
 from contextwright.models import anthropic, with_window
+from contextwright.replay import constraints_in, replay, visible_in
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.replay import constraints_in, replay, visible_in
 from contextwright.testing.corpus import corpus_path, missing_reason
 from contextwright.testing.fakes import TEST_SECRET
 

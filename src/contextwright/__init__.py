@@ -10,6 +10,7 @@ session for each request::
 """
 
 from contextwright import errors, models
+from contextwright._version import __version__
 from contextwright.clock import Clock, FixedClock, SystemClock
 from contextwright.errors import ContextwrightError
 from contextwright.events import Event, NewEvent
@@ -27,8 +28,6 @@ from contextwright.runtime import (
     Session,
     Tool,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AgentSpec",

@@ -54,10 +54,6 @@ class FixedClock:
         self._now = current + self._step
         return current
 
-    def peek(self) -> _dt.datetime:
-        """Return the current time without stepping."""
-        return self._now
-
     def advance(self, delta: _dt.timedelta | float) -> _dt.datetime:
         """Move forward by ``delta`` (a timedelta or seconds) and return the new time."""
         if not isinstance(delta, _dt.timedelta):

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.assembly.envelope import FRAMING_TEXT
+from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.items import AgentInstructions, Framing, MemoryFact, MemorySnapshot, PlatformPolicy, ToolSpec
 from contextwright.plan import Prefix
 

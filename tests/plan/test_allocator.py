@@ -6,7 +6,7 @@ import pytest
 
 from contextwright.budget.allocator import WindowTooSmall, allocate
 from contextwright.models import anthropic, with_window
-from contextwright.plan.planner import ContextPlanner
+from contextwright.planner import ContextPlanner
 
 SECRET = b"s" * 32
 

@@ -16,7 +16,7 @@ from contextwright.items import AgentInstructions, MemoryFact, MemorySnapshot
 from contextwright.log.sqlite import SQLiteEventLog
 from contextwright.models import anthropic, openai
 from contextwright.plan import BudgetConfig, ContextPlan, Prefix
-from contextwright.plan.planner import ContextPlanner, PrefixChanged
+from contextwright.planner import ContextPlanner, PrefixChanged
 from contextwright.policy import ToolPolicy, denial_for
 
 SECRET = b"s" * 32
@@ -76,7 +76,7 @@ def test_the_plan_survives_a_process_restart(prefix, estimator, tmp_path):
         from contextwright.budget.estimator import HeuristicEstimator
         from contextwright.canonical import content_hash
         from contextwright.log.sqlite import SQLiteEventLog
-        from contextwright.plan.planner import ContextPlanner
+        from contextwright.planner import ContextPlanner
         log = SQLiteEventLog({str(db)!r}, create=False)
         p = ContextPlanner.from_events("s1", log.read("s1"), estimator=HeuristicEstimator(), secret={SECRET!r})
         print(p.current.prefix_sha256, content_hash(p.current.to_dict()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from contextwright import __version__
+from contextwright._version import __version__
 from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo

@@ -15,8 +15,8 @@ from contextwright.cli._compare import comparison_json, comparison_table
 from contextwright.clock import FixedClock
 from contextwright.importers import FORMATS, load_transcripts
 from contextwright.models import anthropic, openai, with_window
+from contextwright.replay import replay as replay_transcript
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.replay import replay as replay_transcript
 from contextwright.telemetry.records import request_records, summarize
 
 

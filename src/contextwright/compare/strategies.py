@@ -36,7 +36,7 @@ The strategies:
     read from cache. A strategy that sends fewer tokens can cost less, and can even
     show a slightly higher share when what it drops is the uncached part.
 ``contextwright``
-    The engine itself: :func:`~contextwright.runtime.replay.replay` and
+    The engine itself: :func:`~contextwright.replay.replay` and
     :meth:`~contextwright.runtime.session.BuiltRequest.anthropic` for each request.
 
 Measures, per strategy: requests; the token-weighted cache-read share; the input
@@ -78,8 +78,8 @@ from contextwright.log import open_log
 from contextwright.models import ResolvedModel, anthropic, with_window
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
 from contextwright.providers.usage import Usage
+from contextwright.replay import replay, visible_in
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.replay import replay, visible_in
 
 __all__ = [
     "CEILING",

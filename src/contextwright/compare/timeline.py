@@ -1,7 +1,7 @@
 """A transcript prepared for the baselines: Anthropic content blocks, atomic groups, model calls and their times.
 
 The baselines must see the same conversation and make the same model calls as the
-engine's :func:`~contextwright.runtime.replay.replay`, so this module walks a
+engine's :func:`~contextwright.replay.replay`, so this module walks a
 transcript with replay's rules:
 
 * user (and system) messages with text are user turns; blank ones are skipped;
@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 from contextwright.canonical import to_plain
 from contextwright.clock import parse_instant
 from contextwright.importers.model import Transcript
-from contextwright.runtime.replay import agent_for, safe_tool_name
+from contextwright.replay import agent_for, safe_tool_name
 
 __all__ = ["MODEL_CALL_PACE", "PACE_START", "ModelCall", "Timeline", "Unit", "timeline_of"]
 

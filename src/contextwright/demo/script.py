@@ -18,7 +18,6 @@ from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.events.catalog import AssistantMessage, ToolCall, ToolResult, UserMessage
 
 MODULES = ("billing", "auth", "search", "export", "scheduler", "notifications", "reports", "storage")
-TOOLS = ("run_tests", "read_file", "grep", "edit_file", "build", "deploy_preview")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -43,9 +43,3 @@ class NewEvent:
         """Wrap a typed payload."""
         name, typed = coerce_payload(None, payload)
         return cls(type=name, payload=typed, idempotency_key=idempotency_key)
-
-    @classmethod
-    def from_raw(cls, type: str, payload: Any, *, idempotency_key: str | None = None) -> NewEvent:
-        """Validate a type name and a raw JSON payload (as received over the wire)."""
-        name, typed = coerce_payload(type, payload)
-        return cls(type=name, payload=typed, idempotency_key=idempotency_key)

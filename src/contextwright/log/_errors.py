@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from contextwright._optional import require
 from contextwright.errors import (
     ContextwrightError,
     NotAStore,
@@ -21,6 +22,7 @@ from contextwright.errors import (
     StorageUnavailable,
 )
 
+_FEATURE = "the PostgreSQL event log"
 _SQLITE_UNAVAILABLE_HINTS = ("locked", "busy", "unable to open", "disk", "readonly", "read-only", "full")
 _SQLITE_CORRUPT_HINTS = ("malformed", "corrupt")
 
@@ -59,19 +61,18 @@ def translating_sqlite(context: str) -> Iterator[None]:
 
 def map_psycopg_error(exc: Exception, *, context: str) -> ContextwrightError:
     """The Contextwright error for a psycopg (or psycopg_pool) exception."""
-    import psycopg  # the caller only gets here with psycopg installed
+    require("psycopg", extra="postgres", feature=_FEATURE)  # the caller only gets here with psycopg installed
+    import psycopg
 
     errors = psycopg.errors
     name = type(exc).__name__
     sqlstate = getattr(getattr(exc, "diag", None), "sqlstate", None) or getattr(exc, "sqlstate", None)
     suffix = f" [{sqlstate}]" if sqlstate else ""
-    try:
-        from psycopg_pool import PoolTimeout, TooManyRequests
+    require("psycopg_pool", extra="postgres", feature=_FEATURE)
+    from psycopg_pool import PoolTimeout, TooManyRequests
 
-        if isinstance(exc, (PoolTimeout, TooManyRequests)):
-            return StorageUnavailable(f"PostgreSQL pool exhausted while {context}: {exc}", driver_error=name)
-    except ImportError:  # pragma: no cover - the pool is part of the postgres extra
-        pass
+    if isinstance(exc, (PoolTimeout, TooManyRequests)):
+        return StorageUnavailable(f"PostgreSQL pool exhausted while {context}: {exc}", driver_error=name)
     retryable: tuple[Any, ...] = (
         errors.SerializationFailure,
         errors.DeadlockDetected,
@@ -104,16 +105,12 @@ def map_psycopg_error(exc: Exception, *, context: str) -> ContextwrightError:
 
 def psycopg_error_classes() -> tuple[type[BaseException], ...]:
     """Every exception base the psycopg adapter must translate."""
+    require("psycopg", extra="postgres", feature=_FEATURE)
+    require("psycopg_pool", extra="postgres", feature=_FEATURE)
     import psycopg
+    from psycopg_pool import PoolTimeout, TooManyRequests
 
-    classes: list[type[BaseException]] = [psycopg.Error, psycopg.Warning]
-    try:
-        from psycopg_pool import PoolTimeout, TooManyRequests
-
-        classes += [PoolTimeout, TooManyRequests]
-    except ImportError:  # pragma: no cover
-        pass
-    return tuple(classes)
+    return (psycopg.Error, psycopg.Warning, PoolTimeout, TooManyRequests)
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from contextwright import __version__
+from contextwright._version import __version__
 from contextwright.errors import UsageError
 from contextwright.report.plots import Plot, cache_read_share_plot, context_tokens_plot
 from contextwright.telemetry.records import RequestRecord, SessionSummary

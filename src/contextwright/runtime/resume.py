@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextwright.errors import UsageError
-from contextwright.plan.planner import ContextPlanner
+from contextwright.planner import ContextPlanner
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.session import Session
 from contextwright.runtime.spec import AgentSpec

@@ -23,7 +23,7 @@ import importlib
 from collections.abc import Iterable
 from typing import Any
 
-from contextwright import __version__
+from contextwright._version import __version__
 from contextwright._optional import require
 from contextwright.telemetry.records import RequestRecord
 

@@ -1,11 +1,10 @@
-"""The prefix-stability monitor: one prefix hash per (session, epoch), or a named defect."""
+"""The prefix-stability monitor: one prefix hash per (session, epoch), or the drift found."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from contextwright.errors import ContextwrightError
 from contextwright.events.envelope import Event
 
 
@@ -27,10 +26,6 @@ class PrefixDrift:
         )
 
 
-class PrefixUnstable(ContextwrightError):
-    """A (session, epoch) had more than one prefix hash: the prompt cache was broken."""
-
-
 def find_drift(events: Iterable[Event]) -> list[PrefixDrift]:
     """Every (session, epoch) with more than one distinct prefix hash among its built requests."""
     seen: dict[tuple[str, int], dict[str, int]] = {}
@@ -45,10 +40,3 @@ def find_drift(events: Iterable[Event]) -> list[PrefixDrift]:
         for (s, e), h in sorted(seen.items())
         if len(h) > 1
     ]
-
-
-def check_prefix_stability(events: Iterable[Event]) -> None:
-    """Raise :class:`PrefixUnstable` naming the first drifting session."""
-    drift = find_drift(events)
-    if drift:
-        raise PrefixUnstable("; ".join(d.describe() for d in drift), session_id=drift[0].session_id, epoch=drift[0].epoch)

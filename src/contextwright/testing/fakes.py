@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from contextwright.clock import FixedClock
-from contextwright.demo.script import TOOLS
 from contextwright.models import ResolvedModel, anthropic, with_window
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.ports import InMemoryMemory
@@ -14,6 +13,8 @@ FakeClock = FixedClock
 """A clock that moves only when told to (alias of :class:`~contextwright.clock.FixedClock`)."""
 
 TEST_SECRET = bytes(range(32))
+TOOLS = ("run_tests", "read_file", "grep", "edit_file", "build", "deploy_preview")
+"""The sample agent's tools (the demo script calls them)."""
 
 
 def sample_agent(*, tools: tuple[str, ...] = TOOLS) -> AgentSpec:

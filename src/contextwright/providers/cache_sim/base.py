@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 from contextwright.canonical import canonical_bytes
 from contextwright.errors import UsageError
@@ -101,18 +101,6 @@ def summarize(results: Iterable[SimulatedRequest]) -> SimulationSummary:
         total = total + item.usage
         total_cost = None if total_cost is None or item.cost is None else total_cost + item.cost
     return SimulationSummary(requests=items, usage=total, cost=total_cost)
-
-
-class CacheSimulator(Protocol):
-    """What both simulators offer."""
-
-    def request(self, request: SimRequest) -> SimulatedRequest:
-        """Replay one request against the simulated cache and return the prediction."""
-        ...
-
-    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
-        """Replay requests in order and summarize."""
-        ...
 
 
 @dataclass(kw_only=True, slots=True)

@@ -6,8 +6,8 @@ from contextwright.budget.allocator import allocate
 from contextwright.clock import FixedClock
 from contextwright.importers import load_transcripts
 from contextwright.models import anthropic, with_window
+from contextwright.replay import agent_for, constraints_in, replay, safe_tool_name, visible_in
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.replay import agent_for, constraints_in, replay, safe_tool_name, visible_in
 from contextwright.testing.fakes import TEST_SECRET
 
 WINDOW = 32_000
