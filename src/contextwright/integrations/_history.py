@@ -23,10 +23,12 @@ def record_new_history(
     history: Sequence[Any],
     *,
     fingerprint: Callable[[Any], str],
-    record: Callable[[Session, Any], None],
+    record: Callable[[Session, list[Any]], None],
     what: str = "messages",
 ) -> int:
-    """Record the messages of ``history`` the session has not seen, mirror them; return how many were new."""
+    """Record the messages of ``history`` the session has not seen (``record`` gets them in one list), mirror them.
+
+    Returns how many were new."""
     session._sync()
     mirrored = fold_framework_items(session.events)
     seen = [fingerprint(item) for item in history]
@@ -40,9 +42,8 @@ def record_new_history(
             position=changed,
         )
     new = list(history[len(mirrored) :])
-    for item in new:
-        record(session, item)
     if new:
+        record(session, new)
         mirror(session, seen[len(mirrored) :])
     return len(new)
 

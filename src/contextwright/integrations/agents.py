@@ -12,10 +12,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -30,14 +29,13 @@ from agents.run_config import CallModelData, ModelInputData  # noqa: E402
 from contextwright.derive.framework_items import fold_framework_items  # noqa: E402
 from contextwright.errors import SeqConflict  # noqa: E402
 from contextwright.events.catalog import (  # noqa: E402
-    AssistantMessage,
     FrameworkItemPopped,
     FrameworkItemsAdded,
     FrameworkItemsCleared,
-    ToolCall,
 )
 from contextwright.events.envelope import Event  # noqa: E402
-from contextwright.integrations.errors import FrameworkSessionClosed, HistoryRewritten, IntegrationError  # noqa: E402
+from contextwright.integrations._responses_items import record_items, with_reasoning  # noqa: E402
+from contextwright.integrations.errors import FrameworkSessionClosed, HistoryRewritten  # noqa: E402
 from contextwright.log import EventLog, open_log  # noqa: E402
 from contextwright.log.memory import InMemoryEventLog  # noqa: E402
 from contextwright.runtime.engine import Engine  # noqa: E402
@@ -179,7 +177,7 @@ class ModelInputFilter:
         request = self.session.next_request()
         body = request.openai_responses()
         self._set_cache_key(body.get("prompt_cache_key"))
-        return ModelInputData(input=_with_reasoning(body["input"], items), instructions=None)
+        return ModelInputData(input=with_reasoning(body["input"], items), instructions=None)
 
     def run_config(self, **options: Any) -> RunConfig:
         """A ``RunConfig`` with this filter and the session's ``prompt_cache_key`` (kept current per epoch)."""
@@ -202,7 +200,7 @@ class ModelInputFilter:
         new = items[len(mirrored) :]
         if not new:
             return
-        _record_items(self.session, new)
+        record_items(self.session, new)
         self.session._append([FrameworkItemsAdded(items=tuple(new))])
 
     def _set_cache_key(self, key: str | None) -> None:
@@ -233,95 +231,6 @@ def agent_spec_for(agent: Any, *, policy: str | None = None, instructions: str =
     text = policy if policy is not None else (agent.instructions if isinstance(agent.instructions, str) else "")
     # The SDK runs tools itself and would not know the engine's control tools.
     return AgentSpec(policy=text or "You are a helpful agent.", instructions=instructions, tools=tools, control_tools=False)
-
-
-def _record_items(session: Session, items: Sequence[Any]) -> None:
-    """Record SDK input items as engine events: messages, tool calls with their answers, tool results."""
-    text: list[str] = []
-    calls: list[ToolCall] = []
-
-    def flush() -> None:
-        if text or calls:
-            session.record_assistant(AssistantMessage(text="\n".join(text), tool_calls=tuple(calls)))
-            text.clear()
-            calls.clear()
-
-    for item in items:
-        if not isinstance(item, Mapping):
-            raise IntegrationError(f"an Agents SDK input item must be a mapping, not {type(item).__name__}")
-        kind = item.get("type", "message")
-        role = item.get("role")
-        if kind == "message" and role == "assistant":
-            text.append(_text_of(item.get("content")))
-        elif kind == "function_call":
-            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"))))
-        elif kind == "reasoning":
-            continue  # passed through at render time, next to the call or message it precedes
-        elif kind == "function_call_output":
-            flush()
-            session.tool_result(item["call_id"], _text_of(item.get("output")))
-        elif kind == "message" and role in ("user", "system", "developer"):
-            flush()
-            session.user(_text_of(item.get("content")), author="user" if role == "user" else "operator")
-        # Hosted tool calls and other item kinds stay in the SDK session; the engine has no part for them.
-    flush()
-
-
-def _with_reasoning(rendered: list[dict[str, Any]], sdk_items: list[Any]) -> list[Any]:
-    """The engine's items with each SDK reasoning item put back before the call or message it preceded."""
-    before: dict[tuple[str, str], list[Any]] = {}
-    pending: list[Any] = []
-    for item in sdk_items:
-        kind = item.get("type", "message") if isinstance(item, Mapping) else None
-        if kind == "reasoning":
-            pending.append(item)
-            continue
-        if pending:
-            anchor = _anchor(item)
-            if anchor is not None:
-                before.setdefault(anchor, []).extend(pending)
-            pending = []
-    out: list[Any] = []
-    for item in rendered:
-        anchor = _anchor(item)
-        if anchor is not None:
-            out.extend(before.pop(anchor, ()))
-        out.append(item)
-    return out
-
-
-def _anchor(item: Any) -> tuple[str, str] | None:
-    if not isinstance(item, Mapping):
-        return None
-    if item.get("type") == "function_call":
-        return ("call", str(item.get("call_id")))
-    if item.get("role") == "assistant":
-        return ("text", _text_of(item.get("content")))
-    return None
-
-
-def _text_of(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content:
-        if isinstance(part, Mapping):
-            parts.append(str(part.get("text") or part.get("refusal") or ""))
-        else:
-            parts.append(str(part))
-    return "\n".join(p for p in parts if p)
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        return {"_raw": str(raw)}
-    return value if isinstance(value, dict) else {"_raw": raw}
 
 
 def _log_for(store: str | os.PathLike[str] | EventLog | Engine) -> EventLog:

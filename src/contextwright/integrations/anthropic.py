@@ -96,7 +96,7 @@ class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
                 self.session,
                 list((request.json or {}).get("messages") or ()),
                 fingerprint=fingerprint,
-                record=_record_message,
+                record=_record_messages,
             )
             built = self.session.next_request()
             self._built = (key, built)
@@ -202,6 +202,11 @@ def _result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(str(_plain(part).get("text", "")) for part in content if isinstance(_plain(part), Mapping))
+
+
+def _record_messages(session: Session, messages: list[Any]) -> None:
+    for message in messages:
+        _record_message(session, message)
 
 
 def _record_message(session: Session, message: Any) -> None:

@@ -142,7 +142,7 @@ class ContextwrightMiddleware(AgentMiddleware):  # type: ignore[misc]
         _refuse_other_cache_markers(request)
         session = self._session_for(request)
         record_new_history(
-            session, list(request.messages), fingerprint=_fingerprint, record=_record_message, what="graph messages"
+            session, list(request.messages), fingerprint=_fingerprint, record=_record_messages, what="graph messages"
         )
         return session, session.next_request()
 
@@ -249,6 +249,11 @@ def _fingerprint(message: BaseMessage) -> str:
     if isinstance(message, ToolMessage):
         shape["tool_call_id"] = message.tool_call_id
     return content_hash(json.loads(json.dumps(shape, default=str)))
+
+
+def _record_messages(session: Session, messages: list[Any]) -> None:
+    for message in messages:
+        _record_message(session, message)
 
 
 def _record_message(session: Session, message: BaseMessage) -> None:
