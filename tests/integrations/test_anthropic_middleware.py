@@ -203,3 +203,125 @@ def test_the_async_client_runs_the_same_loop():
     types = [e.type for e in session.events]
     assert (types.count("message.assistant"), types.count("tool.result"), types.count("model.response")) == (3, 2, 3)
     assert all("Never push to main" in json.dumps(b["system"]) for b in wire.bodies)
+
+
+def _anthropic_sse(message_id: str, blocks: list[dict[str, Any]], stop: str) -> bytes:
+    """A Messages stream as the API sends it: text, thinking with signature, and tool input as deltas."""
+    usage = {"input_tokens": 30, "output_tokens": 1, "cache_read_input_tokens": 800, "cache_creation_input_tokens": 200}
+    events: list[tuple[str, dict[str, Any]]] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-6",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            },
+        )
+    ]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            start, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": block["text"]}]
+        elif block["type"] == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": block["thinking"]},
+                {"type": "signature_delta", "signature": block["signature"]},
+            ]
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 25}},
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+
+
+STREAMED = [
+    [
+        {"type": "thinking", "thinking": "Run the tests first.", "signature": "EqQBCkYIsig=="},
+        {"type": "tool_use", "id": "toolu_s1", "name": "run_tests", "input": {"path": "tests/"}},
+    ],
+    [{"type": "text", "text": "All green now."}],
+]
+
+
+def test_a_streamed_answer_is_recorded_when_the_caller_has_read_it():
+    _, session, _ = open_session()
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request):
+        bodies.append(json.loads(request.content))
+        n = len(bodies) - 1
+        content = _anthropic_sse(f"msg_{n}", STREAMED[n], "tool_use" if n == 0 else "end_turn")
+        return httpx2.Response(200, content=content, headers={"content-type": "text/event-stream"})
+
+    client = anthropic.Anthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+        middleware=[ContextwrightMiddleware(session)],
+    )
+    messages: list[Any] = [{"role": "user", "content": TASK}]
+    texts = []
+    for _ in range(2):
+        with client.messages.stream(model="claude-sonnet-4-6", max_tokens=2048, messages=messages) as stream:
+            texts += list(stream.text_stream)
+            final = stream.get_final_message()
+        messages.append({"role": "assistant", "content": final.content})
+        calls = [b for b in final.content if b.type == "tool_use"]
+        if calls:
+            messages.append(
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": c.id, "content": "3 passed"} for c in calls]}
+            )
+    assert texts == ["All green now."]
+    assert all(body["stream"] is True and "Never push to main" in json.dumps(body["system"]) for body in bodies)
+    answers_ = [e.payload for e in session.events if e.type == "message.assistant"]
+    # Check: each streamed answer was recorded once, the tool input from its deltas, the usage from message_delta.
+    assert [a.tool_calls[0].arguments if a.tool_calls else a.text for a in answers_] == [{"path": "tests/"}, "All green now."]
+    usage = [e.payload.usage for e in session.events if e.type == "model.response"]
+    assert [(u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.output_tokens) for u in usage] == [
+        (30, 800, 200, 25)
+    ] * 2
+    types = [e.type for e in session.events]
+    assert (types.count("message.user"), types.count("tool.result")) == (1, 1)
+
+
+def test_a_stream_broken_midway_records_no_answer():
+    _, session, _ = open_session()
+
+    def handler(request):
+        whole = _anthropic_sse("msg_0", STREAMED[1], "end_turn")
+        return httpx2.Response(200, content=whole[: len(whole) // 2], headers={"content-type": "text/event-stream"})
+
+    client = anthropic.Anthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+        middleware=[ContextwrightMiddleware(session)],
+    )
+    with client.messages.stream(
+        model="claude-sonnet-4-6", max_tokens=2048, messages=[{"role": "user", "content": TASK}]
+    ) as stream:
+        # The SDK hands back what arrived; the text is cut short.
+        assert "".join(stream.text_stream) != "All green now."
+    types = [e.type for e in session.events]
+    # Check: the request stays built, no answer and no usage were recorded.
+    assert types.count("context.request.built") == 1
+    assert types.count("message.assistant") == 0 and types.count("model.response") == 0

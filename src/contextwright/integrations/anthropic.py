@@ -77,8 +77,10 @@ class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
             response = await call_next(request.copy(body=self._body(request.json, built)))
             error = _overflow(response)
             if error is None:
-                await response.read()
-                await asyncio.to_thread(self._record_parsed, await response.parse() if _parsable(response, request) else None)
+                if response.http_response.is_success and request.stream:
+                    await self._arecord_when_done(await response.parse())
+                elif response.http_response.is_success:
+                    await asyncio.to_thread(self._record_parsed, await response.parse())
                 return response
             await response.close()
             built = await asyncio.to_thread(self._recover, error, built, attempt, request)
@@ -118,12 +120,52 @@ class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
         return body
 
     def _record(self, response: Any, request: Any) -> None:
-        self._record_parsed(response.parse() if _parsable(response, request) else None)
+        if not response.http_response.is_success:
+            return
+        if request.stream:
+            self._record_when_done(response.parse())
+        else:
+            self._record_parsed(response.parse())
+
+    def _record_when_done(self, stream: Any) -> None:
+        """Record a streamed answer once the caller has read it to the end, with the SDK's own accumulator."""
+        from anthropic.lib.streaming._messages import accumulate_event
+
+        events = stream._iterator
+
+        def recording() -> Any:
+            snapshot, buffers, complete = None, {}, False
+            for event in events:
+                snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+                complete = complete or event.type == "message_stop"
+                yield event
+            # Only a stream that reached message_stop is an answer; one cut midway leaves the request built, nothing recorded.
+            if snapshot is not None and complete:
+                self._record_parsed(snapshot)
+
+        stream.__dict__["_iterator"] = recording()
+
+    async def _arecord_when_done(self, stream: Any) -> None:
+        """Async :meth:`_record_when_done`."""
+        import asyncio
+
+        from anthropic.lib.streaming._messages import accumulate_event
+
+        events = stream._iterator
+
+        async def recording() -> Any:
+            snapshot, buffers, complete = None, {}, False
+            async for event in events:
+                snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+                complete = complete or event.type == "message_stop"
+                yield event
+            if snapshot is not None and complete:
+                await asyncio.to_thread(self._record_parsed, snapshot)
+
+        stream.__dict__["_iterator"] = recording()
 
     def _record_parsed(self, message: Any) -> None:
-        """Record a parsed answer; a streamed answer is recorded from the caller's history on the next call."""
-        if message is None:
-            return
+        """Record an answer and note it as seen, so the caller's copy of it is not recorded again."""
         with self._lock:
             self.session.record(message)
             data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
@@ -132,10 +174,6 @@ class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
 
 def _is_messages_create(request: Any) -> bool:
     return str(request.method).lower() == "post" and str(request.url).rstrip("/").endswith("/messages")
-
-
-def _parsable(response: Any, request: Any) -> bool:
-    return response.http_response.is_success and not request.stream
 
 
 def _overflow(response: Any) -> Exception | None:
