@@ -42,7 +42,7 @@ __all__ = ["ContextwrightMiddleware"]
 _ENGINE_KEYS = frozenset({"model", "system", "messages", "tools", "cache_control", "max_tokens"})
 
 
-class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
+class ContextwrightMiddleware(Middleware):
     """Anthropic client middleware: the caller's history in, the engine's request out, the answer recorded."""
 
     def __init__(self, session: Session, *, prefix_ttl: str = "5m") -> None:
@@ -111,7 +111,7 @@ class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
             return rebuilt
 
     def _body(self, caller: Mapping[str, Any] | None, built: BuiltRequest) -> dict[str, Any]:
-        body = dict(built.anthropic(prefix_ttl=self.prefix_ttl))  # type: ignore[arg-type]
+        body = dict(built.anthropic(prefix_ttl=self.prefix_ttl))
         for key, value in (caller or {}).items():
             if key not in _ENGINE_KEYS:
                 body[key] = value
@@ -134,7 +134,8 @@ class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
         events = stream._iterator
 
         def recording() -> Any:
-            snapshot, buffers, complete = None, {}, False
+            snapshot, complete = None, False
+            buffers: dict[int, bytes] = {}
             for event in events:
                 snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
                 complete = complete or event.type == "message_stop"
@@ -154,7 +155,8 @@ class ContextwrightMiddleware(Middleware):  # type: ignore[misc]
         events = stream._iterator
 
         async def recording() -> Any:
-            snapshot, buffers, complete = None, {}, False
+            snapshot, complete = None, False
+            buffers: dict[int, bytes] = {}
             async for event in events:
                 snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
                 complete = complete or event.type == "message_stop"
@@ -256,7 +258,7 @@ def _record_message(session: Session, message: Any) -> None:
         # An answer the caller got some other way (a stream, for example): record it as the model's turn.
         texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
         calls = tuple(
-            ToolCall(id=b["id"], name=b["name"], arguments=dict(b.get("input") or {}))
+            ToolCall(id=b["id"], name=b["name"], arguments=dict(b.get("input") or {}))  # type: ignore[arg-type]
             for b in blocks
             if b.get("type") == "tool_use"
         )

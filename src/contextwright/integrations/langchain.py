@@ -52,7 +52,7 @@ _THINKING_TYPES = ("thinking", "redacted_thinking")
 _DEFAULT_SESSION = "langchain-default"
 
 
-class ContextwrightMiddleware(AgentMiddleware):  # type: ignore[misc]
+class ContextwrightMiddleware(AgentMiddleware):
     """``AgentMiddleware`` that gives the model the engine's request while graph state keeps everything."""
 
     def __init__(
@@ -158,7 +158,7 @@ class ContextwrightMiddleware(AgentMiddleware):  # type: ignore[misc]
 
     def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:
         anthropic_native = _is_chat_anthropic(request.model)
-        body = built.anthropic(prefix_ttl=self.prefix_ttl)  # type: ignore[arg-type]
+        body = built.anthropic(prefix_ttl=self.prefix_ttl)
         thinking = _thinking_by_calls(request.messages)
         messages = [m for message in body["messages"] for m in _to_langchain(message, anthropic_native, thinking)]
         if anthropic_native:
@@ -278,12 +278,12 @@ def _usage(message: AIMessage) -> Usage | None:
     meta = message.usage_metadata
     if not meta:
         return None
-    details = dict(meta.get("input_token_details") or {})
-    read = details.get("cache_read") or 0
-    write_1h = details.get("ephemeral_1h_input_tokens") or 0
-    write_5m = details.get("ephemeral_5m_input_tokens") or 0
+    details: dict[str, Any] = dict(meta.get("input_token_details") or {})
+    read = int(details.get("cache_read") or 0)
+    write_1h = int(details.get("ephemeral_1h_input_tokens") or 0)
+    write_5m = int(details.get("ephemeral_5m_input_tokens") or 0)
     if not (write_1h or write_5m):
-        write_5m = details.get("cache_creation") or 0
+        write_5m = int(details.get("cache_creation") or 0)
     # LangChain's input_tokens include cache reads and writes (as the OTel conventions say).
     uncached = max(0, meta.get("input_tokens", 0) - read - write_5m - write_1h)
     return Usage(
@@ -325,23 +325,23 @@ def _answer_key(call_ids: Sequence[str | None], text: str) -> tuple[str, ...]:
 def _to_langchain(message: Mapping[str, Any], anthropic_native: bool, thinking: Mapping[tuple[str, ...], list[Any]]) -> list[Any]:
     """LangChain messages for one Anthropic-wire message of the engine's request."""
     content = message["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
     if message["role"] == "assistant":
         calls = [
             {"id": b["id"], "name": b["name"], "args": dict(b["input"]), "type": "tool_call"}
             for b in blocks
             if b["type"] == "tool_use"
         ]
-        texts = [b for b in blocks if b["type"] == "text"]
-        kept = list(thinking.get(_answer_key([c["id"] for c in calls], _text(texts)), ()))
+        text_blocks = [b for b in blocks if b["type"] == "text"]
+        kept = list(thinking.get(_answer_key([str(c["id"]) for c in calls], _text(text_blocks)), ()))
         if anthropic_native:
-            return [AIMessage(content=[*kept, *texts], tool_calls=calls)]
-        return [AIMessage(content=[*kept, *texts] if kept else _text(texts), tool_calls=calls)]
+            return [AIMessage(content=[*kept, *text_blocks], tool_calls=calls)]
+        return [AIMessage(content=[*kept, *text_blocks] if kept else _text(text_blocks), tool_calls=calls)]
     if anthropic_native:
         # ChatAnthropic passes tool_result and text blocks of a human message through, cache markers included.
-        return [HumanMessage(content=blocks)]
+        return [HumanMessage(content=list[str | dict[Any, Any]](blocks))]
     out: list[Any] = []
-    texts = []
+    texts: list[str] = []
     for block in blocks:
         if block["type"] == "tool_result":
             out.append(
