@@ -179,13 +179,15 @@ def test_a_history_rewritten_in_state_is_a_typed_error(tmp_path):
         other.invoke({"messages": [HumanMessage("A different first message.")]}, config)
 
 
-def test_combining_with_anthropic_prompt_caching_is_refused(tmp_path):
+@pytest.mark.parametrize("ours_first", [False, True])
+def test_combining_with_anthropic_prompt_caching_is_refused(tmp_path, ours_first):
     from langchain_anthropic import ChatAnthropic
     from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
 
     engine = open_engine(tmp_path)
     chat = ChatAnthropic(model="claude-sonnet-4-6", api_key="test", max_tokens=1024)
-    agent = create_agent(chat, tools=[run_tests], middleware=[AnthropicPromptCachingMiddleware(), middleware(engine)])
+    stack = [AnthropicPromptCachingMiddleware(), middleware(engine)]
+    agent = create_agent(chat, tools=[run_tests], middleware=stack[::-1] if ours_first else stack)
     with pytest.raises(ConflictingCacheMiddleware, match="at most 4"):
         agent.invoke({"messages": [HumanMessage(TASK)]}, {"configurable": {"thread_id": "t1"}})
 

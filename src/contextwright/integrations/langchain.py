@@ -78,7 +78,7 @@ class ContextwrightMiddleware(AgentMiddleware):
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         """Record what is new, call the model with the engine's request, record the answer."""
-        session, built = self._prepare(request)
+        session, built = self._prepare(request, handler)
         for attempt in range(2):
             try:
                 response = handler(self._engine_request(request, built))
@@ -95,7 +95,7 @@ class ContextwrightMiddleware(AgentMiddleware):
         """Async :meth:`wrap_model_call`."""
         import asyncio
 
-        session, built = await asyncio.to_thread(self._prepare, request)
+        session, built = await asyncio.to_thread(self._prepare, request, handler)
         for attempt in range(2):
             try:
                 response = await handler(self._engine_request(request, built))
@@ -138,8 +138,8 @@ class ContextwrightMiddleware(AgentMiddleware):
 
     # -- internals -----------------------------------------------------------------------
 
-    def _prepare(self, request: ModelRequest) -> tuple[Session, BuiltRequest]:
-        _refuse_other_cache_markers(request)
+    def _prepare(self, request: ModelRequest, handler: Callable[..., Any]) -> tuple[Session, BuiltRequest]:
+        _refuse_other_cache_markers(request, handler)
         session = self._session_for(request)
         record_new_history(
             session, list(request.messages), fingerprint=_fingerprint, record=_record_messages, what="graph messages"
@@ -199,9 +199,9 @@ def _thread_id() -> str | None:
     return str(value) if value is not None else None
 
 
-def _refuse_other_cache_markers(request: ModelRequest) -> None:
-    """Refuse a request that another middleware (LangChain's Anthropic prompt caching) has already marked."""
-    marked = "cache_control" in request.model_settings
+def _refuse_other_cache_markers(request: ModelRequest, handler: Callable[..., Any]) -> None:
+    """Refuse LangChain's Anthropic prompt caching: before us it has marked the request, after us it sits in the handler chain."""
+    marked = "cache_control" in request.model_settings or _caching_middleware_inside(handler)
     system = request.system_message
     if system is not None and isinstance(system.content, list):
         marked = marked or any(isinstance(b, Mapping) and "cache_control" in b for b in system.content)
@@ -214,6 +214,33 @@ def _refuse_other_cache_markers(request: ModelRequest) -> None:
             "Contextwright places the cache breakpoints itself, and Anthropic accepts at most 4 per request; "
             "remove the other caching middleware"
         )
+
+
+def _caching_middleware_inside(handler: Callable[..., Any]) -> bool:
+    """True when an ``AnthropicPromptCachingMiddleware`` runs inside ``handler`` (the chain of inner middlewares).
+
+    LangChain composes ``wrap_model_call`` hooks as closures (``langchain/agents/factory.py``,
+    ``_chain_model_call_handlers``), so the inner middlewares are reachable through them.
+    """
+    seen: set[int] = set()
+    todo: list[Any] = [handler]
+    while todo and len(seen) < 200:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        owner = getattr(item, "__self__", None)
+        if type(owner).__name__ == "AnthropicPromptCachingMiddleware":
+            return True
+        function = getattr(item, "__func__", item)
+        for cell in getattr(function, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if callable(value):
+                todo.append(value)
+    return False
 
 
 def _spec_from_request(request: ModelRequest | None) -> AgentSpec:
