@@ -265,3 +265,47 @@ def test_items_without_a_json_form_are_refused_and_nothing_is_stored():
     with pytest.raises(MalformedPayload, match="no JSON form"):
         run(session.add_items([{"role": "user", "content": {1, 2}}]))
     assert run(session.get_items()) == []
+
+
+@pytest.mark.parametrize("operation", ["add", "pop", "clear"])
+def test_a_cancelled_write_finishes_before_the_cancellation_propagates(tmp_path, operation):
+    import threading
+
+    from contextwright.log.base import EventLog
+
+    log = open_log(f"sqlite:///{tmp_path / 'cw.db'}")
+    session = ContextwrightSession("cancel", log)
+    item = {"role": "user", "content": "once"}
+    if operation != "add":
+        run(session.add_items([item]))
+    started, release = threading.Event(), threading.Event()
+    real_append = EventLog.append
+
+    def slow_append(self, *args, **kwargs):
+        started.set()
+        release.wait(10)
+        return real_append(self, *args, **kwargs)
+
+    expected = {"add": "framework.items.added", "pop": "framework.item.popped", "clear": "framework.items.cleared"}[operation]
+
+    async def scenario():
+        EventLog.append = slow_append
+        try:
+            write = {"add": lambda: session.add_items([item]), "pop": session.pop_item, "clear": session.clear_session}[operation]
+            task = asyncio.ensure_future(write())
+            await asyncio.to_thread(started.wait, 10)
+            task.cancel()
+            await asyncio.sleep(0)
+            threading.Timer(0.2, release.set).start()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            # Check: the cancellation arrives only once the write is in the log.
+            assert log.read("cancel")[-1].type == expected
+        finally:
+            release.set()
+            EventLog.append = real_append
+
+    run(scenario())
+    # Check: the write happened although its caller was cancelled.
+    assert run(session.get_items()) == ([item] if operation == "add" else [])
+    log.close()

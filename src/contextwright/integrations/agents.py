@@ -87,7 +87,7 @@ class ContextwrightSession:
         if not items:
             return
         payload = FrameworkItemsAdded(items=tuple(items))
-        await asyncio.to_thread(self._append_with_retry, lambda _items: payload)
+        await _outcome_first(asyncio.to_thread(self._append_with_retry, lambda _items: payload))
 
     async def pop_item(self) -> Any | None:
         """Take back the most recent item (recorded as an event; the item stays in the log)."""
@@ -98,13 +98,15 @@ class ContextwrightSession:
             popped[:] = items[-1:]
             return FrameworkItemPopped(position=len(items) - 1) if items else None
 
-        await asyncio.to_thread(self._append_with_retry, pop)
+        await _outcome_first(asyncio.to_thread(self._append_with_retry, pop))
         return popped[0] if popped else None
 
     async def clear_session(self) -> None:
         """Start the item list afresh (recorded as an event; nothing is deleted)."""
         self._check_open()
-        await asyncio.to_thread(self._append_with_retry, lambda items: FrameworkItemsCleared(count=len(items)) if items else None)
+        await _outcome_first(
+            asyncio.to_thread(self._append_with_retry, lambda items: FrameworkItemsCleared(count=len(items)) if items else None)
+        )
 
     def close(self) -> None:
         """Close the session (and the store, when the session opened it)."""
@@ -231,6 +233,25 @@ def agent_spec_for(agent: Any, *, policy: str | None = None, instructions: str =
     text = policy if policy is not None else (agent.instructions if isinstance(agent.instructions, str) else "")
     # The SDK runs tools itself and would not know the engine's control tools.
     return AgentSpec(policy=text or "You are a helpful agent.", instructions=instructions, tools=tools, control_tools=False)
+
+
+async def _outcome_first(write: Any) -> Any:
+    """Await a write to its outcome even when the caller is cancelled, then let the cancellation through.
+
+    A cancelled caller must not believe a write that happened did not (and retry it); the
+    SDK's own sessions behave the same way.
+    """
+    task = asyncio.ensure_future(write)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as exc:
+            cancelled = cancelled or exc
+    result = task.result()
+    if cancelled is not None:
+        raise cancelled
+    return result
 
 
 def _log_for(store: str | os.PathLike[str] | EventLog | Engine) -> EventLog:
