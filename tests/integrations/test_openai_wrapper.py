@@ -258,3 +258,71 @@ def test_a_rewritten_chat_history_is_a_typed_error():
     with pytest.raises(HistoryRewritten, match="position 1"):
         client.chat.completions.create(model="gpt-5.5", messages=messages)
     assert len(provider.bodies) == 1
+
+
+def _responses_sse(n: int, text: str) -> bytes:
+    """A Responses stream as the API sends it: created, one text message in deltas, completed with usage."""
+    final = _response(n, [_message(text)])
+    partial = {**final, "status": "in_progress", "output": [], "usage": None}
+    item = {"type": "message", "id": "msg_s", "role": "assistant", "status": "in_progress", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    events = [
+        {"type": "response.created", "sequence_number": 0, "response": partial},
+        {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": item},
+        {
+            "type": "response.content_part.added",
+            "sequence_number": 2,
+            "output_index": 0,
+            "content_index": 0,
+            "item_id": "msg_s",
+            "part": part,
+        },
+        *[
+            {
+                "type": "response.output_text.delta",
+                "sequence_number": 3 + i,
+                "output_index": 0,
+                "content_index": 0,
+                "item_id": "msg_s",
+                "delta": word,
+                "logprobs": [],
+            }
+            for i, word in enumerate(text.split(" ")[:1] + [" " + w for w in text.split(" ")[1:]])
+        ],
+        {"type": "response.completed", "sequence_number": 99, "response": final},
+    ]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": "msg_s",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def test_async_responses_stream_records_the_final_response_on_exit():
+    session = open_session()
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request):
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(
+            200, content=_responses_sse(len(bodies), "Two tests fail in billing."), headers={"content-type": "text/event-stream"}
+        )
+
+    client = wrap(_client(handler, asynchronous=True), session)
+
+    async def turn() -> str:
+        async with client.responses.stream(model="gpt-5.5", input=[{"role": "user", "content": TASK}]) as stream:
+            return "".join([event.delta async for event in stream if event.type == "response.output_text.delta"])
+
+    assert asyncio.run(turn()) == "Two tests fail in billing."
+    assert "Never push to main" in json.dumps(bodies[0]["input"])
+    [answer] = [e.payload for e in session.events if e.type == "message.assistant"]
+    assert answer.text == "Two tests fail in billing."
+    [usage] = [e.payload.usage for e in session.events if e.type == "model.response"]
+    assert usage.cache_read_tokens == 1024
