@@ -325,3 +325,57 @@ def test_a_stream_broken_midway_records_no_answer():
     # Check: the request stays built, no answer and no usage were recorded.
     assert types.count("context.request.built") == 1
     assert types.count("message.assistant") == 0 and types.count("model.response") == 0
+
+
+def test_signed_thinking_goes_back_byte_identical_in_a_three_round_tool_loop():
+    _, session, _ = open_session()
+    bodies: list[dict[str, Any]] = []
+    thinking = [{"type": "thinking", "thinking": f"Step {i}: run the tests.", "signature": f"sig-{i}=="} for i in range(2)]
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}
+    replies = [
+        [thinking[0], {"type": "tool_use", "id": "toolu_a", "name": "run_tests", "input": {}}],
+        [thinking[1], redacted, {"type": "tool_use", "id": "toolu_b", "name": "run_tests", "input": {"k": "billing"}}],
+        [{"type": "text", "text": "Done."}],
+    ]
+
+    def handler(request):
+        bodies.append(json.loads(request.content))
+        n = len(bodies) - 1
+        reply = {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": replies[n],
+            "stop_reason": "tool_use" if n < 2 else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+        return httpx2.Response(200, json=reply)
+
+    client = anthropic.Anthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+        middleware=[ContextwrightMiddleware(session)],
+    )
+    messages: list[Any] = [{"role": "user", "content": TASK}]
+    options = {"model": "claude-sonnet-4-6", "max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 2048}}
+    while True:
+        response = client.messages.create(messages=messages, **options)
+        messages.append({"role": "assistant", "content": response.content})
+        calls = [b for b in response.content if b.type == "tool_use"]
+        if not calls:
+            break
+        messages.append(
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": c.id, "content": "1 failed"} for c in calls]}
+        )
+    assert len(bodies) == 3
+    assert all(body["thinking"] == {"type": "enabled", "budget_tokens": 2048} for body in bodies)
+    # Check: every follow-up carries each earlier assistant turn's thinking, byte-identical and first.
+    turns = [[m for m in body["messages"] if m["role"] == "assistant"] for body in bodies]
+    assert turns[1][0]["content"][0] == thinking[0]
+    assert turns[2][0]["content"][0] == thinking[0]
+    assert turns[2][1]["content"][:2] == [thinking[1], redacted]
+    assert [b["type"] for b in turns[2][1]["content"]] == ["thinking", "redacted_thinking", "tool_use"]

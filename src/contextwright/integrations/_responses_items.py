@@ -67,11 +67,13 @@ def with_reasoning(rendered: list[dict[str, Any]], sdk_items: list[Any]) -> list
             if anchor is not None:
                 before.setdefault(anchor, []).extend(pending)
             pending = []
+    # Reasoning the engine already renders itself is not added twice.
+    present = {item.get("id") for item in rendered if isinstance(item, Mapping) and item.get("type") == "reasoning"}
     out: list[Any] = []
     for item in rendered:
         anchor = _anchor(item)
         if anchor is not None:
-            out.extend(before.pop(anchor, ()))
+            out.extend(r for r in before.pop(anchor, ()) if r.get("id") not in present)
         out.append(item)
     return out
 
