@@ -1,4 +1,4 @@
-"""Fold rules for a framework's own item list (``framework.*`` events) back into its items, in order."""
+"""Fold rules for the ``framework.*`` events: a framework's own item list, and the history an adapter has seen."""
 
 from __future__ import annotations
 
@@ -26,3 +26,12 @@ def fold_framework_items(events: Iterable[Event]) -> list[Any]:
             case _:
                 pass
     return items
+
+
+def fold_seen_history(events: Iterable[Event]) -> list[str]:
+    """The content hashes of the caller's history an adapter has recorded so far, in order."""
+    seen: list[str] = []
+    for event in events:
+        if event.type == "framework.history.seen":
+            seen.extend(event.payload.fingerprints)
+    return seen

@@ -427,3 +427,13 @@ class FrameworkItemsCleared:
 
     count: int
     """How many items the fold held when it was cleared."""
+
+
+@event_type("framework.history.seen")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FrameworkHistorySeen:
+    """Messages of a caller's own history an adapter has recorded, as content hashes, in order.
+
+    The next call's history must start with them; what follows is new."""
+
+    fingerprints: tuple[str, ...]

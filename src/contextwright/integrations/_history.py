@@ -1,8 +1,8 @@
 """What is new in a caller's history: the part after the messages the session already saw.
 
 Adapters that receive the caller's whole history on every call (client middleware,
-framework hooks) mirror what they saw into the session's log as one content hash per
-message (``framework.items.added``). The next call's history must start with those
+framework hooks) note what they saw in the session's log as one content hash per
+message (``framework.history.seen``). The next call's history must start with those
 hashes; what follows is new. Anything else means the caller rewrote what is already
 recorded, which is refused instead of silently diverging.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from contextwright.derive.framework_items import fold_framework_items
-from contextwright.events.catalog import FrameworkItemsAdded
+from contextwright.derive.framework_items import fold_seen_history
+from contextwright.events.catalog import FrameworkHistorySeen
 from contextwright.integrations.errors import HistoryRewritten
 from contextwright.runtime.session import Session
 
@@ -30,7 +30,7 @@ def record_new_history(
 
     Returns how many were new."""
     session._sync()
-    mirrored = fold_framework_items(session.events)
+    mirrored = fold_seen_history(session.events)
     seen = [fingerprint(item) for item in history]
     if seen[: len(mirrored)] != mirrored:
         changed = next((i for i, (a, b) in enumerate(zip(seen, mirrored)) if a != b), min(len(seen), len(mirrored)))
@@ -50,4 +50,4 @@ def record_new_history(
 
 def mirror(session: Session, fingerprints: Sequence[str]) -> None:
     """Note messages the session has seen (an answer it recorded itself, for example)."""
-    session._append([FrameworkItemsAdded(items=tuple(fingerprints))])
+    session._append([FrameworkHistorySeen(fingerprints=tuple(fingerprints))])

@@ -26,6 +26,7 @@ from agents import ModelSettings, RunConfig  # noqa: E402
 from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit  # noqa: E402
 from agents.run_config import CallModelData, ModelInputData  # noqa: E402
 
+from contextwright.canonical import content_hash  # noqa: E402
 from contextwright.derive.framework_items import fold_framework_items  # noqa: E402
 from contextwright.errors import SeqConflict  # noqa: E402
 from contextwright.events.catalog import (  # noqa: E402
@@ -34,8 +35,9 @@ from contextwright.events.catalog import (  # noqa: E402
     FrameworkItemsCleared,
 )
 from contextwright.events.envelope import Event  # noqa: E402
+from contextwright.integrations._history import record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, with_reasoning  # noqa: E402
-from contextwright.integrations.errors import FrameworkSessionClosed, HistoryRewritten  # noqa: E402
+from contextwright.integrations.errors import FrameworkSessionClosed  # noqa: E402
 from contextwright.log import EventLog, open_log  # noqa: E402
 from contextwright.log.memory import InMemoryEventLog  # noqa: E402
 from contextwright.runtime.engine import Engine  # noqa: E402
@@ -157,9 +159,9 @@ class ModelInputFilter:
     """A ``RunConfig.call_model_input_filter`` that records what is new and hands the model the engine's request.
 
     The SDK's input (its session history plus this run's items) is the framework's
-    record; the engine session mirrors it once (``framework.items.added``, so a
-    restarted process knows where it stopped) and records the messages, tool calls
-    and tool results it carries. The model then receives the engine's request as
+    record; the engine session records the messages, tool calls and tool results it
+    carries once, and notes their content hashes (``framework.history.seen``, so a
+    restarted process knows where it stopped). The model then receives the engine's request as
     Responses items; reasoning items travel with the tool call or message they precede.
     """
 
@@ -175,7 +177,7 @@ class ModelInputFilter:
     def filter(self, data: CallModelData[Any]) -> ModelInputData:
         """The synchronous filter (what ``__call__`` runs in a worker thread)."""
         items = list(data.model_data.input)
-        self._record_new(items)
+        record_new_history(self.session, items, fingerprint=content_hash, record=record_items, what="run input items")
         request = self.session.next_request()
         body = request.openai_responses()
         self._set_cache_key(body.get("prompt_cache_key"))
@@ -188,22 +190,6 @@ class ModelInputFilter:
         return self._run_config
 
     # -- internals --------------------------------------------------------------------
-
-    def _record_new(self, items: list[Any]) -> None:
-        self.session._sync()
-        mirrored = fold_framework_items(self.session.events)
-        if items[: len(mirrored)] != mirrored:
-            raise HistoryRewritten(
-                f"session {self.session.id!r}: the run's input no longer starts with the {len(mirrored)} items already "
-                "recorded (was the SDK session popped, cleared or limited?); use a new engine session for a new history",
-                session_id=self.session.id,
-                recorded=len(mirrored),
-            )
-        new = items[len(mirrored) :]
-        if not new:
-            return
-        record_items(self.session, new)
-        self.session._append([FrameworkItemsAdded(items=tuple(new))])
 
     def _set_cache_key(self, key: str | None) -> None:
         if key is None or self._run_config is None:
