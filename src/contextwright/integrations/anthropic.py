@@ -215,7 +215,9 @@ def _turn_key(blocks: list[Any]) -> tuple[str, ...]:
 
 
 def _is_messages_create(request: Any) -> bool:
-    return str(request.method).lower() == "post" and str(request.url).rstrip("/").endswith("/messages")
+    # Messages and beta Messages (``/v1/messages?beta=true``); not count_tokens or batches.
+    path = str(request.url).split("?", 1)[0].rstrip("/")
+    return str(request.method).lower() == "post" and path.endswith("/messages")
 
 
 def _overflow(response: Any) -> Exception | None:
