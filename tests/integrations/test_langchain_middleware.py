@@ -271,3 +271,45 @@ def test_chat_anthropic_on_the_wire_gets_the_engine_body_and_thinking_back_uncha
     assert len({e.payload.prefix_sha256 for e in session.events if e.type == "context.request.built"}) == 1
     usage = [e.payload.usage for e in session.events if e.type == "model.response"]
     assert [(u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens) for u in usage] == [(40, 0, 300), (40, 900, 300)]
+
+
+def test_chat_anthropic_overflow_is_recovered_once(tmp_path):
+    import anthropic
+    import httpx2
+    from langchain_anthropic import ChatAnthropic
+
+    bodies: list[dict[str, Any]] = []
+    too_long = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"},
+    }
+
+    def handler(request):
+        bodies.append(json.loads(request.content))
+        if len(bodies) == 3:
+            return httpx2.Response(400, json=too_long)
+        n = len(bodies)
+        content = (
+            [{"type": "tool_use", "id": f"toolu_{n}", "name": "run_tests", "input": {"turn": n}}]
+            if n < 4
+            else [{"type": "text", "text": "Done."}]
+        )
+        return httpx2.Response(200, json=_anthropic_reply(n, content, "tool_use" if n < 4 else "end_turn"))
+
+    chat = ChatAnthropic(model="claude-sonnet-4-6", api_key="test", max_tokens=1024, max_retries=0)
+    chat.__dict__["_client"] = anthropic.Anthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
+    engine = open_engine(tmp_path)
+    cw = middleware(engine)
+    agent = create_agent(chat, tools=[run_tests], middleware=[cw])
+    state = agent.invoke({"messages": [HumanMessage(TASK)]}, {"configurable": {"thread_id": "t1"}})
+    # Check: the graph never saw the failure; the engine relieved once and sent again.
+    assert state["messages"][-1].content == "Done."
+    types = [e.type for e in cw.session("t1").events]
+    assert types.count("context.overflow") == 1
+    assert any(t in ("context.compacted", "context.pruned") for t in types)
+    assert len(bodies) == 4 and bodies[3] != bodies[2]

@@ -326,3 +326,21 @@ def test_async_responses_stream_records_the_final_response_on_exit():
     assert answer.text == "Two tests fail in billing."
     [usage] = [e.payload.usage for e in session.events if e.type == "model.response"]
     assert usage.cache_read_tokens == 1024
+
+
+def test_an_overflow_is_recovered_once_by_compacting():
+    session = open_session()
+    provider = ScriptedProvider(answers(4), provider="openai", overflow_calls={3})
+    client = wrap(_client(provider.handler), session)
+    messages: list[Any] = [{"role": "user", "content": TASK}]
+    while True:
+        message = client.chat.completions.create(model="gpt-5.5", messages=messages).choices[0].message
+        messages.append(message)
+        if not message.tool_calls:
+            break
+        messages += [{"role": "tool", "tool_call_id": c.id, "content": pytest_output(len(messages))} for c in message.tool_calls]
+    types = [e.type for e in session.events]
+    # Check: one overflow, relieved, and the same logical call sent again.
+    assert types.count("context.overflow") == 1
+    assert any(t in ("context.compacted", "context.pruned") for t in types)
+    assert len(provider.bodies) == 5 and types.count("message.assistant") == 4
