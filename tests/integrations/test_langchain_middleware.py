@@ -313,3 +313,19 @@ def test_chat_anthropic_overflow_is_recovered_once(tmp_path):
     assert types.count("context.overflow") == 1
     assert any(t in ("context.compacted", "context.pruned") for t in types)
     assert len(bodies) == 4 and bodies[3] != bodies[2]
+
+
+def test_an_openai_plan_reaches_the_model_as_chat_messages(tmp_path):
+    from contextwright.models import openai as openai_model
+
+    engine = open_engine(tmp_path)
+    model = scripted(1)
+    cw = ContextwrightMiddleware(engine, model=with_window(openai_model("gpt-5.5"), 32_000))
+    agent = create_agent(model, tools=[run_tests], system_prompt="You fix billing bugs.", middleware=[cw])
+    state = agent.invoke({"messages": [HumanMessage(TASK)]}, {"configurable": {"thread_id": "t1"}})
+    assert _types(state["messages"]) == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
+    # Check: the spec came from the graph's own prompt, and the bounded output reached the model.
+    second = model.seen[1]
+    assert isinstance(second[0], SystemMessage) and "You fix billing bugs." in second[0].content
+    [shown] = [m for m in second if isinstance(m, ToolMessage)]
+    assert "<cw-data" in shown.content and len(shown.content) < len(pytest_output(0)) // 4

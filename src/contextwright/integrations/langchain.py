@@ -157,6 +157,8 @@ class ContextwrightMiddleware(AgentMiddleware):
                 mirror(session, [_fingerprint(message)])
 
     def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:
+        if built.plan.model.provider != "anthropic":
+            return _from_chat_body(request, built.openai_chat())
         anthropic_native = _is_chat_anthropic(request.model)
         body = built.anthropic(prefix_ttl=self.prefix_ttl)
         thinking = _thinking_by_calls(request.messages)
@@ -383,6 +385,32 @@ def _to_langchain(message: Mapping[str, Any], anthropic_native: bool, thinking: 
     if texts:
         out.append(HumanMessage(content="\n\n".join(texts)))
     return out
+
+
+def _from_chat_body(request: ModelRequest, body: Mapping[str, Any]) -> ModelRequest:
+    """The request with the engine's Chat Completions body as LangChain messages (an OpenAI plan)."""
+    system: SystemMessage | None = None
+    messages: list[Any] = []
+    for message in body["messages"]:
+        role, text = message["role"], message.get("content") or ""
+        if role in ("system", "developer") and system is None and not messages:
+            system = SystemMessage(content=_text(text))
+        elif role == "assistant":
+            calls = [
+                {
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"] or "{}"),
+                    "type": "tool_call",
+                }
+                for c in message.get("tool_calls") or ()
+            ]
+            messages.append(AIMessage(content=_text(text), tool_calls=calls))
+        elif role == "tool":
+            messages.append(ToolMessage(content=_text(text), tool_call_id=message["tool_call_id"]))
+        else:
+            messages.append(HumanMessage(content=_text(text)))
+    return request.override(system_message=system, messages=messages, tools=[dict(t) for t in body.get("tools", ())])
 
 
 def _openai_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
