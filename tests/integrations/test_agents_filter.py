@@ -11,7 +11,9 @@ pytest.importorskip("agents")
 
 from agents import Agent, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.usage import Usage
 from openai.types.responses import ResponseReasoningItem
+from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from contextwright.assembly.assemble import cache_key
 from contextwright.clock import FixedClock
@@ -93,7 +95,7 @@ def _check_run(engine, model, session, items, turns: int) -> None:
     # Check: the model saw a bounded view of the output that keeps the failure line and points at the original.
     [shown] = [i["output"] for i in calls[1].input if i.get("type") == "function_call_output"]
     assert len(shown) < len(_big_output(0)) // 4
-    assert "test_rounding_0 FAILED" in shown and "sha256:" in shown
+    assert "FAILED tests/test_billing.py::test_rounding_0" in shown and "sha256:" in shown
     # Check: the reasoning item reaches the model unchanged, right before its call.
     second = calls[1].input
     index = next(i for i, item in enumerate(second) if item.get("type") == "function_call")
@@ -108,16 +110,30 @@ def _check_run(engine, model, session, items, turns: int) -> None:
 def test_runner_run_async_over_several_tool_turns(tmp_path):
     turns = 4
     engine, model, agent, session, items, view = _setup(tmp_path, turns)
+    model.set_default_usage(
+        Usage(
+            requests=1,
+            input_tokens=3000,
+            input_tokens_details=InputTokensDetails(cached_tokens=2048, cache_write_tokens=0),
+            output_tokens=40,
+            output_tokens_details=OutputTokensDetails(reasoning_tokens=10),
+            total_tokens=3040,
+        )
+    )
     config = view.run_config()
 
     async def drive():
         for turn in range(turns):
             text = TASK if turn == 0 else f"Continue with step {turn}."
-            result = await Runner.run(agent, text, session=items, run_config=config)
+            result = await Runner.run(agent, text, session=items, run_config=config, hooks=view.hooks())
             assert result.final_output.startswith(f"Turn {turn}:")
 
     asyncio.run(drive())
     _check_run(engine, model, session, items, turns)
+    # Check: every model call's usage was recorded against its built request, reads apart from the rest.
+    usage = [e.payload for e in session.events if e.type == "model.response"]
+    assert [u.request_index for u in usage] == list(range(2 * turns))
+    assert {(u.usage.input_tokens, u.usage.cache_read_tokens, u.usage.output_tokens) for u in usage} == {(952, 2048, 40)}
 
 
 def test_runner_run_sync_over_several_tool_turns(tmp_path):

@@ -22,7 +22,7 @@ from contextwright._optional import require
 
 require("agents", extra="agents", feature="the OpenAI Agents SDK integration")
 
-from agents import ModelSettings, RunConfig  # noqa: E402
+from agents import ModelSettings, RunConfig, RunHooks  # noqa: E402
 from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit  # noqa: E402
 from agents.run_config import CallModelData, ModelInputData  # noqa: E402
 
@@ -40,6 +40,7 @@ from contextwright.integrations._responses_items import record_items, with_reaso
 from contextwright.integrations.errors import FrameworkSessionClosed  # noqa: E402
 from contextwright.log import EventLog, open_log  # noqa: E402
 from contextwright.log.memory import InMemoryEventLog  # noqa: E402
+from contextwright.providers.usage import Usage  # noqa: E402
 from contextwright.runtime.engine import Engine  # noqa: E402
 from contextwright.runtime.session import Session  # noqa: E402
 from contextwright.runtime.spec import AgentSpec, Tool  # noqa: E402
@@ -183,6 +184,10 @@ class ModelInputFilter:
         self._set_cache_key(body.get("prompt_cache_key"))
         return ModelInputData(input=with_reasoning(body["input"], items), instructions=None)
 
+    def hooks(self) -> RunHooks[Any]:
+        """``RunHooks`` that record each model call's usage (``Runner.run(..., hooks=filter.hooks())``)."""
+        return _UsageHooks(self.session)
+
     def run_config(self, **options: Any) -> RunConfig:
         """A ``RunConfig`` with this filter and the session's ``prompt_cache_key`` (kept current per epoch)."""
         settings = options.pop("model_settings", None) or ModelSettings()
@@ -199,6 +204,28 @@ class ModelInputFilter:
         if extra.get("prompt_cache_key") != key:
             extra["prompt_cache_key"] = key
             self._run_config.model_settings = replace(settings, extra_args=extra)
+
+
+class _UsageHooks(RunHooks[Any]):
+    """Records the SDK's usage of every model call against the request the filter built for it."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        usage = response.usage
+        details = usage.input_tokens_details
+        read = int(getattr(details, "cached_tokens", 0) or 0)
+        written = int(getattr(details, "cache_write_tokens", 0) or 0)
+        # The SDK counts input as OpenAI does: cached reads and writes included.
+        parsed = Usage(
+            input_tokens=max(0, usage.input_tokens - read - written),
+            cache_read_tokens=read,
+            cache_write_5m_tokens=written,
+            output_tokens=usage.output_tokens,
+        )
+        model = getattr(agent, "model", None)
+        await asyncio.to_thread(self.session._record_usage, parsed, model=model if isinstance(model, str) else None)
 
 
 def model_input_filter(session: Session) -> ModelInputFilter:
