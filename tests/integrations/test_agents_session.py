@@ -309,3 +309,13 @@ def test_a_cancelled_write_finishes_before_the_cancellation_propagates(tmp_path,
     # Check: the write happened although its caller was cancelled.
     assert run(session.get_items()) == ([item] if operation == "add" else [])
     log.close()
+
+
+def test_sqlite_session_constructor_spelling_is_accepted(tmp_path):
+    session = ContextwrightSession("spelling", db_path=tmp_path / "items.db", session_settings=SessionSettings(limit=1))
+    run(session.add_items(_conversation(2)))
+    session.close()
+    # Check: the items went to that SQLite file, and a new session object reads them back.
+    again = ContextwrightSession("spelling", f"sqlite:///{tmp_path / 'items.db'}")
+    assert run(again.get_items()) == _conversation(2)
+    again.close()

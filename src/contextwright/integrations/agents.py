@@ -62,7 +62,14 @@ class ContextwrightSession:
         store: str | os.PathLike[str] | EventLog | Engine = ":memory:",
         *,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        db_path: str | os.PathLike[str] | None = None,
     ) -> None:
+        """``store`` is a store URL or path (``":memory:"`` by default), an ``EventLog`` or an ``Engine``.
+
+        ``db_path`` is ``SQLiteSession``'s name for it, accepted so code written for that class runs unchanged.
+        """
+        if db_path is not None:
+            store = db_path
         self.session_id = session_id
         self.session_settings = coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
         self._owns_log = not isinstance(store, (EventLog, Engine))
