@@ -25,9 +25,9 @@ import tracemalloc
 from rich.console import Console
 from rich.table import Table
 
-from contextwright.budget.allocator import allocate
 from contextwright.assembly import envelope
 from contextwright.assembly.assemble import VolatileTail, build
+from contextwright.budget.allocator import allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
 from contextwright.derive.surface import fold

@@ -239,7 +239,9 @@ def test_help_reads_well():
 def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(traces_dir, tmp_path):
     files = sorted(p for p in traces_dir.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
     dump = tmp_path / "bodies"
-    result = runner.invoke(app, ["replay", *map(str, files), "--window", "64000", "--dump-requests", str(dump), "--json", "--no-compare"])
+    result = runner.invoke(
+        app, ["replay", *map(str, files), "--window", "64000", "--dump-requests", str(dump), "--json", "--no-compare"]
+    )
     assert result.exit_code == 0, result.output[-2000:]
     rows = json.loads(result.output)["transcripts"]
     assert len(rows) >= len(files) and all(row["overflows"] == 0 for row in rows)

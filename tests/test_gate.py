@@ -15,9 +15,9 @@ import uuid
 
 import pytest
 
-from contextwright.budget.allocator import allocate
 from contextwright.assembly.request import ToolCallPart, ToolResultPart
 from contextwright.assembly.validate import validate
+from contextwright.budget.allocator import allocate
 from contextwright.clock import FixedClock
 from contextwright.demo.drive import drive
 from contextwright.demo.script import demo_script

@@ -47,7 +47,7 @@ def test_python_examples_run(tmp_path, monkeypatch):
         ran.append(call.name)
         return "1 failed, 41 passed", 1
 
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S) if "session.stream(" not in b]
     assert len(blocks) >= 2
     for code in blocks:
         exec(compile(code, "README.md", "exec"), {"run": run})
@@ -56,3 +56,36 @@ def test_python_examples_run(tmp_path, monkeypatch):
     wire = provider.bodies[-1]
     assert wire["system"][-1]["cache_control"]["type"] == "ephemeral"
     assert "CI fails on main" in json.dumps(wire["messages"])
+
+
+def test_the_streaming_example_runs(tmp_path, monkeypatch, capsys):
+    """The streaming loop, as written, against a scripted provider that answers in server-sent events."""
+    import anthropic
+    import httpx2
+
+    from contextwright.events import AssistantMessage, ToolCall
+    from contextwright.testing.provider import ScriptedProvider
+
+    monkeypatch.chdir(tmp_path)
+    provider = ScriptedProvider(
+        [
+            AssistantMessage(
+                text="Checking the tests first. ", tool_calls=(ToolCall(id="toolu_01", name="run_tests", arguments={}),)
+            ),
+            AssistantMessage(text="# Migrating to 2.0\nRename `connect` to `open`."),
+        ]
+    )
+    real_client = anthropic.Anthropic
+    monkeypatch.setattr(
+        anthropic,
+        "Anthropic",
+        lambda **kw: real_client(api_key="test", http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler))),
+    )
+    [code] = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S) if "session.stream(" in b]
+    scope = {"run": lambda call: ("42 passed", 0)}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert capsys.readouterr().out == "Checking the tests first. # Migrating to 2.0\nRename `connect` to `open`."
+    assert [b["stream"] for b in provider.bodies] == [True, True] and provider.bodies[0]["max_tokens"] == 64_000
+    assert provider.bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    types = [e.type for e in scope["session"].events]
+    assert types.count("message.assistant") == 2 and types.count("model.response") == 2

@@ -124,6 +124,10 @@ class InvalidSessionId(LogError, UsageError):
 class SeqConflict(LogError):
     """Optimistic concurrency: the session's last seq is not the one the writer expected."""
 
+    session_id: str
+    expected_seq: int
+    actual_seq: int
+
     def __init__(self, session_id: str, *, expected_seq: int, actual_seq: int) -> None:
         super().__init__(
             f"session {session_id!r}: expected last seq {expected_seq}, but it is {actual_seq}; read the new events and retry",
@@ -135,6 +139,9 @@ class SeqConflict(LogError):
 
 class IdempotencyConflict(LogError):
     """An idempotency key was reused for an event with different content."""
+
+    session_id: str
+    idempotency_key: str
 
     def __init__(self, session_id: str, key: str, problem: str) -> None:
         super().__init__(

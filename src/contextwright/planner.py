@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from contextwright.assembly.prefix import render_prefix, rendered_prefix_sha256
 from contextwright.budget.estimator import TokenEstimator
@@ -24,7 +24,7 @@ from contextwright.events.catalog import EpochRotated, PlanCreated
 from contextwright.events.envelope import Event, NewEvent
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
-from contextwright.plan.plan import ContextPlan, Prefix
+from contextwright.plan.plan import DEFAULT_CACHE_TTL, CacheTtl, ContextPlan, Prefix
 
 
 class PrefixChanged(PlanError):
@@ -113,17 +113,17 @@ class ContextPlanner:
 
     # -- decisions --------------------------------------------------------------
 
-    def plan(self, model: ResolvedModel, prefix: Prefix) -> PlanDecision:
+    def plan(self, model: ResolvedModel, prefix: Prefix, *, cache_ttl: CacheTtl = DEFAULT_CACHE_TTL) -> PlanDecision:
         """Pin the first plan, or return the current one (idempotent).
 
-        A different model or provider rotates the epoch. A different prefix is
-        refused with :class:`PrefixChanged`: use :meth:`edit_prefix`.
+        A different model or provider, or a different cache TTL, rotates the epoch.
+        A different prefix is refused with :class:`PrefixChanged`: use :meth:`edit_prefix`.
         """
         current = self.current
         if current is None:
-            return self._new_plan(1, model, prefix, reason=None)
+            return self._new_plan(1, model, prefix, reason=None, cache_ttl=cache_ttl)
         if current.model != model:
-            return self._new_plan(current.epoch + 1, model, prefix, reason="model_changed")
+            return self._new_plan(current.epoch + 1, model, prefix, reason="model_changed", cache_ttl=cache_ttl)
         if self._hash(prefix) != current.prefix_sha256:
             raise PrefixChanged(
                 f"session {self.session_id!r}: the prefix differs from epoch {current.epoch}'s; "
@@ -131,6 +131,8 @@ class ContextPlanner:
                 session_id=self.session_id,
                 epoch=current.epoch,
             )
+        if current.cache_ttl != cache_ttl:
+            return self._new_plan(current.epoch + 1, model, prefix, reason="cache_ttl_changed", cache_ttl=cache_ttl)
         return PlanDecision(plan=current)
 
     def edit_prefix(self, prefix: Prefix) -> PlanDecision:
@@ -138,7 +140,7 @@ class ContextPlanner:
         current = self._require_current("edit the prefix")
         if self._hash(prefix) == current.prefix_sha256:
             return PlanDecision(plan=current)
-        return self._new_plan(current.epoch + 1, current.model, prefix, reason="prefix_edited")
+        return self._new_plan(current.epoch + 1, current.model, prefix, reason="prefix_edited", cache_ttl=current.cache_ttl)
 
     def force_revocation(self, tool_name: str) -> PlanDecision:
         """Operator-forced immediate revocation: the tool leaves the prefix in a new epoch."""
@@ -146,7 +148,11 @@ class ContextPlanner:
         if tool_name not in current.prefix.tool_names():
             raise UsageError(f"tool {tool_name!r} is not in the prefix of epoch {current.epoch}")
         return self._new_plan(
-            current.epoch + 1, current.model, current.prefix.without_tool(tool_name), reason="forced_revocation"
+            current.epoch + 1,
+            current.model,
+            current.prefix.without_tool(tool_name),
+            reason="forced_revocation",
+            cache_ttl=current.cache_ttl,
         )
 
     # -- internals ----------------------------------------------------------------
@@ -159,7 +165,15 @@ class ContextPlanner:
             raise PlanError(f"session {self.session_id!r} has no plan yet; cannot {action}")
         return self.current
 
-    def _new_plan(self, epoch: int, model: ResolvedModel, prefix: Prefix, *, reason: str | None) -> PlanDecision:
+    def _new_plan(
+        self,
+        epoch: int,
+        model: ResolvedModel,
+        prefix: Prefix,
+        *,
+        reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed"] | None,
+        cache_ttl: CacheTtl,
+    ) -> PlanDecision:
         tokens, measured_by = measure_prefix(
             prefix, model, session_id=self.session_id, secret=self.secret, estimator=self.estimator
         )
@@ -173,6 +187,7 @@ class ContextPlanner:
             prefix_tokens=tokens,
             prefix_sha256=self._hash(prefix),
             measured_by=measured_by,
+            cache_ttl=cache_ttl,
         )
         payload: Any
         if reason is None:
@@ -183,7 +198,7 @@ class ContextPlanner:
                 epoch=epoch,
                 plan=plan.to_dict(),
                 prefix_sha256=plan.prefix_sha256,
-                reason=reason,  # type: ignore[arg-type]
+                reason=reason,
                 previous_prefix_sha256=self.current.prefix_sha256,
             )
         self.current = plan

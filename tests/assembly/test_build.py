@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextwright.budget.allocator import allocate
 from contextwright.assembly.assemble import BudgetExceeded, Correction, VolatileTail, build
 from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
+from contextwright.budget.allocator import allocate
 from contextwright.derive.surface import fold
 from contextwright.derive.working_state import WorkingState
 from contextwright.events import AssistantMessage, ToolCall

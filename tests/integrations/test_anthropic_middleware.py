@@ -379,3 +379,17 @@ def test_signed_thinking_goes_back_byte_identical_in_a_three_round_tool_loop():
     assert turns[2][0]["content"][0] == thinking[0]
     assert turns[2][1]["content"][:2] == [thinking[1], redacted]
     assert [b["type"] for b in turns[2][1]["content"]] == ["thinking", "redacted_thinking", "tool_use"]
+
+
+def test_the_agent_profile_cache_ttl_reaches_the_wire():
+    from dataclasses import replace
+
+    from contextwright.testing.fakes import sample_agent
+
+    _, session, clock = open_session(agent=replace(sample_agent(), cache_ttl="1h"))
+    wire = Wire(ScriptedProvider(answers(2), clock=clock))
+    caller_loop(_client(session, wire, max_retries=0), [])
+    # Check: the prefix breakpoint carries the orchestrator's 1h TTL on every request.
+    for body in wire.bodies:
+        marked = [b["cache_control"] for b in body["system"] if "cache_control" in b]
+        assert marked and marked[-1] == {"type": "ephemeral", "ttl": "1h"}

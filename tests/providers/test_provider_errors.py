@@ -6,10 +6,15 @@ import inspect
 import pickle
 from collections.abc import Callable
 
+import pytest
+
+pytest.importorskip("anthropic", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("httpx2", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("openai", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+
 import anthropic
 import httpx2
 import openai
-import pytest
 
 from contextwright.errors import ContextLengthExceeded, ProviderError, UsageError
 from contextwright.providers.errors import (

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+pytest.importorskip("anthropic", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("httpx2", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("openai", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+
 import anthropic
 import httpx2
 import openai
-import pytest
 from anthropic.types import Message
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response

@@ -18,10 +18,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
+pytest.importorskip("anthropic", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("httpx2", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("openai", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+
 import anthropic as anthropic_sdk
 import httpx2
 import openai as openai_sdk
-import pytest
 import typing_extensions
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from hypothesis import HealthCheck, given, settings

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("anthropic", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("httpx2", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+pytest.importorskip("openai", reason="needs the anthropic and openai SDKs (the anthropic and openai extras)")
+
 import anthropic
 import httpx2
 import openai
-import pytest
 
 from contextwright.errors import ContextLengthExceeded, OverflowNotRecovered
 from contextwright.events import AssistantMessage, ToolCall

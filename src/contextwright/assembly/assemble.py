@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextwright.budget.allocator import Allocation, PressureState
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
 from contextwright.assembly.request import (
@@ -33,6 +32,7 @@ from contextwright.assembly.request import (
     ToolCallPart,
     ToolResultPart,
 )
+from contextwright.budget.allocator import Allocation, PressureState
 from contextwright.canonical import canonical_json, content_hash, to_plain
 from contextwright.derive.surface import (
     ArtifactEntry,
@@ -167,7 +167,7 @@ class _Assembler:
 
     def _add(self, role: str, parts: list[Part]) -> None:
         if parts:
-            self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]
+            self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]  # callers pass 'user' or 'assistant'
 
     def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
         return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))

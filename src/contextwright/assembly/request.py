@@ -107,7 +107,8 @@ class NeutralRequest:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (the canonical form that :meth:`sha256` covers)."""
-        return _plain(self)
+        plain: dict[str, Any] = _plain(self)
+        return plain
 
     def canonical(self) -> str:
         """Canonical JSON text of the request."""

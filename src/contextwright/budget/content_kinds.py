@@ -12,6 +12,7 @@ so classification is deterministic and costs nothing extra.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
@@ -82,6 +83,9 @@ FEATURES: Final[tuple[str, ...]] = (
     "tabs",
     "non_ascii_runs",
     *_SCRIPT_LEADS,
+    # Last, so that a payload without them sums exactly as it did before they existed.
+    "arabic_marks",  # Arabic diacritics (harakat, shadda, sukun): about a token each
+    "cyrillic_upper_pairs",  # non-overlapping pairs of Cyrillic capitals (all-caps words split badly)
 )
 """Names of the census counts, in vector order."""
 
@@ -114,6 +118,9 @@ _T_CODE = _table({0x6B: _CODE_MARKS})
 _T_SPACE = _table({0x73: b" \t"}, default=0x78)  # s / x
 _T_NON_ASCII = _table({0x6E: bytes(range(0x80, 0x100))})
 _T_SCRIPT = _table({0x41 + i: bytes(leads) for i, leads in enumerate(_SCRIPT_LEADS.values())}, default=0x20)
+# Lead bytes never occur as continuation bytes in UTF-8, so these match whole characters.
+_ARABIC_MARK: Final = re.compile(rb"\xd9[\x8b-\x9f\xb0]")  # U+064B-065F, U+0670
+_CYRILLIC_UPPER_PAIR: Final = re.compile(rb"\xd0[\x80-\xaf]\xd0[\x80-\xaf]")  # U+0400-042F twice
 _SCRIPT_SYMBOLS: Final[tuple[bytes, ...]] = tuple(bytes([0x41 + i]) for i in range(len(_SCRIPT_LEADS)))
 
 
@@ -170,11 +177,13 @@ def census(text: str) -> CharCensus:
         raw.count(b"\t"),
     ]
     if text.isascii():
-        counts.extend([0] * (1 + len(_SCRIPT_LEADS)))
+        counts.extend([0] * (3 + len(_SCRIPT_LEADS)))
     else:
         counts.append((b" " + raw.translate(_T_NON_ASCII)).count(b" n"))
         scripts = raw.translate(_T_SCRIPT)
         counts.extend(scripts.count(symbol) for symbol in _SCRIPT_SYMBOLS)
+        counts.append(len(_ARABIC_MARK.findall(raw)) if b"\xd9" in raw else 0)
+        counts.append(len(_CYRILLIC_UPPER_PAIR.findall(raw)) if b"\xd0" in raw else 0)
     return CharCensus(counts=tuple(counts))
 
 

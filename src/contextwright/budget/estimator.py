@@ -110,7 +110,8 @@ class CalibrationProfile:
     def raw(self, counts: CharCensus, kind: ContentKind) -> float:
         """Return the uncorrected, unrounded estimate for a census of the given kind."""
         # Summed in a fixed order, so the same census always gives the same float.
-        return self.scale * sum(map(operator.mul, self.coefficients[kind], counts.counts))
+        weighted: float = sum(map(operator.mul, self.coefficients[kind], counts.counts))
+        return self.scale * weighted
 
 
 def apply_margin(tokens: int, margin: float = BODY_MARGIN) -> int:
@@ -200,7 +201,7 @@ def _model_name(model: str) -> str:
 
 def _check_kind(kind: str | None) -> ContentKind | None:
     if kind is None or kind in CONTENT_KINDS:
-        return kind  # type: ignore[return-value]
+        return kind
     raise UsageError(f"unknown content kind {kind!r}; choose one of {CONTENT_KINDS}", kind=kind)
 
 

@@ -3,15 +3,18 @@
 tiktoken downloads its BPE rank files on first use, which fails without a network.
 The ``bpe-openai`` wheel ships the same rank files (gzipped); their SHA-256 equals
 the hash tiktoken expects, which is checked here before use. tiktoken's own encoding
-constructors (regex, special tokens) are reused so nothing is copied by hand.
+constructors (regex, special tokens) are reused so nothing is copied by hand: each
+runs as a private copy whose rank loader returns the verified local ranks, so no
+module global is ever patched and other threads see tiktoken untouched.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import gzip
 import hashlib
+import threading
+import types
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -27,25 +30,35 @@ _EXPECTED_SHA256 = {
 
 OFFLINE_ENCODINGS: tuple[str, ...] = tuple(sorted(_EXPECTED_SHA256))
 
+_BUILT: dict[str, Any] = {}
+_BUILDING = threading.Lock()  # one build per encoding, however many threads ask at once
 
-@functools.cache
+
 def encoding(name: str = "o200k_base") -> Any:
-    """Return a ``tiktoken.Encoding`` for ``name``, built without any network access."""
+    """Return a ``tiktoken.Encoding`` for ``name``, built once without any network access."""
     if name not in _EXPECTED_SHA256:
         raise ValueError(f"no offline ranks for encoding {name!r}; choose one of {OFFLINE_ENCODINGS}")
+    built = _BUILT.get(name)
+    if built is None:
+        with _BUILDING:
+            built = _BUILT.get(name)
+            if built is None:
+                built = _BUILT[name] = _build(name)
+    return built
+
+
+def _build(name: str) -> Any:
     tiktoken = require("tiktoken", extra="tiktoken", feature="exact token counting")
     require("bpe_openai", extra="tiktoken", feature="offline tokenizer ranks")
     openai_public = require("tiktoken_ext.openai_public", extra="tiktoken", feature="exact token counting")
 
     ranks = _load_ranks(name)
-    original = openai_public.load_tiktoken_bpe
-    # The registry constructor calls load_tiktoken_bpe(url, expected_hash); hand it
-    # the verified local ranks instead of letting it reach for the network.
-    openai_public.load_tiktoken_bpe = lambda *_args, **_kwargs: ranks
-    try:
-        spec = getattr(openai_public, name)()
-    finally:
-        openai_public.load_tiktoken_bpe = original
+    registry_constructor = getattr(openai_public, name)
+    # The registry constructor calls load_tiktoken_bpe(url, expected_hash=...). Run a copy
+    # of it whose globals name our loader instead, so the module itself stays as it is.
+    scope = {**vars(openai_public), "load_tiktoken_bpe": lambda *_args, **_kwargs: ranks}
+    constructor = types.FunctionType(registry_constructor.__code__, scope, registry_constructor.__name__)
+    spec = constructor()
     return tiktoken.Encoding(
         name=spec["name"],
         pat_str=spec["pat_str"],

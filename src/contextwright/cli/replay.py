@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import Progress
@@ -42,7 +43,7 @@ def replay(
     if provider not in ("anthropic", "openai"):
         err_console.print(f"[bold red]error:[/] --provider must be anthropic or openai, not {provider!r}")
         raise typer.Exit(code=2)
-    rows = []
+    rows: list[dict[str, Any]] = []
     with friendly_errors():
         for path in paths:
             if not path.exists():

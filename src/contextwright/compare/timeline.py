@@ -195,10 +195,11 @@ def wire_id(call_id: str) -> str:
 
 
 def _times(stamps: list[str | None]) -> tuple[datetime, ...]:
-    if stamps and all(stamps):
+    present = [stamp for stamp in stamps if stamp]
+    if stamps and len(present) == len(stamps):
         out: list[datetime] = []
-        for stamp in stamps:
-            at = parse_instant(stamp)  # type: ignore[arg-type]
+        for stamp in present:
+            at = parse_instant(stamp)
             out.append(max(at, out[-1]) if out else at)  # the simulator refuses time running backwards
         return tuple(out)
     return tuple(PACE_START + i * MODEL_CALL_PACE for i in range(len(stamps)))

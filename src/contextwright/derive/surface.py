@@ -225,7 +225,7 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
                     seed = event.seq
             case "message.assistant":
                 if open_index is not None:
-                    missing = entries[open_index].missing  # type: ignore[union-attr]
+                    missing = entries[open_index].missing  # type: ignore[union-attr]  # the open index is an Exchange
                     raise OrphanedToolPair(
                         f"{event.ref}: the model spoke again while tool calls {', '.join(missing)} have no result",
                         session_id=session_id,
@@ -242,14 +242,14 @@ def fold(session_id: str, events: Iterable[Event]) -> Surface:
             case "tool.result":
                 index = calls_by_id.get(payload.call_id)
                 exchange = entries[index] if index is not None and index < len(entries) else None
-                if not isinstance(exchange, Exchange) or payload.call_id not in exchange.missing:
+                if index is None or not isinstance(exchange, Exchange) or payload.call_id not in exchange.missing:
                     raise OrphanedToolPair(
                         f"{event.ref}: tool result for call {payload.call_id!r}, which no open tool call matches",
                         session_id=session_id,
                         call_ids=(payload.call_id,),
                     )
-                entry = ResultEntry(seq=event.seq, ref=event.ref, result=payload)
-                exchange = replace(exchange, results=exchange.results + (entry,))
+                answer = ResultEntry(seq=event.seq, ref=event.ref, result=payload)
+                exchange = replace(exchange, results=exchange.results + (answer,))
                 entries[index] = exchange
                 if exchange.complete and index == open_index:
                     open_index = None

@@ -77,7 +77,7 @@ def _encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
 def _decoder(tp: Any) -> Decoder:
     if tp is Any:
         return _decode_any
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _dataclass_decoder(tp)
     origin = get_origin(tp)
     if origin is Literal:

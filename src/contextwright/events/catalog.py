@@ -104,7 +104,7 @@ class EpochRotated:
     epoch: int
     plan: dict[str, Any]
     prefix_sha256: str
-    reason: Literal["model_changed", "forced_revocation", "prefix_edited"]
+    reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed"]
     previous_prefix_sha256: str
 
 

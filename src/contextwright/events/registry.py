@@ -28,7 +28,7 @@ def event_type(name: str) -> Callable[[type[P]], type[P]]:
         params = getattr(cls, "__dataclass_params__", None)
         if params is None or not params.frozen:
             raise UsageError(f"{cls.__name__}: event payloads must be frozen dataclasses")
-        cls.TYPE = name  # type: ignore[attr-defined]
+        cls.TYPE = name  # type: ignore[attr-defined]  # the decorator stamps the registered name on the class
         _REGISTRY[name] = cls
         return cls
 
@@ -51,7 +51,7 @@ def payload_class(name: str) -> type:
 def type_of(payload: Any) -> str:
     """The registered type name of a payload instance."""
     name = getattr(type(payload), "TYPE", None)
-    if name is None or _REGISTRY.get(name) is not type(payload):
+    if not isinstance(name, str) or _REGISTRY.get(name) is not type(payload):
         raise UsageError(f"{type(payload).__name__} is not a registered event payload")
     return name
 
@@ -67,7 +67,8 @@ def decode_payload(name: str, data: Any) -> Any:
 
 def encode_payload(payload: Any) -> dict[str, Any]:
     """Plain JSON values of a typed payload."""
-    return _schema.encode(payload)
+    plain: dict[str, Any] = _schema.encode(payload)
+    return plain
 
 
 def payload_json(payload: Any) -> str:

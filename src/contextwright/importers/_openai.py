@@ -72,16 +72,16 @@ def _map_message(item: dict[str, Any], role: object, line: int, where: str, lega
             text = refusal
         return TranscriptMessage(role="assistant", text=text, tool_calls=tuple(calls), source_line=line)
     if role == "tool":
-        call_id = item.get("tool_call_id")
-        if not isinstance(call_id, str):
+        answered = item.get("tool_call_id")
+        if not isinstance(answered, str):
             raise RecordProblem(f"{where} is a tool message without a tool_call_id")
-        result = ToolResult(call_id=call_id, output=text)
+        result = ToolResult(call_id=answered, output=text)
         return TranscriptMessage(role="tool", text="", tool_results=(result,), source_line=line)
     if role == "function":
-        name = item.get("name")
-        if not isinstance(name, str) or name not in legacy_calls:
+        function = item.get("name")
+        if not isinstance(function, str) or function not in legacy_calls:
             raise RecordProblem(f"{where} is a function result for no earlier function_call")
-        result = ToolResult(call_id=legacy_calls.pop(name), output=text)
+        result = ToolResult(call_id=legacy_calls.pop(function), output=text)
         return TranscriptMessage(role="tool", text="", tool_results=(result,), source_line=line)
     raise RecordProblem(f"{where} has unknown role {role!r}")
 

@@ -199,7 +199,7 @@ def _map_record(record: dict[str, Any], line: int) -> _Mapped:
         model=message.get("model") if isinstance(message.get("model"), str) else None,
     )
     content = message.get("content")
-    blocks: list[Any] = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    blocks: object = [{"type": "text", "text": content}] if isinstance(content, str) else content
     if not isinstance(blocks, list):
         raise RecordProblem("assistant message.content is neither text nor a list of blocks")
     for block in blocks:

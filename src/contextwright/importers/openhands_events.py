@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from contextwright.importers._common import (
     PathLike,
@@ -143,7 +143,7 @@ def _map_event(event: object, line: int, state: _State) -> None:
 
 def _map_action(event: dict[str, Any], line: int, at: str | None, state: _State) -> None:
     action = event["action"]
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    args = _object(event.get("args"))
     source = event.get("source")
     if action == "system" and state.system is None:
         state.system = text_of(args.get("content"), where="system action content")
@@ -152,7 +152,7 @@ def _map_action(event: dict[str, Any], line: int, at: str | None, state: _State)
         text = text_of(args.get("content", event.get("message")), where="message content")
         images = [url_placeholder("image", url) for url in args.get("image_urls") or () if isinstance(url, str)]
         text = "\n\n".join([text, *images]) if images else text
-        role = "user" if source == "user" else "assistant"
+        role: Literal["user", "assistant"] = "user" if source == "user" else "assistant"
         state.out.append(TranscriptMessage(role=role, text=text, at=at, source_line=line))
     elif action in _SKIPPED_ACTIONS:
         return
@@ -175,10 +175,10 @@ def _map_tool_action(
     event_id = event.get("id")
     if not isinstance(event_id, int):
         raise RecordProblem(f"{action!r} action has no integer id")
-    metadata = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else {}
-    call_id = metadata.get("tool_call_id") if isinstance(metadata.get("tool_call_id"), str) else f"event-{event_id}"
-    name = metadata.get("function_name") if isinstance(metadata.get("function_name"), str) else action
-    response = metadata.get("model_response") if isinstance(metadata.get("model_response"), dict) else {}
+    metadata = _object(event.get("tool_call_metadata"))
+    call_id = _text(metadata.get("tool_call_id"), f"event-{event_id}")
+    name = _text(metadata.get("function_name"), action)
+    response = _object(metadata.get("model_response"))
     message = _response_message(response)
     recorded = next(
         (c for c in message.get("tool_calls") or () if isinstance(c, dict) and c.get("id") == call_id),
@@ -191,7 +191,7 @@ def _map_tool_action(
     call = ToolCall(id=call_id, name=name, arguments=arguments)
     state.calls_by_event[event_id] = call_id
 
-    response_id = response.get("id") if isinstance(response.get("id"), str) else None
+    response_id = _text(response.get("id"), None)
     draft = state.drafts_by_response.get(response_id) if response_id else None
     if draft is None:
         text = content_text(message.get("content"), where="model_response")
@@ -202,12 +202,25 @@ def _map_tool_action(
             at=at,
             text=text,
             usage=dict(response["usage"]) if isinstance(response.get("usage"), dict) else None,
-            model=response.get("model") if isinstance(response.get("model"), str) else None,
+            model=_text(response.get("model"), None),
         )
         if response_id:
             state.drafts_by_response[response_id] = draft
         state.out.append(draft)
     draft.calls.append(call)
+
+
+_D = TypeVar("_D", str, None)
+
+
+def _object(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object, default: _D) -> str | _D:
+    """``value`` when it is a string, else ``default``."""
+    return value if isinstance(value, str) else default
 
 
 def _response_message(response: dict[str, Any]) -> dict[str, Any]:
@@ -224,8 +237,8 @@ def _map_observation(event: dict[str, Any], line: int, at: str | None, state: _S
     content = text_of(event.get("content"), where="observation content")
     cause = event.get("cause")
     if isinstance(cause, int) and cause in state.calls_by_event:
-        extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
-        metadata = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        extras = _object(event.get("extras"))
+        metadata = _object(extras.get("metadata"))
         exit_code = metadata.get("exit_code")
         result = ToolResult(
             call_id=state.calls_by_event[cause],

@@ -49,7 +49,8 @@ def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
         isinstance(document.get("trajectory"), list) or isinstance(document.get("history"), list)
     ):
         raise reader.fail("not a SWE-agent trajectory (needs 'trajectory' or 'history')")
-    steps = document.get("trajectory") if isinstance(document.get("trajectory"), list) else []
+    trajectory = document.get("trajectory")
+    steps: list[Any] = trajectory if isinstance(trajectory, list) else []
     history = document.get("history")
     if not (isinstance(history, list) and history) and steps and isinstance(steps[-1], dict):
         history = steps[-1].get("messages")
@@ -122,8 +123,7 @@ class _Walk:
         elif role == "user" and self.pending is not None:
             self._result(self.pending, text, line)
         elif role == "user" or role == "system":
-            kind = "user" if role == "user" else "system"
-            self.out.append(TranscriptMessage(role=kind, text=text, source_line=line))
+            self.out.append(TranscriptMessage(role="user" if role == "user" else "system", text=text, source_line=line))
         else:
             raise RecordProblem(f"{where} has unknown role {role!r}")
 

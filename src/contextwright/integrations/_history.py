@@ -14,6 +14,7 @@ from typing import Any
 
 from contextwright.derive.framework_items import fold_seen_history
 from contextwright.events.catalog import FrameworkHistorySeen
+from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import HistoryRewritten
 from contextwright.runtime.session import Session
 
@@ -29,7 +30,6 @@ def record_new_history(
     """Record the messages of ``history`` the session has not seen (``record`` gets them in one list), mirror them.
 
     Returns how many were new."""
-    session._sync()
     mirrored = fold_seen_history(session.events)
     seen = [fingerprint(item) for item in history]
     if seen[: len(mirrored)] != mirrored:
@@ -50,4 +50,4 @@ def record_new_history(
 
 def mirror(session: Session, fingerprints: Sequence[str]) -> None:
     """Note messages the session has seen (an answer it recorded itself, for example)."""
-    session._append([FrameworkHistorySeen(fingerprints=tuple(fingerprints))])
+    seams.append(session, [FrameworkHistorySeen(fingerprints=tuple(fingerprints))])

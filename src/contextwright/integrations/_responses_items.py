@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextwright.events.catalog import AssistantMessage, ToolCall
+from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import IntegrationError
 from contextwright.runtime.session import Session
 
@@ -47,7 +48,7 @@ def record_items(session: Session, items: Sequence[Any]) -> None:
         elif kind == "message" and role in ("system", "developer"):
             # The engine owns the system prompt; a later system note reaches the model as an operator message.
             flush()
-            if session._surface().entries:
+            if seams.has_history(session):
                 session.user(text_of(item.get("content")), author="operator")
         # Hosted tool calls and other item kinds stay in the caller's history; the engine has no part for them.
     flush()

@@ -35,6 +35,7 @@ from contextwright.events.catalog import (  # noqa: E402
     FrameworkItemsCleared,
 )
 from contextwright.events.envelope import Event  # noqa: E402
+from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, with_reasoning  # noqa: E402
 from contextwright.integrations.errors import FrameworkSessionClosed  # noqa: E402
@@ -232,7 +233,7 @@ class _UsageHooks(RunHooks[Any]):
             output_tokens=usage.output_tokens,
         )
         model = getattr(agent, "model", None)
-        await asyncio.to_thread(self.session._record_usage, parsed, model=model if isinstance(model, str) else None)
+        await asyncio.to_thread(seams.record_usage, self.session, parsed, model=model if isinstance(model, str) else None)
 
 
 def model_input_filter(session: Session) -> ModelInputFilter:

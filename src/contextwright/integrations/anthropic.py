@@ -33,7 +33,9 @@ from anthropic import Middleware  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
 from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
+from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
+from contextwright.plan.plan import CacheTtl  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
 
 __all__ = ["ContextwrightMiddleware"]
@@ -47,7 +49,7 @@ _ENGINE_KEYS = frozenset({"model", "system", "messages", "tools", "cache_control
 class ContextwrightMiddleware(Middleware):
     """Anthropic client middleware: the caller's history in, the engine's request out, the answer recorded."""
 
-    def __init__(self, session: Session, *, prefix_ttl: str = "5m") -> None:
+    def __init__(self, session: Session, *, prefix_ttl: CacheTtl | None = None) -> None:
         self.session = session
         self.prefix_ttl = prefix_ttl
         self._built: tuple[str, BuiltRequest] | None = None
@@ -108,7 +110,7 @@ class ContextwrightMiddleware(Middleware):
 
     def _recover(self, error: Exception, built: BuiltRequest, attempt: int, request: Any) -> BuiltRequest:
         with self._lock:
-            rebuilt = self.session._after_send_error(error, built, attempt)
+            rebuilt = seams.after_send_error(self.session, error, built, attempt)
             self._built = (str(request.options.idempotency_key or ""), rebuilt)
             return rebuilt
 

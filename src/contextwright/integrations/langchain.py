@@ -38,9 +38,11 @@ from langchain_core.tools import BaseTool, StructuredTool  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
 from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
+from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.integrations.errors import ConflictingCacheMiddleware  # noqa: E402
 from contextwright.models import ResolvedModel  # noqa: E402
+from contextwright.plan.plan import CacheTtl  # noqa: E402
 from contextwright.providers.usage import Usage  # noqa: E402
 from contextwright.runtime.engine import Engine  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
@@ -62,7 +64,7 @@ class ContextwrightMiddleware(AgentMiddleware):
         *,
         model: ResolvedModel,
         session_id: str | Callable[[ModelRequest], str] | None = None,
-        prefix_ttl: str = "5m",
+        prefix_ttl: CacheTtl | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
@@ -83,7 +85,7 @@ class ContextwrightMiddleware(AgentMiddleware):
             try:
                 response = handler(self._engine_request(request, built))
             except Exception as exc:
-                built = session._after_send_error(exc, built, attempt)
+                built = seams.after_send_error(session, exc, built, attempt)
                 continue
             self._record_answer(session, response)
             return response
@@ -100,7 +102,7 @@ class ContextwrightMiddleware(AgentMiddleware):
             try:
                 response = await handler(self._engine_request(request, built))
             except Exception as exc:
-                built = await asyncio.to_thread(session._after_send_error, exc, built, attempt)
+                built = await asyncio.to_thread(seams.after_send_error, session, exc, built, attempt)
                 continue
             await asyncio.to_thread(self._record_answer, session, response)
             return response
@@ -153,7 +155,7 @@ class ContextwrightMiddleware(AgentMiddleware):
                 session.record_assistant(_assistant(message))
                 usage = _usage(message)
                 if usage is not None:
-                    session._record_usage(usage, model=message.response_metadata.get("model_name"))
+                    seams.record_usage(session, usage, model=message.response_metadata.get("model_name"))
                 mirror(session, [_fingerprint(message)])
 
     def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:

@@ -35,6 +35,7 @@ import openai  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
 from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
+from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, text_of, with_reasoning  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
@@ -101,7 +102,7 @@ class _Endpoint:
             try:
                 response = self._inner.create(**self._body(kwargs, built))
             except Exception as exc:
-                built = self.session._after_send_error(exc, built, attempt)
+                built = seams.after_send_error(self.session, exc, built, attempt)
                 continue
             if not kwargs.get("stream"):
                 self._record(response)
@@ -114,7 +115,7 @@ class _Endpoint:
             try:
                 response = await self._inner.create(**self._body(kwargs, built))
             except Exception as exc:
-                built = await asyncio.to_thread(self.session._after_send_error, exc, built, attempt)
+                built = await asyncio.to_thread(seams.after_send_error, self.session, exc, built, attempt)
                 continue
             if not kwargs.get("stream"):
                 await asyncio.to_thread(self._record, response)
@@ -230,7 +231,7 @@ def _record_chat(session: Session, messages: list[Any]) -> None:
         elif role == "tool":
             if message.get("tool_call_id") in {c.id for c in session.pending_tool_calls()}:
                 session.tool_result(message["tool_call_id"], text_of(message.get("content")))
-        elif role in ("system", "developer") and session._surface().entries:
+        elif role in ("system", "developer") and seams.has_history(session):
             # The engine owns the system prompt; a later system note reaches the model as an operator message.
             session.user(text_of(message.get("content")), author="operator")
 

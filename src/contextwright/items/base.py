@@ -40,13 +40,14 @@ class ContextItem:
     region: ClassVar[Region]
     budget_class: ClassVar[str]
     layer: ClassVar[Layer]
+    _abstract_item: ClassVar[bool]
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if abstract:
-            cls._abstract_item = True  # type: ignore[attr-defined]
+            cls._abstract_item = True
             return
-        cls._abstract_item = False  # type: ignore[attr-defined]
+        cls._abstract_item = False
         region = getattr(cls, "region", None)
         if region not in REGIONS:
             raise ItemDeclarationError(

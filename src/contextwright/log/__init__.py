@@ -51,4 +51,6 @@ def open_log(url: str | os.PathLike[str], *, clock: Clock | None = None, create:
         return SQLiteEventLog(location, clock=clock, create=create)
     from contextwright.log.postgres import PostgresEventLog
 
-    return PostgresEventLog(location, clock=clock, create=create, **options)
+    if "schema" in options:
+        return PostgresEventLog(location, schema=options["schema"], clock=clock, create=create)
+    return PostgresEventLog(location, clock=clock, create=create)

@@ -27,7 +27,7 @@ _SQLITE_UNAVAILABLE_HINTS = ("locked", "busy", "unable to open", "disk", "readon
 _SQLITE_CORRUPT_HINTS = ("malformed", "corrupt")
 
 
-def map_sqlite_error(exc: sqlite3.Error, *, context: str) -> ContextwrightError:
+def map_sqlite_error(exc: sqlite3.Error | sqlite3.Warning, *, context: str) -> ContextwrightError:
     """The Contextwright error for a sqlite3 exception raised while doing ``context``."""
     text = str(exc).lower()
     name = type(exc).__name__
@@ -59,7 +59,7 @@ def translating_sqlite(context: str) -> Iterator[None]:
         raise map_sqlite_error(exc, context=context) from exc
 
 
-def map_psycopg_error(exc: Exception, *, context: str) -> ContextwrightError:
+def map_psycopg_error(exc: BaseException, *, context: str) -> ContextwrightError:
     """The Contextwright error for a psycopg (or psycopg_pool) exception."""
     require("psycopg", extra="postgres", feature=_FEATURE)  # the caller only gets here with psycopg installed
     import psycopg
@@ -121,4 +121,4 @@ def translating_psycopg(context: str) -> Iterator[None]:
     except ContextwrightError:
         raise
     except psycopg_error_classes() as exc:
-        raise map_psycopg_error(exc, context=context) from exc  # type: ignore[arg-type]
+        raise map_psycopg_error(exc, context=context) from exc

@@ -275,7 +275,7 @@ def resolve_replay(
     for event in events:
         key = event.idempotency_key
         row = stored_by_key.get(key) if key is not None else None
-        if row is None:
+        if row is None or key is None:
             raise IdempotencyConflict(
                 session_id,
                 next(iter(stored_by_key)),

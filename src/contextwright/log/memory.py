@@ -26,7 +26,7 @@ class InMemoryEventLog(EventLog):
             rows = self._rows.get(session_id, [])
             keys = self._keys.get(session_id, {})
             used = {e.idempotency_key: keys[e.idempotency_key] for e in events if e.idempotency_key in keys}
-            replay = resolve_replay(session_id, events, used)  # type: ignore[arg-type]
+            replay = resolve_replay(session_id, events, used)
             if replay is not None:
                 return replay
             if len(rows) != expected_seq:

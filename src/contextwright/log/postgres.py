@@ -209,7 +209,8 @@ class PostgresEventLog(EventLog):
                     self._sql("INSERT INTO {schema}.cw_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING"),
                     (key, default),
                 )
-                return conn.execute(self._sql("SELECT value FROM {schema}.cw_meta WHERE key = %s"), (key,)).fetchone()[0]
+                value: str = conn.execute(self._sql("SELECT value FROM {schema}.cw_meta WHERE key = %s"), (key,)).fetchone()[0]
+                return value
 
     def sessions(self) -> list[str]:
         with translating_psycopg("listing sessions"), self._pool.connection() as conn:
@@ -231,7 +232,7 @@ def _microseconds(when: _dt.datetime) -> _dt.datetime:
     return when.astimezone(UTC)
 
 
-def _row(r: tuple) -> StoredRow:
+def _row(r: tuple[Any, ...]) -> StoredRow:
     return StoredRow(
         session_id=r[0],
         seq=int(r[1]),

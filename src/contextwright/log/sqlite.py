@@ -17,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from contextwright.clock import Clock, format_instant, parse_instant
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
@@ -212,7 +213,8 @@ class SQLiteEventLog(EventLog):
         conn = self._conn()
         with translating_sqlite(f"reading setting {key!r}"):
             conn.execute("INSERT INTO cw_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, default))
-            return conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()[0]
+            value: str = conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()[0]
+            return value
 
     def sessions(self) -> list[str]:
         with translating_sqlite("listing sessions"):
@@ -220,7 +222,7 @@ class SQLiteEventLog(EventLog):
         return [r[0] for r in rows]
 
 
-def _row(r: tuple) -> StoredRow:
+def _row(r: tuple[Any, ...]) -> StoredRow:
     return StoredRow(
         session_id=r[0],
         seq=r[1],

@@ -10,7 +10,7 @@ the same plan, and the same prefix bytes, after a restart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from contextwright.canonical import content_hash, to_plain
 from contextwright.items.region_a import (
@@ -25,6 +25,12 @@ from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 
 PREFIX_CLASSES: tuple[str, ...] = ("policy", "framing", "instructions", "tools", "memory_snapshot")
+
+CacheTtl = Literal["5m", "1h"]
+"""How long the provider keeps the cached prefix (Anthropic's two tiers; OpenAI ignores it)."""
+
+DEFAULT_CACHE_TTL: CacheTtl = "5m"
+CACHE_TTLS: tuple[CacheTtl, ...] = ("5m", "1h")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,6 +101,8 @@ class ContextPlan:
     """Hash of the prefix as rendered (system blocks and tools): every request of the epoch carries it."""
     measured_by: str
     """How the prefix was measured: ``exact:<encoding>`` or ``estimate:<estimator>``."""
+    cache_ttl: CacheTtl = DEFAULT_CACHE_TTL
+    """The agent profile's cache TTL for the prefix; a different TTL is a different plan (a new epoch)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -108,7 +116,7 @@ class ContextPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """The whole plan as plain JSON values (the payload of the plan events)."""
-        return {
+        data: dict[str, Any] = {
             "session_id": self.session_id,
             "epoch": self.epoch,
             "model": self.model.to_dict(),
@@ -118,6 +126,10 @@ class ContextPlan:
             "prefix_sha256": self.prefix_sha256,
             "measured_by": self.measured_by,
         }
+        # Only a non-default TTL is written, so plans recorded before TTLs existed keep their bytes.
+        if self.cache_ttl != DEFAULT_CACHE_TTL:
+            data["cache_ttl"] = self.cache_ttl
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> ContextPlan:
@@ -131,4 +143,5 @@ class ContextPlan:
             prefix_tokens=dict(data["prefix_tokens"]),
             prefix_sha256=data["prefix_sha256"],
             measured_by=data["measured_by"],
+            cache_ttl=data.get("cache_ttl", DEFAULT_CACHE_TTL),
         )

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from contextwright.derive.surface import AssistantReply, Exchange, Summary, Surface, UserTurn
+from contextwright.derive.surface import AssistantReply, Entry, Exchange, Summary, Surface, UserTurn
 from contextwright.events.catalog import ArtifactPointer, Compacted
 
 TRUSTED = frozenset({"platform", "operator", "user"})
@@ -48,10 +48,17 @@ class CompactionResult:
 
 
 class Compactor(Protocol):
-    """Anything that turns a surface into a compaction proposal, without writing."""
+    """Anything that turns a surface into a compaction proposal, without writing (the runtime's relief calls it)."""
 
-    def __call__(self, surface: Surface, *, epoch: int, trigger: Literal["pressure", "overflow", "manual"]) -> CompactionResult:
-        """Propose a compaction of ``surface``."""
+    def __call__(
+        self,
+        surface: Surface,
+        *,
+        epoch: int,
+        trigger: Literal["pressure", "overflow", "manual"],
+        max_summary_chars: int = ...,
+    ) -> CompactionResult:
+        """Propose a compaction of ``surface``; a retry under pressure asks for a summary of at most ``max_summary_chars``."""
         ...
 
 
@@ -74,7 +81,7 @@ def compact(
     if not foldable:
         return CompactionResult(compacted=None, reason="nothing left to fold")
     only_summaries = all(isinstance(e, Summary) for e in foldable)
-    if only_summaries and sum(len(e.compacted.summary) for e in foldable) <= max_summary_chars:  # type: ignore[attr-defined]
+    if only_summaries and sum(len(e.compacted.summary) for e in foldable if isinstance(e, Summary)) <= max_summary_chars:
         return CompactionResult(compacted=None, reason="nothing left to fold")
     depth = max(surface.summary_depth, 1)
     previous: list[str] = []
@@ -149,7 +156,7 @@ def compact(
     )
 
 
-def _older_part_of_run(surface: Surface, keep_recent: int) -> list[object]:
+def _older_part_of_run(surface: Surface, keep_recent: int) -> list[Entry]:
     run = [e for e in surface.entries if _seq(e) > surface.seed_seq or isinstance(e, Summary)]
     exchanges = [i for i, e in enumerate(run) if isinstance(e, Exchange)]
     if len(exchanges) <= keep_recent:
@@ -188,10 +195,10 @@ def short_ref(ref: str) -> str:
     return ref[: len("sha256:") + 12] if ref.startswith("sha256:") else ref
 
 
-def _seq(entry: object) -> int:
+def _seq(entry: Entry) -> int:
     if isinstance(entry, Summary):
         return entry.compacted.upto_seq
-    return entry.seq  # type: ignore[attr-defined]
+    return entry.seq
 
 
 def _extract(text: str, limit: int) -> str:

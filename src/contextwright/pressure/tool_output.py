@@ -82,7 +82,7 @@ def prepare_output(
         )
         text, kind = compressed.text, compressed.kind
     capped = cap_output(text, max_chars=policy.max_chars, pointer=ref)
-    pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(output), kind=kind)  # type: ignore[arg-type]
+    pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(output), kind=kind)  # type: ignore[arg-type]  # a compressor's kind is one of the pointer's kinds
     return PreparedOutput(text=capped.text, pointer=pointer, kind=kind, changed=capped.text != output)
 
 

@@ -318,7 +318,7 @@ def price_for(model: str, on: date | None = None, *, table: Iterable[Price] = PR
     in_effect = [row for row in candidates if on is None or row.effective_from is None or row.effective_from <= on]
     if not in_effect:
         earliest = min(row.effective_from for row in candidates if row.effective_from is not None)
-        raise NoPriceOnDate(model, on, earliest=earliest)  # type: ignore[arg-type]
+        raise NoPriceOnDate(model, on, earliest=earliest)  # type: ignore[arg-type]  # on is a date here: without one every row is in effect
     return max(in_effect, key=lambda row: row.effective_from or date.min)
 
 

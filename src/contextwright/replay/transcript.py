@@ -27,6 +27,7 @@ from contextwright.importers.model import Transcript
 from contextwright.items.region_a import ToolSpec
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
+from contextwright.plan.plan import DEFAULT_CACHE_TTL, CacheTtl
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import EscalationRequired
 from contextwright.runtime.session import BuiltRequest, Session
@@ -59,8 +60,8 @@ def constraints_in(task: str | None) -> list[str]:
     return [c for c in dict.fromkeys(found) if len(c) > 12]
 
 
-def agent_for(transcript: Transcript) -> tuple[AgentSpec, dict[str, str]]:
-    """The agent spec a transcript implies, and the tool-name mapping applied to it."""
+def agent_for(transcript: Transcript, *, cache_ttl: CacheTtl = DEFAULT_CACHE_TTL) -> tuple[AgentSpec, dict[str, str]]:
+    """The agent spec a transcript implies (with the profile's ``cache_ttl``), and the tool-name mapping applied to it."""
     names: dict[str, str] = {}
     tools: list[ToolSpec] = []
     for schema in transcript.tools:
@@ -80,7 +81,7 @@ def agent_for(transcript: Transcript) -> tuple[AgentSpec, dict[str, str]]:
                 tools.append(
                     Tool(name, f"The {call.name} tool, as used in the recorded session.", {"type": "object", "properties": {}})
                 )
-    return AgentSpec(policy=REPLAY_POLICY, instructions=transcript.system or "", tools=tools), names
+    return AgentSpec(policy=REPLAY_POLICY, instructions=transcript.system or "", tools=tools, cache_ttl=cache_ttl), names
 
 
 def safe_tool_name(name: str) -> str:
@@ -95,9 +96,10 @@ def replay(
     model: ResolvedModel,
     session_id: str | None = None,
     on_request: Callable[[BuiltRequest], None] | None = None,
+    cache_ttl: CacheTtl = DEFAULT_CACHE_TTL,
 ) -> ReplayResult:
-    """Replay ``transcript`` into a new session on ``engine``."""
-    agent, names = agent_for(transcript)
+    """Replay ``transcript`` into a new session on ``engine`` (as an agent profile with ``cache_ttl``)."""
+    agent, names = agent_for(transcript, cache_ttl=cache_ttl)
     sid = session_id or _session_id(transcript)
     session = engine.session(sid, agent=agent, model=model)
     session.budgets = REPLAY_BUDGETS

@@ -113,7 +113,7 @@ def context_tokens_plot(records: Sequence[RequestRecord], *, key: str = "tokens"
         for first, last, window in _window_runs(records):
             # Each epoch's plan has its own window: draw it only over that epoch's requests.
             ax.hlines(window, first - 0.5, last + 0.5, color=_WINDOW_COLOUR, linewidth=1.6, label=label)
-            label = None
+            label = "_nolegend_"  # matplotlib's marker for "leave out of the legend"
         _draw_changes(ax, records, labelled=True)
         top = max([peak, *windows]) if records else 1
         # Head room above the window line for the change labels, which sit inside the axes.
@@ -131,7 +131,8 @@ def context_tokens_plot(records: Sequence[RequestRecord], *, key: str = "tokens"
         lines = [(h, label) for h, label in zip(handles, labels) if all(h is not b for b in stack)]
         # Lines first, then the classes top-down so that the legend reads like the stack.
         entries = lines + [(b, b.get_label()) for b in reversed(stack)]
-        ax.legend(
+        # matplotlib's stubs type legend handles as Artist; it accepts a bar container too.
+        ax.legend(  # type: ignore[call-overload]
             [h for h, _ in entries],
             [label for _, label in entries],
             loc="upper left",

@@ -11,6 +11,7 @@ from contextwright.clock import Clock, SystemClock
 from contextwright.log import EventLog, open_log
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
+from contextwright.runtime.core import Resumed
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.session import RoundPolicy, Session, session_secret
 from contextwright.runtime.spec import AgentSpec
@@ -55,23 +56,30 @@ class Engine:
         recall: RecallPort | None = None,
         rounds: RoundPolicy | None = None,
         reuse_recall_by_revision: bool = False,
+        budgets: BudgetConfig | None = None,
+        resumed: Resumed | None = None,
     ) -> Session:
-        """Open or resume a session."""
+        """Open or resume a session (``budgets`` overrides the engine's for this session)."""
         return Session(
             log=self.log,
             session_id=session_id,
             agent=agent,
             model=model,
             clock=self.clock,
-            secret=session_secret(self._secret, session_id),
+            secret=self.secret_for(session_id),
             estimator=self.estimator,
-            budgets=self.budgets,
+            budgets=budgets or self.budgets,
             memory=memory,
             recall=recall,
             rounds=rounds,
             reuse_recall_by_revision=reuse_recall_by_revision,
             engine_session=lambda sid, **kw: self.session(sid, memory=memory, recall=recall, **kw),
+            resumed=resumed,
         )
+
+    def secret_for(self, session_id: str) -> bytes:
+        """The envelope secret of session ``session_id``."""
+        return session_secret(self._secret, session_id)
 
     def close(self) -> None:
         """Close the store."""

@@ -16,7 +16,10 @@ __all__ = [
     "NothingToSend",
     "OverflowNotRecovered",
     "RoundLimitExceeded",
+    "StreamIncomplete",
+    "StreamingRequired",
     "ToolCallUnknown",
+    "WireMismatch",
 ]
 
 
@@ -30,3 +33,15 @@ class NothingToSend(UsageError):
 
 class ToolCallUnknown(UsageError):
     """A tool result was given for a call the model never made, or already answered."""
+
+
+class WireMismatch(UsageError):
+    """The wire format chosen (or inferred from the SDK method) does not fit the session's model."""
+
+
+class StreamingRequired(UsageError):
+    """The output reserve is above what the SDK allows without streaming: use ``session.stream``."""
+
+
+class StreamIncomplete(ContextwrightError):
+    """A stream ended without its final event; nothing was recorded as an answer and the request can be retried."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from contextwright.events.catalog import Evidence
+from contextwright.events.catalog import Evidence, TrustLevel
 from contextwright.items.region_a import MemoryFact
 
 
@@ -44,7 +44,7 @@ class RecallPort(Protocol):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Item:
     text: str
-    trust: str
+    trust: TrustLevel
     expires_at: dt.datetime | None
 
 
@@ -60,7 +60,7 @@ class InMemoryMemory:
         self._items: dict[str, _Item] = {k: _Item(text=v, trust="user", expires_at=None) for k, v in (facts or {}).items()}
         self._revision = 0
 
-    def write(self, memory_id: str, text: str, *, trust: str = "user", expires_at: dt.datetime | None = None) -> None:
+    def write(self, memory_id: str, text: str, *, trust: TrustLevel = "user", expires_at: dt.datetime | None = None) -> None:
         """Add or replace an item."""
         with self._lock:
             self._items[memory_id] = _Item(text=text, trust=trust, expires_at=expires_at)
@@ -92,7 +92,7 @@ class InMemoryMemory:
                 if overlap:
                     scored.append((-overlap, memory_id, item))
         scored.sort()
-        return tuple(Evidence(id=m, text=i.text, trust=i.trust, source="memory") for _, m, i in scored[:limit])  # type: ignore[arg-type]
+        return tuple(Evidence(id=m, text=i.text, trust=i.trust, source="memory") for _, m, i in scored[:limit])
 
     def current(self, ids: Sequence[str], *, now: dt.datetime) -> Mapping[str, Evidence | None]:
         out: dict[str, Evidence | None] = {}
@@ -102,5 +102,5 @@ class InMemoryMemory:
                 if item is None or (item.expires_at is not None and item.expires_at <= now):
                     out[memory_id] = None
                 else:
-                    out[memory_id] = Evidence(id=memory_id, text=item.text, trust=item.trust, source="memory")  # type: ignore[arg-type]
+                    out[memory_id] = Evidence(id=memory_id, text=item.text, trust=item.trust, source="memory")
         return out

@@ -1,14 +1,10 @@
-"""Pressure relief: batched pruning, archive-first compaction, forced relief after an overflow.
-
-Methods of :class:`~contextwright.runtime.session.Session`, kept apart because they are one concern.
-"""
+"""Pressure relief: batched pruning, archive-first compaction, forced relief after an overflow."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
-from contextwright.budget.allocator import Allocation, allocate
 from contextwright.assembly.assemble import (
     BudgetExceeded,
     BuildResult,
@@ -16,6 +12,7 @@ from contextwright.assembly.assemble import (
     build,
     render_messages,
 )
+from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
 from contextwright.derive.surface import Exchange, Summary
@@ -31,7 +28,9 @@ from contextwright.events.catalog import (
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.plan.plan import ContextPlan
+from contextwright.pressure.compactor import Compactor
 from contextwright.pressure.ranking import least_relevant_first
+from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ArchiveFailed,
     EscalationRequired,
@@ -39,45 +38,49 @@ from contextwright.runtime.errors import (
 from contextwright.runtime.limits import POINTER_STUB_TOKENS
 
 
-class ReliefMixin:
-    """Pressure relief: batched pruning, archive-first compaction, forced relief after an overflow."""
+class Relief:
+    """Pressure relief of one session: batched pruning, archive-first compaction, forced relief after an overflow."""
 
-    def compact(self, *, trigger: str = "manual") -> Event | None:
+    def __init__(self, core: SessionCore, compactor: Compactor) -> None:
+        self.core = core
+        self.compactor = compactor
+
+    def compact(self, *, trigger: Literal["pressure", "overflow", "manual"] = "manual") -> Event | None:
         """Fold history before the current run into a summary now.
 
         Strict: the folded events are archived first, and if the archive cannot be
         written this raises :class:`ArchiveFailed` and changes nothing.
         """
-        self._sync()
-        plan = self._planner().current
-        proposal = self.compactor(self._surface(), epoch=plan.epoch if plan else 0, trigger=trigger)
+        self.core.sync()
+        plan = self.core.planner().current
+        proposal = self.compactor(self.core.surface(), epoch=plan.epoch if plan else 0, trigger=trigger)
         if proposal.escalate:
-            raise EscalationRequired(proposal.reason, session_id=self.id)
+            raise EscalationRequired(proposal.reason, session_id=self.core.id)
         if proposal.compacted is None:
             return None
         return self._adopt(proposal.compacted, strict=True)
 
     def _adopt(self, compacted: Compacted, *, strict: bool) -> Event:
         """Archive the folded events, then record the compaction (archive-first)."""
-        archive_events = [e for e in self._events if e.seq <= compacted.upto_seq]
+        archive_events = [e for e in self.core.events if e.seq <= compacted.upto_seq]
         text = "\n".join(
             canonical_json({"seq": e.seq, "type": e.type, "at": format_instant(e.at), "payload": encode_payload(e.payload)})
             for e in archive_events
         )
         try:
-            ref = self.log.put_artifact(text, kind="compaction_archive")
+            ref = self.core.log.put_artifact(text, kind="compaction_archive")
         except ContextwrightError as exc:
             if strict:
                 raise ArchiveFailed(
-                    f"session {self.id!r}: the compaction archive could not be written ({exc.message}); nothing was compacted",
-                    session_id=self.id,
+                    f"session {self.core.id!r}: the compaction archive could not be written ({exc.message}); nothing was compacted",
+                    session_id=self.core.id,
                 ) from exc
             # The automatic path is a safety valve: compact anyway, and say so in the log.
-            return self._append([replace(compacted, archive_failed=True)])[0]
+            return self.core.append([replace(compacted, archive_failed=True)])[0]
         pointer = ArtifactPointer(ref=ref, trust="platform", size_chars=len(text), kind="compaction_archive")
-        return self._append([replace(compacted, archive=pointer)])[0]
+        return self.core.append([replace(compacted, archive=pointer)])[0]
 
-    def _build_with_relief(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
+    def build(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
         # Relief order: the builder drops in-turn recall itself; then old tool results
         # become pointers in one batched pass; then history is compacted. Each pass
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
@@ -88,10 +91,10 @@ class ReliefMixin:
                 return build(
                     plan=plan,
                     allocation=allocation,
-                    surface=self._surface(),
+                    surface=self.core.surface(),
                     tail=tail,
-                    secret=self.secret,
-                    estimate=self._body_estimate(plan),
+                    secret=self.core.secret,
+                    estimate=self.core.body_estimate(plan),
                 )
             except BudgetExceeded:
                 return None
@@ -106,7 +109,7 @@ class ReliefMixin:
             if pruned:
                 relief.append("tool_results_to_pointers")
                 result = attempt()
-                self._append(
+                self.core.append(
                     [
                         LayerTruncated(
                             epoch=plan.epoch,
@@ -115,7 +118,7 @@ class ReliefMixin:
                             items=pruned,
                             tokens_before=before if before is not None else -1,
                             tokens_after=result.tokens_by_class.get("tool_results", 0) if result else -1,
-                            dedupe_hits=self._surface().dedupe_hits,
+                            dedupe_hits=self.core.surface().dedupe_hits,
                         )
                     ]
                 )
@@ -124,20 +127,23 @@ class ReliefMixin:
             # is still over the soft threshold with nothing cheaper left to shed.
             if result is not None and (result.pressure == "none" or attempt_no > 0):
                 break
-            surface = self._surface()
+            surface = self.core.surface()
             # A second attempt asks for a summary half the size of the current one.
             current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
-            options = {} if attempt_no == 0 else {"max_summary_chars": max(1_000, current // (2 * attempt_no))}
-            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", **options)
+            if attempt_no == 0:
+                proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure")
+            else:
+                tighter = max(1_000, current // (2 * attempt_no))
+                proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", max_summary_chars=tighter)
             if proposal.escalate:
-                raise EscalationRequired(proposal.reason, session_id=self.id)
+                raise EscalationRequired(proposal.reason, session_id=self.core.id)
             if proposal.compacted is None:
                 continue  # the next attempt asks for a tighter summary
             before_body = result.body_tokens if result else -1
             self._adopt(proposal.compacted, strict=False)
             relief.append("compaction")
             result = attempt()
-            self._append(
+            self.core.append(
                 [
                     LayerTruncated(
                         epoch=plan.epoch,
@@ -146,7 +152,7 @@ class ReliefMixin:
                         items=len(proposal.compacted.source_event_seqs),
                         tokens_before=before_body,
                         tokens_after=result.body_tokens if result else -1,
-                        dedupe_hits=self._surface().dedupe_hits,
+                        dedupe_hits=self.core.surface().dedupe_hits,
                     )
                 ]
             )
@@ -155,13 +161,13 @@ class ReliefMixin:
             result = build(
                 plan=plan,
                 allocation=allocation,
-                surface=self._surface(),
+                surface=self.core.surface(),
                 tail=tail,
-                secret=self.secret,
-                estimate=self._body_estimate(plan),
+                secret=self.core.secret,
+                estimate=self.core.body_estimate(plan),
             )
         if "recall" in result.yields:
-            self._append(
+            self.core.append(
                 [
                     LayerTruncated(
                         epoch=plan.epoch,
@@ -182,10 +188,10 @@ class ReliefMixin:
         shed at least half the tool-result budget: small passes would cost a cache
         miss for little gain, round after round.
         """
-        surface = self._surface()
-        estimate = self._body_estimate(plan)
+        surface = self.core.surface()
+        estimate = self.core.body_estimate(plan)
         exchanges = [e for e in surface.entries if isinstance(e, Exchange) and e.complete]
-        keep = self.budgets.keep_recent_rounds
+        keep = self.core.budgets.keep_recent_rounds
         candidates = [r for e in exchanges[: max(0, len(exchanges) - keep)] for r in e.results if not r.pruned]
         if not candidates:
             return 0
@@ -197,10 +203,10 @@ class ReliefMixin:
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
         visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
         body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
-        target_input = int(allocation.context_window * self.budgets.relief_target)
+        target_input = int(allocation.context_window * self.core.budgets.relief_target)
         shed = max(
             allocation.prefix_tokens + allocation.with_margin(body) - target_input,
-            visible_results - int(allocation.tool_results * self.budgets.relief_tool_results_target),
+            visible_results - int(allocation.tool_results * self.core.budgets.relief_tool_results_target),
             1,
         )
         chosen: list[str] = []
@@ -212,19 +218,19 @@ class ReliefMixin:
             saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
         if not must and saved < allocation.tool_results // 2:
             return 0
-        self._append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
+        self.core.append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
         return len(chosen)
 
     def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
         """The messages as they would be built now, with every yield allowed (for sizing)."""
-        surface = self._surface()
-        return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.secret)
+        surface = self.core.surface()
+        return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.core.secret)
 
-    def _relieve_overflow(self, plan: ContextPlan) -> None:
+    def relieve_overflow(self, plan: ContextPlan) -> None:
         """Forced relief after a provider overflow: compact, or prune everything prunable."""
-        proposal = self.compactor(self._surface(), epoch=plan.epoch, trigger="overflow")
+        proposal = self.compactor(self.core.surface(), epoch=plan.epoch, trigger="overflow")
         if proposal.escalate:
-            raise EscalationRequired(proposal.reason, session_id=self.id)
+            raise EscalationRequired(proposal.reason, session_id=self.core.id)
         if proposal.compacted is not None:
             self._adopt(proposal.compacted, strict=False)
         else:

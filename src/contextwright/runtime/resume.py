@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextwright.errors import UsageError
 from contextwright.planner import ContextPlanner
+from contextwright.runtime.core import Resumed
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.session import Session
 from contextwright.runtime.spec import AgentSpec
@@ -16,7 +17,10 @@ def reopen(engine: Engine, session_id: str) -> Session:
         known = engine.log.sessions()
         hint = f"; sessions here: {', '.join(known[:5])}" + (" …" if len(known) > 5 else "") if known else "; the store is empty"
         raise UsageError(f"no session {session_id!r} in this store{hint}")
-    plan = ContextPlanner.from_events(session_id, events, estimator=engine.estimator, secret=b"\0" * 32).current
+    # One read and one planning pass, with the session's own secret: the session adopts both.
+    plan = ContextPlanner.from_events(
+        session_id, events, estimator=engine.estimator, secret=engine.secret_for(session_id), budgets=engine.budgets
+    ).current
     if plan is None:
         raise UsageError(f"session {session_id!r} has no context plan yet: no request was ever built for it")
     prefix = plan.prefix
@@ -26,7 +30,8 @@ def reopen(engine: Engine, session_id: str) -> Session:
         tools=prefix.tools,
         framing=prefix.framing.text,
         control_tools=False,  # the pinned tools already include them
+        cache_ttl=plan.cache_ttl,
     )
-    session = engine.session(session_id, agent=agent, model=plan.model)
-    session.budgets = plan.budgets
-    return session
+    return engine.session(
+        session_id, agent=agent, model=plan.model, budgets=plan.budgets, resumed=Resumed(history=events, plan=plan)
+    )

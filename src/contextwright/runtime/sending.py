@@ -1,48 +1,49 @@
-"""Talking to a provider: send with one-shot overflow recovery, record answers and usage.
-
-Methods of :class:`~contextwright.runtime.session.Session`, kept apart because they are one concern.
-"""
+"""Talking to a provider: send with one-shot overflow recovery, record answers and usage."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from contextwright.events.catalog import (
-    ContextOverflow,
-    ModelResponse,
-    ToolCall,
-    UsageRecord,
-)
+from contextwright.errors import ContextLengthExceeded, UsageError
+from contextwright.events.catalog import ContextOverflow, ModelResponse, UsageRecord
 from contextwright.events.envelope import Event
-from contextwright.runtime.errors import (
-    OverflowNotRecovered,
-)
+from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
+from contextwright.providers.responses import parse_response
+from contextwright.runtime.core import SessionCore
+from contextwright.runtime.errors import OverflowNotRecovered
+from contextwright.runtime.long_outputs import check_non_streamed_call, translate_refusal
+from contextwright.runtime.relief import Relief
+from contextwright.runtime.requests import BuiltRequest, Requests
+from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
+from contextwright.runtime.tool_calls import ToolCalls
+from contextwright.runtime.wire_choice import choose_wire, inferred_wire, method_name
 
-if TYPE_CHECKING:
-    from contextwright.runtime.session import BuiltRequest, Session
 
+class Sender:
+    """Sends a session's requests through an SDK callable and records what comes back."""
 
-class SendingMixin:
-    """Talking to a provider: send with one-shot overflow recovery, record answers and usage."""
+    def __init__(self, core: SessionCore, requests: Requests, tool_calls: ToolCalls, relief: Relief) -> None:
+        self.core = core
+        self.requests = requests
+        self.tool_calls = tool_calls
+        self.relief = relief
 
     def record(self, response: Any) -> list[Event]:
         """Record a provider response (Anthropic message, chat completion or response, or their JSON).
 
-        The answer is recorded like :meth:`record_assistant`, and its usage as a
+        The answer is recorded like :meth:`ToolCalls.record_assistant`, and its usage as a
         ``model.response`` event that also tunes the token estimator.
         """
-        from contextwright.providers.responses import parse_response
-
         message, usage = parse_response(response)
-        stored = self.record_assistant(message)
+        stored = self.tool_calls.record_assistant(message)
         if usage is not None:
             stored += self._record_usage(usage, model=message.model)
         return stored
 
     def _record_usage(self, usage: Any, *, model: str | None) -> list[Event]:
-        built = [e.payload for e in self._events if e.type == "context.request.built"]
+        core = self.core
+        built = [e.payload for e in core.events if e.type == "context.request.built"]
         last = built[-1] if built else None
         record = UsageRecord(
             input_tokens=usage.input_tokens,
@@ -51,16 +52,16 @@ class SendingMixin:
             cache_write_5m_tokens=usage.cache_write_5m_tokens,
             cache_write_1h_tokens=usage.cache_write_1h_tokens,
         )
-        reconciler = getattr(self.estimator, "reconciler", None)
+        reconciler = getattr(core.estimator, "reconciler", None)
         if last is not None and reconciler is not None and usage.total_input:
             # The reconciler learns from the uncorrected estimate.
-            raw = max(1, round(last.total_tokens / reconciler.factor(self.model.id)))
-            reconciler.observe(self.model.id, raw, usage.total_input)
-        return self._append(
+            raw = max(1, round(last.total_tokens / reconciler.factor(core.model.id)))
+            reconciler.observe(core.model.id, raw, usage.total_input)
+        return core.append(
             [
                 ModelResponse(
-                    provider=self.model.provider,
-                    model=model or self.model.id,
+                    provider=core.model.provider,
+                    model=model or core.model.id,
                     usage=record,
                     request_index=last.request_index if last else None,
                     estimated_input_tokens=last.total_tokens if last else None,
@@ -71,91 +72,107 @@ class SendingMixin:
     def send(
         self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
     ) -> Any:
-        """Build (unless given), send with ``create`` (e.g. ``client.messages.create``), record the answer.
-
-        A context-length error from the provider is caught once: the session is
-        compacted (pruning first when there is nothing to fold), the request is
-        rebuilt and sent again. A second context-length error raises
-        :class:`OverflowNotRecovered`.
-        """
-        request = request or self.next_request()
+        """Build (unless given), send with ``create``, record the answer; recover once from an overflow."""
+        wire = self.wire_for(create, request, wire=wire, extra=extra, streamed=False)
+        request = request or self.requests.next_request()
         for attempt in range(2):
             try:
                 response = create(**request.body(wire), **extra)
             except Exception as exc:
-                request = self._after_send_error(exc, request, attempt)
+                request = self.after_send_error(exc, request, attempt)
                 continue
             self.record(response)
             return response
         raise AssertionError("unreachable")
 
-    def _after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
-        """Shared by the sync and async send: translate the error, or relieve once and rebuild."""
-        from contextwright.errors import ContextLengthExceeded
-        from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
+    async def send_async(
+        self,
+        create: Callable[..., Awaitable[Any]],
+        request: BuiltRequest | None,
+        *,
+        wire: str | None,
+        in_thread: Callable[..., Awaitable[Any]],
+        **extra: Any,
+    ) -> Any:
+        """The async :meth:`send`: awaits ``create``; log work runs through ``in_thread``."""
+        chosen = self.wire_for(create, request, wire=wire, extra=extra, streamed=False)
+        request = request or await in_thread(self.requests.next_request)
+        for attempt in range(2):
+            try:
+                response = await create(**request.body(chosen), **extra)
+            except Exception as exc:
+                request = await in_thread(self.after_send_error, exc, request, attempt)
+                continue
+            await in_thread(self.record, response)
+            return response
+        raise AssertionError("unreachable")
 
+    def stream(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> RecordingStream:
+        """A context manager around ``open_stream`` (e.g. ``client.messages.stream``) that records the final answer."""
+        chosen = self.wire_for(open_stream, request, wire=wire, extra=extra, streamed=True)
+        return RecordingStream(self, open_stream, request=request, wire=chosen, extra=_with_stream_usage(chosen, extra))
+
+    def stream_async(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> AsyncRecordingStream:
+        """The async :meth:`stream`, for ``AsyncAnthropic().messages.stream`` and the like."""
+        chosen = self.wire_for(open_stream, request, wire=wire, extra=extra, streamed=True)
+        return AsyncRecordingStream(self, open_stream, request=request, wire=chosen, extra=_with_stream_usage(chosen, extra))
+
+    def next_request(self) -> BuiltRequest:
+        """Build and record the next request (what a stream opens with)."""
+        return self.requests.next_request()
+
+    def wire_for(
+        self,
+        call: Callable[..., Any],
+        request: BuiltRequest | None,
+        *,
+        wire: str | None,
+        extra: dict[str, Any],
+        streamed: bool,
+    ) -> str:
+        """The wire for ``call``, checked against the model; for a non-streamed call, the SDK's streaming rule first."""
+        model = request.plan.model if request is not None else self.core.model
+        chosen = choose_wire(call, provider=model.provider, model=model.id, wire=wire)
+        name = method_name(call) if inferred_wire(call) else ""
+        if streamed and name == "create":
+            raise UsageError(
+                "session.stream opens the SDK's stream manager: pass its .stream method, e.g. client.messages.stream"
+            )
+        if not streamed and name == "stream":
+            raise UsageError("send() takes the SDK's .create method; a .stream method goes to `with session.stream(...)`")
+        if not streamed:
+            if extra.get("stream"):
+                raise UsageError("send() records whole answers; for a streamed call use `with session.stream(...)`")
+            max_tokens = request.neutral.max_output_tokens if request is not None else model.output_reserve
+            check_non_streamed_call(call, wire=chosen, model=model.id, max_tokens=max_tokens, extra=extra)
+        return chosen
+
+    def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
+        """Translate a provider error, or (first overflow only) relieve once and rebuild."""
+        refusal = translate_refusal(exc, model=request.plan.model.id, max_tokens=request.neutral.max_output_tokens)
+        if refusal is not None:
+            raise refusal from exc
         error = from_sdk_exception(exc) if is_sdk_api_error(exc) else exc
         if not isinstance(error, ContextLengthExceeded):
             if error is exc:
                 raise exc
             raise error from exc
-        self._append([ContextOverflow(request_index=request.index, recovered=attempt == 0, message=error.message[:500])])
+        self.core.append([ContextOverflow(request_index=request.index, recovered=attempt == 0, message=error.message[:500])])
         if attempt == 1:
             raise OverflowNotRecovered(
-                f"session {self.id!r}: the provider still rejected request {request.index} as too long after compaction",
-                session_id=self.id,
+                f"session {self.core.id!r}: the provider still rejected request {request.index} as too long after compaction",
+                session_id=self.core.id,
             ) from exc
-        self._relieve_overflow(request.plan)
-        return self.next_request()
-
-    @property
-    def aio(self) -> AsyncSession:
-        """The async twin of this session (same log, same logic, I/O off the event loop)."""
-        return AsyncSession(self)
+        self.relief.relieve_overflow(request.plan)
+        return self.requests.next_request()
 
 
-class AsyncSession:
-    """Async twin of :class:`Session`: every method runs the sync one in a worker thread,
-    except :meth:`send`, which awaits the async SDK call itself."""
-
-    def __init__(self, session: Session) -> None:
-        self.sync = session
-
-    async def user(self, text: str, **options: Any) -> Event:
-        """Async :meth:`Session.user`."""
-        return await asyncio.to_thread(self.sync.user, text, **options)
-
-    async def next_request(self) -> BuiltRequest:
-        """Async :meth:`Session.next_request`."""
-        return await asyncio.to_thread(self.sync.next_request)
-
-    async def record(self, response: Any) -> list[Event]:
-        """Async :meth:`Session.record`."""
-        return await asyncio.to_thread(self.sync.record, response)
-
-    async def tool_result(self, call_id: str, output: str, **options: Any) -> Event:
-        """Async :meth:`Session.tool_result`."""
-        return await asyncio.to_thread(self.sync.tool_result, call_id, output, **options)
-
-    async def pending_tool_calls(self) -> list[ToolCall]:
-        """Async :meth:`Session.pending_tool_calls`."""
-        return await asyncio.to_thread(self.sync.pending_tool_calls)
-
-    async def compact(self) -> Event | None:
-        """Async :meth:`Session.compact`."""
-        return await asyncio.to_thread(self.sync.compact)
-
-    async def send(
-        self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
-    ) -> Any:
-        """Async :meth:`Session.send`: ``create`` is an async SDK method such as ``AsyncAnthropic().messages.create``."""
-        request = request or await self.next_request()
-        for attempt in range(2):
-            try:
-                response = await create(**request.body(wire), **extra)
-            except Exception as exc:
-                request = await asyncio.to_thread(self.sync._after_send_error, exc, request, attempt)
-                continue
-            await self.record(response)
-            return response
-        raise AssertionError("unreachable")
+def _with_stream_usage(wire: str, extra: dict[str, Any]) -> dict[str, Any]:
+    # A chat stream reports usage only when asked to; the log needs it like a non-streamed answer's.
+    if wire == "openai_chat" and "stream_options" not in extra:
+        return {**extra, "stream_options": {"include_usage": True}}
+    return extra

@@ -1,48 +1,37 @@
 """A session: the one object an agent loop holds.
 
-The session is the only place that does I/O for a conversation: it appends to
-the log, reads the clock, reads memory and recall through their ports, and
-calls the pure parts (planner, allocator, surface fold, builder, validator,
-compactor) in a fixed order. It keeps a cache of the session's events but
-re-reads the log's tail before every operation, so two workers can serve one
-session without in-process state deciding anything.
+The session is the only place that does I/O for a conversation. It owns the
+session's position in the log (:class:`~contextwright.runtime.core.SessionCore`)
+and coordinates small collaborators, each with one concern: tool calls
+(:mod:`~contextwright.runtime.tool_calls`), pressure relief
+(:mod:`~contextwright.runtime.relief`), request building
+(:mod:`~contextwright.runtime.requests`), sending and streaming
+(:mod:`~contextwright.runtime.sending`) and stages with child runs
+(:mod:`~contextwright.runtime.stages`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import asyncio
 import hashlib
 import hmac
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, cast
 
-from contextwright.budget.allocator import allocate
-from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator, prefix_estimator
-from contextwright.assembly.assemble import (
-    BuildResult,
-    Correction,
-    VolatileTail,
-    build,
-)
 from contextwright.assembly.request import NeutralRequest
-from contextwright.assembly.validate import validate
+from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold
-from contextwright.errors import (
-    SeqConflict,
-    StorageCorrupted,
-    UsageError,
-)
+from contextwright.errors import StorageCorrupted, UsageError
 from contextwright.events.catalog import (
-    Evidence,
-    FrameRecorded,
+    AssistantMessage,
     MemoryCandidates,
     MemoryCorrected,
     MemoryErased,
     MemoryWritten,
     RequestBuilt,
+    ToolCall,
+    TrustLevel,
     UserMessage,
 )
 from contextwright.events.envelope import Event
@@ -50,78 +39,24 @@ from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
-from contextwright.plan.planner import ContextPlanner
+from contextwright.planner import PlanDecision
+from contextwright.pressure.compactor import Compactor
 from contextwright.pressure.compactor import compact as default_compact
-from contextwright.runtime.errors import (
-    NothingToSend,
-    RoundLimitExceeded,
-)
-from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
+from contextwright.runtime.core import Resumed, SessionCore
 from contextwright.runtime.ports import MemoryPort, RecallPort
-from contextwright.runtime.relief import ReliefMixin
-from contextwright.runtime.sending import SendingMixin
+from contextwright.runtime.relief import Relief
+from contextwright.runtime.requests import BuiltRequest, Requests, RoundPolicy
+from contextwright.runtime.sending import Sender
 from contextwright.runtime.spec import AgentSpec
-from contextwright.runtime.stages import StagesMixin
-from contextwright.runtime.tool_calls import ToolCallsMixin
+from contextwright.runtime.stages import Stages
+from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
+from contextwright.runtime.tool_calls import ToolCalls
+from contextwright.telemetry.records import SessionSummary, summarize
+
+__all__ = ["AsyncSession", "BuiltRequest", "RoundPolicy", "Session", "session_secret"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RoundPolicy:
-    """Round governance: a re-grounding nudge after ``nudge_after`` rounds, a hard stop at ``hard_cap``."""
-
-    nudge_after: int = 25
-    hard_cap: int = 200
-    nudge_text: str = (
-        "You have been working on this request for many rounds. Re-read the user's request, your "
-        "constraints and your task list, then continue with the next concrete step or report back."
-    )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class BuiltRequest:
-    """A built, validated, recorded request, ready to render for a provider."""
-
-    index: int
-    neutral: NeutralRequest
-    result: BuildResult
-    plan: ContextPlan
-    event: Event
-
-    previous: NeutralRequest | None = None
-    """The request built before this one in the same epoch, for cache-marker placement."""
-
-    @property
-    def prefix_sha256(self) -> str:
-        """The prefix hash recorded for this request."""
-        return self.neutral.prefix_sha256
-
-    def render(self, wire: str, *, prefix_ttl: str = "5m") -> dict[str, Any]:
-        """Keyword arguments for the SDK call of ``wire`` (see :data:`contextwright.providers.wires.WIRES`)."""
-        from contextwright.providers.capabilities import capabilities_for
-        from contextwright.providers.wires import wire_named
-
-        return wire_named(wire).render(
-            self.neutral, capabilities_for(self.plan.model), previous=self.previous, prefix_ttl=prefix_ttl
-        )
-
-    def anthropic(self, *, prefix_ttl: str = "5m") -> dict[str, Any]:
-        """Keyword arguments for ``anthropic.Anthropic().messages.create``."""
-        return self.render("anthropic", prefix_ttl=prefix_ttl)
-
-    def openai_chat(self) -> dict[str, Any]:
-        """Keyword arguments for ``openai.OpenAI().chat.completions.create``."""
-        return self.render("openai_chat")
-
-    def openai_responses(self) -> dict[str, Any]:
-        """Keyword arguments for ``openai.OpenAI().responses.create``."""
-        return self.render("openai_responses")
-
-    def body(self, wire: str | None = None) -> dict[str, Any]:
-        """The body for ``wire`` ("anthropic", "openai_chat", "openai_responses"); the plan's provider by default."""
-        return self.render(wire or ("anthropic" if self.plan.model.provider == "anthropic" else "openai_chat"))
-
-
-class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
+class Session:
     """One conversation with the engine: record what happens, ask for the next request."""
 
     def __init__(
@@ -138,35 +73,117 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
         memory: MemoryPort | None = None,
         recall: RecallPort | None = None,
         rounds: RoundPolicy | None = None,
-        compactor: Callable[..., Any] = default_compact,
+        compactor: Compactor = default_compact,
         reuse_recall_by_revision: bool = False,
         engine_session: Callable[..., Session] | None = None,
+        resumed: Resumed | None = None,
     ) -> None:
-        self.log = log
+        self._core = core = SessionCore(
+            log=log,
+            session_id=session_id,
+            agent=agent,
+            model=model,
+            clock=clock,
+            secret=secret,
+            estimator=estimator or HeuristicEstimator(),
+            budgets=budgets or BudgetConfig(),
+            memory=memory,
+            recall=recall,
+        )
         self._engine_session = engine_session
-        self.id = session_id
-        self.agent = agent
-        self.model = model
-        self.clock = clock
-        self.secret = secret
-        self.estimator = estimator or HeuristicEstimator()
-        self.budgets = budgets or BudgetConfig()
-        self.memory = memory
-        self.recall = recall
-        self.rounds = rounds or RoundPolicy()
-        self.compactor = compactor
-        # Opt-in only: reuse the previous fresh read while the port's revision() is unchanged.
-        self.reuse_recall_by_revision = reuse_recall_by_revision and hasattr(recall, "revision")
-        self._recall_cache: tuple[str, tuple[str, ...], Any] | None = None
-        self._events: list[Event] = []
-        self._surface_cache: tuple[int, Surface] | None = None
-        self._sync()
-        planner = self._planner()
-        # The memory snapshot is read once, at open; a resumed session keeps the pinned one.
-        if planner.current is not None:
-            self._memory_snapshot = planner.current.prefix.memory.facts
+        if resumed is not None:
+            # The caller read the log and found the plan already: neither is done twice.
+            core.adopt(resumed.history)
+            pinned: ContextPlan | None = resumed.plan
         else:
-            self._memory_snapshot = tuple(memory.snapshot()) if memory is not None else ()
+            core.sync()
+            pinned = core.planner().current
+        # The memory snapshot is read once, at open; a resumed session keeps the pinned one.
+        if pinned is not None:
+            snapshot = pinned.prefix.memory.facts
+        else:
+            snapshot = tuple(memory.snapshot()) if memory is not None else ()
+        self._tool_calls = ToolCalls(core)
+        self._relief = Relief(core, compactor)
+        self._requests = Requests(core, self._relief, rounds=rounds or RoundPolicy(), memory_snapshot=snapshot)
+        # Opt-in only: reuse the previous fresh read while the port's revision() is unchanged.
+        self._requests.reuse_recall_by_revision = reuse_recall_by_revision and hasattr(recall, "revision")
+        self._sender = Sender(core, self._requests, self._tool_calls, self._relief)
+        self._stages: Stages[Session] = Stages(core, self._tool_calls, self.engine_session)
+
+    # -- setup -------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._core.id
+
+    @property
+    def log(self) -> EventLog:
+        """The event log the session reads and appends to."""
+        return self._core.log
+
+    @property
+    def agent(self) -> AgentSpec:
+        """The agent's setup (region A)."""
+        return self._core.agent
+
+    @property
+    def model(self) -> ResolvedModel:
+        """The model; a different one (e.g. a larger window) starts a new epoch at the next request."""
+        return self._core.model
+
+    @model.setter
+    def model(self, model: ResolvedModel) -> None:
+        self._core.model = model
+
+    @property
+    def clock(self) -> Clock:
+        """The clock that stamps frames and recall reads."""
+        return self._core.clock
+
+    @property
+    def secret(self) -> bytes:
+        """The per-session envelope secret."""
+        return self._core.secret
+
+    @property
+    def estimator(self) -> TokenEstimator:
+        """The token estimator."""
+        return self._core.estimator
+
+    @property
+    def budgets(self) -> BudgetConfig:
+        """The budgets a new plan is made with."""
+        return self._core.budgets
+
+    @budgets.setter
+    def budgets(self, budgets: BudgetConfig) -> None:
+        self._core.budgets = budgets
+
+    @property
+    def memory(self) -> MemoryPort | None:
+        """The memory port (read once, at open)."""
+        return self._core.memory
+
+    @property
+    def recall(self) -> RecallPort | None:
+        """The recall port (read on every assembly)."""
+        return self._core.recall
+
+    @property
+    def rounds(self) -> RoundPolicy:
+        """Round governance."""
+        return self._requests.rounds
+
+    @property
+    def compactor(self) -> Compactor:
+        """The compactor relief and :meth:`compact` use."""
+        return self._relief.compactor
+
+    @compactor.setter
+    def compactor(self, compactor: Compactor) -> None:
+        self._relief.compactor = compactor
 
     def engine_session(self, session_id: str, **options: Any) -> Session:
         """Open another session on the same engine (used for child runs)."""
@@ -174,147 +191,232 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
             raise UsageError("this session was not opened through an Engine, so it cannot start child runs")
         return self._engine_session(session_id, **options)
 
-    # -- reading the log ---------------------------------------------------------
+    # -- reading the log ---------------------------------------------------------------
 
     @property
     def events(self) -> list[Event]:
         """All events of the session, in order (a copy)."""
-        self._sync()
-        return list(self._events)
+        self._core.sync()
+        return list(self._core.events)
 
     @property
     def last_seq(self) -> int:
-        return self._events[-1].seq if self._events else 0
+        """The sequence number of the last event read."""
+        return self._core.last_seq
 
     def _sync(self) -> None:
-        self._events.extend(self.log.read(self.id, after_seq=self.last_seq))
-
-    def _surface(self) -> Surface:
-        """The surface of the events read so far, folded once per new event (the log only grows)."""
-        cached = self._surface_cache
-        if cached is None or cached[0] != self.last_seq:
-            cached = self._surface_cache = (self.last_seq, fold(self.id, self._events))
-        return cached[1]
-
-    def _append(self, payloads: Sequence[Any]) -> list[Event]:
-        self._sync()
-        try:
-            stored = self.log.append(self.id, list(payloads), expected_seq=self.last_seq)
-        except SeqConflict:
-            self._sync()
-            raise
-        self._events.extend(e for e in stored if e.seq > self.last_seq)
-        return stored
-
-    def _planner(self) -> ContextPlanner:
-        return ContextPlanner.from_events(
-            self.id,
-            self._events,
-            estimator=prefix_estimator(self.model.id, fallback=self.estimator),
-            secret=self.secret,
-            budgets=self.budgets,
-        )
+        self._core.sync()
 
     @property
     def plan(self) -> ContextPlan | None:
         """The current plan (None before the first request)."""
-        self._sync()
-        return self._planner().current
+        self._core.sync()
+        return self._core.planner().current
 
     @property
     def working_state(self) -> ws.WorkingState:
         """Constraints, tasks, facts, open questions and next action, as of now."""
-        self._sync()
-        return ws.state_at(self._events)
+        self._core.sync()
+        return self._core.working_state()
 
-    # -- recording what happens ----------------------------------------------------
+    # -- recording what happens --------------------------------------------------------
 
     def user(self, text: str, *, steering: bool = False, author: str = "user") -> Event:
         """Record a user (or operator) message. ``steering`` marks a note given during a run."""
         if not isinstance(text, str) or not text.strip():
             raise UsageError("a user message needs some text")
-        return self._append([UserMessage(text=text, steering=steering, author=author)])[0]  # type: ignore[arg-type]
+        # The event registry checks the author on append (MalformedPayload names the allowed values).
+        message = UserMessage(text=text, steering=steering, author=cast(Literal["user", "operator"], author))
+        return self._core.append([message])[0]
 
     def remember(self, memory_id: str, text: str) -> Event:
         """Write a memory item (to the memory port when it accepts writes); the prefix is untouched."""
-        if self.memory is not None and hasattr(self.memory, "write"):
-            self.memory.write(memory_id, text)  # type: ignore[attr-defined]
-        return self._append([MemoryWritten(memory_id=memory_id, text=text)])[0]
+        write = getattr(self.memory, "write", None)
+        if write is not None:
+            write(memory_id, text)
+        return self._core.append([MemoryWritten(memory_id=memory_id, text=text)])[0]
 
     def correct_memory(self, memory_id: str, text: str) -> Event:
         """Correct a memory item; evidence already shown gets a correction line."""
-        if self.memory is not None and hasattr(self.memory, "write"):
-            self.memory.write(memory_id, text)  # type: ignore[attr-defined]
-        return self._append([MemoryCorrected(memory_id=memory_id, text=text)])[0]
+        write = getattr(self.memory, "write", None)
+        if write is not None:
+            write(memory_id, text)
+        return self._core.append([MemoryCorrected(memory_id=memory_id, text=text)])[0]
 
     def forget(self, memory_id: str, *, reason: str = "") -> Event:
         """Erase a memory item; evidence already shown is removed from the surface."""
-        if self.memory is not None and hasattr(self.memory, "erase"):
-            self.memory.erase(memory_id)  # type: ignore[attr-defined]
-        return self._append([MemoryErased(memory_id=memory_id, reason=reason)])[0]
+        erase = getattr(self.memory, "erase", None)
+        if erase is not None:
+            erase(memory_id)
+        return self._core.append([MemoryErased(memory_id=memory_id, reason=reason)])[0]
 
     def close(self) -> Event:
         """End the session: established facts are offered as memory candidates (never written)."""
         state = self.working_state
         offered = tuple(f.text for f in state.facts if not f.tainted)
-        return self._append([MemoryCandidates(facts=offered, withheld=len(state.facts) - len(offered))])[0]
+        return self._core.append([MemoryCandidates(facts=offered, withheld=len(state.facts) - len(offered))])[0]
 
-    # -- building requests ---------------------------------------------------------
+    # -- tool calls --------------------------------------------------------------------
+
+    def record_assistant(self, message: AssistantMessage) -> list[Event]:
+        """Record the model's answer; control-tool calls and calls to revoked tools are answered here."""
+        return self._tool_calls.record_assistant(message)
+
+    def pending_tool_calls(self) -> list[ToolCall]:
+        """Tool calls of the last model answer that still need a result from the caller."""
+        return self._tool_calls.pending_tool_calls()
+
+    def tool_result(
+        self,
+        call_id: str,
+        output: str,
+        *,
+        exit_code: int | None = None,
+        is_error: bool | None = None,
+        trust: TrustLevel = "tool",
+    ) -> Event:
+        """Record the output of a tool call the model made."""
+        return self._tool_calls.tool_result(call_id, output, exit_code=exit_code, is_error=is_error, trust=trust)
+
+    def revoke_tool(self, name: str, *, reason: str = "") -> Event:
+        """Stop a tool from being called; it stays in the prefix and calls are denied."""
+        return self._tool_calls.revoke_tool(name, reason=reason)
+
+    def restore_tool(self, name: str) -> Event:
+        """Allow a revoked tool again."""
+        return self._tool_calls.restore_tool(name)
+
+    def force_revoke_tool(self, name: str) -> PlanDecision:
+        """Operator-forced immediate revocation: the tool leaves the prefix and a new epoch starts."""
+        return self._tool_calls.force_revoke_tool(name)
+
+    # -- building requests -------------------------------------------------------------
 
     def next_request(self) -> BuiltRequest:
         """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request."""
-        self._sync()
-        surface = self._surface()
-        if surface.open_exchange is not None:
-            raise UsageError(f"tool calls {', '.join(surface.open_exchange.missing)} still need results")
-        self._check_something_to_answer(surface)
-        plan = self._pin_plan()
-        allocation = allocate(plan)
-        self._frame_current_turn(surface)
-        surface = self._surface()
-        tail = self._tail(surface)
-        result = self._build_with_relief(plan, allocation, tail)
-        surface = self._surface()
-        validate(result.request, plan)
-        payload = RequestBuilt(
-            epoch=plan.epoch,
-            request_index=surface.requests_built,
-            prefix_sha256=result.request.prefix_sha256,
-            request_sha256=result.request.sha256(),
-            provider=plan.model.provider,
-            total_tokens=result.total_tokens,
-            tokens_by_class=result.tokens_by_class,
-            tokens_by_layer=result.tokens_by_layer,
-            yields=result.yields,
-            pressure=result.pressure,
-            dedupe_hits=result.dedupe_hits,
-            inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
+        return self._requests.next_request()
+
+    def _pin_plan(self) -> ContextPlan:
+        return self._requests.pin_plan()
+
+    @property
+    def awaiting_model(self) -> bool:
+        """True when a request can be built now: something to answer and no tool call waiting for its result."""
+        return self._requests.awaiting_model()
+
+    def compact(self, *, trigger: Literal["pressure", "overflow", "manual"] = "manual") -> Event | None:
+        """Fold history before the current run into a summary now (archive first; :class:`ArchiveFailed` changes nothing)."""
+        return self._relief.compact(trigger=trigger)
+
+    # -- talking to a provider ---------------------------------------------------------
+
+    def record(self, response: Any) -> list[Event]:
+        """Record a provider response (Anthropic message, chat completion or response, or their JSON) and its usage."""
+        return self._sender.record(response)
+
+    def send(
+        self, create: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> Any:
+        """Build (unless given), send with ``create`` (e.g. ``client.messages.create``), record the answer.
+
+        A context-length error from the provider is caught once: the session is
+        compacted (pruning first when there is nothing to fold), the request is
+        rebuilt and sent again. A second context-length error raises
+        :class:`OverflowNotRecovered`.
+        """
+        return self._sender.send(create, request, wire=wire, **extra)
+
+    def stream(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> RecordingStream:
+        """Stream a model call: ``with session.stream(client.messages.stream) as stream:`` gives the SDK's own stream.
+
+        The request is built when the block is entered (unless given); the final
+        answer is recorded from the SDK's accumulator when the block exits
+        normally, exactly as :meth:`record` records a non-streamed one. A block that
+        raises, or a stream cut before its end, records no answer. An overflow
+        reported when the stream opens is recovered once, as in :meth:`send`.
+        """
+        return self._sender.stream(open_stream, request, wire=wire, **extra)
+
+    @property
+    def aio(self) -> AsyncSession:
+        """The async twin of this session (same log, same logic, I/O off the event loop)."""
+        return AsyncSession(self)
+
+    # -- stages, artifacts, child runs -------------------------------------------------
+
+    def open_stage(self, name: str, *, goal: str) -> str:
+        """Begin a stage with a declared goal; returns its id. Only one stage is open at a time."""
+        return self._stages.open_stage(name, goal=goal)
+
+    def close_stage(self, *, outcome: str, rationale: str = "") -> Event:
+        """Close the open stage: record its outcome and its decision point (which replaces the stage in context)."""
+        return self._stages.close_stage(outcome=outcome, rationale=rationale)
+
+    def declare_artifact(
+        self,
+        artifact_id: str,
+        *,
+        title: str,
+        content: str,
+        summary: str,
+        steps: tuple[str, ...] | list[str] = (),
+        current_step: int = 0,
+    ) -> Event:
+        """Store an artifact whole (a plan, a checklist); a new version replaces the old one in context."""
+        return self._stages.declare_artifact(
+            artifact_id, title=title, content=content, summary=summary, steps=steps, current_step=current_step
         )
-        previous = self._previous_request(plan.epoch)
-        [event] = self._append([payload])
-        self._last_built = (plan.epoch, payload.request_index, result.request)
-        return BuiltRequest(
-            index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event, previous=previous
+
+    def advance_artifact(self, artifact_id: str, step: int) -> Event:
+        """Move a chunked artifact's current step (0-based)."""
+        return self._stages.advance_artifact(artifact_id, step)
+
+    def start_child(
+        self,
+        purpose: str,
+        *,
+        task: str,
+        call_id: str | None = None,
+        pointers: tuple[str, ...] = (),
+        include_working_state: bool = True,
+        agent: AgentSpec | None = None,
+        model: ResolvedModel | None = None,
+    ) -> Session:
+        """Start a child run in its own session (own plan and epoch, same log), seeded from a slice of this one."""
+        return self._stages.start_child(
+            purpose,
+            task=task,
+            call_id=call_id,
+            pointers=pointers,
+            include_working_state=include_working_state,
+            agent=agent,
+            model=model,
         )
 
-    def _previous_request(self, epoch: int) -> NeutralRequest | None:
-        """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""
-        built = [e.payload for e in self._events if e.type == "context.request.built"]
-        if not built or built[-1].epoch != epoch:
-            return None
-        cached = getattr(self, "_last_built", None)
-        if cached is not None and cached[:2] == (epoch, built[-1].request_index):
-            return cached[2]
-        return self.rebuild(built[-1].request_index)[0]
+    def escalate(self, *, call_id: str | None = None) -> Session:
+        """Continue in a child run when compaction reached its depth cap (seeded with pointers to every archive)."""
+        return self._stages.escalate(call_id=call_id)
 
-    # -- looking back ---------------------------------------------------------------
+    def finish_child(self, child: Session, result: str) -> list[Event]:
+        """End a child run: only its final result returns, as the answer to the call that started it."""
+        return self._stages.finish_child(child, result)
 
-    def stats(self) -> Any:
+    def router_view(self) -> str:
+        """A supervisor's context, rebuilt from the latest compressed-session snapshot (L2), not from the execution history."""
+        return self._stages.router_view()
+
+    # -- looking back ------------------------------------------------------------------
+
+    def stats(self) -> SessionSummary:
         """Telemetry of this session: requests, tokens, cache reads, cost, relief, epochs."""
-        from contextwright.telemetry.records import summarize
+        self._core.sync()
+        return summarize(self._core.events)
 
-        self._sync()
-        return summarize(self._events)
+    def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
+        """Rebuild request ``request_index`` from the log alone, byte for byte."""
+        return self._requests.rebuild(request_index)
 
     def inspect(self, request_index: int) -> NeutralRequest:
         """Exactly what the model saw on request ``request_index``, rebuilt and checked against its hash."""
@@ -328,147 +430,56 @@ class Session(StagesMixin, ToolCallsMixin, ReliefMixin, SendingMixin):
             )
         return rebuilt
 
-    # -- talking to a provider ------------------------------------------------------
 
-    def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
-        """Rebuild request ``request_index`` from the log alone, byte for byte."""
-        self._sync()
-        built = [e for e in self._events if e.type == "context.request.built"]
-        if not 0 <= request_index < len(built):
-            raise UsageError(f"session {self.id!r} has {len(built)} recorded requests; there is no request {request_index}")
-        record: RequestBuilt = built[request_index].payload
-        inputs = record.inputs or {}
-        upto = inputs["upto_seq"]
-        history = [e for e in self._events if e.seq <= upto]
-        planner = ContextPlanner.from_events(self.id, history, estimator=self.estimator, secret=self.secret)
-        plan = planner.current
-        assert plan is not None
-        result = build(
-            plan=plan,
-            allocation=allocate(plan),
-            surface=fold(self.id, history),
-            tail=VolatileTail.from_dict(inputs["tail"]),
-            secret=self.secret,
-            estimate=self._body_estimate(plan),
-            yields=tuple(inputs["yields"]),
-        )
-        return result.request, record
+class AsyncSession:
+    """Async twin of :class:`Session`: every method runs the sync one in a worker thread,
+    except :meth:`send` and :meth:`stream`, which await the async SDK call themselves."""
 
-    # -- internals ---------------------------------------------------------------------
+    def __init__(self, session: Session) -> None:
+        self.sync = session
 
-    def _count(self, text: str) -> int:
-        return self.estimator.estimate(text, model=self.model.id)
+    async def user(self, text: str, **options: Any) -> Event:
+        """Async :meth:`Session.user`."""
+        return await asyncio.to_thread(self.sync.user, text, **options)
 
-    def _body_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
-        model_id = plan.model.id
-        return lambda text: self.estimator.estimate(text, model=model_id)
+    async def next_request(self) -> BuiltRequest:
+        """Async :meth:`Session.next_request`."""
+        return await asyncio.to_thread(self.sync.next_request)
 
-    @property
-    def awaiting_model(self) -> bool:
-        """True when a request can be built now: something to answer and no tool call waiting for its result."""
-        self._sync()
-        surface = self._surface()
-        return surface.open_exchange is None and _answerable(surface)
+    async def record(self, response: Any) -> list[Event]:
+        """Async :meth:`Session.record`."""
+        return await asyncio.to_thread(self.sync.record, response)
 
-    def _check_something_to_answer(self, surface: Surface) -> None:
-        if not _answerable(surface):
-            raise NothingToSend(
-                f"session {self.id!r}: the last message is the model's own answer; record a user message first",
-                session_id=self.id,
-            )
+    async def tool_result(self, call_id: str, output: str, **options: Any) -> Event:
+        """Async :meth:`Session.tool_result`."""
+        return await asyncio.to_thread(self.sync.tool_result, call_id, output, **options)
 
-    def _pin_plan(self) -> ContextPlan:
-        planner = self._planner()
-        prefix = self.agent.prefix(self._memory_snapshot)
-        # Tools an operator removed at once left the prefix in a new epoch; keep them out.
-        for event in self._events:
-            if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
-                prefix = prefix.without_tool(event.payload.tool)
-        decision = planner.plan(self.model, prefix)
-        if decision.events:
-            self._append([e.payload for e in decision.events])
-        return decision.plan
+    async def pending_tool_calls(self) -> list[ToolCall]:
+        """Async :meth:`Session.pending_tool_calls`."""
+        return await asyncio.to_thread(self.sync.pending_tool_calls)
 
-    def _frame_current_turn(self, surface: Surface) -> None:
-        turn = surface.current_turn()
-        if turn is None or turn.frame is not None:
-            return
-        now = self.clock.now()
-        runtime = f"Current date and time: {now.astimezone(dt.UTC):%A, %Y-%m-%d %H:%M} UTC."
-        state = ws.state_at(self._events)
-        evidence: tuple[Evidence, ...] = ()
-        if self.recall is not None:
-            # In-turn recall is capped: the port's ranking decides what fits.
-            kept, used = [], 0
-            for item in self.recall.recall(turn.message.text, now=now):
-                cost = self._count(item.text) + ENVELOPE_TOKENS
-                if used + cost > self.budgets.recall_tokens:
-                    break
-                kept.append(item)
-                used += cost
-            evidence = tuple(kept)
-        self._append(
-            [
-                FrameRecorded(
-                    turn_seq=turn.seq,
-                    runtime=runtime,
-                    working_state=None if state.is_empty() else state.to_dict(),
-                    recall=evidence,
-                )
-            ]
-        )
+    async def compact(self) -> Event | None:
+        """Async :meth:`Session.compact`."""
+        return await asyncio.to_thread(self.sync.compact)
 
-    def _tail(self, surface: Surface) -> VolatileTail:
-        corrections: list[Correction] = []
-        erased: set[str] = set()
-        delivered: dict[str, Evidence] = {}
-        frame_state: dict[str, Any] | None = None
-        for entry in surface.entries:
-            if isinstance(entry, UserTurn) and entry.frame is not None:
-                for evidence in entry.frame.recall:
-                    delivered[evidence.id] = evidence
-                if entry.seq == surface.seed_seq:
-                    frame_state = entry.frame.working_state
-        if delivered and self.recall is not None:
-            current = self._read_evidence(sorted(delivered))
-            for evidence_id, shown in sorted(delivered.items()):
-                now_evidence = current.get(evidence_id)
-                if now_evidence is None:
-                    erased.add(evidence_id)
-                elif now_evidence.text != shown.text:
-                    corrections.append(Correction(evidence_id=evidence_id, text=now_evidence.text, trust=now_evidence.trust))
-        state = ws.state_at(self._events)
-        changed = None if state.to_dict() == (frame_state or ws.WorkingState().to_dict()) else state
-        rounds = sum(1 for e in self._events if e.seq > surface.seed_seq and e.type == "message.assistant")
-        if rounds >= self.rounds.hard_cap:
-            raise RoundLimitExceeded(
-                f"session {self.id!r}: {rounds} model rounds since the last user message, the cap is {self.rounds.hard_cap}",
-                session_id=self.id,
-                rounds=rounds,
-            )
-        nudges = (self.rounds.nudge_text,) if rounds >= self.rounds.nudge_after else ()
-        return VolatileTail(
-            corrections=tuple(corrections), working_state=changed, nudges=nudges, erased_evidence=frozenset(erased)
-        )
+    async def send(
+        self,
+        create: Callable[..., Awaitable[Any]],
+        request: BuiltRequest | None = None,
+        *,
+        wire: str | None = None,
+        **extra: Any,
+    ) -> Any:
+        """Async :meth:`Session.send`: ``create`` is an async SDK method such as ``AsyncAnthropic().messages.create``."""
+        return await self.sync._sender.send_async(create, request, wire=wire, in_thread=asyncio.to_thread, **extra)
 
-    def _read_evidence(self, ids: list[str]) -> Any:
-        """Fresh read on every assembly; reuse only behind the explicit revision hook."""
-        assert self.recall is not None
-        if self.reuse_recall_by_revision:
-            revision = self.recall.revision()  # type: ignore[attr-defined]
-            if self._recall_cache is not None and self._recall_cache[:2] == (revision, tuple(ids)):
-                return self._recall_cache[2]
-            current = self.recall.current(ids, now=self.clock.now())
-            self._recall_cache = (revision, tuple(ids), current)
-            return current
-        return self.recall.current(ids, now=self.clock.now())
+    def stream(
+        self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
+    ) -> AsyncRecordingStream:
+        """Async :meth:`Session.stream`: ``async with session.aio.stream(aclient.messages.stream) as stream:``."""
+        return self.sync._sender.stream_async(open_stream, request, wire=wire, **extra)
 
 
 def session_secret(store_secret: bytes, session_id: str) -> bytes:
     """The per-session envelope secret, derived from the store's secret."""
     return hmac.new(store_secret, f"session:{session_id}".encode(), hashlib.sha256).digest()
-
-
-def _answerable(surface: Surface) -> bool:
-    # Anything but the model's own reply renders as a user-side message the model can answer.
-    return bool(surface.entries) and not isinstance(surface.entries[-1], AssistantReply)

@@ -17,7 +17,7 @@ from contextwright.items.region_a import (
     PlatformPolicy,
     ToolSpec,
 )
-from contextwright.plan.plan import Prefix
+from contextwright.plan.plan import CACHE_TTLS, DEFAULT_CACHE_TTL, CacheTtl, Prefix
 from contextwright.pressure.tool_output import (
     READ_TOOL_DESCRIPTION,
     READ_TOOL_NAME,
@@ -55,6 +55,14 @@ class AgentSpec:
     tool_output: Mapping[str, ToolOutputPolicy] = field(default_factory=dict)
     """Per-tool output bounds; tools not named here use ``default_tool_output``."""
     default_tool_output: ToolOutputPolicy = ToolOutputPolicy()
+    cache_ttl: CacheTtl = DEFAULT_CACHE_TTL
+    """How long the provider keeps this agent's cached prefix: "1h" for long-lived orchestrators, "5m" for short workers."""
+
+    def __post_init__(self) -> None:
+        if self.cache_ttl not in CACHE_TTLS:
+            from contextwright.errors import UsageError
+
+            raise UsageError(f"cache_ttl must be one of {', '.join(CACHE_TTLS)}, not {self.cache_ttl!r}")
 
     def output_policy(self, tool_name: str) -> ToolOutputPolicy:
         """How outputs of ``tool_name`` are compressed and capped."""

@@ -1,23 +1,25 @@
 """Stages, artifacts, decision points and child runs: the layered style of agent.
 
-These are methods of :class:`~contextwright.runtime.session.Session` kept in their
-own module (a mixin) because they are a separate concern: an agent that works in
-stages (plan, implement, review) declares them, and the engine turns each closed
-stage into a decision point, harvested from its events by field extraction.
+An agent that works in stages (plan, implement, review) declares them, and the
+engine turns each closed stage into a decision point, harvested from its events
+by field extraction. A child run is another session on the same log, seeded from
+a slice of this one; only its final result comes back.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
 
 from contextwright.assembly.assemble import render_decision
 from contextwright.canonical import canonical_json
-from contextwright.derive.surface import DecisionEntry
+from contextwright.derive.surface import DecisionEntry, UserTurn
 from contextwright.errors import UsageError
 from contextwright.events.catalog import (
     ArtifactDeclared,
     ArtifactPointer,
     ArtifactStep,
+    ArtifactStored,
     ChildFinished,
     ChildStarted,
     DecisionGraduated,
@@ -28,49 +30,73 @@ from contextwright.events.catalog import (
 )
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
+from contextwright.models import ResolvedModel
+from contextwright.runtime.core import SessionCore
+from contextwright.runtime.spec import AgentSpec
+from contextwright.runtime.tool_calls import ToolCalls
 
 
-class StagesMixin:
-    """Stage, artifact and child-run operations of a session."""
+class ChildSession(Protocol):
+    """What stages need of a child run's session: its id, and a way to give it its first message."""
+
+    @property
+    def id(self) -> str: ...
+
+    def user(self, text: str) -> Event: ...
+
+
+ChildT = TypeVar("ChildT", bound=ChildSession)
+
+ChildOpener = Callable[..., ChildT]
+"""Opens a session on the same engine: ``open(session_id, agent=..., model=...)``."""
+
+
+class Stages(Generic[ChildT]):
+    """Stage, artifact and child-run operations of one session."""
+
+    def __init__(self, core: SessionCore, tool_calls: ToolCalls, open_child: ChildOpener[ChildT]) -> None:
+        self.core = core
+        self.tool_calls = tool_calls
+        self.open_child = open_child
 
     # -- stages ------------------------------------------------------------------------
 
     def open_stage(self, name: str, *, goal: str) -> str:
         """Begin a stage with a declared goal; returns its id. Only one stage is open at a time."""
-        self._sync()  # type: ignore[attr-defined]
-        if self._surface().open_stage is not None:  # type: ignore[attr-defined]
+        self.core.sync()
+        if self.core.surface().open_stage is not None:
             raise UsageError("a stage is already open; close it first")
-        stage_id = f"{name}-{sum(1 for e in self._events if e.type == 'stage.opened') + 1}"  # type: ignore[attr-defined]
-        self._append([StageOpened(stage_id=stage_id, name=name, goal=goal)])  # type: ignore[attr-defined]
+        stage_id = f"{name}-{sum(1 for e in self.core.events if e.type == 'stage.opened') + 1}"
+        self.core.append([StageOpened(stage_id=stage_id, name=name, goal=goal)])
         return stage_id
 
     def close_stage(self, *, outcome: str, rationale: str = "") -> Event:
         """Close the open stage: record its outcome and its decision point (which replaces the stage in context)."""
-        self._sync()  # type: ignore[attr-defined]
-        events = self._events  # type: ignore[attr-defined]
-        stage = self._surface().open_stage  # type: ignore[attr-defined]
+        self.core.sync()
+        events = self.core.events
+        stage = self.core.surface().open_stage
         if stage is None:
             raise UsageError("no stage is open")
         start = max(e.seq for e in events if e.type == "stage.opened" and e.payload.stage_id == stage.stage_id)
         inside = [e for e in events if e.seq > start]
         decision = harvest(stage, inside, outcome=outcome, rationale=rationale)
-        stored = self._append([StageClosed(stage_id=stage.stage_id, outcome=outcome, rationale=rationale), decision])  # type: ignore[attr-defined]
+        stored = self.core.append([StageClosed(stage_id=stage.stage_id, outcome=outcome, rationale=rationale), decision])
         self._graduate_decisions()
         return stored[-1]
 
     def _graduate_decisions(self) -> None:
         """Under the session cap on L2, the oldest decision points become memory candidates and leave."""
-        surface = self._surface()  # type: ignore[attr-defined]
+        surface = self.core.surface()
         decisions = [e for e in surface.entries if isinstance(e, DecisionEntry)]
-        sizes = [self._count(render_decision(d.decision)) for d in decisions]  # type: ignore[attr-defined]
-        cap = self.budgets.decision_points_tokens  # type: ignore[attr-defined]
+        sizes = [self.core.count(render_decision(d.decision)) for d in decisions]
+        cap = self.core.budgets.decision_points_tokens
         leaving: list[DecisionEntry] = []
         while decisions and sum(sizes) > cap and len(decisions) > 1:
             leaving.append(decisions.pop(0))
             sizes.pop(0)
         if leaving:
-            self._append(
-                [  # type: ignore[attr-defined]
+            self.core.append(
+                [
                     DecisionGraduated(stage_ids=tuple(d.decision.stage_id for d in leaving)),
                     MemoryCandidates(facts=tuple(render_decision(d.decision) for d in leaving)),
                 ]
@@ -91,9 +117,9 @@ class StagesMixin:
         """Store an artifact whole (a plan, a checklist); a new version replaces the old one in context."""
         if steps and not 0 <= current_step < len(steps):
             raise UsageError(f"current_step must be between 0 and {len(steps) - 1}")
-        self._sync()  # type: ignore[attr-defined]
-        version = 1 + sum(1 for e in self._events if e.type == "artifact.declared" and e.payload.artifact_id == artifact_id)  # type: ignore[attr-defined]
-        ref = self.log.put_artifact(content, kind="artifact")  # type: ignore[attr-defined]
+        self.core.sync()
+        version = 1 + sum(1 for e in self.core.events if e.type == "artifact.declared" and e.payload.artifact_id == artifact_id)
+        ref = self.core.log.put_artifact(content, kind="artifact")
         pointer = ArtifactPointer(ref=ref, trust="user", size_chars=len(content), kind="artifact")
         declared = ArtifactDeclared(
             artifact_id=artifact_id,
@@ -104,17 +130,17 @@ class StagesMixin:
             steps=tuple(steps),
             current_step=current_step,
         )
-        return self._append([declared])[0]  # type: ignore[attr-defined]
+        return self.core.append([declared])[0]
 
     def advance_artifact(self, artifact_id: str, step: int) -> Event:
         """Move a chunked artifact's current step (0-based)."""
-        self._sync()  # type: ignore[attr-defined]
-        declared = [e.payload for e in self._events if e.type == "artifact.declared" and e.payload.artifact_id == artifact_id]  # type: ignore[attr-defined]
+        self.core.sync()
+        declared = [e.payload for e in self.core.events if e.type == "artifact.declared" and e.payload.artifact_id == artifact_id]
         if not declared:
-            raise UsageError(f"no artifact {artifact_id!r} in session {self.id!r}")  # type: ignore[attr-defined]
+            raise UsageError(f"no artifact {artifact_id!r} in session {self.core.id!r}")
         if not 0 <= step < max(1, len(declared[-1].steps)):
             raise UsageError(f"artifact {artifact_id!r} has {len(declared[-1].steps)} steps; step {step} does not exist")
-        return self._append([ArtifactStep(artifact_id=artifact_id, current_step=step)])[0]  # type: ignore[attr-defined]
+        return self.core.append([ArtifactStep(artifact_id=artifact_id, current_step=step)])[0]
 
     # -- child runs --------------------------------------------------------------------
 
@@ -126,78 +152,77 @@ class StagesMixin:
         call_id: str | None = None,
         pointers: tuple[str, ...] = (),
         include_working_state: bool = True,
-        agent: Any = None,
-        model: Any = None,
-    ) -> Any:
+        agent: AgentSpec | None = None,
+        model: ResolvedModel | None = None,
+    ) -> ChildT:
         """Start a child run in its own session (own plan and epoch, same log), seeded from a slice of this one."""
-        self._sync()  # type: ignore[attr-defined]
-        number = 1 + sum(1 for e in self._events if e.type == "child.started")  # type: ignore[attr-defined]
-        child_id = f"{self.id}/child-{number}"  # type: ignore[attr-defined]
+        self.core.sync()
+        number = 1 + sum(1 for e in self.core.events if e.type == "child.started")
+        child_id = f"{self.core.id}/child-{number}"
         parts = [f"You are continuing part of a larger task as a sub-run: {purpose}", f"Task: {task}"]
-        state = self.working_state  # type: ignore[attr-defined]
+        state = self.core.working_state()
         if include_working_state and not state.is_empty():
             parts.append(state.render())
         if pointers:
             parts.append("Material you can read with context_read_artifact: " + ", ".join(pointers))
         seed = "\n\n".join(parts)
-        self._append([ChildStarted(child_session_id=child_id, purpose=purpose, call_id=call_id, seed=seed)])  # type: ignore[attr-defined]
-        child = self.engine_session(child_id, agent=agent or self.agent, model=model or self.model)  # type: ignore[attr-defined]
-        for pointer in pointers:
-            # Share the pointed-to artifacts with the child, at their original trust.
-            parent_pointer = self._pointer(pointer)  # type: ignore[attr-defined]
-            if parent_pointer is not None:
-                child._append([_shared(parent_pointer)])
+        self.core.append([ChildStarted(child_session_id=child_id, purpose=purpose, call_id=call_id, seed=seed)])
+        # Share the pointed-to artifacts with the child, at their original trust, before its first message.
+        shown = (self.tool_calls.pointer(ref) for ref in pointers)
+        shared = [ArtifactStored(pointer=p) for p in shown if p is not None]
+        if shared:
+            log = self.core.log
+            log.append(child_id, shared, expected_seq=log.last_seq(child_id))
+        child = self.open_child(child_id, agent=agent or self.core.agent, model=model or self.core.model)
         child.user(seed)
         return child
 
-    def escalate(self, *, call_id: str | None = None) -> Any:
+    def escalate(self, *, call_id: str | None = None) -> ChildT:
         """Continue in a child run when compaction reached its depth cap.
 
         The child is seeded with the task, the working state and pointers to every
         compaction archive, so nothing is lost and nothing is summarised again.
         """
-        self._sync()  # type: ignore[attr-defined]
+        self.core.sync()
         task = next(
             (
                 e.payload.text
-                for e in self._events
+                for e in self.core.events
                 if e.type == "message.user" and e.payload.author == "user" and not e.payload.steering
             ),
             "",
-        )  # type: ignore[attr-defined]
+        )
         archives = tuple(
-            e.payload.archive.ref
-            for e in self._events
-            if e.type == "context.compacted" and e.payload.archive is not None  # type: ignore[attr-defined]
+            e.payload.archive.ref for e in self.core.events if e.type == "context.compacted" and e.payload.archive is not None
         )
         return self.start_child(
             "continue the session after its summary reached the depth cap", task=task, call_id=call_id, pointers=archives
         )
 
-    def finish_child(self, child: Any, result: str) -> list[Event]:
+    def finish_child(self, child: ChildSession, result: str) -> list[Event]:
         """End a child run: only its final result returns, as the answer to the call that started it."""
-        started = [e.payload for e in self._events if e.type == "child.started" and e.payload.child_session_id == child.id]  # type: ignore[attr-defined]
+        started = [e.payload for e in self.core.events if e.type == "child.started" and e.payload.child_session_id == child.id]
         if not started:
-            raise UsageError(f"{child.id!r} is not a child of session {self.id!r}")  # type: ignore[attr-defined]
+            raise UsageError(f"{child.id!r} is not a child of session {self.core.id!r}")
         call_id = started[-1].call_id
-        stored = self._append([ChildFinished(child_session_id=child.id, result=result, call_id=call_id)])  # type: ignore[attr-defined]
+        stored = self.core.append([ChildFinished(child_session_id=child.id, result=result, call_id=call_id)])
         if call_id is not None:
-            stored.append(self.tool_result(call_id, result, trust="tool"))  # type: ignore[attr-defined]
+            stored.append(self.tool_calls.tool_result(call_id, result, trust="tool"))
         return stored
 
     # -- router view ---------------------------------------------------------------------
 
     def router_view(self) -> str:
         """A supervisor's context, rebuilt from the latest compressed-session snapshot (L2), not from the execution history."""
-        self._sync()  # type: ignore[attr-defined]
-        surface = self._surface()  # type: ignore[attr-defined]
+        self.core.sync()
+        surface = self.core.surface()
         lines: list[str] = []
         for entry in surface.entries:
-            if getattr(entry, "task", False):
+            if isinstance(entry, UserTurn) and entry.task:
                 lines.append(f"Task: {entry.message.text}")
             elif isinstance(entry, DecisionEntry):
                 lines.append(render_decision(entry.decision))
-            elif getattr(entry, "pinned", False) and hasattr(entry, "message") and entry.message.steering:
+            elif isinstance(entry, UserTurn) and entry.message.steering:
                 lines.append(f"User steering: {entry.message.text}")
         if surface.open_stage is not None:
             lines.append(f"Current stage: {surface.open_stage.name} (goal: {surface.open_stage.goal})")
@@ -236,9 +261,3 @@ def harvest(stage: StageOpened, events: list[Event], *, outcome: str, rationale:
         failures=tuple(dict.fromkeys(failures)),
         source_event_seqs=tuple(e.seq for e in events),
     )
-
-
-def _shared(pointer: ArtifactPointer) -> Any:
-    from contextwright.events.catalog import ArtifactStored
-
-    return ArtifactStored(pointer=pointer)

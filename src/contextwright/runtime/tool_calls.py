@@ -1,7 +1,4 @@
-"""Tool calls: results from the caller, answers the engine gives itself, call-time policy.
-
-Methods of :class:`~contextwright.runtime.session.Session`, kept apart because they are one concern.
-"""
+"""Tool calls: results from the caller, answers the engine gives itself, call-time policy."""
 
 from __future__ import annotations
 
@@ -23,10 +20,11 @@ from contextwright.events.catalog import (
     ToolRestored,
     ToolResult,
     ToolRevoked,
+    TrustLevel,
     WorkingStateUpdated,
 )
 from contextwright.events.envelope import Event
-from contextwright.plan.planner import PlanDecision
+from contextwright.planner import PlanDecision
 from contextwright.policy.tools import ToolPolicy, denial_for
 from contextwright.pressure.tool_output import (
     READ_TOOL_NAME,
@@ -34,27 +32,31 @@ from contextwright.pressure.tool_output import (
     prepare_output,
     read_slice,
 )
+from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ToolCallUnknown,
 )
 from contextwright.runtime.limits import FORCED_REVOCATION, UNTRUSTED
 
 
-class ToolCallsMixin:
-    """Tool calls: results from the caller, answers the engine gives itself, call-time policy."""
+class ToolCalls:
+    """Tool calls of one session: results from the caller, answers the engine gives itself, call-time policy."""
+
+    def __init__(self, core: SessionCore) -> None:
+        self.core = core
 
     def record_assistant(self, message: AssistantMessage) -> list[Event]:
         """Record the model's answer; control-tool calls and calls to revoked tools are answered here."""
-        self._sync()
-        surface = self._surface()
+        self.core.sync()
+        surface = self.core.surface()
         if surface.open_exchange is not None:
             raise UsageError(
                 f"tool calls {', '.join(surface.open_exchange.missing)} still need results before the model can speak again"
             )
-        stored = self._append([message])
-        policy = ToolPolicy.from_events(self._events)
+        stored = self.core.append([message])
+        policy = ToolPolicy.from_events(self.core.events)
         automatic: list[Any] = []
-        state = ws.state_at(self._events)
+        state = ws.state_at(self.core.events)
         tainted = self._untrusted_in_run(surface)
         for call in message.tool_calls:
             denial = denial_for(call, policy)
@@ -64,7 +66,7 @@ class ToolCallsMixin:
                 automatic.append(self._read_artifact(call))
             elif call.name == ws.TOOL_NAME:
                 try:
-                    state = ws.apply_update(state, call.arguments, count_tokens=self._count, tainted=tainted)
+                    state = ws.apply_update(state, call.arguments, count_tokens=self.core.count, tainted=tainted)
                 except ws.WorkingStateError as exc:
                     automatic.append(
                         ToolResult(
@@ -81,13 +83,13 @@ class ToolCallsMixin:
                     )
                     automatic.append(WorkingStateUpdated(state=state.to_dict(), source="tool", call_id=call.id))
         if automatic:
-            stored += self._append(automatic)
+            stored += self.core.append(automatic)
         return stored
 
     def _output_policy(self, tool_name: str) -> ToolOutputPolicy:
         """The tool's policy, tightened so one result takes at most half the tool-result budget."""
-        policy = self.agent.output_policy(tool_name)
-        plan = self._planner().current
+        policy = self.core.agent.output_policy(tool_name)
+        plan = self.core.planner().current
         if plan is None:
             return policy
         limit_tokens = max(256, allocate(plan).tool_results // 2)
@@ -101,7 +103,7 @@ class ToolCallsMixin:
     def _read_artifact(self, call: ToolCall) -> ToolResult:
         """Answer a ``context_read_artifact`` call; the text keeps its original trust level."""
         ref = call.arguments.get("ref")
-        pointer = self._pointer(ref) if isinstance(ref, str) else None
+        pointer = self.pointer(ref) if isinstance(ref, str) else None
         if pointer is None:
             return ToolResult(
                 call_id=call.id,
@@ -111,21 +113,21 @@ class ToolCallsMixin:
                 trust="platform",
             )
         try:
-            text = read_slice(self.log.get_artifact(pointer.ref), call.arguments)
+            text = read_slice(self.core.log.get_artifact(pointer.ref), call.arguments)
         except (UsageError, ArtifactNotFound) as exc:
             return ToolResult(
                 call_id=call.id, tool_name=call.name, output=f"Cannot read {ref}: {exc.message}", is_error=True, trust="platform"
             )
         return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=pointer.trust)
 
-    def _pointer(self, ref: str) -> ArtifactPointer | None:
+    def pointer(self, ref: str) -> ArtifactPointer | None:
         """The pointer the model was shown in this session (never another session's).
 
         A unique prefix of at least 12 hex digits (as summaries show) is enough."""
         if not ref.startswith("sha256:") or len(ref) < len("sha256:") + 12:
             return None
         found: dict[str, ArtifactPointer] = {}
-        for event in self._events:
+        for event in self.core.events:
             if event.type == "artifact.stored":
                 pointers: tuple[ArtifactPointer, ...] = (event.payload.pointer,)
             elif event.type == "context.compacted":
@@ -139,8 +141,8 @@ class ToolCallsMixin:
 
     def pending_tool_calls(self) -> list[ToolCall]:
         """Tool calls of the last model answer that still need a result from the caller."""
-        self._sync()
-        exchange = self._surface().open_exchange
+        self.core.sync()
+        exchange = self.core.surface().open_exchange
         if exchange is None:
             return []
         missing = set(exchange.missing)
@@ -153,30 +155,30 @@ class ToolCallsMixin:
         *,
         exit_code: int | None = None,
         is_error: bool | None = None,
-        trust: str = "tool",
+        trust: TrustLevel = "tool",
     ) -> Event:
         """Record the output of a tool call the model made."""
         pending = {c.id: c for c in self.pending_tool_calls()}
         call = pending.get(call_id)
         if call is None:
             raise ToolCallUnknown(
-                f"no pending tool call {call_id!r} in session {self.id!r}"
+                f"no pending tool call {call_id!r} in session {self.core.id!r}"
                 + (f"; pending: {', '.join(pending)}" if pending else "; nothing is pending"),
-                session_id=self.id,
+                session_id=self.core.id,
                 call_id=call_id,
             )
         failed = is_error if is_error is not None else (exit_code not in (None, 0))
         if not isinstance(output, str):
             raise UsageError(f"tool output must be text, not {type(output).__name__}")
         # The original goes to the artifact store first; the model sees a bounded view of it.
-        ref = self.log.put_artifact(output, kind="tool_output")
+        ref = self.core.log.put_artifact(output, kind="tool_output")
         prepared = prepare_output(
             output,
             ref=ref,
             trust=trust,
             exit_code=exit_code if exit_code is not None else (1 if failed else None),
             policy=self._output_policy(call.name),
-            count_tokens=self._count,
+            count_tokens=self.core.count,
         )
         result = ToolResult(
             call_id=call_id,
@@ -185,23 +187,23 @@ class ToolCallsMixin:
             is_error=failed,
             exit_code=exit_code,
             trust=trust,
-            artifact=prepared.pointer,  # type: ignore[arg-type]
+            artifact=prepared.pointer,
         )
-        return self._append([ArtifactStored(pointer=prepared.pointer, source_call_id=call_id), result])[-1]
+        return self.core.append([ArtifactStored(pointer=prepared.pointer, source_call_id=call_id), result])[-1]
 
     def revoke_tool(self, name: str, *, reason: str = "") -> Event:
         """Stop a tool from being called; it stays in the prefix and calls are denied."""
-        return self._append([ToolRevoked(tool=name, reason=reason)])[0]
+        return self.core.append([ToolRevoked(tool=name, reason=reason)])[0]
 
     def restore_tool(self, name: str) -> Event:
         """Allow a revoked tool again."""
-        return self._append([ToolRestored(tool=name)])[0]
+        return self.core.append([ToolRestored(tool=name)])[0]
 
     def force_revoke_tool(self, name: str) -> PlanDecision:
         """Operator-forced immediate revocation: the tool leaves the prefix and a new epoch starts."""
-        self._sync()
-        decision = self._planner().force_revocation(name)
-        self._append([*(e.payload for e in decision.events), ToolRevoked(tool=name, reason=FORCED_REVOCATION)])
+        self.core.sync()
+        decision = self.core.planner().force_revocation(name)
+        self.core.append([*(e.payload for e in decision.events), ToolRevoked(tool=name, reason=FORCED_REVOCATION)])
         return decision
 
     def _untrusted_in_run(self, surface: Surface) -> bool:

@@ -23,8 +23,8 @@ import importlib
 from collections.abc import Iterable
 from typing import Any
 
-from contextwright._version import __version__
 from contextwright._optional import require
+from contextwright._version import __version__
 from contextwright.telemetry.records import RequestRecord
 
 __all__ = ["TOKEN_USAGE_BUCKETS", "emit", "provider_attribute", "span_attributes"]

@@ -240,9 +240,10 @@ def summarize(
     compactions = Counter(e.payload.trigger for e in ordered if e.type == "context.compacted")
     candidates = [e.payload for e in ordered if e.type == "memory.candidates"]
     with_usage_ = [r for r in records if r.usage is not None]
-    total_input = sum(r.usage.total_input for r in with_usage_)  # type: ignore[union-attr]
+    total_input = sum(r.usage.total_input for r in with_usage_ if r.usage is not None)
     read = sum(r.cache_read_tokens or 0 for r in with_usage_)
     costs = [r.cost_usd for r in with_usage_]
+    known_costs = [c for c in costs if c is not None]
     return SessionSummary(
         session_id=session_id,
         model=latest["id"] if latest else next((r.model for r in reversed(records) if r.model != "unknown"), None),
@@ -263,7 +264,7 @@ def summarize(
         requests_with_usage=len(with_usage_),
         # Token-weighted: a big request's cache miss matters more than a small one's.
         cache_read_share=read / total_input if total_input else (0.0 if with_usage_ else None),
-        total_cost_usd=None if not costs or any(c is None for c in costs) else sum(costs, Decimal(0)),  # type: ignore[arg-type]
+        total_cost_usd=None if not costs or len(known_costs) < len(costs) else sum(known_costs, Decimal(0)),
         denied_tool_calls=sum(1 for e in ordered if e.type == "tool.result" and e.payload.denied),
         memory_candidates_offered=sum(len(c.facts) for c in candidates),
         memory_candidates_withheld=sum(c.withheld for c in candidates),

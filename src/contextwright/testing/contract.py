@@ -39,7 +39,7 @@ from contextwright.errors import (
     UsageError,
 )
 from contextwright.events import AssistantMessage, NewEvent, ToolCall, ToolResult, UserMessage
-from contextwright.events.registry import encode_payload
+from contextwright.events.registry import encode_payload, type_of
 from contextwright.log.base import AsyncEventLog, EventLog
 
 START = "2026-03-01T23:59:58+00:00"
@@ -106,7 +106,7 @@ class EventLogContract:
     def test_read_returns_what_was_appended(self) -> None:
         log = self.open()
         call = ToolCall(id="c1", name="run_tests", arguments={"path": "tests/ünï", "n": 3})
-        payloads = [
+        payloads: list[UserMessage | AssistantMessage | ToolResult] = [
             UserMessage(text="fix CI ✓ — naïve 漢字 \x00 \u2028"),
             AssistantMessage(text="", tool_calls=(call,)),
             ToolResult(call_id="c1", tool_name="run_tests", output="1 failed", is_error=True, exit_code=1),
@@ -118,7 +118,7 @@ class EventLogContract:
         for event, payload in zip(read, payloads):
             # Check the stored hash is the tagged SHA-256 of the canonical payload.
             assert event.payload_sha256 == sha256_tagged(canonical_json(encode_payload(payload)))
-            assert event.type == type(payload).TYPE
+            assert event.type == type_of(payload)
             assert event.ref == f"s#{event.seq}"
 
     def test_event_time_comes_from_the_injected_clock(self) -> None:
@@ -266,17 +266,17 @@ class EventLogContract:
             (lambda: log.append("", [user("x")], expected_seq=0), InvalidSessionId),
             (lambda: log.append("x" * 201, [user("x")], expected_seq=0), InvalidSessionId),
             (lambda: log.append("bad\nid", [user("x")], expected_seq=0), InvalidSessionId),
-            (lambda: log.append(7, [user("x")], expected_seq=0), InvalidSessionId),  # type: ignore[arg-type]
+            (lambda: log.append(7, [user("x")], expected_seq=0), InvalidSessionId),  # type: ignore[arg-type]  # wrong on purpose
             (lambda: log.append("s", [], expected_seq=1), UsageError),
             (lambda: log.append("s", [user("x")], expected_seq=-1), UsageError),
-            (lambda: log.append("s", [user("x")], expected_seq="1"), UsageError),  # type: ignore[arg-type]
-            (lambda: log.append("s", user("x"), expected_seq=1), UsageError),  # type: ignore[arg-type]
+            (lambda: log.append("s", [user("x")], expected_seq="1"), UsageError),  # type: ignore[arg-type]  # wrong on purpose
+            (lambda: log.append("s", user("x"), expected_seq=1), UsageError),  # type: ignore[arg-type]  # wrong on purpose
             (lambda: log.append("s", [object()], expected_seq=1), UsageError),
             (
                 lambda: log.append("s", [NewEvent(type="message.user", payload={"text": float("nan")})], expected_seq=1),
                 EventError,
             ),
-            (lambda: log.append("s", [ToolResult(call_id="c", tool_name="t", output=3)], expected_seq=1), MalformedPayload),  # type: ignore[arg-type]
+            (lambda: log.append("s", [ToolResult(call_id="c", tool_name="t", output=3)], expected_seq=1), MalformedPayload),  # type: ignore[arg-type]  # wrong on purpose
             (lambda: log.read("s", after_seq=-1), UsageError),
         ]
         for attempt, error in attempts:

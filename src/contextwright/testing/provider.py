@@ -5,7 +5,8 @@
 receives is passed through the offline cache simulator, so the usage it reports
 (cache reads and writes included) is what the provider's caching rules predict for
 exactly that body. It can answer as a plain function (``create(**body)``) or behind
-the official SDKs through an ``httpx2.MockTransport`` (:meth:`handler`), and it can
+the official SDKs through an ``httpx2.MockTransport`` (:meth:`handler`, which streams
+the answer as server-sent events when the body asks for a stream), and it can
 be told to reject chosen calls as too long, like a provider whose window overflowed.
 """
 
@@ -26,6 +27,7 @@ from contextwright.providers.cache_sim import (
     OpenAICacheSimulator,
     SimRequest,
 )
+from contextwright.testing.sse import stream_bytes
 
 
 class ScriptedProvider:
@@ -75,7 +77,7 @@ class ScriptedProvider:
         return _openai_completion(answer, simulated.usage, body["model"], call)
 
     def handler(self, request: Any) -> Any:
-        """An ``httpx2.MockTransport`` handler: the SDK's wire JSON in, the provider's JSON out."""
+        """An ``httpx2.MockTransport`` handler: the SDK's wire JSON in, the provider's JSON out (SSE when it streams)."""
         import httpx2
 
         body = json.loads(request.content)
@@ -83,6 +85,13 @@ class ScriptedProvider:
             payload = self.create(**body)
         except ProviderOverflowError as exc:
             return httpx2.Response(400, json=exc.body, headers={"request-id": "req_scripted"})
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return httpx2.Response(
+                200,
+                content=stream_bytes(payload, include_usage=include_usage),
+                headers={"request-id": "req_scripted", "content-type": "text/event-stream"},
+            )
         return httpx2.Response(200, json=payload, headers={"request-id": "req_scripted"})
 
 

@@ -164,8 +164,8 @@ def _outline(value: dict[str, Any] | list[Any]) -> str:
         return f"{{…{len(names)} keys: {shown}}}"
     kinds = sorted({type(item).__name__ for item in value})
     kind = {"dict": "object", "list": "array", "str": "string", "NoneType": "null"}
-    names = "/".join(kind.get(k, k) for k in kinds)
-    return f"[…{len(value)} items: {names}]"
+    kind_names = "/".join(kind.get(k, k) for k in kinds)
+    return f"[…{len(value)} items: {kind_names}]"
 
 
 def _scalar(value: Any, level: Level, style: _Style, *, whole: bool) -> str:

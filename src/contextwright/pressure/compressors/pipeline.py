@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from contextwright.errors import UsageError
 from contextwright.pressure.compressors import (
@@ -43,7 +44,13 @@ SHORT_LINES = 5
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
-_DATA = {"needles": False, "far_dedup": False}
+
+class _DataFlags(TypedDict):
+    needles: bool
+    far_dedup: bool
+
+
+_DATA: _DataFlags = {"needles": False, "far_dedup": False}
 
 REGISTRY: dict[str, tuple[Analyser, Policy]] = {
     "build": (compilers.analyse_build, Policy(head_share=0.3, shape_labels=True)),

@@ -521,7 +521,7 @@ def _ttl(holder: Mapping[str, Any], path: str) -> Ttl | None:
     ttl = marker.get("ttl", "5m")
     if ttl not in TTLS:
         raise _invalid(f"{path}.cache_control.ttl: must be '5m' or '1h', got {ttl!r}")
-    return ttl  # type: ignore[no-any-return]
+    return ttl  # type: ignore[no-any-return]  # checked against TTLS just above
 
 
 def _lift_nested_marker(block: Mapping[str, Any], path: str) -> tuple[dict[str, Any], Ttl | None]:

@@ -453,7 +453,7 @@ def _render(
             "tool": "tool",
             "developer": "developer",
             "system": "developer",
-        }.get(str(role), "other")  # type: ignore[assignment]
+        }.get(str(role), "other")  # type: ignore[assignment]  # every value is one of the message kinds
         messages.append(_Message(index=number, kind=kind, end=len(blocks) - 1))
     return tuple(blocks), tuple(messages)
 

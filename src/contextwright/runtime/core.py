@@ -1,0 +1,124 @@
+"""The state every part of a session shares: its setup, and its place in the log.
+
+:class:`SessionCore` is the one object the session's collaborators (tool calls,
+relief, request building, sending, stages) are given. It holds the session's
+setup (agent, model, clock, secret, estimator, budgets, ports) and a cache of the
+session's events, re-read from the log's tail before every operation, so two
+workers can serve one session without in-process state deciding anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contextwright.budget.estimator import TokenEstimator, prefix_estimator
+from contextwright.clock import Clock
+from contextwright.derive import working_state as ws
+from contextwright.derive.surface import Surface, fold
+from contextwright.errors import SeqConflict, UsageError
+from contextwright.events.envelope import Event
+from contextwright.log.base import EventLog
+from contextwright.models import ResolvedModel
+from contextwright.plan.budgets import BudgetConfig
+from contextwright.plan.plan import ContextPlan
+from contextwright.planner import ContextPlanner
+from contextwright.runtime.ports import MemoryPort, RecallPort
+from contextwright.runtime.spec import AgentSpec
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Resumed:
+    """What a caller already read from the log to reopen a session: its events and their current plan."""
+
+    history: Sequence[Event]
+    plan: ContextPlan
+
+
+class SessionCore:
+    """A session's setup and its position in the log: read, fold, plan, append."""
+
+    def __init__(
+        self,
+        *,
+        log: EventLog,
+        session_id: str,
+        agent: AgentSpec,
+        model: ResolvedModel,
+        clock: Clock,
+        secret: bytes,
+        estimator: TokenEstimator,
+        budgets: BudgetConfig,
+        memory: MemoryPort | None,
+        recall: RecallPort | None,
+    ) -> None:
+        self.log = log
+        self.id = session_id
+        self.agent = agent
+        self.model = model
+        self.clock = clock
+        self.secret = secret
+        self.estimator = estimator
+        self.budgets = budgets
+        self.memory = memory
+        self.recall = recall
+        self.events: list[Event] = []
+        """The events read so far, in order (the log only grows)."""
+        self._surface_cache: tuple[int, Surface] | None = None
+
+    @property
+    def last_seq(self) -> int:
+        """The sequence number of the last event read."""
+        return self.events[-1].seq if self.events else 0
+
+    def sync(self) -> None:
+        """Read the log's tail after the last event read."""
+        self.events.extend(self.log.read(self.id, after_seq=self.last_seq))
+
+    def adopt(self, history: Sequence[Event]) -> None:
+        """Take events the caller already read from this session's log (they must start the session)."""
+        if self.events or (history and history[0].seq != 1):
+            raise UsageError(f"session {self.id!r}: adopted history must be the session's first events, read before any other")
+        self.events.extend(history)
+
+    def surface(self) -> Surface:
+        """The surface of the events read so far, folded once per new event."""
+        cached = self._surface_cache
+        if cached is None or cached[0] != self.last_seq:
+            cached = self._surface_cache = (self.last_seq, fold(self.id, self.events))
+        return cached[1]
+
+    def append(self, payloads: Sequence[Any]) -> list[Event]:
+        """Append payloads after the last event read; a concurrent writer makes this raise :class:`SeqConflict`."""
+        self.sync()
+        try:
+            stored = self.log.append(self.id, list(payloads), expected_seq=self.last_seq)
+        except SeqConflict:
+            self.sync()
+            raise
+        self.events.extend(e for e in stored if e.seq > self.last_seq)
+        return stored
+
+    def planner(self) -> ContextPlanner:
+        """The planner as of the events read so far (the greatest epoch's plan is current)."""
+        return ContextPlanner.from_events(
+            self.id,
+            self.events,
+            estimator=prefix_estimator(self.model.id, fallback=self.estimator),
+            secret=self.secret,
+            budgets=self.budgets,
+        )
+
+    def working_state(self) -> ws.WorkingState:
+        """The working state as of the events read so far."""
+        return ws.state_at(self.events)
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text`` for the session's model."""
+        return self.estimator.estimate(text, model=self.model.id)
+
+    def body_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
+        """A token counter for the model of ``plan`` (which may differ from the session's after a change)."""
+        model_id = plan.model.id
+        return lambda text: self.estimator.estimate(text, model=model_id)

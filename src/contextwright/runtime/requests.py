@@ -1,0 +1,285 @@
+"""Building requests: plan, frame the turn, build with relief, validate, record; and rebuild from the log."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contextwright.assembly.assemble import BuildResult, Correction, VolatileTail, build
+from contextwright.assembly.request import NeutralRequest
+from contextwright.assembly.validate import validate
+from contextwright.budget.allocator import allocate
+from contextwright.derive import working_state as ws
+from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold
+from contextwright.errors import UsageError
+from contextwright.events.catalog import Evidence, FrameRecorded, RequestBuilt
+from contextwright.events.envelope import Event
+from contextwright.items.region_a import MemoryFact
+from contextwright.plan.plan import CacheTtl, ContextPlan
+from contextwright.planner import ContextPlanner
+from contextwright.runtime.core import SessionCore
+from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
+from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
+from contextwright.runtime.relief import Relief
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RoundPolicy:
+    """Round governance: a re-grounding nudge after ``nudge_after`` rounds, a hard stop at ``hard_cap``."""
+
+    nudge_after: int = 25
+    hard_cap: int = 200
+    nudge_text: str = (
+        "You have been working on this request for many rounds. Re-read the user's request, your "
+        "constraints and your task list, then continue with the next concrete step or report back."
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BuiltRequest:
+    """A built, validated, recorded request, ready to render for a provider."""
+
+    index: int
+    neutral: NeutralRequest
+    result: BuildResult
+    plan: ContextPlan
+    event: Event
+
+    previous: NeutralRequest | None = None
+    """The request built before this one in the same epoch, for cache-marker placement."""
+
+    @property
+    def prefix_sha256(self) -> str:
+        """The prefix hash recorded for this request."""
+        return self.neutral.prefix_sha256
+
+    def render(self, wire: str, *, prefix_ttl: CacheTtl | None = None) -> dict[str, Any]:
+        """Keyword arguments for the SDK call of ``wire`` (see :data:`contextwright.providers.wires.WIRES`).
+
+        The prefix's cache TTL is the plan's (the agent's ``cache_ttl``) unless ``prefix_ttl`` overrides it.
+        """
+        from contextwright.providers.capabilities import capabilities_for
+        from contextwright.providers.wires import wire_named
+
+        return wire_named(wire).render(
+            self.neutral,
+            capabilities_for(self.plan.model),
+            previous=self.previous,
+            prefix_ttl=prefix_ttl or self.plan.cache_ttl,
+        )
+
+    def anthropic(self, *, prefix_ttl: CacheTtl | None = None) -> dict[str, Any]:
+        """Keyword arguments for ``anthropic.Anthropic().messages.create`` (the plan's cache TTL unless overridden)."""
+        return self.render("anthropic", prefix_ttl=prefix_ttl)
+
+    def openai_chat(self) -> dict[str, Any]:
+        """Keyword arguments for ``openai.OpenAI().chat.completions.create``."""
+        return self.render("openai_chat")
+
+    def openai_responses(self) -> dict[str, Any]:
+        """Keyword arguments for ``openai.OpenAI().responses.create``."""
+        return self.render("openai_responses")
+
+    def body(self, wire: str | None = None) -> dict[str, Any]:
+        """The body for ``wire`` ("anthropic", "openai_chat", "openai_responses"); the plan's provider by default."""
+        return self.render(wire or ("anthropic" if self.plan.model.provider == "anthropic" else "openai_chat"))
+
+
+class Requests:
+    """Builds a session's requests from its log, and rebuilds recorded ones byte for byte."""
+
+    def __init__(self, core: SessionCore, relief: Relief, *, rounds: RoundPolicy, memory_snapshot: Sequence[MemoryFact]) -> None:
+        self.core = core
+        self.relief = relief
+        self.rounds = rounds
+        self.memory_snapshot = tuple(memory_snapshot)
+        """The memory frozen into a new plan's prefix (read once, at open; a resumed session keeps the pinned one)."""
+        self.reuse_recall_by_revision = False
+        self._recall_cache: tuple[str, tuple[str, ...], Mapping[str, Evidence | None]] | None = None
+        self._last_built: tuple[int, int, NeutralRequest] | None = None
+
+    def next_request(self) -> BuiltRequest:
+        """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request."""
+        core = self.core
+        core.sync()
+        surface = core.surface()
+        if surface.open_exchange is not None:
+            raise UsageError(f"tool calls {', '.join(surface.open_exchange.missing)} still need results")
+        self._check_something_to_answer(surface)
+        plan = self.pin_plan()
+        allocation = allocate(plan)
+        self._frame_current_turn(surface)
+        surface = core.surface()
+        tail = self._tail(surface)
+        result = self.relief.build(plan, allocation, tail)
+        surface = core.surface()
+        validate(result.request, plan)
+        payload = RequestBuilt(
+            epoch=plan.epoch,
+            request_index=surface.requests_built,
+            prefix_sha256=result.request.prefix_sha256,
+            request_sha256=result.request.sha256(),
+            provider=plan.model.provider,
+            total_tokens=result.total_tokens,
+            tokens_by_class=result.tokens_by_class,
+            tokens_by_layer=result.tokens_by_layer,
+            yields=result.yields,
+            pressure=result.pressure,
+            dedupe_hits=result.dedupe_hits,
+            inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
+        )
+        previous = self._previous_request(plan.epoch)
+        [event] = core.append([payload])
+        self._last_built = (plan.epoch, payload.request_index, result.request)
+        return BuiltRequest(
+            index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event, previous=previous
+        )
+
+    def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
+        """Rebuild request ``request_index`` from the log alone, byte for byte."""
+        core = self.core
+        core.sync()
+        built = [e for e in core.events if e.type == "context.request.built"]
+        if not 0 <= request_index < len(built):
+            raise UsageError(f"session {core.id!r} has {len(built)} recorded requests; there is no request {request_index}")
+        record: RequestBuilt = built[request_index].payload
+        inputs = record.inputs or {}
+        upto = inputs["upto_seq"]
+        history = [e for e in core.events if e.seq <= upto]
+        planner = ContextPlanner.from_events(core.id, history, estimator=core.estimator, secret=core.secret)
+        plan = planner.current
+        if plan is None:
+            raise UsageError(f"session {core.id!r}: request {request_index} was recorded before any plan")
+        result = build(
+            plan=plan,
+            allocation=allocate(plan),
+            surface=fold(core.id, history),
+            tail=VolatileTail.from_dict(inputs["tail"]),
+            secret=core.secret,
+            estimate=core.body_estimate(plan),
+            yields=tuple(inputs["yields"]),
+        )
+        return result.request, record
+
+    def awaiting_model(self) -> bool:
+        """True when a request can be built now: something to answer and no tool call waiting for its result."""
+        self.core.sync()
+        surface = self.core.surface()
+        return surface.open_exchange is None and _answerable(surface)
+
+    def pin_plan(self) -> ContextPlan:
+        """The current plan, or a new one recorded when there is none or the agent or model changed."""
+        core = self.core
+        planner = core.planner()
+        prefix = core.agent.prefix(self.memory_snapshot)
+        # Tools an operator removed at once left the prefix in a new epoch; keep them out.
+        for event in core.events:
+            if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
+                prefix = prefix.without_tool(event.payload.tool)
+        decision = planner.plan(core.model, prefix, cache_ttl=core.agent.cache_ttl)
+        if decision.events:
+            core.append([e.payload for e in decision.events])
+        return decision.plan
+
+    def _previous_request(self, epoch: int) -> NeutralRequest | None:
+        """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""
+        built = [e.payload for e in self.core.events if e.type == "context.request.built"]
+        if not built or built[-1].epoch != epoch:
+            return None
+        cached = self._last_built
+        if cached is not None and cached[:2] == (epoch, built[-1].request_index):
+            return cached[2]
+        return self.rebuild(built[-1].request_index)[0]
+
+    def _check_something_to_answer(self, surface: Surface) -> None:
+        if not _answerable(surface):
+            raise NothingToSend(
+                f"session {self.core.id!r}: the last message is the model's own answer; record a user message first",
+                session_id=self.core.id,
+            )
+
+    def _frame_current_turn(self, surface: Surface) -> None:
+        core = self.core
+        turn = surface.current_turn()
+        if turn is None or turn.frame is not None:
+            return
+        now = core.clock.now()
+        runtime = f"Current date and time: {now.astimezone(dt.UTC):%A, %Y-%m-%d %H:%M} UTC."
+        state = core.working_state()
+        evidence: tuple[Evidence, ...] = ()
+        if core.recall is not None:
+            # In-turn recall is capped: the port's ranking decides what fits.
+            kept: list[Evidence] = []
+            used = 0
+            for item in core.recall.recall(turn.message.text, now=now):
+                cost = core.count(item.text) + ENVELOPE_TOKENS
+                if used + cost > core.budgets.recall_tokens:
+                    break
+                kept.append(item)
+                used += cost
+            evidence = tuple(kept)
+        core.append(
+            [
+                FrameRecorded(
+                    turn_seq=turn.seq,
+                    runtime=runtime,
+                    working_state=None if state.is_empty() else state.to_dict(),
+                    recall=evidence,
+                )
+            ]
+        )
+
+    def _tail(self, surface: Surface) -> VolatileTail:
+        core = self.core
+        corrections: list[Correction] = []
+        erased: set[str] = set()
+        delivered: dict[str, Evidence] = {}
+        frame_state: dict[str, Any] | None = None
+        for entry in surface.entries:
+            if isinstance(entry, UserTurn) and entry.frame is not None:
+                for evidence in entry.frame.recall:
+                    delivered[evidence.id] = evidence
+                if entry.seq == surface.seed_seq:
+                    frame_state = entry.frame.working_state
+        if delivered and core.recall is not None:
+            current = self._read_evidence(sorted(delivered))
+            for evidence_id, shown in sorted(delivered.items()):
+                now_evidence = current.get(evidence_id)
+                if now_evidence is None:
+                    erased.add(evidence_id)
+                elif now_evidence.text != shown.text:
+                    corrections.append(Correction(evidence_id=evidence_id, text=now_evidence.text, trust=now_evidence.trust))
+        state = core.working_state()
+        changed = None if state.to_dict() == (frame_state or ws.WorkingState().to_dict()) else state
+        rounds = sum(1 for e in core.events if e.seq > surface.seed_seq and e.type == "message.assistant")
+        if rounds >= self.rounds.hard_cap:
+            raise RoundLimitExceeded(
+                f"session {core.id!r}: {rounds} model rounds since the last user message, the cap is {self.rounds.hard_cap}",
+                session_id=core.id,
+                rounds=rounds,
+            )
+        nudges = (self.rounds.nudge_text,) if rounds >= self.rounds.nudge_after else ()
+        return VolatileTail(
+            corrections=tuple(corrections), working_state=changed, nudges=nudges, erased_evidence=frozenset(erased)
+        )
+
+    def _read_evidence(self, ids: list[str]) -> Mapping[str, Evidence | None]:
+        """Fresh read on every assembly; reuse only behind the explicit revision hook."""
+        recall = self.core.recall
+        assert recall is not None
+        revision_of = getattr(recall, "revision", None)
+        if self.reuse_recall_by_revision and revision_of is not None:
+            revision = str(revision_of())
+            if self._recall_cache is not None and self._recall_cache[:2] == (revision, tuple(ids)):
+                return self._recall_cache[2]
+            current = recall.current(ids, now=self.core.clock.now())
+            self._recall_cache = (revision, tuple(ids), current)
+            return current
+        return recall.current(ids, now=self.core.clock.now())
+
+
+def _answerable(surface: Surface) -> bool:
+    # Anything but the model's own reply renders as a user-side message the model can answer.
+    return bool(surface.entries) and not isinstance(surface.entries[-1], AssistantReply)

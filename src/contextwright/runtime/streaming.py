@@ -1,0 +1,194 @@
+"""Streamed model calls: the SDK's own stream object for the caller, its own accumulator for the log.
+
+``with session.stream(client.messages.stream) as stream:`` opens the SDK's stream
+manager on the engine's request and hands back the SDK's stream object unchanged.
+When the block exits normally, the final answer comes from the SDK's accumulator
+(``get_final_message``, ``get_final_completion``, ``get_final_response``) and is
+recorded through the same path as a non-streamed answer. A block that raises, or
+a stream that ends before its final event, records no answer: the built request
+stays in the log and the next call can retry. A provider error raised when the
+stream opens (before its first event) goes through the same one-shot overflow
+recovery as ``send``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any, Protocol
+
+from contextwright.events.envelope import Event
+from contextwright.providers.errors import ProviderUnavailable, from_sdk_exception, is_sdk_api_error
+from contextwright.runtime.errors import StreamIncomplete
+from contextwright.runtime.requests import BuiltRequest
+
+
+class StreamHost(Protocol):
+    """What a recording stream needs from the session: build, recover from an error, record."""
+
+    def next_request(self) -> BuiltRequest:
+        """Build and record the next request."""
+        ...
+
+    def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
+        """Translate ``exc``, or relieve once after an overflow and return the rebuilt request."""
+        ...
+
+    def record(self, response: Any) -> list[Event]:
+        """Record a provider response and its usage."""
+        ...
+
+
+class _Opening:
+    """What both recording streams share: the SDK method, the request, the wire and the caller's keywords."""
+
+    def __init__(
+        self,
+        host: StreamHost,
+        open_stream: Callable[..., Any],
+        *,
+        request: BuiltRequest | None,
+        wire: str,
+        extra: Mapping[str, Any],
+    ) -> None:
+        self._host = host
+        self._open_stream = open_stream
+        self._request = request
+        self._wire = wire
+        self._extra = dict(extra)
+        self._manager: Any = None
+        self._stream: Any = None
+
+    @property
+    def request(self) -> BuiltRequest | None:
+        """The request the open stream was sent with (None before the block is entered)."""
+        return self._request
+
+    def _manager_for(self, request: BuiltRequest) -> Any:
+        return self._open_stream(**request.body(self._wire), **self._extra)
+
+
+class RecordingStream(_Opening):
+    """``with session.stream(client.messages.stream) as stream:``; the SDK's stream inside, the answer logged after."""
+
+    def __enter__(self) -> Any:
+        request = self._request or self._host.next_request()
+        for attempt in range(2):
+            manager = self._manager_for(request)
+            try:
+                stream = manager.__enter__()
+            except Exception as exc:
+                request = self._host.after_send_error(exc, request, attempt)
+                continue
+            self._request, self._manager, self._stream = request, manager, stream
+            return stream
+        raise AssertionError("unreachable")
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None) -> None:
+        try:
+            if exc is not None:
+                _raise_translated(exc, wire=self._wire)  # an error event or a lost connection: no answer
+                return
+            try:
+                final = _final(self._stream)
+            except Exception as error:  # the rest of the stream, read for the final answer, broke
+                _raise_translated(error, wire=self._wire)
+                raise
+            self._host.record(_checked(final))
+        finally:
+            self._manager.__exit__(exc_type, exc, traceback)
+
+
+class AsyncRecordingStream(_Opening):
+    """``async with session.aio.stream(aclient.messages.stream) as stream:``; log work runs off the event loop."""
+
+    async def __aenter__(self) -> Any:
+        request = self._request if self._request is not None else await asyncio.to_thread(self._host.next_request)
+        for attempt in range(2):
+            manager = self._manager_for(request)
+            try:
+                stream = await manager.__aenter__()
+            except Exception as exc:
+                request = await asyncio.to_thread(self._host.after_send_error, exc, request, attempt)
+                continue
+            self._request, self._manager, self._stream = request, manager, stream
+            return stream
+        raise AssertionError("unreachable")
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        try:
+            if exc is not None:
+                _raise_translated(exc, wire=self._wire)  # an error event or a lost connection: no answer
+                return
+            try:
+                final = _final(self._stream)
+                if inspect.isawaitable(final):
+                    final = await _awaited(final)
+            except Exception as error:  # the rest of the stream, read for the final answer, broke
+                _raise_translated(error, wire=self._wire)
+                raise
+            await asyncio.to_thread(self._host.record, _checked(final))
+        finally:
+            await self._manager.__aexit__(exc_type, exc, traceback)
+
+
+def _raise_translated(exc: BaseException, *, wire: str) -> None:
+    """Raise the typed provider error for an SDK error or a lost connection inside the block; others go on as they are."""
+    if isinstance(exc, Exception) and is_sdk_api_error(exc):
+        raise from_sdk_exception(exc) from exc
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    if "TransportError" in names and type(exc).__module__.startswith("httpx"):
+        # The SDKs wrap transport errors while sending, not while a stream is read: the connection dropped midway.
+        provider = "anthropic" if wire == "anthropic" else "openai"
+        raise ProviderUnavailable(
+            f"{provider} stream broke midway ({type(exc).__name__}: {exc}); no answer was recorded, the request can be retried",
+            provider=provider,
+            status=None,
+            error_type=None,
+            code="connection",
+            provider_message=str(exc),
+            request_id=None,
+            retryable=True,
+        ) from exc
+
+
+_ACCUMULATORS = ("get_final_message", "get_final_completion", "get_final_response")
+
+
+def _final(stream: Any) -> Any:
+    """The SDK accumulator's final answer (a coroutine for async streams); reading the rest of the stream if needed."""
+    for name in _ACCUMULATORS:
+        accumulate = getattr(stream, name, None)
+        if accumulate is not None:
+            try:
+                return accumulate()
+            except (AssertionError, RuntimeError) as exc:
+                raise _incomplete(exc) from exc
+    raise StreamIncomplete(
+        f"{type(stream).__name__} has none of {', '.join(_ACCUMULATORS)}: open the stream with an SDK's .stream() method"
+    )
+
+
+async def _awaited(final: Any) -> Any:
+    try:
+        return await final
+    except (AssertionError, RuntimeError) as exc:
+        raise _incomplete(exc) from exc
+
+
+def _checked(final: Any) -> Any:
+    """``final`` when the stream reached its end, else :class:`StreamIncomplete` (nothing is recorded)."""
+    if getattr(final, "type", None) == "message" and getattr(final, "stop_reason", "") is None:
+        raise StreamIncomplete("the Anthropic stream ended before message_delta gave a stop reason; nothing was recorded")
+    choices = getattr(final, "choices", None)
+    if choices is not None and (not choices or choices[0].finish_reason is None):
+        raise StreamIncomplete("the chat stream ended before a finish reason; nothing was recorded")
+    return final
+
+
+def _incomplete(exc: BaseException) -> StreamIncomplete:
+    return StreamIncomplete(f"the stream ended before its final event ({exc or type(exc).__name__}); nothing was recorded")
