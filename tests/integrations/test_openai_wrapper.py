@@ -344,3 +344,56 @@ def test_an_overflow_is_recovered_once_by_compacting():
     assert types.count("context.overflow") == 1
     assert any(t in ("context.compacted", "context.pruned") for t in types)
     assert len(provider.bodies) == 5 and types.count("message.assistant") == 4
+
+
+def test_a_session_with_messages_recorded_elsewhere_is_refused():
+    session = open_session()
+    session.user(TASK)
+    provider = ScriptedProvider(answers(1), provider="openai")
+    client = wrap(_client(provider.handler), session)
+    with pytest.raises(HistoryRewritten, match="did not record"):
+        client.chat.completions.create(model="gpt-5.5", messages=[{"role": "user", "content": TASK}])
+    assert provider.bodies == []
+
+
+def test_a_stream_that_overflows_when_it_opens_is_recovered_once():
+    from contextwright.testing.provider import ProviderOverflowError
+
+    session = open_session()
+    provider = ScriptedProvider([AssistantMessage(text=f"Done {t}.") for t in range(3)], provider="openai")
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request):
+        body = json.loads(request.content)
+        if not body.get("stream"):
+            return provider.handler(request)
+        bodies.append(body)
+        if len(bodies) == 1:
+            return httpx2.Response(400, json=ProviderOverflowError("openai").body)
+        base = {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5.5"}
+        chunks = [
+            {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": "Compacted and done."}, "finish_reason": "stop"}
+                ],
+            },
+            {**base, "choices": [], "usage": {"prompt_tokens": 300, "completion_tokens": 4, "total_tokens": 304}},
+        ]
+        return httpx2.Response(200, content=_sse(chunks), headers={"content-type": "text/event-stream"})
+
+    client = wrap(_client(handler), session)
+    messages: list[Any] = []
+    for turn in range(3):
+        messages.append({"role": "user", "content": f"Turn {turn}: look at billing."})
+        messages.append(client.chat.completions.create(model="gpt-5.5", messages=messages).choices[0].message)
+    messages.append({"role": "user", "content": "Now the export."})
+    with client.chat.completions.stream(model="gpt-5.5", messages=messages) as stream:
+        text = "".join(e.delta for e in stream if e.type == "content.delta")
+    assert text == "Compacted and done."
+    # Check: one overflow when the stream opened, relief, the same call streamed again and its answer recorded.
+    types = [e.type for e in session.events]
+    assert types.count("context.overflow") == 1 and len(bodies) == 2
+    assert any(t in ("context.compacted", "context.pruned") for t in types)
+    assert [e.payload.text for e in session.events if e.type == "message.assistant"][-1] == "Compacted and done."
+    assert bodies[1]["stream_options"] == {"include_usage": True}

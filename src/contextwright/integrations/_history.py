@@ -18,6 +18,8 @@ from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import HistoryRewritten
 from contextwright.runtime.session import Session
 
+_CONVERSATION = frozenset({"message.user", "message.assistant", "tool.result"})
+
 
 def record_new_history(
     session: Session,
@@ -30,7 +32,16 @@ def record_new_history(
     """Record the messages of ``history`` the session has not seen (``record`` gets them in one list), mirror them.
 
     Returns how many were new."""
-    mirrored = fold_seen_history(session.events)
+    events = session.events
+    mirrored = fold_seen_history(events)
+    if not mirrored and any(e.type in _CONVERSATION for e in events):
+        raise HistoryRewritten(
+            f"session {session.id!r} already holds messages this adapter did not record, so it cannot tell which of "
+            f"the caller's {what} are new; give the adapter a session of its own",
+            session_id=session.id,
+            recorded=0,
+            position=0,
+        )
     seen = [fingerprint(item) for item in history]
     if seen[: len(mirrored)] != mirrored:
         changed = next((i for i, (a, b) in enumerate(zip(seen, mirrored)) if a != b), min(len(seen), len(mirrored)))

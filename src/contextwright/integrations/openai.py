@@ -39,6 +39,7 @@ from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, text_of, with_reasoning  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
+from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream  # noqa: E402
 
 __all__ = ["wrap"]
 
@@ -123,8 +124,23 @@ class _Endpoint:
         raise AssertionError("unreachable")
 
     def stream(self, **kwargs: Any) -> Any:
-        """The SDK's ``stream`` with the engine's body: use it in ``with``; the final answer is recorded on exit."""
-        return _RecordingStream(self, kwargs)
+        """The SDK's ``stream`` on the engine's body: the SDK's stream inside ``with``, the final answer recorded after.
+
+        The session's own recording stream does the work (one overflow recovery when the
+        stream opens; a stream cut short records nothing), with this endpoint as its host.
+        """
+        extra = {key: value for key, value in kwargs.items() if key not in self.wire.engine_keys}
+        if self.wire.name == "openai_chat" and "stream_options" not in extra:
+            # A chat stream reports usage only when asked to; the log needs it.
+            extra["stream_options"] = {"include_usage": True}
+        history = self.wire.history(kwargs)
+
+        def open_stream(**body: Any) -> Any:
+            return self._inner.stream(**self._capped(body, kwargs, history))
+
+        host = _StreamHost(self, kwargs)
+        opened = AsyncRecordingStream if self._async else RecordingStream
+        return opened(host, open_stream, request=None, wire=self.wire.name, extra=extra)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -139,58 +155,36 @@ class _Endpoint:
         for key, value in caller.items():
             if key not in self.wire.engine_keys:
                 body[key] = value
+        return self._capped(body, caller, self.wire.history(caller))
+
+    def _capped(self, body: dict[str, Any], caller: Mapping[str, Any], history: list[Any]) -> dict[str, Any]:
+        """The output limit never above the engine's reserve; the caller's reasoning items put back."""
         for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
             if isinstance(caller.get(key), int):
                 body[self.wire.limit_key] = min(caller[key], body[self.wire.limit_key])
-        return self.wire.finish(body, self.wire.history(caller))
+        return self.wire.finish(body, history)
 
     def _record(self, response: Any) -> None:
         self.session.record(response)
         mirror(self.session, [self.wire.fingerprint(item) for item in self.wire.answer_items(response)])
 
 
-class _RecordingStream:
-    """Wraps the SDK's stream manager: the SDK's own stream object inside ``with``, the final answer recorded after."""
+class _StreamHost:
+    """What the session's recording stream needs, with the caller's history recorded first and the answer noted."""
 
-    def __init__(self, endpoint: _Endpoint, kwargs: dict[str, Any]) -> None:
+    def __init__(self, endpoint: _Endpoint, kwargs: Mapping[str, Any]) -> None:
         self.endpoint = endpoint
         self.kwargs = kwargs
-        self._manager: Any = None
-        self._stream: Any = None
 
-    def __enter__(self) -> Any:
-        built = self.endpoint._prepare(self.kwargs)
-        self._manager = self.endpoint._inner.stream(**self.endpoint._body(self.kwargs, built))
-        self._stream = self._manager.__enter__()
-        return self._stream
+    def next_request(self) -> BuiltRequest:
+        return self.endpoint._prepare(self.kwargs)
 
-    def __exit__(self, *exc: Any) -> Any:
-        if exc[0] is None:
-            self.endpoint._record(_final(self._stream))
-        return self._manager.__exit__(*exc)
+    def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
+        return seams.after_send_error(self.endpoint.session, exc, request, attempt)
 
-    async def __aenter__(self) -> Any:
-        built = await asyncio.to_thread(self.endpoint._prepare, self.kwargs)
-        self._manager = self.endpoint._inner.stream(**self.endpoint._body(self.kwargs, built))
-        self._stream = await self._manager.__aenter__()
-        return self._stream
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        if exc[0] is None:
-            final = await _afinal(self._stream)
-            await asyncio.to_thread(self.endpoint._record, final)
-        return await self._manager.__aexit__(*exc)
-
-
-def _final(stream: Any) -> Any:
-    # A stream that broke midway records nothing; the request stays built and the next call can retry.
-    return stream.get_final_completion() if hasattr(stream, "get_final_completion") else stream.get_final_response()
-
-
-async def _afinal(stream: Any) -> Any:
-    if hasattr(stream, "get_final_completion"):
-        return await stream.get_final_completion()
-    return await stream.get_final_response()
+    def record(self, response: Any) -> list[Any]:
+        self.endpoint._record(response)
+        return []
 
 
 # -- Chat Completions ---------------------------------------------------------------------
