@@ -393,3 +393,34 @@ def test_the_agent_profile_cache_ttl_reaches_the_wire():
     for body in wire.bodies:
         marked = [b["cache_control"] for b in body["system"] if "cache_control" in b]
         assert marked and marked[-1] == {"type": "ephemeral", "ttl": "1h"}
+
+
+def test_the_async_client_stream_is_recorded_when_read():
+    _, session, _ = open_session()
+    bodies: list[dict[str, Any]] = []
+
+    async def handler(request):
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(
+            200, content=_anthropic_sse("msg_a", STREAMED[1], "end_turn"), headers={"content-type": "text/event-stream"}
+        )
+
+    client = anthropic.AsyncAnthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+        middleware=[ContextwrightMiddleware(session)],
+    )
+
+    async def turn() -> str:
+        async with client.messages.stream(
+            model="claude-sonnet-4-6", max_tokens=1024, messages=[{"role": "user", "content": TASK}]
+        ) as s:
+            return "".join([text async for text in s.text_stream])
+
+    assert asyncio.run(turn()) == "All green now."
+    assert "Never push to main" in json.dumps(bodies[0]["system"])
+    [answer] = [e.payload for e in session.events if e.type == "message.assistant"]
+    [usage] = [e.payload.usage for e in session.events if e.type == "model.response"]
+    assert answer.text == "All green now." and usage.output_tokens == 25
