@@ -23,6 +23,7 @@ and a history rewritten under it (for example by a summarising middleware) is a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -72,7 +73,9 @@ class ContextwrightMiddleware(AgentMiddleware):
         self.model = model
         self.session_id = session_id
         self.prefix_ttl = prefix_ttl
-        self.tools = [_control_tool(spec.name, spec.description, spec.input_schema) for spec in CONTROL_TOOLS]
+        # The engine's control tools, answered in wrap_tool_call; none when the spec leaves them out.
+        wanted = agent is None or agent.control_tools
+        self.tools = [_control_tool(spec.name, spec.description, spec.input_schema) for spec in CONTROL_TOOLS] if wanted else []
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
@@ -95,8 +98,6 @@ class ContextwrightMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
         """Async :meth:`wrap_model_call`."""
-        import asyncio
-
         session, built = await asyncio.to_thread(self._prepare, request, handler)
         for attempt in range(2):
             try:
