@@ -148,6 +148,7 @@ def test_compress_reads_stdin_and_files(tmp_path):
 
 
 def test_replay_dumps_bodies_the_sdk_types_accept(tmp_path):
+    pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
     transcript = tmp_path / "chat.json"
     transcript.write_text(
         json.dumps(
@@ -237,6 +238,7 @@ def test_help_reads_well():
 
 
 def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(traces_dir, tmp_path):
+    pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
     files = sorted(p for p in traces_dir.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
     dump = tmp_path / "bodies"
     result = runner.invoke(

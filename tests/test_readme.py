@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -22,6 +24,7 @@ def test_readme_starts_with_the_two_commands():
 
 def test_python_examples_run(tmp_path, monkeypatch):
     """Every Python block runs; the SDK's HTTP goes to a scripted provider through a mock transport."""
+    pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
     import anthropic
     import httpx2
 
@@ -60,6 +63,7 @@ def test_python_examples_run(tmp_path, monkeypatch):
 
 def test_the_streaming_example_runs(tmp_path, monkeypatch, capsys):
     """The streaming loop, as written, against a scripted provider that answers in server-sent events."""
+    pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
     import anthropic
     import httpx2
 

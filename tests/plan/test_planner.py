@@ -59,6 +59,7 @@ def test_prefix_tokens_are_measured_per_class(prefix, estimator):
 
 
 def test_prefix_is_measured_exactly_where_a_tokenizer_exists(prefix):
+    pytest.importorskip("tiktoken", reason="exact token counts need the tiktoken extra")
     plan = planner(ExactEstimator()).plan(openai("gpt-5"), prefix).plan
     assert plan.measured_by.startswith("exact:")
     from contextwright.budget.tokenizers import exact_token_counter

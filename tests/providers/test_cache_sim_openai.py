@@ -133,6 +133,7 @@ class TestClassic:
         assert result.cost == (80 * price.input + 1920 * price.cache_read + 100 * price.output) / Decimal(10**6)
 
     def test_exact_tokens_with_a_real_tokenizer(self) -> None:
+        pytest.importorskip("tiktoken", reason="exact token counts need the tiktoken extra")
         count = exact_token_counter("o200k_base")
         body = chat(3)
         body["messages"][0]["content"] = "You are a careful assistant. " * 200
