@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-pytest.importorskip("agents")
+pytest.importorskip("agents", reason="needs the OpenAI Agents SDK (the agents extra)")
 
 from agents import Agent, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call

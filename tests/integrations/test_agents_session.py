@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("agents")
+pytest.importorskip("agents", reason="needs the OpenAI Agents SDK (the agents extra)")
 
 from agents import Agent, RunConfig, Runner, SessionSettings, SQLiteSession
 from agents.memory import Session as SessionProtocol

@@ -6,9 +6,12 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
+pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
+
 import anthropic
 import httpx2
-import pytest
 
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.integrations.anthropic import ContextwrightMiddleware

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("langchain.agents")
+pytest.importorskip("langchain.agents", reason="needs LangChain (the langchain extra)")
 
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel

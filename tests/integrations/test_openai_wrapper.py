@@ -6,9 +6,12 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
+pytest.importorskip("openai", reason="needs the openai SDK (the openai extra)")
+
 import httpx2
 import openai
-import pytest
 
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.integrations.errors import HistoryRewritten

@@ -7,10 +7,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("anthropic", reason="the adapter examples need the anthropic extra")
+pytest.importorskip("openai", reason="the adapter examples need the openai extra")
+pytest.importorskip("langchain.agents", reason="the adapter examples need the langchain extra")
+pytest.importorskip("agents", reason="the adapter examples need the agents extra")
+
 import anthropic
 import httpx2
 import openai
-import pytest
 
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.testing.provider import ScriptedProvider
@@ -56,8 +62,6 @@ def _text(text: str) -> dict[str, Any]:
 
 
 def test_adapter_examples_run(tmp_path, monkeypatch):
-    pytest.importorskip("langchain.agents")
-    pytest.importorskip("agents")
     import agents
     import langchain_anthropic
 
