@@ -329,3 +329,24 @@ def test_an_openai_plan_reaches_the_model_as_chat_messages(tmp_path):
     assert isinstance(second[0], SystemMessage) and "You fix billing bugs." in second[0].content
     [shown] = [m for m in second if isinstance(m, ToolMessage)]
     assert "<cw-data" in shown.content and len(shown.content) < len(pytest_output(0)) // 4
+
+
+def test_threads_get_their_own_sessions_and_an_evicted_one_resumes_from_the_log(tmp_path, monkeypatch):
+    import contextwright.integrations.langchain as adapter
+
+    monkeypatch.setattr(adapter, "_OPEN_SESSIONS", 1)
+    engine = open_engine(tmp_path)
+    cw = middleware(engine)
+    answers = [AIMessage(f"Answer {i}.") for i in range(3)]
+    model = ToolCallingFakeModel(messages=iter(answers))
+    model.seen = []
+    agent = create_agent(model, tools=[run_tests], middleware=[cw], checkpointer=InMemorySaver())
+    agent.invoke({"messages": [HumanMessage(TASK)]}, {"configurable": {"thread_id": "a"}})
+    agent.invoke({"messages": [HumanMessage("Another task.")]}, {"configurable": {"thread_id": "b"}})
+    # Check: thread a's session was evicted, reopens from the log and records only the new message.
+    agent.invoke({"messages": [HumanMessage("And a follow-up.")]}, {"configurable": {"thread_id": "a"}})
+    a = [e.type for e in engine.log.read("a")]
+    b = [e.type for e in engine.log.read("b")]
+    assert (a.count("message.user"), a.count("message.assistant")) == (2, 2)
+    assert (b.count("message.user"), b.count("message.assistant")) == (1, 1)
+    assert TASK in json.dumps([m.content for m in model.seen[2]])

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -53,6 +54,7 @@ __all__ = ["ContextwrightMiddleware"]
 
 _THINKING_TYPES = ("thinking", "redacted_thinking")
 _DEFAULT_SESSION = "langchain-default"
+_OPEN_SESSIONS = 256
 
 
 class ContextwrightMiddleware(AgentMiddleware):
@@ -76,7 +78,8 @@ class ContextwrightMiddleware(AgentMiddleware):
         # The engine's control tools, answered in wrap_tool_call; none when the spec leaves them out.
         wanted = agent is None or agent.control_tools
         self.tools = [_control_tool(spec.name, spec.description, spec.input_schema) for spec in CONTROL_TOOLS] if wanted else []
-        self._sessions: dict[str, Session] = {}
+        # Open sessions by id, least recently used first; an evicted one is reopened from the log.
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
     # -- hooks ---------------------------------------------------------------------------
@@ -129,6 +132,9 @@ class ContextwrightMiddleware(AgentMiddleware):
             if session is None:
                 spec = self.agent_spec or _spec_from_request(request)
                 session = self._sessions[key] = self.engine.session(key, agent=spec, model=self.model)
+                while len(self._sessions) > _OPEN_SESSIONS:
+                    self._sessions.popitem(last=False)
+            self._sessions.move_to_end(key)
             return session
 
     def _session_for(self, request: ModelRequest | None = None) -> Session:
@@ -178,9 +184,9 @@ class ContextwrightMiddleware(AgentMiddleware):
         call = request.tool_call
         if call.get("name") not in {spec.name for spec in CONTROL_TOOLS}:
             return None
-        # The session that recorded the call answered it; it was opened by the model call that made it.
+        # The session that recorded the call answered it: the thread's own first, then any other open one.
         with self._lock:
-            sessions = list(self._sessions.values())
+            sessions = list(reversed(self._sessions.values()))
         for event in (e for session in sessions for e in reversed(session.events)):
             if event.type == "tool.result" and event.payload.call_id == call.get("id"):
                 result = event.payload
