@@ -21,6 +21,7 @@ new. A caller history that changes what is already recorded raises
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -72,8 +73,6 @@ class ContextwrightMiddleware(Middleware):
 
     async def handle_async(self, request: Any, call_next: Any) -> Any:
         """Async client: as :meth:`handle`, with the log and the builder off the event loop."""
-        import asyncio
-
         if not _is_messages_create(request):
             return await call_next(request)
         built = await asyncio.to_thread(self._built_for, request)
@@ -153,8 +152,6 @@ class ContextwrightMiddleware(Middleware):
 
     async def _arecord_when_done(self, stream: Any) -> None:
         """Async :meth:`_record_when_done`."""
-        import asyncio
-
         from anthropic.lib.streaming._messages import accumulate_event
 
         events = stream._iterator
