@@ -27,7 +27,7 @@ import asyncio
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from contextwright._optional import require
@@ -35,24 +35,30 @@ from contextwright._optional import require
 require("langchain.agents", extra="langchain", feature="the LangChain integration")
 
 from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse  # noqa: E402
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import BaseTool, StructuredTool  # noqa: E402
 
-from contextwright.canonical import content_hash  # noqa: E402
-from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
 from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
+from contextwright.integrations._langchain_messages import (  # noqa: E402
+    assistant_message,
+    fingerprint,
+    from_chat_body,
+    openai_tool,
+    record_messages,
+    thinking_by_calls,
+    to_langchain,
+    usage_of,
+)
 from contextwright.integrations.errors import ConflictingCacheMiddleware  # noqa: E402
 from contextwright.models import ResolvedModel  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
-from contextwright.providers.usage import Usage  # noqa: E402
 from contextwright.runtime.engine import Engine  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
 from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec, Tool  # noqa: E402
 
 __all__ = ["ContextwrightMiddleware"]
 
-_THINKING_TYPES = ("thinking", "redacted_thinking")
 _DEFAULT_SESSION = "langchain-default"
 _OPEN_SESSIONS = 256
 
@@ -151,7 +157,7 @@ class ContextwrightMiddleware(AgentMiddleware):
         _refuse_other_cache_markers(request, handler)
         session = self._session_for(request)
         record_new_history(
-            session, list(request.messages), fingerprint=_fingerprint, record=_record_messages, what="graph messages"
+            session, list(request.messages), fingerprint=fingerprint, record=record_messages, what="graph messages"
         )
         return session, session.next_request()
 
@@ -159,25 +165,25 @@ class ContextwrightMiddleware(AgentMiddleware):
         messages = response.result if isinstance(response, ModelResponse) else [response]
         for message in messages:
             if isinstance(message, AIMessage):
-                session.record_assistant(_assistant(message))
-                usage = _usage(message)
+                session.record_assistant(assistant_message(message))
+                usage = usage_of(message)
                 if usage is not None:
                     seams.record_usage(session, usage, model=message.response_metadata.get("model_name"))
-                mirror(session, [_fingerprint(message)])
+                mirror(session, [fingerprint(message)])
 
     def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:
         if built.plan.model.provider != "anthropic":
-            return _from_chat_body(request, built.openai_chat())
+            return from_chat_body(request, built.openai_chat())
         anthropic_native = _is_chat_anthropic(request.model)
         body = built.anthropic(prefix_ttl=self.prefix_ttl)
-        thinking = _thinking_by_calls(request.messages)
-        messages = [m for message in body["messages"] for m in _to_langchain(message, anthropic_native, thinking)]
+        thinking = thinking_by_calls(request.messages)
+        messages = [m for message in body["messages"] for m in to_langchain(message, anthropic_native, thinking)]
         if anthropic_native:
             system = SystemMessage(content=[dict(block) for block in body["system"]])
             tools: list[Any] = [dict(tool) for tool in body.get("tools", ())]
         else:
             system = SystemMessage(content="\n\n".join(block["text"] for block in body["system"]))
-            tools = [_openai_tool(tool) for tool in body.get("tools", ())]
+            tools = [openai_tool(tool) for tool in body.get("tools", ())]
         return request.override(system_message=system, messages=messages, tools=tools)
 
     def _control_answer(self, request: Any) -> ToolMessage | None:
@@ -277,156 +283,6 @@ def _control_tool(name: str, description: str, schema: Mapping[str, Any]) -> Bas
     return StructuredTool.from_function(
         func=answered_by_the_engine, name=name, description=description, args_schema=json.loads(json.dumps(schema))
     )
-
-
-def _fingerprint(message: BaseMessage) -> str:
-    """A content hash of what a message says (its id is left out: reducers assign ids after the fact)."""
-    shape: dict[str, Any] = {"type": message.type, "content": message.content}
-    if isinstance(message, AIMessage):
-        shape["tool_calls"] = [[c.get("id"), c.get("name"), c.get("args")] for c in message.tool_calls]
-    if isinstance(message, ToolMessage):
-        shape["tool_call_id"] = message.tool_call_id
-    return content_hash(json.loads(json.dumps(shape, default=str)))
-
-
-def _record_messages(session: Session, messages: list[Any]) -> None:
-    for message in messages:
-        _record_message(session, message)
-
-
-def _record_message(session: Session, message: BaseMessage) -> None:
-    if isinstance(message, HumanMessage):
-        session.user(_text(message.content) or "(empty message)")
-    elif isinstance(message, AIMessage):
-        session.record_assistant(_assistant(message))
-    elif isinstance(message, ToolMessage):
-        if message.tool_call_id in {c.id for c in session.pending_tool_calls()}:
-            session.tool_result(message.tool_call_id, _text(message.content), is_error=message.status == "error")
-        # Otherwise the engine answered it already (a control tool, or a call to a revoked tool).
-    elif isinstance(message, SystemMessage):
-        session.user(_text(message.content), author="operator")
-
-
-def _assistant(message: AIMessage) -> AssistantMessage:
-    calls = tuple(ToolCall(id=c["id"] or "", name=c["name"], arguments=dict(c.get("args") or {})) for c in message.tool_calls)
-    return AssistantMessage(text=_text(message.content), tool_calls=calls, model=message.response_metadata.get("model_name"))
-
-
-def _usage(message: AIMessage) -> Usage | None:
-    meta = message.usage_metadata
-    if not meta:
-        return None
-    details: dict[str, Any] = dict(meta.get("input_token_details") or {})
-    read = int(details.get("cache_read") or 0)
-    write_1h = int(details.get("ephemeral_1h_input_tokens") or 0)
-    write_5m = int(details.get("ephemeral_5m_input_tokens") or 0)
-    if not (write_1h or write_5m):
-        write_5m = int(details.get("cache_creation") or 0)
-    # LangChain's input_tokens include cache reads and writes (as the OTel conventions say).
-    uncached = max(0, meta.get("input_tokens", 0) - read - write_5m - write_1h)
-    return Usage(
-        input_tokens=uncached,
-        cache_read_tokens=read,
-        cache_write_5m_tokens=write_5m,
-        cache_write_1h_tokens=write_1h,
-        output_tokens=meta.get("output_tokens", 0),
-    )
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content or ():
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, Mapping) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "\n".join(p for p in parts if p)
-
-
-def _thinking_by_calls(messages: Sequence[AnyMessage]) -> dict[tuple[str, ...], list[Any]]:
-    """Thinking blocks of the graph's AI messages, keyed by the tool call ids (or the text) they came with."""
-    found: dict[tuple[str, ...], list[Any]] = {}
-    for message in messages:
-        if isinstance(message, AIMessage) and isinstance(message.content, list):
-            blocks = [b for b in message.content if isinstance(b, Mapping) and b.get("type") in _THINKING_TYPES]
-            if blocks:
-                found[_answer_key([c["id"] for c in message.tool_calls], _text(message.content))] = blocks
-    return found
-
-
-def _answer_key(call_ids: Sequence[str | None], text: str) -> tuple[str, ...]:
-    return ("calls", *sorted(str(i) for i in call_ids)) if call_ids else ("text", text)
-
-
-def _to_langchain(message: Mapping[str, Any], anthropic_native: bool, thinking: Mapping[tuple[str, ...], list[Any]]) -> list[Any]:
-    """LangChain messages for one Anthropic-wire message of the engine's request."""
-    content = message["content"]
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
-    if message["role"] == "assistant":
-        calls = [
-            {"id": b["id"], "name": b["name"], "args": dict(b["input"]), "type": "tool_call"}
-            for b in blocks
-            if b["type"] == "tool_use"
-        ]
-        text_blocks = [b for b in blocks if b["type"] == "text"]
-        kept = list(thinking.get(_answer_key([str(c["id"]) for c in calls], _text(text_blocks)), ()))
-        if anthropic_native:
-            return [AIMessage(content=[*kept, *text_blocks], tool_calls=calls)]
-        return [AIMessage(content=[*kept, *text_blocks] if kept else _text(text_blocks), tool_calls=calls)]
-    if anthropic_native:
-        # ChatAnthropic passes tool_result and text blocks of a human message through, cache markers included.
-        return [HumanMessage(content=list[str | dict[Any, Any]](blocks))]
-    out: list[Any] = []
-    texts: list[str] = []
-    for block in blocks:
-        if block["type"] == "tool_result":
-            out.append(
-                ToolMessage(
-                    content=_text(block.get("content")) if not isinstance(block.get("content"), str) else block["content"],
-                    tool_call_id=block["tool_use_id"],
-                    status="error" if block.get("is_error") else "success",
-                )
-            )
-        elif block["type"] == "text":
-            texts.append(block["text"])
-    if texts:
-        out.append(HumanMessage(content="\n\n".join(texts)))
-    return out
-
-
-def _from_chat_body(request: ModelRequest, body: Mapping[str, Any]) -> ModelRequest:
-    """The request with the engine's Chat Completions body as LangChain messages (an OpenAI plan)."""
-    system: SystemMessage | None = None
-    messages: list[Any] = []
-    for message in body["messages"]:
-        role, text = message["role"], message.get("content") or ""
-        if role in ("system", "developer") and system is None and not messages:
-            system = SystemMessage(content=_text(text))
-        elif role == "assistant":
-            calls = [
-                {
-                    "id": c["id"],
-                    "name": c["function"]["name"],
-                    "args": json.loads(c["function"]["arguments"] or "{}"),
-                    "type": "tool_call",
-                }
-                for c in message.get("tool_calls") or ()
-            ]
-            messages.append(AIMessage(content=_text(text), tool_calls=calls))
-        elif role == "tool":
-            messages.append(ToolMessage(content=_text(text), tool_call_id=message["tool_call_id"]))
-        else:
-            messages.append(HumanMessage(content=_text(text)))
-    return request.override(system_message=system, messages=messages, tools=[dict(t) for t in body.get("tools", ())])
-
-
-def _openai_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": tool["name"], "description": tool.get("description", ""), "parameters": dict(tool["input_schema"])},
-    }
 
 
 def _is_chat_anthropic(model: Any) -> bool:
