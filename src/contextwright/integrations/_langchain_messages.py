@@ -28,6 +28,7 @@ def fingerprint(message: BaseMessage) -> str:
 
 
 def record_messages(session: Session, messages: list[Any]) -> None:
+    """Record new graph messages in order."""
     for message in messages:
         _record_message(session, message)
 
@@ -46,11 +47,13 @@ def _record_message(session: Session, message: BaseMessage) -> None:
 
 
 def assistant_message(message: AIMessage) -> AssistantMessage:
+    """The engine's assistant message for an ``AIMessage`` (text and tool calls)."""
     calls = tuple(ToolCall(id=c["id"] or "", name=c["name"], arguments=dict(c.get("args") or {})) for c in message.tool_calls)
     return AssistantMessage(text=_text(message.content), tool_calls=calls, model=message.response_metadata.get("model_name"))
 
 
 def usage_of(message: AIMessage) -> Usage | None:
+    """The usage of an ``AIMessage``, with cache reads and writes split out of its input count."""
     meta = message.usage_metadata
     if not meta:
         return None
@@ -161,6 +164,7 @@ def from_chat_body(request: ModelRequest, body: Mapping[str, Any]) -> ModelReque
 
 
 def openai_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """An Anthropic-wire tool as an OpenAI function tool (for chat models other than ChatAnthropic)."""
     return {
         "type": "function",
         "function": {"name": tool["name"], "description": tool.get("description", ""), "parameters": dict(tool["input_schema"])},

@@ -90,6 +90,7 @@ def _anchor(item: Any) -> tuple[str, str] | None:
 
 
 def text_of(content: Any) -> str:
+    """The text of a content value: a string, or the text of its parts."""
     if content is None:
         return ""
     if isinstance(content, str):
