@@ -283,3 +283,37 @@ def test_replay_runs_on_every_shared_transcript_and_dumps_sdk_ready_bodies(trace
     for body in sample:
         client.messages.create(**json.loads(body.read_text()))
     assert seen == [json.loads(b.read_text()) for b in sample]
+
+
+def test_inspect_shows_signed_reasoning_as_an_opaque_row(tmp_path):
+    anthropic = pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
+
+    from contextwright.clock import FixedClock
+    from contextwright.runtime.engine import Engine
+    from contextwright.testing.fakes import sample_agent, sample_model
+
+    db = tmp_path / "thinking.db"
+    engine = Engine.open(str(db), clock=FixedClock("2026-03-01T22:30:00Z"))
+    session = engine.session("think", agent=sample_agent(), model=sample_model())
+    session.user("Find the TODOs.")
+    session.next_request()
+    answer = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [
+            {"type": "thinking", "thinking": "private chain of thought", "signature": "sig" * 20},
+            {"type": "tool_use", "id": "toolu_1", "name": "search_code", "input": {"q": "TODO"}},
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+    session.record(anthropic.types.Message.model_validate(answer))
+    session.tool_result("toolu_1", "a.py:1: TODO")
+    built = session.next_request()
+    result = runner.invoke(app, ["inspect", str(db), "--session", "think", "--request", str(built.index)])
+    assert result.exit_code == 0, result.output
+    assert "matches the recorded hash" in result.output
+    assert "anthropic thinking" in result.output and "private chain of thought" not in result.output

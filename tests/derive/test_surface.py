@@ -104,3 +104,54 @@ def test_pruned_results_are_marked():
     )
     exchange = fold("s", events).entries[1]
     assert [r.pruned for r in exchange.results] == [True, False]
+
+
+def test_every_registered_event_type_is_in_the_payload_union_the_fold_matches():
+    # The fold matches EventPayload exhaustively (assert_never), so a type missing from
+    # the union would reach the fold unchecked; mypy then flags a union member with no rule.
+    import typing
+
+    from contextwright.events.catalog import EventPayload
+    from contextwright.events.registry import known_types, payload_class
+
+    registered = {payload_class(name) for name in known_types()}
+    assert registered == set(typing.get_args(EventPayload))
+
+
+def test_a_payload_outside_the_union_is_refused_by_the_fold():
+    import dataclasses
+
+    from contextwright.derive.surface import _Fold
+
+    @dataclasses.dataclass(frozen=True)
+    class Stray:
+        note: str
+
+    event = _log(UserMessage(text="go"))[0]
+    stray = dataclasses.replace(event, payload=Stray(note="x"))
+    with pytest.raises(AssertionError):
+        _Fold(session_id="s").apply(stray)
+
+
+def test_a_change_to_history_makes_only_the_reasoning_after_it_stale():
+    from contextwright.events import ReasoningBlock
+
+    def thinking(i):
+        return (ReasoningBlock(provider="anthropic", block={"type": "thinking", "thinking": f"t{i}", "signature": f"s{i}"}),)
+
+    events = _log(
+        UserMessage(text="go"),
+        AssistantMessage(tool_calls=(call(1),), reasoning=thinking(1)),
+        result(1),
+        AssistantMessage(tool_calls=(call(2),), reasoning=thinking(2)),
+        result(2),
+        AssistantMessage(tool_calls=(call(3),), reasoning=thinking(3)),
+        result(3),
+        Pruned(epoch=1, upto_seq=7, call_ids=("c2",)),
+        AssistantMessage(text="done", reasoning=thinking(4)),
+    )
+    surface = fold("s", events)
+    # Check: c2's result changed, so the answer after it (seq 6) is stale; the answers
+    # before (seq 2) and c2's own call (seq 4, its thinking precedes the result) are not,
+    # and neither is the answer produced after the change (seq 9).
+    assert surface.stale_reasoning == frozenset({6})

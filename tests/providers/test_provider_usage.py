@@ -334,3 +334,87 @@ class TestUsageValue:
     def test_negative_counts_are_refused(self) -> None:
         with pytest.raises(UsageError):
             Usage(input_tokens=-1)
+
+
+def test_reasoning_output_is_read_from_each_provider_shape():
+    from contextwright.providers.usage import (
+        parse_anthropic_usage,
+        parse_openai_chat_usage,
+        parse_openai_responses_usage,
+    )
+
+    chat = {"prompt_tokens": 100, "completion_tokens": 50, "completion_tokens_details": {"reasoning_tokens": 30}}
+    responses = {"input_tokens": 100, "output_tokens": 50, "output_tokens_details": {"reasoning_tokens": 40}}
+    anthropic_usage = {"input_tokens": 10, "output_tokens": 50, "output_tokens_details": {"thinking_tokens": 20}}
+    assert parse_openai_chat_usage(chat).reasoning_output_tokens == 30
+    assert parse_openai_responses_usage(responses).reasoning_output_tokens == 40
+    assert parse_anthropic_usage(anthropic_usage).reasoning_output_tokens == 20
+    assert parse_anthropic_usage({"input_tokens": 1, "output_tokens": 2}).reasoning_output_tokens == 0
+
+
+def test_reasoning_larger_than_the_output_is_refused():
+    from contextwright.errors import UsageError
+    from contextwright.providers.usage import parse_openai_chat_usage
+
+    with pytest.raises(UsageError, match="reasoning_output_tokens"):
+        parse_openai_chat_usage(
+            {"prompt_tokens": 1, "completion_tokens": 5, "completion_tokens_details": {"reasoning_tokens": 9}}
+        )
+
+
+def test_litellm_usage_keeps_the_anthropic_ttl_split():
+    # litellm 1.110 for an Anthropic model: prompt_tokens = input + read + writes, and the split
+    # by TTL sits in prompt_tokens_details.cache_creation_token_details.
+    from contextwright.providers.usage import parse_openai_chat_usage
+
+    usage = parse_openai_chat_usage(
+        {
+            "prompt_tokens": 6154,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {
+                "cached_tokens": 4096,
+                "cache_write_tokens": 2048,
+                "cache_creation_tokens": 2048,
+                "cache_creation_token_details": {"ephemeral_5m_input_tokens": 48, "ephemeral_1h_input_tokens": 2000},
+            },
+            "cache_creation_input_tokens": 2048,
+            "cache_read_input_tokens": 4096,
+        }
+    )
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_5m_tokens, usage.cache_write_1h_tokens) == (
+        10,
+        4096,
+        48,
+        2000,
+    )
+    with pytest.raises(MalformedProviderResponse, match="1-hour cache writes"):
+        parse_openai_chat_usage(
+            {
+                "prompt_tokens": 100,
+                "completion_tokens": 1,
+                "prompt_tokens_details": {
+                    "cache_write_tokens": 10,
+                    "cache_creation_token_details": {"ephemeral_1h_input_tokens": 20},
+                },
+            }
+        )
+
+
+def test_litellm_usage_falls_back_on_the_anthropic_names_for_reads_and_writes():
+    from contextwright.providers.usage import parse_openai_chat_usage
+
+    usage = parse_openai_chat_usage(
+        {
+            "prompt_tokens": 6154,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cache_creation_token_details": {"ephemeral_1h_input_tokens": 2000}},
+            "cache_creation_input_tokens": 2048,
+            "cache_read_input_tokens": 4096,
+        }
+    )
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_5m_tokens, usage.cache_write_1h_tokens) == (
+        10,
+        4096,
+        48,
+        2000,
+    )

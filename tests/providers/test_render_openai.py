@@ -221,8 +221,11 @@ class TestResponses:
         assert body["tools"][0]["name"] == "read_file" and body["tools"][0]["strict"] is False
         assert body["max_output_tokens"] == 4096
         assert body["prompt_cache_key"] == "cw:sess-42:1"
-        assert body["prompt_cache_retention"] == "24h"
+        # Check the deprecated retention field is gone (openai 3.57: use prompt_cache_options.ttl),
+        # and that a stateless request of a reasoning model asks for its encrypted reasoning back.
+        assert "prompt_cache_retention" not in body and "prompt_cache_options" not in body
         assert body["store"] is False
+        assert body["include"] == ["reasoning.encrypted_content"]
 
     def test_golden(self) -> None:
         assert_golden("openai_responses_multi_turn", openai_responses.render(openai_request(), GPT5))
@@ -286,3 +289,12 @@ def test_capabilities_are_a_frozen_record() -> None:
     caps: ProviderCapabilities = GPT5
     with pytest.raises(AttributeError):
         caps.max_breakpoints = 4  # type: ignore[misc]
+
+
+def test_only_reasoning_models_ask_for_encrypted_reasoning_and_only_newer_ones_get_cache_options() -> None:
+    body = openai_responses.render(openai_request(), GPT4O)
+    assert "include" not in body and "prompt_cache_options" not in body and "prompt_cache_retention" not in body
+    newer = capabilities_for(models.openai("gpt-5.6", context_window=400_000))
+    body = openai_responses.render(openai_request(), newer)
+    assert body["include"] == ["reasoning.encrypted_content"] and body["prompt_cache_options"] == {"ttl": "12h"}
+    assert openai_responses.render(openai_request(), replace(newer, cache_ttl="30m"))["prompt_cache_options"] == {"ttl": "30m"}

@@ -28,6 +28,7 @@ from contextwright.assembly.request import (
     Message,
     NeutralRequest,
     Part,
+    ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -45,7 +46,7 @@ from contextwright.derive.surface import (
 )
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
-from contextwright.events.catalog import Evidence
+from contextwright.events.catalog import AssistantMessage, Evidence
 from contextwright.plan.plan import ContextPlan
 
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -155,7 +156,7 @@ class _Assembler:
                     self._exchange(entry)
                 case AssistantReply():
                     if entry.message.text:
-                        self._add("assistant", [self._assistant_text(entry.message.text, entry.ref, entry.seq)])
+                        self._add("assistant", self._assistant_parts(entry.message, entry.ref, entry.seq))
                 case DecisionEntry():
                     self._decision(entry)
                 case ArtifactEntry():
@@ -168,6 +169,29 @@ class _Assembler:
     def _add(self, role: str, parts: list[Part]) -> None:
         if parts:
             self.messages.append(Message(role=role, parts=tuple(parts)))  # type: ignore[arg-type]  # callers pass 'user' or 'assistant'
+
+    def _assistant_parts(self, message: AssistantMessage, ref: str, seq: int) -> list[Part]:
+        """The answer's text and tool calls, with its signed reasoning put back where it stood, untouched."""
+        layer = self.layer(seq)
+        others: list[Part] = []
+        if message.text:
+            others.append(self._assistant_text(message.text, ref, seq))
+        for call in message.tool_calls:
+            others.append(ToolCallPart(id=call.id, name=call.name, arguments=to_plain(call.arguments), ref=ref, layer=layer))
+        if not message.reasoning:
+            return others
+        parts: list[Part] = []
+        pending = list(message.reasoning)
+        stale = seq in self.surface.stale_reasoning
+        for index in range(len(others) + 1):
+            while pending and pending[0].position <= index:
+                block = pending.pop(0)
+                parts.append(
+                    ReasoningPart(provider=block.provider, block=to_plain(block.block), ref=ref, layer=layer, stale=stale)
+                )
+            if index < len(others):
+                parts.append(others[index])
+        return parts
 
     def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
         return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
@@ -264,13 +288,7 @@ class _Assembler:
         return TextPart(text=text, trust=evidence.trust, source=evidence.source, ref=ref, budget_class="recall", layer=layer)
 
     def _exchange(self, entry: Exchange) -> None:
-        layer = self.layer(entry.seq)
-        parts: list[Part] = []
-        if entry.message.text:
-            parts.append(self._assistant_text(entry.message.text, entry.ref, entry.seq))
-        for call in entry.calls:
-            parts.append(ToolCallPart(id=call.id, name=call.name, arguments=to_plain(call.arguments), ref=entry.ref, layer=layer))
-        self._add("assistant", parts)
+        self._add("assistant", self._assistant_parts(entry.message, entry.ref, entry.seq))
         by_id = {r.result.call_id: r for r in entry.results}
         results: list[Part] = []
         for call in entry.calls:
@@ -465,6 +483,10 @@ def _account(messages: tuple[Message, ...], estimate: Estimate) -> tuple[dict[st
             if isinstance(part, ToolCallPart):
                 tokens = estimate(canonical_json({"name": part.name, "arguments": part.arguments}))
                 cls, layer = "history", part.layer
+            elif isinstance(part, ReasoningPart):
+                # Signatures and encrypted reasoning are paid for as sent, so they are sized as sent.
+                tokens = estimate(canonical_json(part.block))
+                cls, layer = part.budget_class, part.layer
             else:
                 tokens = estimate(part.text)
                 cls, layer = part.budget_class, part.layer

@@ -58,7 +58,23 @@ class ToolResultPart:
     budget_class: str = "tool_results"
 
 
-Part = TextPart | ToolCallPart | ToolResultPart
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReasoningPart:
+    """A provider's signed reasoning from an answer, verbatim: sent back only on that provider's wire, never edited."""
+
+    kind: Literal["reasoning"] = "reasoning"
+    provider: str
+    """Whose reasoning it is (``anthropic`` or ``openai``); other wires leave it out."""
+    block: dict[str, Any]
+    """The block as the provider returned it (thinking, redacted_thinking or a reasoning item)."""
+    ref: str
+    layer: str = "stage_local"
+    budget_class: str = "reasoning"
+    stale: bool = False
+    """The history before it changed after it was produced: models that check its prefix would reject it."""
+
+
+Part = TextPart | ToolCallPart | ToolResultPart | ReasoningPart
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -7,7 +7,7 @@ import json
 import typer
 from rich.table import Column, Table
 
-from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
+from contextwright.assembly.request import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors, shorten
 from contextwright.cli.store import STORE_HELP, open_existing
 from contextwright.runtime.engine import Engine
@@ -60,6 +60,11 @@ def inspect(
                 elif isinstance(part, TextPart):
                     label = "text (tail)" if part.volatile else "text"
                     table.add_row(str(index), message.role, label, part.budget_class, part.trust, shorten(part.text, 90))
+                elif isinstance(part, ReasoningPart):
+                    # Opaque and signed: show what it is and its size, never its text.
+                    kind = str(part.block.get("type", "reasoning"))
+                    note = f"{part.provider} {kind}, {len(json.dumps(part.block)):,} chars" + (" (stale)" if part.stale else "")
+                    table.add_row(str(index), message.role, "reasoning", part.budget_class, "", note)
         console.print(table)
 
 

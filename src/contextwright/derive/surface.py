@@ -11,26 +11,58 @@ as pointers). Rules:
 * A frame (the turn's volatile context) belongs to the user message it names.
 * A compaction replaces every entry up to its ``upto_seq`` by one summary, except
   pinned entries (steering notes), which stay verbatim.
+* Signed reasoning (thinking) is only valid after the exact history it was produced
+  on: any change to earlier history (compaction, pruning, a stage folded into its
+  decision, an artifact update, a new epoch) makes the reasoning of the answers
+  already after it stale (``Surface.stale_reasoning``); renderers of models that
+  check it leave it out
+  (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import assert_never
 
 from contextwright.canonical import canonical_json, sha256_tagged
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.events.catalog import (
     ArtifactDeclared,
     ArtifactPointer,
+    ArtifactStep,
+    ArtifactStored,
     AssistantMessage,
+    ChildFinished,
+    ChildStarted,
     Compacted,
+    ContextOverflow,
+    DecisionGraduated,
     DecisionPoint,
+    EpochRotated,
+    EventPayload,
     FrameRecorded,
+    FrameworkHistorySeen,
+    FrameworkItemPopped,
+    FrameworkItemsAdded,
+    FrameworkItemsCleared,
+    LayerTruncated,
+    MemoryCandidates,
+    MemoryCorrected,
+    MemoryErased,
+    MemoryWritten,
+    ModelResponse,
+    PlanCreated,
+    Pruned,
+    RequestBuilt,
+    StageClosed,
     StageOpened,
     ToolCall,
+    ToolRestored,
     ToolResult,
+    ToolRevoked,
     UserMessage,
+    WorkingStateUpdated,
 )
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
@@ -173,6 +205,8 @@ class Surface:
     open_stage: StageOpened | None = None
     dedupe_hits: int = 0
     """Entries shown once or not at all because they repeat or were superseded."""
+    stale_reasoning: frozenset[int] = frozenset()
+    """Seqs of answers whose signed reasoning predates a change to the history before them."""
 
     @property
     def open_exchange(self) -> Exchange | None:
@@ -192,136 +226,212 @@ class Surface:
 
 def fold(session_id: str, events: Iterable[Event]) -> Surface:
     """Fold events (in seq order) into a :class:`Surface`."""
-    entries: list[Entry] = []
-    deferred: list[Entry] = []
-    open_index: int | None = None
-    calls_by_id: dict[str, int] = {}
-    pruned: set[str] = set()
-    upto = 0
-    seed = 0
-    requests = 0
-    depth = 0
-    seen_task = False
-    stage: StageOpened | None = None
-    replaced_versions = 0
-
-    def add(entry: Entry) -> None:
-        if open_index is not None:
-            deferred.append(entry)
-        else:
-            entries.append(entry)
-
+    state = _Fold(session_id=session_id)
     for event in events:
         if event.session_id != session_id:
             raise SurfaceError(f"event {event.ref} belongs to another session than {session_id!r}")
-        upto = event.seq
-        payload = event.payload
-        match event.type:
-            case "message.user":
-                first = not seen_task and not payload.steering and payload.author == "user"
-                seen_task = seen_task or first
-                add(UserTurn(seq=event.seq, ref=event.ref, message=payload, task=first, stage=stage.stage_id if stage else None))
-                if not payload.steering:
-                    seed = event.seq
-            case "message.assistant":
-                if open_index is not None:
-                    missing = entries[open_index].missing  # type: ignore[union-attr]  # the open index is an Exchange
-                    raise OrphanedToolPair(
-                        f"{event.ref}: the model spoke again while tool calls {', '.join(missing)} have no result",
-                        session_id=session_id,
-                        call_ids=missing,
-                    )
-                stage_id = stage.stage_id if stage else None
-                if payload.tool_calls:
-                    entries.append(Exchange(seq=event.seq, ref=event.ref, message=payload, stage=stage_id))
-                    open_index = len(entries) - 1
-                    for call in payload.tool_calls:
-                        calls_by_id[call.id] = open_index
-                else:
-                    entries.append(AssistantReply(seq=event.seq, ref=event.ref, message=payload, stage=stage_id))
-            case "tool.result":
-                index = calls_by_id.get(payload.call_id)
-                exchange = entries[index] if index is not None and index < len(entries) else None
-                if index is None or not isinstance(exchange, Exchange) or payload.call_id not in exchange.missing:
-                    raise OrphanedToolPair(
-                        f"{event.ref}: tool result for call {payload.call_id!r}, which no open tool call matches",
-                        session_id=session_id,
-                        call_ids=(payload.call_id,),
-                    )
-                answer = ResultEntry(seq=event.seq, ref=event.ref, result=payload)
-                exchange = replace(exchange, results=exchange.results + (answer,))
-                entries[index] = exchange
-                if exchange.complete and index == open_index:
-                    open_index = None
-                    entries.extend(deferred)
-                    deferred.clear()
-            case "context.frame.recorded":
-                placed = False
-                for i, entry in enumerate(entries + deferred):
-                    if isinstance(entry, UserTurn) and entry.seq == payload.turn_seq:
-                        framed = replace(entry, frame=payload, frame_ref=event.ref)
-                        if i < len(entries):
-                            entries[i] = framed
-                        else:
-                            deferred[i - len(entries)] = framed
-                        placed = True
-                        break
-                if not placed:
-                    raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
-            case "context.compacted":
-                entries = _compact(entries, event, payload, seed=seed)
-                depth = payload.depth
-            case "context.pruned":
-                pruned.update(payload.call_ids)
-            case "context.request.built":
-                requests += 1
-            case "stage.opened":
-                stage = payload
-            case "stage.closed":
-                stage = None
-            case "decision.point":
-                entries = _replace_stage(entries, event, payload, seed=seed)
-            case "decision.graduated":
-                gone = set(payload.stage_ids)
-                entries = [e for e in entries if not (isinstance(e, DecisionEntry) and e.decision.stage_id in gone)]
-            case "artifact.declared":
-                before = len(entries)
-                entries = [
-                    e for e in entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
-                ]
-                replaced_versions += before - len(entries)
-                add(
-                    ArtifactEntry(
-                        seq=event.seq,
-                        ref=event.ref,
-                        declared=payload,
-                        current_step=payload.current_step,
-                        stage=stage.stage_id if stage else None,
-                    )
-                )
-            case "artifact.step":
-                entries = [
+        state.apply(event)
+    return state.surface()
+
+
+@dataclass(kw_only=True, slots=True)
+class _Fold:
+    """The running state of one fold: one handler per event type, chosen by an exhaustive match."""
+
+    session_id: str
+    entries: list[Entry] = field(default_factory=list)
+    deferred: list[Entry] = field(default_factory=list)
+    """Entries logged while an exchange waits for results; they follow it once it completes."""
+    open_index: int | None = None
+    calls_by_id: dict[str, int] = field(default_factory=dict)
+    pruned: set[str] = field(default_factory=set)
+    upto: int = 0
+    seed: int = 0
+    requests: int = 0
+    depth: int = 0
+    seen_task: bool = False
+    stage: StageOpened | None = None
+    replaced_versions: int = 0
+    stale_reasoning: set[int] = field(default_factory=set)
+    has_reasoning: bool = False
+    """Some answer so far carried signed reasoning (until then, changes need no staleness check)."""
+
+    def apply(self, event: Event) -> None:
+        """Fold one event; event types that do not change the visible history only move ``upto``."""
+        self.upto = event.seq
+        payload: EventPayload = event.payload
+        match payload:
+            case UserMessage():
+                self._user(event, payload)
+            case AssistantMessage():
+                self._assistant(event, payload)
+            case ToolResult():
+                self._tool_result(event, payload)
+            case FrameRecorded():
+                self._frame(event, payload)
+            case Compacted():
+                self.entries = _compact(self.entries, event, payload, seed=self.seed)
+                self.depth = payload.depth
+                self._changed_where(lambda e: e.ref == event.ref)
+            case Pruned():
+                self.pruned.update(payload.call_ids)
+                gone = set(payload.call_ids)
+                # The results changed, not the call: that exchange's own thinking precedes them.
+                self._changed_where(lambda e: isinstance(e, Exchange) and any(c.id in gone for c in e.calls), after=True)
+            case RequestBuilt():
+                self.requests += 1
+            case StageOpened():
+                self.stage = payload
+            case StageClosed():
+                self.stage = None
+            case DecisionPoint():
+                self.entries = _replace_stage(self.entries, event, payload, seed=self.seed)
+                self._changed_where(lambda e: e.ref == event.ref)
+            case DecisionGraduated():
+                graduated = set(payload.stage_ids)
+
+                def leaves(e: Entry) -> bool:
+                    return isinstance(e, DecisionEntry) and e.decision.stage_id in graduated
+
+                self._changed_where(leaves)
+                self.entries = [e for e in self.entries if not leaves(e)]
+            case ArtifactDeclared():
+                self._artifact_declared(event, payload)
+            case ArtifactStep():
+                self._changed_where(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
+                self.entries = [
                     replace(e, current_step=payload.current_step)
                     if isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id
                     else e
-                    for e in entries
+                    for e in self.entries
                 ]
+            case EpochRotated():
+                self._changed_where(lambda e: True)  # a new prefix (system, tools) precedes everything
+            case (
+                PlanCreated()
+                | WorkingStateUpdated()
+                | ModelResponse()
+                | MemoryWritten()
+                | MemoryCorrected()
+                | MemoryErased()
+                | ArtifactStored()
+                | ToolRevoked()
+                | ToolRestored()
+                | MemoryCandidates()
+                | LayerTruncated()
+                | ContextOverflow()
+                | ChildStarted()
+                | ChildFinished()
+                | FrameworkItemsAdded()
+                | FrameworkItemPopped()
+                | FrameworkItemsCleared()
+                | FrameworkHistorySeen()
+            ):
+                pass  # plans, telemetry, memory, policy and a framework's own records are read elsewhere
             case _:
-                pass
+                assert_never(payload)
 
-    entries.extend(deferred)
-    ordered, repeats = _mark_repeats([_with_pruned(entry, pruned) for entry in entries])
-    return Surface(
-        session_id=session_id,
-        entries=tuple(ordered),
-        upto_seq=upto,
-        seed_seq=seed,
-        requests_built=requests,
-        summary_depth=depth,
-        pruned_calls=frozenset(pruned),
-        open_stage=stage,
-        dedupe_hits=repeats + replaced_versions,
-    )
+    def _changed_where(self, matches: Callable[[Entry], bool], *, after: bool = False) -> None:
+        """History changed at the first entry that ``matches`` (or just ``after`` it): the reasoning of answers from there is stale."""
+        if not self.has_reasoning:
+            return  # nothing to invalidate; skip the scan
+        index = next((i for i, entry in enumerate(self.entries) if matches(entry)), None)
+        if index is None:
+            return
+        for entry in self.entries[index + 1 if after else index :]:
+            if isinstance(entry, Exchange | AssistantReply) and entry.message.reasoning:
+                self.stale_reasoning.add(entry.seq)
+
+    @property
+    def stage_id(self) -> str | None:
+        return self.stage.stage_id if self.stage else None
+
+    def _add(self, entry: Entry) -> None:
+        if self.open_index is not None:
+            self.deferred.append(entry)
+        else:
+            self.entries.append(entry)
+
+    def _user(self, event: Event, payload: UserMessage) -> None:
+        first = not self.seen_task and not payload.steering and payload.author == "user"
+        self.seen_task = self.seen_task or first
+        self._add(UserTurn(seq=event.seq, ref=event.ref, message=payload, task=first, stage=self.stage_id))
+        if not payload.steering:
+            self.seed = event.seq
+
+    def _assistant(self, event: Event, payload: AssistantMessage) -> None:
+        if self.open_index is not None:
+            open_exchange = self.entries[self.open_index]
+            missing = open_exchange.missing if isinstance(open_exchange, Exchange) else ()
+            raise OrphanedToolPair(
+                f"{event.ref}: the model spoke again while tool calls {', '.join(missing)} have no result",
+                session_id=self.session_id,
+                call_ids=missing,
+            )
+        self.has_reasoning = self.has_reasoning or bool(payload.reasoning)
+        if not payload.tool_calls:
+            self.entries.append(AssistantReply(seq=event.seq, ref=event.ref, message=payload, stage=self.stage_id))
+            return
+        self.entries.append(Exchange(seq=event.seq, ref=event.ref, message=payload, stage=self.stage_id))
+        self.open_index = len(self.entries) - 1
+        for call in payload.tool_calls:
+            self.calls_by_id[call.id] = self.open_index
+
+    def _tool_result(self, event: Event, payload: ToolResult) -> None:
+        index = self.calls_by_id.get(payload.call_id)
+        exchange = self.entries[index] if index is not None and index < len(self.entries) else None
+        if index is None or not isinstance(exchange, Exchange) or payload.call_id not in exchange.missing:
+            raise OrphanedToolPair(
+                f"{event.ref}: tool result for call {payload.call_id!r}, which no open tool call matches",
+                session_id=self.session_id,
+                call_ids=(payload.call_id,),
+            )
+        entry = ResultEntry(seq=event.seq, ref=event.ref, result=payload)
+        exchange = replace(exchange, results=exchange.results + (entry,))
+        self.entries[index] = exchange
+        if exchange.complete and index == self.open_index:
+            self.open_index = None
+            self.entries.extend(self.deferred)
+            self.deferred.clear()
+
+    def _frame(self, event: Event, payload: FrameRecorded) -> None:
+        for i, entry in enumerate(self.entries + self.deferred):
+            if isinstance(entry, UserTurn) and entry.seq == payload.turn_seq:
+                framed = replace(entry, frame=payload, frame_ref=event.ref)
+                if i < len(self.entries):
+                    self.entries[i] = framed
+                else:
+                    self.deferred[i - len(self.entries)] = framed
+                return
+        raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
+
+    def _artifact_declared(self, event: Event, payload: ArtifactDeclared) -> None:
+        self._changed_where(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
+        before = len(self.entries)
+        self.entries = [
+            e for e in self.entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
+        ]
+        self.replaced_versions += before - len(self.entries)
+        self._add(
+            ArtifactEntry(seq=event.seq, ref=event.ref, declared=payload, current_step=payload.current_step, stage=self.stage_id)
+        )
+
+    def surface(self) -> Surface:
+        """The surface at the last folded event (deferred entries go last, then repeats are marked)."""
+        entries = self.entries + self.deferred
+        ordered, repeats = _mark_repeats([_with_pruned(entry, self.pruned) for entry in entries])
+        return Surface(
+            session_id=self.session_id,
+            entries=tuple(ordered),
+            upto_seq=self.upto,
+            seed_seq=self.seed,
+            requests_built=self.requests,
+            summary_depth=self.depth,
+            pruned_calls=frozenset(self.pruned),
+            open_stage=self.stage,
+            dedupe_hits=repeats + self.replaced_versions,
+            stale_reasoning=frozenset(self.stale_reasoning),
+        )
 
 
 def _compact(entries: list[Entry], event: Event, payload: Compacted, *, seed: int) -> list[Entry]:

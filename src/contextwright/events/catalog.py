@@ -42,6 +42,41 @@ class ArtifactPointer:
     kind: str = "text"
 
 
+ReasoningProvider = Literal["anthropic", "openai"]
+"""Whose signed reasoning a :class:`ReasoningBlock` holds; only that provider's wire sends it back."""
+
+_REASONING_TYPES: dict[str, frozenset[str]] = {
+    # https://platform.claude.com/docs/en/build-with-claude/extended-thinking (thinking, redacted_thinking)
+    "anthropic": frozenset({"thinking", "redacted_thinking"}),
+    # https://developers.openai.com/api/docs/guides/reasoning (reasoning items, encrypted_content)
+    "openai": frozenset({"reasoning"}),
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReasoningBlock:
+    """A provider's signed reasoning from an answer, kept verbatim: never read, edited or summarised."""
+
+    provider: ReasoningProvider
+    block: dict[str, Any]
+    """The block exactly as the provider returned it (Anthropic ``thinking`` / ``redacted_thinking``, OpenAI ``reasoning``)."""
+    position: int = 0
+    """How many of the message's other parts (its text, then its tool calls, in that order) came before it."""
+
+    def __post_init__(self) -> None:
+        kind = self.block.get("type")
+        if kind not in _REASONING_TYPES[self.provider]:
+            allowed = ", ".join(sorted(_REASONING_TYPES[self.provider]))
+            raise ValueError(f"{self.provider} reasoning must be a block of type {allowed}, not {kind!r}")
+        if self.position < 0:
+            raise ValueError("a reasoning block position cannot be negative")
+
+    @property
+    def kind(self) -> str:
+        """The block's wire type (``thinking``, ``redacted_thinking`` or ``reasoning``)."""
+        return str(self.block["type"])
+
+
 @event_type("message.user")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class UserMessage:
@@ -56,17 +91,25 @@ class UserMessage:
 @event_type("message.assistant")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AssistantMessage:
-    """What the model answered: text and tool calls, in that order."""
+    """What the model answered: text and tool calls, in that order, with any signed reasoning where it stood."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     model: str | None = None
     stop_reason: str | None = None
+    reasoning: tuple[ReasoningBlock, ...] = ()
+    """Thinking or reasoning blocks, verbatim; they travel with this message and only to their provider."""
 
     def __post_init__(self) -> None:
         ids = [call.id for call in self.tool_calls]
         if len(ids) != len(set(ids)):
             raise ValueError("tool call ids must be unique within one message")
+        parts = (1 if self.text else 0) + len(self.tool_calls)
+        if any(block.position > parts for block in self.reasoning):
+            raise ValueError(f"a reasoning block position is past the message's {parts} other parts")
+        positions = [block.position for block in self.reasoning]
+        if positions != sorted(positions):
+            raise ValueError("reasoning blocks must be listed in the order they were produced")
 
 
 @event_type("tool.result")
@@ -164,6 +207,8 @@ class UsageRecord:
     cache_read_tokens: int = 0
     cache_write_5m_tokens: int = 0
     cache_write_1h_tokens: int = 0
+    reasoning_output_tokens: int = 0
+    """The part of ``output_tokens`` spent on reasoning or thinking, where the provider reports it."""
 
 
 @event_type("model.response")
@@ -437,3 +482,40 @@ class FrameworkHistorySeen:
     The next call's history must start with them; what follows is new."""
 
     fingerprints: tuple[str, ...]
+
+
+EventPayload = (
+    UserMessage
+    | AssistantMessage
+    | ToolResult
+    | PlanCreated
+    | EpochRotated
+    | RequestBuilt
+    | Compacted
+    | WorkingStateUpdated
+    | ModelResponse
+    | MemoryWritten
+    | MemoryCorrected
+    | MemoryErased
+    | ArtifactStored
+    | ToolRevoked
+    | ToolRestored
+    | FrameRecorded
+    | Pruned
+    | MemoryCandidates
+    | LayerTruncated
+    | ContextOverflow
+    | StageOpened
+    | StageClosed
+    | DecisionPoint
+    | DecisionGraduated
+    | ArtifactDeclared
+    | ArtifactStep
+    | ChildStarted
+    | ChildFinished
+    | FrameworkItemsAdded
+    | FrameworkItemPopped
+    | FrameworkItemsCleared
+    | FrameworkHistorySeen
+)
+"""Every event payload type, so folds can match them exhaustively (a test checks it against the registry)."""

@@ -9,7 +9,8 @@ from typing import Any
 from contextwright.assembly.request import (
     Message,
     NeutralRequest,
-    TextPart,
+    Part,
+    ReasoningPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -64,9 +65,15 @@ def check_part_role(
     request: NeutralRequest,
     index: int,
     message: Message,
-    part: TextPart | ToolCallPart | ToolResultPart,
+    part: Part,
 ) -> None:
-    """Tool calls come from the assistant and results go back as the user; nothing else maps."""
+    """Tool calls and reasoning come from the assistant and results go back as the user; nothing else maps."""
+    if isinstance(part, ReasoningPart) and message.role != "assistant":
+        raise RenderError(
+            f"message {index}: {part.provider} reasoning in a {message.role} message; only the assistant reasons",
+            session_id=request.session_id,
+            message_index=index,
+        )
     if isinstance(part, ToolCallPart) and message.role != "assistant":
         raise RenderError(
             f"message {index}: tool call {part.id!r} in a {message.role} message; only the assistant calls tools",
@@ -108,15 +115,20 @@ def joined_system(request: NeutralRequest) -> str:
 
 
 def cache_options(request: NeutralRequest, caps: ProviderCapabilities) -> dict[str, Any]:
-    """The cache routing fields shared by Chat Completions and Responses."""
-    out: dict[str, Any] = {}
-    # One key per (session, epoch): requests that share a prefix land on the same
-    # cache machines (https://developers.openai.com/api/docs/guides/prompt-caching).
-    if caps.supports_cache_key and request.cache_key:
-        out["prompt_cache_key"] = request.cache_key
+    """The Chat Completions cache fields: routing key and, where accepted, the retention policy."""
+    out = cache_key_option(request, caps)
     # Only the models listed in the same guide accept a retention policy; the field
     # is marked deprecated in favour of prompt_cache_options.ttl (gpt-5.6+), which the
-    # SDK documents as independent of it, so it is still worth sending.
+    # SDK documents as independent of it, so it is still worth sending here.
     if caps.supports_cache_retention:
         out["prompt_cache_retention"] = caps.cache_retention
     return out
+
+
+def cache_key_option(request: NeutralRequest, caps: ProviderCapabilities) -> dict[str, Any]:
+    """``prompt_cache_key``: one key per (session, epoch), where the model takes one."""
+    # Requests that share a prefix land on the same cache machines
+    # (https://developers.openai.com/api/docs/guides/prompt-caching).
+    if caps.supports_cache_key and request.cache_key:
+        return {"prompt_cache_key": request.cache_key}
+    return {}

@@ -9,7 +9,22 @@
   ``tool_result`` blocks that open their user message, followed by that message's
   text; consecutive messages of one role are merged, so roles alternate and the
   conversation starts with the user;
-* empty and whitespace-only text parts are dropped (the API refuses them).
+* empty and whitespace-only text parts are dropped (the API refuses them);
+* ``thinking`` and ``redacted_thinking`` blocks of earlier answers go back verbatim,
+  in the place they had in their answer, in every later request: the assistant
+  turn that ended in ``tool_use`` must carry them, complete and unmodified, when its
+  results are sent, and the API itself drops the ones a model does not keep
+  (https://platform.claude.com/docs/en/build-with-claude/extended-thinking,
+  "Preserving thinking blocks"; https://platform.claude.com/docs/build-with-claude/thinking-tool-workflows:
+  echo the assistant message as received, ``redacted_thinking`` included). Leaving
+  one out between others, or moving one, fails the prefix check of models with
+  preserved thinking (https://platform.claude.com/docs/build-with-claude/preserved-thinking).
+  Reasoning from another provider is not sent. On models that check that prefix
+  (``caps.thinking_prefix_check``), thinking made stale by a change to earlier history
+  (compaction, pruning) is left out instead: the docs' remedy for client-side
+  summaries is to "remove thinking in the kept turns"; a change only voids the thinking
+  already after it, and thinking produced later stays valid
+  (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks).
 
 Cache breakpoints (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
 Positions count blocks in the order the provider renders them: each tool
@@ -29,6 +44,11 @@ most ``caps.max_breakpoints`` markers are placed, in this priority:
    previous request's last breakpoint, one more is placed exactly there, so the
    entry it wrote is read (and refreshed) instead of being missed.
 
+A marker never sits on a thinking block: ``cache_control`` cannot be set on one
+(https://platform.claude.com/docs/en/build-with-claude/prompt-caching, "what can be
+cached"); the history marker goes on the last other stable block before it, and
+the thinking is cached as part of the prefix anyway.
+
 Every marker after the prefix uses the 5-minute TTL, so a longer TTL never follows a
 shorter one. The automatic top-level ``cache_control`` is not used: it would take a
 slot and could land on the volatile tail.
@@ -43,6 +63,8 @@ from typing import Any, Literal, assert_never
 
 from contextwright.assembly.request import (
     NeutralRequest,
+    Part,
+    ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolDefinition,
@@ -81,6 +103,8 @@ class _Block:
     stable: bool
     """From the byte-stable history and not volatile: may anchor a breakpoint."""
     is_result: bool = False
+    anchorable: bool = True
+    """May carry ``cache_control`` (thinking blocks may not)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -111,7 +135,8 @@ class _Layout:
                 position += 1
                 if not block.stable:
                     return anchor
-                anchor = position
+                if block.anchorable:
+                    anchor = position
         return anchor
 
     def signatures(self) -> list[str]:
@@ -158,7 +183,7 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
     turns: list[_Turn] = []
     for index, message in enumerate(request.messages):
         stable = index < request.stable_messages
-        blocks = tuple(block for part in message.parts if (block := _map_part(part, stable)) is not None)
+        blocks = tuple(block for part in message.parts if (block := _map_part(part, stable, caps)) is not None)
         if not blocks:
             continue
         if turns and turns[-1].role == message.role:
@@ -192,8 +217,14 @@ def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
     return out
 
 
-def _map_part(part: TextPart | ToolCallPart | ToolResultPart, stable: bool) -> _Block | None:
+def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | None:
     match part:
+        case ReasoningPart():
+            if part.provider != "anthropic":
+                return None  # another provider's reasoning means nothing here
+            if part.stale and caps.thinking_prefix_check:
+                return None  # its prefix changed: sending it would fail the prefix check
+            return _Block(payload=json_copy(part.block), stable=stable, anchorable=False)
         case TextPart():
             if is_blank(part.text):
                 return None  # the API rejects empty and whitespace-only text blocks

@@ -14,10 +14,11 @@ from typing import Literal
 from contextwright.errors import UsageError
 from contextwright.models import ResolvedModel
 
-__all__ = ["Provider", "ProviderCapabilities", "Retention", "capabilities_for"]
+__all__ = ["CacheTtl", "Provider", "ProviderCapabilities", "Retention", "capabilities_for"]
 
 Provider = Literal["anthropic", "openai"]
 Retention = Literal["in_memory", "24h"]
+CacheTtl = Literal["30m", "12h"]
 
 # Model families that accept prompt_cache_retention="24h", as listed in
 # https://developers.openai.com/api/docs/guides/prompt-caching (snapshot Aug-Sep 2026).
@@ -40,6 +41,21 @@ _RETENTION_24H = frozenset(
 # The same guide says gpt-5.5 "and future models" support only 24h, so any later
 # numbered release qualifies too.
 _NUMBERED = re.compile(r"^gpt-(\d+)\.(\d+)(-pro)?$")
+# Models that check the prefix of thinking blocks sent back, as listed (supportedModels) on
+# https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks.
+_PREFIX_CHECKED = frozenset(
+    {
+        "claude-fable-5-2",
+        "claude-mythos-5-2",
+        "claude-fable-5-1",
+        "claude-mythos-5-1",
+        "claude-opus-5-5",
+        "claude-sonnet-5-5",
+        "claude-haiku-5-5",
+    }
+)
+_DATED_SUFFIX_ANTHROPIC = re.compile(r"-\d{8}$")
+_VERSION = re.compile(r"^gpt-(\d+)(?:\.(\d+))?(?:$|-)")
 _DATED_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 # Reasoning families (o-series, gpt-5 and later) take instructions as "developer"
 # messages; "system" is kept for older chat models
@@ -69,6 +85,14 @@ class ProviderCapabilities:
     """Whether the request may set ``prompt_cache_retention`` (OpenAI, listed models only)."""
     cache_retention: Retention = "24h"
     """The retention policy sent when :attr:`supports_cache_retention` is true."""
+    supports_cache_options: bool = False
+    """Whether the request may set ``prompt_cache_options`` (OpenAI gpt-5.6 and later)."""
+    cache_ttl: CacheTtl = "12h"
+    """The minimum cache lifetime sent as ``prompt_cache_options.ttl`` when :attr:`supports_cache_options` is true."""
+    reasoning_items: bool = False
+    """Whether answers carry reasoning items to send back (OpenAI reasoning models)."""
+    thinking_prefix_check: bool = False
+    """Whether the model rejects thinking whose earlier history changed (Anthropic preserved thinking)."""
     instruction_role: Literal["system", "developer"] = "system"
     """Role of the leading instruction message on OpenAI wires."""
     tokenizer: str | None = None
@@ -93,6 +117,7 @@ def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h"
             ttls=cache.ttls,
             supports_cache_key=cache.supports_cache_key,
             lookback_blocks=cache.lookback_blocks,
+            thinking_prefix_check=_DATED_SUFFIX_ANTHROPIC.sub("", model.id) in _PREFIX_CHECKED,
             tokenizer=model.tokenizer,
         )
     if model.provider == "openai":
@@ -108,6 +133,11 @@ def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h"
             lookback_blocks=cache.lookback_blocks,
             supports_cache_retention=_has_retention(family),
             cache_retention=cache_retention,
+            supports_cache_options=_has_cache_options(family),
+            # The longest lifetime for the longest retention: OpenAI bills a cache write
+            # at one rate whatever it asks for (see providers/usage.py).
+            cache_ttl="12h" if cache_retention == "24h" else "30m",
+            reasoning_items=_DEVELOPER_ROLE.match(family) is not None,
             instruction_role="developer" if _DEVELOPER_ROLE.match(family) else "system",
             tokenizer=model.tokenizer,
         )
@@ -119,6 +149,15 @@ def _check_retention(family: str, retention: Retention) -> None:
     if retention == "in_memory" and numbered and (int(numbered[1]), int(numbered[2])) >= (5, 5):
         # https://developers.openai.com/api/docs/guides/prompt-caching: 24h only from gpt-5.5 on.
         raise UsageError(f"{family} accepts only prompt_cache_retention='24h'")
+
+
+def _has_cache_options(family: str) -> bool:
+    # openai 3.57, types/responses/response_create_params.py (PromptCacheOptions):
+    # "Supported for gpt-5.6 and later models".
+    version = _VERSION.match(family)
+    if version is None:
+        return False
+    return (int(version[1]), int(version[2] or 0)) >= (5, 6)
 
 
 def _has_retention(family: str) -> bool:

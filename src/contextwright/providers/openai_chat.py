@@ -17,7 +17,8 @@ session and epoch to the same cache:
   ``prompt_cache_retention``.
 
 Chat Completions has no error flag on tool messages: ``is_error`` is carried by the
-enveloped result text only.
+enveloped result text only. It has no field for reasoning either, so reasoning parts
+(Anthropic thinking, OpenAI reasoning items) are left out.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any, assert_never
 from contextwright.assembly.request import (
     Message,
     NeutralRequest,
+    ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolDefinition,
@@ -89,8 +91,8 @@ def _map_message(message: Message) -> list[dict[str, Any]]:
             case TextPart():
                 if not is_blank(part.text):
                     texts.append({"role": "user", "content": part.text})
-            case ToolCallPart():
-                raise RenderError(f"tool call {part.id!r} in a user message")  # check_request rules this out
+            case ToolCallPart() | ReasoningPart():
+                raise RenderError(f"{part.kind} part in a user message")  # check_request rules this out
             case _:
                 assert_never(part)
     return results + texts
@@ -115,6 +117,8 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
                         },
                     }
                 )
+            case ReasoningPart():
+                pass  # no Chat Completions field carries reasoning back
             case ToolResultPart():
                 raise RenderError(f"tool result {part.call_id!r} in an assistant message")  # ruled out earlier
             case _:

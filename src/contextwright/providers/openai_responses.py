@@ -14,8 +14,17 @@
   assistant message each, tool calls ``function_call`` items (canonical JSON
   arguments) and tool results ``function_call_output`` items, all in log order,
   with the outputs of a user message before its text;
-* ``prompt_cache_key`` = ``request.cache_key``; ``prompt_cache_retention`` where the
-  model accepts it; ``store`` is off because the full context is sent every time.
+* reasoning items from earlier answers go back verbatim where they stood (before
+  the message and calls they led to), so a reasoning model continues its chain
+  across tool calls; another provider's reasoning is never sent;
+* ``prompt_cache_key`` = ``request.cache_key``; ``prompt_cache_options.ttl`` where the
+  model accepts it (gpt-5.6 and later). The deprecated ``prompt_cache_retention`` is
+  not sent: openai 3.57 (``types/responses/response_create_params.py``) says to use
+  ``prompt_cache_options.ttl`` instead;
+* ``store`` is off because the full context is sent every time, so reasoning models
+  ask for ``include: ["reasoning.encrypted_content"]``: without storage, the
+  encrypted reasoning is the only way to carry it to the next request
+  (https://developers.openai.com/api/docs/guides/reasoning, "Encrypted reasoning items").
 
 Function outputs have no error flag: ``is_error`` is carried by the enveloped text.
 """
@@ -27,6 +36,7 @@ from typing import Any, assert_never
 from contextwright.assembly.request import (
     Message,
     NeutralRequest,
+    ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolDefinition,
@@ -35,7 +45,7 @@ from contextwright.assembly.request import (
 from contextwright.providers._render_common import (
     RenderError,
     arguments_json,
-    cache_options,
+    cache_key_option,
     check_request,
     is_blank,
     joined_system,
@@ -61,9 +71,17 @@ def render(request: NeutralRequest, caps: ProviderCapabilities) -> dict[str, Any
     if request.tools:
         body["tools"] = [_map_tool(tool) for tool in request.tools]
     body["max_output_tokens"] = request.max_output_tokens
-    body.update(cache_options(request, caps))
+    body.update(cache_key_option(request, caps))
+    if caps.supports_cache_options:
+        body["prompt_cache_options"] = {"ttl": caps.cache_ttl}
     body["store"] = False
+    if caps.reasoning_items:
+        body["include"] = [ENCRYPTED_REASONING]
     return body
+
+
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+"""The ``include`` value that returns reasoning items a stateless (``store: false``) request can send back."""
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -91,8 +109,8 @@ def _map_message(message: Message) -> list[dict[str, Any]]:
             case TextPart():
                 if not is_blank(part.text):
                     texts.append({"role": "user", "content": part.text})
-            case ToolCallPart():
-                raise RenderError(f"tool call {part.id!r} in a user message")  # check_request rules this out
+            case ToolCallPart() | ReasoningPart():
+                raise RenderError(f"{part.kind} part in a user message")  # check_request rules this out
             case _:
                 assert_never(part)
     return outputs + texts
@@ -114,6 +132,9 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
                         "arguments": arguments_json(part.arguments),
                     }
                 )
+            case ReasoningPart():
+                if part.provider == "openai":
+                    items.append(json_copy(part.block))
             case ToolResultPart():
                 raise RenderError(f"tool result {part.call_id!r} in an assistant message")  # ruled out earlier
             case _:

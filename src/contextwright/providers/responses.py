@@ -1,8 +1,13 @@
 """Provider responses → the neutral assistant message and one usage shape.
 
-Accepts the official SDKs' response objects (anything with ``model_dump()``) or
-the same JSON as plain mappings, for Anthropic Messages, OpenAI Chat Completions
-and OpenAI Responses.
+Accepts the official SDKs' response objects (anything with ``model_dump()``, such
+as the final message of a stream) or the same JSON as plain mappings, for Anthropic
+Messages, OpenAI Chat Completions and OpenAI Responses.
+
+Signed reasoning (Anthropic ``thinking`` / ``redacted_thinking`` blocks, OpenAI
+Responses ``reasoning`` items) is kept verbatim as
+:class:`~contextwright.events.catalog.ReasoningBlock` parts of the message, with its
+place among the text and the tool calls, so it can be sent back as received.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from contextwright.events.catalog import AssistantMessage, ToolCall
+from contextwright.events.catalog import AssistantMessage, ReasoningBlock, ReasoningProvider, ToolCall
 from contextwright.providers.errors import MalformedProviderResponse
 from contextwright.providers.usage import (
     Usage,
@@ -39,23 +44,38 @@ def parse_response(response: Any) -> tuple[AssistantMessage, Usage | None]:
     )
 
 
+_ANTHROPIC_REASONING = frozenset({"thinking", "redacted_thinking"})
+
+
 def _anthropic(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
-    texts, calls = [], []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningBlock] = []
     for block in data.get("content") or ():
         kind = block.get("type")
         if kind == "text":
             texts.append(block.get("text", ""))
         elif kind == "tool_use":
             calls.append(ToolCall(id=block["id"], name=block["name"], arguments=dict(block.get("input") or {})))
-        # thinking and server-tool blocks are not replayed into history
+        elif kind in _ANTHROPIC_REASONING:
+            reasoning.append(_reasoning("anthropic", block, texts, calls))
+        # server-tool blocks are not replayed into history
     usage = parse_anthropic_usage(data["usage"]) if data.get("usage") else None
     message = AssistantMessage(
         text="\n".join(t for t in texts if t),
         tool_calls=tuple(calls),
         model=data.get("model"),
         stop_reason=data.get("stop_reason"),
+        reasoning=tuple(reasoning),
     )
     return message, usage
+
+
+def _reasoning(provider: ReasoningProvider, block: Mapping[str, Any], texts: list[str], calls: list[ToolCall]) -> ReasoningBlock:
+    """A reasoning block placed after the parts seen so far (the joined text counts once, then each call)."""
+    # None-valued keys are SDK defaults for fields the provider did not send; everything else is kept as is.
+    verbatim = {key: value for key, value in block.items() if value is not None}
+    return ReasoningBlock(provider=provider, block=verbatim, position=(1 if any(texts) else 0) + len(calls))
 
 
 def _openai_chat(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
@@ -70,11 +90,18 @@ def _openai_chat(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | Non
     )
     usage = parse_openai_chat_usage(data["usage"]) if data.get("usage") else None
     text = message.get("content") or ""
-    return AssistantMessage(text=text, tool_calls=calls, model=data.get("model"), stop_reason=choice.get("finish_reason")), usage
+    # LiteLLM answers for Anthropic models carry the signed thinking as ``thinking_blocks``
+    # (litellm types/utils.py, Message); Anthropic puts thinking before text and calls.
+    reasoning = tuple(_reasoning("anthropic", block, [], []) for block in message.get("thinking_blocks") or ())
+    return AssistantMessage(
+        text=text, tool_calls=calls, model=data.get("model"), stop_reason=choice.get("finish_reason"), reasoning=reasoning
+    ), usage
 
 
 def _openai_responses(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
-    texts, calls = [], []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningBlock] = []
     for item in data.get("output") or ():
         kind = item.get("type")
         if kind == "message":
@@ -85,9 +112,15 @@ def _openai_responses(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage 
             calls.append(
                 ToolCall(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"), provider="openai"))
             )
+        elif kind == "reasoning":
+            reasoning.append(_reasoning("openai", item, texts, calls))
     usage = parse_openai_responses_usage(data["usage"]) if data.get("usage") else None
     return AssistantMessage(
-        text="\n".join(t for t in texts if t), tool_calls=tuple(calls), model=data.get("model"), stop_reason=data.get("status")
+        text="\n".join(t for t in texts if t),
+        tool_calls=tuple(calls),
+        model=data.get("model"),
+        stop_reason=data.get("status"),
+        reasoning=tuple(reasoning),
     ), usage
 
 

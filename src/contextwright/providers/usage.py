@@ -46,6 +46,7 @@ _COUNTS = (
     "cache_write_5m_tokens",
     "cache_write_1h_tokens",
     "output_tokens",
+    "reasoning_output_tokens",
 )
 
 
@@ -63,6 +64,8 @@ class Usage:
     """Input tokens written to an Anthropic 1-hour cache entry."""
     output_tokens: int = 0
     """Generated tokens, reasoning/thinking included (what the provider bills as output)."""
+    reasoning_output_tokens: int = 0
+    """The part of :attr:`output_tokens` spent on reasoning or thinking, where the provider reports it."""
     provider_details: dict[str, Any] = field(default_factory=dict)
     """Vendor extras that have no common meaning (service tier, reasoning tokens, ...)."""
 
@@ -71,6 +74,12 @@ class Usage:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise UsageError(f"Usage.{name} must be a non-negative integer, got {value!r}", field=name)
+        if self.reasoning_output_tokens > self.output_tokens:
+            raise UsageError(
+                f"Usage.reasoning_output_tokens ({self.reasoning_output_tokens}) is part of the output "
+                f"and cannot exceed output_tokens ({self.output_tokens})",
+                field="reasoning_output_tokens",
+            )
 
     @property
     def cache_write_tokens(self) -> int:
@@ -98,6 +107,7 @@ class Usage:
             cache_write_5m_tokens=self.cache_write_5m_tokens + other.cache_write_5m_tokens,
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_output_tokens=self.reasoning_output_tokens + other.reasoning_output_tokens,
         )
 
 
@@ -137,6 +147,8 @@ def parse_anthropic_usage(raw: Any) -> Usage:
         cache_write_5m_tokens=write_5m,
         cache_write_1h_tokens=write_1h,
         output_tokens=_int(usage, "output_tokens", provider="anthropic"),
+        # The SDK's own tracing reads usage.output_tokens_details.thinking_tokens (anthropic/_tracing.py).
+        reasoning_output_tokens=_nested_int(usage, "output_tokens_details", "thinking_tokens", provider="anthropic"),
         provider_details=details,
     )
 
@@ -146,11 +158,20 @@ def parse_openai_chat_usage(raw: Any) -> Usage:
     usage = _usage_mapping(raw, provider="openai", marker="prompt_tokens")
     prompt = _int(usage, "prompt_tokens", provider="openai", required=True)
     details_in = usage.get("prompt_tokens_details")
-    details_in = details_in if isinstance(details_in, Mapping) else {}
+    details_in = dict(details_in) if isinstance(details_in, Mapping) else {}
+    # LiteLLM also reports an Anthropic model's reads and writes in Anthropic's own top-level
+    # names; they stand in when the OpenAI-shaped details leave them out.
+    for openai_name, anthropic_name in (
+        ("cached_tokens", "cache_read_input_tokens"),
+        ("cache_write_tokens", "cache_creation_input_tokens"),
+    ):
+        if details_in.get(openai_name) is None and usage.get(anthropic_name) is not None:
+            details_in[openai_name] = usage[anthropic_name]
     return _openai_usage(
         prompt=prompt,
         input_details=details_in,
         output=_int(usage, "completion_tokens", provider="openai"),
+        reasoning=_nested_int(usage, "completion_tokens_details", "reasoning_tokens", provider="openai"),
         extras=_extras(usage, {"prompt_tokens", "completion_tokens", "prompt_tokens_details"}),
     )
 
@@ -165,11 +186,12 @@ def parse_openai_responses_usage(raw: Any) -> Usage:
         prompt=prompt,
         input_details=details_in,
         output=_int(usage, "output_tokens", provider="openai"),
+        reasoning=_nested_int(usage, "output_tokens_details", "reasoning_tokens", provider="openai"),
         extras=_extras(usage, {"input_tokens", "output_tokens", "input_tokens_details"}),
     )
 
 
-def _openai_usage(*, prompt: int, input_details: Mapping[str, Any], output: int, extras: dict[str, Any]) -> Usage:
+def _openai_usage(*, prompt: int, input_details: Mapping[str, Any], output: int, reasoning: int, extras: dict[str, Any]) -> Usage:
     # https://developers.openai.com/api/docs/guides/prompt-caching: the prompt count
     # includes cached and written tokens; older models report no writes (None -> 0).
     cached = _int(input_details, "cached_tokens", provider="openai")
@@ -179,11 +201,12 @@ def _openai_usage(*, prompt: int, input_details: Mapping[str, Any], output: int,
             "openai",
             f"cached ({cached}) + cache_write ({written}) tokens exceed the prompt ({prompt})",
         )
+    written_1h = _litellm_1h_writes(input_details, written)
     details = dict(extras)
     details.update(
         _extras(
             input_details,
-            {"cached_tokens", "cache_write_tokens", "cache_write_tokens_details"},
+            {"cached_tokens", "cache_write_tokens", "cache_write_tokens_details", "cache_creation_token_details"},
             prefix="input_",
         )
     )
@@ -195,11 +218,29 @@ def _openai_usage(*, prompt: int, input_details: Mapping[str, Any], output: int,
     return Usage(
         input_tokens=prompt - cached - written,
         cache_read_tokens=cached,
-        cache_write_5m_tokens=written,
-        cache_write_1h_tokens=0,
+        cache_write_5m_tokens=written - written_1h,
+        cache_write_1h_tokens=written_1h,
         output_tokens=output,
+        reasoning_output_tokens=reasoning,
         provider_details=details,
     )
+
+
+def _litellm_1h_writes(input_details: Mapping[str, Any], written: int) -> int:
+    """The 1-hour part of the writes, from LiteLLM's Anthropic TTL split (0 when absent)."""
+    split = input_details.get("cache_creation_token_details")
+    if not isinstance(split, Mapping):
+        return 0
+    written_1h = _int(split, "ephemeral_1h_input_tokens", provider="litellm")
+    if written_1h > written:
+        raise _malformed("litellm", f"1-hour cache writes ({written_1h}) exceed all cache writes ({written})")
+    return written_1h
+
+
+def _nested_int(data: Mapping[str, Any], key: str, inner: str, *, provider: str) -> int:
+    """An integer one level down (``usage[key][inner]``), 0 when either level is absent."""
+    nested = data.get(key)
+    return _int(nested, inner, provider=provider) if isinstance(nested, Mapping) else 0
 
 
 def _usage_mapping(raw: Any, *, provider: str, marker: str) -> Mapping[str, Any]:

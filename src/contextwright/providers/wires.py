@@ -13,13 +13,13 @@ from typing import Any, Literal
 
 from contextwright.assembly.request import NeutralRequest
 from contextwright.errors import UsageError
-from contextwright.providers import anthropic, openai_chat, openai_responses
+from contextwright.providers import anthropic, litellm, openai_chat, openai_responses
 from contextwright.providers.anthropic import Ttl
 from contextwright.providers.capabilities import ProviderCapabilities
 
 __all__ = ["WIRES", "Wire", "WireName", "wire_named"]
 
-WireName = Literal["anthropic", "openai_chat", "openai_responses"]
+WireName = Literal["anthropic", "openai_chat", "openai_responses", "litellm"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -50,11 +50,18 @@ def _openai_responses(
     return openai_responses.render(request, caps)
 
 
+def _litellm(
+    request: NeutralRequest, caps: ProviderCapabilities, *, previous: NeutralRequest | None = None, prefix_ttl: Ttl = "5m"
+) -> dict[str, Any]:
+    return litellm.render(request, caps, previous=previous, prefix_ttl=prefix_ttl)
+
+
 WIRES: Mapping[str, Wire] = MappingProxyType(
     {
         "anthropic": Wire(name="anthropic", render=_anthropic),
         "openai_chat": Wire(name="openai_chat", render=_openai_chat),
         "openai_responses": Wire(name="openai_responses", render=_openai_responses),
+        "litellm": Wire(name="litellm", render=_litellm),
     }
 )
 

@@ -51,6 +51,7 @@ class Sender:
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_5m_tokens=usage.cache_write_5m_tokens,
             cache_write_1h_tokens=usage.cache_write_1h_tokens,
+            reasoning_output_tokens=usage.reasoning_output_tokens,
         )
         reconciler = getattr(core.estimator, "reconciler", None)
         if last is not None and reconciler is not None and usage.total_input:

@@ -9,11 +9,19 @@ usage attributes plus ``contextwright.*`` attributes for what only this engine k
 (prefix hash, epoch, pressure, yields, tokens by class and layer). Token usage also
 goes to the ``gen_ai.client.token.usage`` histogram.
 
+When an SDK's own GenAI instrumentation already traces the call (the Anthropic SDK's
+``open_telemetry=`` option, or an instrumentation library), its span carries the
+``gen_ai.usage.*`` counts. A second span with the same counts would double them in
+every backend, so :func:`observe`, called while that span is current (inside the
+call, e.g. from SDK middleware), only adds the ``contextwright.*`` attributes to it;
+without such a span it emits the standalone client span as :func:`emit` does.
+
 Conventions followed (all still "development" status upstream):
 https://github.com/open-telemetry/semantic-conventions-genai (``model/gen-ai/registry.yaml``,
 ``model/gen-ai/metrics.yaml``). ``gen_ai.usage.input_tokens`` counts the whole prompt,
 cached tokens included; cache writes use the newer ``cache_write`` name, not
-``cache_creation``.
+``cache_creation`` (the name the Anthropic SDK 2.x emits, ``anthropic/_tracing.py``);
+``gen_ai.usage.reasoning.output_tokens`` is the reasoning part of the output.
 """
 
 from __future__ import annotations
@@ -21,13 +29,21 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from contextwright._optional import require
 from contextwright._version import __version__
 from contextwright.telemetry.records import RequestRecord
 
-__all__ = ["TOKEN_USAGE_BUCKETS", "emit", "provider_attribute", "span_attributes"]
+__all__ = [
+    "TOKEN_USAGE_BUCKETS",
+    "annotation_attributes",
+    "current_genai_span",
+    "emit",
+    "observe",
+    "provider_attribute",
+    "span_attributes",
+]
 
 SCOPE = "contextwright"
 """Instrumentation scope name of the tracer and the meter."""
@@ -101,10 +117,76 @@ def span_attributes(record: RequestRecord, *, provider_key: str = "gen_ai.provid
                 "contextwright.usage.source": record.usage_source or "provider",
             }
         )
+        if usage.reasoning_output_tokens:
+            attributes["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning_output_tokens
     if record.cost_usd is not None:
         # A string keeps the Decimal exact; backends that chart it can parse it.
         attributes["contextwright.cost_usd"] = str(record.cost_usd)
     return attributes
+
+
+def annotation_attributes(record: RequestRecord) -> dict[str, Any]:
+    """What only this engine knows about a request (``contextwright.*``), for a span someone else owns."""
+    # gen_ai.* is the owning instrumentation's to set; repeating it would double the counts.
+    return {key: value for key, value in span_attributes(record).items() if key.startswith("contextwright.")}
+
+
+def current_genai_span() -> Any | None:
+    """The current span when it is a recording GenAI span from another instrumentation, else None."""
+    trace = require("opentelemetry.trace", extra="otel", feature=_FEATURE)
+    span = trace.get_current_span()
+    if not span.is_recording():
+        return None
+    # SDK spans expose their attributes (ReadableSpan); gen_ai.operation.name is required
+    # on every GenAI span by the conventions, so it tells a model call from any other span.
+    attributes = getattr(span, "attributes", None) or {}
+    if attributes.get("gen_ai.operation.name") is None:
+        return None
+    if getattr(span, "instrumentation_scope", None) is not None and span.instrumentation_scope.name == SCOPE:
+        return None  # our own span: the caller is emitting, not observing
+    return span
+
+
+def observe(
+    record: RequestRecord,
+    *,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+) -> Literal["annotated", "emitted"]:
+    """Report one request: annotate the SDK's current GenAI span, or emit the standalone client span.
+
+    Call it inside the model call (for example from SDK middleware) to annotate the
+    SDK's own span; anywhere else it emits a span like :func:`emit`. Either way exactly
+    one span carries the request's ``gen_ai.usage.*`` counts.
+    """
+    span = current_genai_span()
+    if span is None:
+        emit([record], tracer_provider=tracer_provider, meter_provider=meter_provider)
+        return "emitted"
+    span.set_attributes(annotation_attributes(record))
+    # The instrumentation records gen_ai.client.token.usage itself; only our own size histogram goes here.
+    _request_tokens_histogram(meter_provider).record(record.total_tokens, _metric_attributes(record, provider_attribute()))
+    return "annotated"
+
+
+def _request_tokens_histogram(meter_provider: Any) -> Any:
+    metrics = require("opentelemetry.metrics", extra="otel", feature=_FEATURE)
+    meter = (meter_provider or metrics.get_meter_provider()).get_meter(SCOPE, __version__)
+    return meter.create_histogram(
+        "contextwright.request.tokens",
+        unit="{token}",
+        description="Estimated size of each built request",
+        explicit_bucket_boundaries_advisory=list(TOKEN_USAGE_BUCKETS),
+    )
+
+
+def _metric_attributes(record: RequestRecord, provider_key: str) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": OPERATION,
+        provider_key: record.provider,
+        "gen_ai.request.model": record.model,
+        "contextwright.pressure": record.pressure,
+    }
 
 
 def emit(
@@ -127,12 +209,7 @@ def emit(
         description="Number of input and output tokens used",
         explicit_bucket_boundaries_advisory=list(TOKEN_USAGE_BUCKETS),
     )
-    context_tokens = meter.create_histogram(
-        "contextwright.request.tokens",
-        unit="{token}",
-        description="Estimated size of each built request",
-        explicit_bucket_boundaries_advisory=list(TOKEN_USAGE_BUCKETS),
-    )
+    context_tokens = _request_tokens_histogram(meter_provider)
     provider_key = provider_attribute()
     count = 0
     for record in records:
@@ -146,7 +223,7 @@ def emit(
         span.end(end_time=_nanos(record.responded_at or record.at))
         count += 1
         common = {"gen_ai.operation.name": OPERATION, provider_key: record.provider, "gen_ai.request.model": record.model}
-        context_tokens.record(record.total_tokens, {**common, "contextwright.pressure": record.pressure})
+        context_tokens.record(record.total_tokens, _metric_attributes(record, provider_key))
         usage = record.usage
         if usage is not None:
             token_usage.record(usage.total_input, {**common, "gen_ai.token.type": "input"})

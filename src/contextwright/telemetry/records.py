@@ -96,6 +96,8 @@ class RequestRecord:
     """Input tokens written to a 1-hour cache entry, or None without usage."""
     output_tokens: int | None = None
     """Output tokens, or None without usage."""
+    reasoning_output_tokens: int | None = None
+    """The part of the output spent on reasoning or thinking, or None without usage."""
     usage_source: UsageSource | None = None
     """Where the usage came from; None when there is none."""
     responded_at: dt.datetime | None = None
@@ -114,6 +116,7 @@ class RequestRecord:
             cache_write_5m_tokens=self.cache_write_5m_tokens or 0,
             cache_write_1h_tokens=self.cache_write_1h_tokens or 0,
             output_tokens=self.output_tokens or 0,
+            reasoning_output_tokens=self.reasoning_output_tokens or 0,
         )
 
     @property
@@ -410,6 +413,7 @@ def _session_records(events: list[Event], sizer: TokenEstimator, price_lookup: P
                 cache_write_5m_tokens=reported.cache_write_5m_tokens,
                 cache_write_1h_tokens=reported.cache_write_1h_tokens,
                 output_tokens=reported.output_tokens,
+                reasoning_output_tokens=reported.reasoning_output_tokens,
             )
             if record.model == "unknown":
                 record = replace(record, model=response_payload.model)
@@ -450,6 +454,7 @@ def _attach(
         cache_write_5m_tokens=usage.cache_write_5m_tokens,
         cache_write_1h_tokens=usage.cache_write_1h_tokens,
         output_tokens=usage.output_tokens,
+        reasoning_output_tokens=usage.reasoning_output_tokens,
         usage_source=source,
         responded_at=responded_at,
         cost_usd=_price(record, usage, price_lookup),

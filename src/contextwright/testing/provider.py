@@ -123,6 +123,9 @@ def _anthropic_message(answer: AssistantMessage, usage: Any, model: str, call: i
         content.append({"type": "text", "text": answer.text})
     for tool_call in answer.tool_calls:
         content.append({"type": "tool_use", "id": tool_call.id, "name": tool_call.name, "input": to_plain(tool_call.arguments)})
+    # Scripted thinking goes where the answer says it stood, as the API would return it.
+    for offset, block in enumerate(b for b in answer.reasoning if b.provider == "anthropic"):
+        content.insert(block.position + offset, to_plain(block.block))
     return {
         "id": f"msg_scripted_{call:04d}",
         "type": "message",

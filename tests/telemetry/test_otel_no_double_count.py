@@ -1,0 +1,141 @@
+"""Issue 12, item 8: with an SDK's own GenAI tracing on, one span per request carries ``gen_ai.usage.*``."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+
+from contextwright.telemetry import otel
+from contextwright.telemetry.records import request_records
+from contextwright.testing.fakes import open_session
+
+pytest.importorskip("opentelemetry.sdk", reason='needs the otel extra: pip install "contextwright[otel]"')
+pytest.importorskip("anthropic", reason="needs the anthropic SDK (the anthropic extra)")
+pytest.importorskip("httpx2", reason="needs the anthropic SDK (the anthropic extra)")
+
+ANSWER = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-6",
+    "content": [{"type": "text", "text": "Done."}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {
+        "input_tokens": 12,
+        "output_tokens": 30,
+        "cache_read_input_tokens": 4096,
+        "cache_creation_input_tokens": 2048,
+        "cache_creation": {"ephemeral_5m_input_tokens": 2048, "ephemeral_1h_input_tokens": 0},
+        "output_tokens_details": {"thinking_tokens": 20},
+    },
+}
+
+
+@pytest.fixture
+def sdk() -> Any:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    yield types.SimpleNamespace(tracer_provider=tracer_provider, meter_provider=meter_provider, spans=exporter, metrics=reader)
+    tracer_provider.shutdown()
+    meter_provider.shutdown()
+
+
+def with_usage(spans: Any) -> list[Any]:
+    return [span for span in spans if any(key.startswith("gen_ai.usage.") for key in span.attributes)]
+
+
+def answered_session() -> Any:
+    import anthropic
+
+    _, session, _ = open_session()
+    session.user("Fix the build.")
+    session.next_request()
+    session.record(anthropic.types.Message.model_validate(ANSWER))
+    return session
+
+
+def test_inside_an_sdk_style_genai_span_the_engine_annotates_it(sdk: Any) -> None:
+    from opentelemetry.trace import SpanKind
+
+    record = request_records(answered_session().events)[-1]
+    tracer = sdk.tracer_provider.get_tracer("an.instrumentation")
+    sdk_usage = {"gen_ai.usage.input_tokens": 6156, "gen_ai.usage.output_tokens": 30}
+    with tracer.start_as_current_span(
+        "chat claude-sonnet-4-6", kind=SpanKind.CLIENT, attributes={"gen_ai.operation.name": "chat", **sdk_usage}
+    ):
+        outcome = otel.observe(record, tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider)
+    assert outcome == "annotated"
+    spans = sdk.spans.get_finished_spans()
+    # Check: one span in all, the SDK's; its usage is untouched and the engine's view rides on it.
+    assert len(spans) == 1 and len(with_usage(spans)) == 1
+    attributes = dict(spans[0].attributes)
+    assert {k: attributes[k] for k in sdk_usage} == sdk_usage
+    assert attributes["contextwright.prefix_sha256"] == record.prefix_sha256
+    assert attributes["contextwright.epoch"] == record.epoch
+    assert attributes["contextwright.tokens.class.history"] == record.tokens_by_class["history"]
+    assert tuple(attributes["contextwright.yields"]) == record.yields
+    # Check: no second gen_ai.client.token.usage either; the request-size histogram is ours.
+    data = sdk.metrics.get_metrics_data()
+    names = {m.name for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    assert names == {"contextwright.request.tokens"}
+
+
+def test_without_sdk_tracing_the_standalone_client_span_carries_the_usage(sdk: Any) -> None:
+    record = request_records(answered_session().events)[-1]
+    tracer = sdk.tracer_provider.get_tracer("app")
+    with tracer.start_as_current_span("agent step"):  # an ordinary span is not a model call
+        outcome = otel.observe(record, tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider)
+    assert outcome == "emitted"
+    usage_spans = with_usage(sdk.spans.get_finished_spans())
+    assert [span.name for span in usage_spans] == ["chat claude-sonnet-4-6"]
+    attributes = dict(usage_spans[0].attributes)
+    assert attributes["gen_ai.usage.input_tokens"] == 12 + 4096 + 2048
+    assert attributes["gen_ai.usage.cache_read.input_tokens"] == 4096
+    assert attributes["gen_ai.usage.cache_write.input_tokens"] == 2048
+    assert attributes["gen_ai.usage.reasoning.output_tokens"] == 20
+
+
+def test_the_anthropic_sdk_span_is_annotated_from_middleware_and_counts_once(sdk: Any) -> None:
+    import anthropic
+    import httpx2
+
+    _, session, _ = open_session()
+    session.user("Fix the build.")
+    body = session.next_request().anthropic()
+
+    def middleware(request: Any, call_next: Any) -> Any:
+        # Inside the SDK call its own span is current: record the answer, then annotate.
+        response = call_next(request)
+        session.record(response.parse())
+        otel.observe(request_records(session.events)[-1], tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider)
+        return response
+
+    client = anthropic.Anthropic(
+        api_key="test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json=ANSWER))),
+        open_telemetry={"tracer_provider": sdk.tracer_provider},
+        middleware=[middleware],
+    )
+    client.messages.create(**body)
+    spans = sdk.spans.get_finished_spans()
+    usage_spans = with_usage(spans)
+    assert len(usage_spans) == 1, [(s.name, s.instrumentation_scope.name) for s in spans]
+    attributes = dict(usage_spans[0].attributes)
+    assert usage_spans[0].instrumentation_scope.name != otel.SCOPE
+    assert attributes["gen_ai.usage.input_tokens"] == 12 + 4096 + 2048
+    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    assert attributes["contextwright.prefix_sha256"] == built.prefix_sha256
+    assert attributes["contextwright.epoch"] == built.epoch
