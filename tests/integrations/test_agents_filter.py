@@ -16,6 +16,7 @@ from openai.types.responses import ResponseReasoningItem
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from contextwright.assembly.assemble import cache_key
+from contextwright.canonical import to_plain
 from contextwright.clock import FixedClock
 from contextwright.integrations.agents import ContextwrightSession, agent_spec_for, model_input_filter
 from contextwright.integrations.errors import HistoryRewritten
@@ -102,6 +103,9 @@ def _check_run(engine, model, session, items, turns: int) -> None:
     [kept] = [i for i in stored if i.get("type") == "reasoning" and i["id"] == "rs_0"]
     assert json.dumps(second[index - 1], sort_keys=True) == json.dumps(kept, sort_keys=True)
     assert second[index - 1]["encrypted_content"] == "gAAAA-opaque-0"
+    # Check: the engine's log holds the reasoning with its call, so a rebuild shows it too.
+    first_answer = next(e.payload for e in session.events if e.type == "message.assistant")
+    assert [to_plain(r.block) for r in first_answer.reasoning] == [kept]
     # Check: one stable prompt_cache_key per session and epoch.
     keys = {call.model_settings.extra_args["prompt_cache_key"] for call in calls}
     assert keys == {cache_key("ticket-7", session.plan.epoch)}

@@ -5,26 +5,25 @@ Shared by the Agents SDK filter and the OpenAI client wrapper; standard library 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import IntegrationError
+from contextwright.providers.responses import parse_response
 from contextwright.runtime.session import Session
 
 
 def record_items(session: Session, items: Sequence[Any]) -> None:
-    """Record Responses items as engine events: messages, tool calls with their answers, tool results."""
-    text: list[str] = []
-    calls: list[ToolCall] = []
+    """Record Responses items as engine events: messages, tool calls with their answers and reasoning, tool results."""
+    answer: list[Any] = []
 
     def flush() -> None:
-        if text or calls:
-            session.record_assistant(AssistantMessage(text="\n".join(text), tool_calls=tuple(calls)))
-            text.clear()
-            calls.clear()
+        # One model turn: its reasoning, text and calls, read the way a Responses answer is.
+        if answer:
+            message, _ = parse_response({"object": "response", "output": list(answer)})
+            session.record_assistant(message)
+            answer.clear()
 
     for item in items:
         if not isinstance(item, Mapping):
@@ -32,11 +31,9 @@ def record_items(session: Session, items: Sequence[Any]) -> None:
         kind = item.get("type", "message")
         role = item.get("role")
         if kind == "message" and role == "assistant":
-            text.append(text_of(item.get("content")))
-        elif kind == "function_call":
-            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=_arguments(item.get("arguments"))))
-        elif kind == "reasoning":
-            continue  # passed through at render time, next to the call or message it precedes
+            answer.append({"type": "message", "role": "assistant", "content": _output_parts(item.get("content"))})
+        elif kind in ("function_call", "reasoning"):
+            answer.append(item)
         elif kind == "function_call_output":
             flush()
             if item["call_id"] in {call.id for call in session.pending_tool_calls()}:
@@ -52,6 +49,11 @@ def record_items(session: Session, items: Sequence[Any]) -> None:
                 session.user(text_of(item.get("content")), author="operator")
         # Hosted tool calls and other item kinds stay in the caller's history; the engine has no part for them.
     flush()
+
+
+def _output_parts(content: Any) -> list[dict[str, Any]]:
+    """An assistant message's content as output parts (the caller may have typed it as a plain string)."""
+    return [{"type": "output_text", "text": text_of(content)}]
 
 
 def with_reasoning(rendered: list[dict[str, Any]], sdk_items: list[Any]) -> list[Any]:
@@ -102,13 +104,3 @@ def text_of(content: Any) -> str:
         else:
             parts.append(str(part))
     return "\n".join(p for p in parts if p)
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        return {"_raw": str(raw)}
-    return value if isinstance(value, dict) else {"_raw": raw}
