@@ -262,6 +262,11 @@ def test_chat_anthropic_on_the_wire_gets_the_engine_body_and_thinking_back_uncha
     assistant = bodies[1]["messages"][1]
     assert assistant["role"] == "assistant" and assistant["content"][0] == THINKING
     assert [b["type"] for b in assistant["content"]] == ["thinking", "tool_use"]
+    # Check: the log holds the thinking block with its call, verbatim.
+    from contextwright.canonical import to_plain
+
+    recorded = next(e.payload for e in engine.log.read("t1") if e.type == "message.assistant")
+    assert [to_plain(r.block) for r in recorded.reasoning] == [THINKING]
     # Check: the tool result on the wire is the engine's bounded, enveloped view.
     [result] = [b for b in bodies[1]["messages"][2]["content"] if b["type"] == "tool_result"]
     shown = json.dumps(result["content"])

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 
 from contextwright.canonical import content_hash
 from contextwright.events.catalog import AssistantMessage, ToolCall
+from contextwright.providers.responses import parse_response
 from contextwright.providers.usage import Usage
 from contextwright.runtime.session import Session
 
@@ -47,9 +48,31 @@ def _record_message(session: Session, message: BaseMessage) -> None:
 
 
 def assistant_message(message: AIMessage) -> AssistantMessage:
-    """The engine's assistant message for an ``AIMessage`` (text and tool calls)."""
-    calls = tuple(ToolCall(id=c["id"] or "", name=c["name"], arguments=dict(c.get("args") or {})) for c in message.tool_calls)
-    return AssistantMessage(text=_text(message.content), tool_calls=calls, model=message.response_metadata.get("model_name"))
+    """The engine's assistant message for an ``AIMessage``: text, tool calls and thinking blocks where they stood."""
+    model = message.response_metadata.get("model_name")
+    calls = {str(c["id"]): c for c in message.tool_calls}
+    if isinstance(message.content, list) and any(
+        isinstance(b, Mapping) and b.get("type") in THINKING_TYPES for b in message.content
+    ):
+        # Read the content as the Messages API answer it was, with LangChain's parsed tool calls in place.
+        blocks: list[Any] = []
+        for block in message.content:
+            if isinstance(block, str):
+                blocks.append({"type": "text", "text": block})
+            elif isinstance(block, Mapping) and block.get("type") in ("text", *THINKING_TYPES):
+                blocks.append(dict(block))
+            elif isinstance(block, Mapping) and block.get("type") == "tool_use" and str(block.get("id")) in calls:
+                call = calls.pop(str(block.get("id")))
+                blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": dict(call.get("args") or {})})
+        blocks += [
+            {"type": "tool_use", "id": c["id"], "name": c["name"], "input": dict(c.get("args") or {})} for c in calls.values()
+        ]
+        answer, _ = parse_response({"type": "message", "role": "assistant", "content": blocks, "model": model})
+        return answer
+    tool_calls = tuple(
+        ToolCall(id=c["id"] or "", name=c["name"], arguments=dict(c.get("args") or {})) for c in message.tool_calls
+    )
+    return AssistantMessage(text=_text(message.content), tool_calls=tool_calls, model=model)
 
 
 def usage_of(message: AIMessage) -> Usage | None:

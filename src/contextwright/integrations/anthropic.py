@@ -33,10 +33,10 @@ require("anthropic", extra="anthropic", feature="the Anthropic client middleware
 from anthropic import Middleware  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
-from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
 from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
+from contextwright.providers.responses import parse_response  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
 
 __all__ = ["ContextwrightMiddleware"]
@@ -296,14 +296,9 @@ def _record_message(session: Session, message: Any) -> None:
     content = message.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or ())
     if message.get("role") == "assistant":
-        # An answer the caller got some other way (a stream, for example): record it as the model's turn.
-        texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
-        calls = tuple(
-            ToolCall(id=b["id"], name=b["name"], arguments=dict(b.get("input") or {}))  # type: ignore[arg-type]
-            for b in blocks
-            if b.get("type") == "tool_use"
-        )
-        session.record_assistant(AssistantMessage(text="\n".join(t for t in texts if t), tool_calls=calls))
+        # An answer the caller got some other way (a stream, for example): read it as the Messages API answer it was.
+        answer, _ = parse_response({"type": "message", "role": "assistant", "content": blocks})
+        session.record_assistant(answer)
         return
     pending = {call.id for call in session.pending_tool_calls()}
     texts = []
