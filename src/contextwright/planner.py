@@ -135,12 +135,19 @@ class ContextPlanner:
             return self._new_plan(current.epoch + 1, model, prefix, reason="cache_ttl_changed", cache_ttl=cache_ttl)
         return PlanDecision(plan=current)
 
-    def edit_prefix(self, prefix: Prefix) -> PlanDecision:
-        """Start a new epoch with an edited prefix."""
+    def check_fits(self, model: ResolvedModel, prefix: Prefix) -> None:
+        """Measure ``prefix`` for ``model`` and raise :class:`PrefixOverBudget` if a class exceeds its cap (B3)."""
+        tokens, _ = measure_prefix(prefix, model, session_id=self.session_id, secret=self.secret, estimator=self.estimator)
+        check_prefix_caps(prefix, tokens, self.budgets)
+
+    def edit_prefix(
+        self, prefix: Prefix, *, reason: Literal["prefix_edited", "memory_erased"] = "prefix_edited", note: str = ""
+    ) -> PlanDecision:
+        """Start a new epoch with an edited prefix (an explicit edit, or a memory item erased from the snapshot)."""
         current = self._require_current("edit the prefix")
         if self._hash(prefix) == current.prefix_sha256:
             return PlanDecision(plan=current)
-        return self._new_plan(current.epoch + 1, current.model, prefix, reason="prefix_edited", cache_ttl=current.cache_ttl)
+        return self._new_plan(current.epoch + 1, current.model, prefix, reason=reason, cache_ttl=current.cache_ttl, note=note)
 
     def force_revocation(self, tool_name: str) -> PlanDecision:
         """Operator-forced immediate revocation: the tool leaves the prefix in a new epoch."""
@@ -171,8 +178,9 @@ class ContextPlanner:
         model: ResolvedModel,
         prefix: Prefix,
         *,
-        reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed"] | None,
+        reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed", "memory_erased"] | None,
         cache_ttl: CacheTtl,
+        note: str = "",
     ) -> PlanDecision:
         tokens, measured_by = measure_prefix(
             prefix, model, session_id=self.session_id, secret=self.secret, estimator=self.estimator
@@ -200,6 +208,7 @@ class ContextPlanner:
                 prefix_sha256=plan.prefix_sha256,
                 reason=reason,
                 previous_prefix_sha256=self.current.prefix_sha256,
+                note=note,
             )
         self.current = plan
         return PlanDecision(plan=plan, events=(NewEvent.of(payload, idempotency_key=f"plan/epoch/{epoch}"),))

@@ -269,10 +269,13 @@ def test_unknown_record_type_names_the_file_and_line(write_jsonl):
         load_transcript(path)
 
 
-def test_unknown_content_block_is_malformed(write_jsonl):
+def test_unknown_content_block_is_carried_as_an_opaque_part_or_fails_when_strict(write_jsonl):
     path = write_jsonl("s.jsonl", [user("u1", None, "hi"), assistant("a1", "u1", "m", {"type": "hologram"})])
-    with pytest.raises(TranscriptError, match=r":2: unknown assistant content block type 'hologram'"):
-        load_transcript(path)
+    transcript = load_transcript(path)
+    assert transcript.unsupported_blocks == {"hologram": 1}
+    assert transcript.messages[-1].text == "[unsupported block: hologram, 20 bytes]"
+    with pytest.raises(TranscriptError, match=r":2: unknown assistant content block type 'hologram' \(strict mode\)"):
+        load_transcript(path, strict=True)
 
 
 def test_lenient_mode_skips_and_counts_bad_records(write_jsonl):
@@ -285,7 +288,7 @@ def test_lenient_mode_skips_and_counts_bad_records(write_jsonl):
             assistant("a1", "u1", "msg_1", text("hello")),
         ],
     )
-    with pytest.raises(TranscriptError, match=r"s\.jsonl:2: invalid JSON"):
+    with pytest.raises(TranscriptError, match=r"s\.jsonl:2:2: invalid JSON"):
         load_transcript(path)
     transcript = load_transcript(path, lenient=True)
     assert transcript.skipped == 2

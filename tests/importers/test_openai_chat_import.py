@@ -136,7 +136,7 @@ def test_bad_jsonl_lines_are_skipped_in_lenient_mode(write_jsonl):
         "c.jsonl",
         [{"role": "user", "content": "hi"}, "{broken", {"role": "assistant", "content": "hello"}],
     )
-    with pytest.raises(TranscriptError, match=r"c\.jsonl:2: invalid JSON"):
+    with pytest.raises(TranscriptError, match=r"c\.jsonl:2:2: invalid JSON"):
         load_transcript(path)
     transcript = load_transcript(path, lenient=True)
     assert transcript.skipped == 1

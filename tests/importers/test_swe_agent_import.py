@@ -147,5 +147,5 @@ def test_a_bad_history_entry_names_its_index(write_text):
 
 def test_broken_json_names_the_line(write_text):
     path = write_text("broken.traj", '{\n  "trajectory": [\n    {"action": }\n  ]\n}\n')
-    with pytest.raises(TranscriptError, match=r"broken\.traj:3: invalid JSON"):
+    with pytest.raises(TranscriptError, match=r"broken\.traj:3:16: invalid JSON"):
         load_transcript(path, lenient=True)  # a broken document has no records to skip

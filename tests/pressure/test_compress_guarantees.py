@@ -53,13 +53,22 @@ LINE_POOL = [
     "",
     "   ",
     "[... 3 lines omitted (lines 1-3) ...]",
+    "app/models/order.rb -- 2 warnings:",
+    "  [12, 15]:DuplicateMethodCall: Order#total calls 'item.id' 2 times",
+    "65 total warnings",
+    "│ Error: Reference to undeclared resource",
+    '│   on main.tf line 42, in resource "aws_instance" "web":',
+    "   Compiling serde v1.0.0",
+    '{"Action":"fail","Package":"x","Test":"TestA"}',
+    "    at cartTotal (/app/src/cart.js:41:17)",
+    "Failures:",
 ]
 
 outputs = st.lists(
     st.sampled_from(LINE_POOL) | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80),
     max_size=120,
 ).map("\n".join) | st.lists(st.sampled_from(LINE_POOL), min_size=10, max_size=400).map("\n".join)
-budgets = st.none() | st.integers(min_value=1, max_value=400)
+budgets = st.none() | st.just("auto") | st.integers(min_value=1, max_value=400)
 kinds = st.just("auto") | st.sampled_from(compressors.KINDS)
 exit_codes = st.none() | st.sampled_from([0, 1, 2])
 
@@ -175,6 +184,7 @@ def test_public_surface_is_pinned():
         "KIND_ALIASES",
         "LINE_MARKER_RE",
         "Compressed",
+        "auto_budget",
         "compress",
         "default_token_count",
         "detect_kind",

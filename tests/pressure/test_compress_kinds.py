@@ -134,11 +134,14 @@ def test_vitest_alias_and_failure_lines():
     assert " ✓ src/lib/math.test.ts > adds 3" not in result.text
 
 
-def test_rustc_prefers_the_error_over_the_warning_under_pressure():
+def test_rustc_keeps_warnings_with_their_location_like_errors():
+    # Issue 17: a warning is a diagnostic, kept with its location under any budget.
     text, must = samples.rustc_errors(noise=40)
     result = compress(text, budget_tokens=70)
-    assert all(line in _out_lines(result.text) for line in must)
-    assert "warning: unused variable: `x`" not in result.text or result.compressed_tokens <= 70
+    shown = _out_lines(result.text)
+    assert all(line in shown for line in must)
+    assert "warning: unused variable: `x`" in shown and " --> src/main.rs:3:9" in shown
+    assert "   Compiling dep7 v0.7.0" not in shown
 
 
 def test_typecheck_keeps_every_error():
@@ -149,12 +152,13 @@ def test_typecheck_keeps_every_error():
         assert "note:" not in result.text or result.compressed_tokens <= 30
 
 
-def test_lint_groups_style_findings_by_rule_and_keeps_errors():
+def test_lint_keeps_every_warning_and_error_finding():
+    # Issue 17: warnings are diagnostics, never grouped away (style codes still group, below).
     text, must = samples.eslint_stylish(warnings=30)
-    result = compress(text)
-    assert all(line in _out_lines(result.text) for line in must)
-    assert result.text.count("no-console") < 30
-    assert any("warning no-console" in marker for marker in _markers(result.text))
+    result = compress(text, budget_tokens=40)
+    shown = _out_lines(result.text)
+    assert all(line in shown for line in must)
+    assert result.text.count("warning  Unexpected console statement  no-console") == 30
 
 
 def test_ruff_style_codes_group_and_real_findings_stay():

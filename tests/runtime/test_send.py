@@ -65,6 +65,29 @@ def test_a_second_overflow_surfaces_as_a_typed_error():
     assert not any(e.type == "message.assistant" for e in session.events[before:])
 
 
+def test_an_overflow_that_relief_cannot_shrink_is_not_resent():
+    # A fresh session holds only the task statement: nothing to compact, nothing to prune.
+    _, session, clock = open_session("tiny")
+    session.user("Fix the export.")
+    provider = ScriptedProvider([AssistantMessage(text="never")], clock=clock, overflow_calls={0, 1})
+    with pytest.raises(OverflowNotRecovered, match="freed nothing"):
+        session.send(anthropic_client(provider).messages.create)
+    # One call only: the same bytes were not sent a second time.
+    assert len(provider.bodies) == 1
+    assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [False]
+    stats = session.stats()
+    assert stats.overflows == 1 and stats.overflow_recoveries == 0
+
+
+def test_failed_recoveries_are_not_counted_as_recoveries():
+    _, session, clock = _busy_session()
+    provider = ScriptedProvider([AssistantMessage(text="never")], clock=clock, overflow_calls={0, 1})
+    with pytest.raises(OverflowNotRecovered):
+        session.send(anthropic_client(provider).messages.create)
+    stats = session.stats()
+    assert stats.overflows == 2 and stats.overflow_recoveries == 0
+
+
 def test_other_provider_errors_are_translated_not_retried():
     _, session, clock = _busy_session()
 
@@ -211,7 +234,8 @@ def test_record_accepts_sdk_objects_of_every_wire():
 def test_the_async_twin_sends_through_the_async_sdk():
     import asyncio
 
-    engine, session, clock = open_session()
+    # Earlier turns give the forced relief something to fold (an overflow with nothing to fold is not resent).
+    engine, session, clock = _busy_session()
     provider = ScriptedProvider(
         [
             AssistantMessage(text="Running.", tool_calls=(ToolCall(id="toolu_1", name="run_tests", arguments={}),)),
@@ -238,5 +262,5 @@ def test_the_async_twin_sends_through_the_async_sdk():
 
     asyncio.run(loop())
     texts = [e.payload.text for e in session.events if e.type == "message.assistant"]
-    assert texts == ["Running.", "Done."]
+    assert texts[-2:] == ["Running.", "Done."]
     assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True]

@@ -217,7 +217,10 @@ def test_escalation_continues_in_a_child_seeded_with_task_state_and_archives():
     archive = session.compact().payload.archive
     child = session.escalate()
     seed = [e.payload.text for e in child.events if e.type == "message.user"][0]
-    assert "Port the billing module to Decimal." in seed and "Keep the API." in seed and archive.ref in seed
+    assert "Port the billing module to Decimal." in seed and archive.ref in seed
+    # The working state reaches the child as its working state (data), not as the user's words.
+    assert "Keep the API." not in seed
+    assert child.working_state.constraints == ("Keep the API.",)
     # The child can read the archive through its own pointer table.
     child.next_request()
     child.record_assistant(
@@ -228,3 +231,5 @@ def test_escalation_continues_in_a_child_seeded_with_task_state_and_archives():
     )
     result = [e.payload for e in child.events if e.type == "tool.result"][0]
     assert not result.is_error and "Decimal" in result.output
+    # The archive holds the user's words and the assistant's: read back, it is data, never platform text.
+    assert result.trust != "platform"

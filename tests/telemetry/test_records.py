@@ -18,6 +18,7 @@ from contextwright.clock import FixedClock
 from contextwright.errors import UsageError
 from contextwright.events.catalog import (
     Compacted,
+    ContextOverflow,
     MemoryCandidates,
     ModelResponse,
     Pruned,
@@ -219,6 +220,7 @@ def test_overflows_archive_failures_denials_and_withheld_candidates_are_counted(
     events = hand_log(
         built(0, 100),
         compacted("overflow"),
+        ContextOverflow(request_index=0, recovered=True),
         compacted("pressure", failed=True),
         Pruned(epoch=1, upto_seq=1, call_ids=("c1",)),
         built(1, 120, yields=("recall", "compaction"), prefix="sha256:bb"),
@@ -226,7 +228,7 @@ def test_overflows_archive_failures_denials_and_withheld_candidates_are_counted(
         MemoryCandidates(facts=("a", "b"), withheld=3),
     )
     summary = summarize(events)
-    assert summary.overflow_recoveries == 1 and summary.archive_failures == 1
+    assert summary.overflow_recoveries == 1 and summary.overflows == 1 and summary.archive_failures == 1
     assert summary.compactions_by_trigger == {"overflow": 1, "pressure": 1}
     assert summary.prunes == 1 and summary.denied_tool_calls == 1
     assert summary.memory_candidates_offered == 2 and summary.memory_candidates_withheld == 3

@@ -24,6 +24,7 @@ from typing import Any
 
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
+from contextwright.assembly.regions import check_regions
 from contextwright.assembly.request import (
     Message,
     NeutralRequest,
@@ -44,6 +45,7 @@ from contextwright.derive.surface import (
     Surface,
     UserTurn,
 )
+from contextwright.derive.taint import lowest_trust, summary_lines
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
 from contextwright.events.catalog import AssistantMessage, Evidence
@@ -194,15 +196,44 @@ class _Assembler:
         return parts
 
     def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
+        # What the assistant repeated of untrusted text keeps that text's trust: it is
+        # enveloped in place, so an echoed instruction never reads as the assistant's own.
+        echoes = self.surface.echoes.get(ref, ())
+        if echoes:
+            pieces: list[str] = []
+            at = 0
+            for i, echo in enumerate(echoes):
+                quoted = self.wrap(text[echo.start : echo.end], source="echo", trust=echo.trust, ref=f"{ref}/echo/{i}")
+                pieces += [text[at : echo.start], "\n" if pieces or echo.start else "", quoted, "\n"]
+                at = echo.end
+            text = "".join([*pieces, text[at:]])
         return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
 
     def _summary(self, entry: Summary) -> None:
-        text = self.wrap(entry.compacted.summary, source="summary", trust="user", ref=entry.ref)
+        # Each line keeps the trust of what it was extracted from: a user's ask stays the
+        # user's, the record of replies and tool activity is data. Lines are numbered by
+        # turn and gathered into one block per trust level, so the order survives while
+        # the envelopes stay few (one per level, not one per turn).
+        blocks = entry.compacted.summary.splitlines()[:1]  # the header is the platform's own text
+        lines = summary_lines(entry.compacted)
+        by_trust: dict[str, list[str]] = {}
+        turn = 0
+        for line in lines:
+            if line.text.startswith("- "):
+                turn += 1
+            by_trust.setdefault(line.trust, []).append(f"[{turn}] {line.text.strip()}" if turn else line.text)
+        for trust, texts in by_trust.items():
+            blocks.append(self.wrap("\n".join(texts), source="summary", trust=trust, ref=f"{entry.ref}/{trust}"))
         self._add(
             "user",
             [
                 TextPart(
-                    text=text, trust="user", source="summary", ref=entry.ref, budget_class="summary", layer="compressed_session"
+                    text="\n".join(blocks),
+                    trust=lowest_trust(line.trust for line in lines),
+                    source="summary",
+                    ref=entry.ref,
+                    budget_class="summary",
+                    layer="compressed_session",
                 )
             ],
         )
@@ -434,6 +465,7 @@ def build(
             body_limit=allocation.body_limit,
             tokens_by_class=by_class,
         )
+    check_regions(system, messages)
     stable = len(messages) - (1 if messages and any(getattr(p, "volatile", False) for p in messages[-1].parts) else 0)
     request = NeutralRequest(
         session_id=plan.session_id,

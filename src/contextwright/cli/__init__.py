@@ -2,17 +2,61 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from contextwright._version import __version__
+from contextwright.cli import artifacts as _artifacts
 from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo
 from contextwright.cli import inspect as _inspect
+from contextwright.cli import keys as _keys
 from contextwright.cli import replay as _replay
+from contextwright.cli import serve as _serve
 from contextwright.cli import store as _store
+from contextwright.cli._common import refresh_width
+
+
+def _without_bool_placeholders(params: list) -> None:
+    # A flag takes no value: the help should not show a <bool> type after it.
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+
+
+class _Command(TyperCommand):
+    """A command whose help shows flags as flags."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        _without_bool_placeholders(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        """The --help flag, shown without a type."""
+        option = super().get_help_option(ctx)
+        _without_bool_placeholders([option])
+        return option
+
+
+class _Group(TyperGroup):
+    """The top-level group, with the same help conventions."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        _without_bool_placeholders(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        """The --help flag, shown without a type."""
+        option = super().get_help_option(ctx)
+        _without_bool_placeholders([option])
+        return option
+
 
 app = typer.Typer(
+    cls=_Group,
     name="contextwright",
     help="Contextwright: a context engine for LLM agents. Every command works offline.",
     no_args_is_help=True,
@@ -33,17 +77,21 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Contextwright: a context engine for LLM agents. Every command works offline."""
+    refresh_width()
 
 
-app.command("demo")(_demo.demo)
-app.command("replay")(_replay.replay)
-app.command("inspect")(_inspect.inspect)
-app.command("stats")(_inspect.stats)
-app.command("compress")(_compress.compress)
-app.command("compact")(_compact.compact)
-app.command("sessions")(_store.sessions)
-app.command("events")(_store.events)
-app.command("verify")(_store.verify)
+app.command("demo", cls=_Command)(_demo.demo)
+app.command("replay", cls=_Command)(_replay.replay)
+app.command("inspect", cls=_Command)(_inspect.inspect)
+app.command("stats", cls=_Command)(_inspect.stats)
+app.command("compress", cls=_Command)(_compress.compress)
+app.command("show-artifact", cls=_Command)(_artifacts.show_artifact)
+app.command("compact", cls=_Command)(_compact.compact)
+app.command("sessions", cls=_Command)(_store.sessions)
+app.command("events", cls=_Command)(_store.events)
+app.command("verify", cls=_Command)(_store.verify)
+app.command("serve", cls=_Command)(_serve.serve)
+app.add_typer(_keys.app, name="keys")
 
 
 def main() -> None:

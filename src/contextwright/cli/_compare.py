@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from rich.table import Table
+from contextwright.cli._common import print_rows
+from contextwright.report.html import COMPARISON_COLUMNS, comparison_cell
 
 
 def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
@@ -25,26 +26,13 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
     ]
 
 
-def comparison_table(rows: list[dict[str, Any]], *, window: int, what: str) -> Table:
-    """A rich table of :func:`comparison_json` rows."""
-    table = Table(
-        "strategy",
-        "cache-read share",
-        "input cost",
-        "vs ceiling",
-        "peak request",
-        "over window",
-        "task visible",
+def print_comparison(rows: list[dict[str, Any]], *, window: int, what: str) -> None:
+    """Print :func:`comparison_json` rows with the report's headings and cell forms (never cut)."""
+    columns = [c for c in COMPARISON_COLUMNS if any(c in row for row in rows)]
+    headers = [COMPARISON_COLUMNS[c] for c in columns]
+    print_rows(
+        headers,
+        [[comparison_cell(c, row.get(c)) for c in columns] for row in rows],
         title=f"{what} under common strategies ({window:,}-token window, offline cache simulation)",
+        numeric=headers[1:],
     )
-    for row in rows:
-        table.add_row(
-            row["strategy"],
-            f"{row['cache_read_share']:.1%}",
-            f"${row['input_cost_usd']}",
-            "n/a" if row["relative_input_cost"] is None else f"{row['relative_input_cost']:.2f}×",
-            f"{row['peak_request_tokens']:,}",
-            str(row["overflows"]),
-            "n/a" if row["task_visible"] is None else f"{row['task_visible']:.0%}",
-        )
-    return table

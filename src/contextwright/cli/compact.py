@@ -18,7 +18,7 @@ def compact(
 
     Strict: if the archive cannot be written, nothing changes and the command fails.
     """
-    with friendly_errors(), open_existing(store) as log:
+    with friendly_errors(), open_existing(store, read_only=False) as log:
         event = reopen(Engine(log), session).compact(trigger="manual")
     if event is None:
         console.print("Nothing to compact: everything visible belongs to the current run or is pinned.")

@@ -2,16 +2,47 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from contextwright.canonical import sha256_tagged
 from contextwright.cli._common import err_console, friendly_errors
+from contextwright.cli.artifacts import save_original
+from contextwright.errors import UsageError
 from contextwright.pressure.compressors import KIND_ALIASES, KINDS
 from contextwright.pressure.compressors import compress as compress_text
+from contextwright.pressure.compressors.binary import sniff_binary
+from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS, AUTO_SHARE
+
+SAVE_ENV = "CONTEXTWRIGHT_SAVE_DIR"
+"""Environment variable that sets ``--save`` for every run."""
+
+_BUDGET_HELP = (
+    f"Tokens to aim for: 'auto' (the default: {AUTO_SHARE:.0%} of the input, from {AUTO_MIN_TOKENS} to "
+    f"{AUTO_MAX_TOKENS} tokens), a number, or 'none' to drop noise only. Failure, warning, location and "
+    "total lines are kept whatever it costs."
+)
+
+
+def _budget(value: str) -> int | Literal["auto"] | None:
+    spelled = value.strip().lower()
+    if spelled == "auto":
+        return "auto"
+    if spelled in ("none", "0"):
+        return None
+    if spelled.isdigit():
+        return int(spelled)
+    raise UsageError(f"--budget takes 'auto', 'none' or a number of tokens, not {value!r}", budget=value)
+
+
+def _pointer(path: Path) -> str:
+    # The marker names the saved file itself when its path has no spaces, so `cat` follows it.
+    shown = str(path)
+    return shown if not any(c.isspace() for c in shown) else f"sha256:{path.name}"
 
 
 def compress(
@@ -19,11 +50,17 @@ def compress(
     kind: str = typer.Option(
         "auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."
     ),
-    budget: int | None = typer.Option(
-        None, "--budget", "-b", min=1, help="Aim for this many tokens (failure lines are kept whatever it costs)."
-    ),
+    budget: str = typer.Option("auto", "--budget", "-b", help=_BUDGET_HELP),
     exit_code: int | None = typer.Option(
-        None, "--exit-code", help="The command's exit status; non-zero keeps failure lines verbatim."
+        None, "--exit-code", help="The command's exit status; non-zero keeps its last lines and marks the run failed."
+    ),
+    save: Path | None = typer.Option(
+        None,
+        "--save",
+        "-s",
+        envvar=SAVE_ENV,
+        help="Keep the original in this directory, named by its SHA-256; omission markers then name the file "
+        "(read it back with 'contextwright show-artifact DIR HASH --lines A:B').",
     ),
     as_json: bool = typer.Option(
         False, "--json", help="Print JSON: the text, the kind detected, sizes before and after, and the pointer."
@@ -31,19 +68,30 @@ def compress(
 ) -> None:
     """Compress a command's output for an LLM: noise out, every failure line kept.
 
-    Example: pytest -x 2>&1 | contextwright compress --exit-code $?
+    With no options the output is cut to about a fifth of its tokens (at most 500); binary input is described, not printed.
+
+    Example: pytest -x > out.txt 2>&1; contextwright compress out.txt --exit-code $?
     """
     with friendly_errors():
+        aim = _budget(budget)
         if file is None or str(file) == "-":
             raw = sys.stdin.buffer.read()
         else:
             if not file.exists():
                 err_console.print(f"[bold red]error:[/] no such file: {file}")
                 raise typer.Exit(code=1)
+            if file.is_dir():
+                err_console.print(f"[bold red]error:[/] {file} is a directory; give a file, or pipe the output in")
+                raise typer.Exit(code=1)
             raw = file.read_bytes()
+        digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+        pointer = _pointer(save_original(save, raw)) if save is not None else None
+        binary = sniff_binary(raw)
+        if binary is not None:
+            _print(as_json, binary.describe(pointer), kind="binary", raw=raw, digest=digest, pointer=pointer)
+            return
         text = raw.decode("utf-8", errors="replace")
-        pointer = sha256_tagged(text)
-        result = compress_text(text, kind=kind, budget_tokens=budget, exit_code=exit_code, pointer=pointer)
+        result = compress_text(text, kind=kind, budget_tokens=aim, exit_code=exit_code, pointer=pointer)
     if as_json:
         typer.echo(
             json.dumps(
@@ -54,10 +102,12 @@ def compress(
                     "chars_after": result.compressed_chars,
                     "tokens_before": result.original_tokens,
                     "tokens_after": result.compressed_tokens,
+                    "budget_tokens": result.budget_tokens,
                     "failed": result.failed,
                     "kept_must_lines": result.kept_must_lines,
                     "omitted_lines": [list(r) for r in result.omitted],
-                    "pointer": pointer,
+                    "pointer": digest,
+                    "saved": pointer,
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -65,3 +115,16 @@ def compress(
         )
         return
     sys.stdout.write(result.text if result.text.endswith("\n") or not result.text else result.text + "\n")
+
+
+def _print(as_json: bool, text: str, *, kind: str, raw: bytes, digest: str, pointer: str | None) -> None:
+    if not as_json:
+        sys.stdout.write(text + "\n")
+        return
+    typer.echo(
+        json.dumps(
+            {"kind": kind, "text": text, "bytes_before": len(raw), "pointer": digest, "saved": pointer},
+            indent=2,
+            ensure_ascii=False,
+        )
+    )

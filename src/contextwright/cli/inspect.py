@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
-from rich.table import Column, Table
+from rich.table import Table
 
 from contextwright.assembly.request import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from contextwright.cli._common import console, friendly_errors, shorten
+from contextwright.cli._common import console, friendly_errors, print_rows
+from contextwright.cli.demo import DEMO_MARK
 from contextwright.cli.store import STORE_HELP, open_existing
+from contextwright.errors import UsageError
+from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.wires import wire_named
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.resume import reopen
 from contextwright.telemetry.records import request_records, store_summary
@@ -19,90 +24,135 @@ def inspect(
     store: str = typer.Argument(..., help=STORE_HELP),
     session: str = typer.Option(..., "--session", "-s", help="The session id."),
     request: int | None = typer.Option(
-        None, "--request", "-r", min=0, help="Show this request whole; without it, a table of all requests."
+        None,
+        "--request",
+        "-r",
+        min=0,
+        help="Show this request whole (every block, tools included); without it, a table of all requests.",
+    ),
+    wire: str | None = typer.Option(
+        None, "--wire", help="With --request: print the provider body instead (anthropic, openai_chat or openai_responses)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the rebuilt neutral request as JSON."),
 ) -> None:
     """Show exactly what the model saw on a request, rebuilt from the log and checked against its hash."""
     with friendly_errors(), open_existing(store) as log:
+        if wire is not None:
+            wire_named(wire)  # an unknown name fails before any work
+            if request is None:
+                raise UsageError("--wire needs --request N: it prints one request's provider body")
         engine = Engine(log)
         reopened = reopen(engine, session)
         if request is None:
             console.print(_requests_table(reopened.events, session))
             return
         neutral = reopened.inspect(request)
+        if wire is not None:
+            typer.echo(json.dumps(_wire_body(reopened, request, neutral, wire), indent=2, ensure_ascii=False))
+            return
         if as_json:
             typer.echo(json.dumps(neutral.to_dict(), indent=2, ensure_ascii=False))
             return
-        console.print(
-            f"[green]✓[/] request {request} of {session} rebuilt from the log; it matches the recorded hash", soft_wrap=True
-        )
-        console.print(f"  {neutral.sha256()}", soft_wrap=True)
-        console.print(
-            f"prefix {neutral.prefix_sha256}, epoch {neutral.epoch}, model {neutral.model}, {len(neutral.messages)} messages"
-        )
-        table = Table("#", "role", "part", "class", "trust", "text", title=f"Request {request}")
-        for block in neutral.system:
-            table.add_row("", "system", "text", block.budget_class, "platform", shorten(block.text, 90))
-        for index, message in enumerate(neutral.messages):
-            for part in message.parts:
-                if isinstance(part, ToolCallPart):
-                    table.add_row(
-                        str(index),
-                        message.role,
-                        "tool call",
-                        "history",
-                        "",
-                        f"{part.name}({shorten(json.dumps(part.arguments, sort_keys=True), 70)})",
-                    )
-                elif isinstance(part, ToolResultPart):
-                    table.add_row(str(index), message.role, "tool result", part.budget_class, part.trust, shorten(part.text, 90))
-                elif isinstance(part, TextPart):
-                    label = "text (tail)" if part.volatile else "text"
-                    table.add_row(str(index), message.role, label, part.budget_class, part.trust, shorten(part.text, 90))
-                elif isinstance(part, ReasoningPart):
-                    # Opaque and signed: show what it is and its size, never its text.
-                    kind = str(part.block.get("type", "reasoning"))
-                    note = f"{part.provider} {kind}, {len(json.dumps(part.block)):,} chars" + (" (stale)" if part.stale else "")
-                    table.add_row(str(index), message.role, "reasoning", part.budget_class, "", note)
-        console.print(table)
+    console.print(
+        f"[green]✓[/] request {request} of {session} rebuilt from the log; it matches the recorded hash", soft_wrap=True
+    )
+    for line in _whole_request(neutral):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _wire_body(session: Any, index: int, neutral: Any, wire: str) -> dict[str, Any]:
+    """The provider body of a rebuilt request (cache markers placed against the request before it)."""
+    provider = "anthropic" if wire == "anthropic" else "openai"
+    if session.model.provider != provider:
+        choices = "anthropic" if session.model.provider == "anthropic" else "openai_chat or openai_responses"
+        raise UsageError(f"session {session.id!r} talks to {session.model.provider} ({session.model.id}): use --wire {choices}")
+    previous = None
+    if index > 0:
+        before = session.inspect(index - 1)
+        previous = before if before.epoch == neutral.epoch else None
+    return wire_named(wire).render(neutral, capabilities_for(session.model), previous=previous)
+
+
+def _whole_request(neutral: Any) -> list[str]:
+    """Every block of a neutral request, in order, with nothing cut."""
+    lines = [
+        f"  {neutral.sha256()}",
+        f"prefix {neutral.prefix_sha256}, epoch {neutral.epoch}, model {neutral.model}, "
+        f"{len(neutral.system)} system block(s), {len(neutral.tools)} tool(s), {len(neutral.messages)} message(s)",
+    ]
+    for number, block in enumerate(neutral.system):
+        lines += ["", f"── system block {number} ({block.budget_class}, platform) ──", block.text]
+    lines += ["", f"── tools ({len(neutral.tools)}) ──"]
+    for tool in neutral.tools:
+        lines.append(f"{tool.name}: {tool.description}")
+        lines.append("  input schema: " + json.dumps(tool.input_schema, sort_keys=True, ensure_ascii=False))
+    for index, message in enumerate(neutral.messages):
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                head = f"tool call {part.id}, history"
+                body = f"{part.name}({json.dumps(part.arguments, sort_keys=True, ensure_ascii=False)})"
+            elif isinstance(part, ToolResultPart):
+                head, body = f"tool result for {part.call_id}, {part.budget_class}, {part.trust}", part.text
+            elif isinstance(part, TextPart):
+                head = f"{'text (tail)' if part.volatile else 'text'}, {part.budget_class}, {part.trust}"
+                body = part.text
+            elif isinstance(part, ReasoningPart):
+                # Opaque and signed: show what it is and its size, never its text.
+                kind = str(part.block.get("type", "reasoning"))
+                head = f"reasoning, {part.budget_class}"
+                body = f"[{part.provider} {kind}, {len(json.dumps(part.block)):,} chars{' (stale)' if part.stale else ''}]"
+            else:
+                head, body = type(part).__name__, str(part)
+            lines += ["", f"── message {index} ({message.role}): {head} ──", body]
+    return lines
 
 
 def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
-    """Sessions, requests, cache-read share, cost, epochs, compactions, yields and overflow recoveries."""
+    """Sessions, requests, cache-read share, cost, epochs, compactions, yields and overflow recoveries.
+
+    Wide terminals get one table; narrow ones one block per session, so nothing is cut.
+    """
     with friendly_errors(), open_existing(store) as log:
         summaries = store_summary(log)
-    table = Table(
-        Column("session", no_wrap=True),
-        "requests",
-        "epochs",
-        "prefix hashes",
-        "cache read",
-        "cost",
-        "compactions",
-        "prunes",
-        "yields",
-        "dedupe hits",
-        "relief ratio",
-        "overflows recovered",
-        title=f"{len(summaries)} session(s) in {store}",
+        # The demo's usage comes from the offline simulator, not a provider: say so. Only a
+        # read-only log answers a setting without storing it; demo stores are SQLite files.
+        simulated = getattr(log, "read_only", False) and log.setting(DEMO_MARK, "") != ""
+    rows = [_stats_row(s) for s in summaries]
+    title = f"{len(summaries)} session(s) in {store}" + (": usage and cost simulated by the demo" if simulated else "")
+    print_rows(_STATS_HEADERS, rows, title=title, numeric=_STATS_HEADERS[1:3] + ("cache read", "cost"))
+
+
+_STATS_HEADERS = (
+    "session",
+    "requests",
+    "epochs",
+    "prefix hashes",
+    "cache read",
+    "cost",
+    "compactions",
+    "prunes",
+    "yields",
+    "dedupe hits",
+    "relief ratio",
+    "overflows recovered",
+)
+
+
+def _stats_row(s: Any) -> tuple[str, ...]:
+    return (
+        s.session_id,
+        f"{s.requests:,}",
+        str(s.epochs),
+        ", ".join(f"e{k}:{v}" for k, v in sorted(s.prefix_hashes_by_epoch.items())) or "-",
+        "n/a" if s.cache_read_share is None else f"{s.cache_read_share:.1%}",
+        "n/a" if s.total_cost_usd is None else f"${s.total_cost_usd:.4f}",
+        str(sum(s.compactions_by_trigger.values())),
+        str(s.prunes),
+        ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in sorted(s.yields_by_kind.items())) or "-",
+        str(s.dedupe_hits),
+        "n/a" if s.relief_compression_ratio is None else f"{s.relief_compression_ratio:.2f}",
+        str(s.overflow_recoveries),
     )
-    for s in summaries:
-        table.add_row(
-            s.session_id,
-            f"{s.requests:,}",
-            str(s.epochs),
-            ", ".join(f"e{k}:{v}" for k, v in sorted(s.prefix_hashes_by_epoch.items())) or "-",
-            "n/a" if s.cache_read_share is None else f"{s.cache_read_share:.1%}",
-            "n/a" if s.total_cost_usd is None else f"${s.total_cost_usd:.4f}",
-            str(sum(s.compactions_by_trigger.values())),
-            str(s.prunes),
-            ", ".join(f"{k}: {v}" for k, v in sorted(s.yields_by_kind.items())) or "-",
-            str(s.dedupe_hits),
-            "n/a" if s.relief_compression_ratio is None else f"{s.relief_compression_ratio:.2f}",
-            str(s.overflow_recoveries),
-        )
-    console.print(table)
 
 
 def _requests_table(events: list, session: str) -> Table:

@@ -61,7 +61,6 @@ accepted them, so their cost shows what keeping everything would cost.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -71,6 +70,7 @@ from typing import Any, Final
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
+from contextwright.compare.nonces import reproducible_secret, transcript_digest
 from contextwright.compare.timeline import Timeline, Unit, timeline_of
 from contextwright.errors import UsageError
 from contextwright.importers.model import Transcript
@@ -88,6 +88,7 @@ __all__ = [
     "SUMMARY_AT",
     "SUMMARY_KEEP",
     "SUMMARY_TOKENS",
+    "SentRequest",
     "StrategyResult",
     "StrategyRow",
     "TokenCounter",
@@ -121,9 +122,6 @@ VOLATILE_SNIPPET_CHARS: Final = 1_200
 """Characters of the latest message quoted in the volatile block (a retrieved snippet)."""
 LEAD_IN: Final = "(The conversation so far continues below.)"
 """Opening user text when the kept history would start with the assistant (the API needs a user first)."""
-
-COMPARE_SECRET: Final = hashlib.sha256(b"contextwright.compare: envelope nonces").digest()
-"""Fixed envelope secret for the engine's replays, so every run renders the same bytes."""
 
 _MARK: Final[Mapping[str, str]] = {"type": "ephemeral"}
 
@@ -209,7 +207,7 @@ class StrategyRow:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class _Sent:
+class SentRequest:
     """One request a strategy sends: when, the body, and whether the task is in it (None: not yet stated)."""
 
     at: datetime
@@ -221,7 +219,7 @@ class _Sent:
 class _Run:
     """A strategy's requests on one transcript, before the window's overflow count."""
 
-    sent: tuple[_Sent, ...]
+    sent: tuple[SentRequest, ...]
     unbuilt: int = 0
     """Model calls the strategy could not turn into a request at all."""
 
@@ -241,9 +239,24 @@ def compare_transcript(
     window: int,
     model_id: str = DEFAULT_MODEL,
     strategies: Sequence[str] = STRATEGIES,
+    seed: int = 0,
+    sent_by_engine: Sequence[SentRequest] | None = None,
+    counter: TokenCounter | None = None,
 ) -> tuple[StrategyResult, ...]:
-    """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed)."""
-    return compare_windows(transcript, windows=(window,), model_id=model_id, strategies=strategies)[window]
+    """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed).
+
+    ``sent_by_engine`` gives the requests the engine really sent for this transcript (a
+    recorded session): the Contextwright row then prices those, instead of a fresh replay.
+    """
+    return compare_windows(
+        transcript,
+        windows=(window,),
+        model_id=model_id,
+        strategies=strategies,
+        seed=seed,
+        sent_by_engine=sent_by_engine,
+        counter=counter,
+    )[window]
 
 
 def compare_windows(
@@ -252,14 +265,23 @@ def compare_windows(
     windows: Sequence[int],
     model_id: str = DEFAULT_MODEL,
     strategies: Sequence[str] = STRATEGIES,
+    seed: int = 0,
+    sent_by_engine: Sequence[SentRequest] | None = None,
+    counter: TokenCounter | None = None,
 ) -> dict[int, tuple[StrategyResult, ...]]:
-    """:func:`compare_transcript` at several windows; window-independent strategies are simulated once."""
+    """:func:`compare_transcript` at several windows; window-independent strategies are simulated once.
+
+    The engine's replays draw their envelope secret from the transcript's content and
+    ``seed`` (:mod:`contextwright.compare.nonces`): the same input gives the same bytes.
+    """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise UsageError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
     if not windows:
         raise UsageError("give at least one window size")
-    counter = TokenCounter(model_id)
+    if sent_by_engine is not None and len(windows) != 1:
+        raise UsageError("requests sent by the engine belong to one window; compare one window at a time")
+    counter = counter or TokenCounter(model_id)
     timeline = timeline_of(transcript)
     models = {w: with_window(anthropic(model_id), w) for w in windows}
     wanted = [s for s in STRATEGIES if s in strategies or s == CEILING]
@@ -277,8 +299,10 @@ def compare_windows(
         for name in wanted:
             if name in shared:
                 simulated, unbuilt = shared[name], 0
+            elif name == "contextwright" and sent_by_engine is not None:
+                simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter), 0
             elif name == "contextwright":
-                run = _contextwright(transcript, timeline, model)
+                run = _contextwright(transcript, timeline, model, seed=seed)
                 simulated, unbuilt = _simulate(run, counter), run.unbuilt
             else:
                 run = _BUILDERS[name](timeline, model, counter)
@@ -344,9 +368,9 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
     return rows
 
 
-def compare(transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL) -> list[StrategyRow]:
+def compare(transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL, seed: int = 0) -> list[StrategyRow]:
     """Every strategy on every transcript at ``window``, aggregated per strategy."""
-    return aggregate(compare_transcript(t, window=window, model_id=model_id) for t in transcripts)
+    return aggregate(compare_transcript(t, window=window, model_id=model_id, seed=seed) for t in transcripts)
 
 
 def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[str, Any]]:
@@ -355,6 +379,7 @@ def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[s
         {
             "strategy": r.name,
             "cache_read_share": r.cache_read_share,
+            "input_cost_usd": r.input_cost,
             "relative_input_cost": r.relative_input_cost,
             "peak_request_tokens": r.peak_request_tokens,
             "overflows": r.overflows,
@@ -529,7 +554,7 @@ def _sent(
     model: ResolvedModel,
     system: list[dict[str, Any]],
     messages: list[dict[str, Any]],
-) -> _Sent:
+) -> SentRequest:
     body: dict[str, Any] = {"model": model.id, "max_tokens": model.output_reserve, "system": system}
     if timeline.tools:
         body["tools"] = [dict(tool) for tool in timeline.tools]
@@ -541,7 +566,7 @@ def _sent(
             for message in messages
             for block in message["content"]
         )
-    return _Sent(at=at, body=body, task=task)
+    return SentRequest(at=at, body=body, task=task)
 
 
 def _system(text: str, *, marked: bool) -> dict[str, Any]:
@@ -626,9 +651,10 @@ def _summary_text(number: int, units: Sequence[Unit], counter: TokenCounter) -> 
 # -- the engine ------------------------------------------------------------------------
 
 
-def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel) -> _Run:
+def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel, *, seed: int) -> _Run:
     clock = FixedClock(step=1)
-    engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=COMPARE_SECRET)
+    secret = reproducible_secret("compare", [transcript_digest(transcript)], seed=seed)
+    engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=secret)
     try:
         result = replay(transcript, engine=engine, model=model)
         events = result.session.events
@@ -657,5 +683,5 @@ def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedMo
         seen = None
         if task is not None and stated is not None and built.result.upto_seq >= stated:
             seen = visible_in(built.neutral, task)
-        sent.append(_Sent(at=at, body=built.anthropic(), task=seen))
+        sent.append(SentRequest(at=at, body=built.anthropic(), task=seen))
     return _Run(sent=tuple(sent), unbuilt=result.overflows)

@@ -21,11 +21,12 @@ as pointers). Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
 from contextwright.canonical import canonical_json, sha256_tagged
+from contextwright.derive.taint import Echo, EchoIndex
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.events.catalog import (
     ArtifactDeclared,
@@ -54,6 +55,7 @@ from contextwright.events.catalog import (
     ModelResponse,
     PlanCreated,
     Pruned,
+    RecallRevisionFailed,
     RequestBuilt,
     StageClosed,
     StageOpened,
@@ -205,6 +207,8 @@ class Surface:
     open_stage: StageOpened | None = None
     dedupe_hits: int = 0
     """Entries shown once or not at all because they repeat or were superseded."""
+    echoes: Mapping[str, tuple[Echo, ...]] = field(default_factory=dict)
+    """Spans of assistant texts (by event ref) that repeat untrusted text shown before them."""
     stale_reasoning: frozenset[int] = frozenset()
     """Seqs of answers whose signed reasoning predates a change to the history before them."""
 
@@ -224,14 +228,24 @@ class Surface:
         return None
 
 
-def fold(session_id: str, events: Iterable[Event]) -> Surface:
-    """Fold events (in seq order) into a :class:`Surface`."""
+def fold(session_id: str, events: Iterable[Event], *, echo_index: EchoIndex | None = None) -> Surface:
+    """Fold events (in seq order) into a :class:`Surface`, with the assistant's echoes of untrusted text.
+
+    ``echo_index`` (optional) keeps echo detection incremental across folds of a growing log."""
+    events = list(events)
     state = _Fold(session_id=session_id)
     for event in events:
         if event.session_id != session_id:
             raise SurfaceError(f"event {event.ref} belongs to another session than {session_id!r}")
         state.apply(event)
-    return state.surface()
+    return replace(state.surface(), echoes=echoes_in(events, echo_index))
+
+
+def echoes_in(events: Sequence[Event], index: EchoIndex | None = None) -> Mapping[str, tuple[Echo, ...]]:
+    """Where assistant messages repeat tool output or untrusted recall shown before them.
+
+    ``index`` carries the work done for an earlier, shorter read of the same log."""
+    return (index if index is not None else EchoIndex()).update(events)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -326,6 +340,7 @@ class _Fold:
                 | FrameworkItemPopped()
                 | FrameworkItemsCleared()
                 | FrameworkHistorySeen()
+                | RecallRevisionFailed()
             ):
                 pass  # plans, telemetry, memory, policy and a framework's own records are read elsewhere
             case _:

@@ -147,8 +147,10 @@ class EpochRotated:
     epoch: int
     plan: dict[str, Any]
     prefix_sha256: str
-    reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed"]
+    reason: Literal["model_changed", "forced_revocation", "prefix_edited", "cache_ttl_changed", "memory_erased"]
     previous_prefix_sha256: str
+    note: str = ""
+    """Why, in the operator's words (an explicit prefix edit says what changed)."""
 
 
 @event_type("context.request.built")
@@ -172,6 +174,14 @@ class RequestBuilt:
     """What is needed to rebuild the request byte for byte (volatile inputs, cut points)."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SummaryLine:
+    """One line of a compaction summary and the trust of the text it was extracted from."""
+
+    text: str
+    trust: TrustLevel
+
+
 @event_type("context.compacted")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Compacted:
@@ -186,6 +196,10 @@ class Compacted:
     archive: ArtifactPointer | None = None
     trigger: Literal["pressure", "overflow", "manual"] = "pressure"
     archive_failed: bool = False
+    lines: tuple[SummaryLine, ...] = ()
+    """The summary's lines after its header, each with the lowest trust of what it came from.
+
+    Empty in compactions recorded before lines carried trust: those render as one block."""
 
 
 @event_type("context.working_state.updated")
@@ -286,6 +300,14 @@ class Evidence:
     text: str
     trust: TrustLevel = "user"
     source: str = "memory"
+
+
+@event_type("context.recall.revision_failed")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecallRevisionFailed:
+    """The recall port's revision hook failed; evidence was read fresh instead of reused."""
+
+    error: str
 
 
 @event_type("context.frame.recorded")
@@ -517,5 +539,6 @@ EventPayload = (
     | FrameworkItemPopped
     | FrameworkItemsCleared
     | FrameworkHistorySeen
+    | RecallRevisionFailed
 )
 """Every event payload type, so folds can match them exhaustively (a test checks it against the registry)."""

@@ -6,7 +6,7 @@ import datetime as _dt
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,8 @@ from contextwright.importers.errors import TranscriptError
 from contextwright.importers.model import Transcript, TranscriptMessage
 
 PathLike = str | Path
+TOO_DEEP = "JSON nested too deeply to read"
+LONE_SURROGATE = "text holds a lone UTF-16 surrogate escape (such as \\ud800), which is not valid Unicode"
 
 
 class RecordProblem(Exception):
@@ -27,13 +29,30 @@ class Reader:
 
     path: str
     lenient: bool
+    strict: bool = False
+    """Fail on content blocks of unknown types instead of carrying them as opaque parts."""
     skipped: int = 0
+    unsupported: dict[str, int] = field(default_factory=dict)
+    """Content blocks of unknown types carried as opaque parts, by type."""
 
-    def reject(self, line: int | None, problem: str) -> None:
+    def reject(self, line: int | None, problem: str, *, column: int | None = None) -> None:
         """Raise for a bad record in strict mode; count it and carry on in lenient mode."""
         if not self.lenient:
-            raise TranscriptError(self.path, problem, line=line)
+            raise TranscriptError(self.path, problem, line=line, column=column)
         self.skipped += 1
+
+    def opaque(self, block: object, *, where: str, line: int | None) -> str:
+        """The stand-in text for a content block of an unknown type (or an error with ``strict``).
+
+        New block types appear in real transcripts before importers know them; the rest
+        of the record is still good, so the block is kept as a counted, visible part.
+        """
+        kind = str(block.get("type")) if isinstance(block, dict) else type(block).__name__
+        if self.strict:
+            raise TranscriptError(self.path, f"unknown {where} block type {kind!r} (strict mode)", line=line)
+        self.unsupported[kind] = self.unsupported.get(kind, 0) + 1
+        size = len(json.dumps(block, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+        return f"[unsupported block: {kind}, {size:,} bytes]"
 
     def fail(self, problem: str, *, line: int | None = None) -> TranscriptError:
         """An error for problems no lenient mode can skip (the file as a whole is bad)."""
@@ -61,9 +80,14 @@ def read_text(path: PathLike) -> str:
 def parse_json_document(reader: Reader, text: str) -> Any:
     """Parse a whole-file JSON document; a syntax error names its line."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise reader.fail(f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+        raise TranscriptError(reader.path, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+    except RecursionError:
+        raise reader.fail(TOO_DEEP) from None
+    if _has_lone_surrogate(text, value):
+        raise reader.fail(LONE_SURROGATE)
+    return value
 
 
 def iter_jsonl(reader: Reader, text: str) -> Iterator[tuple[int, Any]]:
@@ -74,9 +98,29 @@ def iter_jsonl(reader: Reader, text: str) -> Iterator[tuple[int, Any]]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            reader.reject(number, f"invalid JSON: {exc.msg}")
+            reader.reject(number, f"invalid JSON: {exc.msg}", column=exc.colno)
+            continue
+        except RecursionError:
+            reader.reject(number, TOO_DEEP)
+            continue
+        if _has_lone_surrogate(line, value):
+            reader.reject(number, LONE_SURROGATE)
             continue
         yield number, value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(raw: str, value: Any) -> bool:
+    """True when a \\u escape in ``raw`` decoded to half a surrogate pair (text no store can hold)."""
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return False  # the text itself is decoded UTF-8; only escapes can make a lone surrogate
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def to_utc(value: object) -> str:
@@ -242,6 +286,7 @@ def build_transcript(
         tools=tuple(tools),
         system=system,
         skipped=reader.skipped,
+        unsupported_blocks=dict(sorted(reader.unsupported.items())),
         task=first_task(paired),
         dropped_tool_calls=dropped,
     )

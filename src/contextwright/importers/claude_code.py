@@ -17,7 +17,11 @@ The file is an append-only log of records, not a list of API messages. The rules
   into one assistant message placed at the first line. ``usage`` repeats on every
   line, so it is taken once (from the last line), never summed.
 * ``thinking`` blocks are dropped (they are not replayed). Image and document blocks
-  become placeholders.
+  become placeholders. Blocks of any other type (``tool_reference``, types added
+  later) become an ``[unsupported block: <type>, <size> bytes]`` text part, counted in
+  :attr:`Transcript.unsupported_blocks`; ``strict=True`` fails on them instead.
+* In lenient mode a skipped line does not cut the thread: a record whose parent was
+  on a skipped line is linked to the record just before that line.
 * A user record's ``tool_result`` blocks become a ``tool`` message; any other blocks in
   the same record become a ``user`` message right after it.
 * ``meta`` is set for ``isMeta`` and ``isCompactSummary`` records and for echoes of
@@ -75,12 +79,15 @@ _LOCAL_COMMAND_TAGS = (
 )
 
 
-def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
-    """Read one Claude Code session file."""
-    reader = Reader(path=str(path), lenient=lenient)
+def parse(path: PathLike, *, lenient: bool = False, strict: bool = False) -> list[Transcript]:
+    """Read one Claude Code session file; ``strict`` fails on content blocks of unknown types."""
+    reader = Reader(path=str(path), lenient=lenient, strict=strict)
     text = read_text(path)
     mapped: list[_Mapped] = []
     parents: dict[str, str | None] = {}
+    bridges: dict[str, str] = {}
+    previous: str | None = None
+    skipped_before = 0
     session_id: str | None = None
     for line, record in iter_jsonl(reader, text):
         if not isinstance(record, dict):
@@ -93,17 +100,22 @@ def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
         uuid = record.get("uuid")
         if isinstance(uuid, str) and uuid not in parents:
             parents[uuid] = record.get("parentUuid") or record.get("logicalParentUuid")
+            if reader.skipped > skipped_before and previous is not None:
+                # A skipped line lies between this record and the previous one: if its parent
+                # was the skipped record, the chain continues through the previous record.
+                bridges[uuid] = previous
+            previous, skipped_before = uuid, reader.skipped
         if kind not in _CONVERSATION or record.get("isSidechain"):
             continue
         if session_id is None and isinstance(record.get("sessionId"), str):
             session_id = record["sessionId"]
         # Map every record now, so problems surface in file order, off-thread ones too.
         try:
-            mapped.append(_map_record(record, line))
+            mapped.append(_map_record(record, line, reader))
         except RecordProblem as problem:
             reader.reject(line, str(problem))
 
-    messages = _assemble(_active_thread(mapped, parents))
+    messages = _assemble(_active_thread(mapped, parents, bridges))
     return [
         build_transcript(
             reader,
@@ -130,7 +142,7 @@ class _Mapped:
     """Set for user records: the tool and/or user messages the record becomes."""
 
 
-def _active_thread(mapped: list[_Mapped], parents: dict[str, str | None]) -> list[_Mapped]:
+def _active_thread(mapped: list[_Mapped], parents: dict[str, str | None], bridges: dict[str, str]) -> list[_Mapped]:
     leaf = next((m.uuid for m in reversed(mapped) if m.uuid is not None), None)
     if leaf is None:
         return mapped
@@ -138,7 +150,10 @@ def _active_thread(mapped: list[_Mapped], parents: dict[str, str | None]) -> lis
     node: str | None = leaf
     while node is not None and node not in chain:
         chain.add(node)
-        node = parents.get(node)
+        parent = parents.get(node)
+        if parent is not None and parent not in parents:
+            parent = bridges.get(node)  # the parent's line was skipped (lenient mode)
+        node = parent
     calls_on_chain = {call.id for m in mapped if m.uuid in chain for call in m.calls}
     return [m for m in mapped if m.uuid is None or m.uuid in chain or _answers_only(m, calls_on_chain)]
 
@@ -182,14 +197,14 @@ def _merge(lines: list[_Mapped]) -> TranscriptMessage:
     )
 
 
-def _map_record(record: dict[str, Any], line: int) -> _Mapped:
+def _map_record(record: dict[str, Any], line: int, reader: Reader) -> _Mapped:
     message = record.get("message")
     if not isinstance(message, dict):
         raise RecordProblem(f"{record['type']} record has no message object")
     uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
     at = to_utc(record["timestamp"]) if "timestamp" in record else None
     if record["type"] == "user":
-        return _Mapped(line=line, uuid=uuid, at=at, user=_map_user(record, message, line=line, at=at))
+        return _Mapped(line=line, uuid=uuid, at=at, user=_map_user(record, message, line=line, at=at, reader=reader))
     mapped = _Mapped(
         line=line,
         uuid=uuid,
@@ -218,11 +233,13 @@ def _map_record(record: dict[str, Any], line: int) -> _Mapped:
         elif kind in ("image", "document"):
             mapped.texts.append(_binary(block))
         else:
-            raise RecordProblem(f"unknown assistant content block type {kind!r}")
+            mapped.texts.append(reader.opaque(block, where="assistant content", line=line))
     return mapped
 
 
-def _map_user(record: dict[str, Any], message: dict[str, Any], *, line: int, at: str | None) -> list[TranscriptMessage]:
+def _map_user(
+    record: dict[str, Any], message: dict[str, Any], *, line: int, at: str | None, reader: Reader
+) -> list[TranscriptMessage]:
     content = message.get("content")
     if isinstance(content, str):
         blocks: list[Any] = [{"type": "text", "text": content}]
@@ -241,7 +258,7 @@ def _map_user(record: dict[str, Any], message: dict[str, Any], *, line: int, at:
             results.append(
                 ToolResult(
                     call_id=call_id,
-                    output=_result_text(block.get("content")),
+                    output=_result_text(block.get("content"), reader=reader, line=line),
                     is_error=bool(block.get("is_error")),
                 )
             )
@@ -250,7 +267,7 @@ def _map_user(record: dict[str, Any], message: dict[str, Any], *, line: int, at:
         elif kind in ("image", "document"):
             texts.append(_binary(block))
         else:
-            raise RecordProblem(f"unknown user content block type {kind!r}")
+            texts.append(reader.opaque(block, where="user content", line=line))
     out: list[TranscriptMessage] = []
     if results:
         out.append(TranscriptMessage(role="tool", text="", tool_results=tuple(results), at=at, source_line=line))
@@ -262,7 +279,7 @@ def _map_user(record: dict[str, Any], message: dict[str, Any], *, line: int, at:
     return out
 
 
-def _result_text(content: object) -> str:
+def _result_text(content: object, *, reader: Reader, line: int) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     if not isinstance(content, list):
@@ -275,7 +292,7 @@ def _result_text(content: object) -> str:
         elif kind in ("image", "document"):
             parts.append(_binary(block))
         else:
-            raise RecordProblem(f"unknown tool_result content block type {kind!r}")
+            parts.append(reader.opaque(block, where="tool_result content", line=line))
     return "\n".join(parts)
 
 

@@ -72,7 +72,7 @@ def _sniff(text: str) -> str | None:
     if text.lstrip().startswith(("{", "[")):
         try:
             document: Any = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return _sniff_jsonl(text)
         # A one-line JSONL file is also a JSON document; judge it as a record too.
         return _sniff_document(document) or _sniff_jsonl(text)
@@ -101,7 +101,7 @@ def _sniff_jsonl(text: str) -> str | None:
     for line in islice((line for line in text.splitlines() if line.strip()), _SNIFF_LINES):
         try:
             value = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue  # the importer reports bad lines with their numbers
         if isinstance(value, dict):
             records.append(value)
@@ -115,11 +115,15 @@ def _sniff_jsonl(text: str) -> str | None:
     return None
 
 
-def load_transcripts(paths: Iterable[PathLike] | PathLike, *, format: str = "auto", lenient: bool = False) -> list[Transcript]:
+def load_transcripts(
+    paths: Iterable[PathLike] | PathLike, *, format: str = "auto", lenient: bool = False, strict: bool = False
+) -> list[Transcript]:
     """Load every session in the given files, in order (a file may hold several).
 
     ``format="auto"`` detects each file's format; ``lenient=True`` skips malformed or
     unknown records and counts them in :attr:`Transcript.skipped` instead of raising.
+    Content blocks of unknown types are carried as opaque parts
+    (:attr:`Transcript.unsupported_blocks`); ``strict=True`` fails on them instead.
     """
     if isinstance(paths, str | Path):
         paths = [paths]
@@ -128,13 +132,14 @@ def load_transcripts(paths: Iterable[PathLike] | PathLike, *, format: str = "aut
         if format != "auto" and format not in _PARSERS:
             raise TranscriptError(str(path), f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
         chosen = detect_format(path) if format == "auto" else format
-        transcripts.extend(_PARSERS[chosen](path, lenient=lenient))
+        options = {"strict": strict} if chosen == claude_code.FORMAT else {}
+        transcripts.extend(_PARSERS[chosen](path, lenient=lenient, **options))
     return transcripts
 
 
-def load_transcript(path: PathLike, *, format: str = "auto", lenient: bool = False) -> Transcript:
+def load_transcript(path: PathLike, *, format: str = "auto", lenient: bool = False, strict: bool = False) -> Transcript:
     """Load a file holding exactly one session (see :func:`load_transcripts`)."""
-    transcripts = load_transcripts([path], format=format, lenient=lenient)
+    transcripts = load_transcripts([path], format=format, lenient=lenient, strict=strict)
     if len(transcripts) != 1:
         raise TranscriptError(str(path), f"holds {len(transcripts)} sessions; use load_transcripts() to read them all")
     return transcripts[0]

@@ -13,6 +13,7 @@ from contextwright.errors import ContextwrightError
 class TranscriptError(ContextwrightError):
     """A transcript file is missing, malformed, or in an unknown format."""
 
-    def __init__(self, path: str, problem: str, *, line: int | None = None) -> None:
-        where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"{where}: {problem}", path=path, line=line, problem=problem)
+    def __init__(self, path: str, problem: str, *, line: int | None = None, column: int | None = None) -> None:
+        # path:line:column, the form editors and terminals turn into a link.
+        where = path if line is None else f"{path}:{line}" + ("" if column is None else f":{column}")
+        super().__init__(f"{where}: {problem}", path=path, line=line, column=column, problem=problem)

@@ -19,7 +19,7 @@ Guarantees every importer gives (checked on the whole shared corpus by the tests
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -93,6 +93,8 @@ class Transcript:
     """The system prompt, when the format records it."""
     skipped: int = 0
     """Records skipped as malformed or unknown (lenient mode only; always 0 in strict mode)."""
+    unsupported_blocks: dict[str, int] = field(default_factory=dict)
+    """Content blocks of types the importer does not know, carried as opaque text parts, by type."""
     task: str | None = None
     """The original task statement: the text of the first non-meta user message."""
     dropped_tool_calls: int = 0

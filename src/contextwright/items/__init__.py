@@ -7,6 +7,8 @@ from contextwright.items.base import (
     ItemDeclarationError,
     Layer,
     Region,
+    item_for_budget_class,
+    item_types,
     region_of,
 )
 from contextwright.items.region_a import (
@@ -18,11 +20,13 @@ from contextwright.items.region_a import (
     PrefixItem,
     ToolSpec,
 )
+from contextwright.items.region_b import BodyItem
 
 __all__ = [
     "LAYERS",
     "REGIONS",
     "AgentInstructions",
+    "BodyItem",
     "ContextItem",
     "Framing",
     "ItemDeclarationError",
@@ -33,5 +37,7 @@ __all__ = [
     "PrefixItem",
     "Region",
     "ToolSpec",
+    "item_for_budget_class",
+    "item_types",
     "region_of",
 ]

@@ -64,3 +64,21 @@ class ContextItem:
 def region_of(item: ContextItem | type[ContextItem]) -> Region:
     """The region an item (or item class) belongs to."""
     return item.region
+
+
+def item_types() -> tuple[type[ContextItem], ...]:
+    """Every concrete item class defined so far, in definition order."""
+    found: list[type[ContextItem]] = []
+    pending: list[type[ContextItem]] = [ContextItem]
+    while pending:
+        cls = pending.pop(0)
+        for sub in cls.__subclasses__():
+            pending.append(sub)
+            if not sub._abstract_item:
+                found.append(sub)
+    return tuple(found)
+
+
+def item_for_budget_class(budget_class: str) -> type[ContextItem] | None:
+    """The item class that declares ``budget_class`` (the first, in definition order), if any."""
+    return next((cls for cls in item_types() if cls.budget_class == budget_class), None)

@@ -40,15 +40,17 @@ def parse_store_url(url: str) -> tuple[str, str, dict[str, str]]:
     return "sqlite", url, {}
 
 
-def open_log(url: str | os.PathLike[str], *, clock: Clock | None = None, create: bool = True) -> EventLog:
-    """Open (and migrate) the event log named by ``url``."""
+def open_log(
+    url: str | os.PathLike[str], *, clock: Clock | None = None, create: bool = True, read_only: bool = False
+) -> EventLog:
+    """Open (and migrate) the event log named by ``url``; ``read_only`` opens a SQLite file without writing to it."""
     backend, location, options = parse_store_url(os.fspath(url))
     if backend == "memory":
         return InMemoryEventLog(clock=clock)
     if backend == "sqlite":
         from contextwright.log.sqlite import SQLiteEventLog
 
-        return SQLiteEventLog(location, clock=clock, create=create)
+        return SQLiteEventLog(location, clock=clock, create=create, read_only=read_only)
     from contextwright.log.postgres import PostgresEventLog
 
     if "schema" in options:

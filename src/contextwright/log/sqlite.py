@@ -39,6 +39,7 @@ class SQLiteEventLog(EventLog):
         create: bool = True,
         synchronous: str = "FULL",
         busy_timeout: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         super().__init__(clock=clock)
         if str(path) in ("", ":memory:"):
@@ -52,11 +53,15 @@ class SQLiteEventLog(EventLog):
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         self._closed = False
+        self.read_only = read_only
         if not self.path.exists():
-            if not create:
+            if not create or read_only:
                 raise StoreNotFound(f"no Contextwright store at {self.path}", path=str(self.path))
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._migrate(create=create)
+        if read_only:
+            self._check_schema()
+        else:
+            self._migrate(create=create)
 
     # -- connections ----------------------------------------------------------
 
@@ -66,10 +71,20 @@ class SQLiteEventLog(EventLog):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             with translating_sqlite(f"opening {self.path}"):
-                conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA synchronous={self._synchronous}")
-                conn.execute("PRAGMA foreign_keys=ON")
+                if self.read_only:
+                    # mode=ro: SQLite itself refuses every write, so looking never changes the file. Without a
+                    # -wal file no writer has the store open; immutable=1 then also keeps SQLite from
+                    # creating -wal/-shm files next to it just to read.
+                    quiet = "" if Path(f"{self.path}-wal").exists() else "&immutable=1"
+                    uri = f"{self.path.resolve().as_uri()}?mode=ro{quiet}"
+                    conn = sqlite3.connect(
+                        uri, uri=True, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
+                    )
+                else:
+                    conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute(f"PRAGMA synchronous={self._synchronous}")
+                    conn.execute("PRAGMA foreign_keys=ON")
             self._local.conn = conn
             with self._all_lock:
                 self._all.append(conn)
@@ -116,6 +131,26 @@ class SQLiteEventLog(EventLog):
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def _check_schema(self) -> None:
+        """The read-only counterpart of :meth:`_migrate`: the schema must be there and current."""
+        conn = self._conn()
+        with translating_sqlite(f"reading {self.path}"):
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if "cw_migrations" not in tables:
+                raise NotAStore(f"{self.path} is not a Contextwright store", path=str(self.path))
+            applied = {row[0] for row in conn.execute("SELECT version FROM cw_migrations")}
+        latest = _migrations.latest_version(_migrations.SQLITE)
+        if applied and max(applied) > latest:
+            raise SchemaTooNew(
+                f"{self.path} has schema version {max(applied)}; this Contextwright knows up to {latest}", path=str(self.path)
+            )
+        if max(applied, default=0) < latest:
+            raise NotAStore(
+                f"{self.path} has schema version {max(applied, default=0)}, older than {latest}: "
+                "open it once for writing to upgrade it",
+                path=str(self.path),
+            )
 
     def schema_version(self) -> int:
         """The greatest migration version applied to this store."""
@@ -212,9 +247,11 @@ class SQLiteEventLog(EventLog):
     def _setting(self, key: str, default: str) -> str:
         conn = self._conn()
         with translating_sqlite(f"reading setting {key!r}"):
-            conn.execute("INSERT INTO cw_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, default))
-            value: str = conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()[0]
-            return value
+            if not self.read_only:
+                conn.execute("INSERT INTO cw_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, default))
+            row = conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()
+        # A read-only store without the setting answers with the default and stores nothing.
+        return default if row is None else str(row[0])
 
     def sessions(self) -> list[str]:
         with translating_sqlite("listing sessions"):

@@ -9,6 +9,7 @@ the same plan, and the same prefix bytes, after a restart.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -69,6 +70,17 @@ class Prefix:
             instructions=self.instructions,
             tools=tuple(t for t in self.tools if t.name != name),
             memory=self.memory,
+        )
+
+    def without_memory(self, memory_ids: Collection[str]) -> Prefix:
+        """The same prefix minus some memory items (only when they were erased)."""
+        kept = tuple(fact for fact in self.memory.facts if fact.id not in memory_ids)
+        return Prefix(
+            policy=self.policy,
+            framing=self.framing,
+            instructions=self.instructions,
+            tools=self.tools,
+            memory=MemorySnapshot(facts=kept),
         )
 
     @classmethod

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from contextwright.derive.surface import AssistantReply, Entry, Exchange, Summary, Surface, UserTurn
-from contextwright.events.catalog import ArtifactPointer, Compacted
+from contextwright.derive.taint import Echo, summary_lines
+from contextwright.events.catalog import ArtifactPointer, Compacted, SummaryLine, TrustLevel
 
 TRUSTED = frozenset({"platform", "operator", "user"})
 MAX_DEPTH = 2
@@ -84,31 +85,40 @@ def compact(
     if only_summaries and sum(len(e.compacted.summary) for e in foldable if isinstance(e, Summary)) <= max_summary_chars:
         return CompactionResult(compacted=None, reason="nothing left to fold")
     depth = max(surface.summary_depth, 1)
-    previous: list[str] = []
-    lines: list[str] = []
+    previous: list[SummaryLine] = []
+    lines: list[SummaryLine] = []
     elided: list[ArtifactPointer] = []
     seqs: list[int] = []
     tools: dict[str, list[str]] = {}
 
     def flush_tools() -> None:
         # One line per turn for its tool activity: counts, failures, and short refs to outputs.
+        # Tool activity is a record of what happened, never an instruction: it is data to the model.
         if tools:
-            lines.append("  Tools: " + "; ".join(f"{name} ×{len(notes)} ({', '.join(notes)})" for name, notes in tools.items()))
+            text = "  Tools: " + "; ".join(f"{name} ×{len(notes)} ({', '.join(notes)})" for name, notes in tools.items())
+            lines.append(SummaryLine(text=text, trust="tool"))
             tools.clear()
+
+    def assistant(text: str, ref: str) -> None:
+        # The assistant's words are a record, not the user's voice; what it repeated of
+        # untrusted text is elided (never quoted or paraphrased into the summary).
+        spoken = _without_echoes(text, surface.echoes.get(ref, ()))
+        lines.append(SummaryLine(text=f"  Assistant: {_extract(spoken, max_line_chars)}", trust="tool"))
 
     for entry in foldable:
         match entry:
             case Summary():
-                previous = entry.compacted.summary.splitlines()[1:]
+                previous = list(summary_lines(entry.compacted))
                 elided.extend(entry.compacted.elided)
                 seqs.extend(entry.compacted.source_event_seqs)
             case UserTurn():
                 flush_tools()
                 who = "Operator" if entry.message.author == "operator" else "User"
-                lines.append(f"- {who} asked: {_extract(entry.message.text, max_line_chars)}")
+                trust: TrustLevel = "operator" if entry.message.author == "operator" else "user"
+                lines.append(SummaryLine(text=f"- {who} asked: {_extract(entry.message.text, max_line_chars)}", trust=trust))
                 seqs.append(entry.seq)
             case AssistantReply():
-                lines.append(f"  Assistant: {_extract(entry.message.text, max_line_chars)}")
+                assistant(entry.message.text, entry.ref)
                 seqs.append(entry.seq)
             case Exchange():
                 seqs.append(entry.seq)
@@ -143,17 +153,31 @@ def compact(
         if previous + lines == before:
             return CompactionResult(compacted=None, reason="the summary cannot be condensed further")
     upto = max(_seq(e) if not isinstance(e, Exchange) else e.last_seq for e in foldable)
+    kept = [*previous, *lines]
     return CompactionResult(
         compacted=Compacted(
             epoch=epoch,
             upto_seq=upto,
-            summary="\n".join([HEADER, *previous, *lines]),
+            summary="\n".join([HEADER, *(line.text for line in kept)]),
             depth=depth,
             source_event_seqs=tuple(sorted(set(seqs))),
             elided=tuple(elided),
             trigger=trigger,
+            lines=tuple(kept),
         )
     )
+
+
+ECHO_ELIDED = "[repeated {trust} text elided]"
+
+
+def _without_echoes(text: str, echoes: tuple[Echo, ...]) -> str:
+    """``text`` with every echo of untrusted content replaced by a marker naming its trust."""
+    out, at = [], 0
+    for echo in echoes:
+        out += [text[at : echo.start], ECHO_ELIDED.format(trust=echo.trust)]
+        at = echo.end
+    return "".join([*out, text[at:]])
 
 
 def _older_part_of_run(surface: Surface, keep_recent: int) -> list[Entry]:
@@ -168,25 +192,27 @@ def _older_part_of_run(surface: Surface, keep_recent: int) -> list[Entry]:
 HEADER = "Summary of the earlier part of this session (extracted from trusted messages; tool output is referenced, not quoted):"
 
 
-def _size(lines: list[str]) -> int:
-    return sum(len(line) + 1 for line in lines)
+def _size(lines: list[SummaryLine]) -> int:
+    return sum(len(line.text) + 1 for line in lines)
 
 
 CONDENSED_LINE_CHARS = 120
 
 
-def _condense(lines: list[str]) -> list[str]:
+def _condense(lines: list[SummaryLine]) -> list[SummaryLine]:
     """Keep what was asked and what went wrong; drop the replies and the routine tool lines."""
     kept = []
     for line in lines:
-        if line.startswith("  Assistant: "):
+        text = line.text
+        if text.startswith("  Assistant: "):
             continue
-        if line.startswith("  Tools: "):
-            failures = [part for part in line[len("  Tools: ") :].split("; ") if "failed" in part or "denied" in part]
+        if text.startswith("  Tools: "):
+            failures = [part for part in text[len("  Tools: ") :].split("; ") if "failed" in part or "denied" in part]
             if not failures:
                 continue
-            line = "  Tools (failures only): " + "; ".join(failures)
-        kept.append(line if len(line) <= CONDENSED_LINE_CHARS else line[: CONDENSED_LINE_CHARS - 1] + "…")
+            text = "  Tools (failures only): " + "; ".join(failures)
+        text = text if len(text) <= CONDENSED_LINE_CHARS else text[: CONDENSED_LINE_CHARS - 1] + "…"
+        kept.append(SummaryLine(text=text, trust=line.trust))
     return kept
 
 

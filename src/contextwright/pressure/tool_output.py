@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from contextwright.errors import UsageError
 from contextwright.events.catalog import ArtifactPointer
 from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
-from contextwright.pressure.compressors import compress
+from contextwright.pressure.compressors import auto_budget, compress, detect_kind
 
 READ_TOOL_NAME = "context_read_artifact"
 READ_TOOL_DESCRIPTION = (
@@ -37,6 +37,7 @@ READ_TOOL_SCHEMA = {
     },
 }
 READ_MAX_CHARS = 20_000
+_NOT_COMMAND_OUTPUT = frozenset({"generic", "json"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,10 +45,19 @@ class ToolOutputPolicy:
     """How one tool's outputs are bounded (configurable per tool)."""
 
     max_chars: int = DEFAULT_MAX_CHARS
+    """Hard bound on what the model sees, in characters (head, marker, tail)."""
     compress: bool = True
+    """Run the per-kind compressor before capping."""
     kind: str = "auto"
+    """The output's kind, or ``"auto"`` to detect it."""
     budget_tokens: int | None = None
-    """Aim of the compressor; None compresses noise only and leaves sizing to the cap."""
+    """Upper bound for the compressor's aim; None leaves it to ``auto_budget`` (or to the cap)."""
+    auto_budget: bool = False
+    """Aim command outputs at ``auto_budget`` (a fifth of the output, 60 to 500 tokens), as the
+    command line does by default; ``budget_tokens`` still bounds it. A command output is one of a recognised
+    kind (a test run, a build, a listing) or one that failed; other results (a file read, a page
+    of prose, an API body) are left to ``budget_tokens`` and the cap. False aims every output at
+    ``budget_tokens`` alone."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -72,10 +82,17 @@ def prepare_output(
     """Compress and cap ``output`` whose original is stored under ``ref``."""
     text, kind = output, "text"
     if policy.compress:
+        kind = policy.kind
+        budget = policy.budget_tokens
+        if policy.auto_budget and kind == "auto":
+            kind = detect_kind(output)
+        if policy.auto_budget and (exit_code not in (None, 0) or kind not in _NOT_COMMAND_OUTPUT):
+            aim = auto_budget(count_tokens(output))
+            budget = aim if budget is None else min(budget, aim)
         compressed = compress(
             output,
-            kind=policy.kind,
-            budget_tokens=policy.budget_tokens,
+            kind=kind,
+            budget_tokens=budget,
             exit_code=exit_code,
             pointer=ref,
             count_tokens=count_tokens,

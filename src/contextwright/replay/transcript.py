@@ -22,12 +22,14 @@ from contextwright.assembly.assemble import BudgetExceeded
 from contextwright.assembly.envelope import escape
 from contextwright.assembly.request import NeutralRequest
 from contextwright.canonical import to_plain
-from contextwright.events.catalog import AssistantMessage, ToolCall
+from contextwright.errors import ContextwrightError
+from contextwright.events.catalog import AssistantMessage, ModelResponse, ToolCall, UsageRecord
 from contextwright.importers.model import Transcript
 from contextwright.items.region_a import ToolSpec
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import DEFAULT_CACHE_TTL, CacheTtl
+from contextwright.providers.usage import Usage, parse_anthropic_usage, parse_openai_chat_usage, parse_openai_responses_usage
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import EscalationRequired
 from contextwright.runtime.session import BuiltRequest, Session
@@ -97,14 +99,22 @@ def replay(
     session_id: str | None = None,
     on_request: Callable[[BuiltRequest], None] | None = None,
     cache_ttl: CacheTtl = DEFAULT_CACHE_TTL,
+    follow_times: Callable[[str], None] | None = None,
 ) -> ReplayResult:
-    """Replay ``transcript`` into a new session on ``engine`` (as an agent profile with ``cache_ttl``)."""
+    """Replay ``transcript`` into a new session on ``engine`` (as an agent profile with ``cache_ttl``).
+
+    ``follow_times`` is called with each message's recorded time before the message is
+    recorded (to move a clock along the transcript). Provider usage recorded with a
+    model answer is kept as that request's ``model.response``.
+    """
     agent, names = agent_for(transcript, cache_ttl=cache_ttl)
     sid = session_id or _session_id(transcript)
     session = engine.session(sid, agent=agent, model=model)
     session.budgets = REPLAY_BUDGETS
     result = ReplayResult(session=session, transcript=transcript)
     for message in transcript.messages:
+        if follow_times is not None and message.at is not None:
+            follow_times(message.at)
         if message.role in ("user", "system"):
             if message.text.strip():
                 # Injected messages (reminders, command echoes) come from the harness, not the user.
@@ -117,18 +127,22 @@ def replay(
             )
             if not message.text.strip() and not calls:
                 continue
+            built = None
             if session.awaiting_model:
                 try:
-                    request = session.next_request()
+                    built = session.next_request()
                 except (BudgetExceeded, EscalationRequired):
                     result.overflows += 1
                 else:
-                    result.requests.append(request)
+                    result.requests.append(built)
                     if on_request is not None:
-                        on_request(request)
+                        on_request(built)
             else:
                 result.unanswerable += 1
             session.record_assistant(AssistantMessage(text=message.text, tool_calls=calls, model=message.model))
+            usage = _recorded_usage(message.usage)
+            if built is not None and usage is not None:
+                _keep_usage(engine, session, built, usage, model=message.model)
         for tool_result in message.tool_results:
             pending = {c.id for c in session.pending_tool_calls()}
             if tool_result.call_id in pending:
@@ -136,6 +150,42 @@ def replay(
                     tool_result.call_id, tool_result.output, is_error=tool_result.is_error, exit_code=tool_result.exit_code
                 )
     return result
+
+
+def _recorded_usage(raw: Any) -> Usage | None:
+    """The usage a transcript recorded, in whichever provider's shape; None when absent or unreadable."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        if "prompt_tokens" in raw:
+            return parse_openai_chat_usage(raw)
+        if "input_tokens_details" in raw:
+            return parse_openai_responses_usage(raw)
+        if "input_tokens" in raw:
+            return parse_anthropic_usage(raw)
+    except ContextwrightError:
+        return None  # a transcript's odd usage must not stop its replay
+    return None
+
+
+def _keep_usage(engine: Engine, session: Session, built: BuiltRequest, usage: Usage, *, model: str | None) -> None:
+    # Appended as an event rather than through Session.record: the recorded numbers belong to
+    # the original requests, so they must not tune the engine's token estimator.
+    record = UsageRecord(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_5m_tokens=usage.cache_write_5m_tokens,
+        cache_write_1h_tokens=usage.cache_write_1h_tokens,
+    )
+    response = ModelResponse(
+        provider=session.model.provider,
+        model=model or session.model.id,
+        usage=record,
+        request_index=built.index,
+        estimated_input_tokens=built.result.total_tokens,
+    )
+    engine.log.append(session.id, [response], expected_seq=engine.log.last_seq(session.id))
 
 
 def _tool_from_schema(schema: Any) -> ToolSpec | None:

@@ -21,17 +21,21 @@ from contextwright.errors import UsageError
 from contextwright.report.plots import Plot, cache_read_share_plot, context_tokens_plot
 from contextwright.telemetry.records import RequestRecord, SessionSummary
 
-__all__ = ["COMPARISON_COLUMNS", "render_html", "write_report"]
+__all__ = ["COMPARISON_COLUMNS", "comparison_cell", "render_html", "write_report"]
 
 COMPARISON_COLUMNS: dict[str, str] = {
-    "strategy": "Strategy",
-    "cache_read_share": "Cache-read share",
-    "relative_input_cost": "Input cost vs baseline",
-    "peak_request_tokens": "Peak request (tokens)",
-    "overflows": "Overflows",
-    "task_visible": "Task visible",
+    "strategy": "strategy",
+    "cache_read_share": "cache-read share",
+    "input_cost_usd": "input cost",
+    "relative_input_cost": "vs ceiling",
+    "peak_request_tokens": "peak request",
+    "overflows": "over window",
+    "task_visible": "task visible",
 }
-"""Known comparison keys and their column headings, in display order; other keys follow as given."""
+"""Known comparison keys and their column headings, in display order; other keys follow as given.
+
+The terminal tables use the same headings and :func:`comparison_cell`, so both show the same forms.
+"""
 
 _NUM = ' class="num"'
 _WARN = ' class="warn"'
@@ -64,6 +68,7 @@ def render_html(
     *,
     title: str,
     comparison: list[dict[str, Any]] | None = None,
+    comparison_caption: str = "Each strategy on the same session",
     plots: bool = True,
 ) -> str:
     """The report as one HTML document (no external resources).
@@ -107,7 +112,7 @@ def render_html(
         parts += [
             '<section aria-labelledby="comparison-heading">',
             '<h2 id="comparison-heading">Strategies compared</h2>',
-            _comparison_table(comparison),
+            _comparison_table(comparison, caption=comparison_caption),
             "</section>",
         ]
     if figures:
@@ -142,11 +147,13 @@ def write_report(
     *,
     title: str,
     comparison: list[dict[str, Any]] | None = None,
+    comparison_caption: str = "Each strategy on the same session",
     plots: bool = True,
 ) -> Path:
     """Render the report and write it to ``path`` (UTF-8); return the path."""
     target = Path(path)
-    target.write_text(render_html(summary, records, title=title, comparison=comparison, plots=plots), encoding="utf-8")
+    html = render_html(summary, records, title=title, comparison=comparison, comparison_caption=comparison_caption, plots=plots)
+    target.write_text(html, encoding="utf-8")
     return target
 
 
@@ -169,7 +176,8 @@ def _summary_table(summary: SessionSummary, records: Sequence[RequestRecord]) ->
         ("Requests built", f"{summary.requests:,}", False),
         ("Epochs", str(summary.epochs), summary.epochs > 1),
         ("Prefix hashes per epoch", hashes + (" — the prompt cache prefix was broken" if drift else ""), drift),
-        ("Peak request", peak, False),
+        ("Peak request (engine's estimate)", peak, False),
+        *_usage_peak(records, usage_note),
         ("Compactions", _counts(summary.compactions, summary.compactions_by_trigger), False),
         ("Pruning passes", str(summary.prunes), False),
         ("Dedupe hits", str(summary.dedupe_hits), False),
@@ -201,7 +209,13 @@ def _summary_table(summary: SessionSummary, records: Sequence[RequestRecord]) ->
     return f"<table>\n<caption>What the session did, derived from its events</caption>\n<tbody>\n{body}\n</tbody>\n</table>"
 
 
-def _comparison_table(rows: list[dict[str, Any]]) -> str:
+def _usage_peak(records: Sequence[RequestRecord], note: str) -> list[tuple[str, str, bool]]:
+    """The largest input the usage reports (the figure the comparison's peak column shows), if any."""
+    inputs = [r.usage.total_input for r in records if r.usage is not None]
+    return [("Peak input (usage)", f"{max(inputs):,} tokens{note}", False)] if inputs else []
+
+
+def _comparison_table(rows: list[dict[str, Any]], *, caption: str) -> str:
     if not all(isinstance(row, Mapping) for row in rows):
         raise UsageError("comparison rows must be mappings of column name to value")
     seen: list[str] = []
@@ -216,17 +230,14 @@ def _comparison_table(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         cells = []
         for column in columns:
-            value = _cell(column, row.get(column))
+            value = comparison_cell(column, row.get(column))
             if column == columns[0]:
                 cells.append(f'<th scope="row">{escape(value)}</th>')
             else:
                 cells.append(f"<td{_NUM if _numeric(rows, column) else ''}>{escape(value)}</td>")
         lines.append("<tr>" + "".join(cells) + "</tr>")
     body = "\n".join(lines)
-    return (
-        "<table>\n<caption>The same session under each strategy</caption>\n"
-        f"<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
-    )
+    return f"<table>\n<caption>{escape(caption)}</caption>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
 
 def _requests_table(records: Sequence[RequestRecord]) -> str:
@@ -267,13 +278,19 @@ def _requests_table(records: Sequence[RequestRecord]) -> str:
 # -- formatting -----------------------------------------------------------------------
 
 
-def _cell(column: str, value: Any) -> str:
+def comparison_cell(column: str, value: Any) -> str:
+    """One comparison value as text, in the same form in the terminal and in HTML."""
     if value is None:
-        return "—"
-    if column == "cache_read_share" and isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        return "n/a"
+    number = isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+    if column == "cache_read_share" and number:
         return f"{float(value):.1%}"
-    if column == "relative_input_cost" and isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-        return f"×{float(value):.2f}"
+    if column == "input_cost_usd" and (number or isinstance(value, str)):
+        return f"${Decimal(str(value)).quantize(Decimal('0.0001'))}"
+    if column == "relative_input_cost" and number:
+        return f"{float(value):.2f}×"
+    if column == "task_visible" and number:
+        return f"{float(value):.0%}"
     return _plain(value)
 
 
@@ -290,6 +307,8 @@ def _plain(value: Any) -> str:
 
 
 def _numeric(rows: list[dict[str, Any]], column: str) -> bool:
+    if column == "input_cost_usd":
+        return True
     values = [row.get(column) for row in rows if row.get(column) is not None]
     return bool(values) and all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in values)
 

@@ -19,7 +19,7 @@ from typing import Any
 from contextwright._optional import require
 from contextwright.telemetry.records import RequestRecord
 
-__all__ = ["CLASS_ORDER", "Plot", "cache_read_share_plot", "context_tokens_plot"]
+__all__ = ["CLASS_ORDER", "PREFIX_CLASSES", "Plot", "cache_read_share_plot", "context_tokens_plot", "tokens_figure"]
 
 _FEATURE = "plots in the HTML report"
 
@@ -91,74 +91,167 @@ class Plot:
     """SVG markup to place in an HTML page."""
 
 
+PREFIX_CLASSES: tuple[str, ...] = ("policy", "framing", "instructions", "tools", "memory_snapshot")
+"""The frozen prefix's classes: small next to the history, so they get a panel of their own."""
+HEAD_ROOM = 1.12
+"""The token axis ends this far above the tallest bar (or the window, when the window is in range)."""
+_LABEL_GAP = 0.01
+"""Smallest space between two change labels on one row, as a share of the axes width."""
+_LABEL_ROWS = 3
+_LABEL_FONT = 7.5
+_AXES_WIDTH = 0.69
+"""The axes' share of the figure width (``subplots_adjust(left=0.11, right=0.80)``)."""
+
+
 def context_tokens_plot(records: Sequence[RequestRecord], *, key: str = "tokens") -> Plot:
     """Tokens per request stacked by class, the window as a line, context changes as labelled verticals."""
-    require("matplotlib", extra="report", feature=_FEATURE)
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
     title = "Context tokens per request, by class"
-    classes = _classes(records)
-    x = [r.request_index for r in records]
+    fig, classes = tokens_figure(records)
+    with _rc():
+        svg = _svg(fig)
     windows = {r.context_window for r in records if r.context_window is not None}
     peak = max((r.total_tokens for r in records), default=0)
-    with _rc():
-        fig = Figure(figsize=(11, 5.2))
-        ax = fig.add_subplot()
-        bottom = [0] * len(records)
-        stack = []
-        for name, colour in classes:
-            heights = [r.tokens_by_class.get(name, 0) for r in records]
-            stack.append(ax.bar(x, heights, bottom=bottom, width=0.85, color=colour, label=name.replace("_", " "), linewidth=0))
-            bottom = [b + h for b, h in zip(bottom, heights)]
-        label = f"window ({next(iter(windows)):,})" if len(windows) == 1 else "window (per epoch)"
-        for first, last, window in _window_runs(records):
-            # Each epoch's plan has its own window: draw it only over that epoch's requests.
-            ax.hlines(window, first - 0.5, last + 0.5, color=_WINDOW_COLOUR, linewidth=1.6, label=label)
-            label = "_nolegend_"  # matplotlib's marker for "leave out of the legend"
-        _draw_changes(ax, records, labelled=True)
-        top = max([peak, *windows]) if records else 1
-        # Head room above the window line for the change labels, which sit inside the axes.
-        ax.set_ylim(0, top * 1.45 or 1)
-        if records:
-            ax.set_xlim(min(x) - 0.7, max(x) + 0.7)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax.set_title(title, loc="left", fontsize=12)
-        ax.set_xlabel("Request index")
-        ax.set_ylabel("Tokens (estimated)")
-        ax.grid(axis="y", color="#e5e5e5", linewidth=0.6)
-        ax.set_axisbelow(True)
-        handles, labels = ax.get_legend_handles_labels()
-        lines = [(h, label) for h, label in zip(handles, labels) if all(h is not b for b in stack)]
-        # Lines first, then the classes top-down so that the legend reads like the stack.
-        entries = lines + [(b, b.get_label()) for b in reversed(stack)]
-        # matplotlib's stubs type legend handles as Artist; it accepts a bar container too.
-        ax.legend(  # type: ignore[call-overload]
-            [h for h, _ in entries],
-            [label for _, label in entries],
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-            frameon=False,
-            fontsize=9,
-        )
-        fig.subplots_adjust(left=0.08, right=0.80, top=0.88, bottom=0.11)
-        svg = _svg(fig)
     changes = _change_summary(records)
+    prefix = [n for n, _ in classes if n in PREFIX_CLASSES]
     description = (
         f"Stacked bars, one per request ({len(records)} requests), showing estimated input tokens by class "
         f"({', '.join(n.replace('_', ' ') for n, _ in classes) or 'none'}). "
         f"Peak request: {peak:,} tokens"
         + (
-            f"; window: {next(iter(windows)):,} tokens, drawn as a horizontal line"
+            f"; window: {next(iter(windows)):,} tokens"
             if len(windows) == 1
-            else f"; window per epoch: {', '.join(f'{w:,}' for _, _, w in _window_runs(records))} tokens, drawn as horizontal lines"
+            else f"; window per epoch: {', '.join(f'{w:,}' for _, _, w in _window_runs(records))} tokens"
             if windows
             else ""
         )
-        + f". {changes}"
+        + ". "
+        + (
+            f"A smaller panel below gives the frozen prefix by class ({', '.join(n.replace('_', ' ') for n in prefix)}) "
+            "with token counts, on a log scale. "
+            if prefix
+            else ""
+        )
+        + changes
     )
     return Plot(key=key, title=title, description=description, svg=_inline(svg, key=key, title=title, description=description))
+
+
+def tokens_figure(records: Sequence[RequestRecord]) -> tuple[Any, list[tuple[str, str]]]:
+    """The matplotlib figure of :func:`context_tokens_plot` and its classes (exposed so tests can measure it)."""
+    require("matplotlib", extra="report", feature=_FEATURE)
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    classes = _classes(records)
+    prefix_classes = [(n, c) for n, c in classes if n in PREFIX_CLASSES]
+    x = [r.request_index for r in records]
+    top, window_shown = token_axis_top(records)
+    with _rc():
+        fig = Figure(figsize=(11, 7.0))
+        grid = fig.add_gridspec(2, 1, height_ratios=[3.3, 1.3], hspace=0.38)
+        ax = fig.add_subplot(grid[0])
+        stack = _stacked_bars(ax, records, classes)
+        windows = sorted({w for _, _, w in _window_runs(records)})
+        label = f"window ({windows[0]:,})" if len(windows) == 1 else "window (per epoch)"
+        for first, last, window in _window_runs(records):
+            if window <= top:
+                # Each epoch's plan has its own window: draw it only over that epoch's requests.
+                ax.hlines(window, first - 0.5, last + 0.5, color=_WINDOW_COLOUR, linewidth=1.6, label=label)
+                label = "_nolegend_"  # matplotlib's marker for "leave out of the legend"
+        if windows and not window_shown:
+            # Far above the data: named in the legend rather than flattening every bar under it.
+            ax.plot(
+                [],
+                [],
+                color=_WINDOW_COLOUR,
+                linewidth=1.6,
+                label=f"window {', '.join(f'{w:,}' for w in windows)}\n(above the scale)",
+            )
+        _draw_changes(ax, records, labelled=True)
+        ax.set_ylim(0, top)
+        if records:
+            ax.set_xlim(min(x) - 0.7, max(x) + 0.7)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        # The change labels sit above the axes, so the title goes up a little further.
+        ax.set_title("Context tokens per request, by class", loc="left", fontsize=12, pad=14 + 11 * _label_rows_used(ax))
+        ax.set_ylabel("Tokens (estimated)")
+        ax.set_xlabel("Request index")
+        ax.grid(axis="y", color="#e5e5e5", linewidth=0.6)
+        ax.set_axisbelow(True)
+        handles, labels = ax.get_legend_handles_labels()
+        lines = [(h, lab) for h, lab in zip(handles, labels) if all(h is not b for b in stack)]
+        # Lines first, then the classes top-down so that the legend reads like the stack.
+        entries = lines + [(b, b.get_label()) for b in reversed(stack)]
+        ax.legend(
+            [h for h, _ in entries],
+            [lab for _, lab in entries],
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            frameon=False,
+            fontsize=9,
+        )
+        _prefix_panel(fig.add_subplot(grid[1]), records, prefix_classes)
+        # Room above the axes for as many rows of change labels as were used.
+        fig.subplots_adjust(left=0.11, right=0.80, top=0.91 - 0.022 * _label_rows_used(ax), bottom=0.08)
+    return fig, classes
+
+
+def _prefix_panel(ax: Any, records: Sequence[RequestRecord], classes: list[tuple[str, str]]) -> None:
+    """One horizontal bar per prefix class and epoch, on a log scale, each with its token count written out."""
+    require("matplotlib", extra="report", feature=_FEATURE)
+    from matplotlib.ticker import FuncFormatter
+
+    epochs: dict[int, RequestRecord] = {}
+    for record in records:
+        epochs.setdefault(record.epoch, record)  # the prefix is frozen within an epoch: its first request says it all
+    rows: list[tuple[str, int, str]] = []
+    for epoch, record in sorted(epochs.items()):
+        for name, colour in classes:
+            label = name.replace("_", " ") + (f" (epoch {epoch})" if len(epochs) > 1 else "")
+            rows.append((label, record.tokens_by_class.get(name, 0), colour))
+    ax.set_title("Frozen prefix by class (tokens, log scale)", loc="left", fontsize=10)
+    if not rows:
+        ax.set_axis_off()
+        return
+    y = list(range(len(rows)))[::-1]
+    values = [max(1, tokens) for _, tokens, _ in rows]
+    ax.barh(y, values, color=[colour for *_, colour in rows], height=0.7, linewidth=0)
+    for position, (_, tokens, _), value in zip(y, rows, values):
+        ax.annotate(f"{tokens:,}", xy=(value, position), xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, max(values) * 4)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_yticks(y, [label for label, _, _ in rows], fontsize=8.5)
+    ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def token_axis_top(records: Sequence[RequestRecord]) -> tuple[float, bool]:
+    """Where the token axis ends, and whether the window line falls inside it.
+
+    The axis follows the data: a 36k peak in a 200k window gets an axis near 40k, and
+    the window is then named in text instead of stretching the bars flat.
+    """
+    peak = max((r.total_tokens for r in records), default=0)
+    windows = [w for _, _, w in _window_runs(records)]
+    top = peak * HEAD_ROOM or 1
+    # A window close above the data is worth showing: the reader sees how near the limit it got.
+    near = [w for w in windows if w <= peak * 1.5]
+    if near:
+        return max(near) * 1.06, len(near) == len(windows)
+    return top, not windows
+
+
+def _stacked_bars(ax: Any, records: Sequence[RequestRecord], classes: list[tuple[str, str]]) -> list[Any]:
+    x = [r.request_index for r in records]
+    bottom = [0] * len(records)
+    stack = []
+    for name, colour in classes:
+        heights = [r.tokens_by_class.get(name, 0) for r in records]
+        stack.append(ax.bar(x, heights, bottom=bottom, width=0.85, color=colour, label=name.replace("_", " "), linewidth=0))
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    return stack
 
 
 def cache_read_share_plot(records: Sequence[RequestRecord], *, key: str = "cache") -> Plot | None:
@@ -266,7 +359,8 @@ def _changes(records: Sequence[RequestRecord]) -> list[tuple[int, list[str]]]:
 
 def _draw_changes(ax: Any, records: Sequence[RequestRecord], *, labelled: bool) -> None:
     legend_done: set[str] = set()
-    for index, kinds in _changes(records):
+    changes = _changes(records)
+    for index, kinds in changes:
         # The change happened before this request was built: draw it just left of its bar.
         position = index - 0.5
         for offset, kind in enumerate(kinds):
@@ -279,22 +373,49 @@ def _draw_changes(ax: Any, records: Sequence[RequestRecord], *, labelled: bool) 
                 label=label if kind not in legend_done else None,
             )
             legend_done.add(kind)
-        if labelled:
-            text = "+".join(_short(kind, records, index) for kind in kinds)
-            ax.annotate(
-                text,
-                xy=(position, 0.99),
-                xycoords=("data", "axes fraction"),
-                xytext=(-2, 0),
-                textcoords="offset points",
-                rotation=90,
-                ha="right",
-                va="top",
-                fontsize=8,
-                color="#333333",
-                # A white backing keeps the label readable where it crosses the window line.
-                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 0.6},
-            )
+    if not labelled or not records:
+        return
+    first = min(r.request_index for r in records) - 0.7
+    span = max(r.request_index for r in records) + 0.7 - first
+    texts = ["+".join(_short(kind, records, index) for kind in kinds) for index, kinds in changes]
+    # Label widths as axes fractions: ~0.6 em per character at the label's size, over the axes width.
+    axes_points = ax.figure.get_figwidth() * 72 * _AXES_WIDTH
+    spans = []
+    for (index, _), text in zip(changes, texts):
+        centre, half = (index - 0.5 - first) / span, len(text) * _LABEL_FONT * 0.6 / axes_points / 2
+        spans.append((centre - half, centre + half))
+    rows = label_rows(spans)
+    ax._cw_label_rows = max((r for r in rows if r is not None), default=-1) + 1  # read back by the title padding
+    for (index, _), text, row in zip(changes, texts, rows):
+        if row is None:
+            continue  # no room on any row: the line and the legend still say what it is
+        ax.annotate(
+            text,
+            xy=(index - 0.5, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, 3 + 11 * row),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=_LABEL_FONT,
+            color="#333333",
+        )
+
+
+def label_rows(spans: Sequence[tuple[float, float]], *, gap: float = _LABEL_GAP, rows: int = _LABEL_ROWS) -> list[int | None]:
+    """A row for each label (its left and right edge, in order) so that labels on a row keep ``gap`` apart; None: no room."""
+    right: list[float] = [-1.0] * rows
+    out: list[int | None] = []
+    for left, end in spans:
+        row = next((r for r in range(rows) if left - right[r] >= gap), None)
+        if row is not None:
+            right[row] = end
+        out.append(row)
+    return out
+
+
+def _label_rows_used(ax: Any) -> int:
+    return int(getattr(ax, "_cw_label_rows", 0))
 
 
 def _short(kind: str, records: Sequence[RequestRecord], index: int) -> str:

@@ -17,6 +17,7 @@ from contextwright.budget.estimator import TokenEstimator, prefix_estimator
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Surface, fold
+from contextwright.derive.taint import EchoIndex
 from contextwright.errors import SeqConflict, UsageError
 from contextwright.events.envelope import Event
 from contextwright.log.base import EventLog
@@ -66,6 +67,7 @@ class SessionCore:
         self.events: list[Event] = []
         """The events read so far, in order (the log only grows)."""
         self._surface_cache: tuple[int, Surface] | None = None
+        self._echo_index = EchoIndex()  # echo detection done once per event, not per fold
 
     @property
     def last_seq(self) -> int:
@@ -86,7 +88,7 @@ class SessionCore:
         """The surface of the events read so far, folded once per new event."""
         cached = self._surface_cache
         if cached is None or cached[0] != self.last_seq:
-            cached = self._surface_cache = (self.last_seq, fold(self.id, self.events))
+            cached = self._surface_cache = (self.last_seq, fold(self.id, self.events, echo_index=self._echo_index))
         return cached[1]
 
     def append(self, payloads: Sequence[Any]) -> list[Event]:

@@ -33,7 +33,8 @@ class Engine:
     ) -> None:
         self.log = log
         self.clock = clock or log.clock or SystemClock()
-        self.estimator = estimator or HeuristicEstimator()
+        # An empty estimator is falsy (it has a length): test for None, never for truth.
+        self.estimator = estimator if estimator is not None else HeuristicEstimator()
         self.budgets = budgets or BudgetConfig()
         # The store keeps one random secret so that every worker, and every later
         # rebuild, derives the same envelope nonces for a session.

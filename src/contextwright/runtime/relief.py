@@ -16,6 +16,7 @@ from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
 from contextwright.derive.surface import Exchange, Summary
+from contextwright.derive.taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
 )
@@ -77,7 +78,10 @@ class Relief:
                 ) from exc
             # The automatic path is a safety valve: compact anyway, and say so in the log.
             return self.core.append([replace(compacted, archive_failed=True)])[0]
-        pointer = ArtifactPointer(ref=ref, trust="platform", size_chars=len(text), kind="compaction_archive")
+        # The archive holds the folded events verbatim, tool output included: reading it back
+        # must carry the lowest trust of what it holds, never the platform's.
+        trust = lowest_trust(archived_trust(e) for e in archive_events)
+        pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(text), kind="compaction_archive")
         return self.core.append([replace(compacted, archive=pointer)])[0]
 
     def build(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
@@ -100,10 +104,10 @@ class Relief:
                 return None
 
         result = attempt()
-        # The tool-result share (B2) binds when space is scarce: with no pressure on the
-        # window, pruning would only rewrite cached history for nothing (a cache miss
-        # with no budget to win back), so the share is enforced from soft pressure on.
-        if result is None or result.pressure != "none":
+        # The tool-result share (B2) binds on every build. Pruning runs in one batched pass
+        # down to the low-water mark (hysteresis), so a roomy window pays one cache miss
+        # per pass, not one per round; under pressure it also runs when the share holds.
+        if result is None or result.pressure != "none" or result.tool_results_over_share:
             before = result.tokens_by_class.get("tool_results", 0) if result else None
             pruned = self._prune(plan, allocation, must=result is None)
             if pruned:
@@ -226,12 +230,12 @@ class Relief:
         surface = self.core.surface()
         return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.core.secret)
 
-    def relieve_overflow(self, plan: ContextPlan) -> None:
-        """Forced relief after a provider overflow: compact, or prune everything prunable."""
+    def relieve_overflow(self, plan: ContextPlan) -> bool:
+        """Forced relief after a provider overflow: compact, or prune everything prunable; False when nothing was freed."""
         proposal = self.compactor(self.core.surface(), epoch=plan.epoch, trigger="overflow")
         if proposal.escalate:
             raise EscalationRequired(proposal.reason, session_id=self.core.id)
         if proposal.compacted is not None:
             self._adopt(proposal.compacted, strict=False)
-        else:
-            self._prune(plan, allocate(plan), must=True)
+            return True
+        return self._prune(plan, allocate(plan), must=True) > 0

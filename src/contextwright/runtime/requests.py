@@ -14,7 +14,7 @@ from contextwright.budget.allocator import allocate
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold
 from contextwright.errors import UsageError
-from contextwright.events.catalog import Evidence, FrameRecorded, RequestBuilt
+from contextwright.events.catalog import Evidence, FrameRecorded, RecallRevisionFailed, RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan
@@ -22,7 +22,9 @@ from contextwright.planner import ContextPlanner
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
 from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
+from contextwright.runtime.memory_rules import corrected_memory, erased_memory_ids
 from contextwright.runtime.relief import Relief
+from contextwright.runtime.spec import AgentSpec
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -169,11 +171,43 @@ class Requests:
         surface = self.core.surface()
         return surface.open_exchange is None and _answerable(surface)
 
+    def snapshot_now(self) -> tuple[MemoryFact, ...]:
+        """The memory snapshot a new plan would freeze: the one read at open, less what was erased since."""
+        erased = erased_memory_ids(self.core.events)
+        return tuple(fact for fact in self.memory_snapshot if fact.id not in erased)
+
+    def check_prefix_fits(self) -> None:
+        """B3 at open: a prefix over its caps fails before anything is logged."""
+        core = self.core
+        core.planner().check_fits(core.model, core.agent.prefix(self.snapshot_now()))
+
+    def edit_prefix(self, agent: AgentSpec, *, note: str) -> ContextPlan | None:
+        """P5: an explicit prefix edit on a live session starts a new epoch, recorded with ``note``."""
+        core = self.core
+        planner = core.planner()
+        prefix = agent.prefix(self.snapshot_now())
+        if planner.current is None:
+            planner.check_fits(core.model, prefix)
+            core.agent = agent  # the first plan will pin it
+            return None
+        decision = planner.edit_prefix(prefix, reason="prefix_edited", note=note)
+        core.agent = agent
+        if decision.events:
+            core.append([e.payload for e in decision.events])
+        return decision.plan
+
     def pin_plan(self) -> ContextPlan:
         """The current plan, or a new one recorded when there is none or the agent or model changed."""
         core = self.core
         planner = core.planner()
-        prefix = core.agent.prefix(self.memory_snapshot)
+        erased = erased_memory_ids(core.events)
+        current = planner.current
+        if current is not None and any(fact.id in erased for fact in current.prefix.memory.facts):
+            # An erasure is a privacy request: the fact leaves the prefix too, at the price of a new epoch.
+            rotated = planner.edit_prefix(current.prefix.without_memory(erased), reason="memory_erased")
+            core.append([e.payload for e in rotated.events])
+            planner = core.planner()
+        prefix = core.agent.prefix(self.snapshot_now())
         # Tools an operator removed at once left the prefix in a new epoch; keep them out.
         for event in core.events:
             if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
@@ -251,6 +285,14 @@ class Requests:
                     erased.add(evidence_id)
                 elif now_evidence.text != shown.text:
                     corrections.append(Correction(evidence_id=evidence_id, text=now_evidence.text, trust=now_evidence.trust))
+        # The snapshot in the prefix is frozen for the epoch: a correction of one of its facts
+        # reaches the model as a correction line in the body, on the very next request.
+        corrected = corrected_memory(core.events)
+        erased_ids = erased_memory_ids(core.events)
+        for fact in self.memory_snapshot:
+            text = corrected.get(fact.id)
+            if text is not None and text != fact.text and fact.id not in erased_ids:
+                corrections.append(Correction(evidence_id=f"memory:{fact.id}", text=text, trust=fact.trust))
         state = core.working_state()
         changed = None if state.to_dict() == (frame_state or ws.WorkingState().to_dict()) else state
         rounds = sum(1 for e in core.events if e.seq > surface.seed_seq and e.type == "message.assistant")
@@ -266,18 +308,32 @@ class Requests:
         )
 
     def _read_evidence(self, ids: list[str]) -> Mapping[str, Evidence | None]:
-        """Fresh read on every assembly; reuse only behind the explicit revision hook."""
+        """Fresh read on every assembly; reuse only behind the explicit revision hook (ADR-0183).
+
+        The hook may say ``None`` (no revision known: read fresh) or fail (read fresh, and
+        record the failure); a stale answer is never reused in either case.
+        """
         recall = self.core.recall
         assert recall is not None
+        now = self.core.clock.now()
         revision_of = getattr(recall, "revision", None)
-        if self.reuse_recall_by_revision and revision_of is not None:
-            revision = str(revision_of())
-            if self._recall_cache is not None and self._recall_cache[:2] == (revision, tuple(ids)):
-                return self._recall_cache[2]
-            current = recall.current(ids, now=self.core.clock.now())
-            self._recall_cache = (revision, tuple(ids), current)
-            return current
-        return recall.current(ids, now=self.core.clock.now())
+        if not (self.reuse_recall_by_revision and revision_of is not None):
+            return recall.current(ids, now=now)
+        try:
+            known = revision_of()
+        except Exception as exc:  # a broken hook must not break assembly: fall back to a fresh read
+            self._recall_cache = None
+            self.core.append([RecallRevisionFailed(error=f"{type(exc).__name__}: {exc}"[:500])])
+            return recall.current(ids, now=now)
+        if known is None:
+            self._recall_cache = None
+            return recall.current(ids, now=now)
+        revision = str(known)
+        if self._recall_cache is not None and self._recall_cache[:2] == (revision, tuple(ids)):
+            return self._recall_cache[2]
+        current = recall.current(ids, now=now)
+        self._recall_cache = (revision, tuple(ids), current)
+        return current
 
 
 def _answerable(surface: Surface) -> bool:

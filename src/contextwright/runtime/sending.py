@@ -162,13 +162,27 @@ class Sender:
             if error is exc:
                 raise exc
             raise error from exc
-        self.core.append([ContextOverflow(request_index=request.index, recovered=attempt == 0, message=error.message[:500])])
+        message = error.message[:500]
         if attempt == 1:
+            self.core.append([ContextOverflow(request_index=request.index, recovered=False, message=message)])
             raise OverflowNotRecovered(
                 f"session {self.core.id!r}: the provider still rejected request {request.index} as too long after compaction",
                 session_id=self.core.id,
             ) from exc
-        self.relief.relieve_overflow(request.plan)
+        try:
+            freed = self.relief.relieve_overflow(request.plan)
+        except Exception:
+            self.core.append([ContextOverflow(request_index=request.index, recovered=False, message=message)])
+            raise
+        if not freed:
+            # Nothing could be folded or pruned: the retry would resend the same bytes.
+            self.core.append([ContextOverflow(request_index=request.index, recovered=False, message=message)])
+            raise OverflowNotRecovered(
+                f"session {self.core.id!r}: request {request.index} is too long for the provider and relief freed "
+                "nothing (no history left to compact or prune); nothing was resent",
+                session_id=self.core.id,
+            ) from exc
+        self.core.append([ContextOverflow(request_index=request.index, recovered=True, message=message)])
         return self.requests.next_request()
 
 

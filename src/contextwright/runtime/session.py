@@ -43,6 +43,7 @@ from contextwright.planner import PlanDecision
 from contextwright.pressure.compactor import Compactor
 from contextwright.pressure.compactor import compact as default_compact
 from contextwright.runtime.core import Resumed, SessionCore
+from contextwright.runtime.memory_rules import erased_texts, withhold_erased
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests, RoundPolicy
@@ -85,7 +86,7 @@ class Session:
             model=model,
             clock=clock,
             secret=secret,
-            estimator=estimator or HeuristicEstimator(),
+            estimator=estimator if estimator is not None else HeuristicEstimator(),
             budgets=budgets or BudgetConfig(),
             memory=memory,
             recall=recall,
@@ -108,6 +109,9 @@ class Session:
         self._requests = Requests(core, self._relief, rounds=rounds or RoundPolicy(), memory_snapshot=snapshot)
         # Opt-in only: reuse the previous fresh read while the port's revision() is unchanged.
         self._requests.reuse_recall_by_revision = reuse_recall_by_revision and hasattr(recall, "revision")
+        if pinned is None:
+            # B3/P4: a prefix over its caps fails here, before the caller logs anything.
+            self._requests.check_prefix_fits()
         self._sender = Sender(core, self._requests, self._tool_calls, self._relief)
         self._stages: Stages[Session] = Stages(core, self._tool_calls, self.engine_session)
 
@@ -254,6 +258,8 @@ class Session:
         """End the session: established facts are offered as memory candidates (never written)."""
         state = self.working_state
         offered = tuple(f.text for f in state.facts if not f.tainted)
+        # A fact the user had erased is not offered back to memory.
+        offered, _ = withhold_erased(offered, erased_texts(self._core.events, self._requests.memory_snapshot))
         return self._core.append([MemoryCandidates(facts=offered, withheld=len(state.facts) - len(offered))])[0]
 
     # -- tool calls --------------------------------------------------------------------
@@ -285,6 +291,17 @@ class Session:
     def restore_tool(self, name: str) -> Event:
         """Allow a revoked tool again."""
         return self._tool_calls.restore_tool(name)
+
+    def edit_prefix(self, agent: AgentSpec, *, note: str) -> ContextPlan | None:
+        """Change the agent's prefix (policy, instructions, tools) on purpose: a new epoch, recorded with ``note``.
+
+        Before the first request there is no epoch yet: the new agent is checked against the
+        caps and pinned by the first request. Returns the new plan, or None in that case.
+        """
+        if not note.strip():
+            raise UsageError("say why the prefix changes (note=...): it is recorded with the new epoch")
+        self._core.sync()
+        return self._requests.edit_prefix(agent, note=note)
 
     def force_revoke_tool(self, name: str) -> PlanDecision:
         """Operator-forced immediate revocation: the tool leaves the prefix and a new epoch starts."""

@@ -9,7 +9,7 @@ a slice of this one; only its final result comes back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from contextwright.assembly.assemble import render_decision
 from contextwright.canonical import canonical_json
@@ -27,11 +27,13 @@ from contextwright.events.catalog import (
     MemoryCandidates,
     StageClosed,
     StageOpened,
+    WorkingStateUpdated,
 )
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.models import ResolvedModel
 from contextwright.runtime.core import SessionCore
+from contextwright.runtime.memory_rules import erased_texts, withhold_erased
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.tool_calls import ToolCalls
 
@@ -95,10 +97,13 @@ class Stages(Generic[ChildT]):
             leaving.append(decisions.pop(0))
             sizes.pop(0)
         if leaving:
+            offered, withheld = withhold_erased(
+                tuple(render_decision(d.decision) for d in leaving), erased_texts(self.core.events)
+            )
             self.core.append(
                 [
                     DecisionGraduated(stage_ids=tuple(d.decision.stage_id for d in leaving)),
-                    MemoryCandidates(facts=tuple(render_decision(d.decision) for d in leaving)),
+                    MemoryCandidates(facts=offered, withheld=withheld),
                 ]
             )
 
@@ -161,15 +166,20 @@ class Stages(Generic[ChildT]):
         child_id = f"{self.core.id}/child-{number}"
         parts = [f"You are continuing part of a larger task as a sub-run: {purpose}", f"Task: {task}"]
         state = self.core.working_state()
-        if include_working_state and not state.is_empty():
-            parts.append(state.render())
+        # The working state is not the user's voice (its facts may come from tool output):
+        # it goes to the child as its working state, rendered as data, never into the seed text.
+        carried = (
+            [WorkingStateUpdated(state=state.to_dict(), source="runtime")]
+            if include_working_state and not state.is_empty()
+            else []
+        )
         if pointers:
             parts.append("Material you can read with context_read_artifact: " + ", ".join(pointers))
         seed = "\n\n".join(parts)
         self.core.append([ChildStarted(child_session_id=child_id, purpose=purpose, call_id=call_id, seed=seed)])
         # Share the pointed-to artifacts with the child, at their original trust, before its first message.
         shown = (self.tool_calls.pointer(ref) for ref in pointers)
-        shared = [ArtifactStored(pointer=p) for p in shown if p is not None]
+        shared: list[Any] = [ArtifactStored(pointer=p) for p in shown if p is not None] + carried
         if shared:
             log = self.core.log
             log.append(child_id, shared, expected_seq=log.last_seq(child_id))

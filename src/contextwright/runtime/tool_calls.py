@@ -118,7 +118,11 @@ class ToolCalls:
             return ToolResult(
                 call_id=call.id, tool_name=call.name, output=f"Cannot read {ref}: {exc.message}", is_error=True, trust="platform"
             )
-        return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=pointer.trust)
+        trust = pointer.trust
+        if pointer.kind == "compaction_archive" and trust == "platform":
+            # Archives written before they carried their content's trust hold tool output too.
+            trust = "tool"
+        return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=trust)
 
     def pointer(self, ref: str) -> ArtifactPointer | None:
         """The pointer the model was shown in this session (never another session's).

@@ -157,6 +157,9 @@ class SessionSummary:
     yields_by_kind: dict[str, int] = field(default_factory=dict)
     """How many requests each kind of yield was taken for."""
     overflow_recoveries: int = 0
+    """Provider overflows answered by relief and a retry that the provider then accepted."""
+    overflows: int = 0
+    """Requests the provider rejected as longer than its window."""
     """Compactions forced by a provider context-length error."""
     archive_failures: int = 0
     """Compactions adopted although their archive could not be written."""
@@ -241,6 +244,7 @@ def summarize(
     for record in records:
         hashes.setdefault(record.epoch, set()).add(record.prefix_sha256)
     compactions = Counter(e.payload.trigger for e in ordered if e.type == "context.compacted")
+    overflows = [e.payload for e in ordered if e.type == "context.overflow"]
     candidates = [e.payload for e in ordered if e.type == "memory.candidates"]
     with_usage_ = [r for r in records if r.usage is not None]
     total_input = sum(r.usage.total_input for r in with_usage_ if r.usage is not None)
@@ -261,7 +265,8 @@ def summarize(
         compactions_by_trigger=dict(sorted(compactions.items())),
         prunes=sum(1 for e in ordered if e.type == "context.pruned"),
         yields_by_kind=dict(sorted(Counter(y for r in records for y in r.yields).items())),
-        overflow_recoveries=compactions.get("overflow", 0),
+        overflows=len(overflows),
+        overflow_recoveries=_recoveries(overflows),
         archive_failures=sum(1 for e in ordered if e.type == "context.compacted" and e.payload.archive_failed),
         peak_request_tokens=max((r.total_tokens for r in records), default=0),
         requests_with_usage=len(with_usage_),
@@ -470,3 +475,12 @@ def _price(record: RequestRecord, usage: Usage, price_lookup: PriceLookup | None
         # An unpriced model has no cost, not a wrong one (UnknownModel is a LookupError).
         return None
     return cost(usage, price)
+
+
+def _recoveries(overflows: list[Any]) -> int:
+    """Overflows relieved and retried, less those whose retry was rejected again."""
+    return sum(
+        1
+        for i, overflow in enumerate(overflows)
+        if overflow.recovered and not (i + 1 < len(overflows) and not overflows[i + 1].recovered)
+    )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from contextwright.budget.estimator import HeuristicEstimator
@@ -41,6 +41,7 @@ class ScriptedProvider:
         clock: Clock | None = None,
         overflow_calls: Iterable[int] = (),
         output_tokens: int = 120,
+        count_tokens: Callable[[str], int] | None = None,
     ) -> None:
         self.provider = provider
         self.clock = clock or FixedClock()
@@ -49,12 +50,14 @@ class ScriptedProvider:
         self._calls = itertools.count()
         self.output_tokens = output_tokens
         estimator = HeuristicEstimator()
-        count = lambda text: estimator.estimate(text, model="gpt-4o")
+        count = count_tokens or (lambda text: estimator.estimate(text, model="gpt-4o"))
         simulator: Any = (
             AnthropicCacheSimulator(count_tokens=count) if provider == "anthropic" else OpenAICacheSimulator(count_tokens=count)
         )
         self.simulator = simulator
         self.bodies: list[dict[str, Any]] = []
+        self.times: list[dt.datetime] = []
+        """When each body in :attr:`bodies` was sent."""
         self.simulated: list[Any] = []
 
     def push(self, answer: AssistantMessage) -> None:
@@ -65,6 +68,7 @@ class ScriptedProvider:
         """Answer one request body (the keyword arguments of ``messages.create`` / ``chat.completions.create``)."""
         call = next(self._calls)
         self.bodies.append(body)
+        self.times.append(self.clock.now())
         if call in self._overflow:
             raise ProviderOverflowError(self.provider)
         if not self._queue:

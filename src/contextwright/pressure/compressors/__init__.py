@@ -1,6 +1,6 @@
 """Deterministic per-kind compressors for tool outputs (test runners, builds, git, search, JSON...).
 
-``compress(text, kind="auto", budget_tokens=..., exit_code=..., pointer=...)`` keeps
+``compress(text, kind="auto", budget_tokens="auto", exit_code=..., pointer=...)`` keeps
 every failure, error and summary line verbatim, drops noise, groups and folds
 repeats, truncates to the budget with explicit omission markers, and never returns
 anything longer than its input.
@@ -12,6 +12,7 @@ from contextwright.pressure.compressors.pipeline import (
     KIND_ALIASES,
     KINDS,
     Compressed,
+    auto_budget,
     compress,
     default_token_count,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "KIND_ALIASES",
     "LINE_MARKER_RE",
     "Compressed",
+    "auto_budget",
     "compress",
     "default_token_count",
     "detect_kind",

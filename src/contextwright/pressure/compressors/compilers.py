@@ -1,8 +1,8 @@
 """Compilers and builds: rustc/cargo build, tsc, mypy, scalac/sbt, MSBuild/dotnet, gradle, maven, make.
 
-Every error with its location line is protected, as is the tool's verdict ("Build
-FAILED.", "could not compile", "BUILD SUCCESSFUL"). Warnings rank just below
-errors. Dependency resolution, task lists and progress are ordinary lines that get
+Every error and warning with its location line is protected, as is the tool's
+verdict ("Build FAILED.", "could not compile", "BUILD SUCCESSFUL"); notes rank
+below them. Dependency resolution, task lists and progress are ordinary lines that get
 grouped.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.generic import is_exception_line
+from contextwright.pressure.compressors.generic import is_exception_line, is_location_line
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
 
 # --- rustc / cargo build ---------------------------------------------------------------
@@ -24,6 +24,9 @@ _RUST_NOTE = re.compile(r"^\s*(?:= )?(?:help|note): ")
 _CARGO_PROGRESS = re.compile(
     r"^\s*(?:Compiling|Checking|Finished|Running|Downloaded|Downloading|Updating|Locking|Fresh|Blocking)\b"
 )
+_RUST_PANIC_DETAIL = re.compile(
+    r"^(?:assertion .* failed|\s*left: |\s*right: |note: panic did not|\s*(?:panic message|expected substring): |---- \S+ std(?:out|err) ----$)"
+)
 
 
 def analyse_rustc(lines: Sequence[str], marks: Marks) -> None:
@@ -35,14 +38,16 @@ def analyse_rustc(lines: Sequence[str], marks: Marks) -> None:
             marks.failed = True
             current = "error"
         elif _RUST_WARNING.match(line):
-            marks.key(index, KEY_HIGH)
+            # A warning and its location are kept like an error's; "generated N warnings" is a total.
+            marks.must(index)
             current = "warning"
         elif _RUST_LOCATION.match(line):
-            if current == "error":
+            if current in ("error", "warning"):
                 marks.must(index)
             else:
-                marks.key(index, KEY_HIGH - 5 if current == "warning" else KEY)
-        elif "panicked at" in line:
+                marks.key(index, KEY)
+        elif "panicked at" in line or _RUST_PANIC_DETAIL.match(line):
+            # A panic (from `cargo run` or a test) with its assertion detail.
             marks.must(index)
             marks.failed = True
             if index + 1 < len(lines) and lines[index + 1].strip():
@@ -87,17 +92,16 @@ def analyse_typecheck(lines: Sequence[str], marks: Marks) -> None:
             if severity == "error":
                 marks.must(index)
                 marks.failed = True
+            elif severity == "warning":
+                marks.must(index)
             else:
-                marks.key(index, KEY_HIGH if severity == "warning" else KEY_LOW, f"mypy {severity}")
+                marks.key(index, KEY_LOW, f"mypy {severity}")
             in_error = severity == "error"
         elif sbt is not None:
             level = sbt.group(1)
             if _SBT_LOCATED.match(line):
-                if level == "error":
-                    marks.must(index)
-                    marks.failed = True
-                else:
-                    marks.key(index, KEY_HIGH - 5)
+                marks.must(index)
+                marks.failed = marks.failed or level == "error"
                 in_error = level == "error"
             elif level == "error" and _SBT_VERDICT.search(line) and "Total time" not in line:
                 marks.must(index)
@@ -126,6 +130,7 @@ _MSBUILD = re.compile(r"\(\d+(?:,\d+)?\): (error|warning) [A-Z]+\d+: ")
 _MSBUILD_VERDICT = re.compile(
     r"^\s*(?:Build FAILED\.|Build succeeded\.|\d+ Error\(s\)|\d+ Warning\(s\)|Failed!|Passed!|Total tests: )"
 )
+_DOTNET_TEST_PASS = re.compile(r"^\s*Passed \S+ \[")
 _DOTNET_TEST_FAIL = re.compile(r"^\s*Failed \S+ \[|^\s*Error Message:")
 _GRADLE_TASK = re.compile(r"^> Task :\S+(?: (UP-TO-DATE|NO-SOURCE|SKIPPED|FROM-CACHE|NO-SOURCE|FAILED))?$")
 _GRADLE_VERDICT = re.compile(
@@ -134,6 +139,7 @@ _GRADLE_VERDICT = re.compile(
 _GRADLE_TEST = re.compile(r"^(\S+ > .+?) (PASSED|FAILED|SKIPPED)$")
 _MAVEN = re.compile(r"^\[(ERROR|WARNING|INFO)\] ")
 _MAVEN_VERDICT = re.compile(r"BUILD (?:SUCCESS|FAILURE)|Tests run: \d+, Failures: \d+|Failed tests:|Tests in error:")
+_MAVEN_CLASS_TALLY = re.compile(r"Tests run: \d+, Failures: 0, Errors: 0, .* (?:-- )?in \S+$")
 _MAKE_ERROR = re.compile(r"^(?:g?make(?:\[\d+\])?: \*\*\*|ninja: build stopped|collect2: error|ld: )")
 _GCC = re.compile(r"^\S+?:\d+(?::\d+)?: (fatal error|error|warning|note): ")
 _BUILD_PROGRESS = re.compile(
@@ -146,20 +152,21 @@ _BUILD_PROGRESS = re.compile(
 def analyse_build(lines: Sequence[str], marks: Marks) -> None:
     """Builds: located errors, failing tests and the verdict are kept; task and progress lines group."""
     in_failure = False
+    located = True
     for index, line in enumerate(lines):
         if (msbuild := _MSBUILD.search(line)) is not None:
-            if msbuild.group(1) == "error":
-                marks.must(index)
-                marks.failed = True
-            else:
-                marks.key(index, KEY_HIGH, "MSBuild warning")
+            marks.must(index)
+            marks.failed = marks.failed or msbuild.group(1) == "error"
         elif _MSBUILD_VERDICT.match(line) or _GRADLE_VERDICT.match(line):
             marks.must(index)
             if re.search(r"FAILED|FAILURE|Failed!|[1-9]\d* Error\(s\)|[1-9]\d* failed|failing", line):
                 marks.failed = True
+        elif _DOTNET_TEST_PASS.match(line):
+            marks.noise(index, "passed test")
         elif _DOTNET_TEST_FAIL.match(line):
             marks.must(index)
             marks.failed = True
+            in_failure, located = True, located and line.lstrip().startswith("Error Message")
         elif (task := _GRADLE_TASK.match(line)) is not None:
             if task.group(1) == "FAILED":
                 marks.must(index)
@@ -168,13 +175,17 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
                 marks.label(index, "> Task line")
         elif (test := _GRADLE_TEST.match(line)) is not None:
             in_failure = test.group(2) == "FAILED"
+            located = not in_failure
             if in_failure:
                 marks.must(index)
                 marks.failed = True
             else:
                 marks.noise(index, f"{test.group(2).lower()} test")
         elif (maven := _MAVEN.match(line)) is not None:
-            if _MAVEN_VERDICT.search(line):
+            if _MAVEN_CLASS_TALLY.search(line):
+                # One tally per test class that passed; the run's own tally follows.
+                marks.label(index, "test class tally")
+            elif _MAVEN_VERDICT.search(line):
                 marks.must(index)
                 marks.failed = marks.failed or "FAILURE" in line or re.search(r"Failures: [1-9]", line) is not None
             elif maven.group(1) == "ERROR":
@@ -191,15 +202,19 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
             marks.failed = True
         elif (gcc := _GCC.match(line)) is not None:
             severity = gcc.group(1)
-            if "error" in severity:
+            if severity != "note":
                 marks.must(index)
-                marks.failed = True
+                marks.failed = marks.failed or "error" in severity
             else:
-                marks.key(index, KEY_HIGH if severity == "warning" else KEY_LOW, f"compiler {severity}")
+                marks.key(index, KEY_LOW, f"compiler {severity}")
         elif _BUILD_PROGRESS.match(line):
             marks.label(index, "build progress")
         elif in_failure and line.startswith((" ", "\t")) and line.strip():
-            if line.lstrip().startswith("at "):
+            if line.lstrip().startswith("at ") and not located and is_location_line(line):
+                # The first frame that names a file is where the test failed.
+                marks.must(index)
+                located = True
+            elif line.lstrip().startswith("at "):
                 marks.key(index, KEY_LOW, "stack frame")
             elif is_exception_line(line):
                 marks.must(index)

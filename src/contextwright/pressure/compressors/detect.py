@@ -8,9 +8,11 @@ traceback is still a pytest run, and a diff of a test file is still a diff.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
+from contextwright.pressure.compressors.generic import is_diagnostic_line
 from contextwright.pressure.compressors.jsondoc import parse_json
 from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
 
@@ -18,13 +20,39 @@ _HEAD_LINES = 400
 _TAIL_LINES = 100
 
 
+class _Sample(list[str]):
+    """The sniffed lines, also joined: one regex scan of the text beats a search per line."""
+
+    @functools.cached_property
+    def text(self) -> str:
+        return "\n".join(self)
+
+    @functools.cached_property
+    def nonblank(self) -> _Sample:
+        return _Sample(line for line in self if line.strip())
+
+
+@functools.cache
+def _per_line(pattern: str) -> re.Pattern[str]:
+    # The trailing ".*" runs to the end of the line, so each line counts once.
+    return re.compile(f"(?m)(?:{pattern}).*")
+
+
 def _count(lines: Sequence[str], pattern: str) -> int:
+    if isinstance(lines, _Sample):
+        return sum(1 for _ in _per_line(pattern).finditer(lines.text))
     regex = re.compile(pattern)
     return sum(1 for line in lines if regex.search(line))
 
 
+def _mentions(lines: Sequence[str], *needles: str) -> bool:
+    # A substring test on the joined sample is far cheaper than a regex with many alternatives.
+    text = lines.text if isinstance(lines, _Sample) else "\n".join(lines)
+    return any(needle in text for needle in needles)
+
+
 def _share(lines: Sequence[str], pattern: str) -> float:
-    nonblank = [line for line in lines if line.strip()]
+    nonblank = lines.nonblank if isinstance(lines, _Sample) else [line for line in lines if line.strip()]
     return _count(nonblank, pattern) / len(nonblank) if nonblank else 0.0
 
 
@@ -47,6 +75,7 @@ def _git_blame(s: Sequence[str]) -> bool:
 
 
 def _git_status(s: Sequence[str]) -> bool:
+    # Porcelain rows have a status letter in the first two columns: "   Compiling x" has none.
     if (
         _count(
             s,
@@ -55,7 +84,7 @@ def _git_status(s: Sequence[str]) -> bool:
         > 0
     ):
         return True
-    return len(s) >= 2 and _share(s, r"^[ MADRCUT?!]{2} \S") >= 0.9
+    return len(s) >= 2 and _share(s, r"^(?! {2})[ MADRCUT?!]{2} \S") >= 0.9
 
 
 def _pytest(s: Sequence[str]) -> bool:
@@ -88,6 +117,8 @@ def _jest(s: Sequence[str]) -> bool:
 
 
 def _scala_test(s: Sequence[str]) -> bool:
+    if not _mentions(s, "*** FAILED", "==> X ", " passed, ", "Test run ", "[info] ", "[error] "):
+        return False
     return (
         _count(
             s,
@@ -108,6 +139,8 @@ def _rustc(s: Sequence[str]) -> bool:
 
 
 def _typecheck(s: Sequence[str]) -> bool:
+    if not _mentions(s, "error TS", ".py", "Found ", "Success: ", "[error] ", "[info] "):
+        return False
     return (
         _count(s, r"\berror TS\d+: ") > 0
         or _count(
@@ -188,10 +221,15 @@ def _dir_listing(s: Sequence[str]) -> bool:
 
 
 def _grep(s: Sequence[str]) -> bool:
-    # A file part needs a dot or a slash, so "2025-03-01 10:00:00" is not a match row.
-    rows = _share(s, r"^(?=[^\s:]*[./])[^\s:]*(?::\d+:|-\d+-)|^\d+[:-](?!\d)")
+    # A file part needs a dot or a slash, so "2025-03-01 10:00:00" is not a match row;
+    # "file:line:col: message" is a compiler's or a linter's finding, not a match.
+    rows = _share(s, r"^(?=[^\s:]*[./])[^\s:]*(?::\d+:(?!\d+: )|-\d+-)|^\d+[:-](?!\d)")
     return rows >= 0.6 or _share(s, r"^[^\s:]+\.\w+:\S") >= 0.8
 
+
+_WEAK = frozenset({"git-log", "git-status", "dir-listing", "grep"})
+"""Kinds recognised by the share of lines of one shape: an output that also prints
+diagnostics is not one of them, since their rules treat lines as data."""
 
 _CHECKS: tuple[tuple[str, Callable[[Sequence[str]], bool]], ...] = (
     ("git-diff", _git_diff),
@@ -215,25 +253,40 @@ _CHECKS: tuple[tuple[str, Callable[[Sequence[str]], bool]], ...] = (
 )
 
 
-def detect_lines(text: str, lines: Sequence[str]) -> str:
-    """Detect the kind from the raw ``text`` and its normalised ``lines``."""
+def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = frozenset()) -> str:
+    """Detect the kind from the raw ``text`` and its normalised ``lines``, never one in ``exclude``."""
     nonblank = [line for line in lines[:50] if line.strip()]
     if not nonblank:
         return "generic"
     first = nonblank[0].lstrip()
-    if first.startswith("{") and sum('"Action"' in line for line in nonblank[:20]) >= min(3, len(nonblank)):
+    if (
+        "go-test" not in exclude
+        and first.startswith("{")
+        and sum('"Action"' in line for line in nonblank[:20]) >= min(3, len(nonblank))
+    ):
         return "go-test"
-    if first[:1] in "{[" and parse_json(text) is not None:
+    if "json" not in exclude and first[:1] in "{[" and parse_json(text) is not None:
         return "json"
     if len(lines) > _HEAD_LINES + _TAIL_LINES:
         lines = [*lines[:_HEAD_LINES], *lines[-_TAIL_LINES:]]
-    sample = probe_lines(lines)
+    sample = _Sample(probe_lines(lines))
+    diagnostics: bool | None = None
     for kind, check in _CHECKS:
-        if check(sample):
-            return kind
+        if kind in exclude or not check(sample):
+            continue
+        if kind in _WEAK:
+            if diagnostics is None:
+                diagnostics = sum(1 for line in sample if is_diagnostic_line(line)) >= 2
+            if diagnostics:
+                continue
+        return kind
     return "generic"
 
 
-def detect_kind(text: str) -> str:
-    """The kind of tool output ``text`` looks like (one of ``KINDS``; ``generic`` when unsure)."""
-    return detect_lines(text, normalize_lines(text))
+def detect_kind(text: str, *, exclude: Collection[str] = ()) -> str:
+    """The kind of tool output ``text`` looks like (one of ``KINDS``; ``generic`` when unsure).
+
+    ``exclude`` names kinds that may not be chosen: what the rest of the detector does
+    with a format it has no rule for.
+    """
+    return detect_lines(text, normalize_lines(text), exclude=frozenset(exclude))

@@ -1,38 +1,132 @@
-"""Failure needles shared by every kind that runs something, and the generic fallback.
+"""Diagnostics recognised by their shape, for every kind, and the generic fallback.
 
-Per-kind rules find most important lines, but a universal list still catches what
-they miss: CamelCase exception names (``ZeroDivisionError``), panics, signals,
-``FAILED``, error prefixes and pluralised summaries ("48 warnings"). Needles only
-ever raise a line's priority.
+Per-kind rules find most important lines, but outputs of tools nobody wrote rules
+for (and outputs a detector mistook for another kind) still print their diagnostics
+in a few shapes that every tool shares:
+
+* failure lines: exception names (``ZeroDivisionError``), panics, signals, ``FAIL``,
+  ``failed``, ``Failure/Error``, severity tags (``ERROR``, ``error:``, ``[error]``),
+  failure glyphs (``✕``, ``●``) and JSON records whose status says ``fail``;
+* warning lines: a ``warning``/``WARN`` tag where a severity goes (line start, after
+  a rail or a ``line:col`` column, or as an upper-case word);
+* locations: ``file.ext:12[:3]``, ``dir/file:12``, ``file.ext(12,3)``, ``main.tf line 42``,
+  ``[12, 15]:``;
+* totals and verdicts: ``3 failed, 40 passed``, ``65 total warnings``, ``Failures: 1``,
+  ``BUILD SUCCESSFUL in 4s``;
+* the two lines after a failure or warning (its detail or location), the items listed
+  under a header that announces them (``app.rb -- 5 warnings:``, ``Failures:``), the
+  first frame in the project's own code after a failure (the last frame before a
+  Python exception line), and rare lines that open a section about a file
+  (``diff --git a/x b/x``).
+
+All of these are kept verbatim. Stack frames and mere mentions of "warning" rank
+high without being protected. Shapes only ever raise a line's priority, and they
+only look at lines the kind's own rules left alone.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_LOW, NORMAL, Marks
+from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NORMAL, Marks
 
 _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"
     r"(?::|$|\s*\[|\s*\()"
 )
 _CODE_CONTEXT = re.compile(r"\b(?:except|catch|raise|throw|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
-_MUST_PATTERNS = (
-    re.compile(r"\bpanicked at\b|^\s*panic: |^fatal error: |WARNING: DATA RACE"),
+_FAILURE_PATTERNS = (
+    re.compile(r"\bpanicked at\b|(?:^\s*|\")panic: |^fatal error: |WARNING: DATA RACE"),
+    re.compile(r"^\s*(?:[✕✗✘×❌●]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
+    re.compile(
+        r"(?i)\"(?:action|status|state|result|outcome|level|severity|conclusion)\"\s*:\s*\"[\w-]*(?:fail(?:ed|ure)?|error|fatal|panic)\""
+    ),
     re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\b(?:SIGSEGV|SIGABRT|SIGKILL|SIGBUS|OOMKilled)\b"),
     re.compile(r"^\s*(?:\[(?:error|ERROR|FATAL|fatal)\]|error(?:\[[A-Z]?\d+\])?:|ERROR\b|Error:|FATAL\b|fatal:|E: )"),
-    re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+"),
-    re.compile(r"\bFAIL(?:ED|URE|S)?\b|(?i:\btests? failed\b)"),
+    re.compile(r"\bFAIL(?:ED|URE|URES|S)?\b|\b(?:ERROR|FATAL|CRITICAL|SEVERE|ERR!)(?!\w)|(?i:\btests? failed\b)"),
+    re.compile(r"(?i)\b(?:failed|failure)\b(?!\s*[=:]\s*0\b)|Failure/Error"),
+    re.compile(r"^[\s│┃|>*•]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?:error|Error)(?:\[\w+\])?(?::|\s+\S)"),
     re.compile(r"Traceback \(most recent call last\)"),
+    # A status cell in a table (kubectl, docker ps): "api-7d9f  0/1  CrashLoopBackOff  7".
+    re.compile(
+        r"(?:^|\s)(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainer\w*Error|Evicted|Error|Failed"
+        r"|NotReady|Unhealthy|Exited \([1-9]\d*\))(?:\s{2,}|$)"
+    ),
+    # A severity mid-line after a separator: "file.js: line 3, col 5, Error - x"; "Severity: high".
+    re.compile(r"[,:\]|]\s*(?:Error|ERROR|error)\b\s*[-:]|(?i:^\s*severity:\s*(?:high|critical))"),
+    re.compile(r"^[\s│┃|>*•]*\[[EF]\]\s|^e: \S+:\d"),
+)
+_ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
+_WARNING_TAG = re.compile(
+    r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
+    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d"
+)
+_WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
+_NOUNS = (
+    r"failed|failures?|failing|errors?|passed|passing|tests?|problems?|offen[cs]es?|warnings?|hints?|issues?|smells?"
+    r"|examples?|assertions?|skipped|pending|suites?|violations?|vulnerabilit(?:y|ies)"
 )
 _SUMMARY = re.compile(
-    r"(?i)(?<![\d:.,])\b\d[\d,]* (?:failed|failures?|errors?|passed|passing|tests?|problems?|offenses?"
-    r"|warnings?|hints?|issues?|vulnerabilit(?:y|ies))\b"
+    rf"(?i)(?<![\d:.,])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
+    r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
+    r"|\b\d+ to (?:add|change|destroy)\b"
+    r"|\b\d[\d,]* files? (?:would be )?(?:reformatted|failed|left unchanged|checked|inspected|scanned)\b"
 )
-_WARNING = re.compile(r"(?i)\bwarn(?:ing)?\b")
-_LOCATION = re.compile(r"(?<![\w./\\-])[\w./\\-]+\.\w+[:(]\d+|\bline \d+\b")
-_FRAME = re.compile(r"^\s+at \S")
+_VERDICT = re.compile(
+    r"(?i)^\W*(?:build|compilation|deploy(?:ment)?|tests?|all tests|apply|plan|install(?:ation)?|run|job)\b.{0,40}?"
+    r"\b(?:succe(?:ss(?:ful)?|eded)|passed|complete[d!]?|failed|failure)\b"
+)
+_COUNT_HEADER = re.compile(
+    r"(?i)\b\d[\d,]* (?:\w+ )?(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
+    r"[^:]*:\s*$"
+)
+_LIST_HEADER = re.compile(r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)|failing tests|warnings|problems):\s*$")
+# A location is read token by token (cheap string tests first): a regex searched over
+# the whole line costs a scan per character, too slow on long logs.
+_LOCATION_TOKEN = re.compile(
+    r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[a-z][\w+.-]*://)?(?:[A-Za-z]:)?"
+    r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
+    r"(?::\d|\(\d|:line$)"
+)
+_FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?[,:]?$")
+_BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S")
+_FRAME = re.compile(
+    r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
+)
+_LIBRARY_FRAME = re.compile(
+    r"node_modules|\(node:|\(internal/|site-packages|dist-packages|/usr/lib/|\.cargo/registry|/rustc/"
+    r"|\bat (?:java|javax|jdk|sun|kotlin|kotlinx|scala|org\.junit|org\.opentest4j|org\.testng|org\.gradle"
+    r"|org\.apache\.maven|junit|System|Microsoft|NUnit|Xunit)\."
+)
+_COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
+_SHOWN_FOLLOWING = 2
+_FAILURE_HINTS = (
+    "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
+    "segmentation", "core dumped", "sig", "oomkilled", "err!", "e: ", "data race", "critical",
+    "severe", "✕", "✗", "✘", "×", "❌", "●", "backoff", "errimage", "evicted", "notready",
+    "unhealthy", "severity", "[e]", "[f]", "[w]",
+)  # fmt: skip
+_SUMMARY_HINTS = (
+    "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
+    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add",
+    " to change", " to destroy",
+)  # fmt: skip
+_WORD_HINTS = (*_FAILURE_HINTS, *_SUMMARY_HINTS, "warn")
+_PATTERN_HINTS = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\.[a-z]\w{0,11}(?:[:(]\d|:line)",  # file.ext:12, file.ext(12, File.cs:line 12
+        r"/[\w.@~+-]+:\d",  # bin/spring:10
+        r"file:\d",  # Dockerfile:9
+        r" line \d",  # main.tf line 4, "x.py", line 3
+        r"-->",  # rustc
+        r"\n[ \t]*\[\d",  # [12, 15]: (reek)
+        r":[ \t]*\n",  # headers ending in a colon
+    )
+)
 
 
 def is_exception_line(line: str) -> bool:
@@ -43,30 +137,188 @@ def is_exception_line(line: str) -> bool:
     return not _CODE_CONTEXT.search(line[: match.start() + 1])
 
 
+def _has(line: str, hints: tuple[str, ...]) -> bool:
+    # Substring tests run in C; most lines of a long log fail all of them and skip the regexes.
+    low = line.lower()
+    return any(hint in low for hint in hints)
+
+
+def is_failure_line(line: str) -> bool:
+    """True when the line reports a failure or an error by its shape."""
+    if not _has(line, _FAILURE_HINTS):
+        return False
+    if "error" in line and _ERROR_AT.search(line):
+        return True
+    return is_exception_line(line) or any(p.search(line) for p in _FAILURE_PATTERNS)
+
+
+def is_warning_line(line: str) -> bool:
+    """True when the line carries a warning severity tag."""
+    return _has(line, ("warn",)) and _WARNING_TAG.search(line) is not None
+
+
+def is_location_line(line: str) -> bool:
+    """True when the line names a place in a file (``a.py:12``, ``x.cs(3,5)``, ``main.tf line 4``)."""
+    if _BRACKET_LOCATION.match(line):
+        return True
+    if ":" not in line and "(" not in line and " line " not in line:
+        return False
+    tokens = line.split()
+    for position, token in enumerate(tokens):
+        if (":" in token or "(" in token) and _LOCATION_TOKEN.match(token):
+            return True
+        if (
+            token == "line"
+            and 0 < position < len(tokens) - 1
+            and tokens[position + 1].rstrip(",:").isdigit()
+            and _FILE_TOKEN.match(tokens[position - 1])
+        ):
+            return True
+    return False
+
+
+def is_summary_line(line: str) -> bool:
+    """True for a short line that states totals or the verdict (``3 failed, 40 passed``, ``BUILD SUCCESSFUL in 4s``)."""
+    if len(line) > 160 or not _has(line, _SUMMARY_HINTS):
+        return False
+    return _SUMMARY.search(line) is not None or _VERDICT.search(line) is not None
+
+
+def _hinted(lines: Sequence[str]) -> set[int]:
+    # Scans of the whole text (str.find, and regexes that start with a fixed character)
+    # find the few lines worth the line regexes; per-line searches cost more in call
+    # overhead than these scans on long outputs.
+    # Lowered line by line: lowering can change a line's length ("İ"), so offsets are
+    # taken from the lowered lines themselves.
+    lowered = [line.lower() for line in lines]
+    starts = list(itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
+    low = "\n".join(lowered)
+    positions: list[int] = [0]  # the first line has no newline before it for the patterns
+    for hint in _WORD_HINTS:
+        position = low.find(hint)
+        while position != -1:
+            positions.append(position)
+            line = bisect.bisect_right(starts, position) - 1
+            position = low.find(hint, starts[line + 1]) if line + 1 < len(lines) else -1
+    for pattern in _PATTERN_HINTS:
+        positions.extend(match.start() + 1 for match in pattern.finditer(low))
+    return {bisect.bisect_right(starts, position) - 1 for position in positions}
+
+
+def _own_location(line: str) -> bool:
+    # A frame in the project's code, not in a dependency or the runtime.
+    return is_location_line(line) and _LIBRARY_FRAME.search(line) is None
+
+
+def is_diagnostic_line(line: str) -> bool:
+    """True when the line is a failure, a warning or a compiler-style ``file:line:col: message``."""
+    return is_failure_line(line) or is_warning_line(line) or _COMPILER_STYLE.match(line) is not None
+
+
+def _free(marks: Marks, index: int) -> bool:
+    return marks.priority[index] == NORMAL and not marks.labels[index]
+
+
+def _protect_listed_items(lines: Sequence[str], marks: Marks, header: int) -> None:
+    # The items under "app.rb -- 5 warnings:" or "Failures:" are what the header counts.
+    index = header + 1
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    indent = len(lines[header]) - len(lines[header].lstrip())
+    while index < len(lines) and lines[index].strip():
+        line = lines[index]
+        if len(line) - len(line.lstrip()) <= indent and (_COUNT_HEADER.search(line) or is_summary_line(line)):
+            return
+        if _free(marks, index):
+            marks.must(index)
+        index += 1
+
+
 def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
-    """Raise failure, error, warning and summary lines; True if any failure showed.
+    """Protect failures, warnings, locations, totals and what follows them; True if a failure showed.
 
     Only lines the kind's rules left alone are looked at: a line those rules ranked or
     named (a detail line inside a failure, a style finding, a passing test) keeps its rank.
     """
     saw_failure = False
+    follow = 0
+    # The first frame with a file location after a failure is where it happened (Java,
+    # .NET, JavaScript); in Python the last frame before the exception line is.
+    located = True
+    last_frame: int | None = None
+    hinted = _hinted(lines)
     for index, line in enumerate(lines):
-        if not line or marks.priority[index] != NORMAL or marks.labels[index]:
+        if not line.strip():
             continue
-        if is_exception_line(line) or any(p.search(line) for p in _MUST_PATTERNS):
+        frame = _FRAME.search(line) is not None
+        if frame and not located and marks.priority[index] < MUST and _own_location(line):
             marks.must(index)
-            saw_failure = True
-        elif len(line) <= 120 and _SUMMARY.search(line):
+            located = True
+            continue
+        if not _free(marks, index):
+            follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
+            located = located and follow == 0
+            continue
+        hint = index in hinted
+        if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
             marks.must(index)
-        elif _WARNING.search(line):
+            _protect_listed_items(lines, marks, index)
+            follow = 0
+        elif hint and not frame and is_failure_line(line):
+            marks.must(index)
+            saw_failure, follow, located = True, _SHOWN_FOLLOWING, False
+            if last_frame is not None and index - last_frame <= 2 and is_location_line(lines[last_frame]):
+                marks.must(last_frame)
+        elif hint and is_warning_line(line):
+            marks.must(index)
+            follow = _SHOWN_FOLLOWING
+        elif hint and is_summary_line(line):
+            marks.must(index)
+            follow = 0
+        elif frame:
+            marks.key(index, KEY_HIGH if follow else KEY_LOW)
+            follow = 0
+        elif hint and is_location_line(line):
+            marks.must(index)
+            follow = 0
+        elif follow:
+            # The lines right after a failure or warning carry its detail ("left: 5", the location).
+            marks.must(index)
+            follow -= 1
+        elif hint and _WARNING_MENTION.search(line):
             marks.key(index, KEY + 10)
-        elif _LOCATION.search(line):
-            marks.key(index, KEY - 10)
-        elif _FRAME.search(line):
-            marks.key(index, KEY_LOW)
+        if frame:
+            last_frame = index
+    _protect_section_headers(lines, marks)
     return saw_failure
 
 
+_PATH = re.compile(r"(?:[\w.@~+-]+/)+[\w.@~+-]+")
+_HEADER_MAX_SHARE = 0.1
+_HEADER_MAX_COUNT = 200
+
+
+def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
+    # Lines that open a section about a file ("diff --git a/x b/x", "# example.com/pkg",
+    # "== app/x.rb ==") share their first word, are rare, and name a path: they say what
+    # the rest is about, so they are kept even by a reader who knows nothing of the tool.
+    groups: dict[str, list[int]] = {}
+    nonblank = 0
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        nonblank += 1
+        if line[0].isspace() or "/" not in line or not _free(marks, index) or not _PATH.search(line):
+            continue
+        groups.setdefault(line.split(None, 1)[0], []).append(index)
+    for indexes in groups.values():
+        if 2 <= len(indexes) <= min(_HEADER_MAX_COUNT, max(3, nonblank * _HEADER_MAX_SHARE)):
+            for index in indexes:
+                following = index + 1
+                if following < len(lines) and lines[following].strip() and following not in indexes:
+                    marks.must(index)
+
+
 def analyse_generic(lines: Sequence[str], marks: Marks) -> None:
-    """Fallback: nothing kind-specific; the needles and shape grouping do the work."""
+    """Fallback: nothing kind-specific; the shapes above and shape grouping do the work."""
     del lines, marks

@@ -1,10 +1,10 @@
 """Linters: eslint, ruff/flake8/pycodestyle, pylint, rubocop, golangci-lint/staticcheck, hlint, remark.
 
-Findings are sorted by severity, not by tool. Error-level findings (and the middle
-level of tools with three or more, such as rubocop ``W:`` or hlint ``Warning:``,
-which flag likely bugs) are kept verbatim with the tool's summary line. Style
-findings are ordinary lines labelled by rule, so they are grouped and counted per
-rule instead of listed one by one.
+Findings are sorted by severity, not by tool. Errors and warnings (rubocop ``W:``,
+hlint ``Warning:``, eslint ``warning``) are kept verbatim with the tool's summary
+line. Style findings (conventions, suggestions, style codes such as ``E501``) are
+ordinary lines labelled by rule, so they are grouped and counted per rule instead
+of listed one by one.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Mar
 _CODE_STYLE = re.compile(
     r"^(?:[EW][1-8]\d\d|C\d+|N\d+|D\d+|Q\d+|I\d+|UP\d+|COM\d+|SIM\d+|RET\d+|ERA\d+|T20\d|S1\d+|ST\d+|QF\d+|R\d{4}|C\d{4})$"
 )
-# path:line:col: CODE message   (flake8, ruff, pycodestyle, pylint)
-_CODED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+)(?:\[\*\])? (?P<msg>.*)$")
+# path:line:col: CODE[:] message   (flake8, ruff, pycodestyle, pylint)
+_CODED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+)(?:\[\*\])?:? (?P<msg>.*)$")
 # path:line:col: X: message     (rubocop, pylint --msg-template with letters)
 _LETTERED = re.compile(r"^(?P<loc>\S+?:\d+:\d+): (?P<sev>[CRWEF]): (?:\[Correctable\] )?(?P<msg>.*)$")
 # path:line:col: message (linter) (golangci-lint, staticcheck)
@@ -37,14 +37,16 @@ _SUMMARY = re.compile(
     r"|^\d+ (?:errors?|problems?) and \d+ warnings?|potentially fixable"
 )
 _GO_STYLE_RULE = re.compile(r"^(?:S\d+|ST\d+|QF\d+|gofmt|goimports|gofumpt|lll|whitespace|wsl|godot|misspell|stylecheck|revive)$")
-_FILE_HEADER = re.compile(r"^(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
+# A bare path on its own line heads the findings under it ("name....Failed" leaders are not paths).
+_FILE_HEADER = re.compile(r"^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
 _CARET = re.compile(r"^\s*\^+\s*$")
 _PROGRESS = re.compile(r"[.A-Z*]+")
+_DIGITS = re.compile(r"\d+")
 
 
 def _short(text: str) -> str:
     # Numbers vary between findings of one rule ("[83/80]"); fold them so they group.
-    text = re.sub(r"\d+", "N", text)
+    text = _DIGITS.sub("N", text)
     return text if len(text) <= 48 else text[:47] + "…"
 
 
@@ -84,7 +86,7 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
                 marks.must(index)
                 marks.failed = True
             elif severity == "warning":
-                marks.key(index, KEY_HIGH, "warning")
+                marks.must(index)
             else:
                 marks.key(index, KEY_LOW, severity)
             finding = index
@@ -94,7 +96,7 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
         elif (m := _STYLISH.match(line)) is not None:
             is_error = m.group("sev") == "error"
             rule = m.group("rule") or _short(m.group("msg"))
-            _severity(marks, index, is_error, f"{m.group('sev')} {rule}")
+            _severity(marks, index, m.group("sev") != "info", f"{m.group('sev')} {rule}")
             if is_error and header is not None and not header_has_error:
                 marks.must(header)
                 header_has_error = True

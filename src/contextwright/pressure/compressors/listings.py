@@ -80,6 +80,7 @@ def analyse_grep(lines: Sequence[str], marks: Marks) -> None:
 
 _PS_HEADER = re.compile(r"^\s*(?:USER|UID|PID)\s+.*\bPID\b|^\s*PID\s+")
 _KERNEL_THREAD = re.compile(r"\s\[[^\]]+\]$")
+_PS_ROW = re.compile(r"^\s*\S+\s+\d+\s+\S")
 
 
 def analyse_process_list(lines: Sequence[str], marks: Marks) -> None:
@@ -91,6 +92,8 @@ def analyse_process_list(lines: Sequence[str], marks: Marks) -> None:
             marks.key(index, KEY_HIGH, "zombie or blocked process")
         elif _KERNEL_THREAD.search(line):
             marks.label(index, "kernel thread")
+        elif _PS_ROW.match(line):
+            marks.label(index, "process")
 
 
 _PKG_NOISE = (

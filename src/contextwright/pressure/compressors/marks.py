@@ -76,8 +76,6 @@ class Policy:
     """Collapse runs of at least this many consecutive ordinary lines with one label."""
     run_labels: frozenset[str] | None = None
     """Only these labels collapse in runs (``None``: every label)."""
-    needles: bool = True
-    """Apply the generic failure needles (exception names, FAIL, panics, summaries)."""
     shape_labels: bool = False
     """Label unlabelled lines by their shape (first words, digits folded) for grouping."""
     far_dedup: bool = True

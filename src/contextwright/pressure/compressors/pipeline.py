@@ -10,9 +10,9 @@ shorter; the same input always gives the same bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Literal
 
 from contextwright.errors import UsageError
 from contextwright.pressure.compressors import (
@@ -41,54 +41,53 @@ SHORT_CHARS = 500
 """Outputs shorter than this many characters are returned unchanged."""
 SHORT_LINES = 5
 """Outputs with at most this many lines are returned unchanged."""
+AUTO_SHARE = 0.2
+"""With ``budget_tokens="auto"``, aim for this share of the output's tokens..."""
+AUTO_MAX_TOKENS = 500
+"""...but never for more than this many tokens..."""
+AUTO_MIN_TOKENS = 60
+"""...nor for fewer than this many (a marker and a failure line need room)."""
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
-
-class _DataFlags(TypedDict):
-    needles: bool
-    far_dedup: bool
-
-
-_DATA: _DataFlags = {"needles": False, "far_dedup": False}
 
 REGISTRY: dict[str, tuple[Analyser, Policy]] = {
     "build": (compilers.analyse_build, Policy(head_share=0.3, shape_labels=True)),
     "cargo-test": (testruns.analyse_cargo_test, Policy(head_share=0.25)),
     "dir-listing": (
         listings.analyse_dir_listing,
-        Policy(head_share=0.6, key_share=0.3, label_cap=50, run_min=None, **_DATA),
+        Policy(head_share=0.6, key_share=0.3, label_cap=50, run_min=None, far_dedup=False),
     ),
     "generic": (generic.analyse_generic, Policy(head_share=0.4, shape_labels=True)),
     "git-blame": (
         vcs.analyse_git_blame,
-        Policy(head_share=0.6, key_share=0.3, run_min=None, **_DATA),
+        Policy(head_share=0.6, key_share=0.3, run_min=None, far_dedup=False),
     ),
     "git-diff": (
         vcs.analyse_git_diff,
-        Policy(head_share=0.7, key_share=0.3, run_min=None, **_DATA),
+        Policy(head_share=0.7, key_share=0.3, run_min=None, far_dedup=False),
     ),
     "git-log": (
         vcs.analyse_git_log,
-        Policy(head_share=0.7, run_min=6, run_labels=frozenset({"diffstat line"}), **_DATA),
+        Policy(head_share=0.7, run_min=6, run_labels=frozenset({"diffstat line"}), far_dedup=False),
     ),
     "git-status": (
         vcs.analyse_git_status,
-        Policy(head_share=0.5, label_cap=25, run_min=None, **_DATA),
+        Policy(head_share=0.5, label_cap=25, run_min=None, far_dedup=False),
     ),
     "go-test": (testruns.analyse_go_test, Policy(head_share=0.25)),
     "grep": (
         listings.analyse_grep,
-        Policy(head_share=0.6, key_share=0.5, label_cap=15, run_min=None, **_DATA),
+        Policy(head_share=0.6, key_share=0.5, label_cap=15, run_min=None, far_dedup=False),
     ),
     "jest": (testruns.analyse_jest, Policy(head_share=0.3)),
-    "json": (generic.analyse_generic, Policy(**_DATA)),
+    "json": (generic.analyse_generic, Policy(far_dedup=False)),
     "lint": (lint.analyse_lint, Policy(head_share=0.4, label_cap=5)),
     "package-install": (
         listings.analyse_package_install,
         Policy(head_share=0.3, run_labels=frozenset({"continuation line"})),
     ),
-    "process-list": (listings.analyse_process_list, Policy(head_share=0.5, key_share=0.3, **_DATA)),
+    "process-list": (listings.analyse_process_list, Policy(head_share=0.5, key_share=0.3, far_dedup=False)),
     "pytest": (testruns.analyse_pytest, Policy(head_share=0.25)),
     "rustc": (compilers.analyse_rustc, Policy(head_share=0.3)),
     "scala-test": (testruns.analyse_scala_test, Policy(head_share=0.3)),
@@ -132,6 +131,11 @@ KIND_ALIASES: dict[str, str] = {
 """Tool and folder names accepted as ``kind=`` and the kind each one means."""
 
 
+def auto_budget(tokens: int) -> int:
+    """The default budget for an output of ``tokens`` tokens: a fifth of it, from 60 to 500 tokens."""
+    return max(AUTO_MIN_TOKENS, min(AUTO_MAX_TOKENS, math.ceil(tokens * AUTO_SHARE)))
+
+
 def default_token_count(text: str) -> int:
     """A conservative stand-in for a tokenizer: one token per four characters, rounded up."""
     return math.ceil(len(text) / 4)
@@ -160,7 +164,7 @@ class Compressed:
     failed: bool
     """The command failed: non-zero exit code, or the output reports a failure."""
     budget_tokens: int | None
-    """The budget asked for."""
+    """The budget aimed for (``"auto"`` resolved to its number of tokens)."""
 
     @property
     def changed(self) -> bool:
@@ -187,7 +191,7 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     marks = Marks(len(lines))
     probes = probe_lines(lines)
     analyser(probes, marks)
-    needle_failure = generic.apply_needles(probes, marks) if policy.needles else False
+    needle_failure = generic.apply_needles(probes, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
@@ -203,23 +207,30 @@ def compress(
     text: str,
     *,
     kind: str = "auto",
-    budget_tokens: int | None = None,
+    budget_tokens: int | Literal["auto"] | None = None,
     exit_code: int | None = None,
     pointer: str | None = None,
     count_tokens: Callable[[str], int] | None = None,
+    exclude_kinds: Collection[str] = (),
 ) -> Compressed:
     """Compress one tool output for a model's context, keeping every failure line verbatim.
 
     ``kind`` is one of ``KINDS`` (or an alias such as ``"vitest"``), or ``"auto"`` to
     detect it. ``budget_tokens`` is the size to aim for; protected lines are kept even
-    when they alone exceed it. ``exit_code`` marks the run as failed when non-zero.
+    when they alone exceed it. ``"auto"`` aims for ``auto_budget(tokens of the input)``
+    (what the command line and sessions use); ``None`` filters noise only.
+    ``exit_code`` marks the run as failed when non-zero.
     ``pointer`` is an opaque reference to the full output that omission markers name.
-    ``count_tokens`` defaults to ``ceil(len / 4)``.
+    ``count_tokens`` defaults to ``ceil(len / 4)``. ``exclude_kinds`` are kinds that
+    detection may not choose (to measure how the rest copes with an unseen format).
     """
     if not isinstance(text, str):
         raise UsageError(f"text must be a str, not {type(text).__name__}")
-    if budget_tokens is not None and budget_tokens < 1:
-        raise UsageError(f"budget_tokens must be at least 1, got {budget_tokens}", budget_tokens=budget_tokens)
+    if budget_tokens is not None and budget_tokens != "auto" and (not isinstance(budget_tokens, int) or budget_tokens < 1):
+        raise UsageError(
+            f"budget_tokens must be 'auto', None or an integer of at least 1, got {budget_tokens!r}",
+            budget_tokens=budget_tokens,
+        )
     if pointer is not None and (not pointer or any(c.isspace() for c in pointer)):
         raise UsageError(f"pointer must be a non-empty string without whitespace, got {pointer!r}")
     count = count_tokens or default_token_count
@@ -228,8 +239,9 @@ def compress(
     trailing_newline = len(lines) > 1 and lines[-1] == ""
     body = lines[:-1] if trailing_newline else lines
     if resolved == "auto":
-        resolved = detect_lines(text, lines)
+        resolved = detect_lines(text, lines, exclude=frozenset(exclude_kinds))
     original_tokens = count(text)
+    budget = auto_budget(original_tokens) if isinstance(budget_tokens, str) else budget_tokens
 
     def unchanged(must: int, failed: bool) -> Compressed:
         return Compressed(
@@ -242,22 +254,22 @@ def compress(
             kept_must_lines=must,
             omitted=(),
             failed=failed,
-            budget_tokens=budget_tokens,
+            budget_tokens=budget,
         )
 
     if resolved == "json" and (document := parse_json(text)) is not None:
         failed = exit_code not in (None, 0) or reports_error(document)
         must = protected_keys(document)
-        if _is_short(text, body) or (budget_tokens is not None and original_tokens <= budget_tokens):
+        if _is_short(text, body) or (budget is not None and original_tokens <= budget):
             return unchanged(must, failed)
-        out = compress_json(document, text, budget=budget_tokens, count_tokens=count, failed=failed, pointer=pointer)
+        out = compress_json(document, text, budget=budget, count_tokens=count, failed=failed, pointer=pointer)
         return _guarded(text, out, (), unchanged(must, failed), count)
 
     marks, policy, failed = analyse(body, resolved if resolved != "json" else "generic", exit_code=exit_code)
     must = sum(1 for p in marks.priority if p >= MUST)
-    if _is_short(text, body) or (budget_tokens is not None and original_tokens <= budget_tokens):
+    if _is_short(text, body) or (budget is not None and original_tokens <= budget):
         return unchanged(must, failed)
-    rendered = render(body, marks, policy, budget=budget_tokens, count_tokens=count, pointer=pointer)
+    rendered = render(body, marks, policy, budget=budget, count_tokens=count, pointer=pointer)
     out = rendered.text + ("\n" if trailing_newline else "")
     return _guarded(text, out, rendered.omitted, unchanged(must, failed), count)
 

@@ -417,6 +417,12 @@ def render(
 
     sample = f"{MARKER_PREFIX}{len(lines):,} lines omitted (lines {len(lines)}-{len(lines)}): 10× label{MARKER_SUFFIX}"
     marker_cost = count_tokens(sample) + 1
+    # Protected lines alone may exceed the budget: they are kept all the same, and no
+    # round of filling can do better, so skip the rounds.
+    must_only = [stage.visible[i] and marks.priority[i] >= MUST for i in range(len(lines))]
+    floor = _render(stage, must_only, pointer)
+    if count_tokens(floor.text) > budget:
+        return floor
     limit = budget
     for _ in range(_BUDGET_ROUNDS):
         show = _fill(stage, policy, limit, cost, marker_cost)
@@ -425,6 +431,4 @@ def render(
         if used <= budget:
             return rendered
         limit -= used - budget + max(4, budget // 20)
-    # Protected lines alone may exceed the budget: they are kept all the same.
-    must_only = [stage.visible[i] and marks.priority[i] >= MUST for i in range(len(lines))]
-    return _render(stage, must_only, pointer)
+    return floor

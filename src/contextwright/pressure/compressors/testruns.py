@@ -222,11 +222,9 @@ def analyse_cargo_test(lines: Sequence[str], marks: Marks) -> None:
             if "FAILED" in line:
                 marks.failed = True
         elif _CARGO_STDOUT.match(line):
+            # Which test printed what: one short line, kept for passing tests too.
             failing = section != "successes"
-            if failing:
-                marks.must(index)
-            else:
-                marks.key(index, KEY, "captured output of a passing test")
+            marks.must(index)
         elif line in ("failures:", "successes:"):
             section = line[:-1]
             marks.key(index, KEY_LOW)
@@ -259,6 +257,8 @@ _JEST_FRAME = re.compile(r"^\s+at .*\((?!.*node_modules)(?!node:)[^)]*:\d+:\d+\)
 _JEST_ANY_FRAME = re.compile(r"^\s+at \S")
 _JEST_CODE = re.compile(r"^\s+(?:>\s*)?\d+ \|")
 _JEST_CARET = re.compile(r"^\s+\|\s+\^")
+_JEST_ASSERT = re.compile(r"^\s+(?:expect\(|Expected|Received|- Expected|\+ Received)")
+_JEST_FOOTER = re.compile(r"^\s*Ran all test suites")
 _VITEST_FAIL = re.compile(r"^\s*(?:FAIL|❯|×)\s")
 
 
@@ -266,9 +266,11 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
     """jest/vitest: FAIL suites, ● headers, ✕ tests and the tally are kept; ✓ tests are noise.
 
     Inside a "● Test suite failed to run" block the error itself is protected too,
-    because no test-level line will report that failure.
+    because no test-level line will report that failure. The first frame in the
+    project's own code under each ● header is its location, and is kept.
     """
     block = ""
+    located = True
     for index, line in enumerate(lines):
         if (suite := _JEST_SUITE.match(line)) is not None:
             block = ""
@@ -281,6 +283,7 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
             marks.must(index)
             marks.failed = True
             block = "suite" if "failed to run" in line else "test"
+            located = False
         elif _JEST_TALLY.match(line):
             marks.must(index)
             block = ""
@@ -294,7 +297,11 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
             marks.key(index, KEY_HIGH + 10)
             marks.failed = True
         elif _JEST_FRAME.match(line):
-            marks.key(index, KEY_HIGH, "stack frame")
+            if located:
+                marks.key(index, KEY_HIGH, "stack frame")
+            else:
+                marks.must(index)
+                located = True
         elif _JEST_ANY_FRAME.match(line):
             marks.label(index, "library stack frame")
         elif _JEST_CODE.match(line):
@@ -304,9 +311,9 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
                 marks.label(index, "code frame line")
         elif _JEST_CARET.match(line):
             marks.key(index, KEY_LOW)
-        elif re.match(r"^\s+(?:expect\(|Expected|Received|- Expected|\+ Received)", line):
+        elif _JEST_ASSERT.match(line):
             marks.key(index, KEY_HIGH, "assertion line")
-        elif re.match(r"^\s*Ran all test suites", line):
+        elif _JEST_FOOTER.match(line):
             marks.label(index, "runner footer")
         elif _VITEST_FAIL.match(line):
             marks.must(index)

@@ -1,7 +1,8 @@
 """git: status, diff, log and blame.
 
-These are data, not verdicts, so no failure needles run over them (a commit message
-that says "fix error" is not an error). What is protected is structure: every
+These are data, not verdicts: every row is named (commit messages included), so the
+failure shapes only see lines that are not data (a commit message that says "fix
+error" is not an error, a ``fatal:`` line from git is). What is protected is structure: every
 ``diff --git`` header (the list of files touched), conflict lines in a status, the
 branch line. Hunk headers and changed lines rank above context lines.
 """
@@ -20,7 +21,7 @@ _STATUS_HINT = re.compile(r'^\s+\(use "git ')
 _STATUS_ENTRY = re.compile(
     r"^\t(?:(new file|modified|deleted|renamed|copied|typechange|both modified|both added|both deleted|added by us|added by them|deleted by us|deleted by them):\s+)?\S"
 )
-_PORCELAIN = re.compile(r"^([ MADRCUT?!]{2}) \S")
+_PORCELAIN = re.compile(r"^((?=[ MADRCUT?!]{2} )(?! {2})..) \S")
 
 
 def analyse_git_status(lines: Sequence[str], marks: Marks) -> None:
@@ -100,6 +101,9 @@ def analyse_git_log(lines: Sequence[str], marks: Marks) -> None:
             marks.label(index, "diffstat line")
         elif _STAT_TOTAL.match(line):
             marks.label(index, "diffstat total")
+        elif line.startswith("    ") and line.strip():
+            # Commit messages are data: "fix error" in one is not an error of this command.
+            marks.label(index, "commit message")
 
 
 _BLAME_HEADER = re.compile(r"^[0-9a-f]{40} \d+ \d+(?: \d+)?$")

@@ -1,0 +1,219 @@
+"""Echoes: where the assistant's own words repeat untrusted text it was shown earlier.
+
+An assistant that quotes a tool output or a web page carries that text's trust, not
+its own: rendered as the assistant's prose (or extracted into a summary) an injected
+instruction would otherwise reach the model outside any envelope. Detection is
+verbatim and word-based: a run of at least :data:`SHINGLE_WORDS` consecutive words
+(case-folded) that also appears, in the same order, in an untrusted text logged
+*before* the assistant message. Only earlier sources count, so a message's rendering
+never changes after it was first sent (provider caches keep hitting).
+
+The targets (assistant texts) are small next to the sources (tool outputs), so the
+index holds the targets' word windows and every source is scanned once: linear in
+the text folded, with memory bounded by the assistant's own text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from contextwright.events.catalog import (
+    ArtifactStored,
+    AssistantMessage,
+    Compacted,
+    FrameRecorded,
+    SummaryLine,
+    ToolResult,
+    TrustLevel,
+    UserMessage,
+)
+from contextwright.events.envelope import Event
+
+__all__ = [
+    "SHINGLE_WORDS",
+    "UNTRUSTED",
+    "Echo",
+    "Source",
+    "Target",
+    "find_echoes",
+    "archived_trust",
+    "lowest_trust",
+    "summary_lines",
+]
+
+SHINGLE_WORDS = 4
+"""Consecutive words that make an echo: short enough for a one-line injected command."""
+MIN_ECHO_CHARS = 12
+"""Echoes shorter than this (a few very short words) are ordinary language, not quotes."""
+
+TRUST_ORDER: tuple[TrustLevel, ...] = ("platform", "operator", "user", "tool", "external_untrusted")
+UNTRUSTED: frozenset[TrustLevel] = frozenset({"tool", "external_untrusted"})
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Echo:
+    """A span ``text[start:end]`` of an assistant text that repeats untrusted content."""
+
+    start: int
+    end: int
+    trust: TrustLevel
+    """The lowest trust of the sources it repeats."""
+    source_ref: str
+    """The event the repeated text was first shown in."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Source:
+    """Untrusted text the model was shown, at log position ``seq``."""
+
+    seq: int
+    ref: str
+    text: str
+    trust: TrustLevel
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Target:
+    """Assistant text logged at ``seq``, checked for echoes of earlier sources."""
+
+    seq: int
+    ref: str
+    text: str
+
+
+def lowest_trust(levels: Iterable[TrustLevel], default: TrustLevel = "platform") -> TrustLevel:
+    """The least trusted of ``levels`` (``default`` when there are none)."""
+    return max(levels, key=TRUST_ORDER.index, default=default)
+
+
+class EchoIndex:
+    """Echo detection over a growing log, each event looked at once.
+
+    Untrusted text is indexed by its word windows as it arrives; an assistant text is
+    checked against the index when it arrives, so only earlier sources count and its
+    echoes never change afterwards. The index keeps one hash per distinct window
+    (Python's own string hash: results do not depend on its per-process seed except
+    through a collision, which would only ever add an envelope).
+    """
+
+    def __init__(self) -> None:
+        self._windows: dict[int, tuple[TrustLevel, str]] = {}
+        self._echoes: dict[str, tuple[Echo, ...]] = {}
+        self._upto = 0
+
+    def _reset(self) -> None:
+        self._windows.clear()
+        self._echoes.clear()
+        self._upto = 0
+
+    def add_source(self, source: Source) -> None:
+        """Index untrusted text the model was shown (trusted text is ignored)."""
+        if source.trust not in UNTRUSTED:
+            return
+        folded = [w.casefold() for w in _WORD.findall(source.text)]
+        rank = TRUST_ORDER.index(source.trust)
+        for i in range(len(folded) - SHINGLE_WORDS + 1):
+            key = hash(tuple(folded[i : i + SHINGLE_WORDS]))
+            known = self._windows.get(key)
+            if known is None or rank > TRUST_ORDER.index(known[0]):
+                self._windows[key] = (source.trust, source.ref)
+
+    def check(self, target: Target) -> tuple[Echo, ...]:
+        """The echoes in ``target`` of what was indexed so far (recorded under its ref)."""
+        words = list(_WORD.finditer(target.text))
+        folded = [w.group().casefold() for w in words]
+        spans: list[Echo] = []
+        for i in range(len(folded) - SHINGLE_WORDS + 1):
+            known = self._windows.get(hash(tuple(folded[i : i + SHINGLE_WORDS])))
+            if known is None:
+                continue
+            trust, source_ref = known
+            begin, end = _widen(target.text, words[i].start(), words[i + SHINGLE_WORDS - 1].end())
+            if spans and begin <= spans[-1].end:
+                last = spans[-1]
+                spans[-1] = Echo(
+                    start=last.start, end=max(last.end, end), trust=lowest_trust((last.trust, trust)), source_ref=last.source_ref
+                )
+            else:
+                spans.append(Echo(start=begin, end=end, trust=trust, source_ref=source_ref))
+        kept = tuple(span for span in spans if span.end - span.start >= MIN_ECHO_CHARS)
+        if kept:
+            self._echoes[target.ref] = kept
+        return kept
+
+    def update(self, events: Sequence[Event]) -> Mapping[str, tuple[Echo, ...]]:
+        """Take in the events after the last one seen (a log only grows) and return every echo so far."""
+        if events and events[-1].seq < self._upto:
+            self._reset()  # a shorter log than before: not the same log, start over
+        for event in events:
+            if event.seq <= self._upto:
+                continue
+            payload = event.payload
+            if isinstance(payload, AssistantMessage) and payload.text:
+                self.check(Target(seq=event.seq, ref=event.ref, text=payload.text))
+            elif isinstance(payload, ToolResult):
+                self.add_source(Source(seq=event.seq, ref=event.ref, text=payload.output, trust=payload.trust))
+            elif isinstance(payload, FrameRecorded):
+                for evidence in payload.recall:
+                    self.add_source(Source(seq=event.seq, ref=event.ref, text=evidence.text, trust=evidence.trust))
+            self._upto = event.seq
+        return dict(self._echoes)
+
+
+def find_echoes(targets: Iterable[Target], sources: Iterable[Source]) -> Mapping[str, tuple[Echo, ...]]:
+    """Echo spans per target ref (targets without echoes are absent): each target against the sources before it."""
+    index = EchoIndex()
+    found: dict[str, tuple[Echo, ...]] = {}
+    # Sources first at equal positions never happens (one event, one seq); order by seq.
+    timeline = sorted([(s.seq, 0, s) for s in sources] + [(t.seq, 1, t) for t in targets], key=lambda item: item[:2])
+    for _, _, item in timeline:
+        if isinstance(item, Source):
+            index.add_source(item)
+        else:
+            echoes = index.check(item)
+            if echoes:
+                found[item.ref] = echoes
+    return found
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """Grow a span to the whitespace around it, so punctuation glued to a quote stays in it."""
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return start, end
+
+
+def summary_lines(compacted: Compacted) -> tuple[SummaryLine, ...]:
+    """The lines of a summary with their trust; older summaries without it are read conservatively."""
+    if compacted.lines:
+        return compacted.lines
+    # Recorded before lines carried trust: only a user's or operator's ask keeps its voice.
+    out = []
+    for text in compacted.summary.splitlines()[1:]:
+        trust: TrustLevel = (
+            "user" if text.startswith("- User asked: ") else "operator" if text.startswith("- Operator asked: ") else "tool"
+        )
+        out.append(SummaryLine(text=text, trust=trust))
+    return tuple(out)
+
+
+def archived_trust(event: Event) -> TrustLevel:
+    """The trust of the text an event carries, as an archive holding it must be read."""
+    payload = event.payload
+    if isinstance(payload, ToolResult):
+        return payload.trust
+    if isinstance(payload, FrameRecorded):
+        return lowest_trust(e.trust for e in payload.recall)
+    if isinstance(payload, ArtifactStored):
+        return payload.pointer.trust
+    if isinstance(payload, Compacted):
+        return lowest_trust((*(line.trust for line in summary_lines(payload)), *(p.trust for p in payload.elided)))
+    if isinstance(payload, UserMessage):
+        return "operator" if payload.author == "operator" else "user"
+    # The assistant's words read back are a record (they may repeat what a tool said).
+    return "tool" if isinstance(payload, AssistantMessage) else "platform"

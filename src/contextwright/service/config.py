@@ -1,0 +1,64 @@
+"""How a service instance is set up, in one value that also travels through the environment.
+
+``uvicorn --workers N`` starts each worker by importing an app factory, so the
+settings go to the workers as ``CONTEXTWRIGHT_SERVICE_*`` variables.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from contextwright.errors import UsageError
+from contextwright.service.limits import RateLimit
+
+_ENV = "CONTEXTWRIGHT_SERVICE_"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServiceConfig:
+    """The store, the size limit and the default rate limit of one service."""
+
+    store: str = "sqlite:///contextwright.db"
+    """The store URL, as for the CLI: a SQLite file (default) or ``postgresql://...``."""
+    max_body_bytes: int = 4 * 1024 * 1024
+    """Largest request body accepted; larger ones get a 413 before anything is read into the engine."""
+    rate_limit: RateLimit = field(default_factory=RateLimit)
+    """Token bucket per key, for keys that do not carry their own."""
+    console: bool = True
+    """Serve the web console at ``/console``."""
+
+    def __post_init__(self) -> None:
+        if self.max_body_bytes < 1024:
+            raise UsageError(f"max_body_bytes must be at least 1024, not {self.max_body_bytes}")
+        if not self.rate_limit.per_second > 0 or self.rate_limit.burst < 1:
+            raise UsageError("the rate limit needs a rate above 0 and a burst of at least 1")
+
+    def to_env(self) -> dict[str, str]:
+        """The settings as environment variables for worker processes."""
+        return {
+            _ENV + "STORE": self.store,
+            _ENV + "MAX_BODY_BYTES": str(self.max_body_bytes),
+            _ENV + "RATE": repr(self.rate_limit.per_second),
+            _ENV + "BURST": str(self.rate_limit.burst),
+            _ENV + "CONSOLE": "1" if self.console else "0",
+        }
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ServiceConfig:
+        """Inverse of :meth:`to_env` (missing variables take the defaults)."""
+        env = os.environ if env is None else env
+        defaults = cls()
+        try:
+            return cls(
+                store=env.get(_ENV + "STORE", defaults.store),
+                max_body_bytes=int(env.get(_ENV + "MAX_BODY_BYTES", defaults.max_body_bytes)),
+                rate_limit=RateLimit(
+                    per_second=float(env.get(_ENV + "RATE", defaults.rate_limit.per_second)),
+                    burst=int(env.get(_ENV + "BURST", defaults.rate_limit.burst)),
+                ),
+                console=env.get(_ENV + "CONSOLE", "1") != "0",
+            )
+        except ValueError as exc:
+            raise UsageError(f"bad {_ENV}* setting: {exc}") from exc

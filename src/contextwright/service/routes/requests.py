@@ -1,0 +1,110 @@
+"""Build the next request, inspect request N, compact by hand."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+
+from contextwright.errors import UsageError
+from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.wires import WIRES, wire_named
+from contextwright.service.problems import Problem
+from contextwright.service.routes._common import READ_PROBLEMS, WRITE_PROBLEMS, bearer, event_out, principal, sessions_of
+from contextwright.service.routes.sessions import SessionPath
+from contextwright.service.schemas import BuildIn, BuiltOut, CompactOut, InspectOut
+from contextwright.service.sessions import Guarantees, Sessions
+
+router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["requests"], dependencies=[bearer])
+
+
+def _wire(name: str | None, provider: str) -> str:
+    """The wire to render for, checked before anything is built: a refused render must not follow a recorded build."""
+    wire = name or ("anthropic" if provider == "anthropic" else "openai_chat")
+    try:
+        wire_named(wire)
+    except UsageError as exc:
+        raise Problem("invalid-request", exc.message, errors=[{"loc": ["wire"], "msg": exc.message, "type": "enum"}]) from exc
+    # Wires are named after their provider ("openai_chat"); a renderer refuses another provider's model.
+    family = wire.split("_")[0]
+    if family in ("anthropic", "openai") and family != provider:
+        usable = ", ".join(w for w in WIRES if w.split("_")[0] == provider)
+        raise Problem(
+            "invalid-request",
+            f"a {provider} model renders only to {usable}, not {wire}",
+            errors=[{"loc": ["wire"], "msg": f"not a {provider} wire", "type": "enum"}],
+        )
+    return wire
+
+
+@router.post("/requests", status_code=201, response_model=BuiltOut, responses=WRITE_PROBLEMS)
+def next_request(session_id: SessionPath, body: BuildIn, request: Request) -> BuiltOut:
+    """Build the next request (relieving pressure if needed), record it, and render it for ``wire``."""
+    sessions = sessions_of(request)
+    record = sessions.find(principal(request), session_id)
+    guard = Guarantees(expected_seq=body.expected_seq)
+    with sessions.session(record, guard) as session:
+        wire = _wire(body.wire, session.model.provider)
+        Sessions.check_expected(session, guard)
+        built = session.next_request()
+        last_seq = session.last_seq
+    return BuiltOut(
+        index=built.index,
+        wire=wire,
+        body=built.render(wire, prefix_ttl=body.prefix_ttl),
+        prefix_sha256=built.prefix_sha256,
+        request_sha256=built.neutral.sha256(),
+        total_tokens=built.result.total_tokens,
+        tokens_by_class=dict(built.result.tokens_by_class),
+        pressure=built.result.pressure,
+        yields=list(built.result.yields),
+        last_seq=last_seq,
+    )
+
+
+@router.get("/requests/{index}", response_model=InspectOut, responses=READ_PROBLEMS)
+def inspect_request(
+    session_id: SessionPath,
+    index: Annotated[int, Path(ge=0, le=10_000_000)],
+    request: Request,
+    wire: Annotated[str | None, Query(description=f"One of {', '.join(WIRES)}; default: the model's provider.")] = None,
+    prefix_ttl: Annotated[str, Query(pattern="^(5m|1h)$")] = "5m",
+) -> InspectOut:
+    """Exactly what the model saw on request ``index``: rebuilt from the log, checked against its recorded hash."""
+    sessions = sessions_of(request)
+    with sessions.session(sessions.find(principal(request), session_id)) as session:
+        name = _wire(wire, session.model.provider)
+        built = [e.payload for e in session.events if e.type == "context.request.built"]
+        if index >= len(built):
+            raise Problem("not-found", f"session {session_id!r} has {len(built)} recorded requests; there is no request {index}")
+        rebuilt, record = session.rebuild(index)
+        # Cache markers depend on the request before in the same epoch, exactly as when it was sent.
+        previous = session.rebuild(index - 1)[0] if index > 0 and built[index - 1].epoch == record.epoch else None
+        model = session.model
+    body = wire_named(name).render(rebuilt, capabilities_for(model), previous=previous, prefix_ttl=prefix_ttl)
+    return InspectOut(
+        index=index,
+        epoch=record.epoch,
+        wire=name,
+        verified=rebuilt.sha256() == record.request_sha256,
+        recorded_sha256=record.request_sha256,
+        rebuilt_sha256=rebuilt.sha256(),
+        prefix_sha256=record.prefix_sha256,
+        total_tokens=record.total_tokens,
+        tokens_by_class=dict(record.tokens_by_class),
+        request=rebuilt.to_dict(),
+        body=body,
+    )
+
+
+@router.post("/compact", response_model=CompactOut, responses=WRITE_PROBLEMS)
+def compact(session_id: SessionPath, request: Request) -> CompactOut:
+    """Fold the history before the current run into a summary now; archive first, or refuse and change nothing."""
+    sessions = sessions_of(request)
+    with sessions.session(sessions.find(principal(request), session_id)) as session:
+        event = session.compact()
+        return CompactOut(
+            compacted=event is not None,
+            event=None if event is None else event_out(event),
+            last_seq=session.last_seq,
+        )

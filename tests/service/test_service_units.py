@@ -1,0 +1,133 @@
+"""The service's small parts on their own: token buckets, the error map, the guarded log, settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.service.conftest import NEEDS
+
+pytest.importorskip("fastapi", reason=NEEDS)
+pytest.importorskip("uvicorn", reason=NEEDS)
+pytest.importorskip("httpx2", reason=NEEDS)
+
+import contextwright.errors as errors
+from contextwright.errors import ContextwrightError, SeqConflict, UsageError
+from contextwright.events import UserMessage
+from contextwright.log import InMemoryEventLog
+from contextwright.service.config import ServiceConfig
+from contextwright.service.limits import RateLimit, RateLimiter, retry_after
+from contextwright.service.problems import PROBLEM_TYPES, problem_for
+from contextwright.service.sessions import GuardedLog, guarantees
+
+
+class Ticks:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_token_bucket_allows_its_burst_then_refills_at_its_rate():
+    ticks = Ticks()
+    limiter = RateLimiter(RateLimit(per_second=2.0, burst=3), monotonic=ticks)
+    assert [limiter.take("k") for _ in range(3)] == [0.0, 0.0, 0.0]
+    wait = limiter.take("k")
+    assert wait == pytest.approx(0.5) and retry_after(wait) == "1"
+    ticks.now += 0.5
+    assert limiter.take("k") == 0.0
+    # Check: buckets are per key, and a key's own shape wins over the default.
+    assert limiter.take("other") == 0.0
+    assert limiter.take("slow", RateLimit(per_second=0.1, burst=1)) == 0.0
+    assert limiter.take("slow", RateLimit(per_second=0.1, burst=1)) == pytest.approx(10.0)
+    # Check: a long pause never fills a bucket beyond its burst.
+    ticks.now += 3600
+    assert [limiter.take("k") for _ in range(4)][-1] > 0
+
+
+def _subclasses(cls: type) -> set[type]:
+    out: set[type] = set()
+    for sub in cls.__subclasses__():
+        out |= {sub, *_subclasses(sub)}
+    return out
+
+
+# Errors that mean the server or its store is broken, not the request (an internal problem is
+# right), the client's own error for a problem document, and errors of streaming from a
+# provider, which happens in the caller's process, never in a service request.
+SERVER_SIDE = {"ContextwrightError", "LogError", "StorageError", "StoreNotFound", "NotAStore", "SchemaTooNew"}
+SERVER_SIDE |= {
+    "MissingDependencyError",
+    "ServiceError",
+    "KeyNotFound",
+    "StreamIncomplete",
+    "WorkingStateError",
+    "TranscriptError",
+    "PrefixUnstable",
+    "ServiceProblem",
+}
+
+
+def test_every_engine_error_maps_to_a_deliberate_problem_type():
+    import contextwright.importers.errors  # registers its error classes
+    import contextwright.providers.errors
+    import contextwright.runtime.errors
+    import contextwright.service.errors
+    import contextwright.telemetry.stability  # noqa: F401
+
+    unmapped = []
+    for cls in {ContextwrightError, *_subclasses(ContextwrightError)}:
+        error = cls.__new__(cls)
+        ContextwrightError.__init__(error, "x", actual_seq=3, expected_seq=1)
+        slug = problem_for(error).type.slug
+        assert slug in PROBLEM_TYPES
+        if slug == "internal" and cls.__name__ not in SERVER_SIDE:
+            unmapped.append(cls.__name__)
+    assert unmapped == []
+    conflict = problem_for(SeqConflict("s", expected_seq=1, actual_seq=4))
+    assert conflict.type.status == 409 and conflict.extensions == {"current_seq": 4, "expected_seq": 1}
+    assert problem_for(errors.StorageUnavailable("down")).headers == {"Retry-After": "1"}
+    assert problem_for(errors.StorageError("disk on fire")).detail == "an internal error occurred"
+
+
+def test_the_guarded_log_checks_the_first_append_and_keys_every_event():
+    inner = InMemoryEventLog()
+    inner.append("s", [UserMessage(text="one")], expected_seq=0)
+    log = GuardedLog(inner)
+    with (
+        pytest.raises(SeqConflict) as caught,
+        log.guarding(guarantees("user", {"text": "two"}, expected_seq=0, idempotency_key=None)),
+    ):
+        log.append("s", [UserMessage(text="two")], expected_seq=1)
+    assert caught.value.fields == {"session_id": "s", "expected_seq": 0, "actual_seq": 1}
+    assert inner.last_seq("s") == 1
+
+    guard = guarantees("user", {"text": "two"}, expected_seq=1, idempotency_key="k1")
+    with log.guarding(guard):
+        first = log.append("s", [UserMessage(text="two")], expected_seq=1)
+        second = log.append("s", [UserMessage(text="three"), UserMessage(text="four")], expected_seq=2)
+    # Check: outside an operation the log adds nothing.
+    [plain] = log.append("s", [UserMessage(text="five")], expected_seq=4)
+    assert plain.idempotency_key is None
+    assert [e.idempotency_key for e in first + second] == [
+        f"{guard.key_base}#1.0",
+        f"{guard.key_base}#2.0",
+        f"{guard.key_base}#2.1",
+    ]
+    # Check: the fingerprint covers the body, not the guarantee fields.
+    assert (
+        guard.fingerprint
+        == guarantees("user", {"text": "two", "expected_seq": 9}, expected_seq=9, idempotency_key="k1").fingerprint
+    )
+    assert guard.fingerprint != guarantees("user", {"text": "2"}, expected_seq=1, idempotency_key="k1").fingerprint
+
+
+def test_settings_travel_to_workers_through_the_environment():
+    config = ServiceConfig(store="postgresql://h/db?schema=x", max_body_bytes=2048, rate_limit=RateLimit(per_second=2.5, burst=7))
+    assert ServiceConfig.from_env(config.to_env()) == config
+    with pytest.raises(UsageError):
+        ServiceConfig.from_env({"CONTEXTWRIGHT_SERVICE_BURST": "many"})
+    with pytest.raises(UsageError):
+        ServiceConfig(max_body_bytes=10)

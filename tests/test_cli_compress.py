@@ -1,0 +1,139 @@
+"""``contextwright compress`` with default settings, binary input, ``--save`` and ``show-artifact``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from contextwright.cli import app
+from contextwright.pressure.compressors import LINE_MARKER_RE, default_token_count
+
+sys.path.insert(0, str(Path(__file__).parent / "pressure"))
+import pressure_samples as samples
+import unseen_samples as unseen
+
+runner = CliRunner()
+
+
+def _lines(output: str) -> list[str]:
+    return output.split("\n")
+
+
+def test_the_headline_usage_compresses_with_no_options():
+    # `pytest 2>&1 | contextwright compress --exit-code $?` used to print its input unchanged.
+    text, must = samples.pytest_run(passing=300, failures=44)
+    result = runner.invoke(app, ["compress", "--exit-code", "1"], input=text)
+    assert result.exit_code == 0, result.output
+    assert default_token_count(result.output) <= 0.25 * default_token_count(text)
+    assert not [line for line in must if line not in _lines(result.output)]
+
+
+def test_help_names_the_default_budget():
+    result = runner.invoke(app, ["compress", "--help"])
+    assert result.exit_code == 0
+    flat = " ".join(result.output.replace("│", " ").split())
+    assert "'auto' (the default: 20% of the input, from 60 to 500 tokens)" in flat
+    assert "--save" in flat and "show-artifact" in flat
+
+
+def test_budget_none_and_numbers_and_bad_values():
+    text, _ = samples.pytest_run(passing=300, failures=2)
+    none = runner.invoke(app, ["compress", "--budget", "none", "--json"], input=text)
+    auto = runner.invoke(app, ["compress", "--json"], input=text)
+    fixed = runner.invoke(app, ["compress", "--budget", "900", "--json"], input=text)
+    assert json.loads(none.output)["budget_tokens"] is None
+    assert json.loads(fixed.output)["budget_tokens"] == 900
+    assert json.loads(auto.output)["tokens_after"] < json.loads(fixed.output)["tokens_after"]
+    bad = runner.invoke(app, ["compress", "--budget", "lots"], input=text)
+    assert bad.exit_code == 1 and bad.output.startswith("error:") and "--budget" in bad.output
+
+
+def test_binary_input_is_described_not_printed():
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 40
+    result = runner.invoke(app, ["compress"], input=png)
+    assert result.exit_code == 0
+    assert result.output == f"[... binary input not shown: {len(png):,} bytes, PNG image ...]\n"
+    assert "\ufffd" not in result.output
+    data = json.loads(runner.invoke(app, ["compress", "--json"], input=png).output)
+    assert data["kind"] == "binary" and data["bytes_before"] == len(png)
+
+
+def test_save_keeps_the_original_and_show_artifact_prints_it_back(tmp_path):
+    text, must = unseen.cargo_build_error(crates=140)
+    store = tmp_path / "outputs"
+    result = runner.invoke(app, ["compress", "--exit-code", "1", "--save", str(store)], input=text)
+    assert result.exit_code == 0, result.output
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    saved = store / digest
+    assert saved.read_bytes() == text.encode()
+    # Check that the first marker names the saved file, so `cat` can follow it.
+    markers = [line for line in _lines(result.output) if LINE_MARKER_RE.match(line)]
+    assert markers and f"full output: {saved}" in markers[0]
+    assert all(line in _lines(result.output) for line in must)
+    # The whole original, by hash prefix or by the path the marker gives.
+    whole = runner.invoke(app, ["show-artifact", str(store), digest[:10]])
+    assert whole.exit_code == 0 and whole.output == text
+    assert runner.invoke(app, ["show-artifact", str(store), str(saved)]).output == text
+    assert runner.invoke(app, ["show-artifact", str(store), f"sha256:{digest}"]).output == text
+    # The lines a marker says were omitted, by its own numbers.
+    match = LINE_MARKER_RE.match(markers[0])
+    first, last = int(match["first"]), int(match["last"] or match["first"])
+    part = runner.invoke(app, ["show-artifact", str(store), digest[:8], "--lines", f"{first}:{last}"])
+    assert part.exit_code == 0
+    assert part.output.split("\n")[:-1] == text.split("\n")[first - 1 : last]
+    numbered = runner.invoke(app, ["show-artifact", str(store), digest[:8], "-l", str(first), "--numbered"])
+    assert numbered.output.split() == [str(first), *text.split("\n")[first - 1].split()]
+
+
+def test_save_directory_from_the_environment(tmp_path):
+    text, _ = samples.pytest_run(passing=300, failures=2)
+    store = tmp_path / "env-store"
+    result = runner.invoke(app, ["compress", "--json"], input=text, env={"CONTEXTWRIGHT_SAVE_DIR": str(store)})
+    data = json.loads(result.output)
+    assert data["saved"] == str(store / data["pointer"].removeprefix("sha256:"))
+    assert Path(data["saved"]).read_text() == text
+
+
+def test_binary_input_saved_is_named_in_its_description(tmp_path):
+    blob = b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4
+    result = runner.invoke(app, ["compress", "--save", str(tmp_path)], input=blob)
+    path = tmp_path / hashlib.sha256(blob).hexdigest()
+    assert path.read_bytes() == blob
+    assert f"full output: {path}" in result.output and "ELF" in result.output
+
+
+def test_show_artifact_mistakes_are_one_line_errors(tmp_path):
+    text, _ = samples.pytest_run(passing=300, failures=2)
+    runner.invoke(app, ["compress", "--save", str(tmp_path)], input=text)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    (tmp_path / ("0" * 64)).write_text("other")
+    cases = [
+        ["show-artifact", str(tmp_path / "missing"), digest],
+        ["show-artifact", str(tmp_path), "f" * 64],
+        ["show-artifact", str(tmp_path), "abc"],
+        ["show-artifact", str(tmp_path), "not-a-hash!"],
+        ["show-artifact", str(tmp_path), digest, "--lines", "9:3"],
+        ["show-artifact", str(tmp_path), digest, "--lines", "100000:"],
+        ["show-artifact", str(tmp_path), digest, "--lines", "x-y"],
+    ]
+    for args in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.output.startswith("error:") and "Traceback" not in result.output, (args, result.output)
+    file_instead = tmp_path / "plain.txt"
+    file_instead.write_text("x")
+    result = runner.invoke(app, ["compress", "--save", str(file_instead)], input=text)
+    assert result.exit_code == 1 and result.output.startswith("error:")
+
+
+def test_a_long_git_log_shrinks_with_no_options():
+    # The issue measured `git log --oneline` at 41,991 tokens in and 41,991 out.
+    log = "".join(f"{n:07x}{n:033x}"[:7] + f" Refactor module {n % 97}: split the loader and add tests\n" for n in range(3_000))
+    result = runner.invoke(app, ["compress"], input=log)
+    assert result.exit_code == 0
+    assert default_token_count(result.output) <= 0.05 * default_token_count(log)
+    assert result.output.split("\n")[0] == log.split("\n")[0]  # the newest commit stays
