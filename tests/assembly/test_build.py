@@ -107,7 +107,9 @@ def test_non_platform_text_is_enveloped():
 
 def test_the_body_over_budget_raises_with_numbers():
     engine, session, _ = open_session(window=40_000)
-    session.user("x " * 30_000)
+    # Many messages, each small enough to be shown whole (one oversized item is shown bounded instead).
+    for n in range(12):
+        session.user(f"{n} " + "x " * 2_500)
     session._pin_plan()
     with pytest.raises(BudgetExceeded) as info:
         build(**_inputs(session))

@@ -179,7 +179,7 @@ def test_binary_bytes_are_recognised_by_signature_and_by_content():
     assert sniff_binary(b"MZ is a postcode area in the UK\n") is None
 
 
-def test_sessions_can_aim_command_outputs_at_the_command_lines_default():
+def test_sessions_aim_command_outputs_at_the_command_lines_default():
     text, must = samples.pytest_run(passing=300, failures=4)
 
     def count(s: str) -> int:
@@ -192,8 +192,14 @@ def test_sessions_can_aim_command_outputs_at_the_command_lines_default():
     # A file read is not a command output: only budget_tokens and the cap bound it.
     source = "".join(f"def f_{i}(value):\n    return value * {i}\n\n" for i in range(200))
     assert prepare_output(source, ref=POINTER, trust="tool", exit_code=0, policy=auto, count_tokens=count).text == source
-    # The default keeps session bytes as they were: the runtime's budget_tokens alone.
-    plain = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=ToolOutputPolicy(), count_tokens=count)
+    # Sessions aim command outputs at the command line's default out of the box; opting out
+    # leaves only budget_tokens and the cap.
+    assert ToolOutputPolicy().auto_budget
+    default = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=ToolOutputPolicy(), count_tokens=count)
+    assert default.text == run.text
+    plain = prepare_output(
+        text, ref=POINTER, trust="tool", exit_code=1, policy=ToolOutputPolicy(auto_budget=False), count_tokens=count
+    )
     assert len(plain.text) > len(run.text)
     bounded = ToolOutputPolicy(auto_budget=True, budget_tokens=80)
     tight = prepare_output(text, ref=POINTER, trust="tool", exit_code=1, policy=bounded, count_tokens=count)

@@ -537,10 +537,14 @@ class TestMapping:
         assert len(set(uses)) == 3 and uses[2] == "call_ok-1"
         assert uses[0].startswith("functions_read_file_0_")
 
-    def test_invalid_tool_names_are_refused(self) -> None:
-        bad = replace(make_request(), tools=(replace(TOOLS[0], name="fs.read"),))
-        with pytest.raises(anthropic.RenderError, match="fs.read"):
-            anthropic.render(bad, ANTHROPIC_CAPS)
+    def test_tool_names_the_api_rejects_are_mapped_not_refused(self) -> None:
+        from contextwright.providers.tool_names import wire_tool_name
+
+        odd = replace(make_request(), tools=(replace(TOOLS[0], name="fs.read"),))
+        body = anthropic.render(odd, ANTHROPIC_CAPS)
+        # Check the name sent is valid, stable and marked by a hash of the recorded one.
+        assert body["tools"][0]["name"] == wire_tool_name("fs.read") == anthropic.render(odd, ANTHROPIC_CAPS)["tools"][0]["name"]
+        assert re.fullmatch(r"fs_read_[0-9a-f]{8}", body["tools"][0]["name"])
 
     def test_unsupported_inputs_raise_a_build_error(self) -> None:
         good = make_request()

@@ -138,7 +138,9 @@ def test_relief_calls_the_compactor_as_its_protocol_says():
 
     _, session, _ = open_session(window=16_000)
     session.compactor = recording
-    session.user("word " * 9_000)
+    # Many messages, none oversized alone (one oversized message would be shown bounded instead).
+    for n in range(12):
+        session.user(f"{n} " + "word " * 750)
     with pytest.raises(BudgetExceeded):
         session.next_request()  # nothing can be folded, so the body does not fit
     assert [c["trigger"] for c in calls] == ["pressure"] * 3

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextwright.assembly.bounded import bounded_view, item_cap
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
 from contextwright.assembly.regions import check_regions
@@ -54,6 +55,10 @@ from contextwright.plan.plan import ContextPlan
 MESSAGE_OVERHEAD_TOKENS = 4
 PART_OVERHEAD_TOKENS = 3
 """Conservative allowances for the provider's per-message and per-block framing tokens."""
+
+
+BOUNDED_YIELD = "oversized_items"
+"""The yield that shows items larger than a share of the history budget as bounded views."""
 
 
 class BudgetExceeded(BuildError):
@@ -136,8 +141,23 @@ class _Assembler:
     tail: VolatileTail
     secret: bytes
     drop_recall: bool
+    cap_tokens: int | None = None
+    """The most one history item may take (None: unbounded, for sizing)."""
+    estimate: Estimate | None = None
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
+
+    def bounded(self, text: str, ref: str | None) -> str:
+        if self.cap_tokens is None or self.estimate is None:
+            return text
+        return bounded_view(text, cap_tokens=self.cap_tokens, estimate=self.estimate, ref=ref)
+
+    def arguments(self, arguments: dict[str, Any], ref: str) -> dict[str, Any]:
+        if self.cap_tokens is None:
+            return arguments
+        whole = canonical_json(arguments)
+        view = self.bounded(whole, ref)
+        return arguments if view is whole else {"arguments_view": view}
 
     def wrap(self, text: str, *, source: str, trust: str, ref: str) -> str:
         if trust == "platform":
@@ -179,7 +199,8 @@ class _Assembler:
         if message.text:
             others.append(self._assistant_text(message.text, ref, seq))
         for call in message.tool_calls:
-            others.append(ToolCallPart(id=call.id, name=call.name, arguments=to_plain(call.arguments), ref=ref, layer=layer))
+            arguments = self.arguments(to_plain(call.arguments), ref)
+            others.append(ToolCallPart(id=call.id, name=call.name, arguments=arguments, ref=ref, layer=layer))
         if not message.reasoning:
             return others
         parts: list[Part] = []
@@ -199,7 +220,14 @@ class _Assembler:
         # What the assistant repeated of untrusted text keeps that text's trust: it is
         # enveloped in place, so an echoed instruction never reads as the assistant's own.
         echoes = self.surface.echoes.get(ref, ())
-        if echoes:
+        view = self.bounded(text, ref)
+        if view is not text and view != text:
+            # Too large to show whole: the bounded view goes in one envelope at the lowest
+            # trust it repeats, since a cut could otherwise split an echo's envelope.
+            if echoes:
+                view = self.wrap(view, source="echo", trust=lowest_trust(e.trust for e in echoes), ref=f"{ref}/echo")
+            text = view
+        elif echoes:
             pieces: list[str] = []
             at = 0
             for i, echo in enumerate(echoes):
@@ -310,7 +338,8 @@ class _Assembler:
                 parts.append(self._evidence(evidence, f"{fref}/recall/{evidence.id}", layer="project_memory"))
         author = entry.message.author
         cls = "steering" if entry.message.steering else "history"
-        text = self.wrap(entry.message.text, source=author, trust=author, ref=entry.ref)
+        shown = self.bounded(entry.message.text, entry.ref)
+        text = self.wrap(shown, source=author, trust=author, ref=entry.ref)
         parts.append(TextPart(text=text, trust=author, source=author, ref=entry.ref, budget_class=cls, layer=layer))
         self._add("user", parts)
 
@@ -377,7 +406,8 @@ class _Assembler:
         base = f"{self.surface.session_id}#tail@{self.surface.upto_seq}"
         for correction in self.tail.corrections:
             ref = f"{base}/correction/{correction.evidence_id}"
-            body = f"Correction: evidence {correction.evidence_id} you were shown earlier has changed. It now reads:\n{correction.text}"
+            now_reads = self.bounded(correction.text, None)
+            body = f"Correction: evidence {correction.evidence_id} you were shown earlier has changed. It now reads:\n{now_reads}"
             text = self.wrap(body, source=f"correction:{correction.evidence_id}", trust=correction.trust, ref=ref)
             parts.append(
                 TextPart(
@@ -437,8 +467,8 @@ def build(
     """Assemble the request for the next model call.
 
     ``estimate`` sizes a text in tokens (conservatively). When the body does not
-    fit, the only yield ``build`` takes itself is dropping the current turn's
-    recall; beyond that it raises :class:`BudgetExceeded` and the runtime relieves
+    fit, the yields ``build`` takes itself are dropping the current turn's recall,
+    then showing oversized items bounded (:data:`BOUNDED_YIELD`); beyond that it raises :class:`BudgetExceeded` and the runtime relieves
     pressure (pruning, compaction) with recorded writes, then builds again.
     ``yields`` replays a recorded decision instead of measuring (used by rebuilds).
     """
@@ -449,13 +479,25 @@ def build(
     decided = yields is not None
     taken: tuple[str, ...] = tuple(yields or ())
     while True:
-        assembler = _Assembler(plan=plan, surface=surface, tail=tail, secret=secret, drop_recall="recall" in taken)
+        assembler = _Assembler(
+            plan=plan,
+            surface=surface,
+            tail=tail,
+            secret=secret,
+            drop_recall="recall" in taken,
+            cap_tokens=item_cap(allocation.history) if BOUNDED_YIELD in taken else None,
+            estimate=estimate,
+        )
         messages = assembler.run()
         by_class, by_layer, body = _account(messages, estimate)
         if decided or allocation.fits(body):
             break
         if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface):
             taken = (*taken, "recall")
+            continue
+        if BOUNDED_YIELD not in taken:
+            # Then oversized items (assembly/bounded.py) are shown bounded: no single input may wedge a session.
+            taken = (*taken, BOUNDED_YIELD)
             continue
         raise BudgetExceeded(
             f"session {plan.session_id!r}: the body needs about {allocation.with_margin(body):,} tokens "

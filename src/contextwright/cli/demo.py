@@ -171,6 +171,9 @@ def run_demo(
             "prune_passes": stats.prunes,
             "overflow_recoveries": stats.overflow_recoveries,
             "denied_tool_calls": stats.denied_tool_calls,
+            # The engine asked to continue in a child run when the summary reached its depth cap.
+            "child_runs": len(result.sessions) - 1,
+            "child_run_requests": sum(child.stats().requests for child in result.sessions[1:]),
             "crosses_midnight": len({f.split(",")[1].split()[0] for f in frames if "," in f}) > 1,
             "report": str(report) if report else None,
         }

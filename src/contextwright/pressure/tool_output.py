@@ -52,12 +52,12 @@ class ToolOutputPolicy:
     """The output's kind, or ``"auto"`` to detect it."""
     budget_tokens: int | None = None
     """Upper bound for the compressor's aim; None leaves it to ``auto_budget`` (or to the cap)."""
-    auto_budget: bool = False
+    auto_budget: bool = True
     """Aim command outputs at ``auto_budget`` (a fifth of the output, 60 to 500 tokens), as the
     command line does by default; ``budget_tokens`` still bounds it. A command output is one of a recognised
     kind (a test run, a build, a listing) or one that failed; other results (a file read, a page
-    of prose, an API body) are left to ``budget_tokens`` and the cap. False aims every output at
-    ``budget_tokens`` alone."""
+    of prose, an API body) are left to ``budget_tokens`` and the cap. On by default, so a session
+    compresses what the command line compresses; False aims every output at ``budget_tokens`` alone."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

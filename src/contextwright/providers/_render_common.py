@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from contextwright.assembly.request import (
@@ -17,10 +16,6 @@ from contextwright.assembly.request import (
 from contextwright.canonical import canonical_json
 from contextwright.errors import BuildError
 from contextwright.providers.capabilities import ProviderCapabilities
-
-# Both providers refuse other tool names: https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
-# and https://platform.openai.com/docs/api-reference/chat/create (tools.function.name).
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 TEXT_SEPARATOR = "\n\n"
 """Joins text blocks where a wire format has room for one string only (OpenAI system text)."""
@@ -42,23 +37,11 @@ def check_request(request: NeutralRequest, caps: ProviderCapabilities, *, provid
             f"stable_messages={request.stable_messages} is outside 0..{len(request.messages)}",
             session_id=request.session_id,
         )
-    for tool in request.tools:
-        check_tool_name(request, tool.name)
+    # Tool names the providers reject are not refused here: each renderer sends
+    # wire_tool_name() of them (providers/tool_names.py), so no recorded name wedges a session.
     for index, message in enumerate(request.messages):
         for part in message.parts:
             check_part_role(request, index, message, part)
-            if isinstance(part, ToolCallPart):
-                check_tool_name(request, part.name)
-
-
-def check_tool_name(request: NeutralRequest, name: str) -> None:
-    """Refuse a tool name the providers reject; renaming would break the model's own calls."""
-    if not TOOL_NAME.match(name):
-        raise RenderError(
-            f"tool name {name!r} is not 1-64 letters, digits, '_' or '-'",
-            session_id=request.session_id,
-            tool_name=name,
-        )
 
 
 def check_part_role(

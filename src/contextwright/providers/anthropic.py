@@ -73,6 +73,7 @@ from contextwright.assembly.request import (
 from contextwright.canonical import canonical_json
 from contextwright.providers._render_common import RenderError, check_request, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
+from contextwright.providers.tool_names import wire_tool_name
 
 __all__ = ["Breakpoint", "RenderError", "plan_breakpoints", "render"]
 
@@ -210,7 +211,7 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name}
+    out: dict[str, Any] = {"name": wire_tool_name(tool.name)}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = json_copy(tool.input_schema)
@@ -233,7 +234,7 @@ def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | 
             payload = {
                 "type": "tool_use",
                 "id": _wire_id(part.id),
-                "name": part.name,
+                "name": wire_tool_name(part.name),
                 "input": json_copy(part.arguments),
             }
             return _Block(payload=payload, stable=stable)

@@ -45,6 +45,7 @@ from contextwright.providers._render_common import (
     json_copy,
 )
 from contextwright.providers.capabilities import ProviderCapabilities
+from contextwright.providers.tool_names import wire_tool_name
 
 __all__ = ["RenderError", "render"]
 
@@ -69,7 +70,7 @@ def render(request: NeutralRequest, caps: ProviderCapabilities) -> dict[str, Any
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
+    function: dict[str, Any] = {"name": wire_tool_name(tool.name)}
     if tool.description:
         function["description"] = tool.description
     function["parameters"] = json_copy(tool.input_schema)
@@ -112,7 +113,7 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
                         "id": part.id,
                         "type": "function",
                         "function": {
-                            "name": part.name,
+                            "name": wire_tool_name(part.name),
                             "arguments": arguments_json(part.arguments),
                         },
                     }

@@ -52,6 +52,7 @@ from contextwright.providers._render_common import (
     json_copy,
 )
 from contextwright.providers.capabilities import ProviderCapabilities
+from contextwright.providers.tool_names import wire_tool_name
 
 __all__ = ["RenderError", "render"]
 
@@ -85,7 +86,7 @@ ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "function", "name": tool.name}
+    out: dict[str, Any] = {"type": "function", "name": wire_tool_name(tool.name)}
     if tool.description:
         out["description"] = tool.description
     out["parameters"] = json_copy(tool.input_schema)
@@ -128,7 +129,7 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
                     {
                         "type": "function_call",
                         "call_id": part.id,
-                        "name": part.name,
+                        "name": wire_tool_name(part.name),
                         "arguments": arguments_json(part.arguments),
                     }
                 )

@@ -29,6 +29,7 @@ from contextwright.items.region_a import ToolSpec
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import DEFAULT_CACHE_TTL, CacheTtl
+from contextwright.providers.tool_names import safe_tool_name
 from contextwright.providers.usage import Usage, parse_anthropic_usage, parse_openai_chat_usage, parse_openai_responses_usage
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import EscalationRequired
@@ -37,7 +38,6 @@ from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec, Tool
 
 REPLAY_POLICY = "You are a software engineering agent working in the user's repository with the tools provided."
 REPLAY_BUDGETS = BudgetConfig(instructions_tokens=24_000, tools_count=64, tools_tokens=24_000)
-_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _CONSTRAINT = re.compile(r"[^.!?\n]*\b(must|must not|never|do not|don't|always|only|should not|without)\b[^.!?\n]*[.!?]?", re.I)
 
 
@@ -84,11 +84,6 @@ def agent_for(transcript: Transcript, *, cache_ttl: CacheTtl = DEFAULT_CACHE_TTL
                     Tool(name, f"The {call.name} tool, as used in the recorded session.", {"type": "object", "properties": {}})
                 )
     return AgentSpec(policy=REPLAY_POLICY, instructions=transcript.system or "", tools=tools, cache_ttl=cache_ttl), names
-
-
-def safe_tool_name(name: str) -> str:
-    """A provider-valid tool name (letters, digits, '_' and '-', at most 64)."""
-    return (_TOOL_NAME.sub("_", name) or "tool")[:64]
 
 
 def replay(

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextwright.budget.allocator import allocate
+from contextwright.canonical import canonical_json
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Exchange, Surface
 from contextwright.errors import (
@@ -32,6 +33,7 @@ from contextwright.pressure.tool_output import (
     prepare_output,
     read_slice,
 )
+from contextwright.providers.tool_names import recorded_names
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ToolCallUnknown,
@@ -53,7 +55,8 @@ class ToolCalls:
             raise UsageError(
                 f"tool calls {', '.join(surface.open_exchange.missing)} still need results before the model can speak again"
             )
-        stored = self.core.append([message])
+        stored = self.core.append([self._with_recorded_names(message)])
+        message = stored[0].payload
         policy = ToolPolicy.from_events(self.core.events)
         automatic: list[Any] = []
         state = ws.state_at(self.core.events)
@@ -86,6 +89,17 @@ class ToolCalls:
             stored += self.core.append(automatic)
         return stored
 
+    def _with_recorded_names(self, message: AssistantMessage) -> AssistantMessage:
+        """Calls made under a name the wire was sent instead of a recorded one are recorded under that one."""
+        if not message.tool_calls:
+            return message
+        recorded = {c.name for e in self.core.events if e.type == "message.assistant" for c in e.payload.tool_calls}
+        back = recorded_names(recorded)
+        if not any(call.name in back for call in message.tool_calls):
+            return message
+        calls = tuple(replace(call, name=back.get(call.name, call.name)) for call in message.tool_calls)
+        return replace(message, tool_calls=calls)
+
     def _output_policy(self, tool_name: str) -> ToolOutputPolicy:
         """The tool's policy, tightened so one result takes at most half the tool-result budget."""
         policy = self.core.agent.output_policy(tool_name)
@@ -103,6 +117,20 @@ class ToolCalls:
     def _read_artifact(self, call: ToolCall) -> ToolResult:
         """Answer a ``context_read_artifact`` call; the text keeps its original trust level."""
         ref = call.arguments.get("ref")
+        message = self._message_text(ref) if isinstance(ref, str) else None
+        if message is not None:
+            # A message shown bounded (assembly/bounded.py) names its own event: page it from the log.
+            text, trust = message
+            try:
+                return ToolResult(call_id=call.id, tool_name=call.name, output=read_slice(text, call.arguments), trust=trust)
+            except UsageError as exc:
+                return ToolResult(
+                    call_id=call.id,
+                    tool_name=call.name,
+                    output=f"Cannot read {ref}: {exc.message}",
+                    is_error=True,
+                    trust="platform",
+                )
         pointer = self.pointer(ref) if isinstance(ref, str) else None
         if pointer is None:
             return ToolResult(
@@ -123,6 +151,21 @@ class ToolCalls:
             # Archives written before they carried their content's trust hold tool output too.
             trust = "tool"
         return ToolResult(call_id=call.id, tool_name=call.name, output=text, trust=trust)
+
+    def _message_text(self, ref: str) -> tuple[str, TrustLevel] | None:
+        """The whole text of a message event of this session named ``<session>#<seq>``, with its trust level."""
+        session_id, _, seq = ref.rpartition("#")
+        if session_id != self.core.id or not seq.isdigit() or not 0 < int(seq) <= len(self.core.events):
+            return None
+        event = self.core.events[int(seq) - 1]
+        if event.seq != int(seq):
+            return None
+        if event.type == "message.user":
+            return event.payload.text, event.payload.author
+        if event.type == "message.assistant":
+            calls = [f"{c.name} {canonical_json(c.arguments)}" for c in event.payload.tool_calls]
+            return "\n".join([event.payload.text, *calls]).strip("\n"), "tool"
+        return None
 
     def pointer(self, ref: str) -> ArtifactPointer | None:
         """The pointer the model was shown in this session (never another session's).
