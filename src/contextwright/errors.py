@@ -9,8 +9,11 @@
     ├── EventError                                 an event is not acceptable
     │   ├── UnknownEventType
     │   └── MalformedPayload
+    │       └── PayloadLimitExceeded                 deeper or larger than the door allows
     ├── LogError                                   the event log refused or failed
     │   ├── InvalidSessionId
+    │   ├── InvalidIdempotencyKey
+    │   ├── SessionInvariantViolated               the event breaks a rule of its session's log
     │   ├── SeqConflict                            optimistic concurrency: someone appended first
     │   ├── IdempotencyConflict                    a used key came back with different content
     │   ├── ArtifactNotFound
@@ -110,6 +113,17 @@ class MalformedPayload(EventError):
         )
 
 
+class PayloadLimitExceeded(MalformedPayload):
+    """A payload is nested deeper, or is larger, than the log accepts (see ``contextwright.events.limits``)."""
+
+    limit: int
+
+    def __init__(self, event_type: str, problem: str, *, path: str = "payload", limit: int) -> None:
+        super().__init__(event_type, problem, path=path)
+        self.fields["limit"] = limit
+        self.limit = limit
+
+
 class LogError(ContextwrightError):
     """The event log refused an operation or failed to perform it."""
 
@@ -119,6 +133,34 @@ class InvalidSessionId(LogError, UsageError):
 
     def __init__(self, session_id: object, problem: str) -> None:
         super().__init__(f"invalid session id {session_id!r}: {problem}", session_id=session_id)
+
+
+class InvalidIdempotencyKey(LogError, UsageError):
+    """An idempotency key is empty, too long, not a string, or holds control characters or lone surrogates."""
+
+    idempotency_key: object
+
+    def __init__(self, key: object, problem: str) -> None:
+        super().__init__(f"invalid idempotency key {key!r}: {problem}", idempotency_key=key)
+
+
+class SessionInvariantViolated(LogError):
+    """An event breaks a rule of its session that the log can check from the log alone.
+
+    ``rule`` names it: ``orphaned_tool_result``, ``unknown_tool_call``, ``second_tool_result``,
+    ``foreign_plan`` or ``foreign_request``."""
+
+    session_id: str
+    rule: str
+    index: int
+
+    def __init__(self, session_id: str, *, rule: str, problem: str, index: int) -> None:
+        super().__init__(
+            f"session {session_id!r}: event {index} of the batch refused ({rule}): {problem}",
+            session_id=session_id,
+            rule=rule,
+            index=index,
+        )
 
 
 class SeqConflict(LogError):

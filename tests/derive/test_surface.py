@@ -8,10 +8,23 @@ from contextwright.derive.surface import AssistantReply, Exchange, UserTurn, fol
 from contextwright.errors import OrphanedToolPair
 from contextwright.events import AssistantMessage, Compacted, FrameRecorded, Pruned, ToolCall, ToolResult, UserMessage
 from contextwright.log import InMemoryEventLog
+from contextwright.log._invariants import IndexChanges
 
 
 def _log(*payloads):
     log = InMemoryEventLog()
+    log.append("s", list(payloads), expected_seq=0)
+    return log.read("s")
+
+
+class _LogWithoutRules(InMemoryEventLog):
+    """A log as stores written before the log checked session rules may hold it."""
+
+    _check_rules = staticmethod(lambda session_id, events, reader: IndexChanges())
+
+
+def _unchecked_log(*payloads):
+    log = _LogWithoutRules()
     log.append("s", list(payloads), expected_seq=0)
     return log.read("s")
 
@@ -61,8 +74,9 @@ def test_an_open_exchange_is_reported():
     ids=["result without call", "second result for one call", "model speaks before results"],
 )
 def test_orphans_are_typed_errors(payloads):
+    # The log refuses orphaned results now; the fold still guards logs that hold them.
     with pytest.raises(OrphanedToolPair):
-        fold("s", _log(*payloads))
+        fold("s", _unchecked_log(*payloads))
 
 
 def test_frames_attach_to_their_turn_and_seed_is_the_last_real_user_message():

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from contextwright.errors import SeqConflict
-from contextwright.log.base import PreparedEvent, StoredRow
+from contextwright.log._invariants import IndexChanges, check_batch
+from contextwright.log.base import PreparedEvent, StoredRow, VerifyReport
 from contextwright.log.memory import InMemoryEventLog
 from contextwright.testing.contract import EventLogContract
 
@@ -92,6 +93,31 @@ class LosesRaces(InMemoryEventLog):
         return super()._append(session_id, events, expected_seq=self._last_seq(session_id))
 
 
+class NoSessionRules(InMemoryEventLog):
+    """Stores whatever events come, without checking the session's rules."""
+
+    _check_rules = staticmethod(lambda session_id, events, reader: IndexChanges())
+
+
+def _forget_answers(session_id, events, reader):
+    changes = check_batch(session_id, events, reader)
+    changes.calls_answered.clear()
+    return changes
+
+
+class ForgetsAnswers(InMemoryEventLog):
+    """Checks the rules but never records that a call got its result."""
+
+    _check_rules = staticmethod(_forget_answers)
+
+
+class VerifiesNothing(InMemoryEventLog):
+    """Reports every store as sound."""
+
+    def verify(self):
+        return VerifyReport(sessions=0, events=0, artifacts=0, problems=())
+
+
 def _renumber(row: StoredRow, seq: int) -> StoredRow:
     return StoredRow(**{**{f: getattr(row, f) for f in row.__dataclass_fields__}, "seq": seq})
 
@@ -108,14 +134,32 @@ CASES = [
     (IgnoresIdempotencyKeys, "test_reused_key_returns_the_stored_event_and_writes_nothing"),
     (IgnoresClock, "test_event_time_comes_from_the_injected_clock"),
     (LosesRaces, "test_threads_racing_on_one_seq_have_exactly_one_winner_per_round"),
+    (NoSessionRules, "test_an_orphaned_tool_result_is_refused"),
+    (NoSessionRules, "test_a_result_for_an_unknown_call_is_refused"),
+    (NoSessionRules, "test_a_second_result_for_one_call_is_refused"),
+    (NoSessionRules, "test_a_plan_for_another_session_is_refused"),
+    (NoSessionRules, "test_a_request_for_another_session_is_refused"),
+    (ForgetsAnswers, "test_a_second_result_for_one_call_is_refused"),
+    (VerifiesNothing, "test_verify_finds_a_rewritten_artifact"),
 ]
 
 
-@pytest.mark.parametrize(("broken", "test_name"), CASES, ids=[f"{c.__name__}-{t}" for c, t in CASES])
+# A broken adapter that accepts another session's request lets the prefix drift, which is the point.
+_DRIFTS = pytest.mark.moves_cache_prefix(reason="the broken adapter stores a request with another prefix hash")
+
+
+@pytest.mark.parametrize(
+    ("broken", "test_name"),
+    [pytest.param(c, t, marks=[_DRIFTS] if "request" in t else []) for c, t in CASES],
+    ids=[f"{c.__name__}-{t}" for c, t in CASES],
+)
 def test_contract_fails_for_a_broken_adapter(broken, test_name):
     class Contract(EventLogContract):
         def make_log(self, clock):
             return broken(clock=clock)
+
+        def tamper(self, log, what, **details):
+            log._artifacts[details["ref"]] = details["content"]
 
     contract = Contract()
     # Any failure counts: an assertion, or an error the reference would never raise.
@@ -130,6 +174,9 @@ def test_the_same_tests_pass_for_the_reference():
     class Contract(EventLogContract):
         def make_log(self, clock):
             return InMemoryEventLog(clock=clock)
+
+        def tamper(self, log, what, **details):
+            log._artifacts[details["ref"]] = details["content"]
 
     contract = Contract()
     for _, test_name in CASES:

@@ -19,11 +19,13 @@ SHIPPED = {
         1: "sha256:8bccb0f600f959a3c27577100d031dbf17bc6abffd98d397c4ad54fe0225a150",
         2: "sha256:b742f7c661f657660d6a71ecfdf47fdfb98e0215f929fe77b89829c3f7c252e9",
         3: "sha256:5889c8d636235a90872ba783b1c5cd9eaf9727052a5f800bbb47eb36671f4a04",
+        4: "sha256:e688c581fa675718fdfcb49c9b28bff56f3ac4ad4e322a97cc0a313645735aeb",
     },
     "postgres": {
         1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32",
         2: "sha256:09db9308513bca664c9f075d5b7c17420020fe39d5f1e3a43d9aa895c53e4ce2",
         3: "sha256:d3642232f6162bd970935f1c915d617683f9751aed08f35e4e67cd96f4778a08",
+        4: "sha256:ffd83d18741ea3bae36437ec95e5174a195b5b350e233db7d0c0ae3422462f46",
     },
 }
 LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}
@@ -69,7 +71,7 @@ def test_sqlite_store_at_an_earlier_version_is_upgraded_and_keeps_its_events(tmp
             "sha256:" + __import__("hashlib").sha256(b'{"author":"user","steering":false,"text":"old"}').hexdigest(),
         ),
     )
-    conn.execute("INSERT INTO cw_sessions VALUES ('s', 1)")
+    conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', 1)")
     conn.commit()
     conn.close()
     with SQLiteEventLog(path, clock=FixedClock()) as log:

@@ -26,6 +26,20 @@ class TestPostgresEventLog(EventLogContract):
         self.__dict__.setdefault("_opened", []).append(other)
         return other
 
+    def tamper(self, log: PostgresEventLog, what: str, **details) -> None:
+        import psycopg
+
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            if what == "artifact":
+                conn.execute(
+                    f"UPDATE {self.schema}.cw_artifacts SET content = %s WHERE ref = %s", (details["content"], details["ref"])
+                )
+            else:
+                conn.execute(
+                    f"UPDATE {self.schema}.cw_sessions SET last_seq = %s WHERE session_id = %s",
+                    (details["seq"], details["session_id"]),
+                )
+
 
 def test_open_by_url_with_schema(postgres_dsn, postgres_schema):
     with open_log(f"{postgres_dsn}?schema={postgres_schema}", clock=FixedClock()) as log:

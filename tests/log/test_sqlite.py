@@ -25,6 +25,15 @@ class TestSQLiteEventLog(EventLogContract):
         self.__dict__.setdefault("_opened", []).append(other)
         return other
 
+    def tamper(self, log: SQLiteEventLog, what: str, **details) -> None:
+        conn = sqlite3.connect(log.path)
+        if what == "artifact":
+            conn.execute("UPDATE cw_artifacts SET content = ? WHERE ref = ?", (details["content"], details["ref"]))
+        else:
+            conn.execute("UPDATE cw_sessions SET last_seq = ? WHERE session_id = ?", (details["seq"], details["session_id"]))
+        conn.commit()
+        conn.close()
+
 
 def test_uses_wal_and_survives_reopen(tmp_path):
     path = tmp_path / "a.db"
@@ -64,3 +73,72 @@ def test_tampered_payload_is_reported_not_returned(tmp_path):
     with SQLiteEventLog(path) as log, pytest.raises(StorageCorrupted) as info:
         log.read("s")
     assert info.value.seq == 1
+
+
+def _open_fds() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="counts file descriptors through /proc")
+def test_many_short_threads_do_not_leave_connections_open(tmp_path):
+    import threading
+
+    with SQLiteEventLog(tmp_path / "threads.db", clock=FixedClock()) as log:
+        log.append("s", [user("a")], expected_seq=0)
+        before = _open_fds()
+
+        def one_call(i: int) -> None:
+            log.read("s")
+            log.put_artifact(f"output {i}")
+
+        # Threads run a few at a time and end, as in a server that starts a thread per request.
+        for start in range(0, 600, 8):
+            threads = [threading.Thread(target=one_call, args=(i,)) for i in range(start, start + 8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        # Before the pool, each thread kept its connection (and its file descriptors) until close().
+        assert log.open_connections() <= 4
+        assert _open_fds() - before <= 4 * 3, f"{_open_fds() - before} file descriptors more after 600 threads"
+        assert log.last_seq("s") == 1
+
+
+def test_an_old_store_is_indexed_when_migrated(tmp_path):
+    """Events stored before the session-rules index existed are indexed by the migration that adds it."""
+    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+    from contextwright.events.registry import payload_digest, payload_json
+    from contextwright.log import _migrations
+
+    path = tmp_path / "v3.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE cw_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    for migration in _migrations.SQLITE[:3]:
+        for statement in migration.statements:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO cw_migrations VALUES (?, ?, ?)", (migration.version, migration.name, "2026-01-01T00:00:00.000000Z")
+        )
+    payloads = [
+        AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={}), ToolCall(id="c2", name="t", arguments={}))),
+        ToolResult(call_id="c1", tool_name="t", output="ok"),
+    ]
+    for seq, payload in enumerate(payloads, start=1):
+        text = payload_json(payload)
+        conn.execute(
+            "INSERT INTO cw_events VALUES ('s', ?, ?, ?, ?, '2026-01-01T00:00:00.000000Z', NULL)",
+            (seq, type(payload).TYPE, text, payload_digest(text)),
+        )
+    conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', 2)")
+    conn.commit()
+    conn.close()
+    from contextwright.errors import SessionInvariantViolated
+
+    with SQLiteEventLog(path, clock=FixedClock()) as log:
+        with pytest.raises(SessionInvariantViolated) as info:
+            log.append("s", [ToolResult(call_id="c1", tool_name="t", output="again")], expected_seq=2)
+        assert info.value.rule == "second_tool_result"
+        log.append("s", [ToolResult(call_id="c2", tool_name="t", output="ok")], expected_seq=2)
+        assert log.verify().ok

@@ -209,10 +209,21 @@ def test_caps_are_configurable(prefix, estimator):
 
 
 def test_a_plan_of_another_session_in_the_log_is_refused(prefix, estimator):
+    from contextwright.errors import SessionInvariantViolated
     from contextwright.log import InMemoryEventLog
+    from contextwright.log._invariants import IndexChanges
 
-    log = InMemoryEventLog()
+    class LogWithoutRules(InMemoryEventLog):
+        """A log as stores written before the log checked session rules may hold it."""
+
+        _check_rules = staticmethod(lambda session_id, events, reader: IndexChanges())
+
     other = ContextPlanner("other", estimator=estimator, secret=SECRET).plan(anthropic("claude-sonnet-4-6"), prefix)
+    # The log refuses another session's plan at the door now ...
+    with pytest.raises(SessionInvariantViolated):
+        InMemoryEventLog().append("s1", list(other.events), expected_seq=0)
+    # ... and the planner still refuses one that a log holds.
+    log = LogWithoutRules()
     log.append("s1", list(other.events), expected_seq=0)
     with pytest.raises(PlanError):
         ContextPlanner.from_events("s1", log.read("s1"), estimator=estimator, secret=SECRET)

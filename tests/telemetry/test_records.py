@@ -17,12 +17,14 @@ from telemetry_sessions import (
 from contextwright.clock import FixedClock
 from contextwright.errors import UsageError
 from contextwright.events.catalog import (
+    AssistantMessage,
     Compacted,
     ContextOverflow,
     MemoryCandidates,
     ModelResponse,
     Pruned,
     RequestBuilt,
+    ToolCall,
     ToolResult,
     UsageRecord,
     UserMessage,
@@ -138,8 +140,10 @@ def test_provider_usage_is_matched_by_index_or_to_the_latest_request(driven):
 
 def test_projection_adds_what_the_log_grew_by_before_the_next_request():
     user = UserMessage(text="x" * 400)
-    answer = ToolResult(call_id="c1", tool_name="grep", output="y" * 800)
-    events = hand_log(built(0, 1000), user, built(1, 1200), answer, user, built(2, 1500), UserMessage(text="late " * 100))
+    call = AssistantMessage(tool_calls=(ToolCall(id="c1", name="grep", arguments={}),))
+    # The call costs 10 tokens here, so the answer is 40 characters short of 800 to keep the growth at +300.
+    answer = ToolResult(call_id="c1", tool_name="grep", output="y" * 760)
+    events = hand_log(built(0, 1000), user, built(1, 1200), call, answer, user, built(2, 1500), UserMessage(text="late " * 100))
     records = request_records(events, estimator=CharEstimator())
 
     # Check: +100 tokens after request 0, +300 after request 1, the last gets their mean (200).
@@ -224,6 +228,7 @@ def test_overflows_archive_failures_denials_and_withheld_candidates_are_counted(
         compacted("pressure", failed=True),
         Pruned(epoch=1, upto_seq=1, call_ids=("c1",)),
         built(1, 120, yields=("recall", "compaction"), prefix="sha256:bb"),
+        AssistantMessage(tool_calls=(ToolCall(id="c9", name="deploy", arguments={}),)),
         ToolResult(call_id="c9", tool_name="deploy", output="Permission denied", is_error=True, denied=True),
         MemoryCandidates(facts=("a", "b"), withheld=3),
     )

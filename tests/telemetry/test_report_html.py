@@ -124,9 +124,13 @@ def test_context_changes_are_marked_and_described(driven):
     pruned = [r.request_index for r in records if "pruned" in r.changes]
     compacted = [r.request_index for r in records if any(c.startswith("compacted") for c in r.changes)]
     rotated = [r.request_index for r in records if any(c.startswith("epoch") for c in r.changes)]
+
     # Check: the text alternative names where each change happened.
-    assert f"pruning before requests {', '.join(map(str, pruned))}" in plot.description
-    assert f"compaction before requests {', '.join(map(str, compacted))}" in plot.description
+    def listed(change: str, requests: list[int]) -> str:
+        return f"{change} before request{'s' if len(requests) > 1 else ''} {', '.join(map(str, requests))}"
+
+    assert listed("pruning", pruned) in plot.description
+    assert listed("compaction", compacted) in plot.description
     assert f"new epoch before request {rotated[0]}" in plot.description
     # Check: each epoch's window is drawn, and the labels are in the SVG (as text comments of path glyphs).
     assert "window per epoch: 32,000, 40,000 tokens" in plot.description

@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from contextwright._optional import require
-from contextwright.canonical import canonical_json, sha256_tagged
+from contextwright.canonical import canonical_json
 from contextwright.cli._common import console, friendly_errors, shorten
-from contextwright.errors import ContextwrightError, NotAStore, StorageUnavailable, StoreNotFound, UsageError
+from contextwright.errors import NotAStore, StorageUnavailable, StoreNotFound, UsageError
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.log import EventLog, open_log, parse_store_url
@@ -87,28 +87,17 @@ def events(
 
 
 def verify(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
-    """Recompute every stored hash and check that each session's seq has no gaps."""
-    problems: list[str] = []
-    checked = 0
+    """Check every stored hash and counter: payloads, seqs, last seqs, the session-rules index, artifacts."""
     with friendly_errors(), open_existing(store) as log:
-        for session_id in log.sessions():
-            try:
-                stored = log.read(session_id)
-            except ContextwrightError as exc:
-                problems.append(f"{session_id}: {exc.message}")
-                continue
-            for expected, event in enumerate(stored, start=1):
-                checked += 1
-                if event.seq != expected:
-                    problems.append(f"{session_id}: seq {event.seq} where {expected} was expected")
-                    break
-                if sha256_tagged(canonical_json(encode_payload(event.payload))) != event.payload_sha256:
-                    problems.append(f"{session_id}#{event.seq}: payload hash does not match")
-    if problems:
-        for problem in problems:
-            console.print(f"[red]✗[/] {problem}")
+        report = log.verify()
+    if report.problems:
+        for problem in report.problems:
+            console.print(f"[red]✗[/] {escape(problem)}")
         raise typer.Exit(code=1)
-    console.print(f"[green]✓[/] {checked:,} events verified: hashes match and no seq is missing")
+    console.print(
+        f"[green]✓[/] {report.events:,} events in {report.sessions:,} sessions and {report.artifacts:,} artifacts verified: "
+        "hashes and counters match and no seq is missing"
+    )
 
 
 def events_table(rows: list[Event], *, title: str) -> Table:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 from contextwright.canonical import canonical_json
-from contextwright.errors import CanonicalJsonError
+from contextwright.errors import CanonicalJsonError, EventError
 
 
 class SchemaViolation(Exception):
@@ -142,10 +142,10 @@ def _mapping_decoder(value_decoder: Decoder) -> Decoder:
     def decode_mapping(data: Any, path: str) -> Any:
         if not isinstance(data, Mapping):
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
+        if not all(isinstance(key, str) for key in data):
+            raise SchemaViolation(path, "object keys must be strings")
         out = {}
         for key in sorted(data):
-            if not isinstance(key, str):
-                raise SchemaViolation(path, "object keys must be strings")
             out[key] = value_decoder(data[key], f"{path}.{key}")
         return types.MappingProxyType(out)
 
@@ -206,8 +206,8 @@ def _dataclass_decoder(cls: type) -> Decoder:
         if not isinstance(data, Mapping):
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
         if not known.issuperset(data):
-            unknown = sorted(set(data) - known)
-            raise SchemaViolation(path, f"unknown field(s) {', '.join(map(str, unknown))}")
+            unknown = sorted(map(str, set(data) - known))
+            raise SchemaViolation(path, f"unknown field(s) {', '.join(unknown)}")
         kwargs = {}
         for name, field_decoder, required in specs:
             if name in data:
@@ -218,6 +218,8 @@ def _dataclass_decoder(cls: type) -> Decoder:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:  # __post_init__ checks report here
             raise SchemaViolation(path, str(exc)) from None
+        except EventError as exc:  # a __post_init__ that raises a typed error of its own
+            raise SchemaViolation(path, str(exc.fields.get("problem", exc.message))) from None
 
     return decode_dataclass
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from contextwright.errors import MalformedPayload
 from contextwright.events.registry import event_type
 
 TrustLevel = Literal["platform", "operator", "user", "tool", "external_untrusted"]
@@ -101,6 +102,12 @@ class AssistantMessage:
     """Thinking or reasoning blocks, verbatim; they travel with this message and only to their provider."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.tool_calls, tuple) or not all(isinstance(c, ToolCall) for c in self.tool_calls):
+            raise MalformedPayload(
+                "message.assistant",
+                f"tool_calls must be a tuple of ToolCall, not {type(self.tool_calls).__name__}",
+                path="payload.tool_calls",
+            )
         ids = [call.id for call in self.tool_calls]
         if len(ids) != len(set(ids)):
             raise ValueError("tool call ids must be unique within one message")

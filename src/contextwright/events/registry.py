@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from contextwright.canonical import canonical_json, sha256_tagged
 from contextwright.errors import MalformedPayload, UnknownEventType, UsageError
 from contextwright.events import _schema
+from contextwright.events.limits import check_payload
 
 P = TypeVar("P")
 
@@ -82,13 +83,21 @@ def payload_digest(text: str) -> str:
 
 
 def coerce_payload(name: str | None, payload: Any) -> tuple[str, Any]:
-    """Accept a typed payload, or a type name with a raw mapping, and return (name, typed)."""
+    """Accept a typed payload, or a type name with a raw mapping, and return (name, typed).
+
+    This is the door: the limits of :mod:`contextwright.events.limits` are checked first,
+    without recursion, so no payload can exhaust the stack on its way in."""
     if isinstance(payload, Mapping) or name is not None:
         if name is None:
             raise UsageError("a raw payload mapping needs its event type name")
+        if not isinstance(name, str):
+            raise UsageError(f"an event type name must be a string, not {type(name).__name__}")
         if not isinstance(payload, Mapping) and type_of(payload) != name:
             raise MalformedPayload(name, f"got a {type(payload).__name__} payload")
+        payload_class(name)
+        check_payload(name, payload)
         return name, decode_payload(name, payload)
     # Re-validate typed payloads too: a dataclass built in Python is not type-checked.
     name = type_of(payload)
+    check_payload(name, payload)
     return name, decode_payload(name, encode_payload(payload))

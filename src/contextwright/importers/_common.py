@@ -181,7 +181,7 @@ def json_arguments(raw: object) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return {"_raw": raw}
         if isinstance(value, dict):
             return value

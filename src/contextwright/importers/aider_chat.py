@@ -52,7 +52,7 @@ def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
 
 
 def _session(lines: list[str], begin: int, end: int) -> list[TranscriptMessage]:
-    body_start = begin + 1 if _START.match(lines[begin]) else begin
+    body_start = begin + 1 if begin < len(lines) and _START.match(lines[begin]) else begin
     model = next((m["model"] for line in lines[body_start:end] if (m := _MODEL.match(line))), None)
     messages: list[TranscriptMessage] = []
     block: list[str] = []

@@ -49,6 +49,8 @@ def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
     stem = Path(path).stem
     try:
         document: Any = json.loads(text)
+    except RecursionError:
+        raise reader.fail("JSON nested too deep to read") from None
     except json.JSONDecodeError:
         return _parse_jsonl(reader, text, stem)
     if isinstance(document, dict) and "role" in document:

@@ -64,6 +64,8 @@ def parse(path: PathLike, *, lenient: bool = False) -> list[Transcript]:
     stem = Path(path).stem
     try:
         document: Any = json.loads(text)
+    except RecursionError:
+        raise reader.fail("JSON nested too deep to read") from None
     except json.JSONDecodeError:
         records = [(line, value) for line, value in iter_jsonl(reader, text) if looks_like(value)]
         if not records:

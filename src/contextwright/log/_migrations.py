@@ -18,6 +18,8 @@ class Migration:
     version: int
     name: str
     statements: tuple[str, ...]
+    reindex: bool = False
+    """After the statements, rebuild the session-rules index from the stored events."""
 
 
 SQLITE: tuple[Migration, ...] = (
@@ -60,6 +62,27 @@ SQLITE: tuple[Migration, ...] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    Migration(
+        version=4,
+        name="session rules index",
+        statements=(
+            """CREATE TABLE cw_tool_calls (
+                session_id TEXT NOT NULL,
+                call_id TEXT NOT NULL,
+                call_seq INTEGER NOT NULL,
+                result_seq INTEGER,
+                PRIMARY KEY (session_id, call_id)
+            ) WITHOUT ROWID""",
+            """CREATE TABLE cw_plans (
+                session_id TEXT NOT NULL,
+                epoch INTEGER NOT NULL,
+                prefix_sha256 TEXT NOT NULL,
+                PRIMARY KEY (session_id, epoch)
+            ) WITHOUT ROWID""",
+            "ALTER TABLE cw_sessions ADD COLUMN requests_built INTEGER NOT NULL DEFAULT 0",
+        ),
+        reindex=True,
+    ),
 )
 
 POSTGRES: tuple[Migration, ...] = (
@@ -101,6 +124,29 @@ POSTGRES: tuple[Migration, ...] = (
                 content TEXT NOT NULL
             )""",
         ),
+    ),
+    Migration(
+        version=4,
+        name="session rules index",
+        statements=(
+            """CREATE TABLE {schema}.cw_tool_calls (
+                session_id TEXT NOT NULL,
+                call_id TEXT NOT NULL,
+                call_seq BIGINT NOT NULL,
+                result_seq BIGINT,
+                PRIMARY KEY (session_id, call_id)
+            )""",
+            """CREATE TABLE {schema}.cw_plans (
+                session_id TEXT NOT NULL,
+                epoch BIGINT NOT NULL,
+                prefix_sha256 TEXT NOT NULL,
+                PRIMARY KEY (session_id, epoch)
+            )""",
+            "ALTER TABLE {schema}.cw_sessions ADD COLUMN requests_built BIGINT NOT NULL DEFAULT 0",
+            # Content holding NUL (which PostgreSQL text refuses) is stored as its JSON string.
+            "ALTER TABLE {schema}.cw_artifacts ADD COLUMN encoding TEXT NOT NULL DEFAULT 'text'",
+        ),
+        reindex=True,
     ),
 )
 

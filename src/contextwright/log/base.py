@@ -18,9 +18,17 @@ checked by :mod:`contextwright.testing.contract`:
 * **Validated input.** Unknown event types, malformed payloads and bad session
   ids raise typed errors before anything is written.
 * **Injected time.** ``Event.at`` comes from the log's clock, one instant per batch.
+* **Limits at the door.** Payload depth, payload and batch size, and valid Unicode
+  are checked before anything else (:mod:`contextwright.events.limits`), the same for
+  every backend; reading never depends on how deep the caller's stack is.
+* **Session rules.** An event that breaks a rule checkable from the log alone (a tool
+  result without its call, a second result for one call, another session's plan or
+  request) raises :class:`~contextwright.errors.SessionInvariantViolated` and nothing
+  is written (:mod:`contextwright.log._invariants`).
 * **Integrity.** Payloads are stored as canonical JSON with their SHA-256;
   reading a payload whose bytes no longer match raises
-  :class:`~contextwright.errors.StorageCorrupted`.
+  :class:`~contextwright.errors.StorageCorrupted`. :meth:`EventLog.verify` checks
+  every hash and counter the store keeps.
 """
 
 from __future__ import annotations
@@ -28,26 +36,37 @@ from __future__ import annotations
 import abc
 import asyncio
 import datetime as _dt
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from contextwright.canonical import parse_canonical, sha256_tagged
+from contextwright.canonical import HASH_PREFIX, parse_canonical, sha256_tagged
 from contextwright.clock import Clock, SystemClock
 from contextwright.errors import (
     ArtifactNotFound,
+    ContextwrightError,
     IdempotencyConflict,
+    InvalidIdempotencyKey,
     InvalidSessionId,
+    PayloadLimitExceeded,
     StorageCorrupted,
     UsageError,
 )
 from contextwright.events.envelope import Event, NewEvent
+from contextwright.events.limits import (
+    MAX_BATCH_BYTES,
+    MAX_BATCH_EVENTS,
+    check_encoded_size,
+    with_fresh_stack,
+)
 from contextwright.events.registry import (
     coerce_payload,
     decode_payload,
     payload_digest,
     payload_json,
 )
+from contextwright.log._invariants import Indexed, final_index, rebuild_index
 
 MAX_SESSION_ID_LENGTH = 200
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
@@ -61,6 +80,39 @@ class PreparedEvent:
     payload_json: str
     payload_sha256: str
     idempotency_key: str | None
+    payload: Any = field(default=None, compare=False, repr=False)
+    """The typed payload, for the session rules (decoded from ``payload_json`` when absent)."""
+
+    def indexed(self, seq: int) -> Indexed:
+        """This event as the session rules see it, stored at ``seq``."""
+        payload = self.payload
+        if payload is None:
+            payload = decode_payload(self.type, parse_canonical(self.payload_json))
+        return Indexed(seq=seq, type=self.type, payload=payload)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactRow:
+    """One stored artifact as ``verify`` reads it: its ref, its recorded size and its content."""
+
+    ref: str
+    size_chars: int
+    content: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class VerifyReport:
+    """What :meth:`EventLog.verify` checked and every problem it found (empty when the store is sound)."""
+
+    sessions: int
+    events: int
+    artifacts: int
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -104,7 +156,7 @@ class EventLog(abc.ABC):
             raise UsageError(f"expected_seq must be an integer >= 0, got {expected_seq!r}")
         prepared = prepare_events(events)
         rows = self._append(session_id, prepared, expected_seq=expected_seq)
-        return [decode_row(row) for row in rows]
+        return with_fresh_stack(decode_rows, rows)
 
     def read(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """Return the session's events with ``seq > after_seq`` in order, at most ``limit``.
@@ -116,7 +168,7 @@ class EventLog(abc.ABC):
             raise UsageError(f"after_seq must be >= 0, got {after_seq}")
         if limit is not None and limit < 0:
             raise UsageError(f"limit must be >= 0, got {limit}")
-        return [decode_row(row) for row in self._read(session_id, after_seq=after_seq, limit=limit)]
+        return with_fresh_stack(decode_rows, self._read(session_id, after_seq=after_seq, limit=limit))
 
     def last_seq(self, session_id: str) -> int:
         """The session's greatest seq, or 0 if it has no events."""
@@ -134,7 +186,7 @@ class EventLog(abc.ABC):
         """
         if not isinstance(content, str):
             raise UsageError(f"artifact content must be text, not {type(content).__name__}")
-        ref = sha256_tagged(content)
+        ref = artifact_ref(content)
         self._put_artifact(ref, kind, content)
         return ref
 
@@ -143,7 +195,7 @@ class EventLog(abc.ABC):
         content = self._get_artifact(ref)
         if content is None:
             raise ArtifactNotFound(f"no artifact {ref!r} in this store", ref=ref)
-        if sha256_tagged(content) != ref:
+        if artifact_ref(content) != ref:
             raise StorageCorrupted(f"artifact {ref!r} does not match its hash", ref=ref)
         return content
 
@@ -164,6 +216,59 @@ class EventLog(abc.ABC):
     @abc.abstractmethod
     def _setting(self, key: str, default: str) -> str:
         """Insert ``default`` under ``key`` unless present; return the stored value."""
+
+    def verify(self) -> VerifyReport:
+        """Check everything a hash or a counter covers; report problems instead of raising.
+
+        Per session: each payload against its SHA-256, that it decodes, that seqs run
+        1, 2, 3, ... without a gap, that the stored last seq is the last event's, and that
+        the index behind the session rules matches the events. Per artifact: its content
+        against its ref and its recorded size.
+        """
+        problems: list[str] = []
+        events = 0
+        ids = sorted(set(self.sessions()) | set(self._event_session_ids()))
+        for session_id in ids:
+            rows = self._read(session_id, after_seq=0, limit=None)
+            events += len(rows)
+            problems += _verify_rows(session_id, rows)
+            last = self._last_seq(session_id)
+            if last != (rows[-1].seq if rows else 0):
+                problems.append(
+                    f"{session_id}: last seq is recorded as {last}, but the last event is seq {rows[-1].seq if rows else 0}"
+                )
+            try:
+                expected = final_index(rebuild_index((r.seq, r.type, r.payload_json) for r in rows))
+            except ContextwrightError:
+                continue  # the payload problem is reported above
+            if self._index_state(session_id) != expected:
+                problems.append(f"{session_id}: the index of tool calls, plans and requests does not match the events")
+        artifacts = 0
+        for artifact in self._artifact_rows():
+            artifacts += 1
+            try:
+                digest = artifact_ref(artifact.content)
+            except UsageError:
+                digest = "unencodable"
+            if digest != artifact.ref:
+                problems.append(f"artifact {artifact.ref}: content does not match its hash")
+            if artifact.size_chars != len(artifact.content):
+                problems.append(
+                    f"artifact {artifact.ref}: size is recorded as {artifact.size_chars:,} characters, content has {len(artifact.content):,}"
+                )
+        return VerifyReport(sessions=len(ids), events=events, artifacts=artifacts, problems=tuple(problems))
+
+    @abc.abstractmethod
+    def _event_session_ids(self) -> list[str]:
+        """Every session id that has stored events (even one the sessions table lost)."""
+
+    @abc.abstractmethod
+    def _artifact_rows(self) -> Iterator[ArtifactRow]:
+        """Every stored artifact, one at a time (artifacts can be large)."""
+
+    @abc.abstractmethod
+    def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
+        """The stored index of a session: call id → answered, epoch → prefix hash, requests built."""
 
     def close(self) -> None:  # noqa: B027 - a no-op by default; adapters with connections override it
         """Release connections; the log must not be used afterwards."""
@@ -215,6 +320,10 @@ class AsyncEventLog:
         """Async :meth:`EventLog.sessions`."""
         return await asyncio.to_thread(self.sync.sessions)
 
+    async def verify(self) -> VerifyReport:
+        """Async :meth:`EventLog.verify`."""
+        return await asyncio.to_thread(self.sync.verify)
+
     async def close(self) -> None:
         """Async :meth:`EventLog.close`."""
         await asyncio.to_thread(self.sync.close)
@@ -235,30 +344,72 @@ def validate_session_id(session_id: object) -> None:
         raise InvalidSessionId(session_id, "must be printable, without surrounding whitespace")
 
 
+_HASH_CHUNK_CHARS = 1 << 20
+
+
+def artifact_ref(content: str) -> str:
+    """The content address of ``content``, hashed in chunks so a large text is never copied whole."""
+    digest = hashlib.sha256()
+    for start in range(0, len(content), _HASH_CHUNK_CHARS):
+        try:
+            digest.update(content[start : start + _HASH_CHUNK_CHARS].encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise UsageError(
+                f"artifact content holds a lone surrogate at character {start + exc.start}, which is not valid Unicode"
+            ) from None
+    return HASH_PREFIX + digest.hexdigest()
+
+
+def validate_idempotency_key(key: object) -> None:
+    """Raise :class:`InvalidIdempotencyKey` unless ``key`` can be stored the same way by every backend."""
+    if not isinstance(key, str):
+        raise InvalidIdempotencyKey(key, f"must be a string, not {type(key).__name__}")
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY_LENGTH:
+        raise InvalidIdempotencyKey(key, f"must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
+    for index, ch in enumerate(key):
+        # NUL is refused by PostgreSQL's text type, and a lone surrogate has no UTF-8 form.
+        if ch < " " or ch == "\x7f" or "\ud800" <= ch <= "\udfff":
+            raise InvalidIdempotencyKey(key, f"holds the control character or lone surrogate U+{ord(ch):04X} at {index}")
+
+
 def prepare_events(events: Iterable[NewEvent | Any]) -> list[PreparedEvent]:
     """Validate and encode a batch; raise before anything could be written."""
     if isinstance(events, (NewEvent, str, bytes)) or not isinstance(events, Iterable):
         raise UsageError("append takes a list of events")
     prepared: list[PreparedEvent] = []
     seen_keys: set[str] = set()
+    total = 0
     for event in events:
+        if len(prepared) >= MAX_BATCH_EVENTS:
+            raise UsageError(f"a batch holds at most {MAX_BATCH_EVENTS:,} events")
         if isinstance(event, NewEvent):
-            name, payload = coerce_payload(event.type, event.payload)
             key = event.idempotency_key
-        else:
-            name, payload = coerce_payload(None, event)
-            key = None
-        if key is not None:
-            if not isinstance(key, str) or not key or len(key) > MAX_IDEMPOTENCY_KEY_LENGTH:
-                raise UsageError(f"idempotency key must be a non-empty string up to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
-            if key in seen_keys:
-                raise UsageError(f"idempotency key {key!r} appears twice in one batch")
-            seen_keys.add(key)
-        text = payload_json(payload)
-        prepared.append(PreparedEvent(type=name, payload_json=text, payload_sha256=payload_digest(text), idempotency_key=key))
+            if key is not None:
+                validate_idempotency_key(key)
+                if key in seen_keys:
+                    raise UsageError(f"idempotency key {key!r} appears twice in one batch")
+                seen_keys.add(key)
+        one = with_fresh_stack(_prepare_one, event)
+        total += len(one.payload_json)
+        if total > MAX_BATCH_BYTES:
+            raise PayloadLimitExceeded(one.type, f"the batch is over {MAX_BATCH_BYTES:,} bytes", limit=MAX_BATCH_BYTES)
+        prepared.append(one)
     if not prepared:
         raise UsageError("append needs at least one event")
     return prepared
+
+
+def _prepare_one(event: NewEvent | Any) -> PreparedEvent:
+    if isinstance(event, NewEvent):
+        name, payload = coerce_payload(event.type, event.payload)
+        key = event.idempotency_key
+    else:
+        name, payload = coerce_payload(None, event)
+        key = None
+    text = payload_json(payload)
+    data = text.encode("utf-8")
+    check_encoded_size(name, len(data))
+    return PreparedEvent(type=name, payload_json=text, payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload)
 
 
 def resolve_replay(
@@ -287,6 +438,11 @@ def resolve_replay(
     return replay
 
 
+def decode_rows(rows: Sequence[StoredRow]) -> list[Event]:
+    """Decode rows in order (one fresh stack for all of them when the caller's is too deep)."""
+    return [decode_row(row) for row in rows]
+
+
 def decode_row(row: StoredRow) -> Event:
     """Turn a stored row into an :class:`Event`, checking the payload's integrity."""
     if payload_digest(row.payload_json) != row.payload_sha256:
@@ -295,7 +451,13 @@ def decode_row(row: StoredRow) -> Event:
             session_id=row.session_id,
             seq=row.seq,
         )
-    payload = decode_payload(row.type, parse_canonical(row.payload_json))
+    try:
+        payload = with_fresh_stack(_decode_stored, row.type, row.payload_json)
+    except RecursionError:
+        # Only a payload stored before the door had its depth limit can get here.
+        raise PayloadLimitExceeded(
+            row.type, f"session {row.session_id!r} seq {row.seq} is nested too deep to decode", limit=0
+        ) from None
     return Event(
         session_id=row.session_id,
         seq=row.seq,
@@ -305,3 +467,21 @@ def decode_row(row: StoredRow) -> Event:
         payload_sha256=row.payload_sha256,
         idempotency_key=row.idempotency_key,
     )
+
+
+def _decode_stored(type_name: str, text: str) -> Any:
+    return decode_payload(type_name, parse_canonical(text))
+
+
+def _verify_rows(session_id: str, rows: Sequence[StoredRow]) -> list[str]:
+    problems: list[str] = []
+    for expected, row in enumerate(rows, start=1):
+        if row.seq != expected:
+            problems.append(f"{session_id}: seq {row.seq} where {expected} was expected")
+            break
+    for row in rows:
+        try:
+            decode_row(row)
+        except ContextwrightError as exc:
+            problems.append(f"{session_id}#{row.seq}: {exc.message}")
+    return problems

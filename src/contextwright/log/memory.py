@@ -3,15 +3,48 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from contextwright.clock import Clock
 from contextwright.errors import SeqConflict
-from contextwright.log.base import EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log._invariants import IndexChanges, check_batch
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
+
+
+@dataclass(kw_only=True, slots=True)
+class _Index:
+    """The session-rules index of one session (see ``contextwright.log._invariants``)."""
+
+    calls: dict[str, bool] = field(default_factory=dict)
+    plans: dict[int, str] = field(default_factory=dict)
+    requests: int = 0
+
+    def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
+        return {c: self.calls[c] for c in call_ids if c in self.calls}
+
+    def any_calls(self) -> bool:
+        return bool(self.calls)
+
+    def plan_prefixes(self) -> Mapping[int, str]:
+        return self.plans
+
+    def requests_built(self) -> int:
+        return self.requests
+
+    def apply(self, changes: IndexChanges) -> None:
+        for _, call_id, answered in changes.call_updates():
+            self.calls[call_id] = answered
+        self.plans.update(changes.plans)
+        if changes.requests_built is not None:
+            self.requests = changes.requests_built
 
 
 class InMemoryEventLog(EventLog):
     """Keeps every session in a dict of lists, guarded by one lock. Nothing persists."""
+
+    # A class attribute so the contract's own tests can swap in a broken rule checker.
+    _check_rules = staticmethod(check_batch)
 
     def __init__(self, *, clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
@@ -20,6 +53,7 @@ class InMemoryEventLog(EventLog):
         self._keys: dict[str, dict[str, StoredRow]] = {}
         self._settings: dict[str, str] = {}
         self._artifacts: dict[str, str] = {}
+        self._index: dict[str, _Index] = {}
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
         with self._lock:
@@ -31,6 +65,8 @@ class InMemoryEventLog(EventLog):
                 return replay
             if len(rows) != expected_seq:
                 raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=len(rows))
+            index = self._index.get(session_id) or _Index()
+            changes = self._check_rules(session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], index)
             at = self.clock.now()
             new = [
                 StoredRow(
@@ -46,6 +82,9 @@ class InMemoryEventLog(EventLog):
             ]
             self._rows[session_id] = rows + new
             self._keys[session_id] = keys | {r.idempotency_key: r for r in new if r.idempotency_key}
+            if not changes.empty:
+                index.apply(changes)
+                self._index[session_id] = index
             return new
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
@@ -72,3 +111,18 @@ class InMemoryEventLog(EventLog):
     def _get_artifact(self, ref: str) -> str | None:
         with self._lock:
             return self._artifacts.get(ref)
+
+    def _event_session_ids(self) -> list[str]:
+        with self._lock:
+            return sorted(self._rows)
+
+    def _artifact_rows(self) -> Iterator[ArtifactRow]:
+        with self._lock:
+            stored = list(self._artifacts.items())
+        for ref, content in stored:
+            yield ArtifactRow(ref=ref, size_chars=len(content), content=content)
+
+    def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
+        with self._lock:
+            index = self._index.get(session_id) or _Index()
+            return dict(index.calls), dict(index.plans), index.requests

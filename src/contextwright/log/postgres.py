@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextwright._optional import require
+from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.clock import UTC, Clock
-from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, UsageError
+from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StorageCorrupted, UsageError
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_psycopg
-from contextwright.log.base import EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -104,6 +106,8 @@ class PostgresEventLog(EventLog):
                         continue
                     for statement in migration.statements:
                         conn.execute(self._sql(statement))
+                    if migration.reindex:
+                        self._reindex(conn)
                     conn.execute(
                         self._sql("INSERT INTO {schema}.cw_migrations (version, name, applied_at) VALUES (%s, %s, %s)"),
                         (migration.version, migration.name, self.clock.now()),
@@ -142,6 +146,9 @@ class PostgresEventLog(EventLog):
                 return replay
         if actual != expected_seq:
             raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=int(actual))
+        changes = check_batch(
+            session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(self, conn, session_id)
+        )
         at = _microseconds(self.clock.now())
         stored = [
             StoredRow(
@@ -164,7 +171,55 @@ class PostgresEventLog(EventLog):
             self._sql("UPDATE {schema}.cw_sessions SET last_seq = %s WHERE session_id = %s"),
             (stored[-1].seq, session_id),
         )
+        self._write_index(conn, session_id, changes)
         return stored
+
+    def _write_index(self, conn: Any, session_id: str, changes: IndexChanges) -> None:
+        # Call ids are stored as JSON strings: PostgreSQL text cannot hold NUL, JSON escapes it.
+        for seq, call_id, answered in changes.call_updates():
+            if answered:
+                conn.execute(
+                    self._sql(
+                        "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, 0, %s) "
+                        "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq"
+                    ),
+                    (session_id, canonical_json(call_id), seq),
+                )
+            else:
+                conn.execute(
+                    self._sql(
+                        "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, %s, NULL) "
+                        "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = NULL"
+                    ),
+                    (session_id, canonical_json(call_id), seq),
+                )
+        for epoch, prefix in changes.plans:
+            conn.execute(
+                self._sql(
+                    "INSERT INTO {schema}.cw_plans (session_id, epoch, prefix_sha256) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256"
+                ),
+                (session_id, epoch, prefix),
+            )
+        if changes.requests_built is not None:
+            conn.execute(
+                self._sql("UPDATE {schema}.cw_sessions SET requests_built = %s WHERE session_id = %s"),
+                (changes.requests_built, session_id),
+            )
+
+    def _reindex(self, conn: Any) -> None:
+        """Index the events stored before the session-rules index existed."""
+        sessions = [r[0] for r in conn.execute(self._sql("SELECT session_id FROM {schema}.cw_sessions")).fetchall()]
+        for session_id in sessions:
+            rows = conn.execute(
+                self._sql(
+                    "SELECT seq, type, payload FROM {schema}.cw_events WHERE session_id = %s AND type IN "
+                    "('message.assistant', 'tool.result', 'context.plan.created', 'context.epoch.rotated', "
+                    "'context.request.built') ORDER BY seq"
+                ),
+                (session_id,),
+            ).fetchall()
+            self._write_index(conn, session_id, rebuild_index((int(seq), t, p) for seq, t, p in rows))
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
         with translating_psycopg(f"reading session {session_id!r}"), self._pool.connection() as conn:
@@ -190,17 +245,17 @@ class PostgresEventLog(EventLog):
             with conn.transaction():
                 conn.execute(
                     self._sql(
-                        "INSERT INTO {schema}.cw_artifacts (ref, kind, size_chars, content) VALUES (%s, %s, %s, %s) "
-                        "ON CONFLICT (ref) DO NOTHING"
+                        "INSERT INTO {schema}.cw_artifacts (ref, kind, size_chars, content, encoding) "
+                        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (ref) DO NOTHING"
                     ),
-                    (ref, kind, len(content), content),
+                    (ref, kind, len(content), *_stored_content(content)),
                 )
 
     def _get_artifact(self, ref: str) -> str | None:
         with translating_psycopg(f"reading artifact {ref}"), self._pool.connection() as conn:
-            row = conn.execute(self._sql("SELECT content FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)).fetchone()
+            row = conn.execute(self._sql("SELECT content, encoding FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)).fetchone()
             conn.rollback()
-        return row[0] if row else None
+        return _read_content(row[0], row[1]) if row else None
 
     def _setting(self, key: str, default: str) -> str:
         with translating_psycopg(f"reading setting {key!r}"), self._pool.connection() as conn:
@@ -220,11 +275,98 @@ class PostgresEventLog(EventLog):
             conn.rollback()
         return [r[0] for r in rows]
 
+    def _event_session_ids(self) -> list[str]:
+        with translating_psycopg("listing sessions with events"), self._pool.connection() as conn:
+            rows = conn.execute(self._sql("SELECT DISTINCT session_id FROM {schema}.cw_events")).fetchall()
+            conn.rollback()
+        return sorted(r[0] for r in rows)
+
+    def _artifact_rows(self) -> Iterator[ArtifactRow]:
+        with translating_psycopg("listing artifacts"), self._pool.connection() as conn:
+            refs = [r[0] for r in conn.execute(self._sql("SELECT ref FROM {schema}.cw_artifacts ORDER BY ref")).fetchall()]
+            conn.rollback()
+        for ref in refs:
+            with translating_psycopg(f"reading artifact {ref}"), self._pool.connection() as conn:
+                row = conn.execute(
+                    self._sql("SELECT size_chars, content, encoding FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)
+                ).fetchone()
+                conn.rollback()
+            if row is not None:
+                yield ArtifactRow(ref=ref, size_chars=int(row[0]), content=_read_content(row[1], row[2]))
+
+    def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
+        with translating_psycopg(f"reading the index of {session_id!r}"), self._pool.connection() as conn:
+            calls = conn.execute(
+                self._sql("SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s"),
+                (session_id,),
+            ).fetchall()
+            plans = conn.execute(
+                self._sql("SELECT epoch, prefix_sha256 FROM {schema}.cw_plans WHERE session_id = %s"), (session_id,)
+            ).fetchall()
+            row = conn.execute(
+                self._sql("SELECT requests_built FROM {schema}.cw_sessions WHERE session_id = %s"), (session_id,)
+            ).fetchone()
+            conn.rollback()
+        return {parse_canonical(c): bool(a) for c, a in calls}, {int(e): p for e, p in plans}, int(row[0]) if row else 0
+
     def drop_schema(self) -> None:
         """Delete this store's schema and everything in it (for tests and teardown)."""
         with translating_psycopg(f"dropping schema {self.schema}"), self._pool.connection() as conn:
             with conn.transaction():
                 conn.execute(self._sql("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+
+
+class _IndexReader:
+    """Answers the session rules from the index tables, inside the append transaction."""
+
+    def __init__(self, log: PostgresEventLog, conn: Any, session_id: str) -> None:
+        self.log = log
+        self.conn = conn
+        self.session_id = session_id
+
+    def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
+        rows = self.conn.execute(
+            self.log._sql(
+                "SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s AND call_id = ANY(%s)"
+            ),
+            (self.session_id, [canonical_json(c) for c in call_ids]),
+        ).fetchall()
+        return {parse_canonical(c): bool(a) for c, a in rows}
+
+    def any_calls(self) -> bool:
+        row = self.conn.execute(
+            self.log._sql("SELECT 1 FROM {schema}.cw_tool_calls WHERE session_id = %s LIMIT 1"), (self.session_id,)
+        ).fetchone()
+        return row is not None
+
+    def plan_prefixes(self) -> Mapping[int, str]:
+        rows = self.conn.execute(
+            self.log._sql("SELECT epoch, prefix_sha256 FROM {schema}.cw_plans WHERE session_id = %s"), (self.session_id,)
+        ).fetchall()
+        return {int(e): p for e, p in rows}
+
+    def requests_built(self) -> int:
+        row = self.conn.execute(
+            self.log._sql("SELECT requests_built FROM {schema}.cw_sessions WHERE session_id = %s"), (self.session_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+
+def _stored_content(content: str) -> tuple[str, str]:
+    # PostgreSQL text cannot hold NUL, which tool outputs sometimes do: such content is
+    # stored as its JSON string (NUL escaped), so every backend keeps every text.
+    if "\x00" in content:
+        return canonical_json(content), "json"
+    return content, "text"
+
+
+def _read_content(stored: str, encoding: str) -> str:
+    if encoding == "json":
+        text = parse_canonical(stored)
+        if not isinstance(text, str):
+            raise StorageCorrupted("an artifact stored as JSON does not hold a string")
+        return text
+    return stored
 
 
 def _microseconds(when: _dt.datetime) -> _dt.datetime:

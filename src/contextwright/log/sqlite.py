@@ -5,25 +5,30 @@
 * ``BEGIN IMMEDIATE`` for appends: the write lock is taken before the last seq is
   read, so two writers cannot both see the same seq
   (https://www.sqlite.org/lang_transaction.html).
-* One connection per thread (sqlite3 connections must not be shared across
-  threads mid-transaction); processes coordinate through the file lock, waiting
-  up to ``busy_timeout`` seconds.
+* A small pool of connections: each operation takes one, runs its transaction and
+  gives it back, so a connection is never shared mid-transaction and the number of
+  open connections follows the number of concurrent calls, not of threads that ever
+  called (at most ``max_idle`` stay open between calls). Processes coordinate through
+  the file lock, waiting up to ``busy_timeout`` seconds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from contextwright.canonical import canonical_json, parse_canonical
 from contextwright.clock import Clock, format_instant, parse_instant
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_sqlite
-from contextwright.log.base import EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 
@@ -39,6 +44,7 @@ class SQLiteEventLog(EventLog):
         create: bool = True,
         synchronous: str = "FULL",
         busy_timeout: float = 30.0,
+        max_idle: int = 4,
         read_only: bool = False,
     ) -> None:
         super().__init__(clock=clock)
@@ -49,9 +55,9 @@ class SQLiteEventLog(EventLog):
         self.path = Path(path)
         self._synchronous = synchronous.upper()
         self._busy_timeout = busy_timeout
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._all_lock = threading.Lock()
+        self._max_idle = max(1, max_idle)
+        self._idle: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
         self._closed = False
         self.read_only = read_only
         if not self.path.exists():
@@ -65,10 +71,12 @@ class SQLiteEventLog(EventLog):
 
     # -- connections ----------------------------------------------------------
 
-    def _conn(self) -> sqlite3.Connection:
+    @contextlib.contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
         if self._closed:
             raise UsageError("this log is closed")
-        conn = getattr(self._local, "conn", None)
+        with self._pool_lock:
+            conn = self._idle.pop() if self._idle else None
         if conn is None:
             with translating_sqlite(f"opening {self.path}"):
                 if self.read_only:
@@ -85,23 +93,32 @@ class SQLiteEventLog(EventLog):
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute(f"PRAGMA synchronous={self._synchronous}")
                     conn.execute("PRAGMA foreign_keys=ON")
-            self._local.conn = conn
-            with self._all_lock:
-                self._all.append(conn)
-        return conn
+        try:
+            yield conn
+        finally:
+            with self._pool_lock:
+                keep = not self._closed and len(self._idle) < self._max_idle and not conn.in_transaction
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
+
+    def open_connections(self) -> int:
+        """Connections held open between calls (for tests and monitoring)."""
+        with self._pool_lock:
+            return len(self._idle)
 
     def close(self) -> None:
-        self._closed = True
-        with self._all_lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
+        with self._pool_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
 
     # -- schema ---------------------------------------------------------------
 
     def _migrate(self, *, create: bool) -> None:
-        conn = self._conn()
-        with translating_sqlite(f"migrating {self.path}"):
+        with self._conn() as conn, translating_sqlite(f"migrating {self.path}"):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -123,6 +140,8 @@ class SQLiteEventLog(EventLog):
                         continue
                     for statement in migration.statements:
                         conn.execute(statement)
+                    if migration.reindex:
+                        _reindex(conn)
                     conn.execute(
                         "INSERT INTO cw_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                         (migration.version, migration.name, format_instant(self.clock.now())),
@@ -134,8 +153,7 @@ class SQLiteEventLog(EventLog):
 
     def _check_schema(self) -> None:
         """The read-only counterpart of :meth:`_migrate`: the schema must be there and current."""
-        conn = self._conn()
-        with translating_sqlite(f"reading {self.path}"):
+        with self._conn() as conn, translating_sqlite(f"reading {self.path}"):
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if "cw_migrations" not in tables:
                 raise NotAStore(f"{self.path} is not a Contextwright store", path=str(self.path))
@@ -154,15 +172,14 @@ class SQLiteEventLog(EventLog):
 
     def schema_version(self) -> int:
         """The greatest migration version applied to this store."""
-        with translating_sqlite("reading the schema version"):
-            row = self._conn().execute("SELECT MAX(version) FROM cw_migrations").fetchone()
+        with self._conn() as conn, translating_sqlite("reading the schema version"):
+            row = conn.execute("SELECT MAX(version) FROM cw_migrations").fetchone()
         return int(row[0] or 0)
 
     # -- the port -------------------------------------------------------------
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
-        conn = self._conn()
-        with translating_sqlite(f"appending to session {session_id!r}"):
+        with self._conn() as conn, translating_sqlite(f"appending to session {session_id!r}"):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 rows = self._append_locked(conn, session_id, events, expected_seq)
@@ -190,6 +207,9 @@ class SQLiteEventLog(EventLog):
         actual = row[0] if row else 0
         if actual != expected_seq:
             raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=actual)
+        changes = check_batch(
+            session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(conn, session_id)
+        )
         at = self.clock.now()
         stamp = format_instant(at)
         stored = [
@@ -213,40 +233,36 @@ class SQLiteEventLog(EventLog):
             "ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq",
             (session_id, stored[-1].seq),
         )
+        _write_index(conn, session_id, changes)
         return stored
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
-        with translating_sqlite(f"reading session {session_id!r}"):
-            rows = (
-                self._conn()
-                .execute(
-                    f"SELECT {_COLUMNS} FROM cw_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                    (session_id, after_seq, -1 if limit is None else limit),
-                )
-                .fetchall()
-            )
+        with self._conn() as conn, translating_sqlite(f"reading session {session_id!r}"):
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM cw_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (session_id, after_seq, -1 if limit is None else limit),
+            ).fetchall()
         return [_row(r) for r in rows]
 
     def _last_seq(self, session_id: str) -> int:
-        with translating_sqlite(f"reading the last seq of {session_id!r}"):
-            row = self._conn().execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
+        with self._conn() as conn, translating_sqlite(f"reading the last seq of {session_id!r}"):
+            row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
         return int(row[0]) if row else 0
 
     def _put_artifact(self, ref: str, kind: str, content: str) -> None:
-        with translating_sqlite(f"storing artifact {ref}"):
-            self._conn().execute(
+        with self._conn() as conn, translating_sqlite(f"storing artifact {ref}"):
+            conn.execute(
                 "INSERT INTO cw_artifacts (ref, kind, size_chars, content) VALUES (?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING",
                 (ref, kind, len(content), content),
             )
 
     def _get_artifact(self, ref: str) -> str | None:
-        with translating_sqlite(f"reading artifact {ref}"):
-            row = self._conn().execute("SELECT content FROM cw_artifacts WHERE ref = ?", (ref,)).fetchone()
+        with self._conn() as conn, translating_sqlite(f"reading artifact {ref}"):
+            row = conn.execute("SELECT content FROM cw_artifacts WHERE ref = ?", (ref,)).fetchone()
         return row[0] if row else None
 
     def _setting(self, key: str, default: str) -> str:
-        conn = self._conn()
-        with translating_sqlite(f"reading setting {key!r}"):
+        with self._conn() as conn, translating_sqlite(f"reading setting {key!r}"):
             if not self.read_only:
                 conn.execute("INSERT INTO cw_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, default))
             row = conn.execute("SELECT value FROM cw_meta WHERE key = ?", (key,)).fetchone()
@@ -254,9 +270,99 @@ class SQLiteEventLog(EventLog):
         return default if row is None else str(row[0])
 
     def sessions(self) -> list[str]:
-        with translating_sqlite("listing sessions"):
-            rows = self._conn().execute("SELECT session_id FROM cw_sessions ORDER BY session_id").fetchall()
+        with self._conn() as conn, translating_sqlite("listing sessions"):
+            rows = conn.execute("SELECT session_id FROM cw_sessions ORDER BY session_id").fetchall()
         return [r[0] for r in rows]
+
+    def _event_session_ids(self) -> list[str]:
+        with self._conn() as conn, translating_sqlite("listing sessions with events"):
+            rows = conn.execute("SELECT DISTINCT session_id FROM cw_events ORDER BY session_id").fetchall()
+        return [r[0] for r in rows]
+
+    def _artifact_rows(self) -> Iterator[ArtifactRow]:
+        with self._conn() as conn, translating_sqlite("listing artifacts"):
+            refs = [r[0] for r in conn.execute("SELECT ref FROM cw_artifacts ORDER BY ref").fetchall()]
+        for ref in refs:
+            with self._conn() as conn, translating_sqlite(f"reading artifact {ref}"):
+                row = conn.execute("SELECT size_chars, content FROM cw_artifacts WHERE ref = ?", (ref,)).fetchone()
+            if row is not None:
+                yield ArtifactRow(ref=ref, size_chars=int(row[0]), content=row[1])
+
+    def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
+        with self._conn() as conn, translating_sqlite(f"reading the index of {session_id!r}"):
+            calls = conn.execute(
+                "SELECT call_id, result_seq IS NOT NULL FROM cw_tool_calls WHERE session_id = ?", (session_id,)
+            ).fetchall()
+            plans = conn.execute("SELECT epoch, prefix_sha256 FROM cw_plans WHERE session_id = ?", (session_id,)).fetchall()
+            row = conn.execute("SELECT requests_built FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
+        return {parse_canonical(c): bool(a) for c, a in calls}, {int(e): p for e, p in plans}, int(row[0]) if row else 0
+
+
+class _IndexReader:
+    """Answers the session rules from the index tables, inside the append transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, session_id: str) -> None:
+        self.conn = conn
+        self.session_id = session_id
+
+    def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
+        keys = [canonical_json(c) for c in call_ids]
+        rows = self.conn.execute(
+            f"SELECT call_id, result_seq IS NOT NULL FROM cw_tool_calls WHERE session_id = ? AND call_id IN ({','.join('?' * len(keys))})",
+            (self.session_id, *keys),
+        ).fetchall()
+        return {parse_canonical(c): bool(a) for c, a in rows}
+
+    def any_calls(self) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM cw_tool_calls WHERE session_id = ? LIMIT 1", (self.session_id,)).fetchone()
+            is not None
+        )
+
+    def plan_prefixes(self) -> Mapping[int, str]:
+        rows = self.conn.execute("SELECT epoch, prefix_sha256 FROM cw_plans WHERE session_id = ?", (self.session_id,))
+        return {int(e): p for e, p in rows}
+
+    def requests_built(self) -> int:
+        row = self.conn.execute("SELECT requests_built FROM cw_sessions WHERE session_id = ?", (self.session_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+
+def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
+    # Call ids are stored as JSON strings, so every id (even one holding NUL) has the same form on every backend.
+    for seq, call_id, answered in changes.call_updates():
+        if answered:
+            conn.execute(
+                "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
+                "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
+                (session_id, canonical_json(call_id), seq),
+            )
+        else:
+            conn.execute(
+                "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, NULL) "
+                "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = NULL",
+                (session_id, canonical_json(call_id), seq),
+            )
+    for epoch, prefix in changes.plans:
+        conn.execute(
+            "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
+            (session_id, epoch, prefix),
+        )
+    if changes.requests_built is not None:
+        conn.execute("UPDATE cw_sessions SET requests_built = ? WHERE session_id = ?", (changes.requests_built, session_id))
+
+
+def _reindex(conn: sqlite3.Connection) -> None:
+    """Index the events stored before the session-rules index existed."""
+    for (session_id,) in conn.execute("SELECT session_id FROM cw_sessions").fetchall():
+        rows = conn.execute(
+            "SELECT seq, type, payload FROM cw_events WHERE session_id = ? AND type IN "
+            "('message.assistant', 'tool.result', 'context.plan.created', 'context.epoch.rotated', 'context.request.built') "
+            "ORDER BY seq",
+            (session_id,),
+        )
+        _write_index(conn, session_id, rebuild_index(rows))
 
 
 def _row(r: tuple[Any, ...]) -> StoredRow:

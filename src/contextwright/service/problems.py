@@ -26,6 +26,7 @@ from contextwright.errors import (
     ProviderError,
     RuntimeFailure,
     SeqConflict,
+    SessionInvariantViolated,
     StorageCorrupted,
     StorageUnavailable,
     UsageError,
@@ -184,6 +185,8 @@ _BY_ERROR: tuple[tuple[type[BaseException], str], ...] = (
     (IdempotencyConflict, "idempotency-conflict"),
     (NothingToSend, "session-state"),
     (ToolCallUnknown, "session-state"),
+    # The log refused an event that breaks its session's rules (a result without its open call, ...).
+    (SessionInvariantViolated, "session-state"),
     (RoundLimitExceeded, "run-stopped"),
     (ArchiveFailed, "run-stopped"),
     (RuntimeFailure, "run-stopped"),

@@ -22,7 +22,7 @@ from contextwright.canonical import canonical_json, content_hash, parse_canonica
 from contextwright.clock import Clock
 from contextwright.errors import IdempotencyConflict, SeqConflict
 from contextwright.events.envelope import Event, NewEvent
-from contextwright.log.base import EventLog, PreparedEvent, StoredRow
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, VerifyReport
 from contextwright.models import ResolvedModel, resolve
 from contextwright.runtime import AgentSpec, Engine, Session, Tool
 from contextwright.service.errors import SessionNotFound
@@ -122,6 +122,19 @@ class GuardedLog(EventLog):
 
     def _setting(self, key: str, default: str) -> str:
         return self.inner._setting(key, default)
+
+    def verify(self) -> VerifyReport:
+        """The inner log's verify."""
+        return self.inner.verify()
+
+    def _event_session_ids(self) -> list[str]:
+        return self.inner._event_session_ids()
+
+    def _artifact_rows(self) -> Iterator[ArtifactRow]:
+        return self.inner._artifact_rows()
+
+    def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
+        return self.inner._index_state(session_id)
 
 
 def agent_spec(data: dict[str, Any]) -> AgentSpec:

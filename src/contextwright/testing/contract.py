@@ -32,13 +32,26 @@ from contextwright.errors import (
     ArtifactNotFound,
     EventError,
     IdempotencyConflict,
+    InvalidIdempotencyKey,
     InvalidSessionId,
     MalformedPayload,
+    PayloadLimitExceeded,
     SeqConflict,
+    SessionInvariantViolated,
     UnknownEventType,
     UsageError,
 )
-from contextwright.events import AssistantMessage, NewEvent, ToolCall, ToolResult, UserMessage
+from contextwright.events import (
+    AssistantMessage,
+    EpochRotated,
+    NewEvent,
+    PlanCreated,
+    RequestBuilt,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from contextwright.events.limits import MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH
 from contextwright.events.registry import encode_payload, type_of
 from contextwright.log.base import AsyncEventLog, EventLog
 
@@ -69,6 +82,14 @@ class EventLogContract:
     def peer(self, log: EventLog) -> EventLog:
         """A second handle on the same store (another connection where that exists)."""
         return log
+
+    def tamper(self, log: EventLog, what: str, **details: Any) -> None:
+        """Change the stored bytes behind the log's back, as an attacker or a bad disk would.
+
+        ``what`` is ``"artifact"`` (rewrite the content stored under ``details["ref"]``) or
+        ``"last_seq"`` (set ``details["session_id"]``'s recorded last seq to ``details["seq"]``).
+        Optional: ``verify`` tests skip when a backend does not implement it."""
+        raise NotImplementedError
 
     # -- helpers ----------------------------------------------------------------
 
@@ -407,6 +428,204 @@ class EventLogContract:
         else:
             raise AssertionError("a missing artifact was returned")
 
+    # -- session rules (checked from the log alone) ----------------------------
+
+    def expect_refused(self, log: EventLog, session_id: str, batch: list[Any], rule: str) -> None:
+        """Append ``batch`` and check it is refused under ``rule`` with nothing written."""
+        before = self.snapshot(log, session_id)
+        try:
+            log.append(session_id, batch, expected_seq=log.last_seq(session_id))
+        except SessionInvariantViolated as exc:
+            assert exc.rule == rule, f"refused as {exc.rule}, expected {rule}: {exc}"
+            assert exc.session_id == session_id
+        else:
+            raise AssertionError(f"a batch breaking {rule} was accepted: {batch}")
+        assert self.snapshot(log, session_id) == before
+
+    def test_an_orphaned_tool_result_is_refused(self) -> None:
+        log = self.open()
+        log.append("s", [user("go")], expected_seq=0)
+        self.expect_refused(log, "s", [_result("c1")], "orphaned_tool_result")
+        self.expect_refused(log, "s", [user("more"), _result("c1")], "orphaned_tool_result")
+        # Another session's call does not count.
+        log.append("other", [_calls("c1")], expected_seq=0)
+        self.expect_refused(self.peer(log), "s", [_result("c1")], "orphaned_tool_result")
+
+    def test_a_result_for_an_unknown_call_is_refused(self) -> None:
+        log = self.open()
+        log.append("s", [user("go"), _calls("c1", "c2")], expected_seq=0)
+        self.expect_refused(log, "s", [_result("c3")], "unknown_tool_call")
+        self.expect_refused(self.peer(log), "s", [_result("c1"), _result("nope")], "unknown_tool_call")
+        log.append("s", [_result("c2"), _result("c1")], expected_seq=2)
+        assert [e.payload.call_id for e in log.read("s", after_seq=2)] == ["c2", "c1"]
+
+    def test_a_second_result_for_one_call_is_refused(self) -> None:
+        log = self.open()
+        log.append("s", [user("go"), _calls("c1", "c2"), _result("c1")], expected_seq=0)
+        self.expect_refused(log, "s", [_result("c1")], "second_tool_result")
+        self.expect_refused(log, "s", [_result("c2"), _result("c2")], "second_tool_result")
+        self.expect_refused(self.peer(log), "s", [_result("c1")], "second_tool_result")
+        # A call id the model uses again later opens a new call: one result each time.
+        log.append("s", [_result("c2"), _calls("c1"), _result("c1")], expected_seq=3)
+        self.expect_refused(log, "s", [_result("c1")], "second_tool_result")
+
+    def test_a_plan_for_another_session_is_refused(self) -> None:
+        log = self.open()
+        log.append("s", [user("go"), _plan("s", 1, "sha256:aa")], expected_seq=0)
+        self.expect_refused(log, "s", [_plan("t", 2, "sha256:bb", rotated=True)], "foreign_plan")
+        self.expect_refused(log, "s", [PlanCreated(epoch=1, plan={"epoch": 1}, prefix_sha256="sha256:aa")], "foreign_plan")
+        log.append("s", [_plan("s", 2, "sha256:bb", rotated=True)], expected_seq=2)
+
+    def test_a_request_for_another_session_is_refused(self) -> None:
+        log = self.open()
+        log.append("s", [user("go"), _plan("s", 1, "sha256:aa"), _built(0, 1, "sha256:aa")], expected_seq=0)
+        # Another session's prefix, an epoch this session never planned, and an index out of order.
+        self.expect_refused(log, "s", [_built(1, 1, "sha256:other")], "foreign_request")
+        self.expect_refused(log, "s", [_built(1, 7, "sha256:aa")], "foreign_request")
+        self.expect_refused(self.peer(log), "s", [_built(0, 1, "sha256:aa")], "foreign_request")
+        self.expect_refused(log, "s", [_built(1, 1, "sha256:aa"), _built(3, 1, "sha256:aa")], "foreign_request")
+        log.append(
+            "s", [_built(1, 1, "sha256:aa"), _plan("s", 2, "sha256:bb", rotated=True), _built(2, 2, "sha256:bb")], expected_seq=3
+        )
+        assert log.last_seq("s") == 6
+
+    def test_an_idempotent_retry_is_not_checked_twice(self) -> None:
+        log = self.open()
+        call = NewEvent.of(_calls("c1"), idempotency_key="k-call")
+        answer = NewEvent.of(_result("c1"), idempotency_key="k-result")
+        stored = log.append("s", [user("go"), call, answer], expected_seq=0)
+        assert log.append("s", [answer], expected_seq=0) == stored[2:]
+
+    # -- limits at the door ------------------------------------------------------
+
+    def test_payloads_past_the_depth_limit_are_refused(self) -> None:
+        log = self.open()
+        log.append("s", [user("a")], expected_seq=0)
+        before = self.snapshot(log, "s")
+        # The arguments object sits at level 4 (payload, tool_calls, the call, arguments).
+        for depth in (MAX_PAYLOAD_DEPTH - 2, 480, 100_000):
+            deep = _nested(depth)
+            for event in (
+                _calls_with("c1", deep),
+                NewEvent(type="message.assistant", payload={"tool_calls": [{"id": "c1", "name": "t", "arguments": deep}]}),
+            ):
+                try:
+                    log.append("s", [event], expected_seq=1)
+                except PayloadLimitExceeded as exc:
+                    assert exc.limit == MAX_PAYLOAD_DEPTH and "deeper" in exc.message
+                else:
+                    raise AssertionError(f"arguments nested {depth} deep were accepted")
+        assert self.snapshot(log, "s") == before
+
+    def test_an_event_at_the_depth_limit_reads_back_from_a_deep_call_stack(self) -> None:
+        log = self.open()
+        appended = log.append("s", [_calls_with("c1", _nested(MAX_PAYLOAD_DEPTH - 3))], expected_seq=0)
+
+        def at_depth(frames: int) -> Any:
+            # Read with almost the whole recursion limit already used by the caller.
+            if frames > 0:
+                return at_depth(frames - 1)
+            return log.read("s"), log.append("s", [_calls_with("c2", _nested(MAX_PAYLOAD_DEPTH - 3))], expected_seq=1)
+
+        read, more = at_depth(sys.getrecursionlimit() - len(_stack()) - 25)
+        assert read == appended and more[0].seq == 2
+        assert log.read("s")[1].payload == more[0].payload
+
+    def test_oversized_payloads_are_refused(self) -> None:
+        log = self.open()
+        for text in ("x" * (MAX_PAYLOAD_BYTES + 1), "é" * (MAX_PAYLOAD_BYTES // 2 + 8)):
+            try:
+                log.append("s", [user(text)], expected_seq=0)
+            except PayloadLimitExceeded as exc:
+                assert exc.limit == MAX_PAYLOAD_BYTES
+            else:
+                raise AssertionError(f"a payload of {len(text):,} characters was accepted")
+        assert log.read("s") == [] and log.sessions() == []
+
+    def test_bad_text_and_keys_get_typed_errors_on_every_backend(self) -> None:
+        log = self.open()
+        log.append("s", [user("a")], expected_seq=0)
+        before = self.snapshot(log, "s")
+        not_a_key: Any = 7  # typed as Any: a caller without a type checker can pass anything
+        attempts: list[tuple[Callable[[], Any], type[Exception]]] = [
+            (lambda: log.append("s", [user("bad \ud800 text")], expected_seq=1), MalformedPayload),
+            (lambda: log.append("s", [_calls_with("c1", {"k\udc80": 1})], expected_seq=1), MalformedPayload),
+            (lambda: log.append("s", [_calls_with("c1", {"k": ["\udfff"]})], expected_seq=1), MalformedPayload),
+            (
+                lambda: log.append("s", [NewEvent(type="message.user", payload={"text": "\ud83d"})], expected_seq=1),
+                MalformedPayload,
+            ),
+            (lambda: log.append("s", [user("x", key="k\ud800")], expected_seq=1), InvalidIdempotencyKey),
+            (lambda: log.append("s", [user("x", key="k\x00y")], expected_seq=1), InvalidIdempotencyKey),
+            (lambda: log.append("s", [user("x", key="")], expected_seq=1), InvalidIdempotencyKey),
+            (
+                lambda: log.append(
+                    "s", [NewEvent(type="message.user", payload={"text": "x"}, idempotency_key=not_a_key)], expected_seq=1
+                ),
+                InvalidIdempotencyKey,
+            ),
+            (
+                lambda: log.append("s", [NewEvent(type="message.assistant", payload={"tool_calls": "abc"})], expected_seq=1),
+                MalformedPayload,
+            ),
+            (lambda: log.append("s\ud800", [user("x")], expected_seq=0), InvalidSessionId),
+            (lambda: log.put_artifact("half \udc00 a character"), UsageError),
+        ]
+        for attempt, error in attempts:
+            try:
+                attempt()
+            except error as exc:
+                assert "surrogate" in str(exc) or "character" in str(exc) or "expected" in str(exc) or "must" in str(exc), exc
+            else:
+                raise AssertionError(f"bad input accepted; expected {error.__name__}")
+        assert self.snapshot(log, "s") == before
+        # NUL and other control characters are fine inside text: JSON escapes them.
+        stored = log.append("s", [user("nul \x00 here", key="k-ok")], expected_seq=1)
+        assert log.read("s", after_seq=1) == stored
+
+    # -- verify ------------------------------------------------------------------
+
+    def test_verify_passes_a_sound_store(self) -> None:
+        log = self.open()
+        log.append(
+            "s", [user("go"), _calls("c1"), _result("c1"), _plan("s", 1, "sha256:aa"), _built(0, 1, "sha256:aa")], expected_seq=0
+        )
+        log.put_artifact("full text ✓", kind="tool_output")
+        report = log.verify()
+        assert report.ok, report.problems
+        assert (report.sessions, report.events, report.artifacts) == (1, 5, 1)
+
+    def test_verify_finds_a_rewritten_artifact(self) -> None:
+        log = self.open()
+        ref = log.put_artifact("the original output\n" * 10, kind="tool_output")
+        try:
+            self.tamper(log, "artifact", ref=ref, content="the rewritten output\n" * 10)
+        except NotImplementedError:
+            import pytest
+
+            pytest.skip("optional capability: this backend's test cannot tamper with its store")
+        report = log.verify()
+        assert not report.ok and any(ref in p and "hash" in p for p in report.problems), report.problems
+
+    def test_verify_finds_a_last_seq_past_the_last_event(self) -> None:
+        log = self.open()
+        log.append("s", [user("a"), user("b")], expected_seq=0)
+        try:
+            self.tamper(log, "last_seq", session_id="s", seq=5)
+        except NotImplementedError:
+            import pytest
+
+            pytest.skip("optional capability: this backend's test cannot tamper with its store")
+        report = log.verify()
+        assert not report.ok and any("last seq" in p for p in report.problems), report.problems
+
+    def test_any_text_is_an_artifact_on_every_backend(self) -> None:
+        log = self.open()
+        for text in ("nul \x00 inside", "\x00", "controls \x01\x1f\x7f and \u2028 ✓ 漢字", "", "\\u0000 looks escaped"):
+            ref = log.put_artifact(text, kind="tool_output")
+            assert log.get_artifact(ref) == text and self.peer(log).get_artifact(ref) == text
+        assert log.verify().ok
+
     # -- async twin --------------------------------------------------------------
 
     def test_async_twin_behaves_like_the_sync_log(self) -> None:
@@ -428,6 +647,53 @@ class EventLogContract:
 
         asyncio.run(scenario())
         assert [e.payload.text for e in log.read("s")] == ["a"]
+
+
+def _calls(*ids: str) -> AssistantMessage:
+    return AssistantMessage(tool_calls=tuple(ToolCall(id=i, name="run", arguments={}) for i in ids))
+
+
+def _calls_with(call_id: str, arguments: Any) -> AssistantMessage:
+    return AssistantMessage(tool_calls=(ToolCall(id=call_id, name="run", arguments=arguments),))
+
+
+def _result(call_id: str) -> ToolResult:
+    return ToolResult(call_id=call_id, tool_name="run", output="ok")
+
+
+def _plan(session_id: str, epoch: int, prefix: str, *, rotated: bool = False) -> PlanCreated | EpochRotated:
+    plan = {"session_id": session_id, "epoch": epoch, "prefix_sha256": prefix}
+    if rotated:
+        return EpochRotated(
+            epoch=epoch, plan=plan, prefix_sha256=prefix, reason="prefix_edited", previous_prefix_sha256="sha256:00"
+        )
+    return PlanCreated(epoch=epoch, plan=plan, prefix_sha256=prefix)
+
+
+def _built(index: int, epoch: int, prefix: str) -> RequestBuilt:
+    return RequestBuilt(
+        epoch=epoch,
+        request_index=index,
+        prefix_sha256=prefix,
+        request_sha256=f"sha256:{index:064x}",
+        provider="anthropic",
+        total_tokens=100,
+        tokens_by_class={"history": 100},
+    )
+
+
+def _nested(depth: int) -> Any:
+    """An object nested ``depth`` containers deep (objects and lists in turn), built without recursion."""
+    value: Any = "leaf"
+    for level in range(depth):
+        value = {"k": value} if level % 2 == (depth - 1) % 2 else [value]
+    return value
+
+
+def _stack() -> list[Any]:
+    import traceback
+
+    return traceback.extract_stack()
 
 
 def _race_in_process(url: str, index: int, rounds: int, barrier: Any, results: Any) -> None:

@@ -1,0 +1,188 @@
+"""Session rules the log enforces at append time, from the log alone.
+
+A session whose log holds a tool result without its call, or another session's plan,
+fails on every later build; so the log refuses such events before they are written:
+
+* ``orphaned_tool_result``: a ``tool.result`` in a session where no tool call was ever made;
+* ``unknown_tool_call``: a ``tool.result`` whose ``call_id`` no earlier tool call carries;
+* ``second_tool_result``: a second ``tool.result`` for one call;
+* ``foreign_plan``: a plan event whose plan names another session (or none);
+* ``foreign_request``: a ``context.request.built`` out of this session's request order
+  (its index is not the next one), or for an epoch whose plan has another prefix hash.
+
+Adapters keep a small index (tool calls and whether they were answered, the prefix hash
+of each epoch, the number of requests built) updated in the same transaction as the
+events, and answer :class:`IndexReader` queries from it, so checking costs one indexed
+lookup per event rather than a read of the whole session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from contextwright.canonical import parse_canonical
+from contextwright.errors import ContextwrightError, SessionInvariantViolated
+from contextwright.events.limits import with_fresh_stack
+from contextwright.events.registry import decode_payload
+
+CHECKED_TYPES = frozenset(
+    {"message.assistant", "tool.result", "context.plan.created", "context.epoch.rotated", "context.request.built"}
+)
+
+
+class IndexReader(Protocol):
+    """What the rules ask an adapter about the session's stored events."""
+
+    def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
+        """For each known call id: True when it has a result. Unknown ids are absent."""
+        ...
+
+    def any_calls(self) -> bool:
+        """True when the session holds at least one tool call."""
+        ...
+
+    def plan_prefixes(self) -> Mapping[int, str]:
+        """The prefix hash of each epoch that has a plan."""
+        ...
+
+    def requests_built(self) -> int:
+        """How many ``context.request.built`` events the session holds."""
+        ...
+
+
+@dataclass(kw_only=True, slots=True)
+class IndexChanges:
+    """What an accepted batch adds to the index; adapters store it with the events."""
+
+    calls_opened: list[tuple[str, int]] = field(default_factory=list)
+    """(call id, seq of the assistant message); a reused id starts over as unanswered."""
+    calls_answered: list[tuple[str, int]] = field(default_factory=list)
+    """(call id, seq of its result)."""
+    plans: list[tuple[int, str]] = field(default_factory=list)
+    """(epoch, prefix hash)."""
+    requests_built: int | None = None
+    """The new count of built requests, when the batch built any."""
+
+    def call_updates(self) -> list[tuple[int, str, bool]]:
+        """(seq, call id, answered) in seq order: the order adapters must apply them in."""
+        opened = [(seq, call_id, False) for call_id, seq in self.calls_opened]
+        answered = [(seq, call_id, True) for call_id, seq in self.calls_answered]
+        return sorted(opened + answered)
+
+    @property
+    def empty(self) -> bool:
+        """True when the batch touches no indexed fact."""
+        return not (self.calls_opened or self.calls_answered or self.plans) and self.requests_built is None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Indexed:
+    """One event as the rules see it: its seq, type and typed payload."""
+
+    seq: int
+    type: str
+    payload: Any
+
+
+def check_batch(session_id: str, events: Sequence[Indexed], reader: IndexReader) -> IndexChanges:
+    """Check a batch against the session's rules; return the index changes or raise ``SessionInvariantViolated``."""
+    changes = IndexChanges()
+    if not any(e.type in CHECKED_TYPES for e in events):
+        return changes
+    results = [e.payload.call_id for e in events if e.type == "tool.result"]
+    stored = dict(reader.call_states(results)) if results else {}
+    calls: dict[str, bool] = {}
+    plans: dict[int, str] | None = None
+    requests: int | None = None
+    any_call: bool | None = None
+    for index, event in enumerate(events):
+        payload = event.payload
+
+        def refuse(rule: str, problem: str, index: int = index) -> SessionInvariantViolated:
+            return SessionInvariantViolated(session_id, rule=rule, problem=problem, index=index)
+
+        match event.type:
+            case "message.assistant":
+                for call in payload.tool_calls:
+                    calls[call.id] = False
+                    changes.calls_opened.append((call.id, event.seq))
+            case "tool.result":
+                call_id = payload.call_id
+                answered = calls.get(call_id, stored.get(call_id))
+                if answered is None:
+                    if any_call is None:
+                        any_call = bool(calls) or reader.any_calls()
+                    if not any_call:
+                        raise refuse("orphaned_tool_result", f"a result for call {call_id!r}, but no tool call was ever made")
+                    raise refuse("unknown_tool_call", f"a result for call {call_id!r}, which no tool call of this session has")
+                if answered:
+                    raise refuse("second_tool_result", f"call {call_id!r} already has its result")
+                calls[call_id] = True
+                changes.calls_answered.append((call_id, event.seq))
+            case "context.plan.created" | "context.epoch.rotated":
+                owner = payload.plan.get("session_id")
+                if owner != session_id:
+                    raise refuse("foreign_plan", f"the plan is for session {owner!r}")
+                if plans is None:
+                    plans = dict(reader.plan_prefixes())
+                plans[payload.epoch] = payload.prefix_sha256
+                changes.plans.append((payload.epoch, payload.prefix_sha256))
+            case "context.request.built":
+                if requests is None:
+                    requests = reader.requests_built()
+                if plans is None:
+                    plans = dict(reader.plan_prefixes())
+                if payload.request_index != requests:
+                    raise refuse(
+                        "foreign_request", f"request index {payload.request_index}, but this session's next request is {requests}"
+                    )
+                # A log with no plan at all (a hand-written or imported one) is checked for order only.
+                if plans and plans.get(payload.epoch) != payload.prefix_sha256:
+                    raise refuse(
+                        "foreign_request",
+                        f"epoch {payload.epoch} of this session has prefix {plans.get(payload.epoch)!r}, "
+                        f"not {payload.prefix_sha256!r}",
+                    )
+                requests += 1
+                changes.requests_built = requests
+    return changes
+
+
+def rebuild_index(rows: Iterable[tuple[int, str, str]]) -> IndexChanges:
+    """The whole index of a session from its stored (seq, type, payload JSON) rows, in seq order.
+
+    Used by migrations (to index events stored before the index existed) and by ``verify``.
+    Events are folded as stored, without refusing anything: a stored log is history.
+    """
+    changes = IndexChanges()
+    requests = 0
+    for seq, type_name, payload_json in rows:
+        if type_name not in CHECKED_TYPES:
+            continue
+        try:
+            payload = with_fresh_stack(_decode, type_name, payload_json)
+        except (ContextwrightError, RecursionError):
+            continue  # an undecodable payload is verify's to report; it adds nothing to the index
+        match type_name:
+            case "message.assistant":
+                changes.calls_opened += [(call.id, seq) for call in payload.tool_calls]
+            case "tool.result":
+                changes.calls_answered.append((payload.call_id, seq))
+            case "context.plan.created" | "context.epoch.rotated":
+                changes.plans.append((payload.epoch, payload.prefix_sha256))
+            case "context.request.built":
+                requests += 1
+                changes.requests_built = requests
+    return changes
+
+
+def _decode(type_name: str, payload_json: str) -> Any:
+    return decode_payload(type_name, parse_canonical(payload_json))
+
+
+def final_index(changes: IndexChanges) -> tuple[dict[str, bool], dict[int, str], int]:
+    """The index state after ``changes`` applied in order to an empty session: calls, plans, requests."""
+    calls = {call_id: answered for _, call_id, answered in changes.call_updates()}
+    return calls, dict(changes.plans), changes.requests_built or 0
