@@ -43,6 +43,10 @@ from contextwright.events.catalog import (
     EpochRotated,
     EventPayload,
     FrameRecorded,
+    FrameworkHistorySeen,
+    FrameworkItemPopped,
+    FrameworkItemsAdded,
+    FrameworkItemsCleared,
     LayerTruncated,
     MemoryCandidates,
     MemoryCorrected,
@@ -332,9 +336,13 @@ class _Fold:
                 | ContextOverflow()
                 | ChildStarted()
                 | ChildFinished()
+                | FrameworkItemsAdded()
+                | FrameworkItemPopped()
+                | FrameworkItemsCleared()
+                | FrameworkHistorySeen()
                 | RecallRevisionFailed()
             ):
-                pass  # plans, telemetry, memory and policy are read elsewhere; the history does not show them
+                pass  # plans, telemetry, memory, policy and a framework's own records are read elsewhere
             case _:
                 assert_never(payload)
 

@@ -477,6 +477,42 @@ class ChildFinished:
     call_id: str | None = None
 
 
+@event_type("framework.items.added")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FrameworkItemsAdded:
+    """Items a framework stored in its own session (an Agents SDK ``Session``), kept exactly as given."""
+
+    items: tuple[Any, ...]
+
+
+@event_type("framework.item.popped")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FrameworkItemPopped:
+    """The framework took back its most recent item; the item stays in the log, the fold drops it."""
+
+    position: int
+    """Where the popped item stood in the folded list (0-based), for the audit trail."""
+
+
+@event_type("framework.items.cleared")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FrameworkItemsCleared:
+    """The framework cleared its session; earlier items stay in the log, the fold starts empty."""
+
+    count: int
+    """How many items the fold held when it was cleared."""
+
+
+@event_type("framework.history.seen")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FrameworkHistorySeen:
+    """Messages of a caller's own history an adapter has recorded, as content hashes, in order.
+
+    The next call's history must start with them; what follows is new."""
+
+    fingerprints: tuple[str, ...]
+
+
 EventPayload = (
     UserMessage
     | AssistantMessage
@@ -506,6 +542,10 @@ EventPayload = (
     | ArtifactStep
     | ChildStarted
     | ChildFinished
+    | FrameworkItemsAdded
+    | FrameworkItemPopped
+    | FrameworkItemsCleared
+    | FrameworkHistorySeen
     | RecallRevisionFailed
 )
 """Every event payload type, so folds can match them exhaustively (a test checks it against the registry)."""

@@ -1,0 +1,30 @@
+"""Errors the framework and client adapters raise.
+
+::
+
+    UsageError
+    └── IntegrationError                     an adapter cannot do what it was asked
+        ├── FrameworkSessionClosed (also RuntimeError)   the session was closed
+        ├── ConflictingCacheMiddleware       another middleware also places cache markers
+        └── HistoryRewritten                 the caller's history changes what is already recorded
+"""
+
+from __future__ import annotations
+
+from contextwright.errors import UsageError
+
+
+class IntegrationError(UsageError):
+    """An adapter was asked to do something it cannot do faithfully."""
+
+
+class FrameworkSessionClosed(IntegrationError, RuntimeError):
+    """The session was closed; it accepts no more reads or writes."""
+
+
+class ConflictingCacheMiddleware(IntegrationError):
+    """Another middleware places prompt-cache markers on requests the engine already marks."""
+
+
+class HistoryRewritten(IntegrationError):
+    """The caller's message history differs from what the session already recorded."""
