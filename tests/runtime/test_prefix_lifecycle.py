@@ -70,3 +70,23 @@ def test_a_supplied_empty_estimator_is_kept_not_replaced():
     assert engine.estimator is estimator
     session = engine.session("s", agent=sample_agent(), model=sample_model())
     assert session.estimator is estimator
+
+
+def test_the_working_state_budget_is_the_one_configured():
+    from contextwright.events import ToolCall
+    from contextwright.plan.budgets import BudgetConfig
+
+    engine, _, _ = open_session()
+    session = engine.session("tight", agent=sample_agent(), model=sample_model(), budgets=BudgetConfig(working_state_tokens=40))
+    session.user("Plan the migration.")
+    session.next_request()
+    facts = [f"Fact number {i} about the billing migration and its rollout plan." for i in range(6)]
+    session.record_assistant(
+        AssistantMessage(
+            text="", tool_calls=(ToolCall(id="w", name="context_update_working_state", arguments={"add_facts": facts}),)
+        )
+    )
+    result = [e.payload for e in session.events if e.type == "tool.result"][-1]
+    # 40 tokens, not the default 1,000: the write is refused and says so to the model.
+    assert result.is_error and "Not saved" in result.output
+    assert session.working_state.facts == ()

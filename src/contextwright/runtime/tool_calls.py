@@ -69,7 +69,13 @@ class ToolCalls:
                 automatic.append(self._read_artifact(call))
             elif call.name == ws.TOOL_NAME:
                 try:
-                    state = ws.apply_update(state, call.arguments, count_tokens=self.core.count, tainted=tainted)
+                    state = ws.apply_update(
+                        state,
+                        call.arguments,
+                        count_tokens=self.core.count,
+                        limits=ws.Limits(tokens=self.core.budgets.working_state_tokens),
+                        tainted=tainted,
+                    )
                 except ws.WorkingStateError as exc:
                     automatic.append(
                         ToolResult(
