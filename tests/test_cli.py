@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sqlite3
 
@@ -31,7 +32,10 @@ def test_demo_reports_one_prefix_hash_per_epoch_and_no_orphans(demo_store):
     assert summary["orphaned_tool_pairs"] == 0
     assert summary["peak_request_tokens"] <= summary["window"]
     assert summary["crosses_midnight"] and summary["cache_read_share"] > 0
-    assert report.exists() and "<svg" in report.read_text()
+    # The plots need the report extra; without it the report is written and says how to get them.
+    assert report.exists()
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert "<svg" in report.read_text()
 
 
 def test_demo_is_deterministic(demo_store, tmp_path):
