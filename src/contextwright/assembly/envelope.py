@@ -37,9 +37,7 @@ from importlib import resources
 from typing import Any
 
 from contextwright.errors import UsageError
-
-TRUST_LEVELS: tuple[str, ...] = ("platform", "operator", "user", "tool", "external_untrusted")
-"""From most to least trusted. Platform text is the only text never enveloped."""
+from contextwright.events.catalog import TRUST_LEVELS  # most to least trusted; platform text is never enveloped
 
 TAG = "cw-data"
 NONCE_HEX_DIGITS = 16

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from contextwright.events.catalog import (
+    TRUST_LEVELS,
     ArtifactStored,
     AssistantMessage,
     Compacted,
@@ -48,7 +49,6 @@ SHINGLE_WORDS = 4
 MIN_ECHO_CHARS = 12
 """Echoes shorter than this (a few very short words) are ordinary language, not quotes."""
 
-TRUST_ORDER: tuple[TrustLevel, ...] = ("platform", "operator", "user", "tool", "external_untrusted")
 UNTRUSTED: frozenset[TrustLevel] = frozenset({"tool", "external_untrusted"})
 _WORD = re.compile(r"\w+")
 
@@ -86,7 +86,7 @@ class Target:
 
 def lowest_trust(levels: Iterable[TrustLevel], default: TrustLevel = "platform") -> TrustLevel:
     """The least trusted of ``levels`` (``default`` when there are none)."""
-    return max(levels, key=TRUST_ORDER.index, default=default)
+    return max(levels, key=TRUST_LEVELS.index, default=default)
 
 
 class EchoIndex:
@@ -114,11 +114,11 @@ class EchoIndex:
         if source.trust not in UNTRUSTED:
             return
         folded = [w.casefold() for w in _WORD.findall(source.text)]
-        rank = TRUST_ORDER.index(source.trust)
+        rank = TRUST_LEVELS.index(source.trust)
         for i in range(len(folded) - SHINGLE_WORDS + 1):
             key = hash(tuple(folded[i : i + SHINGLE_WORDS]))
             known = self._windows.get(key)
-            if known is None or rank > TRUST_ORDER.index(known[0]):
+            if known is None or rank > TRUST_LEVELS.index(known[0]):
                 self._windows[key] = (source.trust, source.ref)
 
     def check(self, target: Target) -> tuple[Echo, ...]:

@@ -8,12 +8,14 @@ before a field existed still decode. Register new types here, with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from contextwright.errors import MalformedPayload
 from contextwright.events.registry import event_type
 
 TrustLevel = Literal["platform", "operator", "user", "tool", "external_untrusted"]
+TRUST_LEVELS: tuple[TrustLevel, ...] = get_args(TrustLevel)
+"""The trust levels from most to least trusted (the order of :data:`TrustLevel`)."""
 """Who vouches for a piece of content, from most to least trusted."""
 
 

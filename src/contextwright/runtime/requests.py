@@ -179,9 +179,12 @@ class Requests:
         surface = self.core.surface()
         return surface.open_exchange is None and _answerable(surface)
 
-    def snapshot_now(self) -> tuple[MemoryFact, ...]:
+    def snapshot_now(self, erased: frozenset[str] | None = None) -> tuple[MemoryFact, ...]:
         """The memory snapshot a new plan would freeze: the one read at open, less what was erased since."""
-        erased = erased_memory_ids(self.core.events)
+        if not self.memory_snapshot:
+            return ()
+        if erased is None:
+            erased = erased_memory_ids(self.core.events)
         return tuple(fact for fact in self.memory_snapshot if fact.id not in erased)
 
     def check_prefix_fits(self) -> None:
@@ -215,7 +218,7 @@ class Requests:
             rotated = planner.edit_prefix(current.prefix.without_memory(erased), reason="memory_erased")
             core.append([e.payload for e in rotated.events])
             planner = core.planner()
-        prefix = core.agent.prefix(self.snapshot_now())
+        prefix = core.agent.prefix(self.snapshot_now(erased))
         # Tools an operator removed at once left the prefix in a new epoch; keep them out.
         for event in core.events:
             if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
@@ -295,12 +298,13 @@ class Requests:
                     corrections.append(Correction(evidence_id=evidence_id, text=now_evidence.text, trust=now_evidence.trust))
         # The snapshot in the prefix is frozen for the epoch: a correction of one of its facts
         # reaches the model as a correction line in the body, on the very next request.
-        corrected = corrected_memory(core.events)
-        erased_ids = erased_memory_ids(core.events)
-        for fact in self.memory_snapshot:
-            text = corrected.get(fact.id)
-            if text is not None and text != fact.text and fact.id not in erased_ids:
-                corrections.append(Correction(evidence_id=f"memory:{fact.id}", text=text, trust=fact.trust))
+        if self.memory_snapshot:
+            corrected = corrected_memory(core.events)
+            erased_ids = erased_memory_ids(core.events)
+            for fact in self.memory_snapshot:
+                text = corrected.get(fact.id)
+                if text is not None and text != fact.text and fact.id not in erased_ids:
+                    corrections.append(Correction(evidence_id=f"memory:{fact.id}", text=text, trust=fact.trust))
         state = core.working_state()
         changed = None if state.to_dict() == (frame_state or ws.WorkingState().to_dict()) else state
         rounds = sum(1 for e in core.events if e.seq > surface.seed_seq and e.type == "message.assistant")
