@@ -21,7 +21,7 @@ as pointers). Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
@@ -238,14 +238,8 @@ def fold(session_id: str, events: Iterable[Event], *, echo_index: EchoIndex | No
         if event.session_id != session_id:
             raise SurfaceError(f"event {event.ref} belongs to another session than {session_id!r}")
         state.apply(event)
-    return replace(state.surface(), echoes=echoes_in(events, echo_index))
-
-
-def echoes_in(events: Sequence[Event], index: EchoIndex | None = None) -> Mapping[str, tuple[Echo, ...]]:
-    """Where assistant messages repeat tool output or untrusted recall shown before them.
-
-    ``index`` carries the work done for an earlier, shorter read of the same log."""
-    return (index if index is not None else EchoIndex()).update(events)
+    echoes = (echo_index if echo_index is not None else EchoIndex()).update(events)
+    return replace(state.surface(), echoes=echoes)
 
 
 @dataclass(kw_only=True, slots=True)
