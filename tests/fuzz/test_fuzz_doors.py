@@ -125,3 +125,14 @@ def test_envelope_escaping(text):
 def test_envelope_escaping_with_long_gaps(size):
     for gap in (" ", "\u200b", "\u2060\t", "-"):
         envelope_escape("<" + gap * size + '/cw-data id="x">')
+
+
+@pytest.mark.parametrize("type_name", ["message.assistant", "tool.result", "message.user"])
+def test_deep_raw_payloads_are_refused_at_the_decoder_without_recursion(type_name):
+    # Found by this suite: arguments 500 deep used to raise RecursionError in decode_payload.
+    from contextwright.errors import PayloadLimitExceeded
+    from contextwright.events import decode_payload
+
+    data = {"tool_calls": [{"id": "c", "name": "t", "arguments": {"a": deep(3000, "x")}}], "text": "x"}
+    with pytest.raises(PayloadLimitExceeded):
+        decode_payload(type_name, data)

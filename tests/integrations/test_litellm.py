@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from typing import Any
 
@@ -262,3 +263,32 @@ def test_the_logger_needs_exactly_one_way_to_find_its_session() -> None:
 
     with pytest.raises(UsageError):
         ContextwrightLogger()
+
+
+def test_a_call_heard_twice_is_recorded_once() -> None:
+    # LiteLLM may hand one call to a logger twice (global list and per-call callbacks), on two threads.
+    provider = Provider([anthropic_answer(1, [{"type": "text", "text": "Hi."}], "end_turn")])
+    _, session, _ = open_session("lit-twice")
+    heard: list[tuple[dict[str, Any], Any]] = []
+
+    class Listening(ContextwrightLogger):
+        def log_success_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:
+            heard.append((kwargs, response_obj))
+            super().log_success_event(kwargs, response_obj, start_time, end_time)
+
+    logger = Listening(session)
+    session.user("Hello.")
+    body = session.next_request().render("litellm")
+    litellm.completion(**body, api_key="test", client=provider.client(), callbacks=[logger], metadata=metadata(session))
+    deadline = time.monotonic() + 10
+    while not heard and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kwargs, response = heard[0]
+    assert isinstance(kwargs.get("litellm_call_id"), str)
+    again = [threading.Thread(target=logger.log_success_event, args=(kwargs, response, None, None)) for _ in range(4)]
+    for thread in again:
+        thread.start()
+    for thread in again:
+        thread.join()
+    assert [e.type for e in logger.recorded] == ["message.assistant", "model.response"]
+    assert [e.type for e in session.events].count("message.assistant") == 1

@@ -58,7 +58,17 @@ def type_of(payload: Any) -> str:
 
 
 def decode_payload(name: str, data: Any) -> Any:
-    """Validate raw JSON ``data`` as the payload of ``name`` and return the typed payload."""
+    """Validate raw JSON ``data`` as the payload of ``name`` and return the typed payload.
+
+    The limits of :mod:`contextwright.events.limits` are checked first, without
+    recursion, so outsiders' data cannot exhaust the stack here."""
+    payload_class(name)
+    check_payload(name, data)
+    return decode_stored_payload(name, data)
+
+
+def decode_stored_payload(name: str, data: Any) -> Any:
+    """Decode a payload that already passed the limits on its way into a log (the read path)."""
     cls = payload_class(name)
     try:
         return _schema.decode(cls, data)
@@ -94,10 +104,8 @@ def coerce_payload(name: str | None, payload: Any) -> tuple[str, Any]:
             raise UsageError(f"an event type name must be a string, not {type(name).__name__}")
         if not isinstance(payload, Mapping) and type_of(payload) != name:
             raise MalformedPayload(name, f"got a {type(payload).__name__} payload")
-        payload_class(name)
-        check_payload(name, payload)
         return name, decode_payload(name, payload)
     # Re-validate typed payloads too: a dataclass built in Python is not type-checked.
     name = type_of(payload)
     check_payload(name, payload)
-    return name, decode_payload(name, encode_payload(payload))
+    return name, decode_stored_payload(name, encode_payload(payload))

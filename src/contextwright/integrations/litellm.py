@@ -26,6 +26,8 @@ https://docs.litellm.ai/docs/proxy/logging (``callbacks`` in the proxy config).
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +47,9 @@ Resolve = Callable[[dict[str, Any]], "Session | None"]
 METADATA_KEY = "contextwright_session"
 """The call metadata key that names the session a call belongs to."""
 
+_REMEMBERED_CALLS = 4096
+"""How many recent LiteLLM call ids a logger remembers to record each call once."""
+
 
 class ContextwrightLogger(_CustomLogger):
     """A LiteLLM callback that records each successful answer and its usage into a session."""
@@ -63,6 +68,10 @@ class ContextwrightLogger(_CustomLogger):
         self._resolve: Resolve = resolve if resolve is not None else self._own_session(session)
         self.recorded: list[Event] = []
         """Events recorded through this logger, in order (for callers that report on them)."""
+        # LiteLLM can hand one call to the same logger twice (it sits in the global list
+        # and in the call's own ``callbacks=``), from different threads; record it once.
+        self._seen_calls: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
 
     @staticmethod
     def _own_session(session: Session | None) -> Resolve:
@@ -75,8 +84,23 @@ class ContextwrightLogger(_CustomLogger):
     def log_success_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:
         """Record the answer of a finished call (LiteLLM calls this for sync calls)."""
         session = self._resolve(kwargs)
-        if session is not None:
+        if session is None:
+            return
+        with self._lock:
+            if self._already_heard(kwargs):
+                return
             self.recorded.extend(session.record(response_obj))
+
+    def _already_heard(self, kwargs: dict[str, Any]) -> bool:
+        call_id = kwargs.get("litellm_call_id")
+        if not isinstance(call_id, str):
+            return False
+        if call_id in self._seen_calls:
+            return True
+        self._seen_calls[call_id] = None
+        if len(self._seen_calls) > _REMEMBERED_CALLS:
+            self._seen_calls.popitem(last=False)
+        return False
 
     async def async_log_success_event(self, kwargs: dict[str, Any], response_obj: Any, start_time: Any, end_time: Any) -> None:
         """Async twin: the log write runs in a worker thread, off the proxy's event loop."""

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from contextwright.canonical import parse_canonical
 from contextwright.errors import ContextwrightError, SessionInvariantViolated
 from contextwright.events.limits import with_fresh_stack
-from contextwright.events.registry import decode_payload
+from contextwright.events.registry import decode_stored_payload
 
 CHECKED_TYPES = frozenset(
     {"message.assistant", "tool.result", "context.plan.created", "context.epoch.rotated", "context.request.built"}
@@ -179,7 +179,7 @@ def rebuild_index(rows: Iterable[tuple[int, str, str]]) -> IndexChanges:
 
 
 def _decode(type_name: str, payload_json: str) -> Any:
-    return decode_payload(type_name, parse_canonical(payload_json))
+    return decode_stored_payload(type_name, parse_canonical(payload_json))
 
 
 def final_index(changes: IndexChanges) -> tuple[dict[str, bool], dict[int, str], int]:

@@ -62,7 +62,7 @@ from contextwright.events.limits import (
 )
 from contextwright.events.registry import (
     coerce_payload,
-    decode_payload,
+    decode_stored_payload,
     payload_digest,
     payload_json,
 )
@@ -87,7 +87,7 @@ class PreparedEvent:
         """This event as the session rules see it, stored at ``seq``."""
         payload = self.payload
         if payload is None:
-            payload = decode_payload(self.type, parse_canonical(self.payload_json))
+            payload = decode_stored_payload(self.type, parse_canonical(self.payload_json))
         return Indexed(seq=seq, type=self.type, payload=payload)
 
 
@@ -470,7 +470,7 @@ def decode_row(row: StoredRow) -> Event:
 
 
 def _decode_stored(type_name: str, text: str) -> Any:
-    return decode_payload(type_name, parse_canonical(text))
+    return decode_stored_payload(type_name, parse_canonical(text))
 
 
 def _verify_rows(session_id: str, rows: Sequence[StoredRow]) -> list[str]:
