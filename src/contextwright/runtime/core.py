@@ -66,6 +66,9 @@ class SessionCore:
         self.recall = recall
         self.events: list[Event] = []
         """The events read so far, in order (the log only grows)."""
+        self.setup_seq = 0
+        """The log position at which this process last chose the agent and model: a plan
+        recorded after it (by any worker) is the session's plan, adopted as it is."""
         self._surface_cache: tuple[int, Surface] | None = None
         self._echo_index = EchoIndex()  # echo detection done once per event, not per fold
 
@@ -111,6 +114,17 @@ class SessionCore:
             secret=self.secret,
             budgets=self.budgets,
         )
+
+    def settle_setup(self) -> None:
+        """Mark the agent and model as chosen now: plans already in the log are checked against them."""
+        self.setup_seq = self.last_seq
+
+    def plan_seq(self) -> int:
+        """The seq of the latest plan event read (0 when there is none)."""
+        for event in reversed(self.events):
+            if event.type in ("context.plan.created", "context.epoch.rotated"):
+                return event.seq
+        return 0
 
     def working_state(self) -> ws.WorkingState:
         """The working state as of the events read so far."""

@@ -103,12 +103,17 @@ class Requests:
         self.core = core
         self.relief = relief
         self.rounds = rounds
-        self.memory_snapshot = tuple(memory_snapshot)
-        """The memory frozen into a new plan's prefix (read once, at open; a resumed session keeps the pinned one)."""
+        self._opened_snapshot = tuple(memory_snapshot)
         self.reuse_recall_by_revision = reuse_recall_by_revision
         """Opt-in only: reuse the previous fresh read while the recall port's ``revision()`` is unchanged."""
         self._recall_cache: tuple[str, tuple[str, ...], Mapping[str, Evidence | None]] | None = None
         self._last_built: tuple[int, int, NeutralRequest] | None = None
+
+    @property
+    def memory_snapshot(self) -> tuple[MemoryFact, ...]:
+        """The memory in the prefix: the current plan's, whichever worker pinned it; before any plan, the one read at open."""
+        current = self.core.planner().current
+        return current.prefix.memory.facts if current is not None else self._opened_snapshot
 
     def next_request(self) -> BuiltRequest:
         """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request."""
@@ -180,12 +185,13 @@ class Requests:
         return surface.open_exchange is None and _answerable(surface)
 
     def snapshot_now(self, erased: frozenset[str] | None = None) -> tuple[MemoryFact, ...]:
-        """The memory snapshot a new plan would freeze: the one read at open, less what was erased since."""
-        if not self.memory_snapshot:
+        """The memory snapshot a new plan would freeze: the prefix's (see :attr:`memory_snapshot`), less what was erased since."""
+        snapshot = self.memory_snapshot
+        if not snapshot:
             return ()
         if erased is None:
             erased = erased_memory_ids(self.core.events)
-        return tuple(fact for fact in self.memory_snapshot if fact.id not in erased)
+        return tuple(fact for fact in snapshot if fact.id not in erased)
 
     def check_prefix_fits(self) -> None:
         """B3 at open: a prefix over its caps fails before anything is logged."""
@@ -203,6 +209,7 @@ class Requests:
             return None
         decision = planner.edit_prefix(prefix, reason="prefix_edited", note=note)
         core.agent = agent
+        core.settle_setup()
         if decision.events:
             core.append([e.payload for e in decision.events])
         return decision.plan
@@ -218,6 +225,12 @@ class Requests:
             rotated = planner.edit_prefix(current.prefix.without_memory(erased), reason="memory_erased")
             core.append([e.payload for e in rotated.events])
             planner = core.planner()
+            current = planner.current
+        if current is not None and core.plan_seq() > core.setup_seq:
+            # Recorded after this process chose its agent and model (by another worker, or by this
+            # one's own pin): the log's plan is the session's, model included.
+            core.model = current.model
+            return current
         prefix = core.agent.prefix(self.snapshot_now(erased))
         # Tools an operator removed at once left the prefix in a new epoch; keep them out.
         for event in core.events:

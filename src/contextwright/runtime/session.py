@@ -99,11 +99,10 @@ class Session:
         else:
             core.sync()
             pinned = core.planner().current
-        # The memory snapshot is read once, at open; a resumed session keeps the pinned one.
-        if pinned is not None:
-            snapshot = pinned.prefix.memory.facts
-        else:
-            snapshot = tuple(memory.snapshot()) if memory is not None else ()
+        core.settle_setup()
+        # The memory port is read once, at open, for the first plan; once a plan exists (whoever
+        # pinned it) its prefix holds the snapshot.
+        snapshot = tuple(memory.snapshot()) if memory is not None and pinned is None else ()
         self._tool_calls = ToolCalls(core)
         self._relief = Relief(core, compactor)
         self._requests = Requests(
@@ -143,7 +142,9 @@ class Session:
 
     @model.setter
     def model(self, model: ResolvedModel) -> None:
+        self._core.sync()
         self._core.model = model
+        self._core.settle_setup()
 
     @property
     def clock(self) -> Clock:
