@@ -41,9 +41,17 @@ def parse_store_url(url: str) -> tuple[str, str, dict[str, str]]:
 
 
 def open_log(
-    url: str | os.PathLike[str], *, clock: Clock | None = None, create: bool = True, read_only: bool = False
+    url: str | os.PathLike[str],
+    *,
+    clock: Clock | None = None,
+    create: bool = True,
+    read_only: bool = False,
+    pool_size: int | None = None,
 ) -> EventLog:
-    """Open (and migrate) the event log named by ``url``; ``read_only`` opens a SQLite file without writing to it."""
+    """Open (and migrate) the event log named by ``url``; ``read_only`` opens a SQLite file without writing to it.
+
+    ``pool_size`` caps a PostgreSQL log's connections (one per thread in an operation at once).
+    """
     backend, location, options = parse_store_url(os.fspath(url))
     if backend == "memory":
         return InMemoryEventLog(clock=clock)
@@ -53,6 +61,6 @@ def open_log(
         return SQLiteEventLog(location, clock=clock, create=create, read_only=read_only)
     from contextwright.log.postgres import PostgresEventLog
 
-    if "schema" in options:
-        return PostgresEventLog(location, schema=options["schema"], clock=clock, create=create)
-    return PostgresEventLog(location, clock=clock, create=create)
+    return PostgresEventLog(
+        location, schema=options.get("schema", "contextwright"), clock=clock, create=create, pool_size=pool_size or 4
+    )

@@ -39,6 +39,18 @@ SQLITE: tuple[Migration, ...] = (
             ) WITHOUT ROWID""",
         ),
     ),
+    Migration(
+        version=2,
+        name="leases",
+        # PostgreSQL needs no table: its leases are advisory locks (see service/leases.py).
+        statements=(
+            """CREATE TABLE cw_leases (
+                name TEXT PRIMARY KEY,
+                holder TEXT NOT NULL,
+                expires_at REAL NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
 )
 
 POSTGRES: tuple[Migration, ...] = (

@@ -23,6 +23,7 @@ from contextwright.runtime.engine import SECRET_SETTING
 from contextwright.service import console, problem_pages
 from contextwright.service.config import ServiceConfig
 from contextwright.service.gate import Gate
+from contextwright.service.leases import open_leases
 from contextwright.service.limits import RateLimiter
 from contextwright.service.problems import MEDIA_TYPE, Problem, problem_for
 from contextwright.service.routes import reads, requests, sessions, writes
@@ -38,14 +39,16 @@ def create_app(
     """A service on the store of ``config`` (opened now, closed at shutdown)."""
     config = config or ServiceConfig()
     clock = clock or SystemClock()
-    log = open_log(config.store, clock=clock)
-    store = open_service_store(config.store, clock=clock)
+    log = open_log(config.store, clock=clock, pool_size=config.pool_size)
+    store = open_service_store(config.store, clock=clock, pool_size=max(2, config.pool_size // 4))
+    leases = open_leases(store)
     # The same secret an embedded engine on this store uses, so nonces match across both.
     secret = bytes.fromhex(log.setting(SECRET_SETTING, secrets.token_hex(32)))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        leases.close()
         store.close()
         log.close()
 
@@ -60,7 +63,7 @@ def create_app(
     )
     app.state.config = config
     app.state.store = store
-    app.state.sessions = Sessions(log=log, store=store, clock=clock, estimator=HeuristicEstimator(), secret=secret)
+    app.state.sessions = Sessions(log=log, store=store, clock=clock, estimator=HeuristicEstimator(), secret=secret, leases=leases)
     for module in (sessions, writes, requests, reads):
         app.include_router(module.router)
     app.include_router(problem_pages.router)

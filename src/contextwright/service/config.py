@@ -28,10 +28,17 @@ class ServiceConfig:
     """Token bucket per key, for keys that do not carry their own."""
     console: bool = True
     """Serve the web console at ``/console``."""
+    pool_size: int = 8
+    """PostgreSQL connections per worker for the event log (the service tables get a quarter, at least 2).
+
+    Size it so that workers x (pool_size + pool_size // 4 + 2 for leases) stays under the
+    server's ``max_connections`` minus what other clients need."""
 
     def __post_init__(self) -> None:
         if self.max_body_bytes < 1024:
             raise UsageError(f"max_body_bytes must be at least 1024, not {self.max_body_bytes}")
+        if self.pool_size < 1:
+            raise UsageError(f"pool_size must be at least 1, not {self.pool_size}")
         if not self.rate_limit.per_second > 0 or self.rate_limit.burst < 1:
             raise UsageError("the rate limit needs a rate above 0 and a burst of at least 1")
 
@@ -43,6 +50,7 @@ class ServiceConfig:
             _ENV + "RATE": repr(self.rate_limit.per_second),
             _ENV + "BURST": str(self.rate_limit.burst),
             _ENV + "CONSOLE": "1" if self.console else "0",
+            _ENV + "POOL_SIZE": str(self.pool_size),
         }
 
     @classmethod
@@ -59,6 +67,7 @@ class ServiceConfig:
                     burst=int(env.get(_ENV + "BURST", defaults.rate_limit.burst)),
                 ),
                 console=env.get(_ENV + "CONSOLE", "1") != "0",
+                pool_size=int(env.get(_ENV + "POOL_SIZE", defaults.pool_size)),
             )
         except ValueError as exc:
             raise UsageError(f"bad {_ENV}* setting: {exc}") from exc

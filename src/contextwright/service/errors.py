@@ -8,6 +8,7 @@
         ├── SessionNotFound        no such session for this tenant (another tenant's reads the same)
         ├── SessionExists          the id is taken by a session with another agent or model
         ├── KeyNotFound            ``keys revoke`` named a key that does not exist
+        ├── LeaseBusy              another worker holds the session's compaction lease past the wait
         └── InvalidTenant (also UsageError)
 """
 
@@ -34,6 +35,10 @@ class SessionExists(ServiceError):
 
 class KeyNotFound(ServiceError):
     """No API key has this id."""
+
+
+class LeaseBusy(ServiceError):
+    """Another worker holds the lease this operation needs (it is compacting the session); retry shortly."""
 
 
 class InvalidTenant(ServiceError, UsageError):

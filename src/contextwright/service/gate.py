@@ -63,8 +63,9 @@ class Gate:
         except Problem as problem:
             await send_problem(send, problem, instance=scope["path"])
             return
-        scope.setdefault("state", {})["principal"] = principal
-        await self.app(scope, receive, send)
+        state = scope.setdefault("state", {})
+        state["principal"] = principal
+        await self.app(scope, receive, _noting_retries(state, send))
 
     async def _authenticate(self, scope: Scope) -> Any:
         header = _header(scope, b"authorization")
@@ -113,6 +114,18 @@ class Gate:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+
+
+def _noting_retries(state: MutableMapping[str, Any], send: Send) -> Send:
+    """A send that adds ``Contextwright-Retries`` when the route retried its operation after losing a race."""
+
+    async def noting(message: Message) -> None:
+        retries = state.get("retries", 0)
+        if message["type"] == "http.response.start" and retries:
+            message = {**message, "headers": [*message.get("headers", ()), (b"contextwright-retries", str(retries).encode())]}
+        await send(message)
+
+    return noting
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

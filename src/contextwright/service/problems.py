@@ -34,7 +34,7 @@ from contextwright.errors import (
 from contextwright.planner import PrefixChanged
 from contextwright.providers._render_common import RenderError
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded, ToolCallUnknown
-from contextwright.service.errors import SessionExists, SessionNotFound, Unauthenticated
+from contextwright.service.errors import LeaseBusy, SessionExists, SessionNotFound, Unauthenticated
 
 MEDIA_TYPE = "application/problem+json"
 
@@ -74,6 +74,12 @@ _TYPES = (
         status=409,
         title="The session moved on",
         advice="Another writer appended first: read the events after your seq (current_seq says where the log is) and retry.",
+    ),
+    ProblemType(
+        slug="lease-held",
+        status=409,
+        title="Another worker is compacting this session",
+        advice="Retry after the Retry-After interval: the next request builds on the compacted history.",
     ),
     ProblemType(
         slug="idempotency-conflict",
@@ -182,6 +188,7 @@ _BY_ERROR: tuple[tuple[type[BaseException], str], ...] = (
     (ArtifactNotFound, "not-found"),
     (SessionExists, "session-exists"),
     (SeqConflict, "seq-conflict"),
+    (LeaseBusy, "lease-held"),
     (IdempotencyConflict, "idempotency-conflict"),
     (NothingToSend, "session-state"),
     (ToolCallUnknown, "session-state"),
@@ -213,7 +220,7 @@ def problem_for(error: ContextwrightError) -> Problem:
     headers: dict[str, str] = {}
     if isinstance(error, SeqConflict):
         extensions = {"current_seq": error.fields["actual_seq"], "expected_seq": error.fields["expected_seq"]}
-    elif isinstance(error, StorageUnavailable):
+    elif isinstance(error, (StorageUnavailable, LeaseBusy)):
         headers["Retry-After"] = "1"
     detail = error.message if slug != "internal" else "an internal error occurred"
     return Problem(slug, detail, headers=headers, **extensions)

@@ -8,25 +8,36 @@ log's tail first: nothing a request depends on lives only in the worker.
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.budget.estimator import TokenEstimator
 from contextwright.canonical import canonical_json, content_hash, parse_canonical
 from contextwright.clock import Clock
-from contextwright.errors import IdempotencyConflict, SeqConflict
+from contextwright.derive.surface import Surface
+from contextwright.errors import IdempotencyConflict, SeqConflict, StorageUnavailable
 from contextwright.events.envelope import Event, NewEvent
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, VerifyReport
 from contextwright.models import ResolvedModel, resolve
+from contextwright.pressure.compactor import CompactionResult, Compactor
+from contextwright.pressure.compactor import compact as default_compact
 from contextwright.runtime import AgentSpec, Engine, Session, Tool
-from contextwright.service.errors import SessionNotFound
+from contextwright.service.errors import LeaseBusy, SessionNotFound
+from contextwright.service.leases import Leases
 from contextwright.service.store import Principal, RegisteredSession, ServiceStore
+
+T = TypeVar("T")
+
+MAX_RETRIES = 8
+"""Retries of one operation that keeps losing races, before the client is told (409 or 503)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -50,26 +61,41 @@ def guarantees(operation: str, body: Any, *, expected_seq: int | None, idempoten
     return Guarantees(expected_seq=expected_seq, idempotency_key=idempotency_key, fingerprint=content_hash([operation, plain]))
 
 
-class _Guard:
-    """One operation's guarantees, and how far the operation got."""
+class Operation:
+    """One operation's guarantees, where its next append must land, and what it holds."""
 
-    def __init__(self, guarantees: Guarantees) -> None:
-        self.expected = guarantees.expected_seq
+    def __init__(self, guarantees: Guarantees, *, chained: bool) -> None:
+        self.guarantees = guarantees
         self.key = guarantees.key_base
+        self.position: int | None = guarantees.expected_seq
+        """Where the next append must land: the client's seq, else the seq read when the operation began."""
+        self.chained = chained
+        """Every append must follow the one before (the operation derives each from what it read)."""
         self.batch = 0
+        self.attempted = 0
+        """Appends tried (a failed one may still have been stored)."""
+        self.appended = 0
+        """Appends that landed."""
+        self.leases = ExitStack()
+        """Leases taken during the operation, released when it ends."""
+        self.held: set[str] = set()
+        """The names of those leases."""
 
 
-_CURRENT: ContextVar[_Guard | None] = ContextVar("contextwright_service_guard", default=None)
+_CURRENT: ContextVar[Operation | None] = ContextVar("contextwright_service_operation", default=None)
 
 
 class GuardedLog(EventLog):
-    """The engine's log in the service: the current operation's first append must land on its
-    ``expected_seq``, and every event it appends carries a key derived from its idempotency key.
+    """The engine's log in the service: an operation's appends land where it read the log to be,
+    and every event it appends carries a key derived from its idempotency key.
 
     The session appends after the seq it just read; checking that seq against the
-    client's inside the log's own optimistic append makes the check atomic. The
-    operation's guarantees live in a context variable, so one log (and the sessions
-    cached on it) serves every request thread.
+    operation's position inside the log's own optimistic append makes the check atomic:
+    the first append must land on the client's ``expected_seq`` (or, without one, on the
+    seq the operation began from), and a chained operation's later appends each right
+    after the one before. So a decision made on what one worker read never lands after
+    another worker's write. The operation lives in a context variable, so one log (and
+    the sessions cached on it) serves every request thread.
     """
 
     def __init__(self, inner: EventLog) -> None:
@@ -77,29 +103,36 @@ class GuardedLog(EventLog):
         self.inner = inner
 
     @contextmanager
-    def guarding(self, guarantees: Guarantees) -> Iterator[None]:
-        """Appends inside the block hold to ``guarantees``."""
-        token = _CURRENT.set(_Guard(guarantees))
+    def guarding(self, guarantees: Guarantees, *, chained: bool = False) -> Iterator[Operation]:
+        """Appends inside the block hold to ``guarantees``; leases taken in it are released at its end."""
+        operation = Operation(guarantees, chained=chained)
+        token = _CURRENT.set(operation)
         try:
-            yield
+            with operation.leases:
+                yield operation
         finally:
             _CURRENT.reset(token)
 
     def append(self, session_id: str, events: Iterable[Any], *, expected_seq: int) -> list[Event]:
         """The inner log's append, held to the current operation's guarantees."""
         batch = list(events)
-        guard = _CURRENT.get()
-        if guard is not None and guard.expected is not None:
-            wanted, guard.expected = guard.expected, None
-            if wanted != expected_seq:
-                raise SeqConflict(session_id, expected_seq=wanted, actual_seq=expected_seq)
-        if guard is not None and guard.key is not None:
-            guard.batch += 1
+        operation = _CURRENT.get()
+        if operation is None:
+            return self.inner.append(session_id, batch, expected_seq=expected_seq)
+        wanted = operation.position
+        if wanted is not None and (operation.appended == 0 or operation.chained) and wanted != expected_seq:
+            raise SeqConflict(session_id, expected_seq=wanted, actual_seq=expected_seq)
+        if operation.key is not None:
+            operation.batch += 1
             batch = [
-                NewEvent.of(e.payload if isinstance(e, NewEvent) else e, idempotency_key=f"{guard.key}#{guard.batch}.{i}")
+                NewEvent.of(e.payload if isinstance(e, NewEvent) else e, idempotency_key=f"{operation.key}#{operation.batch}.{i}")
                 for i, e in enumerate(batch)
             ]
-        return self.inner.append(session_id, batch, expected_seq=expected_seq)
+        operation.attempted += 1
+        stored = self.inner.append(session_id, batch, expected_seq=expected_seq)
+        operation.appended += 1
+        operation.position = max([expected_seq, *(e.seq for e in stored)])
+        return stored
 
     def sessions(self) -> list[str]:
         """The inner log's sessions."""
@@ -137,6 +170,40 @@ class GuardedLog(EventLog):
         return self.inner._index_state(session_id)
 
 
+class LeasedCompactor:
+    """A compactor that first takes the session's compaction lease, for the rest of the operation.
+
+    With the lease held it checks that the log has not moved since the operation read it
+    (another worker may have compacted while this one waited); if it has, the operation
+    is retried on the new tail instead of folding stale history.
+    """
+
+    def __init__(self, inner: Compactor, *, leases: Leases, log: EventLog, session_id: str, wait: float) -> None:
+        self.inner = inner
+        self.leases = leases
+        self.log = log
+        self.session_id = session_id
+        self.wait = wait
+
+    def __call__(
+        self, surface: Surface, *, epoch: int, trigger: Literal["pressure", "overflow", "manual"], **options: Any
+    ) -> CompactionResult:
+        operation = _CURRENT.get()
+        name = f"compact:{self.session_id}"
+        if operation is not None and name not in operation.held:
+            lease = self.leases.acquire(name, wait=self.wait)
+            if lease is None:
+                raise LeaseBusy(
+                    f"session {self.session_id!r} is being compacted by another worker", session_id=self.session_id, lease=name
+                )
+            operation.leases.enter_context(lease)
+            operation.held.add(name)
+            actual = self.log.last_seq(self.session_id)
+            if operation.position is not None and actual != operation.position:
+                raise SeqConflict(self.session_id, expected_seq=operation.position, actual_seq=actual)
+        return self.inner(surface, epoch=epoch, trigger=trigger, **options)
+
+
 def agent_spec(data: dict[str, Any]) -> AgentSpec:
     """The agent spec of a registered session."""
     options: dict[str, Any] = {}
@@ -168,6 +235,9 @@ class Sessions:
         clock: Clock,
         estimator: TokenEstimator,
         secret: bytes,
+        leases: Leases | None = None,
+        compactor: Compactor = default_compact,
+        lease_wait: float = 10.0,
         cache_size: int = 256,
     ) -> None:
         self.log = GuardedLog(log)
@@ -175,6 +245,10 @@ class Sessions:
         self.clock = clock
         self.estimator = estimator
         self.secret = secret
+        self.leases = leases
+        self.compactor = compactor
+        self.lease_wait = lease_wait
+        """How long an operation that needs to compact waits for another worker's compaction of the session."""
         self.cache_size = cache_size
         self._cache: OrderedDict[str, tuple[threading.Lock, Session]] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -207,16 +281,55 @@ class Sessions:
 
     @contextmanager
     def session(self, record: RegisteredSession, guard: Guarantees | None = None) -> Iterator[Session]:
-        """The runtime session of ``record`` for one operation, whose appends hold to ``guard``.
+        """The runtime session of ``record`` for one operation, whose appends hold to ``guard``."""
+        with self.operation(record, guard) as (session, _):
+            yield session
+
+    @contextmanager
+    def operation(
+        self, record: RegisteredSession, guard: Guarantees | None = None, *, chained: bool = False
+    ) -> Iterator[tuple[Session, Operation]]:
+        """The runtime session of ``record`` and the operation its appends belong to.
 
         Sessions are cached per worker, one operation at a time each: a cached session
         reads the log's tail before every operation (any worker may have appended), so
         the cache saves re-reading and re-deciding the past, never decides anything.
         """
         lock, session = self._cached(record)
-        with lock, self.log.guarding(guard or Guarantees()):
+        with lock, self.log.guarding(guard or Guarantees(), chained=chained) as operation:
             session.events  # noqa: B018 - reading them syncs the tail another worker may have appended
-            yield session
+            if operation.position is None:
+                operation.position = session.last_seq
+            yield session, operation
+
+    def run(
+        self, record: RegisteredSession, guard: Guarantees, action: Callable[[Session], T], *, rederive: bool = False
+    ) -> tuple[T, int]:
+        """Run ``action`` as one operation, again on the new tail when another worker got there first.
+
+        A conflict is retried only where that is safe: the client named no ``expected_seq``,
+        and either nothing of the operation was stored yet, or the operation derives each
+        step from the log (``rederive``: building a request, compacting), so a retry picks
+        up from what is stored. A lost database connection is retried while no append was
+        tried. Otherwise the error goes to the client (409 with the current seq, or 503).
+        Returns the result and the number of retries.
+        """
+        retries = 0
+        while True:
+            operation: Operation | None = None
+            try:
+                with self.operation(record, guard, chained=rederive) as (session, operation):
+                    return action(session), retries
+            except SeqConflict:
+                safe = guard.expected_seq is None and (rederive or (operation is not None and operation.appended == 0))
+                if not safe or retries >= MAX_RETRIES:
+                    raise
+            except StorageUnavailable:
+                if (operation is not None and operation.attempted > 0 and not rederive) or retries >= MAX_RETRIES:
+                    raise
+            retries += 1
+            # Jittered backoff: two workers that collided should not collide again in step.
+            time.sleep(random.uniform(0, min(0.2, 0.004 * 2**retries)))
 
     def _cached(self, record: RegisteredSession) -> tuple[threading.Lock, Session]:
         key = record.log_session_id
@@ -231,6 +344,12 @@ class Sessions:
             agent=agent_spec(parse_canonical(record.agent)),
             model=ResolvedModel.from_dict(parse_canonical(record.model)),
         )
+        if self.leases is not None:
+            session.compactor = LeasedCompactor(
+                self.compactor, leases=self.leases, log=self.log, session_id=key, wait=self.lease_wait
+            )
+        else:
+            session.compactor = self.compactor
         with self._cache_lock:
             entry = self._cache.setdefault(key, (threading.Lock(), session))
             self._cache.move_to_end(key)

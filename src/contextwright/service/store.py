@@ -352,6 +352,7 @@ class PostgresServiceStore(ServiceStore):
         require("psycopg", extra="postgres", feature="the service on PostgreSQL")
         pool_module = require("psycopg_pool", extra="postgres", feature="the service on PostgreSQL")
         self.schema = schema
+        self.dsn = dsn
         with translating_psycopg("connecting to PostgreSQL"):
             self._pool = pool_module.ConnectionPool(
                 dsn, min_size=1, max_size=max(1, pool_size), timeout=timeout, kwargs={"autocommit": False}, open=False
@@ -400,11 +401,11 @@ class PostgresServiceStore(ServiceStore):
         self._pool.close()
 
 
-def open_service_store(url: str | os.PathLike[str], *, clock: Clock | None = None) -> ServiceStore:
+def open_service_store(url: str | os.PathLike[str], *, clock: Clock | None = None, pool_size: int = 4) -> ServiceStore:
     """The service tables of the store at ``url`` (the same URLs as :func:`contextwright.log.open_log`)."""
     backend, location, options = parse_store_url(os.fspath(url))
     if backend == "memory":
         raise UsageError("the service needs a store that outlives one process: use a SQLite file or postgresql://...")
     if backend == "sqlite":
         return SQLiteServiceStore(location, clock=clock)
-    return PostgresServiceStore(location, clock=clock, schema=options.get("schema", "contextwright"))
+    return PostgresServiceStore(location, clock=clock, schema=options.get("schema", "contextwright"), pool_size=pool_size)

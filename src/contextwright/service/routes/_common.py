@@ -89,7 +89,8 @@ def write(
     """
     sessions = sessions_of(request)
     record = sessions.find(principal(request), session_id)
-    with sessions.session(record, guard) as session:
+
+    def once(session: Session) -> tuple[AppendOut, bool]:
         replay = sessions.replayed(session, guard)
         if replay is not None:
             stored, created = replay, False
@@ -115,4 +116,13 @@ def write(
             replayed=replay is not None,
             pending_tool_calls=calls_out(session.pending_tool_calls()),
         )
-    return answer, created
+        return answer, created
+
+    result, retries = sessions.run(record, guard, once)
+    note_retries(request, retries)
+    return result
+
+
+def note_retries(request: Request, retries: int) -> None:
+    """Tell the gate how often the operation was retried (it answers with a ``Contextwright-Retries`` header)."""
+    request.state.retries = retries

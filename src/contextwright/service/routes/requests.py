@@ -9,8 +9,17 @@ from fastapi import APIRouter, Path, Query, Request
 from contextwright.errors import UsageError
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.wires import WIRES, wire_named
+from contextwright.runtime import BuiltRequest, Session
 from contextwright.service.problems import Problem
-from contextwright.service.routes._common import READ_PROBLEMS, WRITE_PROBLEMS, bearer, event_out, principal, sessions_of
+from contextwright.service.routes._common import (
+    READ_PROBLEMS,
+    WRITE_PROBLEMS,
+    bearer,
+    event_out,
+    note_retries,
+    principal,
+    sessions_of,
+)
 from contextwright.service.routes.sessions import SessionPath
 from contextwright.service.schemas import BuildIn, BuiltOut, CompactOut, InspectOut
 from contextwright.service.sessions import Guarantees, Sessions
@@ -43,11 +52,15 @@ def next_request(session_id: SessionPath, body: BuildIn, request: Request) -> Bu
     sessions = sessions_of(request)
     record = sessions.find(principal(request), session_id)
     guard = Guarantees(expected_seq=body.expected_seq)
-    with sessions.session(record, guard) as session:
+
+    def build(session: Session) -> tuple[BuiltRequest, str, int]:
         wire = _wire(body.wire, session.model.provider)
         Sessions.check_expected(session, guard)
         built = session.next_request()
-        last_seq = session.last_seq
+        return built, wire, session.last_seq
+
+    (built, wire, last_seq), retries = sessions.run(record, guard, build, rederive=True)
+    note_retries(request, retries)
     return BuiltOut(
         index=built.index,
         wire=wire,
@@ -101,10 +114,13 @@ def inspect_request(
 def compact(session_id: SessionPath, request: Request) -> CompactOut:
     """Fold the history before the current run into a summary now; archive first, or refuse and change nothing."""
     sessions = sessions_of(request)
-    with sessions.session(sessions.find(principal(request), session_id)) as session:
+
+    def compact_now(session: Session) -> CompactOut:
         event = session.compact()
         return CompactOut(
-            compacted=event is not None,
-            event=None if event is None else event_out(event),
-            last_seq=session.last_seq,
+            compacted=event is not None, event=None if event is None else event_out(event), last_seq=session.last_seq
         )
+
+    answer, retries = sessions.run(sessions.find(principal(request), session_id), Guarantees(), compact_now, rederive=True)
+    note_retries(request, retries)
+    return answer
