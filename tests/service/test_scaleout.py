@@ -229,7 +229,7 @@ def test_concurrent_starts_migrate_once(postgres_dsn, postgres_schema):
             barrier.wait()
             open_log(url, pool_size=1).close()
             open_service_store(url, pool_size=1).close()
-        except BaseException as exc:  # noqa: BLE001 - the test reports every failure
+        except BaseException as exc:
             failures.append(exc)
 
     threads = [threading.Thread(target=start) for _ in range(6)]
