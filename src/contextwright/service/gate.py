@@ -13,8 +13,9 @@ from typing import Any
 
 import anyio.to_thread
 
+from contextwright.errors import ContextwrightError
 from contextwright.service.limits import RateLimit, RateLimiter, retry_after
-from contextwright.service.problems import MEDIA_TYPE, Problem
+from contextwright.service.problems import MEDIA_TYPE, Problem, problem_for
 from contextwright.service.store import ServiceStore
 
 Scope = MutableMapping[str, Any]
@@ -74,7 +75,11 @@ class Gate:
             raise Problem(
                 "unauthenticated", "send an API key as 'Authorization: Bearer cw_...'", headers={"WWW-Authenticate": "Bearer"}
             )
-        principal = await anyio.to_thread.run_sync(self.store.authenticate, token.strip())
+        try:
+            principal = await anyio.to_thread.run_sync(self.store.authenticate, token.strip())
+        except ContextwrightError as exc:
+            # A store that cannot answer (a lost connection) is a 503 to retry, not a crash of the gate.
+            raise problem_for(exc) from exc
         if principal is None:
             raise Problem(
                 "unauthenticated",
