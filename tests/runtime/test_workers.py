@@ -7,7 +7,7 @@ import pytest
 from contextwright.events import AssistantMessage
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.runtime.spec import AgentSpec
-from contextwright.testing.fakes import open_session, sample_agent
+from contextwright.testing.fakes import open_session, sample_agent, sample_model
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -39,12 +39,18 @@ def test_a_worker_opened_before_another_pinned_the_plan_serves_the_next_request(
     assert worker_a.inspect(second.index).sha256() == second.neutral.sha256()
 
 
-def test_a_prefix_edit_on_one_worker_is_adopted_by_the_other(store_url):
+def two_workers_after_one_turn(store_url):
+    """Two workers open one session; the first serves a turn (and pins the plan)."""
     _, worker_a, _ = open_session(url=store_url)
     _, worker_b, _ = open_session(url=store_url)
     worker_a.user("Start.")
     worker_a.next_request()
     worker_a.record_assistant(AssistantMessage(text="Started."))
+    return worker_a, worker_b
+
+
+def test_a_prefix_edit_on_one_worker_is_adopted_by_the_other(store_url):
+    worker_a, worker_b = two_workers_after_one_turn(store_url)
     stricter = AgentSpec(policy=sample_agent().policy, instructions="Never touch the migrations.", tools=sample_agent().tools)
     edited = worker_a.edit_prefix(stricter, note="operator: migrations frozen")
     assert edited is not None
@@ -55,13 +61,7 @@ def test_a_prefix_edit_on_one_worker_is_adopted_by_the_other(store_url):
 
 
 def test_a_model_change_on_one_worker_is_adopted_by_the_other(store_url):
-    from contextwright.testing.fakes import sample_model
-
-    _, worker_a, _ = open_session(url=store_url)
-    _, worker_b, _ = open_session(url=store_url)
-    worker_a.user("Start.")
-    worker_a.next_request()
-    worker_a.record_assistant(AssistantMessage(text="Started."))
+    worker_a, worker_b = two_workers_after_one_turn(store_url)
     worker_a.model = sample_model(window=100_000)
     worker_a.user("Smaller window now.")
     rotated = worker_a.next_request()

@@ -217,30 +217,23 @@ def test_a_worker_killed_mid_session_and_the_session_goes_on_on_another(store_ur
 
 
 @pytest.mark.postgres
-def test_concurrent_starts_migrate_once(postgres_dsn, postgres_schema):
-    from contextwright.log import open_log
-
-    url = f"{postgres_dsn}?schema={postgres_schema}"
-    barrier = threading.Barrier(6)
-    failures: list[BaseException] = []
-
-    def start() -> None:
-        try:
-            barrier.wait()
-            open_log(url, pool_size=1).close()
-            open_service_store(url, pool_size=1).close()
-        except BaseException as exc:
-            failures.append(exc)
-
-    threads = [threading.Thread(target=start) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures
+def test_workers_starting_together_on_a_fresh_schema_migrate_it_once(postgres_dsn, postgres_schema):
     import psycopg
 
-    with psycopg.connect(postgres_dsn) as conn:
-        for table in ("cw_migrations", "cw_service_migrations"):
-            versions = [r[0] for r in conn.execute(f"SELECT version FROM {postgres_schema}.{table} ORDER BY version")]
-            assert versions == list(range(1, len(versions) + 1)) and versions
+    # Nothing migrated beforehand: each worker process migrates at start, all at once.
+    workers = [WorkerProcess(config(f"{postgres_dsn}?schema={postgres_schema}")) for _ in range(4)]
+    starters = [threading.Thread(target=w.start) for w in workers]
+    try:
+        for t in starters:
+            t.start()
+        for t in starters:
+            t.join()
+        assert all(w.alive for w in workers), [w.errors()[-500:] for w in workers]
+        with psycopg.connect(postgres_dsn) as conn:
+            for table in ("cw_migrations", "cw_service_migrations"):
+                rows = conn.execute(f"SELECT version FROM {postgres_schema}.{table} ORDER BY version").fetchall()
+                versions = [r[0] for r in rows]
+                assert versions and versions == list(range(1, len(versions) + 1))
+    finally:
+        for worker in workers:
+            worker.kill()

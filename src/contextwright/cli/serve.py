@@ -18,6 +18,9 @@ def serve(
     max_body_bytes: int = typer.Option(4 * 1024 * 1024, "--max-body-bytes", help="Largest request body; larger ones get 413."),
     rate: float = typer.Option(20.0, "--rate", help="Default requests per second per key (token bucket refill)."),
     burst: int = typer.Option(60, "--burst", help="Default burst per key (token bucket size)."),
+    pool_size: int = typer.Option(
+        8, "--pool-size", min=1, help="PostgreSQL connections per worker for the log (keep workers x pool under max_connections)."
+    ),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level."),
 ) -> None:
     """Serve sessions over HTTP (/v1, OpenAPI at /openapi.json) and the console (/console)."""
@@ -30,7 +33,12 @@ def serve(
         from contextwright.service.limits import RateLimit
         from contextwright.service.store import open_service_store
 
-        config = ServiceConfig(store=store, max_body_bytes=max_body_bytes, rate_limit=RateLimit(per_second=rate, burst=burst))
+        config = ServiceConfig(
+            store=store,
+            max_body_bytes=max_body_bytes,
+            rate_limit=RateLimit(per_second=rate, burst=burst),
+            pool_size=pool_size,
+        )
         # Migrate once here, so N workers starting together find the tables ready.
         from contextwright.log import open_log
 

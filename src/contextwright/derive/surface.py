@@ -279,6 +279,7 @@ class _Fold:
                 self._frame(event, payload)
             case Compacted():
                 self.entries = _compact(self.entries, event, payload, seed=self.seed)
+                self._reindex_calls()
                 self.depth = payload.depth
                 self._changed_where(lambda e: e.ref == event.ref)
             case Pruned():
@@ -294,6 +295,7 @@ class _Fold:
                 self.stage = None
             case DecisionPoint():
                 self.entries = _replace_stage(self.entries, event, payload, seed=self.seed)
+                self._reindex_calls()
                 self._changed_where(lambda e: e.ref == event.ref)
             case DecisionGraduated():
                 graduated = set(payload.stage_ids)
@@ -303,6 +305,7 @@ class _Fold:
 
                 self._changed_where(leaves)
                 self.entries = [e for e in self.entries if not leaves(e)]
+                self._reindex_calls()
             case ArtifactDeclared():
                 self._artifact_declared(event, payload)
             case ArtifactStep():
@@ -414,6 +417,12 @@ class _Fold:
                 return
         raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
 
+    def _reindex_calls(self) -> None:
+        """Point call ids and the open exchange at their entries again: a fold that removed entries moved them
+        (a manual compaction while a tool call waits for its result must leave the call answerable)."""
+        self.calls_by_id = {c.id: i for i, e in enumerate(self.entries) if isinstance(e, Exchange) for c in e.calls}
+        self.open_index = next((i for i, e in enumerate(self.entries) if isinstance(e, Exchange) and not e.complete), None)
+
     def _artifact_declared(self, event: Event, payload: ArtifactDeclared) -> None:
         self._changed_where(lambda e: isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
         before = len(self.entries)
@@ -421,6 +430,7 @@ class _Fold:
             e for e in self.entries if not (isinstance(e, ArtifactEntry) and e.declared.artifact_id == payload.artifact_id)
         ]
         self.replaced_versions += before - len(self.entries)
+        self._reindex_calls()
         self._add(
             ArtifactEntry(seq=event.seq, ref=event.ref, declared=payload, current_step=payload.current_step, stage=self.stage_id)
         )

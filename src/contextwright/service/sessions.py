@@ -65,7 +65,8 @@ class Operation:
     """One operation's guarantees, where its next append must land, and what it holds."""
 
     def __init__(self, guarantees: Guarantees, *, chained: bool) -> None:
-        self.guarantees = guarantees
+        self.session_id: str | None = None
+        """The log session the operation is on; appends to other sessions (child runs) pass unguarded."""
         self.key = guarantees.key_base
         self.position: int | None = guarantees.expected_seq
         """Where the next append must land: the client's seq, else the seq read when the operation began."""
@@ -117,7 +118,7 @@ class GuardedLog(EventLog):
         """The inner log's append, held to the current operation's guarantees."""
         batch = list(events)
         operation = _CURRENT.get()
-        if operation is None:
+        if operation is None or operation.session_id not in (None, session_id):
             return self.inner.append(session_id, batch, expected_seq=expected_seq)
         wanted = operation.position
         if wanted is not None and (operation.appended == 0 or operation.chained) and wanted != expected_seq:
@@ -298,6 +299,7 @@ class Sessions:
         lock, session = self._cached(record)
         with lock, self.log.guarding(guard or Guarantees(), chained=chained) as operation:
             session.events  # noqa: B018 - reading them syncs the tail another worker may have appended
+            operation.session_id = session.id
             if operation.position is None:
                 operation.position = session.last_seq
             yield session, operation
