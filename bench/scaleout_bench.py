@@ -19,6 +19,7 @@ acknowledged write present exactly once, every request rebuilt byte for byte.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
 import random
@@ -28,7 +29,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx2
@@ -69,6 +70,7 @@ class Phase:
     max_requests: int
     kill_every: float | None = None
     cut_every: float | None = None
+    routing: str = "affinity"
 
 
 @dataclass
@@ -91,22 +93,39 @@ class Results:
 
 
 class Balancer:
-    """Round robin over the workers that are up."""
+    """Picks a live worker for each request.
 
-    def __init__(self, workers: list[WorkerProcess]) -> None:
+    ``affinity``: a session's requests go to its home worker (a hash of the session id),
+    as a load balancer hashing on the path would, and to the next live one while it is
+    down; a share of them (``stray``) go to a random other worker anyway, so workers keep
+    racing on shared sessions. ``round-robin``: every request to the next live worker,
+    the worst case for each worker's session cache.
+    """
+
+    def __init__(self, workers: list[WorkerProcess], *, routing: str = "affinity", stray: float = 0.2) -> None:
         self.workers = workers
+        self.routing = routing
+        self.stray = stray
         self.down: set[int] = set()
         self._next = 0
         self._lock = threading.Lock()
+        self._random = random.Random(11)
 
-    def pick(self) -> str:
+    def pick(self, session_id: str) -> str:
         with self._lock:
-            for _ in range(len(self.workers)):
-                index = self._next % len(self.workers)
+            count = len(self.workers)
+            if self.routing == "round-robin":
+                start = self._next
                 self._next += 1
+            elif self._random.random() < self.stray:
+                start = self._random.randrange(count)
+            else:
+                start = int(hashlib.sha256(session_id.encode()).hexdigest(), 16) % count
+            for offset in range(count):
+                index = (start + offset) % count
                 if index not in self.down:
                     return self.workers[index].url
-            return self.workers[self._next % len(self.workers)].url
+            return self.workers[start % count].url
 
 
 class Agent(threading.Thread):
@@ -132,7 +151,7 @@ class Agent(threading.Thread):
         attempt = 0
         while time.monotonic() < deadline:
             attempt += 1
-            url = self.balancer.pick()
+            url = self.balancer.pick(self.session_id)
             started = time.perf_counter()
             try:
                 response = self.http.request(method, url + path, json=body, params=params or None)
@@ -249,7 +268,7 @@ def run_phase(phase: Phase) -> dict[str, Any]:
         workers = [WorkerProcess(config) for _ in range(phase.workers)]
         for worker in workers:
             worker.start()
-        balancer = Balancer(workers)
+        balancer = Balancer(workers, routing=phase.routing)
         turn_locks = [threading.Lock() for _ in range(phase.sessions)]
         agents = [
             Agent(f"a{i}", f"s{i % phase.sessions}", turn_locks[i % phase.sessions], key, balancer, results)
@@ -282,15 +301,28 @@ def run_phase(phase: Phase) -> dict[str, Any]:
         }
         for worker in workers:
             worker.stop()
-            if results.failures and os.environ.get("SCALEOUT_SHOW_WORKER_ERRORS"):
-                print(worker.errors()[-6000:])
+        crashes = [_last_error(w.errors()) for w in workers if "Traceback" in w.errors()]
         verification = verify(store, results)
-        return {"phase": phase, "results": results, "elapsed": elapsed, "cpu": cpu, "verification": verification}
+        return {
+            "phase": phase,
+            "results": results,
+            "elapsed": elapsed,
+            "cpu": cpu,
+            "verification": verification,
+            "crashes": [c for c in crashes if c],
+        }
     finally:
         for worker in workers:
             worker.kill()
         with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def _last_error(stderr: str) -> str:
+    """The last exception line a worker logged (uvicorn prints tracebacks of unhandled errors)."""
+    lines = [line for line in stderr.splitlines() if line and not line.startswith((" ", "Traceback", "The above", "During"))]
+    errors = [line for line in lines if "Error" in line or "Exception" in line]
+    return errors[-1][:300] if errors else ""
 
 
 def _client_cpu() -> float:
@@ -409,7 +441,11 @@ def _pct(values: list[float], q: float) -> float:
 def report(outcomes: list[dict[str, Any]], *, print_: Callable[[str], None] = print) -> None:
     """Print the scaling curve, the latency per endpoint, the CPU split and the fault summary."""
     cores = os.cpu_count() or 1
-    print_(f"{platform.machine()}, {cores} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M %Z')}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print_(
+        f"{platform.machine()}, {cores} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M %Z')}, load average {load}"
+    )
+    print_(f"routing: {outcomes[0]['phase'].routing}")
     print_("")
     print_(
         "| workers | faults | requests | seconds | req/s | req/s per core used | vs 1 worker per core | conflicts | server retries | client retries | CPU ms/req: workers / postgres / client |"
@@ -483,8 +519,10 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="worker counts of the clean phases")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per clean phase (the fault phase runs 3x)")
     parser.add_argument("--agents", type=int, default=12, help="concurrent simulated agents")
+    parser.add_argument("--routing", choices=["affinity", "round-robin"], default="affinity", help="how requests find a worker")
     args = parser.parse_args()
-    plan = phases(quick=args.quick, workers=[int(n) for n in args.workers.split(",")], duration=args.duration, agents=args.agents)
+    workers = [int(n) for n in args.workers.split(",")]
+    plan = phases(quick=args.quick, workers=workers, duration=args.duration, agents=args.agents, routing=args.routing)
     outcomes = [run_phase(phase) for phase in plan]
     report(outcomes)
 

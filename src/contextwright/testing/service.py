@@ -52,14 +52,15 @@ class WorkerProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         self._env = env
         self.process: subprocess.Popen[bytes] | None = None
+        # stderr to a file, not a pipe (a worker that logs a lot must never block on a full pipe),
+        # opened for appending so that every restart adds to it and reading it moves nothing.
+        self.stderr = tempfile.TemporaryFile(mode="a+b")
 
     def start(self, *, timeout: float = 30.0) -> WorkerProcess:
         """Start the process and wait until it answers on its port."""
         env = {**os.environ, **(self._env or {}), **self.config.to_env()}
         command = [sys.executable, "-m", "uvicorn", "contextwright.service.app:app_from_env", "--factory"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning", "--no-access-log"]
-        # stderr to a file, not a pipe: a worker that logs a lot must never block on a full pipe.
-        self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=self.stderr)
         deadline = time.monotonic() + timeout
         while True:
@@ -75,7 +76,7 @@ class WorkerProcess:
                 time.sleep(0.05)
 
     def errors(self) -> str:
-        """What the worker wrote to stderr so far."""
+        """What the worker wrote to stderr so far, over all its starts."""
         self.stderr.seek(0)
         return self.stderr.read().decode(errors="replace")
 
