@@ -29,7 +29,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
