@@ -513,7 +513,7 @@ def phases(*, quick: bool, workers: list[int], duration: float, agents: int, rou
     sessions = max(1, agents * 2 // 3)  # a third of the agents share a session with another
     base = Phase(workers=1, agents=agents, sessions=sessions, duration=duration, max_requests=100_000, routing=routing)
     clean = [replace(base, workers=n) for n in workers]
-    faulty = replace(base, workers=max(workers), duration=3 * duration, kill_every=2.0, cut_every=3.0)
+    faulty = replace(base, workers=max(workers), duration=5 * duration, kill_every=1.5, cut_every=3.0)
     return [*clean, faulty]
 
 
@@ -521,7 +521,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small bounded fault run on 2 workers")
     parser.add_argument("--workers", default="1,2,4", help="worker counts of the clean phases")
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds per clean phase (the fault phase runs 3x)")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per clean phase (the fault phase runs 5x)")
     parser.add_argument("--agents", type=int, default=12, help="concurrent simulated agents")
     parser.add_argument("--routing", choices=["affinity", "round-robin"], default="affinity", help="how requests find a worker")
     args = parser.parse_args()
