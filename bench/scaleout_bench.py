@@ -89,6 +89,7 @@ class Results:
     kills: int = 0
     cuts: int = 0
     cut_connections: int = 0
+    failed_starts: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -340,9 +341,18 @@ def _fault_threads(
         every = phase.kill_every
 
         def restart(index: int) -> None:
-            workers[index].start(timeout=60)
-            with balancer._lock:
-                balancer.down.discard(index)
+            # As a process supervisor would: a worker whose start failed (its connection was cut
+            # while it migrated) is started again.
+            for _ in range(10):
+                try:
+                    workers[index].start(timeout=60)
+                except RuntimeError:
+                    with results.lock:
+                        results.failed_starts += 1
+                    continue
+                with balancer._lock:
+                    balancer.down.discard(index)
+                return
 
         def killer() -> None:
             while not stop.wait(every):
@@ -460,7 +470,9 @@ def report(outcomes: list[dict[str, Any]], *, print_: Callable[[str], None] = pr
         per_core = rate / min(phase.workers, cores)
         if base is None and phase.workers == 1 and not phase.kill_every:
             base = per_core
-        faults = f"{results.kills} kills, {results.cuts} cuts" if phase.kill_every or phase.cut_every else "none"
+        faults = "none"
+        if phase.kill_every or phase.cut_every:
+            faults = f"{results.kills} kills, {results.cuts} cuts, {results.failed_starts} restarts failed"
         cpu = outcome["cpu"]
         split = " / ".join(f"{1000 * cpu[k] / max(1, results.requests):.1f}" for k in ("workers", "postgres", "client"))
         ratio = f"{per_core / base:.2f}" if base else ""
