@@ -25,7 +25,7 @@ from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StorageCo
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_psycopg
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -149,19 +149,7 @@ class PostgresEventLog(EventLog):
         changes = check_batch(
             session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(self, conn, session_id)
         )
-        at = _microseconds(self.clock.now())
-        stored = [
-            StoredRow(
-                session_id=session_id,
-                seq=expected_seq + offset,
-                type=e.type,
-                payload_json=e.payload_json,
-                payload_sha256=e.payload_sha256,
-                at=at,
-                idempotency_key=e.idempotency_key,
-            )
-            for offset, e in enumerate(events, start=1)
-        ]
+        stored = new_rows(session_id, events, expected_seq=expected_seq, at=_microseconds(self.clock.now()))
         with conn.cursor() as cur:
             cur.executemany(
                 self._sql(f"INSERT INTO {{schema}}.cw_events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"),

@@ -28,7 +28,7 @@ from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotF
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_sqlite
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 
@@ -210,20 +210,8 @@ class SQLiteEventLog(EventLog):
         changes = check_batch(
             session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(conn, session_id)
         )
-        at = self.clock.now()
-        stamp = format_instant(at)
-        stored = [
-            StoredRow(
-                session_id=session_id,
-                seq=expected_seq + offset,
-                type=e.type,
-                payload_json=e.payload_json,
-                payload_sha256=e.payload_sha256,
-                at=parse_instant(stamp),
-                idempotency_key=e.idempotency_key,
-            )
-            for offset, e in enumerate(events, start=1)
-        ]
+        stamp = format_instant(self.clock.now())
+        stored = new_rows(session_id, events, expected_seq=expected_seq, at=parse_instant(stamp))
         conn.executemany(
             f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, stamp, r.idempotency_key) for r in stored],
