@@ -61,7 +61,7 @@ from contextwright.events.limits import (
     with_fresh_stack,
 )
 from contextwright.events.registry import (
-    coerce_payload,
+    coerce_and_encode,
     decode_stored_payload,
     encode_payload,
     payload_digest,
@@ -403,12 +403,12 @@ def prepare_events(events: Iterable[NewEvent | Any]) -> list[PreparedEvent]:
 
 def _prepare_one(event: NewEvent | Any) -> PreparedEvent:
     if isinstance(event, NewEvent):
-        name, payload = coerce_payload(event.type, event.payload)
+        name, payload, plain = coerce_and_encode(event.type, event.payload)
         key = event.idempotency_key
     else:
-        name, payload = coerce_payload(None, event)
+        name, payload, plain = coerce_and_encode(None, event)
         key = None
-    data = canonical_bytes(encode_payload(payload))
+    data = canonical_bytes(encode_payload(payload) if plain is None else plain)
     check_encoded_size(name, len(data))
     return PreparedEvent(
         type=name, payload_json=data.decode("utf-8"), payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload

@@ -318,25 +318,22 @@ class _IndexReader:
 
 def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
     # Call ids are stored as JSON strings, so every id (even one holding NUL) has the same form on every backend.
-    for seq, call_id, answered in changes.call_updates():
-        if answered:
-            conn.execute(
-                "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
-                "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
-                (session_id, canonical_json(call_id), seq),
-            )
-        else:
-            conn.execute(
-                "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, NULL) "
-                "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = NULL",
-                (session_id, canonical_json(call_id), seq),
-            )
-    for epoch, prefix in changes.plans:
-        conn.execute(
-            "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
-            "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
-            (session_id, epoch, prefix),
-        )
+    opened, answered = changes.call_rows()
+    conn.executemany(
+        "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq",
+        [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+    )
+    conn.executemany(
+        "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
+        "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
+        [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
+    )
+    conn.executemany(
+        "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
+        "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
+        [(session_id, epoch, prefix) for epoch, prefix in changes.plans],
+    )
     if changes.requests_built is not None:
         conn.execute("UPDATE cw_sessions SET requests_built = ? WHERE session_id = ?", (changes.requests_built, session_id))
 
