@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.canonical import parse_canonical, sha256_tagged
-from contextwright.events import AssistantMessage, NewEvent, ToolCall, ToolResult, UserMessage
-from contextwright.events import _schema
+from contextwright.events import AssistantMessage, NewEvent, ToolCall, ToolResult, UserMessage, _schema
 from contextwright.events.registry import decode_stored_payload, payload_json
 from contextwright.log import InMemoryEventLog
 from contextwright.log.base import prepare_events

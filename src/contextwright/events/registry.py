@@ -121,4 +121,4 @@ def coerce_and_encode(name: str | None, payload: Any) -> tuple[str, Any, dict[st
     check_payload(name, payload)
     plain = encode_payload(payload)
     typed = decode_stored_payload(name, plain)
-    return name, typed, plain if _schema.decoding_keeps_json(type(typed)) else None
+    return name, typed, plain if _schema.decoding_keeps_json(payload_class(name)) else None
