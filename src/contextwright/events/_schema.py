@@ -160,7 +160,7 @@ def _tuple_decoder(item: Decoder) -> Decoder:
 
 def _mapping_decoder(value_decoder: Decoder) -> Decoder:
     def decode_mapping(data: Any, path: str) -> Any:
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):  # the ABC check is slow; most data are dicts
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
         if not all(isinstance(key, str) for key in data):
             raise SchemaViolation(path, "object keys must be strings")
@@ -223,7 +223,7 @@ def _dataclass_decoder(cls: type) -> Decoder:
     def decode_dataclass(data: Any, path: str) -> Any:
         if isinstance(data, cls):
             data = encode(data)
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
         if not known.issuperset(data):
             unknown = sorted(map(str, set(data) - known))
