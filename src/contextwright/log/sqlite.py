@@ -317,6 +317,8 @@ class _IndexReader:
 
 
 def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
+    if changes.empty:
+        return  # most batches (user messages, frames) touch no indexed fact
     # Call ids are stored as JSON strings, so every id (even one holding NUL) has the same form on every backend.
     opened, answered = changes.call_rows()
     conn.executemany(
