@@ -114,7 +114,12 @@ def _decoder(tp: Any) -> Decoder:
     raise TypeError(f"unsupported payload field type {tp!r}")
 
 
+_JSON_ATOMS = frozenset({str, int, bool, type(None)})
+
+
 def _decode_any(data: Any, path: str) -> Any:
+    if type(data) in _JSON_ATOMS:
+        return data  # always has a canonical form, and nothing to freeze
     try:
         canonical_json(data)
     except CanonicalJsonError as exc:
