@@ -81,7 +81,7 @@ class PreparedEvent:
     payload_sha256: str
     idempotency_key: str | None
     payload: Any = field(default=None, compare=False, repr=False)
-    """The typed payload, for the session rules (decoded from ``payload_json`` when absent)."""
+    """The typed payload: the session rules read it and the append returns it (decoded from ``payload_json`` when absent)."""
 
     def indexed(self, seq: int) -> Indexed:
         """This event as the session rules see it, stored at ``seq``."""
