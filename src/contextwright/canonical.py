@@ -12,13 +12,22 @@ prefix, rendered requests) goes through :func:`canonical_json`. The rules are:
 
 Hashes are tagged with their algorithm (``sha256:<64 hex digits>``) so that a
 stored hash says how to recompute it.
+
+When ``orjson`` is installed (the ``fast`` extra) it writes the bytes; the standard
+library writes them otherwise. Both give the same bytes for every value: a value the
+fast encoder would write differently (small floats in exponent form, ints beyond 64
+bits, subclasses of the JSON types, NaN, tuples) or accept wrongly (UUIDs, enums) is
+handed to the pure-Python path, which is the reference.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import re
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 from contextwright.errors import CanonicalJsonError
@@ -40,16 +49,76 @@ def canonical_json(value: Any) -> str:
     Raises :class:`~contextwright.errors.CanonicalJsonError` for values that have
     no canonical form (NaN, non-string keys, sets, bytes, arbitrary objects).
     """
-    _check(value, "$")
-    try:
-        return _encoder.encode(value)
-    except ValueError as exc:  # allow_nan=False reports NaN/Infinity this way
-        raise CanonicalJsonError(str(exc), path="$") from exc
+    fast = _fast_bytes(value)
+    if fast is not None:
+        return fast.decode("utf-8")
+    return _pure_json(value)
 
 
 def canonical_bytes(value: Any) -> bytes:
     """Return :func:`canonical_json` encoded as UTF-8."""
-    return canonical_json(value).encode("utf-8")
+    fast = _fast_bytes(value)
+    if fast is not None:
+        return fast
+    return _pure_json(value).encode("utf-8")
+
+
+def fast_encoder_available() -> bool:
+    """True when the optional fast encoder (``orjson``, the ``fast`` extra) is installed."""
+    return _orjson is not None
+
+
+def _load_orjson() -> ModuleType | None:
+    # An optional accelerator, never a requirement: the core stays importable with the
+    # standard library alone, and without it every value takes the pure-Python path.
+    try:
+        return importlib.import_module("orjson")
+    except ImportError:
+        return None
+
+
+_orjson = _load_orjson()
+# Subclasses, dataclasses and datetimes make orjson raise instead of converting them,
+# so they reach the pure-Python path, which accepts or refuses them as the contract says.
+_ORJSON_OPTIONS = (
+    0
+    if _orjson is None
+    else _orjson.OPT_SORT_KEYS
+    | _orjson.OPT_PASSTHROUGH_SUBCLASS
+    | _orjson.OPT_PASSTHROUGH_DATACLASS
+    | _orjson.OPT_PASSTHROUGH_DATETIME
+)
+# Floats below 1e-4 are where the two encoders disagree: Python writes 1e-05 and 1.5e-07,
+# orjson 0.00001 and 1.5e-7. Output holding either shape (even inside a string) goes the slow way.
+_EXPONENT_MINUS = re.compile(rb"e-(?<=[0-9]e-)")
+_TINY_POSITIONAL = b"0.0000"
+
+
+def _fast_bytes(value: Any) -> bytes | None:
+    """The canonical bytes from orjson, or None when only the pure-Python path may answer."""
+    if _orjson is None:
+        return None
+    try:
+        out: bytes = _orjson.dumps(value, option=_ORJSON_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError: a type, key, big int, surrogate or depth it will not write
+        return None
+    if _TINY_POSITIONAL in out or _EXPONENT_MINUS.search(out) is not None:
+        return None
+    # orjson writes NaN and Infinity as null, UUIDs as strings and enums as their values;
+    # reading the bytes back finds every such change (and tuples, which read back as lists).
+    if _orjson.loads(out) != value:
+        return None
+    return out
+
+
+def _pure_json(value: Any) -> str:
+    """The reference encoder: the standard library, after checking every value's type."""
+    if not _is_plain(value):
+        _check(value, "$")  # raises, naming where the offending value sits
+    try:
+        return _encoder.encode(value)
+    except ValueError as exc:  # allow_nan=False reports NaN/Infinity this way
+        raise CanonicalJsonError(str(exc), path="$") from exc
 
 
 def sha256_tagged(data: bytes | str) -> str:
@@ -91,6 +160,23 @@ def is_tagged_hash(value: str) -> bool:
         return False
     digest = value[len(HASH_PREFIX) :]
     return len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+
+
+def _is_plain(value: Any) -> bool:
+    """True when ``value`` holds only JSON types and string keys (checked without building paths)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return value == value and value not in (_INF, _NEG_INF)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) for key in value) and all(_is_plain(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_is_plain(item) for item in value)
+    return False
+
+
+_INF = float("inf")
+_NEG_INF = float("-inf")
 
 
 def _check(value: Any, path: str) -> None:

@@ -71,6 +71,21 @@ def _encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
     return encode_instance
 
 
+@functools.cache
+def decoding_keeps_json(tp: Any) -> bool:
+    """True when decoding the encoding of a valid ``tp`` value gives back the same JSON.
+
+    Only a ``float`` field changes it (an int there is stored as a float), and a field
+    outside ``__init__`` (rebuilt by the class, not read from the data).
+    """
+    if tp is float:
+        return False
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = _hints(tp)
+        return all(f.init and decoding_keeps_json(hints[f.name]) for f in dataclasses.fields(tp))
+    return all(decoding_keeps_json(arg) for arg in get_args(tp) if not isinstance(arg, (str, int, bool)) and arg is not None)
+
+
 # Decoders are compiled once per type: payload validation sits on the append and
 # replay paths, so walking type hints for every event would dominate both.
 @functools.cache
@@ -99,7 +114,12 @@ def _decoder(tp: Any) -> Decoder:
     raise TypeError(f"unsupported payload field type {tp!r}")
 
 
+_JSON_ATOMS = frozenset({str, int, bool, type(None)})
+
+
 def _decode_any(data: Any, path: str) -> Any:
+    if type(data) in _JSON_ATOMS:
+        return data  # always has a canonical form, and nothing to freeze
     try:
         canonical_json(data)
     except CanonicalJsonError as exc:
@@ -117,7 +137,12 @@ def _literal_decoder(allowed: tuple[Any, ...]) -> Decoder:
 
 
 def _union_decoder(options: tuple[Decoder, ...]) -> Decoder:
+    optional = _decode_none in options
+
     def decode_union(data: Any, path: str) -> Any:
+        # Every option that accepts null decodes it to None: answer without trying (and failing) the others first.
+        if data is None and optional:
+            return None
         problems = []
         for option in options:
             try:
@@ -140,7 +165,7 @@ def _tuple_decoder(item: Decoder) -> Decoder:
 
 def _mapping_decoder(value_decoder: Decoder) -> Decoder:
     def decode_mapping(data: Any, path: str) -> Any:
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):  # the ABC check is slow; most data are dicts
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
         if not all(isinstance(key, str) for key in data):
             raise SchemaViolation(path, "object keys must be strings")
@@ -203,7 +228,7 @@ def _dataclass_decoder(cls: type) -> Decoder:
     def decode_dataclass(data: Any, path: str) -> Any:
         if isinstance(data, cls):
             data = encode(data)
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):
             raise SchemaViolation(path, f"expected an object, got {_kind(data)}")
         if not known.issuperset(data):
             unknown = sorted(map(str, set(data) - known))

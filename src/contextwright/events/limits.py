@@ -85,7 +85,19 @@ def check_payload(event_type: str, payload: Any) -> None:
             raise PayloadLimitExceeded(
                 event_type, f"more than {MAX_PAYLOAD_VALUES:,} JSON values", path=_spell(trail), limit=MAX_PAYLOAD_VALUES
             )
-        stack.extend((child, depth + 1, (trail, name)) for name, child in items)
+        # Text and scalars (most values) are counted here; only containers wait on the stack.
+        for name, child in items:
+            child_kind = type(child)
+            if child_kind is str:
+                size += 1 + len(child)
+                values += 1
+                if not child.isascii():
+                    _check_text(event_type, child, (trail, name), key=False)
+            elif child_kind in _SCALARS:
+                size += 1
+                values += 1
+            else:
+                stack.append((child, depth + 1, (trail, name)))
     if size > MAX_PAYLOAD_BYTES:
         raise PayloadLimitExceeded(event_type, f"larger than {MAX_PAYLOAD_BYTES:,} bytes", limit=MAX_PAYLOAD_BYTES)
 

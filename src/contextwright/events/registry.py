@@ -97,15 +97,28 @@ def coerce_payload(name: str | None, payload: Any) -> tuple[str, Any]:
 
     This is the door: the limits of :mod:`contextwright.events.limits` are checked first,
     without recursion, so no payload can exhaust the stack on its way in."""
+    name, typed, _ = coerce_and_encode(name, payload)
+    return name, typed
+
+
+def coerce_and_encode(name: str | None, payload: Any) -> tuple[str, Any, dict[str, Any] | None]:
+    """:func:`coerce_payload`, plus the typed payload's plain JSON values when validating produced them.
+
+    The third item equals ``encode_payload(typed)`` as JSON, or is None (for a raw mapping,
+    whose defaults and coercions only the typed payload holds), so a caller encodes once.
+    """
     if isinstance(payload, Mapping) or name is not None:
         if name is None:
             raise UsageError("a raw payload mapping needs its event type name")
         if not isinstance(name, str):
             raise UsageError(f"an event type name must be a string, not {type(name).__name__}")
-        if not isinstance(payload, Mapping) and type_of(payload) != name:
+        if isinstance(payload, Mapping):
+            return name, decode_payload(name, payload), None
+        if type_of(payload) != name:
             raise MalformedPayload(name, f"got a {type(payload).__name__} payload")
-        return name, decode_payload(name, payload)
     # Re-validate typed payloads too: a dataclass built in Python is not type-checked.
     name = type_of(payload)
     check_payload(name, payload)
-    return name, decode_stored_payload(name, encode_payload(payload))
+    plain = encode_payload(payload)
+    typed = decode_stored_payload(name, plain)
+    return name, typed, plain if _schema.decoding_keeps_json(payload_class(name)) else None

@@ -71,6 +71,24 @@ class IndexChanges:
         answered = [(seq, call_id, True) for call_id, seq in self.calls_answered]
         return sorted(opened + answered)
 
+    def call_rows(self) -> tuple[list[tuple[str, int, int | None]], list[tuple[str, int]]]:
+        """The calls' state after the batch, in two order-free lists an adapter can write in bulk.
+
+        First (call id, call seq, result seq or None) for each call the batch opened (the
+        whole row), then (call id, result seq) for each earlier call it answered.
+        """
+        opened: dict[str, tuple[int, int | None]] = {}
+        answered: dict[str, int] = {}
+        for seq, call_id, is_result in self.call_updates():
+            if not is_result:
+                opened[call_id] = (seq, None)  # a reused id starts over, whatever came before
+                answered.pop(call_id, None)
+            elif call_id in opened:
+                opened[call_id] = (opened[call_id][0], seq)
+            else:
+                answered[call_id] = seq
+        return [(c, s, r) for c, (s, r) in opened.items()], list(answered.items())
+
     @property
     def empty(self) -> bool:
         """True when the batch touches no indexed fact."""

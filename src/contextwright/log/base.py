@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextwright.canonical import HASH_PREFIX, parse_canonical, sha256_tagged
+from contextwright.canonical import HASH_PREFIX, canonical_bytes, parse_canonical, sha256_tagged
 from contextwright.clock import Clock, SystemClock
 from contextwright.errors import (
     ArtifactNotFound,
@@ -61,10 +61,10 @@ from contextwright.events.limits import (
     with_fresh_stack,
 )
 from contextwright.events.registry import (
-    coerce_payload,
+    coerce_and_encode,
     decode_stored_payload,
+    encode_payload,
     payload_digest,
-    payload_json,
 )
 from contextwright.log._invariants import Indexed, final_index, rebuild_index
 
@@ -81,7 +81,7 @@ class PreparedEvent:
     payload_sha256: str
     idempotency_key: str | None
     payload: Any = field(default=None, compare=False, repr=False)
-    """The typed payload, for the session rules (decoded from ``payload_json`` when absent)."""
+    """The typed payload: the session rules read it and the append returns it (decoded from ``payload_json`` when absent)."""
 
     def indexed(self, seq: int) -> Indexed:
         """This event as the session rules see it, stored at ``seq``."""
@@ -126,6 +126,8 @@ class StoredRow:
     payload_sha256: str
     at: _dt.datetime
     idempotency_key: str | None
+    payload: Any = field(default=None, compare=False, repr=False)
+    """The typed payload when the row was built from a validated event in this process (nothing to decode)."""
 
 
 class EventLog(abc.ABC):
@@ -283,7 +285,7 @@ class EventLog(abc.ABC):
 
     @abc.abstractmethod
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
-        """Store ``events`` atomically under the contract; use :func:`resolve_replay`."""
+        """Store ``events`` atomically under the contract; use :func:`resolve_replay` and :func:`new_rows`."""
 
     @abc.abstractmethod
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
@@ -401,15 +403,37 @@ def prepare_events(events: Iterable[NewEvent | Any]) -> list[PreparedEvent]:
 
 def _prepare_one(event: NewEvent | Any) -> PreparedEvent:
     if isinstance(event, NewEvent):
-        name, payload = coerce_payload(event.type, event.payload)
+        name, payload, plain = coerce_and_encode(event.type, event.payload)
         key = event.idempotency_key
     else:
-        name, payload = coerce_payload(None, event)
+        name, payload, plain = coerce_and_encode(None, event)
         key = None
-    text = payload_json(payload)
-    data = text.encode("utf-8")
+    data = canonical_bytes(encode_payload(payload) if plain is None else plain)
     check_encoded_size(name, len(data))
-    return PreparedEvent(type=name, payload_json=text, payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload)
+    return PreparedEvent(
+        type=name, payload_json=data.decode("utf-8"), payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload
+    )
+
+
+def new_rows(session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int, at: _dt.datetime) -> list[StoredRow]:
+    """The rows a fresh append stores, numbered after ``expected_seq``, holding the typed payloads.
+
+    ``at`` must be the instant exactly as the backend will read it back, so the events an
+    append returns equal those a later read returns.
+    """
+    return [
+        StoredRow(
+            session_id=session_id,
+            seq=expected_seq + offset,
+            type=e.type,
+            payload_json=e.payload_json,
+            payload_sha256=e.payload_sha256,
+            at=at,
+            idempotency_key=e.idempotency_key,
+            payload=e.payload,
+        )
+        for offset, e in enumerate(events, start=1)
+    ]
 
 
 def resolve_replay(
@@ -444,7 +468,24 @@ def decode_rows(rows: Sequence[StoredRow]) -> list[Event]:
 
 
 def decode_row(row: StoredRow) -> Event:
-    """Turn a stored row into an :class:`Event`, checking the payload's integrity."""
+    """Turn a stored row into an :class:`Event`, checking the payload's integrity.
+
+    A row that carries its typed payload was just built from a validated event, whose hash
+    was computed from those very bytes: it becomes an event without being read back.
+    """
+    return Event(
+        session_id=row.session_id,
+        seq=row.seq,
+        type=row.type,
+        payload=row.payload if row.payload is not None else checked_payload(row),
+        at=row.at,
+        payload_sha256=row.payload_sha256,
+        idempotency_key=row.idempotency_key,
+    )
+
+
+def checked_payload(row: StoredRow) -> Any:
+    """The typed payload decoded from the row's stored bytes, after checking them against the stored hash."""
     if payload_digest(row.payload_json) != row.payload_sha256:
         raise StorageCorrupted(
             f"session {row.session_id!r} seq {row.seq}: payload does not match its stored sha256",
@@ -452,21 +493,12 @@ def decode_row(row: StoredRow) -> Event:
             seq=row.seq,
         )
     try:
-        payload = with_fresh_stack(_decode_stored, row.type, row.payload_json)
+        return with_fresh_stack(_decode_stored, row.type, row.payload_json)
     except RecursionError:
         # Only a payload stored before the door had its depth limit can get here.
         raise PayloadLimitExceeded(
             row.type, f"session {row.session_id!r} seq {row.seq} is nested too deep to decode", limit=0
         ) from None
-    return Event(
-        session_id=row.session_id,
-        seq=row.seq,
-        type=row.type,
-        payload=payload,
-        at=row.at,
-        payload_sha256=row.payload_sha256,
-        idempotency_key=row.idempotency_key,
-    )
 
 
 def _decode_stored(type_name: str, text: str) -> Any:
@@ -481,7 +513,7 @@ def _verify_rows(session_id: str, rows: Sequence[StoredRow]) -> list[str]:
             break
     for row in rows:
         try:
-            decode_row(row)
+            checked_payload(row)
         except ContextwrightError as exc:
             problems.append(f"{session_id}#{row.seq}: {exc.message}")
     return problems

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from contextwright.clock import Clock
 from contextwright.errors import SeqConflict
 from contextwright.log._invariants import IndexChanges, check_batch
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
 
 
 @dataclass(kw_only=True, slots=True)
@@ -67,19 +67,7 @@ class InMemoryEventLog(EventLog):
                 raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=len(rows))
             index = self._index.get(session_id) or _Index()
             changes = self._check_rules(session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], index)
-            at = self.clock.now()
-            new = [
-                StoredRow(
-                    session_id=session_id,
-                    seq=expected_seq + offset,
-                    type=event.type,
-                    payload_json=event.payload_json,
-                    payload_sha256=event.payload_sha256,
-                    at=at,
-                    idempotency_key=event.idempotency_key,
-                )
-                for offset, event in enumerate(events, start=1)
-            ]
+            new = new_rows(session_id, events, expected_seq=expected_seq, at=self.clock.now())
             self._rows[session_id] = rows + new
             self._keys[session_id] = keys | {r.idempotency_key: r for r in new if r.idempotency_key}
             if not changes.empty:

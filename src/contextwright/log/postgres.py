@@ -25,7 +25,7 @@ from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StorageCo
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_psycopg
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -127,21 +127,28 @@ class PostgresEventLog(EventLog):
                 return self._append_locked(conn, session_id, events, expected_seq)
 
     def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[StoredRow]:
-        conn.execute(
-            self._sql("INSERT INTO {schema}.cw_sessions (session_id, last_seq) VALUES (%s, 0) ON CONFLICT DO NOTHING"),
-            (session_id,),
-        )
-        actual = conn.execute(
-            self._sql("SELECT last_seq FROM {schema}.cw_sessions WHERE session_id = %s FOR UPDATE"),
-            (session_id,),
-        ).fetchone()[0]
         keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
-        if keys:
-            found = conn.execute(
-                self._sql(f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"),
-                (session_id, keys),
-            ).fetchall()
-            replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in found})
+        # A pipeline sends these statements together and waits for their answers once.
+        with conn.pipeline():
+            conn.execute(
+                self._sql("INSERT INTO {schema}.cw_sessions (session_id, last_seq) VALUES (%s, 0) ON CONFLICT DO NOTHING"),
+                (session_id,),
+            )
+            locked = conn.execute(
+                self._sql("SELECT last_seq FROM {schema}.cw_sessions WHERE session_id = %s FOR UPDATE"),
+                (session_id,),
+            )
+            used = (
+                conn.execute(
+                    self._sql(f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"),
+                    (session_id, keys),
+                )
+                if keys
+                else None
+            )
+        actual = locked.fetchone()[0]
+        if used is not None:
+            replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in used.fetchall()})
             if replay is not None:
                 return replay
         if actual != expected_seq:
@@ -149,58 +156,47 @@ class PostgresEventLog(EventLog):
         changes = check_batch(
             session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(self, conn, session_id)
         )
-        at = _microseconds(self.clock.now())
-        stored = [
-            StoredRow(
-                session_id=session_id,
-                seq=expected_seq + offset,
-                type=e.type,
-                payload_json=e.payload_json,
-                payload_sha256=e.payload_sha256,
-                at=at,
-                idempotency_key=e.idempotency_key,
-            )
-            for offset, e in enumerate(events, start=1)
-        ]
-        with conn.cursor() as cur:
+        stored = new_rows(session_id, events, expected_seq=expected_seq, at=_microseconds(self.clock.now()))
+        with conn.pipeline(), conn.cursor() as cur:
             cur.executemany(
                 self._sql(f"INSERT INTO {{schema}}.cw_events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"),
                 [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, r.at, r.idempotency_key) for r in stored],
             )
-        conn.execute(
-            self._sql("UPDATE {schema}.cw_sessions SET last_seq = %s WHERE session_id = %s"),
-            (stored[-1].seq, session_id),
-        )
-        self._write_index(conn, session_id, changes)
+            conn.execute(
+                self._sql("UPDATE {schema}.cw_sessions SET last_seq = %s WHERE session_id = %s"),
+                (stored[-1].seq, session_id),
+            )
+            self._write_index(conn, session_id, changes)
         return stored
 
     def _write_index(self, conn: Any, session_id: str, changes: IndexChanges) -> None:
         # Call ids are stored as JSON strings: PostgreSQL text cannot hold NUL, JSON escapes it.
-        for seq, call_id, answered in changes.call_updates():
+        opened, answered = changes.call_rows()
+        with conn.cursor() as cur:
+            if opened:
+                cur.executemany(
+                    self._sql(
+                        "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq"
+                    ),
+                    [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+                )
             if answered:
-                conn.execute(
+                cur.executemany(
                     self._sql(
                         "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, 0, %s) "
                         "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq"
                     ),
-                    (session_id, canonical_json(call_id), seq),
+                    [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
                 )
-            else:
-                conn.execute(
+            if changes.plans:
+                cur.executemany(
                     self._sql(
-                        "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, %s, NULL) "
-                        "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = NULL"
+                        "INSERT INTO {schema}.cw_plans (session_id, epoch, prefix_sha256) VALUES (%s, %s, %s) "
+                        "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256"
                     ),
-                    (session_id, canonical_json(call_id), seq),
+                    [(session_id, epoch, prefix) for epoch, prefix in changes.plans],
                 )
-        for epoch, prefix in changes.plans:
-            conn.execute(
-                self._sql(
-                    "INSERT INTO {schema}.cw_plans (session_id, epoch, prefix_sha256) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256"
-                ),
-                (session_id, epoch, prefix),
-            )
         if changes.requests_built is not None:
             conn.execute(
                 self._sql("UPDATE {schema}.cw_sessions SET requests_built = %s WHERE session_id = %s"),

@@ -28,7 +28,7 @@ from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotF
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_sqlite
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 
@@ -210,20 +210,8 @@ class SQLiteEventLog(EventLog):
         changes = check_batch(
             session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(conn, session_id)
         )
-        at = self.clock.now()
-        stamp = format_instant(at)
-        stored = [
-            StoredRow(
-                session_id=session_id,
-                seq=expected_seq + offset,
-                type=e.type,
-                payload_json=e.payload_json,
-                payload_sha256=e.payload_sha256,
-                at=parse_instant(stamp),
-                idempotency_key=e.idempotency_key,
-            )
-            for offset, e in enumerate(events, start=1)
-        ]
+        stamp = format_instant(self.clock.now())
+        stored = new_rows(session_id, events, expected_seq=expected_seq, at=parse_instant(stamp))
         conn.executemany(
             f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, stamp, r.idempotency_key) for r in stored],
@@ -329,26 +317,25 @@ class _IndexReader:
 
 
 def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
+    if changes.empty:
+        return  # most batches (user messages, frames) touch no indexed fact
     # Call ids are stored as JSON strings, so every id (even one holding NUL) has the same form on every backend.
-    for seq, call_id, answered in changes.call_updates():
-        if answered:
-            conn.execute(
-                "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
-                "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
-                (session_id, canonical_json(call_id), seq),
-            )
-        else:
-            conn.execute(
-                "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, NULL) "
-                "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = NULL",
-                (session_id, canonical_json(call_id), seq),
-            )
-    for epoch, prefix in changes.plans:
-        conn.execute(
-            "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
-            "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
-            (session_id, epoch, prefix),
-        )
+    opened, answered = changes.call_rows()
+    conn.executemany(
+        "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq",
+        [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+    )
+    conn.executemany(
+        "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
+        "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
+        [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
+    )
+    conn.executemany(
+        "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
+        "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
+        [(session_id, epoch, prefix) for epoch, prefix in changes.plans],
+    )
     if changes.requests_built is not None:
         conn.execute("UPDATE cw_sessions SET requests_built = ? WHERE session_id = ?", (changes.requests_built, session_id))
 
