@@ -6,7 +6,7 @@ import tracemalloc
 
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.pressure.cap import MARKER_RE
-from contextwright.pressure.tool_output import COMPRESS_WINDOW_CHARS, bounded_view
+from contextwright.pressure.output_view import COMPRESS_WINDOW_CHARS, bounded_view
 from contextwright.testing.fakes import open_session
 
 REF = "sha256:" + "ab" * 32
