@@ -29,7 +29,7 @@ _MIDDLE_LINE_CHARS = 500
 _FAILURE_WORDS = ("error", "fail", "exception", "traceback", "panic", "fatal")
 _FAILURE_WORD = re.compile("|".join(_FAILURE_WORDS), re.IGNORECASE)
 _LONGEST_WORD = max(map(len, _FAILURE_WORDS))
-_SCAN_CHUNK_CHARS = 1 << 20
+_SCAN_CHUNK_CHARS = 1 << 16
 
 
 def view_chars(total: int) -> int:
