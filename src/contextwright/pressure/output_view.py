@@ -1,18 +1,20 @@
 """The part of a long tool output that the compressor reads.
 
 The compressor analyses an output line by line, and its working set is several times
-the text it reads (a Python string per line, marks per line). So an output longer than
-:data:`WHOLE_CHARS` is read through a view of at most a :data:`VIEW_SHARE` of its
-length, and never more than :data:`COMPRESS_WINDOW_CHARS`: its head, its tail, and up
-to :data:`MIDDLE_FAILURE_LINES` lines of the middle that mention a failure. The view is
-built from slices, and the middle is scanned once, a chunk at a time, so memory stays a
-fraction of the output and time stays linear whatever a tool prints. The artifact keeps
-every character.
+the text it reads: a Python string per line and marks per line, so short lines cost
+the most. So an output longer than :data:`WHOLE_CHARS` is read through a view of at most
+a :data:`VIEW_SHARE` of its length, never more than :data:`COMPRESS_WINDOW_CHARS`, and of
+at most one line per :data:`VIEW_CHARS_PER_LINE` characters of that: its head, its tail,
+and up to :data:`MIDDLE_FAILURE_LINES` lines of the middle that mention a failure. The
+view is built from slices, and the middle is scanned once, a chunk at a time, so memory
+stays a fraction of the output and time stays linear whatever a tool prints. The
+artifact keeps every character.
 """
 
 from __future__ import annotations
 
 import re
+
 from contextwright.pressure.cap import MARKER_PREFIX, MARKER_SUFFIX, MARKER_TEMPLATE
 
 WHOLE_CHARS = 256_000
@@ -20,7 +22,9 @@ WHOLE_CHARS = 256_000
 VIEW_SHARE = 0.1
 """A longer output is compressed from a view of at most this share of its characters..."""
 COMPRESS_WINDOW_CHARS = 1_000_000
-"""...and of at most this many characters (head and tail; the middle's failure lines come on top)."""
+"""...and of at most this many characters (head and tail; the middle's failure lines come on top)..."""
+VIEW_CHARS_PER_LINE = 100
+"""...and of at most one line per this many of those characters (a line costs more than its text)."""
 MIDDLE_FAILURE_LINES = 200
 """At most this many lines from the middle of a long output that mention a failure are kept..."""
 MIDDLE_SHARE = 0.25
@@ -45,8 +49,11 @@ def bounded_view(output: str, *, ref: str) -> str:
     if window >= len(output):
         return output
     half = window // 2
+    half_lines = max(1, window // VIEW_CHARS_PER_LINE // 2)
     head_end = output.rfind("\n", 0, half) + 1 or half
+    head_end = min(head_end, _after_lines(output, half_lines, head_end))
     tail_start = output.find("\n", len(output) - half) + 1 or len(output) - half
+    tail_start = max(tail_start, _before_lines(output, half_lines, tail_start))
     failures = _middle_failure_lines(output, head_end, tail_start, max_chars=int(window * MIDDLE_SHARE))
     marker = MARKER_TEMPLATE.format(
         omitted=tail_start - head_end,
@@ -61,6 +68,28 @@ def bounded_view(output: str, *, ref: str) -> str:
         parts += [line + "\n" for line in failures]
     parts.append(output[tail_start:])
     return "".join(parts)
+
+
+def _after_lines(text: str, count: int, stop: int) -> int:
+    """Where the line after the first ``count`` lines of ``text`` starts (``stop`` if that is sooner)."""
+    position = 0
+    for _ in range(count):
+        position = text.find("\n", position, stop) + 1
+        if not position:
+            return stop
+    return position
+
+
+def _before_lines(text: str, count: int, start: int) -> int:
+    """Where the last ``count`` lines of ``text`` start (``start`` if that is later)."""
+    end = len(text) - 1 if text.endswith("\n") else len(text)  # the final newline ends the last line
+    begin = len(text)
+    for _ in range(count):
+        found = text.rfind("\n", start, end)
+        if found < 0:
+            return start
+        begin, end = found + 1, found
+    return begin
 
 
 def _middle_failure_lines(output: str, start: int, end: int, *, max_chars: int) -> list[str]:
