@@ -18,7 +18,8 @@ import re
 from contextwright.pressure.cap import MARKER_PREFIX, MARKER_SUFFIX, MARKER_TEMPLATE
 
 WHOLE_CHARS = 256_000
-"""Outputs up to this many characters are compressed whole."""
+"""Outputs up to this many characters are compressed whole: the working set, several times
+the text, is then a few megabytes at most."""
 VIEW_SHARE = 0.1
 """A longer output is compressed from a view of at most this share of its characters..."""
 COMPRESS_WINDOW_CHARS = 1_000_000
@@ -114,8 +115,8 @@ def _middle_failure_lines(output: str, start: int, end: int, *, max_chars: int) 
 class _FailureScanner:
     """Finds the next failure word (any case) in ``text[:end]``, one lowered chunk at a time.
 
-    ``str.find`` on lowered ASCII is many times faster than a case-blind regex; a chunk
-    that is not ASCII (lowering may change its length) is searched with the regex.
+    ``str.find`` on lowered text is many times faster than a case-blind regex; a chunk
+    whose length lowering changes is searched with the regex.
     """
 
     def __init__(self, text: str, end: int) -> None:
@@ -141,7 +142,9 @@ class _FailureScanner:
         self.chunk_stop = min(position + _SCAN_CHUNK_CHARS, self.end)
         # The piece reaches a word's length past the chunk, so a word across the seam is found.
         piece = self.text[position : min(self.chunk_stop + _LONGEST_WORD - 1, self.end)]
-        self.low = piece.lower() if piece.isascii() else None
+        low = piece.lower()
+        # Lowering keeps offsets unless a character expands ("İ" → "i̇"); then the regex reads the chunk.
+        self.low = low if len(low) == len(piece) else None
         self.upcoming = dict.fromkeys(_FAILURE_WORDS, -1)
 
     def _in_chunk(self, position: int) -> int:
