@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
+
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.pressure.cap import MARKER_RE
-from contextwright.pressure.tool_output import COMPRESS_WINDOW_CHARS, bounded_view
+from contextwright.pressure.output_view import (
+    _SCAN_CHUNK_CHARS,
+    COMPRESS_WINDOW_CHARS,
+    VIEW_CHARS_PER_LINE,
+    bounded_view,
+    view_chars,
+)
 from contextwright.testing.fakes import open_session
 
 REF = "sha256:" + "ab" * 32
@@ -58,3 +66,33 @@ def test_a_20_mb_tool_result_peaks_under_three_times_its_size():
     assert peak <= 3 * len(output), f"peak {peak / len(output):.1f}× the output"
     assert "test_refund FAILED" in event.payload.output
     assert session.log.get_artifact(event.payload.artifact.ref) == output
+
+
+def test_a_view_of_short_lines_is_bounded_by_lines_too():
+    # A line costs the compressor more than its text: a view of tiny lines keeps fewer of them.
+    text = "x\n" * 1_000_000
+    view = bounded_view(text, ref=REF)
+    assert view.count("\n") <= view_chars(len(text)) // VIEW_CHARS_PER_LINE + 2
+    assert view.startswith("x\nx\n") and view.endswith("x\nx\n")
+
+
+@pytest.mark.parametrize("word", ["ERROR", "Fail", "exception", "TraceBack", "panic", "FATAL"])
+def test_the_middle_scan_finds_a_failure_word_in_any_case_across_a_chunk_seam(word):
+    # The middle is scanned a chunk at a time from where the head ends: put the word across the first seam.
+    text = ("." * 99 + "\n") * 40_000
+    found = MARKER_RE.match(next(line for line in bounded_view(text, ref=REF).splitlines() if MARKER_RE.match(line)))
+    assert found is not None
+    seam = int(found["first"]) - 1 + _SCAN_CHUNK_CHARS
+    for start in (seam - len(word) + 1, seam - 1):
+        marked = text[:start] + word + text[start + len(word) :]
+        assert word in bounded_view(marked, ref=REF)
+
+
+def test_the_middle_scan_reads_non_ascii_chunks_with_the_same_rule():
+    # Lowering "İ" changes a length, so such a chunk is searched case-blind by the regex.
+    filler = "İ" * 99 + "\n"
+    text = filler * 40_000
+    cut = len(text) // 2
+    text = text[:cut] + "\nKaboom: Fatal signal\n" + text[cut:]
+    view = bounded_view(text, ref=REF)
+    assert "Kaboom: Fatal signal" in view

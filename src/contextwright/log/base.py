@@ -346,7 +346,7 @@ def validate_session_id(session_id: object) -> None:
         raise InvalidSessionId(session_id, "must be printable, without surrounding whitespace")
 
 
-_HASH_CHUNK_CHARS = 1 << 20
+_HASH_CHUNK_CHARS = 1 << 16
 
 
 def artifact_ref(content: str) -> str:

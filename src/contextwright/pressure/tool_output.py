@@ -1,10 +1,10 @@
 """What happens to a tool's output on its way into the context.
 
 1. The full text is stored as an artifact (content-addressed, never deleted).
-2. A per-kind compressor removes noise, keeping every failure line verbatim. An
-   output longer than :data:`COMPRESS_WINDOW_CHARS` is first cut to a bounded view
-   (its head, its tail, and up to :data:`MIDDLE_FAILURE_LINES` lines of the middle
-   that mention a failure), so memory and time stay bounded whatever a tool prints.
+2. A per-kind compressor removes noise, keeping every failure line verbatim. A
+   long output is first cut to a bounded view (its head, its tail, and the lines of
+   the middle that mention a failure; :mod:`~contextwright.pressure.output_view`), so
+   memory stays a fraction of the output and time stays linear whatever a tool prints.
 3. The result is capped: bounded head + a fixed omission marker naming the
    artifact + bounded tail, so both ends survive.
 
@@ -15,14 +15,14 @@ original trust level.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from contextwright.errors import UsageError
 from contextwright.events.catalog import ArtifactPointer
-from contextwright.pressure.cap import DEFAULT_MAX_CHARS, MARKER_PREFIX, MARKER_SUFFIX, MARKER_TEMPLATE, cap_output
+from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
 from contextwright.pressure.compressors import auto_budget, compress, detect_kind
+from contextwright.pressure.output_view import bounded_view
 
 READ_TOOL_NAME = "context_read_artifact"
 READ_TOOL_DESCRIPTION = (
@@ -41,12 +41,6 @@ READ_TOOL_SCHEMA = {
     },
 }
 READ_MAX_CHARS = 20_000
-COMPRESS_WINDOW_CHARS = 1_000_000
-"""Outputs longer than this are compressed from a bounded view of them (the artifact keeps all)."""
-MIDDLE_FAILURE_LINES = 200
-"""At most this many lines from the middle of a very long output that mention a failure are kept."""
-_MIDDLE_LINE_CHARS = 500
-_FAILURE_WORD = re.compile(r"error|fail|exception|traceback|panic|fatal", re.IGNORECASE)
 _NOT_COMMAND_OUTPUT = frozenset({"generic", "json"})
 
 
@@ -112,40 +106,6 @@ def prepare_output(
     capped = cap_output(text, max_chars=policy.max_chars, pointer=ref)
     pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(output), kind=kind)  # type: ignore[arg-type]  # a compressor's kind is one of the pointer's kinds
     return PreparedOutput(text=capped.text, pointer=pointer, kind=kind, changed=capped.text != output)
-
-
-def bounded_view(output: str, *, ref: str, window: int = COMPRESS_WINDOW_CHARS) -> str:
-    """``output`` itself if it fits ``window``; else its head, the failure lines of its middle, and its tail.
-
-    Slices only: the view costs about ``window`` characters of memory and one linear scan
-    of the middle, so a 50 MB output is handled in the memory of a 1 MB one.
-    """
-    if len(output) <= window:
-        return output
-    half = window // 2
-    head_end = output.rfind("\n", 0, half) + 1 or half
-    tail_start = output.find("\n", len(output) - half) + 1 or len(output) - half
-    failures: list[str] = []
-    position = head_end
-    while len(failures) < MIDDLE_FAILURE_LINES:
-        found = _FAILURE_WORD.search(output, position, tail_start)
-        if found is None:
-            break
-        start = output.rfind("\n", head_end, found.start()) + 1 or head_end
-        end = output.find("\n", found.end(), tail_start)
-        end = tail_start if end < 0 else end
-        failures.append(output[start : min(end, start + _MIDDLE_LINE_CHARS)])
-        position = end + 1
-    omitted = tail_start - head_end
-    marker = MARKER_TEMPLATE.format(
-        omitted=omitted, first=head_end + 1, last=tail_start, total=len(output), ref=f"; full output: {ref}"
-    )
-    parts = [output[:head_end], marker, "\n"]
-    if failures:
-        parts += [f"{MARKER_PREFIX}{len(failures)} lines of the omitted part mention a failure{MARKER_SUFFIX}\n"]
-        parts += [line + "\n" for line in failures]
-    parts.append(output[tail_start:])
-    return "".join(parts)
 
 
 def read_slice(content: str, arguments: Mapping[str, object]) -> str:

@@ -25,6 +25,7 @@ from contextwright.events.catalog import (
     WorkingStateUpdated,
 )
 from contextwright.events.envelope import Event
+from contextwright.log.base import artifact_ref
 from contextwright.planner import PlanDecision
 from contextwright.policy.tools import ToolPolicy, denial_for
 from contextwright.pressure.tool_output import (
@@ -223,8 +224,10 @@ class ToolCalls:
         failed = is_error if is_error is not None else (exit_code not in (None, 0))
         if not isinstance(output, str):
             raise UsageError(f"tool output must be text, not {type(output).__name__}")
-        # The original goes to the artifact store first; the model sees a bounded view of it.
-        ref = self.core.log.put_artifact(output, kind="tool_output")
+        # The original is stored whole under its content address; the model sees a bounded view of it.
+        # The view is made before the store copies the original, so the compressor's working set
+        # and the store's copies of a huge output are never alive at once.
+        ref = artifact_ref(output)
         prepared = prepare_output(
             output,
             ref=ref,
@@ -233,6 +236,7 @@ class ToolCalls:
             policy=self._output_policy(call.name),
             count_tokens=self.core.count,
         )
+        self.core.log.put_artifact(output, kind="tool_output")
         result = ToolResult(
             call_id=call_id,
             tool_name=call.name,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from array import array
 from collections.abc import Sequence
 
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NORMAL, Marks
@@ -184,25 +185,34 @@ def is_summary_line(line: str) -> bool:
     return _SUMMARY.search(line) is not None or _VERDICT.search(line) is not None
 
 
-def _hinted(lines: Sequence[str]) -> set[int]:
-    # Scans of the whole text (str.find, and regexes that start with a fixed character)
-    # find the few lines worth the line regexes; per-line searches cost more in call
-    # overhead than these scans on long outputs.
-    # Lowered line by line: lowering can change a line's length ("İ"), so offsets are
-    # taken from the lowered lines themselves.
-    lowered = [line.lower() for line in lines]
-    starts = list(itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
-    low = "\n".join(lowered)
-    positions: list[int] = [0]  # the first line has no newline before it for the patterns
+def _hinted(lines: Sequence[str]) -> bytearray:
+    # One flag per line: whether any hint occurs in it. Scans of the whole lowered text
+    # (str.find, and regexes that start with a fixed character) find the few lines worth
+    # the line regexes; per-line searches cost more in call overhead than these scans on
+    # long outputs. Line starts are kept in an array, and the text is lowered once,
+    # whole: no per-line copies, so the working set stays about one text long.
+    flags = bytearray(len(lines))
+    if not lines:
+        return flags
+    flags[0] = 1  # the first line has no newline before it for the patterns
+    low = "\n".join(lines).lower()
+    lowered: Sequence[str] = lines
+    if len(low) != sum(map(len, lines)) + len(lines) - 1:
+        # Lowering changed a length ("İ"): take the offsets from the lowered lines themselves.
+        lowered = [line.lower() for line in lines]
+    starts = array("q", itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
+    del lowered
+    last = len(lines) - 1
     for hint in _WORD_HINTS:
         position = low.find(hint)
         while position != -1:
-            positions.append(position)
             line = bisect.bisect_right(starts, position) - 1
-            position = low.find(hint, starts[line + 1]) if line + 1 < len(lines) else -1
+            flags[line] = 1
+            position = low.find(hint, starts[line + 1]) if line < last else -1
     for pattern in _PATTERN_HINTS:
-        positions.extend(match.start() + 1 for match in pattern.finditer(low))
-    return {bisect.bisect_right(starts, position) - 1 for position in positions}
+        for match in pattern.finditer(low):
+            flags[bisect.bisect_right(starts, match.start() + 1) - 1] = 1
+    return flags
 
 
 def _own_location(line: str) -> bool:
@@ -259,7 +269,7 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
             continue
-        hint = index in hinted
+        hint = hinted[index] == 1
         if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
             marks.must(index)
             _protect_listed_items(lines, marks, index)

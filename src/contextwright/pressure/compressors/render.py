@@ -46,6 +46,7 @@ class Rendered:
 
 
 _STAMP = re.compile(r"^[\d:.,/\-+TZ\[\]()]+$")
+_DIGITS = re.compile(r"[0-9a-f]{7,}|\d+")
 
 
 def _shape(line: str) -> str:
@@ -53,7 +54,7 @@ def _shape(line: str) -> str:
     words = line.split()
     while words and _STAMP.match(words[0]):
         words.pop(0)
-    return re.sub(r"[0-9a-f]{7,}|\d+", "0", " ".join(words[:2]))[:48]
+    return _DIGITS.sub("0", " ".join(words[:2]))[:48]
 
 
 def _is_blank(line: str) -> bool:
@@ -177,15 +178,21 @@ def _collapse_runs(stage: _Stage, run_min: int, shape_labels: bool, run_labels: 
 
     order = stage.shown()
     start = 0
+    group = group_of(order[0]) if order else ""
     while start < len(order):
-        group = group_of(order[start])
+        # Each line's group is computed once: the line that ends a run starts the next.
         end = start + 1
-        while end < len(order) and group and group_of(order[end]) == group:
+        following = ""
+        while end < len(order):
+            following = group_of(order[end])
+            if not group or following != group:
+                break
             end += 1
         if group and end - start >= run_min:
+            alike = f"lines like '{group}'"  # one string per run, not one per hidden line
             for index in order[start + _RUN_KEEP_HEAD : end - _RUN_KEEP_TAIL]:
-                stage.hide(index, marks.labels[index] or f"lines like '{group}'")
-        start = end
+                stage.hide(index, marks.labels[index] or alike)
+        start, group = end, following
 
 
 def _coalesce(stage: _Stage) -> None:
@@ -407,11 +414,12 @@ def render(
     if budget is None:
         return _render(stage, list(stage.visible), pointer)
 
-    costs: dict[int, int] = {}
+    # Costs are memoised in a list (0: not yet counted): a dict would cost a hundred bytes a line.
+    costs = [0] * len(lines)
 
     def cost(index: int) -> int:
-        value = costs.get(index)
-        if value is None:
+        value = costs[index]
+        if not value:
             value = costs[index] = count_tokens(lines[index]) + 1
         return value
 
