@@ -75,3 +75,14 @@ def test_exit_code_alone_marks_the_run_failed():
     text, _ = samples.pip_install(packages=20)
     assert not compress(text).failed
     assert compress(text, exit_code=2).failed
+
+
+@pytest.mark.parametrize("budget", [None, 500, 50])
+def test_a_verbose_pytest_listing_without_its_header_keeps_its_one_failure(budget):
+    # Cut from its header and summary, `path::test PASSED` lines once read as grep matches
+    # and the single FAILED line among them was folded away with the passes.
+    lines = [f"tests/test_mod{i // 20}.py::test_case_{i} PASSED" for i in range(3000)]
+    lines[1700] = "tests/test_mod85.py::test_case_1700 FAILED"
+    result = compress("\n".join(lines) + "\n", budget_tokens=budget)
+    assert result.kind == "pytest"
+    assert "tests/test_mod85.py::test_case_1700 FAILED" in result.text.splitlines()

@@ -92,6 +92,8 @@ def _pytest(s: Sequence[str]) -> bool:
         _count(s, r"=+ test session starts =+|short test summary info|^collected \d+ items?") > 0
         or _count(s, r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s.* =+$") > 0
         or _count(s, r"^(?:FAILED|ERROR) \S+\.py::") > 0
+        # A verbose listing cut from its header and summary (``path::test PASSED``).
+        or _share(s, r"^\S+::\S.* (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b") >= 0.5
     )
 
 
