@@ -30,7 +30,7 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
 def print_comparison(rows: list[dict[str, Any]], *, window: int, what: str) -> None:
     """Print :func:`comparison_json` rows with the report's headings and cell forms (never cut)."""
     columns = [c for c in COMPARISON_COLUMNS if any(c in row for row in rows)]
-    counting = {row.get("counting") for row in rows} - {None}
+    counting = {str(row["counting"]) for row in rows if row.get("counting")}
     counted = f", tokens counted with {', '.join(sorted(counting))} for every strategy" if counting else ""
     headers = [COMPARISON_COLUMNS[c] for c in columns]
     print_rows(
