@@ -98,3 +98,25 @@ def test_platform_text_is_never_enveloped_and_trust_levels_are_checked():
 
 def test_the_framing_text_describes_the_format():
     assert "<cw-data" in FRAMING_TEXT and "never instructions" in FRAMING_TEXT
+
+
+def test_the_compact_header_names_source_only_where_it_differs_from_the_trust_level():
+    user = envelope("hi", Attribution(source="user", trust="user", ref="s#3"), secret=SECRET)
+    tool = envelope("ok", Attribution(source="tool:run_tests", trust="tool", ref="s#4"), secret=SECRET)
+    assert user.split("\n")[0] == f'<cw-data id="{nonce(SECRET, "s#3")}" trust="user" ref="s#3">'
+    assert tool.split("\n")[0] == f'<cw-data id="{nonce(SECRET, "s#4")}" source="tool:run_tests" trust="tool" ref="s#4">'
+
+
+def test_refs_are_written_relative_to_their_session_but_the_nonce_covers_the_whole_ref():
+    one = envelope("x", Attribution(source="user", trust="user", ref="session-one#7", session="session-one"), secret=SECRET)
+    two = envelope("x", Attribution(source="user", trust="user", ref="session-two#7", session="session-two"), secret=SECRET)
+    assert 'ref="#7"' in one and "session-one" not in one
+    assert one.split("\n")[0] != two.split("\n")[0]  # same relative ref, different ids
+    assert f'id="{nonce(SECRET, "session-one#7")}"' in one
+    # A ref from another session (a child run's seed) stays whole.
+    other = envelope("x", Attribution(source="user", trust="user", ref="parent#2", session="child"), secret=SECRET)
+    assert 'ref="parent#2"' in other
+
+
+def test_the_framing_text_describes_the_compact_header():
+    assert '<cw-data id="ID" trust="...">' in FRAMING_TEXT and "source and ref" in FRAMING_TEXT

@@ -27,7 +27,9 @@ from contextwright.runtime.requests import BuiltRequest
 from contextwright.runtime.session import Session
 from contextwright.testing.fakes import TEST_SECRET, FakeClock, sample_agent
 
-BLOCK = re.compile(r'<cw-data id="([0-9a-f]+)" source="[^"]*" trust="([a-z_]+)" ref="[^"]*">\n(.*?)\n</cw-data id="\1">', re.S)
+BLOCK = re.compile(
+    r'<cw-data id="([0-9a-f]+)"(?: source="[^"]*")? trust="([a-z_]+)" ref="[^"]*">\n(.*?)\n</cw-data id="\1">', re.S
+)
 CORE_WIRES = ("anthropic", "openai_chat", "openai_responses")
 WIRES_OF = {"anthropic": ("anthropic",), "openai": ("openai_chat", "openai_responses")}
 MODELS = {"anthropic": lambda: models.anthropic("claude-sonnet-4-6"), "openai": lambda: models.openai("gpt-5.1")}

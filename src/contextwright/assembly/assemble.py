@@ -162,7 +162,8 @@ class _Assembler:
     def wrap(self, text: str, *, source: str, trust: str, ref: str) -> str:
         if trust == "platform":
             return text
-        return envelope(text, Attribution(source=source, trust=trust, ref=ref), secret=self.secret)
+        attribution = Attribution(source=source, trust=trust, ref=ref, session=self.plan.session_id)
+        return envelope(text, attribution, secret=self.secret)
 
     def layer(self, seq: int) -> str:
         return "live" if seq >= self.surface.seed_seq else "stage_local"

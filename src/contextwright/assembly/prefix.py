@@ -97,7 +97,9 @@ def render_memory(snapshot: MemorySnapshot, *, session_id: str, secret: bytes) -
         blocks.append(
             envelope(
                 fact.text,
-                Attribution(source=f"memory:{fact.id}", trust=fact.trust, ref=f"{session_id}/memory/{fact.id}"),
+                Attribution(
+                    source=f"memory:{fact.id}", trust=fact.trust, ref=f"{session_id}/memory/{fact.id}", session=session_id
+                ),
                 secret=secret,
             )
         )

@@ -21,6 +21,7 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
             "peak_request_tokens": row.peak_request_tokens,
             "overflows": row.overflows,
             "task_visible": None if row.task_visible is None else round(row.task_visible, 4),
+            "counting": row.counting,
         }
         for row in rows
     ]
@@ -29,10 +30,12 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
 def print_comparison(rows: list[dict[str, Any]], *, window: int, what: str) -> None:
     """Print :func:`comparison_json` rows with the report's headings and cell forms (never cut)."""
     columns = [c for c in COMPARISON_COLUMNS if any(c in row for row in rows)]
+    counting = {str(row["counting"]) for row in rows if row.get("counting")}
+    counted = f", tokens counted with {', '.join(sorted(counting))} for every strategy" if counting else ""
     headers = [COMPARISON_COLUMNS[c] for c in columns]
     print_rows(
         headers,
         [[comparison_cell(c, row.get(c)) for c in columns] for row in rows],
-        title=f"{what} under common strategies ({window:,}-token window, offline cache simulation)",
+        title=f"{what} under common strategies ({window:,}-token window, offline cache simulation{counted})",
         numeric=headers[1:],
     )

@@ -34,10 +34,17 @@ DEMO_START = "2026-03-01T23:35:00+00:00"
 SESSION_ID = "demo-ticket-4711"
 DEMO_MARK = "contextwright.demo"
 """Store setting that marks a store the demo made (the only kind of file ``demo --db`` replaces)."""
-COUNTER_NOTE = (
-    "simulated usage: every request body priced by the offline Anthropic/OpenAI cache simulator, "
-    "tokens counted by one shared counter (the engine's estimator over each block's canonical JSON)"
-)
+
+
+def counter_note(counter: TokenCounter) -> str:
+    """How the demo's figures were counted, stated with them."""
+    how = "exact o200k counts of what the model reads" if counter.counting == "o200k" else "the engine's heuristic estimator"
+    return (
+        "simulated usage: every request body priced by the offline Anthropic/OpenAI cache simulator, "
+        f"tokens of every strategy counted by one shared counter ({how})"
+    )
+
+
 PLOTS_HINT = 'plots need matplotlib: pip install "contextwright[report]"'
 
 
@@ -162,7 +169,7 @@ def run_demo(
             "epochs": stats.epochs,
             "prefix_hashes_per_epoch": {str(k): v for k, v in sorted(stats.prefix_hashes_by_epoch.items())},
             "orphaned_tool_pairs": orphans,
-            "counter": COUNTER_NOTE,
+            "counter": counter_note(counter),
             "peak_request_tokens": peak,
             "peak_estimated_tokens": stats.peak_request_tokens,
             "cache_read_share": None if stats.cache_read_share is None else round(stats.cache_read_share, 4),
@@ -205,7 +212,7 @@ def run_demo(
         engine.close()
     if not quiet:
         console.print(_table(summary))
-        console.print(f"Counter: {COUNTER_NOTE}.", highlight=False)
+        console.print(f"Counter: {counter_note(counter)}.", highlight=False)
         if "comparison" in summary:
             print_comparison(summary["comparison"], window=window, what="The demo session")
         else:

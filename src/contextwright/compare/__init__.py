@@ -12,6 +12,7 @@ See :mod:`contextwright.compare.strategies` for the strategies and what is measu
 
 from contextwright.compare.strategies import (
     CEILING,
+    COUNTINGS,
     DEFAULT_MODEL,
     STRATEGIES,
     SentRequest,
@@ -23,11 +24,13 @@ from contextwright.compare.strategies import (
     compare_transcript,
     compare_windows,
     comparison_rows,
+    exact_counting_available,
 )
 from contextwright.compare.timeline import MODEL_CALL_PACE, ModelCall, Timeline, timeline_of
 
 __all__ = [
     "CEILING",
+    "COUNTINGS",
     "DEFAULT_MODEL",
     "MODEL_CALL_PACE",
     "STRATEGIES",
@@ -42,5 +45,6 @@ __all__ = [
     "compare_transcript",
     "compare_windows",
     "comparison_rows",
+    "exact_counting_available",
     "timeline_of",
 ]

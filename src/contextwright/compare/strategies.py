@@ -47,13 +47,17 @@ output reserve``, plus, for Contextwright, model calls it could not build at all
 and ``task_visible``, the share of requests after the task was stated that carry
 the task text verbatim.
 
-Token counting: every block of every body is counted by one shared counter, the
-engine's own :class:`~contextwright.budget.estimator.HeuristicEstimator` for the
-compared model applied to the block's canonical JSON (the simulator's convention).
-Claude has no public tokenizer; this estimator is the one the engine budgets with,
-so "fits the window" means the same thing for the engine and for the baselines, and
-all strategies are compared like for like. It over-counts somewhat (JSON syntax,
-a conservative fit), which shifts every strategy the same way.
+Token counting: every block of every body, the engine's and the baselines' alike, is
+counted by one shared :class:`TokenCounter`. By default it is exact: the o200k encoding
+(tiktoken, the ``tiktoken`` extra) applied to what the model reads of the block, that
+is each string in it as written (not JSON-escaped) plus the block's JSON skeleton
+with the strings emptied. Claude has no public tokenizer; o200k is the closest public
+one, and the same counter for every strategy is what makes the comparison fair.
+``counting="heuristic"`` counts with the engine's own
+:class:`~contextwright.budget.estimator.HeuristicEstimator` instead (the only choice
+when tiktoken is not installed); it over-counts, and not by the same share for every
+strategy, so its figures are for a quick look only. :attr:`TokenCounter.counting`
+names the counter, and every report states it.
 
 Overflowing requests of keep-all strategies are still simulated as if the provider
 accepted them, so their cost shows what keeping everything would cost.
@@ -61,11 +65,13 @@ accepted them, so their cost shows what keeping everything would cost.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
@@ -83,6 +89,7 @@ from contextwright.runtime.engine import Engine
 
 __all__ = [
     "CEILING",
+    "COUNTINGS",
     "DEFAULT_MODEL",
     "STRATEGIES",
     "SUMMARY_AT",
@@ -92,7 +99,9 @@ __all__ = [
     "StrategyResult",
     "StrategyRow",
     "TokenCounter",
+    "Counting",
     "aggregate",
+    "exact_counting_available",
     "compare",
     "compare_transcript",
     "compare_windows",
@@ -125,27 +134,68 @@ LEAD_IN: Final = "(The conversation so far continues below.)"
 
 _MARK: Final[Mapping[str, str]] = {"type": "ephemeral"}
 
+Counting = Literal["o200k", "heuristic"]
+"""How a comparison counts tokens: exactly with o200k, or with the engine's heuristic estimator."""
+COUNTINGS: Final[tuple[str, ...]] = ("o200k", "heuristic")
+
 
 class TokenCounter:
     """Tokens of one text for the compared model, shared by every strategy of a comparison."""
 
-    def __init__(self, model_id: str = DEFAULT_MODEL) -> None:
-        """Count with the engine's heuristic estimator for ``model_id``."""
+    def __init__(self, model_id: str = DEFAULT_MODEL, *, counting: Counting | None = None) -> None:
+        """Count exactly with o200k (the default when tiktoken is installed) or with the heuristic."""
         self.model_id = model_id
-        self._estimator = HeuristicEstimator(memo_size=0)
+        self.counting: Counting = counting or ("o200k" if exact_counting_available() else "heuristic")
+        if self.counting == "o200k":
+            from contextwright.budget.tokenizers import exact_token_counter
+
+            self._count = exact_token_counter("o200k_base")
+        elif self.counting == "heuristic":
+            estimator = HeuristicEstimator(memo_size=0)
+            self._count = lambda text: estimator.estimate(text, model=model_id)
+        else:
+            raise UsageError(f"unknown token counting {self.counting!r}; choose from {', '.join(COUNTINGS)}")
         # Memoized by text: the simulator counts the same blocks on every request.
         self._memo: dict[str, int] = {}
 
     def __call__(self, text: str) -> int:
-        """The token count of ``text``."""
+        """The token count of ``text`` (a block's canonical JSON, as the simulator passes it)."""
         count = self._memo.get(text)
         if count is None:
-            count = self._memo[text] = self._estimator.estimate(text, model=self.model_id)
+            count = self._memo[text] = self._count_block(text) if self.counting == "o200k" else self._count(text)
         return count
 
     def block(self, block: Mapping[str, Any]) -> int:
         """Tokens of one content block, exactly as the simulator counts it."""
         return self(canonical_json({k: v for k, v in block.items() if k != "cache_control"}))
+
+    def _count_block(self, text: str) -> int:
+        # The model reads a block's strings as written; JSON escaping (quotes, newlines) is
+        # wire syntax, and counting it would charge text full of quotes more than plain text.
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return self._count(text)
+        strings: list[str] = []
+        skeleton = _hollow(value, strings)
+        return self._count(canonical_json(skeleton)) + sum(self._count(s) for s in strings)
+
+
+def exact_counting_available() -> bool:
+    """True when the exact o200k counter can run here (the ``tiktoken`` extra is installed)."""
+    return importlib.util.find_spec("tiktoken") is not None and importlib.util.find_spec("bpe_openai") is not None
+
+
+def _hollow(value: Any, strings: list[str]) -> Any:
+    """``value`` with every string value emptied (collected into ``strings``); keys are kept."""
+    if isinstance(value, str):
+        strings.append(value)
+        return ""
+    if isinstance(value, dict):
+        return {k: _hollow(v, strings) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hollow(v, strings) for v in value]
+    return value
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -174,6 +224,8 @@ class StrategyResult:
     """Requests after the task was stated."""
     task_seen: int = 0
     """Of those, requests that carry the task verbatim."""
+    counting: str = "o200k"
+    """The token counter every strategy was counted with (:data:`COUNTINGS`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -204,6 +256,8 @@ class StrategyRow:
     """Requests after the task was stated."""
     task_seen: int = 0
     """Of those, requests that carry the task verbatim."""
+    counting: str = "o200k"
+    """The token counter every strategy was counted with (:data:`COUNTINGS`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -309,7 +363,7 @@ def compare_windows(
                 simulated, unbuilt = _simulate(run, counter), run.unbuilt
             # The ceiling has no window: it shows the best case, not a deployable strategy.
             over = 0 if name == CEILING else sum(1 for total in simulated.totals if total > limit)
-            results[name] = _result(name, simulated, overflows=over + unbuilt)
+            results[name] = replace(_result(name, simulated, overflows=over + unbuilt), counting=counter.counting)
         ceiling = results[CEILING].input_cost
         out[window] = tuple(
             replace(r, relative_input_cost=float(r.input_cost / ceiling) if ceiling else None)
@@ -335,6 +389,7 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
                     "over": 0,
                     "checks": 0,
                     "seen": 0,
+                    "counting": r.counting,
                 },
             )
             t["transcripts"] += 1
@@ -345,6 +400,8 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
             t["over"] += r.overflows
             t["checks"] += r.task_checks
             t["seen"] += r.task_seen
+            if t["counting"] != r.counting:
+                raise UsageError(f"results counted with {t['counting']} and {r.counting} cannot be summed")
     ceiling = totals.get(CEILING, {}).get("cost")
     rows = []
     for name in sorted(totals, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES)):
@@ -363,14 +420,23 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
                 usage=t["usage"],
                 task_checks=t["checks"],
                 task_seen=t["seen"],
+                counting=t["counting"],
             )
         )
     return rows
 
 
-def compare(transcripts: Iterable[Transcript], *, window: int, model_id: str = DEFAULT_MODEL, seed: int = 0) -> list[StrategyRow]:
-    """Every strategy on every transcript at ``window``, aggregated per strategy."""
-    return aggregate(compare_transcript(t, window=window, model_id=model_id, seed=seed) for t in transcripts)
+def compare(
+    transcripts: Iterable[Transcript],
+    *,
+    window: int,
+    model_id: str = DEFAULT_MODEL,
+    seed: int = 0,
+    counter: TokenCounter | None = None,
+) -> list[StrategyRow]:
+    """Every strategy on every transcript at ``window``, aggregated per strategy, with one counter."""
+    counter = counter or TokenCounter(model_id)
+    return aggregate(compare_transcript(t, window=window, model_id=model_id, seed=seed, counter=counter) for t in transcripts)
 
 
 def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[str, Any]]:

@@ -118,35 +118,34 @@ class WorkingState:
         return "\n".join(lines)
 
 
+# Sent with every request: worded for the model and no longer than it needs. apply_update
+# refuses unknown fields and bad values itself, so the schema carries types only.
 UPDATE_TOOL_DESCRIPTION = (
-    "Update your working state: the constraints you must respect, your task list, facts you have "
-    "established, open questions and your next action. It is shown to you on every turn. Send only "
-    "the changes. Constraints can be added but not removed."
+    "Update your working state (constraints, tasks, facts, open questions, next action), shown to you "
+    "every turn. Send only changes; constraints cannot be removed; tasks are matched by id."
 )
 
+_STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
 UPDATE_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "additionalProperties": False,
     "properties": {
-        "add_constraints": {"type": "array", "items": {"type": "string"}, "description": "Constraints to add."},
+        "add_constraints": _STRINGS,
         "upsert_tasks": {
             "type": "array",
-            "description": "Tasks to add or update, matched by id.",
             "items": {
                 "type": "object",
-                "additionalProperties": False,
                 "required": ["id"],
                 "properties": {
                     "id": {"type": "string"},
                     "title": {"type": "string"},
-                    "status": {"type": "string", "enum": list(TASK_STATUSES)},
+                    "status": {"enum": list(TASK_STATUSES)},
                 },
             },
         },
-        "add_facts": {"type": "array", "items": {"type": "string"}},
-        "remove_facts": {"type": "array", "items": {"type": "string"}},
-        "add_open_questions": {"type": "array", "items": {"type": "string"}},
-        "resolve_open_questions": {"type": "array", "items": {"type": "string"}},
+        "add_facts": _STRINGS,
+        "remove_facts": _STRINGS,
+        "add_open_questions": _STRINGS,
+        "resolve_open_questions": _STRINGS,
         "next_action": {"type": ["string", "null"]},
     },
 }

@@ -25,19 +25,20 @@ from contextwright.pressure.compressors import auto_budget, compress, detect_kin
 from contextwright.pressure.output_view import bounded_view
 
 READ_TOOL_NAME = "context_read_artifact"
+# Sent with every request: worded for the model and no longer than it needs. The handler
+# checks every argument itself, so the schema carries types, not limits.
 READ_TOOL_DESCRIPTION = (
-    "Read the full text behind a pointer such as 'sha256:…' that replaced or shortened a tool output. "
-    "Returns numbered lines; page with start_line and max_lines, or filter with grep (a plain substring)."
+    "Read the full text behind a 'sha256:…' pointer that replaced or shortened a tool output, as numbered "
+    "lines: page with start_line and max_lines (defaults 1 and 200, at most 400) or filter with grep (a substring)."
 )
 READ_TOOL_SCHEMA = {
     "type": "object",
-    "additionalProperties": False,
     "required": ["ref"],
     "properties": {
-        "ref": {"type": "string", "description": "The pointer, 'sha256:' followed by 64 hex digits."},
-        "start_line": {"type": "integer", "minimum": 1, "description": "First line to return (default 1)."},
-        "max_lines": {"type": "integer", "minimum": 1, "maximum": 400, "description": "Lines to return (default 200)."},
-        "grep": {"type": "string", "description": "Only return lines containing this text."},
+        "ref": {"type": "string"},
+        "start_line": {"type": "integer"},
+        "max_lines": {"type": "integer"},
+        "grep": {"type": "string"},
     },
 }
 READ_MAX_CHARS = 20_000
