@@ -57,7 +57,9 @@ slot and could land on the volatile tail.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
@@ -70,7 +72,6 @@ from contextwright.assembly.request import (
     ToolDefinition,
     ToolResultPart,
 )
-from contextwright.canonical import canonical_json
 from contextwright.providers._render_common import RenderError, check_request, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
 from contextwright.providers.tool_names import wire_tool_name
@@ -140,14 +141,36 @@ class _Layout:
                     anchor = position
         return anchor
 
-    def signatures(self) -> list[str]:
-        """What each position contributes to the prefix hash (role and message opening included)."""
-        out = [canonical_json(["tools", tool]) for tool in self.tools]
-        out += [canonical_json(["system", block]) for block in self.system]
+    def positions(self) -> Iterator[list[Any]]:
+        """What each position contributes to the prefix hash (role and message opening included), in order."""
+        for tool in self.tools:
+            yield ["tools", tool]
+        for system in self.system:
+            yield ["system", system]
         for turn in self.turns:
             for index, block in enumerate(turn.blocks):
-                out.append(canonical_json(["messages", turn.role, index == 0, block.payload]))
-        return out
+                yield ["messages", turn.role, index == 0, block.payload]
+
+    def same_prefix(self, other: _Layout, upto: int) -> bool:
+        """True when positions ``0..upto`` would hash the same in both layouts (same canonical JSON)."""
+        mine = list(itertools.islice(self.positions(), upto + 1))
+        theirs = list(itertools.islice(other.positions(), upto + 1))
+        return len(mine) == len(theirs) and all(map(_same_json, mine, theirs))
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal canonical JSON, decided without encoding: equal types at every depth (1, 1.0 and True differ there)."""
+    if a is b:
+        return True
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(value, b[key]) for key, value in a.items())
+    if isinstance(a, float):
+        return repr(a) == repr(b)  # -0.0 == 0.0, yet they encode differently
+    return bool(a == b)
 
 
 def render(
@@ -299,7 +322,7 @@ def _lookback(
     stable_end = max((mark.position for mark in marks), default=-1)
     if target > stable_end:
         return None  # that block is not stable history here; a marker there could cache the tail
-    if layout.signatures()[: target + 1] != previous.signatures()[: target + 1]:
+    if not layout.same_prefix(previous, target):
         return None  # the prefix changed (compaction, epoch): the old entry cannot hit anyway
     # A breakpoint checks its own position and the lookback_blocks - 1 before it, and
     # only positions an earlier request wrote can hit

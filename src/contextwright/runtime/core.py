@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextwright.assembly.memo import RenderMemo
 from contextwright.budget.estimator import TokenEstimator, prefix_estimator
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Surface, fold
-from contextwright.derive.taint import EchoIndex
+from contextwright.derive.surface import Folder, Surface
 from contextwright.errors import SeqConflict, UsageError
 from contextwright.events.envelope import Event
 from contextwright.log.base import EventLog
@@ -66,8 +66,11 @@ class SessionCore:
         self.recall = recall
         self.events: list[Event] = []
         """The events read so far, in order (the log only grows)."""
-        self._surface_cache: tuple[int, Surface] | None = None
-        self._echo_index = EchoIndex()  # echo detection done once per event, not per fold
+        self._folder: Folder | None = None
+        self._folded = 0
+        """How many of :attr:`events` the folder has applied."""
+        self.render_memo = RenderMemo()
+        """What earlier builds rendered and encoded, reused for the entries that did not change."""
 
     @property
     def last_seq(self) -> int:
@@ -85,11 +88,20 @@ class SessionCore:
         self.events.extend(history)
 
     def surface(self) -> Surface:
-        """The surface of the events read so far, folded once per new event."""
-        cached = self._surface_cache
-        if cached is None or cached[0] != self.last_seq:
-            cached = self._surface_cache = (self.last_seq, fold(self.id, self.events, echo_index=self._echo_index))
-        return cached[1]
+        """The surface of the events read so far: each event is folded once, when it is first needed.
+
+        The events only grow (the log is append-only and read in seq order), so only the
+        ones after the last folded are applied. A fold that failed is started over from
+        the first event, which gives what a fresh process would get.
+        """
+        folder = self._folder
+        if folder is None or folder.broken:
+            folder = self._folder = Folder(self.id)
+            self._folded = 0
+        fresh = self.events[self._folded :]
+        self._folded = len(self.events)
+        folder.apply(fresh)
+        return folder.surface()
 
     def append(self, payloads: Sequence[Any]) -> list[Event]:
         """Append payloads after the last event read; a concurrent writer makes this raise :class:`SeqConflict`."""
