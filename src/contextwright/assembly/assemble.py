@@ -531,7 +531,7 @@ def build(
             memo=memo,
         )
         messages = assembler.run()
-        by_class, by_layer, body = _account(messages, estimate)
+        by_class, by_layer, body = _account(messages, estimate, memo)
         if decided or allocation.fits(body):
             break
         if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface):
@@ -589,28 +589,33 @@ def cache_key(session_id: str, epoch: int) -> str:
     return "cw-" + content_hash([session_id, epoch]).split(":", 1)[1][:32]
 
 
-def _account(messages: tuple[Message, ...], estimate: Estimate) -> tuple[dict[str, int], dict[str, int], int]:
+def _account(
+    messages: tuple[Message, ...], estimate: Estimate, memo: RenderMemo | None = None
+) -> tuple[dict[str, int], dict[str, int], int]:
     by_class: dict[str, int] = {}
     by_layer: dict[str, int] = {}
     total = 0
+    if memo is not None:
+        memo.next_pass()
     for message in messages:
         total += MESSAGE_OVERHEAD_TOKENS
         for part in message.parts:
-            if isinstance(part, ToolCallPart):
-                tokens = estimate(canonical_json({"name": part.name, "arguments": part.arguments}))
-                cls, layer = "history", part.layer
-            elif isinstance(part, ReasoningPart):
-                # Signatures and encrypted reasoning are paid for as sent, so they are sized as sent.
-                tokens = estimate(canonical_json(part.block))
-                cls, layer = part.budget_class, part.layer
-            else:
-                tokens = estimate(part.text)
-                cls, layer = part.budget_class, part.layer
-            tokens += PART_OVERHEAD_TOKENS
+            text, cls, layer = _sized(part) if memo is None else memo.derived(part, lambda part=part: _sized(part))
+            tokens = estimate(text) + PART_OVERHEAD_TOKENS
             total += tokens
             by_class[cls] = by_class.get(cls, 0) + tokens
             by_layer[layer] = by_layer.get(layer, 0) + tokens
     return by_class, by_layer, total
+
+
+def _sized(part: Part) -> tuple[str, str, str]:
+    """What a part is sized by, and the budget class and layer that pay for it."""
+    if isinstance(part, ToolCallPart):
+        return canonical_json({"name": part.name, "arguments": part.arguments}), "history", part.layer
+    if isinstance(part, ReasoningPart):
+        # Signatures and encrypted reasoning are paid for as sent, so they are sized as sent.
+        return canonical_json(part.block), part.budget_class, part.layer
+    return part.text, part.budget_class, part.layer
 
 
 def _current_turn_has_recall(surface: Surface) -> bool:

@@ -12,12 +12,15 @@ tests check that it does.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 from contextwright.assembly.request import Message, NeutralRequest, canonical_request, message_json
 from contextwright.canonical import sha256_tagged
 
 __all__ = ["RenderMemo"]
+
+T = TypeVar("T")
 
 
 class RenderMemo:
@@ -28,12 +31,16 @@ class RenderMemo:
         self._entries: dict[int, tuple[object, Hashable, tuple[Message, ...], int]] = {}
         self._used: dict[int, tuple[object, Hashable, tuple[Message, ...], int]] = {}
         self._json: dict[int, tuple[Message, str]] = {}
+        self._derived: dict[int, tuple[object, object]] = {}
+        self._derived_before: dict[int, tuple[object, object]] = {}
 
     def begin(self, secret: bytes) -> None:
         """Start a build's pass over the surface (another secret forgets everything)."""
         if secret != self._secret:
             self._entries.clear()
             self._json.clear()
+            self._derived_before.clear()
+            self._derived.clear()
             self._secret = secret
         self._used = {}
 
@@ -48,6 +55,18 @@ class RenderMemo:
     def put(self, entry: object, key: Hashable, messages: tuple[Message, ...], removed: int) -> None:
         """Keep what ``entry`` rendered to under ``key``."""
         self._used[id(entry)] = (entry, key, messages, removed)
+
+    def next_pass(self) -> None:
+        """Start another pass over a request's parts: what neither this pass nor the last used is forgotten."""
+        self._derived_before, self._derived = self._derived, {}
+
+    def derived(self, value: object, derive: Callable[[], T]) -> T:
+        """``derive()``, a pure function of ``value``, reused for the very same ``value`` object as in this or the last build."""
+        known = self._derived.get(id(value)) or self._derived_before.get(id(value))
+        if known is None or known[0] is not value:
+            known = (value, derive())
+        self._derived[id(value)] = known
+        return known[1]  # type: ignore[return-value]  # stored by the call with this same value and derivation
 
     def end(self) -> None:
         """Finish the pass: only the entries of this surface stay (the memo never outgrows one request)."""

@@ -21,7 +21,7 @@ as pointers). Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
@@ -465,7 +465,9 @@ class _Fold:
     def surface(self) -> Surface:
         """The surface at the last folded event (deferred entries go last, then repeats are marked)."""
         entries = self.entries + self.deferred
-        ordered, repeats = _mark_repeats([_with_pruned(entry, self.pruned) for entry in entries], self.repeat_keys)
+        keys = self.repeat_keys
+        ordered, repeats = _mark_repeats([keys.pruned_view(entry, self.pruned) for entry in entries], keys)
+        keys.done()
         return Surface(
             session_id=self.session_id,
             entries=tuple(ordered),
@@ -522,10 +524,39 @@ def _fold_into(entries: list[Entry], folded: Callable[[Entry], bool], replacemen
 
 @dataclass(slots=True)
 class _RepeatKeys:
-    """Per call, its (name, canonical arguments); per result event, its output hash: both fixed once logged."""
+    """What one fold derives per entry for every surface, kept so each is derived once.
+
+    Per call its (name, canonical arguments) and per result event its output hash, both
+    fixed once logged; and the views of exchanges with pruned or repeated results, so an
+    exchange whose marks did not change is the same object in the next surface.
+    """
 
     calls: dict[str, tuple[ToolCall, tuple[str, str]]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    views: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
+    used: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
+    """The views the surface being made uses; only they are kept for the next (see :meth:`done`)."""
+
+    def view(self, entry: Entry, marks: Hashable, make: Callable[[], Entry]) -> Entry:
+        """``make()``, or the view made before from this very entry with the same ``marks``."""
+        key = (id(entry), marks)
+        known = self.used.get(key) or self.views.get(key)
+        if known is None or known[0] is not entry:
+            known = (entry, make())
+        self.used[key] = known
+        return known[1]
+
+    def done(self) -> None:
+        """A surface is made: forget the views it did not use."""
+        self.views, self.used = self.used, {}
+
+    def pruned_view(self, entry: Entry, pruned: set[str]) -> Entry:
+        if not isinstance(entry, Exchange) or not pruned:
+            return entry
+        flags = tuple(r.result.call_id in pruned for r in entry.results)
+        if not any(flags):
+            return entry
+        return self.view(entry, flags, lambda: _with_pruned(entry, pruned))
 
     def call(self, call: ToolCall) -> tuple[str, str]:
         known = self.calls.get(call.id)
@@ -562,28 +593,39 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
         if not isinstance(entry, Exchange):
             out.append(entry)
             continue
-        results = []
+        # Per result: (duplicate_of, superseded_by), or None when it is shown as it is.
+        marks: list[tuple[str | None, str | None] | None] = []
         for r in entry.results:
             key = calls.get(r.result.call_id)
             if key is None or r.pruned:
-                results.append(r)
+                marks.append(None)
                 continue
             if r.result.is_error and not r.result.denied and key in later_success and later_success[key] != r.result.call_id:
                 winner = later_success[key]
                 if _after(entries, winner, r.result.call_id):
-                    results.append(replace(r, superseded_by=winner))
+                    marks.append((None, winner))
                     hits += 1
                     continue
             identity = (*key, keys.output(r))
             if identity in seen:
-                results.append(replace(r, duplicate_of=seen[identity]))
+                marks.append((seen[identity], None))
                 hits += 1
                 continue
             seen[identity] = r.result.call_id
-            results.append(r)
-        changed = any(new is not old for new, old in zip(results, entry.results, strict=True))
-        out.append(replace(entry, results=tuple(results)) if changed else entry)
+            marks.append(None)
+        if not any(marks):
+            out.append(entry)
+            continue
+        out.append(keys.view(entry, tuple(marks), lambda entry=entry, marks=marks: _with_marks(entry, marks)))
     return out, hits
+
+
+def _with_marks(entry: Exchange, marks: list[tuple[str | None, str | None] | None]) -> Exchange:
+    results = tuple(
+        r if mark is None else replace(r, duplicate_of=mark[0], superseded_by=mark[1])
+        for r, mark in zip(entry.results, marks, strict=True)
+    )
+    return replace(entry, results=results)
 
 
 def _after(entries: list[Entry], later: str, earlier: str) -> bool:

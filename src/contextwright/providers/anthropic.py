@@ -59,8 +59,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
 from contextwright.assembly.request import (
@@ -115,11 +117,16 @@ class _Turn:
     blocks: tuple[_Block, ...]
 
 
+_Mapped = dict[int, tuple[Part, bool, _Block | None]]
+"""Per part object (by id, the part kept alive beside it): whether it was stable, and the block it mapped to."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Layout:
     tools: tuple[dict[str, Any], ...]
     system: tuple[dict[str, Any], ...]
     turns: tuple[_Turn, ...]
+    mapped: _Mapped = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def prefix_position(self) -> int | None:
@@ -141,21 +148,38 @@ class _Layout:
                     anchor = position
         return anchor
 
-    def positions(self) -> Iterator[list[Any]]:
+    def positions(self) -> Iterator[tuple[str, str, bool, dict[str, Any]]]:
         """What each position contributes to the prefix hash (role and message opening included), in order."""
         for tool in self.tools:
-            yield ["tools", tool]
+            yield "tools", "", False, tool
         for system in self.system:
-            yield ["system", system]
+            yield "system", "", False, system
         for turn in self.turns:
             for index, block in enumerate(turn.blocks):
-                yield ["messages", turn.role, index == 0, block.payload]
+                yield "messages", turn.role, index == 0, block.payload
+
+    @property
+    def size(self) -> int:
+        """How many positions the layout has."""
+        return len(self.tools) + len(self.system) + sum(len(turn.blocks) for turn in self.turns)
 
     def same_prefix(self, other: _Layout, upto: int) -> bool:
         """True when positions ``0..upto`` would hash the same in both layouts (same canonical JSON)."""
-        mine = list(itertools.islice(self.positions(), upto + 1))
-        theirs = list(itertools.islice(other.positions(), upto + 1))
-        return len(mine) == len(theirs) and all(map(_same_json, mine, theirs))
+        count = min(upto + 1, self.size)
+        if count != min(upto + 1, other.size):
+            return False
+        pairs = itertools.islice(zip(self.positions(), other.positions(), strict=False), count)
+        # Blocks a layout took over from the previous one are the same objects: no need to look inside.
+        return all(mine[:3] == theirs[:3] and _same_json(mine[3], theirs[3]) for mine, theirs in pairs)
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a JSON value's containers (strings and numbers are immutable and shared)."""
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fresh(item) for item in value]
+    return value
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -181,8 +205,7 @@ def render(
     prefix_ttl: Ttl = "5m",
 ) -> dict[str, Any]:
     """Return the keyword arguments for ``anthropic.Anthropic().messages.create(**body)``."""
-    layout = _layout(request, caps)
-    previous_layout = _layout(previous, caps) if previous is not None else None
+    layout, previous_layout = _layouts(request, caps, previous)
     marks = _plan(layout, caps, prefix_ttl=prefix_ttl, previous=previous_layout)
     return _assemble(request, layout, marks)
 
@@ -195,19 +218,59 @@ def plan_breakpoints(
     prefix_ttl: Ttl = "5m",
 ) -> tuple[Breakpoint, ...]:
     """The breakpoints :func:`render` places, in render order (for telemetry and ``inspect``)."""
-    layout = _layout(request, caps)
-    previous_layout = _layout(previous, caps) if previous is not None else None
+    layout, previous_layout = _layouts(request, caps, previous)
     return _plan(layout, caps, prefix_ttl=prefix_ttl, previous=previous_layout)
 
 
-def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
+_RECENT_LAYOUTS = 4
+_recent: OrderedDict[int, tuple[NeutralRequest, ProviderCapabilities, _Layout]] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def _layouts(
+    request: NeutralRequest, caps: ProviderCapabilities, previous: NeutralRequest | None
+) -> tuple[_Layout, _Layout | None]:
+    """The layouts of ``request`` and ``previous``; the request's parts that ``previous`` already had keep their blocks.
+
+    A session's successive requests share their history's part objects, so the blocks of
+    those parts are mapped once. The few latest layouts are kept (by request object) so
+    rendering again, or rendering the next request against this one, maps nothing twice.
+    """
+    previous_layout = _layout(previous, caps) if previous is not None else None
+    return _layout(request, caps, reuse=previous_layout), previous_layout
+
+
+def _layout(request: NeutralRequest, caps: ProviderCapabilities, *, reuse: _Layout | None = None) -> _Layout:
+    with _recent_lock:
+        known = _recent.get(id(request))
+        if known is not None and known[0] is request and known[1] == caps:
+            _recent.move_to_end(id(request))
+            return known[2]
+    layout = _map_layout(request, caps, reuse.mapped if reuse is not None else {})
+    with _recent_lock:
+        _recent[id(request)] = (request, caps, layout)
+        while len(_recent) > _RECENT_LAYOUTS:
+            _recent.popitem(last=False)
+    return layout
+
+
+def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Mapped) -> _Layout:
     check_request(request, caps, provider="anthropic")
     tools = tuple(_map_tool(tool) for tool in request.tools)
     system = tuple({"type": "text", "text": block.text} for block in request.system if not is_blank(block.text))
     turns: list[_Turn] = []
+    mapped: _Mapped = {}
+
+    def block_of(part: Part, stable: bool) -> _Block | None:
+        known = reuse.get(id(part))
+        if known is None or known[0] is not part or known[1] != stable:
+            known = (part, stable, _map_part(part, stable, caps))
+        mapped[id(part)] = known
+        return known[2]
+
     for index, message in enumerate(request.messages):
         stable = index < request.stable_messages
-        blocks = tuple(block for part in message.parts if (block := _map_part(part, stable, caps)) is not None)
+        blocks = tuple(block for part in message.parts if (block := block_of(part, stable)) is not None)
         if not blocks:
             continue
         if turns and turns[-1].role == message.role:
@@ -230,7 +293,7 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
         _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result))) if t.role == "user" else t
         for t in turns
     )
-    return _Layout(tools=tools, system=system, turns=ordered)
+    return _Layout(tools=tools, system=system, turns=ordered, mapped=mapped)
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -341,12 +404,18 @@ def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint,
         nonlocal position
         mark = by_position.get(position)
         position += 1
+        # Layouts are reused across renders: the caller gets its own copy of every container.
+        fresh = payload.copy()
+        for key, value in payload.items():
+            if isinstance(value, dict | list):
+                fresh[key] = _fresh(value)
         if mark is None:
-            return dict(payload)
+            return fresh
         control: dict[str, str] = {"type": "ephemeral"}
         if mark.ttl != "5m":
             control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
-        return {**payload, "cache_control": control}
+        fresh["cache_control"] = control
+        return fresh
 
     tools = [marked(tool) for tool in layout.tools]
     system = [marked(block) for block in layout.system]

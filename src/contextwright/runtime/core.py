@@ -25,6 +25,7 @@ from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
 from contextwright.planner import ContextPlanner
+from contextwright.runtime.estimates import EstimateMemo
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
 
@@ -69,6 +70,9 @@ class SessionCore:
         self._folder: Folder | None = None
         self._folded = 0
         """How many of :attr:`events` the folder has applied."""
+        self._working_state = (0, ws.WorkingState())
+        """How many events the working state below has followed."""
+        self._estimates = EstimateMemo()
         self.render_memo = RenderMemo()
         """What earlier builds rendered and encoded, reused for the entries that did not change."""
 
@@ -125,14 +129,17 @@ class SessionCore:
         )
 
     def working_state(self) -> ws.WorkingState:
-        """The working state as of the events read so far."""
-        return ws.state_at(self.events)
+        """The working state as of the events read so far (each event looked at once)."""
+        seen, state = self._working_state
+        if seen != len(self.events):
+            state = ws.state_at(self.events[seen:], start=state)
+            self._working_state = (len(self.events), state)
+        return state
 
     def count(self, text: str) -> int:
         """Tokens of ``text`` for the session's model."""
         return self.estimator.estimate(text, model=self.model.id)
 
     def body_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
-        """A token counter for the model of ``plan`` (which may differ from the session's after a change)."""
-        model_id = plan.model.id
-        return lambda text: self.estimator.estimate(text, model=model_id)
+        """A token counter for the model of ``plan`` (which may differ from the session's after a change), for one build."""
+        return self._estimates.counter(self.estimator, plan.model.id)
