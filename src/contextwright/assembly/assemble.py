@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from contextwright.assembly.bounded import bounded_view, item_cap
@@ -600,7 +601,7 @@ def _account(
     for message in messages:
         total += MESSAGE_OVERHEAD_TOKENS
         for part in message.parts:
-            text, cls, layer = _sized(part) if memo is None else memo.derived(part, lambda part=part: _sized(part))
+            text, cls, layer = _sized(part) if memo is None else memo.derived(part, partial(_sized, part))
             tokens = estimate(text) + PART_OVERHEAD_TOKENS
             total += tokens
             by_class[cls] = by_class.get(cls, 0) + tokens

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import assert_never
 
 from contextwright.canonical import canonical_json, sha256_tagged
@@ -616,7 +617,7 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
         if not any(marks):
             out.append(entry)
             continue
-        out.append(keys.view(entry, tuple(marks), lambda entry=entry, marks=marks: _with_marks(entry, marks)))
+        out.append(keys.view(entry, tuple(marks), partial(_with_marks, entry, marks)))
     return out, hits
 
 
