@@ -4,7 +4,7 @@ Run from the repository root:
 
     python bench/build_bench.py                  # 10 to 20,000 messages, and a 1,000-turn session
     python bench/build_bench.py --quick          # 10 to 1,000 messages, and a 200-turn session
-    python bench/build_bench.py --write          # also record the tables in docs/benchmarks.md
+    python bench/build_bench.py --sizes 1000,5000 --turns 300
 
 Steady state: a generated coding session (user messages, answers with parallel tool
 calls and their outputs) is loaded into an in-memory log and opened; then each measured
@@ -24,10 +24,6 @@ makes each quarter cost more than the one before (total cost quadratic).
 
 from __future__ import annotations
 
-import sys as _sys
-from pathlib import Path as _Path
-
-_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import argparse
 import json
 import os
@@ -36,7 +32,6 @@ import statistics
 import time
 from typing import Any
 
-from _docs import update_section
 from rich.console import Console
 from rich.table import Table
 
@@ -97,7 +92,9 @@ def steady_state(messages: int, turns: int) -> dict[str, Any]:
     engine = open_engine()
     window = max(1_000_000, messages * 400)
     session = open_session(engine, f"bench-{messages}", window)
-    session.log.append(session.id, history(messages), expected_seq=0)
+    payloads = history(messages)
+    for start in range(0, len(payloads), 5_000):  # the log takes batches of at most 10,000 events
+        session.log.append(session.id, payloads[start : start + 5_000], expected_seq=start)
     body, first = request_and_render(session)  # opening a long session reads and folds it once
     spent, floor = [], []
     for turn in range(turns):
@@ -141,7 +138,6 @@ def main() -> None:
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], help="message counts, comma-separated")
     parser.add_argument("--turns", type=int, help="turns of the whole-session run (default 1,000; 200 with --quick)")
     parser.add_argument("--measured", type=int, default=7, help="measured turns per size")
-    parser.add_argument("--write", action="store_true", help="record the tables in docs/benchmarks.md")
     args = parser.parse_args()
     sizes = args.sizes or ([10, 100, 1_000] if args.quick else [10, 100, 1_000, 5_000, 20_000])
     turns = args.turns or (200 if args.quick else 1_000)
@@ -151,7 +147,6 @@ def main() -> None:
 
     header = ("messages", "body KiB", "open + first request (ms)", "turn (ms)", "json.dumps (ms)", "turn ÷ json.dumps")
     table = Table(*header, title="next_request() + anthropic(), steady state, CPU time")
-    rows = []
     for size in sizes:
         with console.status(f"{size:,} messages"):
             row = steady_state(size, args.measured)
@@ -164,40 +159,27 @@ def main() -> None:
             f"{row['turn_ms'] / row['floor_ms']:.1f}×",
         )
         table.add_row(*cells)
-        rows.append(cells)
     console.print(table)
 
     with console.status(f"a {turns:,}-turn session"):
         spent = whole_session(turns)
     quarter = len(spent) // 4
     sums = [sum(spent[i * quarter : (i + 1) * quarter]) for i in range(4)]
-    session_table = Table("turns", "requests", "total (s)", "Q1 (s)", "Q2 (s)", "Q3 (s)", "Q4 (s)", "Q4 ÷ Q1")
-    session_cells = (
-        f"{turns:,}",
-        f"{len(spent):,}",
-        f"{sum(spent):,.2f}",
-        *(f"{s:,.2f}" for s in sums),
-        f"{sums[3] / sums[0]:.2f}",
+    session_table = Table(
+        "turns",
+        "requests",
+        "total (s)",
+        "Q1 (s)",
+        "Q2 (s)",
+        "Q3 (s)",
+        "Q4 (s)",
+        "Q4 ÷ Q1",
+        title="whole session: CPU time of every request, by quarter of the run",
     )
-    session_table.add_row(*session_cells)
-    session_table.title = "whole session: CPU time of every request, by quarter of the run"
+    session_table.add_row(
+        f"{turns:,}", f"{len(spent):,}", f"{sum(spent):,.2f}", *(f"{s:,.2f}" for s in sums), f"{sums[3] / sums[0]:.2f}"
+    )
     console.print(session_table)
-
-    if args.write:
-        lines = [
-            "## Request building (`bench/build_bench.py`)",
-            "",
-            f"Machine: {machine}; shared with other jobs during the run (ratios are measured in one process). "
-            f"Command: `python bench/build_bench.py{' --quick' if args.quick else ''} --write`.",
-            "",
-            "| " + " | ".join(header) + " |",
-            "|" + "---:|" * len(header),
-            *("| " + " | ".join(cells) + " |" for cells in rows),
-            "",
-            f"| turns | requests | total (s) | Q1 (s) | Q2 (s) | Q3 (s) | Q4 (s) | Q4 ÷ Q1 |\n|{'---:|' * 8}",
-            "| " + " | ".join(session_cells) + " |",
-        ]
-        update_section("build-bench", "\n".join(lines))
 
 
 if __name__ == "__main__":
