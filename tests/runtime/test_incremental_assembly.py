@@ -111,3 +111,29 @@ def test_incremental_and_from_scratch_assembly_agree(steps):
     recorded = [e.payload for e in fresh.events if e.type == "context.request.built"]
     for index, record in enumerate(recorded):
         assert fresh.inspect(index).sha256() == record.request_sha256
+
+
+def test_a_caller_changing_a_rendered_body_changes_no_later_render():
+    # Layouts are reused from one render to the next: each body must be the caller's own.
+    engine, session, _ = open_session("mutate")
+    session.user("Read the billing module.")
+    session.next_request()
+    call = ToolCall(id="c1", name="read_file", arguments={"path": "src/billing.py", "lines": [1, 2]})
+    session.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,)))
+    session.tool_result("c1", "def total(): ...")
+    built = session.next_request()
+    body = built.anthropic()
+    expected = json.dumps(body, sort_keys=True)
+    for message in body["messages"]:
+        for block in message["content"]:
+            block["text"] = "changed"
+            if block.get("type") == "tool_use":
+                block["input"]["path"] = "elsewhere"
+                block["input"]["lines"].append(3)
+    body["system"][0]["text"] = "changed"
+    assert json.dumps(built.anthropic(), sort_keys=True) == expected
+    session.record_assistant(AssistantMessage(text="Done."))
+    session.user("Thanks.")
+    later = session.next_request().anthropic()
+    tool_use = [b for m in later["messages"] for b in m["content"] if b.get("type") == "tool_use"]
+    assert tool_use[0]["input"] == {"lines": [1, 2], "path": "src/billing.py"}

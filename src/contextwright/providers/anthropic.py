@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
 from contextwright.assembly.request import (
+    Message,
     NeutralRequest,
     Part,
     ReasoningPart,
@@ -117,8 +118,8 @@ class _Turn:
     blocks: tuple[_Block, ...]
 
 
-_Mapped = dict[int, tuple[Part, bool, _Block | None]]
-"""Per part object (by id, the part kept alive beside it): whether it was stable, and the block it mapped to."""
+_Mapped = dict[int, tuple[Message, bool, tuple[_Block, ...]]]
+"""Per message object (by id, the message kept alive beside it): whether it was stable, and the blocks it mapped to."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -230,10 +231,10 @@ _recent_lock = threading.Lock()
 def _layouts(
     request: NeutralRequest, caps: ProviderCapabilities, previous: NeutralRequest | None
 ) -> tuple[_Layout, _Layout | None]:
-    """The layouts of ``request`` and ``previous``; the request's parts that ``previous`` already had keep their blocks.
+    """The layouts of ``request`` and ``previous``; the messages ``previous`` already had keep their blocks.
 
-    A session's successive requests share their history's part objects, so the blocks of
-    those parts are mapped once. The few latest layouts are kept (by request object) so
+    A session's successive requests share their history's message objects, so the blocks
+    of those messages are mapped once. The few latest layouts are kept (by request object) so
     rendering again, or rendering the next request against this one, maps nothing twice.
     """
     previous_layout = _layout(previous, caps) if previous is not None else None
@@ -261,16 +262,14 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Map
     turns: list[_Turn] = []
     mapped: _Mapped = {}
 
-    def block_of(part: Part, stable: bool) -> _Block | None:
-        known = reuse.get(id(part))
-        if known is None or known[0] is not part or known[1] != stable:
-            known = (part, stable, _map_part(part, stable, caps))
-        mapped[id(part)] = known
-        return known[2]
-
     for index, message in enumerate(request.messages):
         stable = index < request.stable_messages
-        blocks = tuple(block for part in message.parts if (block := block_of(part, stable)) is not None)
+        known = reuse.get(id(message))
+        if known is None or known[0] is not message or known[1] != stable:
+            mapping = (_map_part(part, stable, caps) for part in message.parts)
+            known = (message, stable, tuple(block for block in mapping if block is not None))
+        mapped[id(message)] = known
+        blocks = known[2]
         if not blocks:
             continue
         if turns and turns[-1].role == message.role:
