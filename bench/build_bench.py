@@ -115,32 +115,39 @@ def steady_state(messages: int, turns: int) -> dict[str, Any]:
     }
 
 
-def whole_session(turns: int) -> list[float]:
-    """CPU seconds of every request of a session driven from empty, turn by turn."""
+def whole_session(turns: int) -> tuple[list[float], list[float]]:
+    """CPU seconds of every request of a session driven from empty, turn by turn, and of json.dumps of each body."""
     engine = open_engine()
     session = open_session(engine, "whole", 1_000_000)
     spent: list[float] = []
+    floor: list[float] = []
+
+    def request() -> None:
+        body, seconds = request_and_render(session)
+        spent.append(seconds)
+        floor.append(cpu(lambda: json.dumps(body, sort_keys=True))[1])
+
     for turn in range(turns):
         session.user(f"Turn {turn}: run the billing tests and fix what fails in module {turn % 7}.")
-        spent.append(request_and_render(session)[1])
+        request()
         call = ToolCall(id=f"w{turn}", name="read_file", arguments={"path": f"src/m{turn % 7}.py"})
         session.record_assistant(AssistantMessage(text="Reading the module.", tool_calls=(call,)))
         session.tool_result(call.id, f"def f{turn}(x):\n    return x * {turn}\n" * 8)
-        spent.append(request_and_render(session)[1])
+        request()
         session.record_assistant(AssistantMessage(text=f"Fixed module {turn % 7}."))
     engine.close()
-    return spent
+    return spent, floor
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="10 to 1,000 messages and a 200-turn session")
-    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], help="message counts, comma-separated")
+    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",") if x], help="message counts, comma-separated")
     parser.add_argument("--turns", type=int, help="turns of the whole-session run (default 1,000; 200 with --quick)")
     parser.add_argument("--measured", type=int, default=7, help="measured turns per size")
     args = parser.parse_args()
-    sizes = args.sizes or ([10, 100, 1_000] if args.quick else [10, 100, 1_000, 5_000, 20_000])
-    turns = args.turns or (200 if args.quick else 1_000)
+    sizes = args.sizes if args.sizes is not None else ([10, 100, 1_000] if args.quick else [10, 100, 1_000, 5_000, 20_000])
+    turns = args.turns if args.turns is not None else (200 if args.quick else 1_000)
     console = Console(width=150)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
     console.print(machine)
@@ -161,24 +168,24 @@ def main() -> None:
         table.add_row(*cells)
     console.print(table)
 
+    if not turns:
+        return
     with console.status(f"a {turns:,}-turn session"):
-        spent = whole_session(turns)
+        spent, floor = whole_session(turns)
     quarter = len(spent) // 4
-    sums = [sum(spent[i * quarter : (i + 1) * quarter]) for i in range(4)]
     session_table = Table(
-        "turns",
-        "requests",
+        "",
         "total (s)",
         "Q1 (s)",
         "Q2 (s)",
         "Q3 (s)",
         "Q4 (s)",
         "Q4 ÷ Q1",
-        title="whole session: CPU time of every request, by quarter of the run",
+        title=f"whole session of {turns:,} turns ({len(spent):,} requests): CPU time by quarter of the run",
     )
-    session_table.add_row(
-        f"{turns:,}", f"{len(spent):,}", f"{sum(spent):,.2f}", *(f"{s:,.2f}" for s in sums), f"{sums[3] / sums[0]:.2f}"
-    )
+    for name, times in (("next_request() + anthropic()", spent), ("json.dumps of the same bodies", floor)):
+        sums = [sum(times[i * quarter : (i + 1) * quarter]) for i in range(4)]
+        session_table.add_row(name, f"{sum(times):,.2f}", *(f"{s:,.2f}" for s in sums), f"{sums[3] / sums[0]:.2f}")
     console.print(session_table)
 
 
