@@ -70,6 +70,8 @@ class SessionCore:
         self._folder: Folder | None = None
         self._folded = 0
         """How many of :attr:`events` the folder has applied."""
+        self._plan_scan: tuple[int, ContextPlan | None] = (0, None)
+        """How many events the plan below was looked for in, and the plan found."""
         self._working_state = (0, ws.WorkingState())
         """How many events the working state below has followed."""
         self._estimates = EstimateMemo()
@@ -119,14 +121,18 @@ class SessionCore:
         return stored
 
     def planner(self) -> ContextPlanner:
-        """The planner as of the events read so far (the greatest epoch's plan is current)."""
-        return ContextPlanner.from_events(
-            self.id,
-            self.events,
-            estimator=prefix_estimator(self.model.id, fallback=self.estimator),
-            secret=self.secret,
-            budgets=self.budgets,
-        )
+        """The planner as of the events read so far (the greatest epoch's plan is current; each event looked at once)."""
+        estimator = prefix_estimator(self.model.id, fallback=self.estimator)
+        seen, best = self._plan_scan
+        if seen != len(self.events):
+            found = ContextPlanner.from_events(
+                self.id, self.events[seen:], estimator=estimator, secret=self.secret, budgets=self.budgets
+            ).current
+            # The first plan of the greatest epoch wins, as in a scan of the whole log.
+            if found is not None and (best is None or found.epoch > best.epoch):
+                best = found
+            self._plan_scan = (len(self.events), best)
+        return ContextPlanner(self.id, estimator=estimator, secret=self.secret, budgets=self.budgets, current=best)
 
     def working_state(self) -> ws.WorkingState:
         """The working state as of the events read so far (each event looked at once)."""
