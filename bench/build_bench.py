@@ -1,49 +1,60 @@
-"""Builder benchmark: time per build against the floor of serialising the same request.
+"""Request building through the public API, against the floor of serialising the same body.
 
 Run from the repository root:
 
-    python bench/build_bench.py            # sessions of 10, 100, 1,000 and 5,000 events
-    python bench/build_bench.py --quick    # 10, 100 and 1,000
+    python bench/build_bench.py                  # 10 to 20,000 messages, and a 1,000-turn session
+    python bench/build_bench.py --quick          # 10 to 1,000 messages, and a 200-turn session
+    python bench/build_bench.py --sizes 1000,5000 --turns 300
 
-Each session is a generated coding session on a 1M-token window (so nothing is
-relieved and the request grows with the session). For each size the table shows
-the request size, the time of one ``build()`` (best of several; "cold" clears
-the envelope cache first, "warm" is the steady state of a running session, where
-all but the newest history was rendered before), the time of ``canonical_json``
-on the same request (the floor for any builder), their ratios, and the peak
-memory of one build.
+Steady state: a generated coding session (user messages, answers with parallel tool
+calls and their outputs) is loaded into an in-memory log and opened; then each measured
+turn records an answer and a user message and times what an agent loop pays per model
+call, ``session.next_request()`` followed by ``.anthropic()``, in CPU time. The floor is
+``json.dumps(body, sort_keys=True)`` of the same final body, timed in the same process:
+no builder can be cheaper than writing its output once. Times are medians over the
+measured turns. The window is large enough that nothing is relieved (sessions past
+1M tokens get a larger window), so the body grows with the history.
+
+Whole session: a session driven turn by turn from empty (user message, request, an
+answer with a tool call, its output, request, closing answer), summing the time of
+every request in each quarter of the run. Work proportional to what each turn adds
+keeps the quarters equal (total cost linear in turns); work proportional to the history
+makes each quarter cost more than the one before (total cost quadratic).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import statistics
 import time
-import tracemalloc
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from contextwright.assembly import envelope
-from contextwright.assembly.assemble import VolatileTail, build
-from contextwright.budget.allocator import allocate
-from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
-from contextwright.derive.surface import fold
 from contextwright.events import AssistantMessage, FrameRecorded, ToolCall, ToolResult, UserMessage
 from contextwright.models import anthropic
 from contextwright.runtime.engine import Engine
+from contextwright.runtime.session import Session
 from contextwright.testing.fakes import TEST_SECRET, sample_agent
 
+MODEL = "claude-sonnet-4-6"
 
-def make_session(events: int):
-    """A session with about ``events`` events, planned, on an in-memory log."""
-    engine = Engine.open("memory://", clock=FixedClock("2026-03-01T09:00:00Z", step=1), secret=TEST_SECRET)
-    session = engine.session(f"bench-{events}", agent=sample_agent(), model=anthropic("claude-sonnet-4-6"))
-    payloads: list = []
+
+def open_engine() -> Engine:
+    return Engine.open("memory://", clock=FixedClock("2026-03-01T09:00:00Z", step=1), secret=TEST_SECRET)
+
+
+def history(messages: int) -> list[Any]:
+    """Events of a coding session with about ``messages`` model-visible messages, ending with a user message."""
+    payloads: list[Any] = []
     turn = 0
-    while len(payloads) < events - 2:
+    # Each turn is four messages: the ask, the answer with its calls, the outputs, the closing answer.
+    while turn * 4 < messages - 1:
         seq = len(payloads) + 1
         payloads.append(UserMessage(text=f"Turn {turn}: run the billing tests and fix what fails in module {turn % 7}."))
         payloads.append(
@@ -58,86 +69,124 @@ def make_session(events: int):
         payloads.append(AssistantMessage(text=f"Fixed module {turn % 7}."))
         turn += 1
     payloads.append(UserMessage(text="Summarise what you changed."))
-    session.log.append(session.id, payloads, expected_seq=0)
-    session._sync()
-    session._pin_plan()
-    return session
+    return payloads
 
 
-def measure(session, repeats: int):
-    plan = session.plan
-    inputs = dict(
-        plan=plan,
-        allocation=allocate(plan),
-        surface=fold(session.id, session.events),
-        tail=VolatileTail(),
-        secret=session.secret,
-        estimate=lambda text: session.estimator.estimate(text, model=plan.model.id),
-    )
-    cold, warm, floor = [], [], []
-    for _ in range(repeats):
-        envelope.escape.cache_clear()
-        session.estimator.clear()
-        start = time.perf_counter()
-        result = build(**inputs)
-        cold.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        build(**inputs)
-        warm.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        text = canonical_json(result.request.to_dict())
-        floor.append(time.perf_counter() - start)
-    tracemalloc.start()
-    envelope.escape.cache_clear()
-    build(**inputs)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return result, text, min(cold), min(warm), min(floor), peak
+def open_session(engine: Engine, name: str, window: int) -> Session:
+    model = anthropic(MODEL, context_window=window) if window > 1_000_000 else anthropic(MODEL)
+    return engine.session(name, agent=sample_agent(), model=model)
+
+
+def cpu(call: Any) -> tuple[Any, float]:
+    start = time.process_time()
+    value = call()
+    return value, time.process_time() - start
+
+
+def request_and_render(session: Session) -> tuple[dict[str, Any], float]:
+    """One model call's worth of engine work: build the next request and render the Anthropic body (CPU seconds)."""
+    return cpu(lambda: session.next_request().anthropic())
+
+
+def steady_state(messages: int, turns: int) -> dict[str, Any]:
+    engine = open_engine()
+    window = max(1_000_000, messages * 400)
+    session = open_session(engine, f"bench-{messages}", window)
+    payloads = history(messages)
+    for start in range(0, len(payloads), 5_000):  # the log takes batches of at most 10,000 events
+        session.log.append(session.id, payloads[start : start + 5_000], expected_seq=start)
+    body, first = request_and_render(session)  # opening a long session reads and folds it once
+    spent, floor = [], []
+    for turn in range(turns):
+        session.record_assistant(AssistantMessage(text=f"Done: {turn}."))
+        session.user(f"Next step {turn}: check module {turn % 7} again.")
+        body, seconds = request_and_render(session)
+        text, dumped = cpu(lambda body=body: json.dumps(body, sort_keys=True))
+        spent.append(seconds)
+        floor.append(dumped)
+    engine.close()
+    turn_ms, floor_ms = statistics.median(spent) * 1e3, statistics.median(floor) * 1e3
+    return {
+        "messages": len(body["messages"]),
+        "kib": len(text.encode()) / 1024,
+        "first_ms": first * 1e3,
+        "turn_ms": turn_ms,
+        "floor_ms": floor_ms,
+    }
+
+
+def whole_session(turns: int) -> tuple[list[float], list[float]]:
+    """CPU seconds of every request of a session driven from empty, turn by turn, and of json.dumps of each body."""
+    engine = open_engine()
+    session = open_session(engine, "whole", 1_000_000)
+    spent: list[float] = []
+    floor: list[float] = []
+
+    def request() -> None:
+        body, seconds = request_and_render(session)
+        spent.append(seconds)
+        floor.append(cpu(lambda: json.dumps(body, sort_keys=True))[1])
+
+    for turn in range(turns):
+        session.user(f"Turn {turn}: run the billing tests and fix what fails in module {turn % 7}.")
+        request()
+        call = ToolCall(id=f"w{turn}", name="read_file", arguments={"path": f"src/m{turn % 7}.py"})
+        session.record_assistant(AssistantMessage(text="Reading the module.", tool_calls=(call,)))
+        session.tool_result(call.id, f"def f{turn}(x):\n    return x * {turn}\n" * 8)
+        request()
+        session.record_assistant(AssistantMessage(text=f"Fixed module {turn % 7}."))
+    engine.close()
+    return spent, floor
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="skip the 5,000-event session")
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="10 to 1,000 messages and a 200-turn session")
+    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",") if x], help="message counts, comma-separated")
+    parser.add_argument("--turns", type=int, help="turns of the whole-session run (default 1,000; 200 with --quick)")
+    parser.add_argument("--measured", type=int, default=7, help="measured turns per size")
     args = parser.parse_args()
-    sizes = [10, 100, 1_000] if args.quick else [10, 100, 1_000, 5_000]
+    sizes = args.sizes if args.sizes is not None else ([10, 100, 1_000] if args.quick else [10, 100, 1_000, 5_000, 20_000])
+    turns = args.turns if args.turns is not None else (200 if args.quick else 1_000)
     console = Console(width=150)
-    console.print(
-        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
-    )
-    table = Table(
-        "events",
-        "messages",
-        "request KiB",
-        "tokens (est.)",
-        "build cold (ms)",
-        "build warm (ms)",
-        "canonical JSON (ms)",
-        "cold ÷ JSON",
-        "warm ÷ JSON",
-        "µs per KiB (cold)",
-        "peak memory (MiB)",
-        title="build() against serialising the same request",
-    )
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    console.print(machine)
+
+    header = ("messages", "body KiB", "open + first request (ms)", "turn (ms)", "json.dumps (ms)", "turn ÷ json.dumps")
+    table = Table(*header, title="next_request() + anthropic(), steady state, CPU time")
     for size in sizes:
-        with console.status(f"{size:,} events"):
-            session = make_session(size)
-            result, text, cold, warm, floor, peak = measure(session, args.repeats)
-        kib = len(text.encode()) / 1024
-        table.add_row(
-            f"{size:,}",
-            f"{len(result.request.messages):,}",
-            f"{kib:,.0f}",
-            f"{result.total_tokens:,}",
-            f"{cold * 1e3:.2f}",
-            f"{warm * 1e3:.2f}",
-            f"{floor * 1e3:.2f}",
-            f"{cold / floor:.1f}×",
-            f"{warm / floor:.1f}×",
-            f"{cold * 1e6 / kib:.0f}",
-            f"{peak / 2**20:.1f}",
+        with console.status(f"{size:,} messages"):
+            row = steady_state(size, args.measured)
+        cells = (
+            f"{row['messages']:,}",
+            f"{row['kib']:,.0f}",
+            f"{row['first_ms']:,.1f}",
+            f"{row['turn_ms']:,.2f}",
+            f"{row['floor_ms']:,.2f}",
+            f"{row['turn_ms'] / row['floor_ms']:.1f}×",
         )
+        table.add_row(*cells)
     console.print(table)
+
+    if not turns:
+        return
+    with console.status(f"a {turns:,}-turn session"):
+        spent, floor = whole_session(turns)
+    quarter = len(spent) // 4
+    session_table = Table(
+        "",
+        "total (s)",
+        "Q1 (s)",
+        "Q2 (s)",
+        "Q3 (s)",
+        "Q4 (s)",
+        "Q4 ÷ Q1",
+        title=f"whole session of {turns:,} turns ({len(spent):,} requests): CPU time by quarter of the run",
+    )
+    for name, times in (("next_request() + anthropic()", spent), ("json.dumps of the same bodies", floor)):
+        sums = [sum(times[i * quarter : (i + 1) * quarter]) for i in range(4)]
+        session_table.add_row(name, f"{sum(times):,.2f}", *(f"{s:,.2f}" for s in sums), f"{sums[3] / sums[0]:.2f}")
+    console.print(session_table)
 
 
 if __name__ == "__main__":

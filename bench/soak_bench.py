@@ -211,10 +211,8 @@ def main() -> int:
         if growth > 1.5:
             lines += [
                 "",
-                "Time per turn is not flat: it grows with the session. Profiling a late turn shows where: the session "
-                "refolds the whole log for each new event (`derive/surface.py` `fold`, about half the time) and builds "
-                "and hashes a request that grows with history until relief bounds it; the log, the door checks and "
-                "the tool outputs' bounded views are a small, constant share.",
+                f"Time per turn is not flat (the last window takes {growth:.2f}× the first). The times are wall-clock: "
+                "on a machine shared with other jobs they also follow the load; profile a late turn to tell the two apart.",
             ]
         update_section("soak-bench", "## Soak run (`bench/soak_bench.py`)\n\n" + "\n".join(lines))
     return 0 if report.ok else 1

@@ -18,12 +18,14 @@ Assembly order is fixed and total:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from contextwright.assembly.bounded import bounded_view, item_cap
 from contextwright.assembly.envelope import Attribution, envelope
+from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
 from contextwright.assembly.regions import check_regions
 from contextwright.assembly.request import (
@@ -41,6 +43,7 @@ from contextwright.derive.surface import (
     ArtifactEntry,
     AssistantReply,
     DecisionEntry,
+    Entry,
     Exchange,
     Summary,
     Surface,
@@ -144,6 +147,7 @@ class _Assembler:
     cap_tokens: int | None = None
     """The most one history item may take (None: unbounded, for sizing)."""
     estimate: Estimate | None = None
+    memo: RenderMemo | None = None
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
 
@@ -169,25 +173,60 @@ class _Assembler:
         return "live" if seq >= self.surface.seed_seq else "stage_local"
 
     def run(self) -> tuple[Message, ...]:
-        for entry in self.surface.entries:
-            match entry:
-                case Summary():
-                    self._summary(entry)
-                case UserTurn():
-                    self._user_turn(entry)
-                case Exchange():
-                    self._exchange(entry)
-                case AssistantReply():
-                    if entry.message.text:
-                        self._add("assistant", self._assistant_parts(entry.message, entry.ref, entry.seq))
-                case DecisionEntry():
-                    self._decision(entry)
-                case ArtifactEntry():
-                    self._artifact(entry)
+        # Bounded views depend on the estimator's current numbers, so they are never memoized.
+        memo = self.memo if self.cap_tokens is None else None
+        if memo is None:
+            for entry in self.surface.entries:
+                self._entry(entry)
+        else:
+            memo.begin(self.secret)
+            for entry in self.surface.entries:
+                key = self._memo_key(entry)
+                known = memo.get(entry, key)
+                if known is not None:
+                    self.messages.extend(known[0])
+                    self.removed += known[1]
+                    continue
+                start, removed = len(self.messages), self.removed
+                self._entry(entry)
+                memo.put(entry, key, tuple(self.messages[start:]), self.removed - removed)
+            memo.end()
         tail = self._tail()
         if tail:
             self._add("user", tail)
         return tuple(self.messages)
+
+    def _memo_key(self, entry: Entry) -> Hashable:
+        """Every input besides the entry itself that shapes what it renders to."""
+        seed = self.surface.seed_seq
+        newest = entry.last_seq if isinstance(entry, Exchange) else entry.seq
+        # Parts at or after the run's first message are "live": only a seed inside the entry splits it.
+        split = seed if newest >= seed else 0
+        match entry:
+            case UserTurn():
+                recall = entry.frame.recall if entry.frame is not None else ()
+                erased = tuple(evidence.id in self.tail.erased_evidence for evidence in recall)
+                return (split, self.drop_recall and entry.seq == seed, erased)
+            case Exchange() | AssistantReply():
+                return (split, self.surface.echoes.get(entry.ref, ()), entry.seq in self.surface.stale_reasoning)
+            case _:
+                return (split,)
+
+    def _entry(self, entry: Entry) -> None:
+        match entry:
+            case Summary():
+                self._summary(entry)
+            case UserTurn():
+                self._user_turn(entry)
+            case Exchange():
+                self._exchange(entry)
+            case AssistantReply():
+                if entry.message.text:
+                    self._add("assistant", self._assistant_parts(entry.message, entry.ref, entry.seq))
+            case DecisionEntry():
+                self._decision(entry)
+            case ArtifactEntry():
+                self._artifact(entry)
 
     def _add(self, role: str, parts: list[Part]) -> None:
         if parts:
@@ -464,6 +503,7 @@ def build(
     secret: bytes,
     estimate: Estimate,
     yields: tuple[str, ...] | None = None,
+    memo: RenderMemo | None = None,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
@@ -472,6 +512,8 @@ def build(
     then showing oversized items bounded (:data:`BOUNDED_YIELD`); beyond that it raises :class:`BudgetExceeded` and the runtime relieves
     pressure (pruning, compaction) with recorded writes, then builds again.
     ``yields`` replays a recorded decision instead of measuring (used by rebuilds).
+    ``memo`` (optional) reuses what earlier builds of the same session rendered for
+    entries that did not change; the request is the same with or without it.
     """
     texts = render_prefix(plan.prefix, session_id=plan.session_id, secret=secret)
     system = texts.system_blocks()
@@ -488,9 +530,10 @@ def build(
             drop_recall="recall" in taken,
             cap_tokens=item_cap(allocation.history) if BOUNDED_YIELD in taken else None,
             estimate=estimate,
+            memo=memo,
         )
         messages = assembler.run()
-        by_class, by_layer, body = _account(messages, estimate)
+        by_class, by_layer, body = _account(messages, estimate, memo)
         if decided or allocation.fits(body):
             break
         if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface):
@@ -548,28 +591,33 @@ def cache_key(session_id: str, epoch: int) -> str:
     return "cw-" + content_hash([session_id, epoch]).split(":", 1)[1][:32]
 
 
-def _account(messages: tuple[Message, ...], estimate: Estimate) -> tuple[dict[str, int], dict[str, int], int]:
+def _account(
+    messages: tuple[Message, ...], estimate: Estimate, memo: RenderMemo | None = None
+) -> tuple[dict[str, int], dict[str, int], int]:
     by_class: dict[str, int] = {}
     by_layer: dict[str, int] = {}
     total = 0
+    if memo is not None:
+        memo.next_pass()
     for message in messages:
         total += MESSAGE_OVERHEAD_TOKENS
         for part in message.parts:
-            if isinstance(part, ToolCallPart):
-                tokens = estimate(canonical_json({"name": part.name, "arguments": part.arguments}))
-                cls, layer = "history", part.layer
-            elif isinstance(part, ReasoningPart):
-                # Signatures and encrypted reasoning are paid for as sent, so they are sized as sent.
-                tokens = estimate(canonical_json(part.block))
-                cls, layer = part.budget_class, part.layer
-            else:
-                tokens = estimate(part.text)
-                cls, layer = part.budget_class, part.layer
-            tokens += PART_OVERHEAD_TOKENS
+            text, cls, layer = _sized(part) if memo is None else memo.derived(part, partial(_sized, part))
+            tokens = estimate(text) + PART_OVERHEAD_TOKENS
             total += tokens
             by_class[cls] = by_class.get(cls, 0) + tokens
             by_layer[layer] = by_layer.get(layer, 0) + tokens
     return by_class, by_layer, total
+
+
+def _sized(part: Part) -> tuple[str, str, str]:
+    """What a part is sized by, and the budget class and layer that pay for it."""
+    if isinstance(part, ToolCallPart):
+        return canonical_json({"name": part.name, "arguments": part.arguments}), "history", part.layer
+    if isinstance(part, ReasoningPart):
+        # Signatures and encrypted reasoning are paid for as sent, so they are sized as sent.
+        return canonical_json(part.block), part.budget_class, part.layer
+    return part.text, part.budget_class, part.layer
 
 
 def _current_turn_has_recall(surface: Surface) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import contextwright.items.region_b  # noqa: F401  (defines the body item types)
 from contextwright.assembly.request import Message, SystemBlock, ToolCallPart
 from contextwright.errors import BuildError
-from contextwright.items.base import Region, item_for_budget_class
+from contextwright.items.base import ContextItem, Region, item_for_budget_class
 
 __all__ = ["RegionViolation", "check_regions"]
 
@@ -32,8 +32,14 @@ def check_regions(system: Sequence[SystemBlock], messages: Sequence[Message]) ->
             _check(budget_class, "B", f"a {message.role} message (the turn body)")
 
 
+_DECLARED: dict[str, type[ContextItem]] = {}
+"""Budget class → the item type found declaring it (a declaration, once made, never goes away)."""
+
+
 def _check(budget_class: str, region: Region, where: str) -> None:
-    item = item_for_budget_class(budget_class)
+    item = _DECLARED.get(budget_class) or item_for_budget_class(budget_class)
+    if item is not None:
+        _DECLARED[budget_class] = item
     if item is None:
         raise RegionViolation(
             f"no item type declares the budget class {budget_class!r}, so it has no region; it cannot go in {where}"

@@ -8,10 +8,11 @@ telemetry and ``inspect`` never have to guess. Renderers turn a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from contextwright.canonical import canonical_json, content_hash
+from contextwright.canonical import canonical_json, sha256_tagged
 
 Role = Literal["user", "assistant"]
 
@@ -128,15 +129,37 @@ class NeutralRequest:
 
     def canonical(self) -> str:
         """Canonical JSON text of the request."""
-        return canonical_json(self.to_dict())
+        return canonical_request(self)
 
     def sha256(self) -> str:
         """Tagged SHA-256 of the canonical request."""
-        return content_hash(self.to_dict())
+        return sha256_tagged(self.canonical())
 
     def tool_call_ids(self) -> list[str]:
         """Every tool call id, in order."""
         return [p.id for m in self.messages for p in m.parts if isinstance(p, ToolCallPart)]
+
+
+_MESSAGES_SLOT = ',"messages":[]'
+"""The messages' place in the canonical request with none: the first match is the top-level key, since the
+keys sorted before it hold only a hash and numbers (and a quote inside a string is always escaped)."""
+
+
+def message_json(message: Message) -> str:
+    """Canonical JSON of one message, exactly as it appears inside the canonical request."""
+    return canonical_json(_plain(message))
+
+
+def canonical_request(request: NeutralRequest, encode: Callable[[Message], str] = message_json) -> str:
+    """Canonical JSON of ``request``, with each message encoded by ``encode`` (which must equal :func:`message_json`).
+
+    Canonical JSON of a list is its items' canonical JSON joined by commas, so the request
+    is its shell with the messages spliced in; that lets a caller encode each message once.
+    """
+    head, slot, rest = canonical_json(_plain(replace(request, messages=()))).partition(_MESSAGES_SLOT)
+    if not slot:  # the request's own fields are fixed, so only a changed shape lands here
+        raise AssertionError("the canonical request has no top-level messages key")
+    return f'{head},"messages":[{",".join(encode(message) for message in request.messages)}]{rest}'
 
 
 def _plain(value: Any) -> Any:

@@ -21,8 +21,9 @@ as pointers). Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import assert_never
 
 from contextwright.canonical import canonical_json, sha256_tagged
@@ -228,18 +229,54 @@ class Surface:
         return None
 
 
-def fold(session_id: str, events: Iterable[Event], *, echo_index: EchoIndex | None = None) -> Surface:
-    """Fold events (in seq order) into a :class:`Surface`, with the assistant's echoes of untrusted text.
+def fold(session_id: str, events: Iterable[Event]) -> Surface:
+    """Fold events (in seq order) into a :class:`Surface`, with the assistant's echoes of untrusted text."""
+    folder = Folder(session_id)
+    folder.apply(events)
+    return folder.surface()
 
-    ``echo_index`` (optional) keeps echo detection incremental across folds of a growing log."""
-    events = list(events)
-    state = _Fold(session_id=session_id)
-    for event in events:
-        if event.session_id != session_id:
-            raise SurfaceError(f"event {event.ref} belongs to another session than {session_id!r}")
-        state.apply(event)
-    echoes = (echo_index if echo_index is not None else EchoIndex()).update(events)
-    return replace(state.surface(), echoes=echoes)
+
+class Folder:
+    """A fold kept open across a growing log: each event is applied once, in order.
+
+    :func:`fold` is one ``Folder`` fed every event; a session keeps its ``Folder`` and
+    feeds it only the events it has not seen, so the surface costs what the new events
+    cost, not the whole history. Entries that did not change keep their identity from
+    one surface to the next, which is what lets assembly reuse what it rendered for them.
+    A failed :meth:`apply` leaves the folder unusable (:attr:`broken`): fold again from
+    the start, which fails the same way, so the cache never decides an outcome.
+    """
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.broken = False
+        self._state = _Fold(session_id=session_id)
+        self._echoes = EchoIndex()
+        self._surface: Surface | None = None
+
+    def apply(self, events: Iterable[Event]) -> None:
+        """Fold ``events``, which must follow every event applied so far."""
+        if self.broken:
+            raise SurfaceError(f"session {self.session_id!r}: this fold failed earlier; fold the log again")
+        batch = list(events)
+        if not batch:
+            return
+        self._surface = None
+        try:
+            for event in batch:
+                if event.session_id != self.session_id:
+                    raise SurfaceError(f"event {event.ref} belongs to another session than {self.session_id!r}")
+                self._state.apply(event)
+            self._echoes.update(batch)
+        except BaseException:
+            self.broken = True
+            raise
+
+    def surface(self) -> Surface:
+        """The surface of every event applied so far (the same object until another event is applied)."""
+        if self._surface is None:
+            self._surface = replace(self._state.surface(), echoes=self._echoes.update(()))
+        return self._surface
 
 
 @dataclass(kw_only=True, slots=True)
@@ -263,6 +300,8 @@ class _Fold:
     stale_reasoning: set[int] = field(default_factory=set)
     has_reasoning: bool = False
     """Some answer so far carried signed reasoning (until then, changes need no staleness check)."""
+    repeat_keys: _RepeatKeys = field(default_factory=lambda: _RepeatKeys())
+    """What repeat marking derives from each call and result, derived once per fold, not per surface."""
 
     def apply(self, event: Event) -> None:
         """Fold one event; event types that do not change the visible history only move ``upto``."""
@@ -407,14 +446,13 @@ class _Fold:
             self.deferred.clear()
 
     def _frame(self, event: Event, payload: FrameRecorded) -> None:
-        for i, entry in enumerate(self.entries + self.deferred):
-            if isinstance(entry, UserTurn) and entry.seq == payload.turn_seq:
-                framed = replace(entry, frame=payload, frame_ref=event.ref)
-                if i < len(self.entries):
-                    self.entries[i] = framed
-                else:
-                    self.deferred[i - len(self.entries)] = framed
-                return
+        # From the end: a frame names the turn it follows, almost always the newest (seqs are unique).
+        for entries in (self.deferred, self.entries):
+            for i in range(len(entries) - 1, -1, -1):
+                entry = entries[i]
+                if isinstance(entry, UserTurn) and entry.seq == payload.turn_seq:
+                    entries[i] = replace(entry, frame=payload, frame_ref=event.ref)
+                    return
         raise SurfaceError(f"{event.ref}: frame for seq {payload.turn_seq}, which is not a visible user message")
 
     def _reindex_calls(self) -> None:
@@ -438,7 +476,9 @@ class _Fold:
     def surface(self) -> Surface:
         """The surface at the last folded event (deferred entries go last, then repeats are marked)."""
         entries = self.entries + self.deferred
-        ordered, repeats = _mark_repeats([_with_pruned(entry, self.pruned) for entry in entries])
+        keys = self.repeat_keys
+        ordered, repeats = _mark_repeats([keys.pruned_view(entry, self.pruned) for entry in entries], keys)
+        keys.done()
         return Surface(
             session_id=self.session_id,
             entries=tuple(ordered),
@@ -493,15 +533,65 @@ def _fold_into(entries: list[Entry], folded: Callable[[Entry], bool], replacemen
     return out
 
 
-def _mark_repeats(entries: list[Entry]) -> tuple[list[Entry], int]:
-    """Mark identical tool results and failed attempts superseded by a later success."""
+@dataclass(slots=True)
+class _RepeatKeys:
+    """What one fold derives per entry for every surface, kept so each is derived once.
+
+    Per call its (name, canonical arguments) and per result event its output hash, both
+    fixed once logged; and the views of exchanges with pruned or repeated results, so an
+    exchange whose marks did not change is the same object in the next surface.
+    """
+
+    calls: dict[str, tuple[ToolCall, tuple[str, str]]] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    views: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
+    used: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
+    """The views the surface being made uses; only they are kept for the next (see :meth:`done`)."""
+
+    def view(self, entry: Entry, marks: Hashable, make: Callable[[], Entry]) -> Entry:
+        """``make()``, or the view made before from this very entry with the same ``marks``."""
+        key = (id(entry), marks)
+        known = self.used.get(key) or self.views.get(key)
+        if known is None or known[0] is not entry:
+            known = (entry, make())
+        self.used[key] = known
+        return known[1]
+
+    def done(self) -> None:
+        """A surface is made: forget the views it did not use."""
+        self.views, self.used = self.used, {}
+
+    def pruned_view(self, entry: Entry, pruned: set[str]) -> Entry:
+        if not isinstance(entry, Exchange) or not pruned:
+            return entry
+        flags = tuple(r.result.call_id in pruned for r in entry.results)
+        if not any(flags):
+            return entry
+        return self.view(entry, flags, lambda: _with_pruned(entry, pruned))
+
+    def call(self, call: ToolCall) -> tuple[str, str]:
+        known = self.calls.get(call.id)
+        if known is None or known[0] is not call:
+            known = self.calls[call.id] = (call, (call.name, canonical_json(encode_payload(call.arguments))))
+        return known[1]
+
+    def output(self, entry: ResultEntry) -> str:
+        digest = self.outputs.get(entry.ref)
+        if digest is None:
+            digest = self.outputs[entry.ref] = sha256_tagged(entry.result.output)
+        return digest
+
+
+def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tuple[list[Entry], int]:
+    """Mark identical tool results and failed attempts superseded by a later success (unchanged entries stay the same objects)."""
+    keys = keys if keys is not None else _RepeatKeys()
     seen: dict[tuple[str, str, str], str] = {}
     later_success: dict[tuple[str, str], str] = {}
     calls: dict[str, tuple[str, str]] = {}
     for entry in entries:
         if isinstance(entry, Exchange):
             for call in entry.calls:
-                calls[call.id] = (call.name, canonical_json(encode_payload(call.arguments)))
+                calls[call.id] = keys.call(call)
     for entry in reversed(entries):
         if isinstance(entry, Exchange):
             for r in reversed(entry.results):
@@ -514,27 +604,39 @@ def _mark_repeats(entries: list[Entry]) -> tuple[list[Entry], int]:
         if not isinstance(entry, Exchange):
             out.append(entry)
             continue
-        results = []
+        # Per result: (duplicate_of, superseded_by), or None when it is shown as it is.
+        marks: list[tuple[str | None, str | None] | None] = []
         for r in entry.results:
             key = calls.get(r.result.call_id)
             if key is None or r.pruned:
-                results.append(r)
+                marks.append(None)
                 continue
             if r.result.is_error and not r.result.denied and key in later_success and later_success[key] != r.result.call_id:
                 winner = later_success[key]
                 if _after(entries, winner, r.result.call_id):
-                    results.append(replace(r, superseded_by=winner))
+                    marks.append((None, winner))
                     hits += 1
                     continue
-            identity = (*key, sha256_tagged(r.result.output))
+            identity = (*key, keys.output(r))
             if identity in seen:
-                results.append(replace(r, duplicate_of=seen[identity]))
+                marks.append((seen[identity], None))
                 hits += 1
                 continue
             seen[identity] = r.result.call_id
-            results.append(r)
-        out.append(replace(entry, results=tuple(results)))
+            marks.append(None)
+        if not any(marks):
+            out.append(entry)
+            continue
+        out.append(keys.view(entry, tuple(marks), partial(_with_marks, entry, marks)))
     return out, hits
+
+
+def _with_marks(entry: Exchange, marks: list[tuple[str | None, str | None] | None]) -> Exchange:
+    results = tuple(
+        r if mark is None else replace(r, duplicate_of=mark[0], superseded_by=mark[1])
+        for r, mark in zip(entry.results, marks, strict=True)
+    )
+    return replace(entry, results=results)
 
 
 def _after(entries: list[Entry], later: str, earlier: str) -> bool:

@@ -221,9 +221,13 @@ def apply_update(
     return new
 
 
-def state_at(events: Iterable[Event]) -> WorkingState:
-    """The working state after ``events``, with the carry rule applied at each new run."""
-    state = WorkingState()
+def state_at(events: Iterable[Event], *, start: WorkingState | None = None) -> WorkingState:
+    """The working state after ``events``, with the carry rule applied at each new run.
+
+    ``start`` is the state before ``events`` (the state after the events before them), so a
+    growing log can be followed one new event at a time.
+    """
+    state = start if start is not None else WorkingState()
     for event in events:
         if event.type == "context.working_state.updated":
             state = WorkingState.from_dict(event.payload.state)

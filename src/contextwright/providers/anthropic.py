@@ -57,11 +57,16 @@ slot and could land on the volatile tail.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
 from contextwright.assembly.request import (
+    Message,
     NeutralRequest,
     Part,
     ReasoningPart,
@@ -70,7 +75,6 @@ from contextwright.assembly.request import (
     ToolDefinition,
     ToolResultPart,
 )
-from contextwright.canonical import canonical_json
 from contextwright.providers._render_common import RenderError, check_request, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
 from contextwright.providers.tool_names import wire_tool_name
@@ -114,11 +118,16 @@ class _Turn:
     blocks: tuple[_Block, ...]
 
 
+_Mapped = dict[int, tuple[Message, bool, tuple[_Block, ...]]]
+"""Per message object (by id, the message kept alive beside it): whether it was stable, and the blocks it mapped to."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Layout:
     tools: tuple[dict[str, Any], ...]
     system: tuple[dict[str, Any], ...]
     turns: tuple[_Turn, ...]
+    mapped: _Mapped = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def prefix_position(self) -> int | None:
@@ -140,14 +149,53 @@ class _Layout:
                     anchor = position
         return anchor
 
-    def signatures(self) -> list[str]:
-        """What each position contributes to the prefix hash (role and message opening included)."""
-        out = [canonical_json(["tools", tool]) for tool in self.tools]
-        out += [canonical_json(["system", block]) for block in self.system]
+    def positions(self) -> Iterator[tuple[str, str, bool, dict[str, Any]]]:
+        """What each position contributes to the prefix hash (role and message opening included), in order."""
+        for tool in self.tools:
+            yield "tools", "", False, tool
+        for system in self.system:
+            yield "system", "", False, system
         for turn in self.turns:
             for index, block in enumerate(turn.blocks):
-                out.append(canonical_json(["messages", turn.role, index == 0, block.payload]))
-        return out
+                yield "messages", turn.role, index == 0, block.payload
+
+    @property
+    def size(self) -> int:
+        """How many positions the layout has."""
+        return len(self.tools) + len(self.system) + sum(len(turn.blocks) for turn in self.turns)
+
+    def same_prefix(self, other: _Layout, upto: int) -> bool:
+        """True when positions ``0..upto`` would hash the same in both layouts (same canonical JSON)."""
+        count = min(upto + 1, self.size)
+        if count != min(upto + 1, other.size):
+            return False
+        pairs = itertools.islice(zip(self.positions(), other.positions(), strict=False), count)
+        # Blocks a layout took over from the previous one are the same objects: no need to look inside.
+        return all(mine[:3] == theirs[:3] and _same_json(mine[3], theirs[3]) for mine, theirs in pairs)
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a JSON value's containers (strings and numbers are immutable and shared)."""
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fresh(item) for item in value]
+    return value
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal canonical JSON, decided without encoding: equal types at every depth (1, 1.0 and True differ there)."""
+    if a is b:
+        return True
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(value, b[key]) for key, value in a.items())
+    if isinstance(a, float):
+        return repr(a) == repr(b)  # -0.0 == 0.0, yet they encode differently
+    return bool(a == b)
 
 
 def render(
@@ -158,8 +206,7 @@ def render(
     prefix_ttl: Ttl = "5m",
 ) -> dict[str, Any]:
     """Return the keyword arguments for ``anthropic.Anthropic().messages.create(**body)``."""
-    layout = _layout(request, caps)
-    previous_layout = _layout(previous, caps) if previous is not None else None
+    layout, previous_layout = _layouts(request, caps, previous)
     marks = _plan(layout, caps, prefix_ttl=prefix_ttl, previous=previous_layout)
     return _assemble(request, layout, marks)
 
@@ -172,19 +219,57 @@ def plan_breakpoints(
     prefix_ttl: Ttl = "5m",
 ) -> tuple[Breakpoint, ...]:
     """The breakpoints :func:`render` places, in render order (for telemetry and ``inspect``)."""
-    layout = _layout(request, caps)
-    previous_layout = _layout(previous, caps) if previous is not None else None
+    layout, previous_layout = _layouts(request, caps, previous)
     return _plan(layout, caps, prefix_ttl=prefix_ttl, previous=previous_layout)
 
 
-def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
+_RECENT_LAYOUTS = 4
+_recent: OrderedDict[int, tuple[NeutralRequest, ProviderCapabilities, _Layout]] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def _layouts(
+    request: NeutralRequest, caps: ProviderCapabilities, previous: NeutralRequest | None
+) -> tuple[_Layout, _Layout | None]:
+    """The layouts of ``request`` and ``previous``; the messages ``previous`` already had keep their blocks.
+
+    A session's successive requests share their history's message objects, so the blocks
+    of those messages are mapped once. The few latest layouts are kept (by request object) so
+    rendering again, or rendering the next request against this one, maps nothing twice.
+    """
+    previous_layout = _layout(previous, caps) if previous is not None else None
+    return _layout(request, caps, reuse=previous_layout), previous_layout
+
+
+def _layout(request: NeutralRequest, caps: ProviderCapabilities, *, reuse: _Layout | None = None) -> _Layout:
+    with _recent_lock:
+        known = _recent.get(id(request))
+        if known is not None and known[0] is request and known[1] == caps:
+            _recent.move_to_end(id(request))
+            return known[2]
+    layout = _map_layout(request, caps, reuse.mapped if reuse is not None else {})
+    with _recent_lock:
+        _recent[id(request)] = (request, caps, layout)
+        while len(_recent) > _RECENT_LAYOUTS:
+            _recent.popitem(last=False)
+    return layout
+
+
+def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Mapped) -> _Layout:
     check_request(request, caps, provider="anthropic")
     tools = tuple(_map_tool(tool) for tool in request.tools)
     system = tuple({"type": "text", "text": block.text} for block in request.system if not is_blank(block.text))
     turns: list[_Turn] = []
+    mapped: _Mapped = {}
+
     for index, message in enumerate(request.messages):
         stable = index < request.stable_messages
-        blocks = tuple(block for part in message.parts if (block := _map_part(part, stable, caps)) is not None)
+        known = reuse.get(id(message))
+        if known is None or known[0] is not message or known[1] != stable:
+            mapping = (_map_part(part, stable, caps) for part in message.parts)
+            known = (message, stable, tuple(block for block in mapping if block is not None))
+        mapped[id(message)] = known
+        blocks = known[2]
         if not blocks:
             continue
         if turns and turns[-1].role == message.role:
@@ -207,7 +292,7 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities) -> _Layout:
         _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result))) if t.role == "user" else t
         for t in turns
     )
-    return _Layout(tools=tools, system=system, turns=ordered)
+    return _Layout(tools=tools, system=system, turns=ordered, mapped=mapped)
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -299,7 +384,7 @@ def _lookback(
     stable_end = max((mark.position for mark in marks), default=-1)
     if target > stable_end:
         return None  # that block is not stable history here; a marker there could cache the tail
-    if layout.signatures()[: target + 1] != previous.signatures()[: target + 1]:
+    if not layout.same_prefix(previous, target):
         return None  # the prefix changed (compaction, epoch): the old entry cannot hit anyway
     # A breakpoint checks its own position and the lookback_blocks - 1 before it, and
     # only positions an earlier request wrote can hit
@@ -318,12 +403,18 @@ def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint,
         nonlocal position
         mark = by_position.get(position)
         position += 1
+        # Layouts are reused across renders: the caller gets its own copy of every container.
+        fresh = payload.copy()
+        for key, value in payload.items():
+            if isinstance(value, dict | list):
+                fresh[key] = _fresh(value)
         if mark is None:
-            return dict(payload)
+            return fresh
         control: dict[str, str] = {"type": "ephemeral"}
         if mark.ttl != "5m":
             control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
-        return {**payload, "cache_control": control}
+        fresh["cache_control"] = control
+        return fresh
 
     tools = [marked(tool) for tool in layout.tools]
     system = [marked(block) for block in layout.system]

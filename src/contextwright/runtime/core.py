@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextwright.assembly.memo import RenderMemo
 from contextwright.budget.estimator import TokenEstimator, prefix_estimator
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Surface, fold
-from contextwright.derive.taint import EchoIndex
+from contextwright.derive.surface import Folder, Surface
 from contextwright.errors import SeqConflict, UsageError
 from contextwright.events.envelope import Event
 from contextwright.log.base import EventLog
@@ -25,6 +25,7 @@ from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
 from contextwright.planner import ContextPlanner
+from contextwright.runtime.estimates import EstimateMemo
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
 
@@ -69,8 +70,16 @@ class SessionCore:
         self.setup_seq = 0
         """The log position at which this process last chose the agent and model: a plan
         recorded after it (by any worker) is the session's plan, adopted as it is."""
-        self._surface_cache: tuple[int, Surface] | None = None
-        self._echo_index = EchoIndex()  # echo detection done once per event, not per fold
+        self._folder: Folder | None = None
+        self._folded = 0
+        """How many of :attr:`events` the folder has applied."""
+        self._plan_scan: tuple[int, ContextPlan | None] = (0, None)
+        """How many events the plan below was looked for in, and the plan found."""
+        self._working_state = (0, ws.WorkingState())
+        """How many events the working state below has followed."""
+        self._estimates = EstimateMemo()
+        self.render_memo = RenderMemo()
+        """What earlier builds rendered and encoded, reused for the entries that did not change."""
 
     @property
     def last_seq(self) -> int:
@@ -88,11 +97,20 @@ class SessionCore:
         self.events.extend(history)
 
     def surface(self) -> Surface:
-        """The surface of the events read so far, folded once per new event."""
-        cached = self._surface_cache
-        if cached is None or cached[0] != self.last_seq:
-            cached = self._surface_cache = (self.last_seq, fold(self.id, self.events, echo_index=self._echo_index))
-        return cached[1]
+        """The surface of the events read so far: each event is folded once, when it is first needed.
+
+        The events only grow (the log is append-only and read in seq order), so only the
+        ones after the last folded are applied. A fold that failed is started over from
+        the first event, which gives what a fresh process would get.
+        """
+        folder = self._folder
+        if folder is None or folder.broken:
+            folder = self._folder = Folder(self.id)
+            self._folded = 0
+        fresh = self.events[self._folded :]
+        self._folded = len(self.events)
+        folder.apply(fresh)
+        return folder.surface()
 
     def append(self, payloads: Sequence[Any]) -> list[Event]:
         """Append payloads after the last event read; a concurrent writer makes this raise :class:`SeqConflict`."""
@@ -106,14 +124,18 @@ class SessionCore:
         return stored
 
     def planner(self) -> ContextPlanner:
-        """The planner as of the events read so far (the greatest epoch's plan is current)."""
-        return ContextPlanner.from_events(
-            self.id,
-            self.events,
-            estimator=prefix_estimator(self.model.id, fallback=self.estimator),
-            secret=self.secret,
-            budgets=self.budgets,
-        )
+        """The planner as of the events read so far (the greatest epoch's plan is current; each event looked at once)."""
+        estimator = prefix_estimator(self.model.id, fallback=self.estimator)
+        seen, best = self._plan_scan
+        if seen != len(self.events):
+            found = ContextPlanner.from_events(
+                self.id, self.events[seen:], estimator=estimator, secret=self.secret, budgets=self.budgets
+            ).current
+            # The first plan of the greatest epoch wins, as in a scan of the whole log.
+            if found is not None and (best is None or found.epoch > best.epoch):
+                best = found
+            self._plan_scan = (len(self.events), best)
+        return ContextPlanner(self.id, estimator=estimator, secret=self.secret, budgets=self.budgets, current=best)
 
     def settle_setup(self) -> None:
         """Mark the agent and model as chosen now: plans already in the log are checked against them."""
@@ -127,14 +149,17 @@ class SessionCore:
         return 0
 
     def working_state(self) -> ws.WorkingState:
-        """The working state as of the events read so far."""
-        return ws.state_at(self.events)
+        """The working state as of the events read so far (each event looked at once)."""
+        seen, state = self._working_state
+        if seen != len(self.events):
+            state = ws.state_at(self.events[seen:], start=state)
+            self._working_state = (len(self.events), state)
+        return state
 
     def count(self, text: str) -> int:
         """Tokens of ``text`` for the session's model."""
         return self.estimator.estimate(text, model=self.model.id)
 
     def body_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
-        """A token counter for the model of ``plan`` (which may differ from the session's after a change)."""
-        model_id = plan.model.id
-        return lambda text: self.estimator.estimate(text, model=model_id)
+        """A token counter for the model of ``plan`` (which may differ from the session's after a change), for one build."""
+        return self._estimates.counter(self.estimator, plan.model.id)

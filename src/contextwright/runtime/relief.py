@@ -128,6 +128,7 @@ class Relief:
             tail=tail,
             secret=self.core.secret,
             estimate=self.core.body_estimate(plan),
+            memo=self.core.render_memo,
         )
 
     def _try_build(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult | None:

@@ -135,7 +135,7 @@ class Requests:
             epoch=plan.epoch,
             request_index=surface.requests_built,
             prefix_sha256=result.request.prefix_sha256,
-            request_sha256=result.request.sha256(),
+            request_sha256=core.render_memo.sha256(result.request),
             provider=plan.model.provider,
             total_tokens=result.total_tokens,
             tokens_by_class=result.tokens_by_class,

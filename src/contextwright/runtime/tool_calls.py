@@ -60,7 +60,7 @@ class ToolCalls:
         message = stored[0].payload
         policy = ToolPolicy.from_events(self.core.events)
         automatic: list[Any] = []
-        state = ws.state_at(self.core.events)
+        state = self.core.working_state()
         tainted = self._untrusted_in_run(surface)
         for call in message.tool_calls:
             denial = denial_for(call, policy)

@@ -1,0 +1,139 @@
+"""Incremental assembly agrees with assembly from scratch, byte for byte, on random sessions.
+
+A session folds only the events it has not seen and reuses what it rendered for
+entries that did not change. These properties drive random event sequences (user
+messages, answers, parallel tool calls with repeated and failing results, compaction,
+pruning, another writer appending, reopening the session) and check after every
+request that the incremental request equals the one rebuilt from the log alone,
+that a fresh session on the same log folds the same surface, and that the rendered
+bodies are the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contextwright.derive.surface import fold
+from contextwright.events import AssistantMessage, ToolCall, UserMessage
+from contextwright.events.catalog import Pruned
+from contextwright.runtime.session import Session
+from contextwright.testing.fakes import open_session, sample_agent, sample_model
+
+OUTPUTS = ("ok", "2 passed", "FAILED test_a", "ok")
+"""Few distinct outputs, so repeated and superseded results happen often."""
+
+step = st.one_of(
+    st.tuples(st.just("user"), st.integers(0, 3)),
+    st.tuples(st.just("steer"), st.integers(0, 3)),
+    st.tuples(st.just("reply"), st.integers(0, 3)),
+    st.tuples(st.just("tools"), st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=3)),
+    st.tuples(st.just("compact"), st.just(0)),
+    st.tuples(st.just("prune"), st.integers(1, 3)),
+    st.tuples(st.just("other_writer"), st.integers(0, 3)),
+    st.tuples(st.just("reopen"), st.just(0)),
+)
+
+
+def reopen(engine, session: Session) -> Session:
+    return engine.session(session.id, agent=sample_agent(), model=sample_model(200_000))
+
+
+def check_request(engine, session: Session, bodies: list[str]) -> None:
+    """Build incrementally, then check it against a rebuild from the log and against a fresh session's fold."""
+    built = session.next_request()
+    rebuilt = session.inspect(built.index)  # raises when the rebuilt request hashes differently
+    assert rebuilt == built.neutral
+    assert built.event.payload.request_sha256 == rebuilt.sha256() == built.neutral.sha256()
+    fresh = reopen(engine, session)
+    assert fresh._core.surface() == fold(session.id, session.events) == session._core.surface()
+    body = json.dumps(built.anthropic(), sort_keys=True)
+    again = json.dumps(built.anthropic(), sort_keys=True)
+    assert body == again  # rendering twice (with its memoized layout) gives the same bytes
+    bodies.append(body)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step, min_size=1, max_size=25))
+def test_incremental_and_from_scratch_assembly_agree(steps):
+    engine, session, _ = open_session("prop")
+    bodies: list[str] = []
+    calls = 0
+    session.user("Fix the failing billing tests.")
+    check_request(engine, session, bodies)
+    for kind, arg in steps:
+        if session.pending_tool_calls() or not session.awaiting_model:
+            # Close what is open first, so every step starts from a state the API accepts.
+            for call in session.pending_tool_calls():
+                session.tool_result(call.id, "late result")
+        if kind == "user":
+            session.user(f"Now look at module {arg}.")
+        elif kind == "steer":
+            session.user(f"Keep the public API of module {arg}.", steering=True)
+        elif kind == "reply":
+            if session.awaiting_model:
+                session.record_assistant(AssistantMessage(text=f"Done with step {arg}."))
+            session.user(f"Thanks, next {arg}.")
+        elif kind == "tools":
+            if not session.awaiting_model:
+                session.user("Go on.")
+            tool_calls = []
+            for path, _output in arg:
+                calls += 1
+                tool_calls.append(ToolCall(id=f"c{calls}", name="read_file", arguments={"path": f"src/m{path}.py"}))
+            session.record_assistant(AssistantMessage(text="Reading.", tool_calls=tuple(tool_calls)))
+            for call, (_, output) in zip(tool_calls, arg, strict=True):
+                failed = OUTPUTS[output].startswith("FAILED")
+                session.tool_result(call.id, OUTPUTS[output], exit_code=1 if failed else 0)
+        elif kind == "compact":
+            session.compact()
+        elif kind == "prune":
+            ids = [c.id for e in session.events if e.type == "message.assistant" for c in e.payload.tool_calls][-arg:]
+            if ids and session.plan is not None:
+                session.log.append(
+                    session.id,
+                    [Pruned(epoch=session.plan.epoch, upto_seq=session.last_seq, call_ids=tuple(ids), trigger="manual")],
+                    expected_seq=session.last_seq,
+                )
+        elif kind == "other_writer":
+            # Another process appends behind this session's back; it notices by seq.
+            session.log.append(
+                session.id, [UserMessage(text=f"From elsewhere: {arg}.")], expected_seq=session.log.last_seq(session.id)
+            )
+        elif kind == "reopen":
+            session = reopen(engine, session)
+        if session.awaiting_model:
+            check_request(engine, session, bodies)
+    # Check: a new process (a fresh session on the same log) rebuilds every request to the recorded hash.
+    fresh = reopen(engine, session)
+    recorded = [e.payload for e in fresh.events if e.type == "context.request.built"]
+    for index, record in enumerate(recorded):
+        assert fresh.inspect(index).sha256() == record.request_sha256
+
+
+def test_a_caller_changing_a_rendered_body_changes_no_later_render():
+    # Layouts are reused from one render to the next: each body must be the caller's own.
+    engine, session, _ = open_session("mutate")
+    session.user("Read the billing module.")
+    session.next_request()
+    call = ToolCall(id="c1", name="read_file", arguments={"path": "src/billing.py", "lines": [1, 2]})
+    session.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,)))
+    session.tool_result("c1", "def total(): ...")
+    built = session.next_request()
+    body = built.anthropic()
+    expected = json.dumps(body, sort_keys=True)
+    for message in body["messages"]:
+        for block in message["content"]:
+            block["text"] = "changed"
+            if block.get("type") == "tool_use":
+                block["input"]["path"] = "elsewhere"
+                block["input"]["lines"].append(3)
+    body["system"][0]["text"] = "changed"
+    assert json.dumps(built.anthropic(), sort_keys=True) == expected
+    session.record_assistant(AssistantMessage(text="Done."))
+    session.user("Thanks.")
+    later = session.next_request().anthropic()
+    tool_use = [b for m in later["messages"] for b in m["content"] if b.get("type") == "tool_use"]
+    assert tool_use[0]["input"] == {"lines": [1, 2], "path": "src/billing.py"}
