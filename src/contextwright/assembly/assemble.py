@@ -18,7 +18,7 @@ Assembly order is fixed and total:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -547,7 +547,12 @@ def cache_key(session_id: str, epoch: int) -> str:
     return "cw-" + content_hash([session_id, epoch]).split(":", 1)[1][:32]
 
 
-def _account(messages: tuple[Message, ...], estimate: Estimate) -> tuple[dict[str, int], dict[str, int], int]:
+def body_tokens(messages: Sequence[Message], estimate: Estimate) -> int:
+    """The body's size as ``build`` accounts it (per-message and per-part overheads included)."""
+    return _account(messages, estimate)[2]
+
+
+def _account(messages: Sequence[Message], estimate: Estimate) -> tuple[dict[str, int], dict[str, int], int]:
     by_class: dict[str, int] = {}
     by_layer: dict[str, int] = {}
     total = 0

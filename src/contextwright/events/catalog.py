@@ -181,6 +181,14 @@ class RequestBuilt:
     """Surface entries shown once or not at all because they repeated or were superseded."""
     inputs: dict[str, Any] | None = None
     """What is needed to rebuild the request byte for byte (volatile inputs, cut points)."""
+    exact_tokens: int | None = None
+    """Tokens counted exactly (the prefix, where a real tokenizer or a provider count measured it).
+
+    None in requests recorded before the split existed; reconciliation skips those."""
+    raw_estimate_tokens: int | None = None
+    """The uncorrected heuristic estimate of the rest of the request (what reconciliation learns on)."""
+    estimate_factor: float | None = None
+    """The correction factor applied to the estimated part (folded from the log before this request)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -13,7 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextwright.budget.estimator import TokenEstimator, prefix_estimator
+from contextwright.assembly.assemble import body_tokens
+from contextwright.assembly.request import Message
+from contextwright.budget.estimator import TokenEstimator, corrected_counter, prefix_estimator, raw_count
+from contextwright.budget.reconcile import Reconciler, UsageFold
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Surface, fold
@@ -68,6 +71,10 @@ class SessionCore:
         """The events read so far, in order (the log only grows)."""
         self._surface_cache: tuple[int, Surface] | None = None
         self._echo_index = EchoIndex()  # echo detection done once per event, not per fold
+        # Correction factors are folded from the log (model.response + the request's split),
+        # so every worker and every restart lands on the same ones; this is only a cache.
+        own = getattr(estimator, "reconciler", None)
+        self._usage = UsageFold(Reconciler(**own.options()) if isinstance(own, Reconciler) else None)
 
     @property
     def last_seq(self) -> int:
@@ -120,7 +127,27 @@ class SessionCore:
         """Tokens of ``text`` for the session's model."""
         return self.estimator.estimate(text, model=self.model.id)
 
-    def body_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
-        """A token counter for the model of ``plan`` (which may differ from the session's after a change)."""
+    def estimate_factor(self, model_id: str) -> float:
+        """The correction factor for ``model_id``, folded from the provider usage logged so far."""
+        # The events start at seq 1 and are gapless, so the fold's position is an index.
+        return self._usage.feed(self.events[self._usage.upto_seq :]).factor(model_id)
+
+    def body_estimate(self, plan: ContextPlan, *, factor: float | None = None) -> Callable[[str], int]:
+        """A token counter for the model of ``plan``: raw estimates times the logged correction factor.
+
+        ``factor`` replays a recorded one (rebuilds); by default it is folded from the log."""
         model_id = plan.model.id
-        return lambda text: self.estimator.estimate(text, model=model_id)
+        chosen = self.estimate_factor(model_id) if factor is None else factor
+        return corrected_counter(self.estimator, model=model_id, factor=chosen)
+
+    def split(self, plan: ContextPlan, messages: Sequence[Message]) -> tuple[int, int]:
+        """``(exact, raw)``: the tokens of a request counted exactly, and the raw estimate of the rest.
+
+        The prefix is exact when the plan measured it with a real tokenizer; otherwise it is
+        a raw estimate too (measured uncorrected at plan time), and joins the estimated part."""
+        model_id = plan.model.id
+        body = body_tokens(messages, lambda text: raw_count(self.estimator, text, model=model_id))
+        prefix = plan.prefix_token_total
+        if plan.measured_by.startswith("exact"):
+            return prefix, body
+        return 0, prefix + body

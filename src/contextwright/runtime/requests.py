@@ -123,9 +123,11 @@ class Requests:
         self._frame_current_turn(surface)
         surface = core.surface()
         tail = self._tail(surface)
+        factor = core.estimate_factor(plan.model.id)
         result = self.relief.build(plan, allocation, tail)
         surface = core.surface()
         validate(result.request, plan)
+        exact, raw = core.split(plan, result.request.messages)
         payload = RequestBuilt(
             epoch=plan.epoch,
             request_index=surface.requests_built,
@@ -139,6 +141,9 @@ class Requests:
             pressure=result.pressure,
             dedupe_hits=result.dedupe_hits,
             inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
+            exact_tokens=exact,
+            raw_estimate_tokens=raw,
+            estimate_factor=factor,
         )
         previous = self._previous_request(plan.epoch)
         [event] = core.append([payload])
@@ -168,7 +173,8 @@ class Requests:
             surface=fold(core.id, history),
             tail=VolatileTail.from_dict(inputs["tail"]),
             secret=core.secret,
-            estimate=core.body_estimate(plan),
+            # Sized as it was built: requests recorded before factors were logged were built uncorrected.
+            estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
             yields=tuple(inputs["yields"]),
         )
         return result.request, record
