@@ -714,9 +714,10 @@ def usage_main(console: Any, *, write_docs: bool) -> int:
     import statistics
     import time
 
+    from usage_transcripts import accuracy, cross_session, evaluate, load
+
     from contextwright.budget.reconcile import DEFAULT_MARGIN
     from contextwright.testing.corpus import corpus_path, missing_reason
-    from usage_transcripts import accuracy, cross_session, evaluate, load
 
     traces = corpus_path("traces")
     if traces is None:

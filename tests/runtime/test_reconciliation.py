@@ -190,3 +190,13 @@ def test_two_workers_on_one_store_land_on_the_same_factor(tmp_path: Path, backen
         # And the request b built rebuilds byte for byte on a.
         rebuilt, record = a.rebuild(3)
         assert rebuilt.sha256() == record.request_sha256
+
+
+def test_a_replayed_transcripts_usage_teaches_nothing() -> None:
+    session = _engine(InMemoryEventLog()).session("s", agent=sample_agent(), model=sample_model())
+    _turns(session, 0.8, 1)
+    events = session.events
+    # The same report, marked as belonging to a replayed transcript's original request.
+    replayed = [replace(e, payload=replace(e.payload, replayed=True)) if e.type == "model.response" else e for e in events]
+    assert UsageFold().feed(replayed).correction(session.model.id).observations == 0
+    assert UsageFold().feed(events).correction(session.model.id).observations == 1

@@ -226,7 +226,8 @@ class UsageFold:
     """Folds a session's events into a :class:`Reconciler`, incrementally and deterministically.
 
     Each ``model.response`` whose ``request_index`` names a ``context.request.built``
-    that recorded its split becomes one observation of the estimated part. Requests
+    that recorded its split becomes one observation of the estimated part (unless it is
+    a replayed transcript's usage, which belongs to another request). Requests
     recorded before the split existed (older logs) are skipped: their totals mix the
     exact and estimated parts, and guessing the split could only mislead the factor.
     """
@@ -252,7 +253,7 @@ class UsageFold:
                 split = _split_of(payload, self._models.get(payload.epoch))
                 if split is not None:
                     self._splits[payload.request_index] = split
-            elif event.type == "model.response" and payload.request_index is not None:
+            elif event.type == "model.response" and payload.request_index is not None and not payload.replayed:
                 self._observe(self._splits.get(payload.request_index), payload.usage)
         return self.reconciler
 

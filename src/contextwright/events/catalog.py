@@ -252,6 +252,9 @@ class ModelResponse:
     usage: UsageRecord
     request_index: int | None = None
     estimated_input_tokens: int | None = None
+    replayed: bool = False
+    """The usage belongs to a replayed transcript's original request, not to this one: kept for
+    reports, never folded into estimate corrections."""
 
 
 @event_type("memory.written")
