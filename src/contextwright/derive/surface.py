@@ -38,6 +38,7 @@ from contextwright.events.catalog import (
     ChildStarted,
     Compacted,
     ContextOverflow,
+    PrefixCounted,
     DecisionGraduated,
     DecisionPoint,
     EpochRotated,
@@ -328,6 +329,7 @@ class _Fold:
                 | MemoryCandidates()
                 | LayerTruncated()
                 | ContextOverflow()
+                | PrefixCounted()
                 | ChildStarted()
                 | ChildFinished()
                 | FrameworkItemsAdded()

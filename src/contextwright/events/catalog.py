@@ -385,6 +385,21 @@ class LayerTruncated:
         return self.tokens_after / self.tokens_before
 
 
+@event_type("context.prefix.counted")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PrefixCounted:
+    """The prefix of ``epoch`` counted exactly by the provider (opt-in, once per epoch).
+
+    Later requests of the epoch take it as their exactly counted part, so reconciliation
+    learns on the body's estimate alone."""
+
+    epoch: int
+    input_tokens: int
+    """The provider's count of the prefix (system and tools) with a one-character user message."""
+    counted_by: str
+    """Which endpoint counted it, e.g. ``anthropic.messages.count_tokens``."""
+
+
 @event_type("context.overflow")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ContextOverflow:

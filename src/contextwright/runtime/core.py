@@ -56,6 +56,7 @@ class SessionCore:
         budgets: BudgetConfig,
         memory: MemoryPort | None,
         recall: RecallPort | None,
+        prefix_counter: Callable[..., Any] | None = None,
     ) -> None:
         self.log = log
         self.id = session_id
@@ -67,6 +68,8 @@ class SessionCore:
         self.budgets = budgets
         self.memory = memory
         self.recall = recall
+        self.prefix_counter = prefix_counter
+        """Opt-in: the provider's count endpoint (``client.messages.count_tokens``), called once per epoch."""
         self.events: list[Event] = []
         """The events read so far, in order (the log only grows)."""
         self._surface_cache: tuple[int, Surface] | None = None
@@ -143,11 +146,23 @@ class SessionCore:
     def split(self, plan: ContextPlan, messages: Sequence[Message]) -> tuple[int, int]:
         """``(exact, raw)``: the tokens of a request counted exactly, and the raw estimate of the rest.
 
-        The prefix is exact when the plan measured it with a real tokenizer; otherwise it is
-        a raw estimate too (measured uncorrected at plan time), and joins the estimated part."""
+        The prefix is exact when the provider counted it for the epoch or the plan measured it
+        with a real tokenizer; otherwise it is a raw estimate too (measured uncorrected at plan
+        time), and joins the estimated part."""
         model_id = plan.model.id
         body = body_tokens(messages, lambda text: raw_count(self.estimator, text, model=model_id))
+        counted = self.counted_prefix(plan.epoch)
+        if counted is not None:
+            return counted, body
         prefix = plan.prefix_token_total
         if plan.measured_by.startswith("exact"):
             return prefix, body
         return 0, prefix + body
+
+    def counted_prefix(self, epoch: int) -> int | None:
+        """The provider's exact count of ``epoch``'s prefix, when one was logged."""
+        for event in self.events:
+            if event.type == "context.prefix.counted" and event.payload.epoch == epoch:
+                count: int = event.payload.input_tokens
+                return count
+        return None
