@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from _docs import update_section
+from usage_transcripts import block_texts
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -61,26 +62,6 @@ def _md_segments(text: str) -> Iterator[str]:
             yield "".join(buffer)
 
 
-def _blocks_text(content: Any) -> Iterator[str]:
-    if isinstance(content, str):
-        yield content
-    elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, str):
-                yield block
-            elif isinstance(block, dict):
-                kind = block.get("type")
-                if kind == "text":
-                    yield block.get("text", "")
-                elif kind == "thinking":
-                    yield block.get("thinking", "")
-                elif kind == "tool_use":
-                    yield json.dumps(block.get("input"), ensure_ascii=False)
-                elif kind == "tool_result":
-                    yield from _blocks_text(block.get("content"))
-                # Images are sent as pixels, not text; they have no text token count.
-
-
 def _claude_code(path: Path) -> Iterator[str]:
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
@@ -89,13 +70,13 @@ def _claude_code(path: Path) -> Iterator[str]:
             continue
         if record.get("type") in ("user", "assistant"):
             message = record.get("message") or {}
-            yield from _blocks_text(message.get("content"))
+            yield from block_texts(message.get("content"))
 
 
 def _openhands_completion(path: Path) -> Iterator[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     for message in data.get("messages", []):
-        yield from _blocks_text(message.get("content"))
+        yield from block_texts(message.get("content"))
         for call in message.get("tool_calls") or []:
             yield call.get("function", {}).get("arguments", "")
     for tool in (data.get("kwargs") or {}).get("tools") or []:
@@ -121,7 +102,7 @@ def _openhands_events(path: Path) -> Iterator[str]:
 def _swe_agent(path: Path) -> Iterator[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     for entry in data.get("history", []):
-        yield from _blocks_text(entry.get("content"))
+        yield from block_texts(entry.get("content"))
     for step in data.get("trajectory", []):
         for key in ("thought", "action", "observation"):
             if isinstance(step.get(key), str):

@@ -61,21 +61,26 @@ class Transcript:
     """True when the first call only serves to infer the exact part (Claude Code's hidden prefix)."""
 
 
-def _texts(content: Any) -> Iterator[str]:
+def block_texts(content: Any, *, thinking: bool = True) -> Iterator[str]:
+    """The texts of a message's content (a string or Anthropic-style blocks); images have none.
+
+    ``thinking=False`` leaves thinking out: earlier turns' thinking is not sent back as input."""
     if isinstance(content, str):
         yield content
         return
     for block in content if isinstance(content, list) else ():
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            yield block.get("text", "")
-        elif kind == "tool_use":
-            yield json.dumps(block.get("input"), ensure_ascii=False)
-        elif kind == "tool_result":
-            yield from _texts(block.get("content"))
-        # Earlier turns' thinking is not sent back as input; images are handled by the caller.
+        if isinstance(block, str):
+            yield block
+        elif isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text":
+                yield block.get("text", "")
+            elif kind == "thinking" and thinking:
+                yield block.get("thinking", "")
+            elif kind == "tool_use":
+                yield json.dumps(block.get("input"), ensure_ascii=False)
+            elif kind == "tool_result":
+                yield from block_texts(block.get("content"), thinking=thinking)
 
 
 def _has_image(content: Any) -> bool:
@@ -109,7 +114,7 @@ def claude_code(path: Path, estimator: HeuristicEstimator) -> Transcript | None:
             if calls and actual < _COMPACTION_DROP * calls[-1].actual:
                 break
             calls.append(Call(raw=raw + MESSAGE_OVERHEAD_TOKENS, actual=actual))
-        texts = [t for t in _texts(message.get("content")) if t]
+        texts = [t for t in block_texts(message.get("content"), thinking=False) if t]
         if texts:
             raw += MESSAGE_OVERHEAD_TOKENS + sum(
                 estimator.raw_estimate(t, model=model or "claude-sonnet-4") + PART_OVERHEAD_TOKENS for t in texts
@@ -129,7 +134,7 @@ def openhands_completion(path: Path, estimator: HeuristicEstimator, o200k: Calla
         return None
     groups = []
     for message in data.get("messages", []):
-        texts = [t for t in _texts(message.get("content")) if t]
+        texts = [t for t in block_texts(message.get("content"), thinking=False) if t]
         texts += [c.get("function", {}).get("arguments", "") for c in message.get("tool_calls") or []]
         groups.append(texts)
     groups.append([json.dumps(tool, ensure_ascii=False) for tool in data.get("kwargs", {}).get("tools") or []])
