@@ -562,6 +562,7 @@ EventPayload = (
     | MemoryCandidates
     | LayerTruncated
     | ContextOverflow
+    | PrefixCounted
     | StageOpened
     | StageClosed
     | DecisionPoint
