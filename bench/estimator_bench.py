@@ -3,6 +3,9 @@
 Run ``python bench/estimator_bench.py`` to print a table per content kind and write
 the estimator section of ``docs/benchmarks.md``; ``--fit`` refits the heuristic coefficients first and
 prints them (``--write`` stores them as ``contextwright/budget/coefficients.json``).
+``--usage`` instead replays the provider usage recorded in the transcripts against
+reconciled estimates, per transcript format (see ``bench/usage_transcripts.py``), and
+writes its own section.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from _docs import update_section
+from usage_transcripts import block_texts
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -58,26 +62,6 @@ def _md_segments(text: str) -> Iterator[str]:
             yield "".join(buffer)
 
 
-def _blocks_text(content: Any) -> Iterator[str]:
-    if isinstance(content, str):
-        yield content
-    elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, str):
-                yield block
-            elif isinstance(block, dict):
-                kind = block.get("type")
-                if kind == "text":
-                    yield block.get("text", "")
-                elif kind == "thinking":
-                    yield block.get("thinking", "")
-                elif kind == "tool_use":
-                    yield json.dumps(block.get("input"), ensure_ascii=False)
-                elif kind == "tool_result":
-                    yield from _blocks_text(block.get("content"))
-                # Images are sent as pixels, not text; they have no text token count.
-
-
 def _claude_code(path: Path) -> Iterator[str]:
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
@@ -86,13 +70,13 @@ def _claude_code(path: Path) -> Iterator[str]:
             continue
         if record.get("type") in ("user", "assistant"):
             message = record.get("message") or {}
-            yield from _blocks_text(message.get("content"))
+            yield from block_texts(message.get("content"))
 
 
 def _openhands_completion(path: Path) -> Iterator[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     for message in data.get("messages", []):
-        yield from _blocks_text(message.get("content"))
+        yield from block_texts(message.get("content"))
         for call in message.get("tool_calls") or []:
             yield call.get("function", {}).get("arguments", "")
     for tool in (data.get("kwargs") or {}).get("tools") or []:
@@ -118,7 +102,7 @@ def _openhands_events(path: Path) -> Iterator[str]:
 def _swe_agent(path: Path) -> Iterator[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     for entry in data.get("history", []):
-        yield from _blocks_text(entry.get("content"))
+        yield from block_texts(entry.get("content"))
     for step in data.get("trajectory", []):
         for key in ("thought", "action", "observation"):
             if isinstance(step.get(key), str):
@@ -546,9 +530,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="with --fit: write them to the estimator's coefficients.json")
     parser.add_argument("--holdout", action="store_true", help="also fit on half and test on the other half")
     parser.add_argument("--no-docs", action="store_true", help="do not write the results into docs/benchmarks.md")
+    parser.add_argument("--usage", action="store_true", help="only replay provider usage against reconciled estimates")
     args = parser.parse_args(argv)
     console = Console()
     root = Path(__file__).resolve().parents[1]
+    if args.usage:
+        return usage_main(console, write_docs=not args.no_docs)
 
     traces, tools = corpus_path("traces"), corpus_path("tool-outputs")
     if traces is None or tools is None:
@@ -612,6 +599,8 @@ def render_section(
     tiktoken_per_second: float,
 ) -> str:
     """The docs section: method, measured figures, and any missed target explained."""
+    from contextwright.budget.estimator import ANTHROPIC_47_FACTOR, ANTHROPIC_FACTOR, UNKNOWN_FACTOR
+
     missed_under = [r for r in rows if r.payloads >= 100 and r.under > UNDER_TARGET]
     missed_over = [r for r in rows if r.payloads >= 100 and r.median_over > OVER_TARGET and r.label in CONTENT_KIND_LABELS]
     parts = [
@@ -624,8 +613,9 @@ def render_section(
         "turn the counts into tokens. The weights are a 99.5% quantile regression of exact",
         "counts (non-negative, some bounded below so digits, emoji, symbols and tabs are",
         "covered by construction), refitted with `python bench/estimator_bench.py --fit --write`.",
-        "Claude models use the o200k fit times 1.2 (an assumption that the reconciler",
-        "corrects from provider usage); unknown models use the larger of both fits times 1.2.",
+        f"Claude models use the o200k fit times {ANTHROPIC_FACTOR} ({ANTHROPIC_47_FACTOR} from Claude 4.7 on), an upper",
+        "bound that the reconciler corrects from provider usage; unknown models use the larger",
+        f"of both fits times {UNKNOWN_FACTOR}.",
         "Body estimates get a further 5% margin; the prefix is counted exactly with tiktoken",
         "for OpenAI models.",
         "",
@@ -694,6 +684,116 @@ def render_section(
 
 
 CONTENT_KIND_LABELS = ("prose", "code", "json", "logs", "non-latin")
+
+USAGE_MARGINS = (0.0, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
+
+
+def usage_main(console: Any, *, write_docs: bool) -> int:
+    """Replay recorded provider usage against reconciled estimates; print and record the tables."""
+    import os
+    import platform
+    import statistics
+    import time
+
+    from usage_transcripts import accuracy, cross_session, evaluate, load
+
+    from contextwright.budget.reconcile import DEFAULT_MARGIN
+    from contextwright.testing.corpus import corpus_path, missing_reason
+
+    traces = corpus_path("traces")
+    if traces is None:
+        console.print(missing_reason("traces"))
+        return 0
+    transcripts = load(traces)
+    rows = evaluate(transcripts)
+    claude_code = [t for t in transcripts if t.format == "claude-code-jsonl"]
+    sweep = [(m, evaluate(claude_code, margin=m)[0]) for m in USAGE_MARGINS]
+    single = [t for t in transcripts if t.format == "openhands-llm-completions"]
+    rows.append(accuracy("openhands-llm-completions: two other sessions' reports", len(single), cross_session(single)))
+    ratios = sorted(t.calls[0].actual / t.calls[0].o200k for t in single if t.calls[0].o200k)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    table = usage_table(rows)
+    console.print(table)
+    console.print(usage_sweep_table(sweep))
+    claude_ratio = (
+        f"real Claude input totals / exact o200k counts on {len(ratios)} OpenHands requests: "
+        f"median {statistics.median(ratios):.2f}, range {ratios[0]:.2f}-{ratios[-1]:.2f}"
+    )
+    console.print(claude_ratio)
+    if write_docs:
+        section = render_usage_section(rows, sweep, claude_ratio, machine, DEFAULT_MARGIN)
+        console.print(f"wrote {update_section('reconcile-bench', section)}")
+    return 0
+
+
+def usage_table(rows: list[Any]) -> str:
+    """Markdown rows: one per transcript format and stage."""
+    lines = [
+        "| transcripts | sessions | requests | under the real total | same, calls the text accounts for | median over | p90 over | worst under |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.label} | {r.sessions} | {r.requests} | {_pct(r.under)} | {_pct(r.under_seen)} | "
+            f"{_pct(r.median_over)} | {_pct(r.p90_over)} | {_pct(r.worst_under)} |"
+        )
+    return "\n".join(lines)
+
+
+def usage_sweep_table(sweep: list[tuple[float, Any]]) -> str:
+    """Markdown rows: the margin against under- and over-estimates (Claude Code, after two reports)."""
+    lines = ["| margin | under the real total | same, calls the text accounts for | median over |", "|---:|---:|---:|---:|"]
+    for margin, r in sweep:
+        lines.append(f"| {margin:.2f} | {_pct(r.under)} | {_pct(r.under_seen)} | {_pct(r.median_over)} |")
+    return "\n".join(lines)
+
+
+def render_usage_section(rows: list[Any], sweep: list[tuple[float, Any]], claude_ratio: str, machine: str, margin: float) -> str:
+    """The docs section for ``--usage``."""
+    from contextwright.budget.estimator import ANTHROPIC_FACTOR
+
+    late = rows[0]  # Claude Code after two reports
+    return "\n".join(
+        [
+            "## Estimates reconciled from provider usage",
+            "",
+            "`python bench/estimator_bench.py --usage` replays the input totals providers reported in",
+            "the shared transcripts. Each call's input is projected as a session does it: the exact",
+            "part plus the raw heuristic estimate of the rest times the factor learned from the",
+            "session's earlier reports only (`Reconciler` defaults, margin "
+            f"{margin:.2f}). Targets: after two reports, below the real",
+            "total on at most 1% of requests, median over-estimate at most 5%.",
+            f"Measured on {machine} (a machine shared with other jobs; these are counts, not timings).",
+            "",
+            usage_table(rows),
+            "",
+            "Claude Code transcripts do not hold Claude Code's own system prompt and tool schemas:",
+            "they stand in for the exactly counted part, taken from the first call (its total",
+            "minus the raw estimate of its few visible tokens), which is then not scored. Nor do",
+            "they hold everything Claude Code adds to a turn (reminders, attached file state): a",
+            "call whose reported total grew by more than twice its visible growth plus 300 tokens",
+            "is counted apart in the fifth column. On the calls the text accounts for,",
+            f"{_pct(late.under_seen)} of projections fall below the real total, against {_pct(late.under)} on all",
+            f"calls{' (the 1% target is missed on all calls)' if late.under > 0.01 else ''}: the difference is content",
+            "the transcript lacks, which the engine, building every byte it sends, always has.",
+            "OpenHands completion files hold one call each (the",
+            "last of their session): the first estimate there is the raw one, and the last row",
+            "corrects each session with two *other* sessions' reports, which shows why factors are",
+            "kept per session: sessions of one model and agent differ by several percent.",
+            "",
+            "### The margin (Claude Code, after two reports)",
+            "",
+            usage_sweep_table(sweep),
+            "",
+            "### The Claude factor",
+            "",
+            f"The profile's {ANTHROPIC_FACTOR} (Claude up to 4.6 over the o200k fit) is an upper bound: the",
+            "research notes measure Claude/o200k token ratios of 1.05 (English prose) to 1.28",
+            f"(TypeScript, schema-like JSON); on real agent requests, {claude_ratio}.",
+            "The reconciler brings the estimate down to the session's real ratio after two reports.",
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -129,6 +129,11 @@ ANTHROPIC_MODELS: dict[str, _Known] = {
     "claude-opus-4": _Known(window=200_000, max_output=32_000, min_cacheable=1_024, token_family="claude"),
     "claude-sonnet-4": _Known(window=200_000, max_output=64_000, min_cacheable=1_024, token_family="claude"),
     "claude-3-5-haiku": _Known(window=200_000, max_output=8_192, min_cacheable=2_048, token_family="claude"),
+    # Retired, but still in recorded logs that replay and import read.
+    "claude-3-7-sonnet": _Known(window=200_000, max_output=64_000, min_cacheable=1_024, token_family="claude"),
+    "claude-3-5-sonnet": _Known(window=200_000, max_output=8_192, min_cacheable=1_024, token_family="claude"),
+    "claude-3-opus": _Known(window=200_000, max_output=4_096, min_cacheable=1_024, token_family="claude"),
+    "claude-3-haiku": _Known(window=200_000, max_output=4_096, min_cacheable=2_048, token_family="claude"),
 }
 
 # OpenAI: automatic prefix caching from 1,024 tokens; windows from the model pages.

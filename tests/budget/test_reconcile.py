@@ -1,4 +1,4 @@
-"""Reconciler: conservative factors, clamps, warm-up and rebuildable state."""
+"""Reconciler: conservative factors, outliers, the margin, clamps, warm-up and rebuildable state."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_factor_is_clamped() -> None:
     assert r.factor("m") == 2.0
     for _ in range(60):
         r.observe("n", 10_000, 100)
-    assert r.factor("n") == 0.8
+    assert r.factor("n") == 0.5
 
 
 def test_invalid_observations_and_options() -> None:
@@ -75,6 +75,10 @@ def test_invalid_observations_and_options() -> None:
         Reconciler.from_dict({"version": 99})
     with pytest.raises(UsageError):
         Reconciler.from_dict({"version": 1, "alpha": 0.2})
+    with pytest.raises(UsageError):
+        Reconciler.from_dict({"version": 2, "alpha": 0.2})
+    with pytest.raises(UsageError):
+        Reconciler(margin=-0.1)
 
 
 @settings(max_examples=100, deadline=None)
@@ -85,7 +89,7 @@ def test_state_round_trips_through_json(observations: list[tuple[str, int, int]]
     assert rebuilt.to_dict() == r.to_dict()
     for model in ("gpt-4o", "claude-sonnet-4-5"):
         assert rebuilt.factor(model) == r.factor(model)
-        assert 0.8 <= r.factor(model) <= 2.0
+        assert 0.5 <= r.factor(model) <= 2.0
 
 
 @settings(max_examples=100, deadline=None)
@@ -102,3 +106,42 @@ def test_observe_returns_the_new_factor() -> None:
     r = Reconciler()
     assert r.observe("gpt-4o", 100, 120) == r.factor("gpt-4o")
     assert math.isfinite(r.factor("gpt-4o"))
+
+
+def test_one_outlier_moves_the_factor_only_a_bounded_step() -> None:
+    r = Reconciler()
+    for _ in range(10):
+        r.observe("claude-sonnet-4-5", 10_000, 8_000)
+    steady = r.factor("claude-sonnet-4-5")
+    # Check a report ten times too small (say, a truncated usage record) cannot collapse the factor ...
+    low = Reconciler.from_dict(r.to_dict())
+    low.observe("claude-sonnet-4-5", 10_000, 800)
+    assert low.factor("claude-sonnet-4-5") >= steady * math.exp(-low.alpha * low.outlier_step) - 1e-12
+    # ... and one ten times too large lifts it by a bounded step, not tenfold.
+    high = Reconciler.from_dict(r.to_dict())
+    high.observe("claude-sonnet-4-5", 10_000, 80_000)
+    assert high.factor("claude-sonnet-4-5") < steady * 1.5
+    # Check a real, lasting shift is still followed within a few reports.
+    for _ in range(12):
+        low.observe("claude-sonnet-4-5", 10_000, 6_000)
+    assert low.factor("claude-sonnet-4-5") < 0.7
+
+
+def test_the_margin_keeps_the_factor_above_a_steady_ratio() -> None:
+    r = Reconciler(margin=0.05)
+    for _ in range(20):
+        r.observe("gpt-4o", 10_000, 9_000)
+    # A perfectly steady ratio has no spread left: the margin alone keeps the factor above it.
+    assert r.factor("gpt-4o") == pytest.approx(0.9 * math.exp(0.05), rel=1e-3)
+    assert r.factor("gpt-4o") > 0.9
+    bare = Reconciler.replay([("gpt-4o", 10_000, 9_000)] * 20, margin=0.0)
+    assert bare.factor("gpt-4o") == pytest.approx(0.9, rel=1e-3)
+
+
+def test_a_noisy_ratio_widens_the_margin() -> None:
+    steady, noisy = Reconciler(), Reconciler()
+    for i in range(20):
+        steady.observe("m", 10_000, 8_000)
+        noisy.observe("m", 10_000, 8_000 + (800 if i % 2 else -800))
+    assert noisy.correction("m").spread > steady.correction("m").spread
+    assert noisy.factor("m") > steady.factor("m")

@@ -51,12 +51,12 @@ def test_mini_is_not_confused_with_its_family() -> None:
 
 def test_unknown_model_names_model_and_known_ones() -> None:
     with pytest.raises(UnknownModel) as caught:
-        price_for("claude-3-5-sonnet-20241022")
+        price_for("claude-2-1-20231121")
     error = caught.value
     assert isinstance(error, UsageError)
-    assert error.model == "claude-3-5-sonnet-20241022"
+    assert error.model == "claude-2-1-20231121"
     assert "claude-sonnet-4-5" in error.known and "gpt-4o" in error.known
-    assert "claude-3-5-sonnet-20241022" in str(error) and "claude-sonnet-4-5" in str(error)
+    assert "claude-2-1-20231121" in str(error) and "claude-sonnet-4-5" in str(error)
 
 
 def test_latest_row_in_effect_on_the_date() -> None:

@@ -33,12 +33,16 @@ import anthropic
 import httpx2
 import openai
 
+from contextwright.budget.estimator import HeuristicEstimator
+from contextwright.budget.reconcile import Reconciler
 from contextwright.canonical import to_plain
+from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ReasoningBlock
 from contextwright.models import openai as openai_model
 from contextwright.providers import openai_chat, openai_responses
 from contextwright.providers.capabilities import capabilities_for
-from contextwright.testing.fakes import open_session, sample_agent, sample_model
+from contextwright.runtime.engine import Engine
+from contextwright.testing.fakes import TEST_SECRET, open_session, sample_agent, sample_model
 from contextwright.testing.sse import stream_bytes
 
 THINKING = {"type": "enabled", "budget_tokens": 2048}
@@ -497,7 +501,12 @@ def test_pressure_relief_keeps_each_thinking_block_with_its_tool_call() -> None:
     ]
     wire = Wire(answers)
     client = wire.anthropic()
-    _, session, _ = open_session(window=24_000)
+    # The scripted usage is a constant placeholder (120 input tokens), not a measurement:
+    # keep estimates uncorrected, or the reconciler would take it at its word.
+    engine = Engine.open(
+        "memory://", clock=FixedClock(), secret=TEST_SECRET, estimator=HeuristicEstimator(reconciler=Reconciler(min_factor=1.0))
+    )
+    session = engine.session("s1", agent=sample_agent(), model=sample_model(24_000))
     session.user("Read the logs one by one.")
     for index in range(rounds):
         session.send(client.messages.create, thinking=THINKING)

@@ -12,6 +12,7 @@ import anthropic
 import httpx2
 import openai
 
+from contextwright.budget.reconcile import UsageFold, reconciled_total
 from contextwright.errors import ContextLengthExceeded, OverflowNotRecovered
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.models import openai as openai_model
@@ -107,7 +108,7 @@ def test_other_provider_errors_are_translated_not_retried():
     assert not any(e.type == "context.overflow" for e in session.events)
 
 
-def test_anthropic_usage_is_recorded_and_tunes_the_estimator():
+def test_anthropic_usage_is_recorded_for_reconciliation():
     engine, session, clock = open_session()
     provider = ScriptedProvider(
         [
@@ -124,11 +125,10 @@ def test_anthropic_usage_is_recorded_and_tunes_the_estimator():
     responses = [e.payload for e in session.events if e.type == "model.response"]
     assert [r.request_index for r in responses] == [0, 1]
     assert responses[0].usage.input_tokens + responses[0].usage.cache_read_tokens + responses[0].usage.cache_write_5m_tokens > 0
-    assert (
-        responses[0].estimated_input_tokens
-        == [e.payload for e in session.events if e.type == "context.request.built"][0].total_tokens
-    )
-    assert session.estimator.reconciler.correction("claude-sonnet-4-6").observations == 2
+    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    assert [r.estimated_input_tokens for r in responses] == [reconciled_total(b) for b in built]
+    # Both reports are folded from the log into the factor later requests are sized with.
+    assert UsageFold().feed(session.events).correction("claude-sonnet-4-6").observations == 2
 
 
 def test_openai_chat_round_trip_through_the_sdk():

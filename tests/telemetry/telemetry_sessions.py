@@ -29,8 +29,12 @@ class Driven:
 
 
 def reported_usage(request: BuiltRequest) -> UsageRecord:
-    """The usage the fake provider reports for a request: half of it read from cache."""
-    total = request.result.total_tokens
+    """The usage the fake provider reports for a request: half of it read from cache.
+
+    The total is the request's uncorrected size (exact part plus raw estimate): a fixed truth,
+    so the reconciled factor does not feed on its own corrections."""
+    built = request.event.payload
+    total = built.exact_tokens + built.raw_estimate_tokens
     return UsageRecord(
         input_tokens=total - total // 2 - 100, cache_read_tokens=total // 2, cache_write_5m_tokens=100, output_tokens=150
     )

@@ -18,7 +18,7 @@ Assembly order is fixed and total:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -591,8 +591,13 @@ def cache_key(session_id: str, epoch: int) -> str:
     return "cw-" + content_hash([session_id, epoch]).split(":", 1)[1][:32]
 
 
+def body_tokens(messages: Sequence[Message], estimate: Estimate, memo: RenderMemo | None = None) -> int:
+    """The body's size as ``build`` accounts it (per-message and per-part overheads included)."""
+    return _account(messages, estimate, memo)[2]
+
+
 def _account(
-    messages: tuple[Message, ...], estimate: Estimate, memo: RenderMemo | None = None
+    messages: Sequence[Message], estimate: Estimate, memo: RenderMemo | None = None
 ) -> tuple[dict[str, int], dict[str, int], int]:
     by_class: dict[str, int] = {}
     by_layer: dict[str, int] = {}

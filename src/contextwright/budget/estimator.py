@@ -331,6 +331,26 @@ class ExactEstimator:
             return counter
 
 
+def raw_count(estimator: TokenEstimator, text: str, *, model: str) -> int:
+    """The estimate of ``text`` before any correction factor: what reconciliation learns on.
+
+    A :class:`HeuristicEstimator`'s raw estimate; any other estimator's own count
+    (an exact text count still misses the provider's framing, which the factor learns).
+    """
+    raw = getattr(estimator, "raw_estimate", None)
+    if raw is not None:
+        value: int = raw(text, model=model)
+        return value
+    return estimator.estimate(text, model=model)
+
+
+def corrected_counter(estimator: TokenEstimator, *, model: str, factor: float) -> Callable[[str], int]:
+    """A ``text -> tokens`` counter: the raw count of ``text`` times ``factor``, rounded up."""
+    if factor == 1.0:
+        return lambda text: raw_count(estimator, text, model=model)
+    return lambda text: math.ceil(raw_count(estimator, text, model=model) * factor - 1e-9)
+
+
 def prefix_estimator(model: str, *, fallback: TokenEstimator) -> TokenEstimator:
     """Return an exact estimator for ``model`` when it has a usable tokenizer, else ``fallback``.
 

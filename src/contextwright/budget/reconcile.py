@@ -1,25 +1,31 @@
 """Per-model correction factors learned from provider-reported usage.
 
-Each observation is the uncorrected heuristic estimate of a request's input and the
-input token count the provider reported for it. The reconciler keeps, per model, an
-exponentially weighted mean and variance of ``log(actual / estimated)`` and turns them
-into a factor that multiplies later estimates.
+A built request is sized in two parts (both recorded on ``context.request.built``):
+the *exact* part, counted with a real tokenizer (the prefix, where one exists), and
+the *estimated* part, the uncorrected heuristic estimate of everything else. When
+the provider reports the request's whole input, the reconciler learns from the
+estimated part alone: ``actual_estimated = provider_total - exact`` against the raw
+estimate. Dividing a whole total (exact part included) by a factor would let the
+factor feed on itself.
 
-The factor is an upper quantile, not a mean: ``exp(mean + Z * sd)`` with
-``Z = 2.326`` (the one-sided 99% point of a normal). A mean would push half of the
-corrected estimates below the true count; the quantile keeps the estimator's promise
-(below the true count on at most about 1% of requests) while still shrinking a
-systematic overestimate, which is what the Claude profile's assumed factor can be.
+Per model, the reconciler tracks a *center* and a *spread* of ``log(actual / raw)``:
 
-The factor is clamped to [``min_factor``, ``max_factor``] (default [0.8, 2.0]) so
-that a few odd observations cannot zero or explode a budget. Until ``warmup``
-observations have been seen for a model, the factor never goes below 1.0: the raw
-estimate is already calibrated to be conservative, and a handful of requests is too
-little evidence to undercut it.
+* The center moves toward each new observation, but by at most ``outlier_step``
+  (Huber-style: one odd report, a retry counted twice or a vendor-side system
+  prompt, can shift it only so far) or ``outlier_spreads`` times the current
+  spread, whichever is larger.
+* The factor is ``exp(center + margin)`` with ``margin = max(margin, Z * spread)``:
+  an upper bound, never a mean, so the corrected estimate stays above the real
+  input total on all but about 1% of requests. The default margin is measured on
+  the shared transcripts with provider usage (``bench/estimator_bench.py``).
+* It is clamped to [``min_factor``, ``max_factor``], and until ``warmup``
+  observations have been seen for a model it never goes below 1.0: the raw
+  estimate is already calibrated to err high, and one report is too little
+  evidence to undercut it.
 
-State is plain data (:meth:`Reconciler.to_dict` / :meth:`Reconciler.from_dict`), and
-replaying the same observations in the same order rebuilds the same factors, so the
-reconciler can be rebuilt from logged usage events.
+State is rebuilt from the log (:class:`UsageFold` folds ``model.response`` events
+with the split of the request each answers), so a restart, or a second worker on
+the same store, lands on the same factor: in-process state is only a cache.
 """
 
 from __future__ import annotations
@@ -27,18 +33,23 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from contextwright.errors import UsageError
+from contextwright.events.envelope import Event
 
 Z_99: Final[float] = 2.326
 """One-sided 99% point of the standard normal distribution."""
 
-STATE_VERSION: Final[int] = 1
+STATE_VERSION: Final[int] = 2
 """Version of the :meth:`Reconciler.to_dict` format."""
 
-_PRIOR_VARIANCE: Final[float] = 0.05**2  # a 5% spread until observations say otherwise
+DEFAULT_MARGIN: Final[float] = 0.06
+"""Log-margin kept above the center (about +6%): the smallest that kept projections below the
+provider's total on under 1% of the Claude Code calls the transcripts account for (``bench/estimator_bench.py --usage``)."""
+
+_PRIOR_SPREAD: Final[float] = 0.02  # until observations say otherwise
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -48,11 +59,11 @@ class ModelCorrection:
     observations: int = 0
     """How many usage reports have been folded in."""
 
-    mean: float = 0.0
-    """Exponentially weighted mean of the log ratio."""
+    center: float = 0.0
+    """Outlier-bounded running center of the log ratio."""
 
-    variance: float = _PRIOR_VARIANCE
-    """Exponentially weighted variance of the log ratio."""
+    spread: float = _PRIOR_SPREAD
+    """Running mean absolute deviation of the log ratio from the center (outliers capped)."""
 
 
 class Reconciler:
@@ -61,13 +72,21 @@ class Reconciler:
     def __init__(
         self,
         *,
-        alpha: float = 0.2,
-        min_factor: float = 0.8,
+        alpha: float = 1.0,
+        margin: float = DEFAULT_MARGIN,
+        outlier_step: float = 0.1,
+        outlier_spreads: float = 3.0,
+        min_factor: float = 0.5,
         max_factor: float = 2.0,
-        warmup: int = 8,
+        warmup: int = 2,
     ) -> None:
         if not 0.0 < alpha <= 1.0:
             raise UsageError(f"alpha must be in (0, 1], got {alpha!r}", alpha=alpha)
+        if margin < 0 or outlier_step <= 0 or outlier_spreads <= 0:
+            raise UsageError(
+                f"need margin >= 0 and positive outlier bounds, got {margin!r}, {outlier_step!r}, {outlier_spreads!r}",
+                margin=margin,
+            )
         if not 0.0 < min_factor <= 1.0 <= max_factor:
             raise UsageError(
                 f"need 0 < min_factor <= 1 <= max_factor, got {min_factor!r}, {max_factor!r}",
@@ -77,7 +96,13 @@ class Reconciler:
         if warmup < 0:
             raise UsageError(f"warmup must be >= 0, got {warmup!r}", warmup=warmup)
         self.alpha = alpha
-        """Weight of the newest observation in the running statistics."""
+        """Weight of the newest observation (after outlier capping)."""
+        self.margin = margin
+        """Smallest log-margin kept above the center."""
+        self.outlier_step = outlier_step
+        """Largest move of the center one observation may cause, in log units (at least)."""
+        self.outlier_spreads = outlier_spreads
+        """Largest move of the center one observation may cause, in spreads (at least)."""
         self.min_factor = min_factor
         """Lowest factor ever returned."""
         self.max_factor = max_factor
@@ -87,11 +112,23 @@ class Reconciler:
         self._models: dict[str, ModelCorrection] = {}
         self._lock = threading.Lock()
 
+    def options(self) -> dict[str, Any]:
+        """The settings (not the state), to build a reconciler that learns the same way."""
+        return {
+            "alpha": self.alpha,
+            "margin": self.margin,
+            "outlier_step": self.outlier_step,
+            "outlier_spreads": self.outlier_spreads,
+            "min_factor": self.min_factor,
+            "max_factor": self.max_factor,
+            "warmup": self.warmup,
+        }
+
     def observe(self, model: str, estimated: int, actual: int) -> float:
         """Fold in one usage report and return the model's new factor.
 
-        ``estimated`` must be the uncorrected estimate (for example
-        ``HeuristicEstimator.raw_estimate`` summed over the request), never one that the
+        ``estimated`` must be the uncorrected estimate of the estimated part, and
+        ``actual`` the provider's count of that same part, never a number the
         current factor already multiplied, or the factor would feed on itself.
         """
         _check_model(model)
@@ -102,14 +139,14 @@ class Reconciler:
         with self._lock:
             state = self._models.get(model, ModelCorrection())
             if state.observations == 0:
-                mean, variance = ratio, _PRIOR_VARIANCE
+                center, spread = ratio, state.spread
             else:
-                # West's exponentially weighted mean and variance update.
-                delta = ratio - state.mean
-                mean = state.mean + self.alpha * delta
-                variance = (1.0 - self.alpha) * (state.variance + self.alpha * delta * delta)
-            self._models[model] = replace(state, observations=state.observations + 1, mean=mean, variance=variance)
-            return self._factor(self._models[model])
+                limit = max(self.outlier_step, self.outlier_spreads * state.spread)
+                step = min(limit, max(-limit, ratio - state.center))
+                center = state.center + self.alpha * step
+                spread = (1.0 - self.alpha) * state.spread + self.alpha * abs(step)
+            self._models[model] = updated = ModelCorrection(observations=state.observations + 1, center=center, spread=spread)
+            return self._factor(updated)
 
     def factor(self, model: str) -> float:
         """Return the current correction factor for ``model`` (1.0 when never observed)."""
@@ -123,7 +160,7 @@ class Reconciler:
     def _factor(self, state: ModelCorrection) -> float:
         if state.observations == 0:
             return 1.0
-        upper = math.exp(state.mean + Z_99 * math.sqrt(max(state.variance, 0.0)))
+        upper = math.exp(state.center + max(self.margin, Z_99 * state.spread))
         low = self.min_factor if state.observations >= self.warmup else 1.0
         return min(self.max_factor, max(low, upper))
 
@@ -131,12 +168,9 @@ class Reconciler:
         """Return the state as JSON-ready data."""
         return {
             "version": STATE_VERSION,
-            "alpha": self.alpha,
-            "min_factor": self.min_factor,
-            "max_factor": self.max_factor,
-            "warmup": self.warmup,
+            **self.options(),
             "models": {
-                model: {"observations": s.observations, "mean": s.mean, "variance": s.variance}
+                model: {"observations": s.observations, "center": s.center, "spread": s.spread}
                 for model, s in sorted(self._models.items())
             },
         }
@@ -149,6 +183,9 @@ class Reconciler:
         try:
             reconciler = cls(
                 alpha=float(data["alpha"]),
+                margin=float(data["margin"]),
+                outlier_step=float(data["outlier_step"]),
+                outlier_spreads=float(data["outlier_spreads"]),
                 min_factor=float(data["min_factor"]),
                 max_factor=float(data["max_factor"]),
                 warmup=int(data["warmup"]),
@@ -157,8 +194,8 @@ class Reconciler:
                 _check_model(model)
                 reconciler._models[model] = ModelCorrection(
                     observations=int(entry["observations"]),
-                    mean=float(entry["mean"]),
-                    variance=float(entry["variance"]),
+                    center=float(entry["center"]),
+                    spread=float(entry["spread"]),
                 )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"malformed reconciler state: {exc}", state=data) from exc
@@ -171,6 +208,81 @@ class Reconciler:
         for model, estimated, actual in observations:
             reconciler.observe(model, estimated, actual)
         return reconciler
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestSplit:
+    """How a built request was sized: the exactly counted part and the raw estimate of the rest."""
+
+    model: str
+    """The model the request was sized for (its plan's)."""
+    exact_tokens: int
+    """Tokens counted with a real tokenizer (or a provider count)."""
+    raw_tokens: int
+    """The uncorrected heuristic estimate of everything else."""
+
+
+class UsageFold:
+    """Folds a session's events into a :class:`Reconciler`, incrementally and deterministically.
+
+    Each ``model.response`` whose ``request_index`` names a ``context.request.built``
+    that recorded its split becomes one observation of the estimated part (unless it is
+    a replayed transcript's usage, which belongs to another request). Requests
+    recorded before the split existed (older logs) are skipped: their totals mix the
+    exact and estimated parts, and guessing the split could only mislead the factor.
+    """
+
+    def __init__(self, reconciler: Reconciler | None = None) -> None:
+        self.reconciler = reconciler if reconciler is not None else Reconciler()
+        """The reconciler the observations go to."""
+        self.upto_seq = 0
+        """The last event folded."""
+        self._models: dict[int, str] = {}  # epoch -> the plan's model id
+        self._splits: dict[int, RequestSplit] = {}  # request index -> its split
+
+    def feed(self, events: Iterable[Event]) -> Reconciler:
+        """Fold the events after :attr:`upto_seq` (earlier ones are skipped) and return the reconciler."""
+        for event in events:
+            if event.seq <= self.upto_seq:
+                continue
+            self.upto_seq = event.seq
+            payload = event.payload
+            if event.type in ("context.plan.created", "context.epoch.rotated"):
+                self._models[payload.epoch] = payload.plan["model"]["id"]
+            elif event.type == "context.request.built":
+                split = _split_of(payload, self._models.get(payload.epoch))
+                if split is not None:
+                    self._splits[payload.request_index] = split
+            elif event.type == "model.response" and payload.request_index is not None and not payload.replayed:
+                self._observe(self._splits.get(payload.request_index), payload.usage)
+        return self.reconciler
+
+    def _observe(self, split: RequestSplit | None, usage: Any) -> None:
+        if split is None or split.raw_tokens < 1:
+            return
+        total = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_5m_tokens + usage.cache_write_1h_tokens
+        estimated_part = total - split.exact_tokens
+        if estimated_part < 1:
+            return  # a report below the exact part is no evidence about the estimate
+        self.reconciler.observe(split.model, split.raw_tokens, estimated_part)
+
+
+def reconciled_total(built: Any) -> int:
+    """A recorded request's projected input total: the exact part plus the corrected estimate.
+
+    ``built`` is a ``context.request.built`` payload; one recorded before the split
+    existed gives its ``total_tokens``."""
+    exact, raw, factor = built.exact_tokens, built.raw_estimate_tokens, built.estimate_factor
+    if exact is None or raw is None:
+        return int(built.total_tokens)
+    return int(exact + math.ceil(raw * (factor or 1.0) - 1e-9))
+
+
+def _split_of(payload: Any, model: str | None) -> RequestSplit | None:
+    exact, raw = payload.exact_tokens, payload.raw_estimate_tokens
+    if model is None or exact is None or raw is None:
+        return None
+    return RequestSplit(model=model, exact_tokens=exact, raw_tokens=raw)
 
 
 def _check_model(model: object) -> None:

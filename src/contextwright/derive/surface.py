@@ -55,6 +55,7 @@ from contextwright.events.catalog import (
     MemoryWritten,
     ModelResponse,
     PlanCreated,
+    PrefixCounted,
     Pruned,
     RecallRevisionFailed,
     RequestBuilt,
@@ -370,6 +371,7 @@ class _Fold:
                 | MemoryCandidates()
                 | LayerTruncated()
                 | ContextOverflow()
+                | PrefixCounted()
                 | ChildStarted()
                 | ChildFinished()
                 | FrameworkItemsAdded()

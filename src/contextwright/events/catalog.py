@@ -181,6 +181,14 @@ class RequestBuilt:
     """Surface entries shown once or not at all because they repeated or were superseded."""
     inputs: dict[str, Any] | None = None
     """What is needed to rebuild the request byte for byte (volatile inputs, cut points)."""
+    exact_tokens: int | None = None
+    """Tokens counted exactly (the prefix, where a real tokenizer or a provider count measured it).
+
+    None in requests recorded before the split existed; reconciliation skips those."""
+    raw_estimate_tokens: int | None = None
+    """The uncorrected heuristic estimate of the rest of the request (what reconciliation learns on)."""
+    estimate_factor: float | None = None
+    """The correction factor applied to the estimated part (folded from the log before this request)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -244,6 +252,9 @@ class ModelResponse:
     usage: UsageRecord
     request_index: int | None = None
     estimated_input_tokens: int | None = None
+    replayed: bool = False
+    """The usage belongs to a replayed transcript's original request, not to this one: kept for
+    reports, never folded into estimate corrections."""
 
 
 @event_type("memory.written")
@@ -372,6 +383,21 @@ class LayerTruncated:
         if self.tokens_before <= 0 or self.tokens_after < 0:
             return None
         return self.tokens_after / self.tokens_before
+
+
+@event_type("context.prefix.counted")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PrefixCounted:
+    """The prefix of ``epoch`` counted exactly by the provider (opt-in, once per epoch).
+
+    Later requests of the epoch take it as their exactly counted part, so reconciliation
+    learns on the body's estimate alone."""
+
+    epoch: int
+    input_tokens: int
+    """The provider's count of the prefix (system and tools) with a one-character user message."""
+    counted_by: str
+    """Which endpoint counted it, e.g. ``anthropic.messages.count_tokens``."""
 
 
 @event_type("context.overflow")
@@ -536,6 +562,7 @@ EventPayload = (
     | MemoryCandidates
     | LayerTruncated
     | ContextOverflow
+    | PrefixCounted
     | StageOpened
     | StageClosed
     | DecisionPoint

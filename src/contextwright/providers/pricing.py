@@ -129,6 +129,7 @@ def _d(value: str) -> Decimal:
 
 _A_PRICE = "Anthropic pricing page, snapshot 2026-08-21: https://platform.claude.com/docs/en/about-claude/pricing"
 _O_PRICE = "OpenAI pricing page, snapshot Aug-Sep 2026: https://developers.openai.com/api/docs/pricing"
+_A_LEGACY = "Anthropic pricing page, list prices of retired models: https://docs.anthropic.com/en/docs/about-claude/pricing"
 
 
 def _anthropic(
@@ -213,6 +214,10 @@ _ANTHROPIC_ROWS: Final[tuple[Price, ...]] = (
     *_anthropic(("claude-sonnet-5",), ("2.00", "2.50", "4.00", "0.20", "10.00")),
     *_anthropic(("claude-haiku-4-5",), ("1.00", "1.25", "2.00", "0.10", "5.00")),
     *_anthropic(("claude-haiku-3-5",), ("0.80", "1.00", "1.60", "0.08", "4.00")),
+    # Retired models still found in recorded logs (e.g. OpenHands SWE-bench runs on Claude 3.5 Sonnet).
+    *_anthropic(("claude-3-5-sonnet", "claude-3-7-sonnet"), ("3.00", "3.75", "6.00", "0.30", "15.00"), source=_A_LEGACY),
+    *_anthropic(("claude-3-opus",), ("15.00", "18.75", "30.00", "1.50", "75.00"), source=_A_LEGACY),
+    *_anthropic(("claude-3-haiku",), ("0.25", "0.30", "0.50", "0.03", "1.25"), source=_A_LEGACY),
     *_anthropic(("claude-fable-5", "claude-mythos-5"), ("10.00", "12.50", "20.00", "1.00", "50.00")),
     # Later models whose cache-read multiplier is not 0.1x.
     *_anthropic(
@@ -282,6 +287,11 @@ _ALIASES: Final[dict[str, str]] = {
     "claude-opus-4-0": "claude-opus-4",
     "claude-sonnet-4-0": "claude-sonnet-4",
     "claude-3-5-haiku": "claude-haiku-3-5",
+    # Moving aliases of retired models, as old logs recorded them.
+    "claude-3-5-haiku-latest": "claude-haiku-3-5",
+    "claude-3-5-sonnet-latest": "claude-3-5-sonnet",
+    "claude-3-7-sonnet-latest": "claude-3-7-sonnet",
+    "claude-3-opus-latest": "claude-3-opus",
 }
 _DATE_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _BEDROCK_VERSION = re.compile(r"-v\d+(?::\d+)?$")

@@ -164,8 +164,8 @@ def _recorded_usage(raw: Any) -> Usage | None:
 
 
 def _keep_usage(engine: Engine, session: Session, built: BuiltRequest, usage: Usage, *, model: str | None) -> None:
-    # Appended as an event rather than through Session.record: the recorded numbers belong to
-    # the original requests, so they must not tune the engine's token estimator.
+    # Appended as an event rather than through Session.record, and marked replayed: the recorded
+    # numbers belong to the original requests, so they must not tune the engine's token estimates.
     record = UsageRecord(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
@@ -179,6 +179,7 @@ def _keep_usage(engine: Engine, session: Session, built: BuiltRequest, usage: Us
         usage=record,
         request_index=built.index,
         estimated_input_tokens=built.result.total_tokens,
+        replayed=True,
     )
     engine.log.append(session.id, [response], expected_seq=engine.log.last_seq(session.id))
 

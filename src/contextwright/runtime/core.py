@@ -13,8 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextwright.assembly.assemble import body_tokens
 from contextwright.assembly.memo import RenderMemo
+from contextwright.assembly.request import Message
 from contextwright.budget.estimator import TokenEstimator, prefix_estimator
+from contextwright.budget.reconcile import Reconciler, UsageFold
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Folder, Surface
@@ -54,6 +57,7 @@ class SessionCore:
         budgets: BudgetConfig,
         memory: MemoryPort | None,
         recall: RecallPort | None,
+        prefix_counter: Callable[..., Any] | None = None,
     ) -> None:
         self.log = log
         self.id = session_id
@@ -65,6 +69,8 @@ class SessionCore:
         self.budgets = budgets
         self.memory = memory
         self.recall = recall
+        self.prefix_counter = prefix_counter
+        """Opt-in: the provider's count endpoint (``client.messages.count_tokens``), called once per epoch."""
         self.events: list[Event] = []
         """The events read so far, in order (the log only grows)."""
         self.setup_seq = 0
@@ -80,6 +86,11 @@ class SessionCore:
         self._estimates = EstimateMemo()
         self.render_memo = RenderMemo()
         """What earlier builds rendered and encoded, reused for the entries that did not change."""
+        # Correction factors are folded from the log (model.response + the request's split),
+        # so every worker and every restart lands on the same ones; this is only a cache.
+        own = getattr(estimator, "reconciler", None)
+        self._usage = UsageFold(Reconciler(**own.options()) if isinstance(own, Reconciler) else None)
+        self._raw_estimates = EstimateMemo()
 
     @property
     def last_seq(self) -> int:
@@ -160,6 +171,39 @@ class SessionCore:
         """Tokens of ``text`` for the session's model."""
         return self.estimator.estimate(text, model=self.model.id)
 
-    def body_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
-        """A token counter for the model of ``plan`` (which may differ from the session's after a change), for one build."""
-        return self._estimates.counter(self.estimator, plan.model.id)
+    def estimate_factor(self, model_id: str) -> float:
+        """The correction factor for ``model_id``, folded from the provider usage logged so far."""
+        # The events start at seq 1 and are gapless, so the fold's position is an index.
+        return self._usage.feed(self.events[self._usage.upto_seq :]).factor(model_id)
+
+    def body_estimate(self, plan: ContextPlan, *, factor: float | None = None) -> Callable[[str], int]:
+        """A token counter for the model of ``plan``: raw estimates times the logged correction factor.
+
+        ``factor`` replays a recorded one (rebuilds); by default it is folded from the log."""
+        model_id = plan.model.id
+        chosen = self.estimate_factor(model_id) if factor is None else factor
+        return self._estimates.counter(self.estimator, model_id, factor=chosen)
+
+    def split(self, plan: ContextPlan, messages: Sequence[Message]) -> tuple[int, int]:
+        """``(exact, raw)``: the tokens of a request counted exactly, and the raw estimate of the rest.
+
+        The prefix is exact when the provider counted it for the epoch or the plan measured it
+        with a real tokenizer; otherwise it is a raw estimate too (measured uncorrected at plan
+        time), and joins the estimated part."""
+        model_id = plan.model.id
+        body = body_tokens(messages, self._raw_estimates.counter(self.estimator, model_id, factor=1.0))
+        counted = self.counted_prefix(plan.epoch)
+        if counted is not None:
+            return counted, body
+        prefix = plan.prefix_token_total
+        if plan.measured_by.startswith("exact"):
+            return prefix, body
+        return 0, prefix + body
+
+    def counted_prefix(self, epoch: int) -> int | None:
+        """The provider's exact count of ``epoch``'s prefix, when one was logged."""
+        for event in self.events:
+            if event.type == "context.prefix.counted" and event.payload.epoch == epoch:
+                count: int = event.payload.input_tokens
+                return count
+        return None

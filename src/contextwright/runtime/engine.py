@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
@@ -59,8 +60,12 @@ class Engine:
         reuse_recall_by_revision: bool = False,
         budgets: BudgetConfig | None = None,
         resumed: Resumed | None = None,
+        count_prefix: Callable[..., Any] | None = None,
     ) -> Session:
-        """Open or resume a session (``budgets`` overrides the engine's for this session)."""
+        """Open or resume a session (``budgets`` overrides the engine's for this session).
+
+        ``count_prefix`` (opt-in, Anthropic models): the SDK's ``client.messages.count_tokens``;
+        each epoch's prefix is then counted exactly once, and estimates are reconciled on the body alone."""
         return Session(
             log=self.log,
             session_id=session_id,
@@ -76,6 +81,7 @@ class Engine:
             reuse_recall_by_revision=reuse_recall_by_revision,
             engine_session=lambda sid, **kw: self.session(sid, memory=memory, recall=recall, **kw),
             resumed=resumed,
+            count_prefix=count_prefix,
         )
 
     def secret_for(self, session_id: str) -> bytes:

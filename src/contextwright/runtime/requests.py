@@ -14,12 +14,13 @@ from contextwright.budget.allocator import allocate
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold
 from contextwright.errors import UsageError
-from contextwright.events.catalog import Evidence, FrameRecorded, RecallRevisionFailed, RequestBuilt
+from contextwright.events.catalog import Evidence, FrameRecorded, PrefixCounted, RecallRevisionFailed, RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan
 from contextwright.planner import ContextPlanner
 from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.errors import is_sdk_api_error
 from contextwright.providers.wires import wire_named
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
@@ -128,9 +129,12 @@ class Requests:
         self._frame_current_turn(surface)
         surface = core.surface()
         tail = self._tail(surface)
+        factor = core.estimate_factor(plan.model.id)
         result = self.relief.build(plan, allocation, tail)
         surface = core.surface()
         validate(result.request, plan)
+        self._count_prefix(plan, result.request)
+        exact, raw = core.split(plan, result.request.messages)
         payload = RequestBuilt(
             epoch=plan.epoch,
             request_index=surface.requests_built,
@@ -144,6 +148,9 @@ class Requests:
             pressure=result.pressure,
             dedupe_hits=result.dedupe_hits,
             inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
+            exact_tokens=exact,
+            raw_estimate_tokens=raw,
+            estimate_factor=factor,
         )
         previous = self._previous_request(plan.epoch)
         [event] = core.append([payload])
@@ -173,7 +180,8 @@ class Requests:
             surface=fold(core.id, history),
             tail=VolatileTail.from_dict(inputs["tail"]),
             secret=core.secret,
-            estimate=core.body_estimate(plan),
+            # Sized as it was built: requests recorded before factors were logged were built uncorrected.
+            estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
             yields=tuple(inputs["yields"]),
         )
         return result.request, record
@@ -240,6 +248,29 @@ class Requests:
         if decision.events:
             core.append([e.payload for e in decision.events])
         return decision.plan
+
+    def _count_prefix(self, plan: ContextPlan, request: NeutralRequest) -> None:
+        """Opt-in: have the provider count this epoch's prefix exactly, once, and log the count.
+
+        A provider error (rate limit, outage) is not worth failing the request for: estimates
+        stand in, and the next request of the epoch tries again. Anything else is a bug and raises."""
+        core = self.core
+        counter = core.prefix_counter
+        if counter is None or plan.model.provider != "anthropic" or core.counted_prefix(plan.epoch) is not None:
+            return
+        body = wire_named("anthropic").render(request, capabilities_for(plan.model), previous=None, prefix_ttl=plan.cache_ttl)
+        prefix = {key: body[key] for key in ("model", "system", "tools") if key in body}
+        try:
+            answer = counter(**prefix, messages=[{"role": "user", "content": "."}])
+        except Exception as exc:
+            if is_sdk_api_error(exc):
+                return
+            raise
+        tokens = answer.input_tokens if hasattr(answer, "input_tokens") else answer.get("input_tokens")
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            raise UsageError(f"the prefix counter answered {answer!r}; expected an input_tokens count")
+        if tokens > 0:
+            core.append([PrefixCounted(epoch=plan.epoch, input_tokens=tokens, counted_by="anthropic.messages.count_tokens")])
 
     def _previous_request(self, epoch: int) -> NeutralRequest | None:
         """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from contextwright.budget.reconcile import reconciled_total
 from contextwright.errors import ContextLengthExceeded, UsageError
 from contextwright.events.catalog import ContextOverflow, ModelResponse, UsageRecord
 from contextwright.events.envelope import Event
@@ -33,7 +34,7 @@ class Sender:
         """Record a provider response (Anthropic message, chat completion or response, or their JSON).
 
         The answer is recorded like :meth:`ToolCalls.record_assistant`, and its usage as a
-        ``model.response`` event that also tunes the token estimator.
+        ``model.response`` event, from which later requests fold their estimate correction.
         """
         message, usage = parse_response(response)
         stored = self.tool_calls.record_assistant(message)
@@ -53,11 +54,8 @@ class Sender:
             cache_write_1h_tokens=usage.cache_write_1h_tokens,
             reasoning_output_tokens=usage.reasoning_output_tokens,
         )
-        reconciler = getattr(core.estimator, "reconciler", None)
-        if last is not None and reconciler is not None and usage.total_input:
-            # The reconciler learns from the uncorrected estimate.
-            raw = max(1, round(last.total_tokens / reconciler.factor(core.model.id)))
-            reconciler.observe(core.model.id, raw, usage.total_input)
+        # No in-process learning here: the next request folds this event with the split its
+        # request recorded (SessionCore.estimate_factor), so every worker learns the same.
         return core.append(
             [
                 ModelResponse(
@@ -65,7 +63,7 @@ class Sender:
                     model=model or core.model.id,
                     usage=record,
                     request_index=last.request_index if last else None,
-                    estimated_input_tokens=last.total_tokens if last else None,
+                    estimated_input_tokens=reconciled_total(last) if last else None,
                 )
             ]
         )

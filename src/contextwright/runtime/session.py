@@ -78,6 +78,7 @@ class Session:
         reuse_recall_by_revision: bool = False,
         engine_session: Callable[..., Session] | None = None,
         resumed: Resumed | None = None,
+        count_prefix: Callable[..., Any] | None = None,
     ) -> None:
         self._core = core = SessionCore(
             log=log,
@@ -90,6 +91,8 @@ class Session:
             budgets=budgets or BudgetConfig(),
             memory=memory,
             recall=recall,
+            # Opt-in: e.g. anthropic.Anthropic().messages.count_tokens, called once per epoch.
+            prefix_counter=count_prefix,
         )
         self._engine_session = engine_session
         if resumed is not None:

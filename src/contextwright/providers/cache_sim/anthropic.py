@@ -177,7 +177,8 @@ ANTHROPIC_MODELS: Final[dict[str, AnthropicModelRules]] = {
     **_rules(("claude-sonnet-4-6",), ((None, 2048), (date(2026, 5, 13), 1024)), window=_1M),
     **_rules(("claude-sonnet-4-5",), 1024, window=_200K, keeps_thinking=False),
     **_rules(
-        ("claude-opus-4-1", "claude-opus-4", "claude-sonnet-4", "claude-3-7-sonnet"),
+        # Claude 3.5 Sonnet and 3 Opus are retired but still in real logs; same 1,024 minimum as Sonnet 3.7.
+        ("claude-opus-4-1", "claude-opus-4", "claude-sonnet-4", "claude-3-7-sonnet", "claude-3-5-sonnet", "claude-3-opus"),
         1024,
         window=_200K,
         old=True,
