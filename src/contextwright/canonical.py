@@ -63,6 +63,19 @@ def canonical_bytes(value: Any) -> bytes:
     return _pure_json(value).encode("utf-8")
 
 
+def plain_canonical_bytes(value: Any) -> bytes:
+    """:func:`canonical_bytes` of a value known to hold only exact JSON types.
+
+    That is: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``, finite ``float``,
+    ``bool`` and ``None``, no subclass, no tuple. Such a value is one the fast encoder
+    cannot change, so its output is not read back to be compared.
+    """
+    fast = _fast_bytes(value, read_back=False)
+    if fast is not None:
+        return fast
+    return _pure_json(value).encode("utf-8")
+
+
 def fast_encoder_available() -> bool:
     """True when the optional fast encoder (``orjson``, the ``fast`` extra) is installed."""
     return _orjson is not None
@@ -94,7 +107,7 @@ _EXPONENT_MINUS = re.compile(rb"e-(?<=[0-9]e-)")
 _TINY_POSITIONAL = b"0.0000"
 
 
-def _fast_bytes(value: Any) -> bytes | None:
+def _fast_bytes(value: Any, *, read_back: bool = True) -> bytes | None:
     """The canonical bytes from orjson, or None when only the pure-Python path may answer."""
     if _orjson is None:
         return None
@@ -106,7 +119,7 @@ def _fast_bytes(value: Any) -> bytes | None:
         return None
     # orjson writes NaN and Infinity as null, UUIDs as strings and enums as their values;
     # reading the bytes back finds every such change (and tuples, which read back as lists).
-    if _orjson.loads(out) != value:
+    if read_back and _orjson.loads(out) != value:
         return None
     return out
 

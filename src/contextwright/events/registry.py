@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from contextwright.canonical import canonical_json, sha256_tagged
+from contextwright.canonical import canonical_bytes, canonical_json, plain_canonical_bytes, sha256_tagged
 from contextwright.errors import MalformedPayload, UnknownEventType, UsageError
-from contextwright.events import _schema
-from contextwright.events.limits import check_payload
+from contextwright.events import _schema, _typed_check
+from contextwright.events.limits import MAX_PAYLOAD_BYTES, check_payload
 
 P = TypeVar("P")
 
@@ -122,3 +122,23 @@ def coerce_and_encode(name: str | None, payload: Any) -> tuple[str, Any, dict[st
     plain = encode_payload(payload)
     typed = decode_stored_payload(name, plain)
     return name, typed, plain if _schema.decoding_keeps_json(payload_class(name)) else None
+
+
+def validate_and_encode(name: str | None, payload: Any) -> tuple[str, Any, bytes]:
+    """:func:`coerce_payload`, plus the typed payload's canonical JSON bytes.
+
+    A typed payload whose fields hold what their type hints say is checked in one pass
+    compiled for its class; anything else (raw mappings, and whatever that pass cannot
+    prove) takes the strict path of :func:`coerce_and_encode`, with its typed errors.
+    """
+    if not isinstance(payload, Mapping):
+        registered = getattr(type(payload), "TYPE", None)
+        if (name is None or name == registered) and isinstance(registered, str) and _REGISTRY.get(registered) is type(payload):
+            checked = _typed_check.check(payload)
+            if checked is not None:
+                plain, typed = checked
+                data = plain_canonical_bytes(plain)
+                if len(data) <= MAX_PAYLOAD_BYTES:  # over it, the strict path says which limit
+                    return registered, typed, data
+    name, typed, plain = coerce_and_encode(name, payload)
+    return name, typed, canonical_bytes(encode_payload(typed) if plain is None else plain)

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextwright.canonical import HASH_PREFIX, canonical_bytes, parse_canonical, sha256_tagged
+from contextwright.canonical import HASH_PREFIX, parse_canonical, sha256_tagged
 from contextwright.clock import Clock, SystemClock
 from contextwright.errors import (
     ArtifactNotFound,
@@ -61,10 +61,10 @@ from contextwright.events.limits import (
     with_fresh_stack,
 )
 from contextwright.events.registry import (
-    coerce_and_encode,
     decode_stored_payload,
     encode_payload,
     payload_digest,
+    validate_and_encode,
 )
 from contextwright.log._invariants import Indexed, final_index, rebuild_index
 
@@ -403,12 +403,11 @@ def prepare_events(events: Iterable[NewEvent | Any]) -> list[PreparedEvent]:
 
 def _prepare_one(event: NewEvent | Any) -> PreparedEvent:
     if isinstance(event, NewEvent):
-        name, payload, plain = coerce_and_encode(event.type, event.payload)
+        name, payload, data = validate_and_encode(event.type, event.payload)
         key = event.idempotency_key
     else:
-        name, payload, plain = coerce_and_encode(None, event)
+        name, payload, data = validate_and_encode(None, event)
         key = None
-    data = canonical_bytes(encode_payload(payload) if plain is None else plain)
     check_encoded_size(name, len(data))
     return PreparedEvent(
         type=name, payload_json=data.decode("utf-8"), payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload
