@@ -44,8 +44,9 @@ Checker = Callable[[Any, int, list[int]], tuple[Any, Any]]
 def check(payload: Any) -> tuple[dict[str, Any], Any] | None:
     """(plain JSON values, typed payload) of a valid typed ``payload``, or None when only the strict path may answer."""
     try:
-        plain, typed = _checker(type(payload))(payload, 0, [_MAX_VALUES])
-    except Exception:  # noqa: BLE001 - anything unexpected (a key type sorting refuses, a deep stack) goes the strict way
+        cls: Any = type(payload)
+        plain, typed = _checker(cls)(payload, 0, [_MAX_VALUES])
+    except Exception:  # anything unexpected (a key type sorting refuses, a deep stack) goes the strict way
         return None
     return plain, typed
 
@@ -241,7 +242,7 @@ def _dataclass_checker(cls: type) -> Checker:
             return plain, value
         try:  # the same construction decoding does, so __post_init__ sees the frozen values
             return plain, cls(**typed)
-        except Exception:  # noqa: BLE001 - whatever it is, the strict path reports it with its typed error
+        except Exception:  # whatever it is, the strict path reports it with its typed error
             raise _Unproven from None
 
     return check_dataclass

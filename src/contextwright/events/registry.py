@@ -136,9 +136,8 @@ def validate_and_encode(name: str | None, payload: Any) -> tuple[str, Any, bytes
         if (name is None or name == registered) and isinstance(registered, str) and _REGISTRY.get(registered) is type(payload):
             checked = _typed_check.check(payload)
             if checked is not None:
-                plain, typed = checked
-                data = plain_canonical_bytes(plain)
+                data = plain_canonical_bytes(checked[0])
                 if len(data) <= MAX_PAYLOAD_BYTES:  # over it, the strict path says which limit
-                    return registered, typed, data
+                    return registered, checked[1], data
     name, typed, plain = coerce_and_encode(name, payload)
     return name, typed, canonical_bytes(encode_payload(typed) if plain is None else plain)

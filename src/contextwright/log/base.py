@@ -62,7 +62,6 @@ from contextwright.events.limits import (
 )
 from contextwright.events.registry import (
     decode_stored_payload,
-    encode_payload,
     payload_digest,
     validate_and_encode,
 )
