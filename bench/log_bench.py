@@ -12,7 +12,8 @@ Three tables:
   next to a loop over the same driver that does only the encoding and hashing of the
   same payloads (typed payload to JSON values, ``json.dumps(sort_keys=True)``, SHA-256)
   and one INSERT per event in one transaction per append, with the same journal
-  settings. What the raw loop skips is what the log adds: the limits walk and strict
+  settings, into a table made by the store's own migration for its events (same
+  columns, keys and indexes), so both write rows of one shape. What the raw loop skips is what the log adds: the limits walk and strict
   decoding of each payload, the session rules and their index, the seq check,
   idempotency keys, and the typed events it returns. Single appends are one event per transaction (the path an
   agent loop takes per message); batches hold 100. The two alternate round by round
@@ -26,6 +27,7 @@ Three tables:
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import hashlib
 import json
 import os
@@ -45,7 +47,7 @@ from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ToolCall, ToolResult, UserMessage
 from contextwright.events.registry import encode_payload, type_of
-from contextwright.log import EventLog
+from contextwright.log import EventLog, _migrations
 from contextwright.log.sqlite import SQLiteEventLog
 
 POSTGRES_DSN = os.environ.get("CONTEXTWRIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -75,17 +77,21 @@ def _json(value: Any) -> str:
 class RawDriver:
     """The floor: encode and hash each payload, INSERT it, one transaction per append; no checks."""
 
-    def __init__(self, begin: Callable[[], None], insert: Callable[[list[tuple[Any, ...]]], None], commit: Callable[[], None]):
-        self.begin, self.insert, self.commit = begin, insert, commit
+    def __init__(
+        self,
+        begin: Callable[[], None],
+        insert: Callable[[list[tuple[Any, ...]]], None],
+        commit: Callable[[], None],
+        stamp: Any,
+    ):
+        self.begin, self.insert, self.commit, self.stamp = begin, insert, commit, stamp
 
     def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
-        stamp = "2026-03-01T09:00:00.000000Z"
         rows = []
         for offset, event in enumerate(events, start=1):
             kind, text = type_of(event), _json(encode_payload(event))
-            rows.append(
-                (session_id, expected_seq + offset, kind, text, "sha256:" + hashlib.sha256(text.encode()).hexdigest(), stamp)
-            )
+            digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+            rows.append((session_id, expected_seq + offset, kind, text, digest, self.stamp, None))
         self.begin()
         self.insert(rows)
         self.commit()
@@ -95,33 +101,44 @@ def raw_sqlite(path: str, synchronous: str) -> tuple[RawDriver, Callable[[], Non
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA synchronous={synchronous}")
-    conn.execute(
-        "CREATE TABLE events (session_id TEXT, seq INTEGER, type TEXT, payload TEXT, payload_sha256 TEXT, at TEXT, "
-        "PRIMARY KEY (session_id, seq))"
-    )
-    insert = "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)"
+    for statement in _events_table(_migrations.SQLITE):
+        conn.execute(statement)
+    insert = "INSERT INTO cw_events VALUES (?, ?, ?, ?, ?, ?, ?)"
     driver = RawDriver(
-        lambda: conn.execute("BEGIN IMMEDIATE"), lambda rows: conn.executemany(insert, rows), lambda: conn.execute("COMMIT")
+        lambda: conn.execute("BEGIN IMMEDIATE"),
+        lambda rows: conn.executemany(insert, rows),
+        lambda: conn.execute("COMMIT"),
+        "2026-03-01T09:00:00.000000Z",
     )
     return driver, conn.close
+
+
+def _events_table(migrations: Sequence[_migrations.Migration]) -> list[str]:
+    """The statements of the store's first migration that make its events table and that table's indexes."""
+    return [statement for statement in migrations[0].statements if "cw_events" in statement]
 
 
 def raw_postgres(schema: str) -> tuple[RawDriver, Callable[[], None]]:
     import psycopg
 
     conn = psycopg.connect(POSTGRES_DSN)
-    conn.execute(
-        f"CREATE TABLE {schema}.raw_events (session_id TEXT, seq BIGINT, type TEXT, payload TEXT, "
-        "payload_sha256 TEXT, at TEXT, PRIMARY KEY (session_id, seq))"
-    )
+    conn.execute(f"CREATE SCHEMA {schema}")
+    for statement in _events_table(_migrations.POSTGRES):
+        conn.execute(statement.replace("{schema}", schema))
     conn.commit()
-    insert = f"INSERT INTO {schema}.raw_events VALUES (%s, %s, %s, %s, %s, %s)"
+    insert = f"INSERT INTO {schema}.cw_events VALUES (%s, %s, %s, %s, %s, %s, %s)"
 
     def write(rows: list[tuple[Any, ...]]) -> None:
         with conn.cursor() as cur:
             cur.executemany(insert, rows)
 
-    return RawDriver(lambda: None, write, conn.commit), conn.close
+    def close() -> None:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        conn.commit()
+        conn.close()
+
+    stamp = _dt.datetime(2026, 3, 1, 9, tzinfo=_dt.UTC)
+    return RawDriver(lambda: None, write, conn.commit, stamp), close
 
 
 def timed_appends(target: Any, events: Sequence[Any], batch: int) -> float:
@@ -181,7 +198,7 @@ def backends(tmp: str) -> list[tuple[str, Callable[[], tuple[EventLog, RawDriver
 
         def postgres_pair() -> tuple[EventLog, RawDriver, Callable[[], None]]:
             log = PostgresEventLog(POSTGRES_DSN, schema=schema, clock=FixedClock(step=0.001))
-            raw, close_raw = raw_postgres(schema)
+            raw, close_raw = raw_postgres(f"{schema}_raw")
 
             def cleanup() -> None:
                 close_raw()

@@ -123,11 +123,14 @@ class PostgresEventLog(EventLog):
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
         with translating_psycopg(f"appending to session {session_id!r}"), self._pool.connection() as conn:
-            with conn.transaction():
+            # The pipeline spans the transaction, so its COMMIT travels with the writes.
+            with conn.pipeline(), conn.transaction():
                 return self._append_locked(conn, session_id, events, expected_seq)
 
     def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[StoredRow]:
         keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
+        # The call ids the session rules will look up, asked for with the lock.
+        results = [e.payload.call_id for e in events if e.type == "tool.result" and e.payload is not None]
         # A pipeline sends these statements together and waits for their answers once.
         with conn.pipeline():
             conn.execute(
@@ -146,6 +149,7 @@ class PostgresEventLog(EventLog):
                 if keys
                 else None
             )
+            states = _call_states_query(self, conn, session_id, results) if results else None
         actual = locked.fetchone()[0]
         if used is not None:
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in used.fetchall()})
@@ -154,10 +158,12 @@ class PostgresEventLog(EventLog):
         if actual != expected_seq:
             raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=int(actual))
         changes = check_batch(
-            session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(self, conn, session_id)
+            session_id,
+            [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)],
+            _IndexReader(self, conn, session_id, prefetched=None if states is None else (results, states)),
         )
         stored = new_rows(session_id, events, expected_seq=expected_seq, at=_microseconds(self.clock.now()))
-        with conn.pipeline(), conn.cursor() as cur:
+        with conn.cursor() as cur:
             cur.executemany(
                 self._sql(f"INSERT INTO {{schema}}.cw_events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"),
                 [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, r.at, r.idempotency_key) for r in stored],
@@ -315,19 +321,21 @@ class PostgresEventLog(EventLog):
 class _IndexReader:
     """Answers the session rules from the index tables, inside the append transaction."""
 
-    def __init__(self, log: PostgresEventLog, conn: Any, session_id: str) -> None:
+    def __init__(
+        self, log: PostgresEventLog, conn: Any, session_id: str, *, prefetched: tuple[list[str], Any] | None = None
+    ) -> None:
         self.log = log
         self.conn = conn
         self.session_id = session_id
+        self.prefetched = prefetched
+        """(call ids, the cursor of their query), sent in the append's first pipeline."""
 
     def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
-        rows = self.conn.execute(
-            self.log._sql(
-                "SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s AND call_id = ANY(%s)"
-            ),
-            (self.session_id, [canonical_json(c) for c in call_ids]),
-        ).fetchall()
-        return {parse_canonical(c): bool(a) for c, a in rows}
+        if self.prefetched is not None and list(call_ids) == self.prefetched[0]:
+            cursor = self.prefetched[1]
+        else:
+            cursor = _call_states_query(self.log, self.conn, self.session_id, call_ids)
+        return {parse_canonical(c): bool(a) for c, a in cursor.fetchall()}
 
     def any_calls(self) -> bool:
         row = self.conn.execute(
@@ -346,6 +354,14 @@ class _IndexReader:
             self.log._sql("SELECT requests_built FROM {schema}.cw_sessions WHERE session_id = %s"), (self.session_id,)
         ).fetchone()
         return int(row[0]) if row else 0
+
+
+def _call_states_query(log: PostgresEventLog, conn: Any, session_id: str, call_ids: Sequence[str]) -> Any:
+    """Send the query for which of ``call_ids`` the session holds, and whether each has a result."""
+    return conn.execute(
+        log._sql("SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s AND call_id = ANY(%s)"),
+        (session_id, [canonical_json(c) for c in call_ids]),
+    )
 
 
 def _stored_content(content: str) -> tuple[str, str]:

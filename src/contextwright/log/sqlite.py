@@ -203,10 +203,7 @@ class SQLiteEventLog(EventLog):
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in found})
             if replay is not None:
                 return replay
-        row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
-        actual = row[0] if row else 0
-        if actual != expected_seq:
-            raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=actual)
+        _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
         changes = check_batch(
             session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(conn, session_id)
         )
@@ -215,11 +212,6 @@ class SQLiteEventLog(EventLog):
         conn.executemany(
             f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, stamp, r.idempotency_key) for r in stored],
-        )
-        conn.execute(
-            "INSERT INTO cw_sessions (session_id, last_seq) VALUES (?, ?) "
-            "ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq",
-            (session_id, stored[-1].seq),
         )
         _write_index(conn, session_id, changes)
         return stored
@@ -316,26 +308,51 @@ class _IndexReader:
         return int(row[0]) if row else 0
 
 
+def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int) -> None:
+    """Move the session's last seq from ``expected_seq`` to ``last_seq``, or raise SeqConflict.
+
+    The check and the write are one statement: the append transaction rolls it back if
+    anything after it fails.
+    """
+    if expected_seq == 0:
+        moved = conn.execute(
+            "INSERT INTO cw_sessions (session_id, last_seq) VALUES (?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq WHERE cw_sessions.last_seq = 0",
+            (session_id, last_seq),
+        )
+    else:
+        moved = conn.execute(
+            "UPDATE cw_sessions SET last_seq = ? WHERE session_id = ? AND last_seq = ?", (last_seq, session_id, expected_seq)
+        )
+    if moved.rowcount != 1:
+        row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
+        raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=row[0] if row else 0)
+
+
 def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
     if changes.empty:
         return  # most batches (user messages, frames) touch no indexed fact
     # Call ids are stored as JSON strings, so every id (even one holding NUL) has the same form on every backend.
+    # Each statement runs only when it has rows: most batches touch one kind of fact.
     opened, answered = changes.call_rows()
-    conn.executemany(
-        "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq",
-        [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
-    )
-    conn.executemany(
-        "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
-        "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
-        [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
-    )
-    conn.executemany(
-        "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
-        "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
-        [(session_id, epoch, prefix) for epoch, prefix in changes.plans],
-    )
+    if opened:
+        conn.executemany(
+            "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq",
+            [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+        )
+    if answered:
+        conn.executemany(
+            "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
+            "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
+            [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
+        )
+    if changes.plans:
+        conn.executemany(
+            "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
+            [(session_id, epoch, prefix) for epoch, prefix in changes.plans],
+        )
     if changes.requests_built is not None:
         conn.execute("UPDATE cw_sessions SET requests_built = ? WHERE session_id = ?", (changes.requests_built, session_id))
 
