@@ -359,7 +359,9 @@ class _IndexReader:
 def _call_states_query(log: PostgresEventLog, conn: Any, session_id: str, call_ids: Sequence[str]) -> Any:
     """Send the query for which of ``call_ids`` the session holds, and whether each has a result."""
     return conn.execute(
-        log._sql("SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s AND call_id = ANY(%s)"),
+        log._sql(
+            "SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s AND call_id = ANY(%s)"
+        ),
         (session_id, [canonical_json(c) for c in call_ids]),
     )
 
