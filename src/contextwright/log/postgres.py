@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -123,9 +124,17 @@ class PostgresEventLog(EventLog):
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
         with translating_psycopg(f"appending to session {session_id!r}"), self._pool.connection() as conn:
-            # The pipeline spans the transaction, so its COMMIT travels with the writes.
-            with conn.pipeline(), conn.transaction():
+            # BEGIN and COMMIT are sent as statements in the append's two pipelines: in a
+            # transaction block psycopg would send each in a round trip of its own.
+            conn.autocommit = True
+            try:
                 return self._append_locked(conn, session_id, events, expected_seq)
+            except BaseException:
+                _roll_back(conn)
+                raise
+            finally:
+                with contextlib.suppress(Exception):  # a broken connection is dropped by the pool
+                    conn.autocommit = False
 
     def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[StoredRow]:
         keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
@@ -133,6 +142,7 @@ class PostgresEventLog(EventLog):
         results = [e.payload.call_id for e in events if e.type == "tool.result" and e.payload is not None]
         # A pipeline sends these statements together and waits for their answers once.
         with conn.pipeline():
+            conn.execute("BEGIN")
             conn.execute(
                 self._sql("INSERT INTO {schema}.cw_sessions (session_id, last_seq) VALUES (%s, 0) ON CONFLICT DO NOTHING"),
                 (session_id,),
@@ -154,6 +164,7 @@ class PostgresEventLog(EventLog):
         if used is not None:
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in used.fetchall()})
             if replay is not None:
+                conn.execute("COMMIT")
                 return replay
         if actual != expected_seq:
             raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=int(actual))
@@ -163,7 +174,7 @@ class PostgresEventLog(EventLog):
             _IndexReader(self, conn, session_id, prefetched=None if states is None else (results, states)),
         )
         stored = new_rows(session_id, events, expected_seq=expected_seq, at=_microseconds(self.clock.now()))
-        with conn.cursor() as cur:
+        with conn.pipeline(), conn.cursor() as cur:
             cur.executemany(
                 self._sql(f"INSERT INTO {{schema}}.cw_events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"),
                 [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, r.at, r.idempotency_key) for r in stored],
@@ -173,6 +184,7 @@ class PostgresEventLog(EventLog):
                 (stored[-1].seq, session_id),
             )
             self._write_index(conn, session_id, changes)
+            conn.execute("COMMIT")  # skipped by the server if a write above failed
         return stored
 
     def _write_index(self, conn: Any, session_id: str, changes: IndexChanges) -> None:
@@ -354,6 +366,13 @@ class _IndexReader:
             self.log._sql("SELECT requests_built FROM {schema}.cw_sessions WHERE session_id = %s"), (self.session_id,)
         ).fetchone()
         return int(row[0]) if row else 0
+
+
+def _roll_back(conn: Any) -> None:
+    """End a failed append's transaction; a connection too broken for that is dropped by the pool."""
+    with contextlib.suppress(Exception):
+        if conn.info.transaction_status.name != "IDLE":
+            conn.execute("ROLLBACK")
 
 
 def _call_states_query(log: PostgresEventLog, conn: Any, session_id: str, call_ids: Sequence[str]) -> Any:
