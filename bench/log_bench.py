@@ -19,6 +19,8 @@ Three tables:
   agent loop takes per message); batches hold 100. The two alternate round by round
   in one process and each keeps its best round, so load from elsewhere on the machine
   hits both alike; the ratio is ours ÷ raw in events per second (1.0 = no overhead).
+  A first row runs both with no database at all (the in-memory log against encoding and
+  hashing alone), so the engine's own cost per event shows apart from the driver's.
 * **Replay** of a whole session: reads, checks every payload hash, decodes typed events.
 * **Canonical JSON** on real-sized bodies: ``canonical_json`` with its fast encoder,
   with the pure-Python fallback, and ``json.dumps(sort_keys=True)`` as the floor.
@@ -47,7 +49,7 @@ from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ToolCall, ToolResult, UserMessage
 from contextwright.events.registry import encode_payload, type_of
-from contextwright.log import EventLog, _migrations
+from contextwright.log import EventLog, InMemoryEventLog, _migrations
 from contextwright.log.sqlite import SQLiteEventLog
 
 POSTGRES_DSN = os.environ.get("CONTEXTWRIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -186,7 +188,13 @@ def backends(tmp: str) -> list[tuple[str, Callable[[], tuple[EventLog, RawDriver
         raw, close_raw = raw_sqlite(os.path.join(tmp, f"raw-{sync}.db"), sync)
         return log, raw, lambda: (close_raw(), log.close())
 
+    def memory_pair() -> tuple[EventLog, RawDriver, Callable[[], None]]:
+        # No database on either side: the engine's own work against encoding and hashing alone.
+        nothing: Callable[..., None] = lambda *_: None
+        return InMemoryEventLog(clock=FixedClock(step=0.001)), RawDriver(nothing, nothing, nothing, None), nothing
+
     found: list[tuple[str, Callable[[], tuple[EventLog, RawDriver, Callable[[], None]]]]] = [
+        ("in memory (raw: encode + hash only)", memory_pair),
         ("SQLite, synchronous=FULL (default)", lambda: sqlite_pair("FULL")),
         ("SQLite, synchronous=NORMAL", lambda: sqlite_pair("NORMAL")),
     ]
