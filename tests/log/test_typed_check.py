@@ -135,8 +135,15 @@ def test_values_are_frozen_with_their_keys_in_order_as_decoding_does():
 def test_a_payload_with_nothing_to_freeze_is_returned_as_it_is():
     message = UserMessage(text="hi")
     assert validate_and_encode(None, message)[1] is message
-    _, frozen, _ = validate_and_encode(None, AssistantMessage(tool_calls=(ToolCall(id="c", name="n", arguments={"k": 1}),)))
-    assert validate_and_encode(None, frozen)[1] is frozen
+
+
+def test_a_read_only_view_passed_in_is_copied_so_its_dict_cannot_change_the_stored_payload():
+    backing = {"k": 1}
+    call = ToolCall(id="c", name="n", arguments=types.MappingProxyType(backing))  # type: ignore[arg-type]
+    _, typed, data = validate_and_encode(None, AssistantMessage(tool_calls=(call,)))
+    backing["k"] = 2
+    assert typed.tool_calls[0].arguments == {"k": 1}
+    assert b'"k":1' in data
 
 
 @pytest.mark.parametrize(

@@ -177,17 +177,11 @@ def _mapping_checker(item: Checker) -> Checker:
             raise _Unproven
         plain = {}
         typed = {}
-        same = kind is types.MappingProxyType
-        keys = sorted(value)  # raises TypeError on mixed key types; type(key) below refuses the rest
-        for key in keys:
+        for key in sorted(value):  # raises TypeError on mixed key types; type(key) below refuses the rest
             if type(key) is not str or (not key.isascii() and _SURROGATE.search(key) is not None):
                 raise _Unproven
-            current = value[key]
-            plain[key], typed[key] = item(current, depth + 1, budget)
-            same = same and typed[key] is current
-        # Decoding freezes a mapping with its keys in order: one already so is kept as it is.
-        if same and list(value) == keys:
-            return plain, value
+            plain[key], typed[key] = item(value[key], depth + 1, budget)
+        # Always a new proxy, as decoding makes: one passed in may wrap a dict its caller still changes.
         return plain, types.MappingProxyType(typed)
 
     return check_mapping
