@@ -86,32 +86,58 @@ def decoding_keeps_json(tp: Any) -> bool:
     return all(decoding_keeps_json(arg) for arg in get_args(tp) if not isinstance(arg, (str, int, bool)) and arg is not None)
 
 
+def field_shape(tp: Any) -> tuple[str, Any]:
+    """How a payload field type is read, as (kind, detail).
+
+    Kinds: ``any``; ``dataclass`` (the class); ``literal`` (the allowed values); ``union``
+    (the options); ``tuple`` (the item type of ``tuple[X, ...]``); ``mapping`` (the value
+    type); ``none``; ``scalar`` (``str``, ``int``, ``float`` or ``bool``). Raises TypeError
+    for a type payloads cannot hold.
+    """
+    if tp is Any:
+        return "any", None
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return "dataclass", tp
+    origin = get_origin(tp)
+    if origin is Literal:
+        return "literal", get_args(tp)
+    if origin in (Union, types.UnionType):
+        return "union", get_args(tp)
+    if origin is tuple:
+        args = get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return "tuple", args[0]
+        raise TypeError(f"fixed-length tuples are not supported in payloads: {tp!r}")
+    if origin in (dict, Mapping, typing.Mapping) or tp is dict:
+        _, value_type = get_args(tp) or (str, Any)
+        return "mapping", value_type
+    if tp is type(None) or tp is None:
+        return "none", None
+    if tp in _SCALARS:
+        return "scalar", tp
+    raise TypeError(f"unsupported payload field type {tp!r}")
+
+
 # Decoders are compiled once per type: payload validation sits on the append and
 # replay paths, so walking type hints for every event would dominate both.
 @functools.cache
 def _decoder(tp: Any) -> Decoder:
-    if tp is Any:
+    kind, detail = field_shape(tp)
+    if kind == "any":
         return _decode_any
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _dataclass_decoder(tp)
-    origin = get_origin(tp)
-    if origin is Literal:
-        return _literal_decoder(get_args(tp))
-    if origin in (Union, types.UnionType):
-        return _union_decoder(tuple(_decoder(option) for option in get_args(tp)))
-    if origin is tuple:
-        args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return _tuple_decoder(_decoder(args[0]))
-        raise TypeError(f"fixed-length tuples are not supported in payloads: {tp!r}")
-    if origin in (dict, Mapping, typing.Mapping) or tp is dict:
-        _, value_type = get_args(tp) or (str, Any)
-        return _mapping_decoder(_decoder(value_type))
-    if tp is type(None) or tp is None:
+    if kind == "dataclass":
+        return _dataclass_decoder(detail)
+    if kind == "literal":
+        return _literal_decoder(detail)
+    if kind == "union":
+        return _union_decoder(tuple(_decoder(option) for option in detail))
+    if kind == "tuple":
+        return _tuple_decoder(_decoder(detail))
+    if kind == "mapping":
+        return _mapping_decoder(_decoder(detail))
+    if kind == "none":
         return _decode_none
-    if tp in _SCALARS:
-        return _SCALARS[tp]
-    raise TypeError(f"unsupported payload field type {tp!r}")
+    return _SCALARS[detail]
 
 
 _JSON_ATOMS = frozenset({str, int, bool, type(None)})

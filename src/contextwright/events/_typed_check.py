@@ -19,9 +19,8 @@ import functools
 import math
 import re
 import types
-import typing
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, Union, get_args, get_origin
+from collections.abc import Callable
+from typing import Any
 
 from contextwright.events import _schema
 
@@ -53,26 +52,25 @@ def check(payload: Any) -> tuple[dict[str, Any], Any] | None:
 
 @functools.cache
 def _checker(tp: Any) -> Checker:
-    if tp is Any:
+    try:
+        kind, detail = _schema.field_shape(tp)
+    except TypeError:
+        return _unproven  # the strict path reports it
+    if kind == "any":
         return _check_any
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _dataclass_checker(tp)
-    origin = get_origin(tp)
-    if origin is Literal:
-        return _literal_checker(get_args(tp))
-    if origin in (Union, types.UnionType):
-        return _union_checker(get_args(tp))
-    if origin is tuple:
-        args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return _tuple_checker(_checker(args[0]))
-        return _unproven
-    if origin in (dict, Mapping, typing.Mapping) or tp is dict:
-        _, value_type = get_args(tp) or (str, Any)
-        return _mapping_checker(_checker(value_type))
-    if tp is type(None) or tp is None:
+    if kind == "dataclass":
+        return _dataclass_checker(detail)
+    if kind == "literal":
+        return _literal_checker(detail)
+    if kind == "union":
+        return _union_checker(detail)
+    if kind == "tuple":
+        return _tuple_checker(_checker(detail))
+    if kind == "mapping":
+        return _mapping_checker(_checker(detail))
+    if kind == "none":
         return _check_none
-    return _SCALARS.get(tp, _unproven)
+    return _SCALARS[detail]
 
 
 def _unproven(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
