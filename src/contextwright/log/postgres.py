@@ -345,6 +345,7 @@ class _IndexReader:
     def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
         if self.prefetched is not None and list(call_ids) == self.prefetched[0]:
             cursor = self.prefetched[1]
+            self.prefetched = None  # its rows can be fetched once
         else:
             cursor = _call_states_query(self.log, self.conn, self.session_id, call_ids)
         return {parse_canonical(c): bool(a) for c, a in cursor.fetchall()}
