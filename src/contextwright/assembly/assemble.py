@@ -521,6 +521,8 @@ def build(
 
     decided = yields is not None
     taken: tuple[str, ...] = tuple(yields or ())
+    if memo is not None:
+        memo.next_pass()
     while True:
         assembler = _Assembler(
             plan=plan,
@@ -551,7 +553,7 @@ def build(
             body_limit=allocation.body_limit,
             tokens_by_class=by_class,
         )
-    check_regions(system, messages)
+    check_regions(system, messages, memo)
     stable = len(messages) - (1 if messages and any(getattr(p, "volatile", False) for p in messages[-1].parts) else 0)
     request = NeutralRequest(
         session_id=plan.session_id,
@@ -602,17 +604,35 @@ def _account(
     by_class: dict[str, int] = {}
     by_layer: dict[str, int] = {}
     total = 0
-    if memo is not None:
-        memo.next_pass()
-    for message in messages:
-        total += MESSAGE_OVERHEAD_TOKENS
-        for part in message.parts:
-            text, cls, layer = _sized(part) if memo is None else memo.derived(part, partial(_sized, part))
-            tokens = estimate(text) + PART_OVERHEAD_TOKENS
-            total += tokens
-            by_class[cls] = by_class.get(cls, 0) + tokens
-            by_layer[layer] = by_layer.get(layer, 0) + tokens
+    if memo is None:
+        sizes = [_message_size(message, estimate, None) for message in messages]
+    else:
+        # Counters handed out by a session's estimate memo keep their counts: a message is sized once.
+        sizes = memo.per_messages(messages, estimate, partial(_message_size, estimate=estimate, memo=memo))
+    for classes, layers, tokens in sizes:
+        total += tokens
+        for cls, count in classes:
+            by_class[cls] = by_class.get(cls, 0) + count
+        for layer, count in layers:
+            by_layer[layer] = by_layer.get(layer, 0) + count
     return by_class, by_layer, total
+
+
+_Sizes = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int]
+
+
+def _message_size(message: Message, estimate: Estimate, memo: RenderMemo | None) -> _Sizes:
+    """One message's tokens by budget class and by layer (in the order its parts name them), and in all."""
+    by_class: dict[str, int] = {}
+    by_layer: dict[str, int] = {}
+    total = MESSAGE_OVERHEAD_TOKENS
+    for part in message.parts:
+        text, cls, layer = _sized(part) if memo is None else memo.derived(part, partial(_sized, part))
+        tokens = estimate(text) + PART_OVERHEAD_TOKENS
+        total += tokens
+        by_class[cls] = by_class.get(cls, 0) + tokens
+        by_layer[layer] = by_layer.get(layer, 0) + tokens
+    return tuple(by_class.items()), tuple(by_layer.items()), total
 
 
 def _sized(part: Part) -> tuple[str, str, str]:
