@@ -33,8 +33,10 @@ from contextwright.assembly.request import (
     NeutralRequest,
     Part,
     ReasoningPart,
+    SystemBlock,
     TextPart,
     ToolCallPart,
+    ToolDefinition,
     ToolResultPart,
 )
 from contextwright.budget.allocator import Allocation, PressureState
@@ -515,9 +517,10 @@ def build(
     ``memo`` (optional) reuses what earlier builds of the same session rendered for
     entries that did not change; the request is the same with or without it.
     """
-    texts = render_prefix(plan.prefix, session_id=plan.session_id, secret=secret)
-    system = texts.system_blocks()
-    tools = tool_definitions(plan.prefix)
+    if memo is None:
+        system, tools, prefix_hash = _prefix(plan, secret)
+    else:
+        system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
     taken: tuple[str, ...] = tuple(yields or ())
@@ -565,7 +568,7 @@ def build(
         tools=tools,
         messages=messages,
         # Hash what was actually rendered, so any drift in the prefix bytes shows up.
-        prefix_sha256=prefix_sha256(system, tools),
+        prefix_sha256=prefix_hash,
         stable_messages=stable,
         cache_key=cache_key(plan.session_id, plan.epoch),
     )
@@ -586,6 +589,13 @@ def build(
         upto_seq=surface.upto_seq,
         dedupe_hits=surface.dedupe_hits,
     )
+
+
+def _prefix(plan: ContextPlan, secret: bytes) -> tuple[tuple[SystemBlock, ...], tuple[ToolDefinition, ...], str]:
+    """The system blocks and tools of ``plan``'s prefix, and the hash of them."""
+    system = render_prefix(plan.prefix, session_id=plan.session_id, secret=secret).system_blocks()
+    tools = tool_definitions(plan.prefix)
+    return system, tools, prefix_sha256(system, tools)
 
 
 def cache_key(session_id: str, epoch: int) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from contextwright.assembly.request import Message, NeutralRequest, canonical_request, message_json
+from contextwright.assembly.request import Message, NeutralRequest, canonical_request, message_json, prefix_json
 from contextwright.canonical import sha256_tagged
 
 __all__ = ["RenderMemo"]
@@ -34,6 +34,8 @@ class RenderMemo:
         self._entries: dict[int, tuple[object, Hashable, tuple[Message, ...], int]] = {}
         self._used: dict[int, tuple[object, Hashable, tuple[Message, ...], int]] = {}
         self._json: dict[int, tuple[Message, str]] = {}
+        self._prefix_json: tuple[object, object, tuple[str, str]] | None = None
+        self._prefix: tuple[object, str, bytes, object] | None = None
         self._derived: dict[int, tuple[object, object]] = {}
         self._derived_before: dict[int, tuple[object, object]] = {}
         self._per_message: dict[int, tuple[object, _Kept, _Kept]] = {}
@@ -93,6 +95,14 @@ class RenderMemo:
             results.append(kept[1])  # type: ignore[arg-type]  # stored by the call with this same message and dependency
         return results
 
+    def prefix(self, prefix: object, session_id: str, secret: bytes, derive: Callable[[], T]) -> T:
+        """``derive()``, a pure function of a plan's (frozen) ``prefix`` object, the session and the secret,
+        reused while they stay the same: requests of one epoch then share their system and tools objects."""
+        known = self._prefix
+        if known is None or known[0] is not prefix or known[1] != session_id or known[2] != secret:
+            known = self._prefix = (prefix, session_id, secret, derive())
+        return known[3]  # type: ignore[return-value]  # stored by the call with this same prefix
+
     def end(self) -> None:
         """Finish the pass: only the entries of this surface stay (the memo never outgrows one request)."""
         self._entries = self._used
@@ -109,9 +119,16 @@ class RenderMemo:
             kept[id(message)] = known
             return known[1]
 
-        text = canonical_request(request, encode)
+        text = canonical_request(request, encode, self._encode_prefix)
         self._json = kept
         return text
+
+    def _encode_prefix(self, request: NeutralRequest) -> tuple[str, str]:
+        # Requests of one epoch carry the very same system and tools objects (see :meth:`prefix`).
+        known = self._prefix_json
+        if known is None or known[0] is not request.system or known[1] is not request.tools:
+            known = self._prefix_json = (request.system, request.tools, prefix_json(request))
+        return known[2]
 
     def sha256(self, request: NeutralRequest) -> str:
         """:meth:`NeutralRequest.sha256`, by way of :meth:`canonical`."""
