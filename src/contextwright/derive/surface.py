@@ -602,6 +602,7 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
                     later_success[key] = r.result.call_id
     hits = 0
     out: list[Entry] = []
+    order: dict[str, int] | None = None  # where each call's first result stands, found once if needed
     for entry in entries:
         if not isinstance(entry, Exchange):
             out.append(entry)
@@ -615,7 +616,8 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
                 continue
             if r.result.is_error and not r.result.denied and key in later_success and later_success[key] != r.result.call_id:
                 winner = later_success[key]
-                if _after(entries, winner, r.result.call_id):
+                order = order if order is not None else _result_order(entries)
+                if order.get(winner, -1) > order.get(r.result.call_id, len(order)):
                     marks.append((None, winner))
                     hits += 1
                     continue
@@ -641,9 +643,12 @@ def _with_marks(entry: Exchange, marks: list[tuple[str | None, str | None] | Non
     return replace(entry, results=results)
 
 
-def _after(entries: list[Entry], later: str, earlier: str) -> bool:
-    order = [r.result.call_id for e in entries if isinstance(e, Exchange) for r in e.results]
-    return later in order and earlier in order and order.index(later) > order.index(earlier)
+def _result_order(entries: list[Entry]) -> dict[str, int]:
+    """Per call id, the position of its first result among all results, in order."""
+    order: dict[str, int] = {}
+    for call_id in (r.result.call_id for e in entries if isinstance(e, Exchange) for r in e.results):
+        order.setdefault(call_id, len(order))
+    return order
 
 
 def _entry_seq(entry: Entry) -> int:

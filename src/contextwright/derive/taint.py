@@ -127,11 +127,9 @@ class EchoIndex:
         windows = self._windows
         # Spans as [start, end, trust, source_ref] while they grow; windows that overlap the last one extend it.
         spans: list[list[Any]] = []
-        for i, key in enumerate(_window_keys([w.group().casefold() for w in words])):
-            known = windows.get(key)
-            if known is None:
-                continue
-            trust, source_ref = known
+        keys = list(_window_keys([w.group().casefold() for w in words]))
+        for i in [i for i, key in enumerate(keys) if key in windows]:
+            trust, source_ref = windows[keys[i]]
             begin, end = _widen(target.text, words[i].start(), words[i + SHINGLE_WORDS - 1].end())
             if spans and begin <= spans[-1][1]:
                 last = spans[-1]
