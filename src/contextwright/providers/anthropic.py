@@ -202,10 +202,11 @@ class _Layout:
 
 def _fresh(value: Any) -> Any:
     """A copy of a JSON value's containers (strings and numbers are immutable and shared)."""
+    # Leaves are tested inline: most values are strings and numbers, and a call per leaf costs more than the copy.
     if isinstance(value, dict):
-        return {key: _fresh(item) for key, item in value.items()}
+        return {key: _fresh(item) if isinstance(item, dict | list) else item for key, item in value.items()}
     if isinstance(value, list):
-        return [_fresh(item) for item in value]
+        return [_fresh(item) if isinstance(item, dict | list) else item for item in value]
     return value
 
 
