@@ -550,7 +550,7 @@ class _RepeatKeys:
     views: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
     used: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
     """The views the surface being made uses; only they are kept for the next (see :meth:`done`)."""
-    marked: tuple[list[Entry], list[Entry], int, dict[tuple[int, Hashable], tuple[Entry, Entry]]] | None = None
+    marked: tuple[list[Exchange], list[Entry], int, dict[tuple[int, Hashable], tuple[Entry, Entry]]] | None = None
     """The last marking: its exchanges, what they were shown as, the repeats found and the views it used."""
 
     def view(self, entry: Entry, marks: Hashable, make: Callable[[], Entry]) -> Entry:
