@@ -33,8 +33,10 @@ from contextwright.assembly.request import (
     NeutralRequest,
     Part,
     ReasoningPart,
+    SystemBlock,
     TextPart,
     ToolCallPart,
+    ToolDefinition,
     ToolResultPart,
 )
 from contextwright.budget.allocator import Allocation, PressureState
@@ -515,12 +517,15 @@ def build(
     ``memo`` (optional) reuses what earlier builds of the same session rendered for
     entries that did not change; the request is the same with or without it.
     """
-    texts = render_prefix(plan.prefix, session_id=plan.session_id, secret=secret)
-    system = texts.system_blocks()
-    tools = tool_definitions(plan.prefix)
+    if memo is None:
+        system, tools, prefix_hash = _prefix(plan, secret)
+    else:
+        system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
     taken: tuple[str, ...] = tuple(yields or ())
+    if memo is not None:
+        memo.next_pass()
     while True:
         assembler = _Assembler(
             plan=plan,
@@ -551,7 +556,7 @@ def build(
             body_limit=allocation.body_limit,
             tokens_by_class=by_class,
         )
-    check_regions(system, messages)
+    check_regions(system, messages, memo)
     stable = len(messages) - (1 if messages and any(getattr(p, "volatile", False) for p in messages[-1].parts) else 0)
     request = NeutralRequest(
         session_id=plan.session_id,
@@ -563,7 +568,7 @@ def build(
         tools=tools,
         messages=messages,
         # Hash what was actually rendered, so any drift in the prefix bytes shows up.
-        prefix_sha256=prefix_sha256(system, tools),
+        prefix_sha256=prefix_hash,
         stable_messages=stable,
         cache_key=cache_key(plan.session_id, plan.epoch),
     )
@@ -586,6 +591,13 @@ def build(
     )
 
 
+def _prefix(plan: ContextPlan, secret: bytes) -> tuple[tuple[SystemBlock, ...], tuple[ToolDefinition, ...], str]:
+    """The system blocks and tools of ``plan``'s prefix, and the hash of them."""
+    system = render_prefix(plan.prefix, session_id=plan.session_id, secret=secret).system_blocks()
+    tools = tool_definitions(plan.prefix)
+    return system, tools, prefix_sha256(system, tools)
+
+
 def cache_key(session_id: str, epoch: int) -> str:
     """A stable cache-routing key per (session, epoch) that does not reveal the session id."""
     return "cw-" + content_hash([session_id, epoch]).split(":", 1)[1][:32]
@@ -602,17 +614,35 @@ def _account(
     by_class: dict[str, int] = {}
     by_layer: dict[str, int] = {}
     total = 0
-    if memo is not None:
-        memo.next_pass()
-    for message in messages:
-        total += MESSAGE_OVERHEAD_TOKENS
-        for part in message.parts:
-            text, cls, layer = _sized(part) if memo is None else memo.derived(part, partial(_sized, part))
-            tokens = estimate(text) + PART_OVERHEAD_TOKENS
-            total += tokens
-            by_class[cls] = by_class.get(cls, 0) + tokens
-            by_layer[layer] = by_layer.get(layer, 0) + tokens
+    if memo is None:
+        sizes = [_message_size(message, estimate, None) for message in messages]
+    else:
+        # Counters handed out by a session's estimate memo keep their counts: a message is sized once.
+        sizes = memo.per_messages(messages, estimate, partial(_message_size, estimate=estimate, memo=memo))
+    for classes, layers, tokens in sizes:
+        total += tokens
+        for cls, count in classes:
+            by_class[cls] = by_class.get(cls, 0) + count
+        for layer, count in layers:
+            by_layer[layer] = by_layer.get(layer, 0) + count
     return by_class, by_layer, total
+
+
+_Sizes = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int]
+
+
+def _message_size(message: Message, estimate: Estimate, memo: RenderMemo | None) -> _Sizes:
+    """One message's tokens by budget class and by layer (in the order its parts name them), and in all."""
+    by_class: dict[str, int] = {}
+    by_layer: dict[str, int] = {}
+    total = MESSAGE_OVERHEAD_TOKENS
+    for part in message.parts:
+        text, cls, layer = _sized(part) if memo is None else memo.derived(part, partial(_sized, part))
+        tokens = estimate(text) + PART_OVERHEAD_TOKENS
+        total += tokens
+        by_class[cls] = by_class.get(cls, 0) + tokens
+        by_layer[layer] = by_layer.get(layer, 0) + tokens
+    return tuple(by_class.items()), tuple(by_layer.items()), total
 
 
 def _sized(part: Part) -> tuple[str, str, str]:

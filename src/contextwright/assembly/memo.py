@@ -12,15 +12,18 @@ tests check that it does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from contextwright.assembly.request import Message, NeutralRequest, canonical_request, message_json
+from contextwright.assembly.request import Message, NeutralRequest, canonical_request, message_json, prefix_json
 from contextwright.canonical import sha256_tagged
 
 __all__ = ["RenderMemo"]
 
 T = TypeVar("T")
+
+_Kept = dict[int, tuple[Message, object]]
+"""Results by message object (by id, the message kept alive beside it)."""
 
 
 class RenderMemo:
@@ -31,8 +34,11 @@ class RenderMemo:
         self._entries: dict[int, tuple[object, Hashable, tuple[Message, ...], int]] = {}
         self._used: dict[int, tuple[object, Hashable, tuple[Message, ...], int]] = {}
         self._json: dict[int, tuple[Message, str]] = {}
+        self._prefix_json: tuple[object, object, tuple[str, str]] | None = None
+        self._prefix: tuple[object, str, bytes, object] | None = None
         self._derived: dict[int, tuple[object, object]] = {}
         self._derived_before: dict[int, tuple[object, object]] = {}
+        self._per_message: dict[int, tuple[object, _Kept, _Kept]] = {}
 
     def begin(self, secret: bytes) -> None:
         """Start a build's pass over the surface (another secret forgets everything)."""
@@ -41,6 +47,7 @@ class RenderMemo:
             self._json.clear()
             self._derived_before.clear()
             self._derived.clear()
+            self._per_message.clear()
             self._secret = secret
         self._used = {}
 
@@ -59,6 +66,7 @@ class RenderMemo:
     def next_pass(self) -> None:
         """Start another pass over a request's parts: what neither this pass nor the last used is forgotten."""
         self._derived_before, self._derived = self._derived, {}
+        self._per_message = {key: (by, {}, kept) for key, (by, kept, _) in self._per_message.items() if kept}
 
     def derived(self, value: object, derive: Callable[[], T]) -> T:
         """``derive()``, a pure function of ``value``, reused for the very same ``value`` object as in this or the last build."""
@@ -67,6 +75,33 @@ class RenderMemo:
             known = (value, derive())
         self._derived[id(value)] = known
         return known[1]  # type: ignore[return-value]  # stored by the call with this same value and derivation
+
+    def per_messages(self, messages: Sequence[Message], by: object, derive: Callable[[Message], T]) -> list[T]:
+        """``derive(message)`` for each message, a pure function of the message and of the object ``by``.
+
+        ``by`` is what the result depends on besides the message (a token counter whose counts
+        never change, a check); a result is reused for the very same message and ``by`` as in
+        this or the last pass (see :meth:`next_pass`)."""
+        known = self._per_message.get(id(by))
+        if known is None or known[0] is not by:
+            known = self._per_message[id(by)] = (by, {}, {})
+        _, current, before = known
+        results: list[T] = []
+        for message in messages:
+            kept = current.get(id(message)) or before.get(id(message))
+            if kept is None or kept[0] is not message:
+                kept = (message, derive(message))
+            current[id(message)] = kept
+            results.append(kept[1])  # type: ignore[arg-type]  # stored by the call with this same message and dependency
+        return results
+
+    def prefix(self, prefix: object, session_id: str, secret: bytes, derive: Callable[[], T]) -> T:
+        """``derive()``, a pure function of a plan's (frozen) ``prefix`` object, the session and the secret,
+        reused while they stay the same: requests of one epoch then share their system and tools objects."""
+        known = self._prefix
+        if known is None or known[0] is not prefix or known[1] != session_id or known[2] != secret:
+            known = self._prefix = (prefix, session_id, secret, derive())
+        return known[3]  # type: ignore[return-value]  # stored by the call with this same prefix
 
     def end(self) -> None:
         """Finish the pass: only the entries of this surface stay (the memo never outgrows one request)."""
@@ -84,9 +119,16 @@ class RenderMemo:
             kept[id(message)] = known
             return known[1]
 
-        text = canonical_request(request, encode)
+        text = canonical_request(request, encode, self._encode_prefix)
         self._json = kept
         return text
+
+    def _encode_prefix(self, request: NeutralRequest) -> tuple[str, str]:
+        # Requests of one epoch carry the very same system and tools objects (see :meth:`prefix`).
+        known = self._prefix_json
+        if known is None or known[0] is not request.system or known[1] is not request.tools:
+            known = self._prefix_json = (request.system, request.tools, prefix_json(request))
+        return known[2]
 
     def sha256(self, request: NeutralRequest) -> str:
         """:meth:`NeutralRequest.sha256`, by way of :meth:`canonical`."""

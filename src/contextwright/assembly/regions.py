@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import contextwright.items.region_b  # noqa: F401  (defines the body item types)
+from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import Message, SystemBlock, ToolCallPart
 from contextwright.errors import BuildError
 from contextwright.items.base import ContextItem, Region, item_for_budget_class
@@ -21,15 +22,25 @@ class RegionViolation(BuildError):
     """A part of a request sits in a region its item type does not declare."""
 
 
-def check_regions(system: Sequence[SystemBlock], messages: Sequence[Message]) -> None:
-    """Refuse a system block that is not region A, or a message part that is not region B."""
+def check_regions(system: Sequence[SystemBlock], messages: Sequence[Message], memo: RenderMemo | None = None) -> None:
+    """Refuse a system block that is not region A, or a message part that is not region B.
+
+    With ``memo``, a message object checked by this or the last build is not checked again."""
     for block in system:
         _check(block.budget_class, "A", "the system prompt (the frozen prefix)")
-    for message in messages:
-        for part in message.parts:
-            # A tool call is part of the model's message: history.
-            budget_class = "history" if isinstance(part, ToolCallPart) else part.budget_class
-            _check(budget_class, "B", f"a {message.role} message (the turn body)")
+    if memo is None:
+        for message in messages:
+            check_message(message)
+    else:
+        memo.per_messages(messages, check_message, check_message)
+
+
+def check_message(message: Message) -> None:
+    """Refuse a message part that is not region B (a declaration, once made, never goes away)."""
+    for part in message.parts:
+        # A tool call is part of the model's message: history.
+        budget_class = "history" if isinstance(part, ToolCallPart) else part.budget_class
+        _check(budget_class, "B", f"a {message.role} message (the turn body)")
 
 
 _DECLARED: dict[str, type[ContextItem]] = {}

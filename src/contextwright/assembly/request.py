@@ -150,13 +150,36 @@ def message_json(message: Message) -> str:
     return canonical_json(_plain(message))
 
 
-def canonical_request(request: NeutralRequest, encode: Callable[[Message], str] = message_json) -> str:
-    """Canonical JSON of ``request``, with each message encoded by ``encode`` (which must equal :func:`message_json`).
+_PREFIX_SLOTS = ',"system":[],"tools":[]}'
+"""The end of the canonical request with no system blocks and no tools: the last two keys in sorted order."""
+
+
+def prefix_json(request: NeutralRequest) -> tuple[str, str]:
+    """Canonical JSON of the request's system blocks and of its tools, each a list."""
+    return canonical_json(_plain(request.system)), canonical_json(_plain(request.tools))
+
+
+def canonical_request(
+    request: NeutralRequest,
+    encode: Callable[[Message], str] = message_json,
+    encode_prefix: Callable[[NeutralRequest], tuple[str, str]] = prefix_json,
+) -> str:
+    """Canonical JSON of ``request``, with each message encoded by ``encode`` (which must equal :func:`message_json`)
+    and the system blocks and tools by ``encode_prefix`` (which must equal :func:`prefix_json`).
 
     Canonical JSON of a list is its items' canonical JSON joined by commas, so the request
-    is its shell with the messages spliced in; that lets a caller encode each message once.
+    is its shell with the messages spliced in; that lets a caller encode each message once,
+    and the prefix once per epoch.
     """
-    head, slot, rest = canonical_json(_plain(replace(request, messages=()))).partition(_MESSAGES_SLOT)
+    if request.metadata:  # its keys could look like the slots below: encode the shell whole
+        shell = canonical_json(_plain(replace(request, messages=())))
+    else:
+        bare = canonical_json(_plain(replace(request, messages=(), system=(), tools=())))
+        if not bare.endswith(_PREFIX_SLOTS):  # the request's own fields are fixed, so only a changed shape lands here
+            raise AssertionError("the canonical request does not end with its system and tools keys")
+        system, tools = encode_prefix(request)
+        shell = f'{bare[: -len(_PREFIX_SLOTS)]},"system":{system},"tools":{tools}}}'
+    head, slot, rest = shell.partition(_MESSAGES_SLOT)
     if not slot:  # the request's own fields are fixed, so only a changed shape lands here
         raise AssertionError("the canonical request has no top-level messages key")
     return f'{head},"messages":[{",".join(encode(message) for message in request.messages)}]{rest}'

@@ -21,6 +21,7 @@ as pointers). Rules:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -549,6 +550,8 @@ class _RepeatKeys:
     views: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
     used: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
     """The views the surface being made uses; only they are kept for the next (see :meth:`done`)."""
+    marked: tuple[list[Exchange], list[Entry], int, dict[tuple[int, Hashable], tuple[Entry, Entry]]] | None = None
+    """The last marking: its exchanges, what they were shown as, the repeats found and the views it used."""
 
     def view(self, entry: Entry, marks: Hashable, make: Callable[[], Entry]) -> Entry:
         """``make()``, or the view made before from this very entry with the same ``marks``."""
@@ -587,6 +590,14 @@ class _RepeatKeys:
 def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tuple[list[Entry], int]:
     """Mark identical tool results and failed attempts superseded by a later success (unchanged entries stay the same objects)."""
     keys = keys if keys is not None else _RepeatKeys()
+    # Marks depend on the exchanges alone: when they are the very same objects as last time
+    # (the turn's frame or a plain message was logged), so are the marks and the views.
+    exchanges = [entry for entry in entries if isinstance(entry, Exchange)]
+    last = keys.marked
+    if last is not None and len(last[0]) == len(exchanges) and all(map(operator.is_, last[0], exchanges)):
+        keys.used.update(last[3])
+        shown = iter(last[1])
+        return [next(shown) if isinstance(entry, Exchange) else entry for entry in entries], last[2]
     seen: dict[tuple[str, str, str], str] = {}
     later_success: dict[tuple[str, str], str] = {}
     calls: dict[str, tuple[str, str]] = {}
@@ -602,6 +613,7 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
                     later_success[key] = r.result.call_id
     hits = 0
     out: list[Entry] = []
+    order: dict[str, int] | None = None  # where each call's first result stands, found once if needed
     for entry in entries:
         if not isinstance(entry, Exchange):
             out.append(entry)
@@ -615,7 +627,8 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
                 continue
             if r.result.is_error and not r.result.denied and key in later_success and later_success[key] != r.result.call_id:
                 winner = later_success[key]
-                if _after(entries, winner, r.result.call_id):
+                order = order if order is not None else _result_order(entries)
+                if order.get(winner, -1) > order.get(r.result.call_id, len(order)):
                     marks.append((None, winner))
                     hits += 1
                     continue
@@ -630,6 +643,7 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
             out.append(entry)
             continue
         out.append(keys.view(entry, tuple(marks), partial(_with_marks, entry, marks)))
+    keys.marked = (exchanges, [entry for entry in out if isinstance(entry, Exchange)], hits, dict(keys.used))
     return out, hits
 
 
@@ -641,9 +655,12 @@ def _with_marks(entry: Exchange, marks: list[tuple[str | None, str | None] | Non
     return replace(entry, results=results)
 
 
-def _after(entries: list[Entry], later: str, earlier: str) -> bool:
-    order = [r.result.call_id for e in entries if isinstance(e, Exchange) for r in e.results]
-    return later in order and earlier in order and order.index(later) > order.index(earlier)
+def _result_order(entries: list[Entry]) -> dict[str, int]:
+    """Per call id, the position of its first result among all results, in order."""
+    order: dict[str, int] = {}
+    for call_id in (r.result.call_id for e in entries if isinstance(e, Exchange) for r in e.results):
+        order.setdefault(call_id, len(order))
+    return order
 
 
 def _entry_seq(entry: Entry) -> int:

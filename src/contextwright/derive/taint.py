@@ -16,8 +16,9 @@ the text folded, with memory bounded by the assistant's own text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from contextwright.events.catalog import (
     TRUST_LEVELS,
@@ -113,33 +114,34 @@ class EchoIndex:
         """Index untrusted text the model was shown (trusted text is ignored)."""
         if source.trust not in UNTRUSTED:
             return
-        folded = [w.casefold() for w in _WORD.findall(source.text)]
         rank = TRUST_LEVELS.index(source.trust)
-        for i in range(len(folded) - SHINGLE_WORDS + 1):
-            key = hash(tuple(folded[i : i + SHINGLE_WORDS]))
-            known = self._windows.get(key)
+        windows = self._windows
+        for key in _window_keys([w.casefold() for w in _WORD.findall(source.text)]):
+            known = windows.get(key)
             if known is None or rank > TRUST_LEVELS.index(known[0]):
-                self._windows[key] = (source.trust, source.ref)
+                windows[key] = (source.trust, source.ref)
 
     def check(self, target: Target) -> tuple[Echo, ...]:
         """The echoes in ``target`` of what was indexed so far (recorded under its ref)."""
         words = list(_WORD.finditer(target.text))
-        folded = [w.group().casefold() for w in words]
-        spans: list[Echo] = []
-        for i in range(len(folded) - SHINGLE_WORDS + 1):
-            known = self._windows.get(hash(tuple(folded[i : i + SHINGLE_WORDS])))
-            if known is None:
-                continue
-            trust, source_ref = known
+        windows = self._windows
+        # Spans as [start, end, trust, source_ref] while they grow; windows that overlap the last one extend it.
+        spans: list[list[Any]] = []
+        keys = list(_window_keys([w.group().casefold() for w in words]))
+        for i in [i for i, key in enumerate(keys) if key in windows]:
+            trust, source_ref = windows[keys[i]]
             begin, end = _widen(target.text, words[i].start(), words[i + SHINGLE_WORDS - 1].end())
-            if spans and begin <= spans[-1].end:
+            if spans and begin <= spans[-1][1]:
                 last = spans[-1]
-                spans[-1] = Echo(
-                    start=last.start, end=max(last.end, end), trust=lowest_trust((last.trust, trust)), source_ref=last.source_ref
-                )
+                last[1] = max(last[1], end)
+                last[2] = lowest_trust((last[2], trust))
             else:
-                spans.append(Echo(start=begin, end=end, trust=trust, source_ref=source_ref))
-        kept = tuple(span for span in spans if span.end - span.start >= MIN_ECHO_CHARS)
+                spans.append([begin, end, trust, source_ref])
+        kept = tuple(
+            Echo(start=start, end=end, trust=trust, source_ref=ref)
+            for start, end, trust, ref in spans
+            if end - start >= MIN_ECHO_CHARS
+        )
         if kept:
             self._echoes[target.ref] = kept
         return kept
@@ -177,6 +179,11 @@ def find_echoes(targets: Iterable[Target], sources: Iterable[Source]) -> Mapping
             if echoes:
                 found[item.ref] = echoes
     return found
+
+
+def _window_keys(folded: list[str]) -> Iterator[int]:
+    """The hash of every run of :data:`SHINGLE_WORDS` consecutive words, in order."""
+    return map(hash, zip(*(folded[offset:] for offset in range(SHINGLE_WORDS)), strict=False))
 
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:

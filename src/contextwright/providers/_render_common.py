@@ -27,6 +27,16 @@ class RenderError(BuildError):
 
 def check_request(request: NeutralRequest, caps: ProviderCapabilities, *, provider: str) -> None:
     """Reject what no renderer maps: wrong provider, bad stable count, parts in the wrong role."""
+    check_shape(request, caps, provider=provider)
+    # Tool names the providers reject are not refused here: each renderer sends
+    # wire_tool_name() of them (providers/tool_names.py), so no recorded name wedges a session.
+    for index, message in enumerate(request.messages):
+        for part in message.parts:
+            check_part_role(request, index, message, part)
+
+
+def check_shape(request: NeutralRequest, caps: ProviderCapabilities, *, provider: str) -> None:
+    """Reject a request for another provider, or one whose stable count is out of range."""
     if caps.provider != provider:
         raise RenderError(
             f"capabilities are for provider {caps.provider!r}, this renderer writes {provider!r} bodies",
@@ -37,11 +47,6 @@ def check_request(request: NeutralRequest, caps: ProviderCapabilities, *, provid
             f"stable_messages={request.stable_messages} is outside 0..{len(request.messages)}",
             session_id=request.session_id,
         )
-    # Tool names the providers reject are not refused here: each renderer sends
-    # wire_tool_name() of them (providers/tool_names.py), so no recorded name wedges a session.
-    for index, message in enumerate(request.messages):
-        for part in message.parts:
-            check_part_role(request, index, message, part)
 
 
 def check_part_role(

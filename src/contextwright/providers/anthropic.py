@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 import re
 import threading
 from collections import OrderedDict
@@ -75,7 +76,7 @@ from contextwright.assembly.request import (
     ToolDefinition,
     ToolResultPart,
 )
-from contextwright.providers._render_common import RenderError, check_request, is_blank, json_copy
+from contextwright.providers._render_common import RenderError, check_part_role, check_shape, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
 from contextwright.providers.tool_names import wire_tool_name
 
@@ -110,6 +111,11 @@ class _Block:
     is_result: bool = False
     anchorable: bool = True
     """May carry ``cache_control`` (thinking blocks may not)."""
+    flat: bool = field(init=False)
+    """No value of the payload is a container: a shallow copy is a whole copy."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flat", not any(isinstance(value, dict | list) for value in self.payload.values()))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -169,17 +175,38 @@ class _Layout:
         count = min(upto + 1, self.size)
         if count != min(upto + 1, other.size):
             return False
-        pairs = itertools.islice(zip(self.positions(), other.positions(), strict=False), count)
-        # Blocks a layout took over from the previous one are the same objects: no need to look inside.
-        return all(mine[:3] == theirs[:3] and _same_json(mine[3], theirs[3]) for mine, theirs in pairs)
+        head = len(self.tools) + len(self.system)
+        if count <= head or (len(self.tools), len(self.system)) != (len(other.tools), len(other.system)):
+            pairs = itertools.islice(zip(self.positions(), other.positions(), strict=False), count)
+            return all(mine[:3] == theirs[:3] and _same_json(mine[3], theirs[3]) for mine, theirs in pairs)
+        if not all(map(_same_json, (*self.tools, *self.system), (*other.tools, *other.system))):
+            return False
+        # The message positions, turn by turn: equal roles, and turn openings at the same positions.
+        left = count - head
+        for mine, theirs in zip(self.turns, other.turns, strict=False):
+            if left <= 0:
+                break
+            shown = min(left, len(mine.blocks))
+            left -= shown
+            aligned = len(theirs.blocks) >= shown if left == 0 else len(theirs.blocks) == shown
+            if mine.role != theirs.role or not aligned:
+                return False
+            ours, their = mine.blocks[:shown], theirs.blocks[:shown]
+            # Blocks a layout took over from the previous one are the same objects: no need to look inside.
+            if not all(map(operator.is_, ours, their)) and not all(
+                _same_json(a.payload, b.payload) for a, b in zip(ours, their, strict=True)
+            ):
+                return False
+        return True
 
 
 def _fresh(value: Any) -> Any:
     """A copy of a JSON value's containers (strings and numbers are immutable and shared)."""
+    # Leaves are tested inline: most values are strings and numbers, and a call per leaf costs more than the copy.
     if isinstance(value, dict):
-        return {key: _fresh(item) for key, item in value.items()}
+        return {key: _fresh(item) if isinstance(item, dict | list) else item for key, item in value.items()}
     if isinstance(value, list):
-        return [_fresh(item) for item in value]
+        return [_fresh(item) if isinstance(item, dict | list) else item for item in value]
     return value
 
 
@@ -256,7 +283,7 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities, *, reuse: _Layo
 
 
 def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Mapped) -> _Layout:
-    check_request(request, caps, provider="anthropic")
+    check_shape(request, caps, provider="anthropic")
     tools = tuple(_map_tool(tool) for tool in request.tools)
     system = tuple({"type": "text", "text": block.text} for block in request.system if not is_blank(block.text))
     turns: list[_Turn] = []
@@ -266,6 +293,9 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Map
         stable = index < request.stable_messages
         known = reuse.get(id(message))
         if known is None or known[0] is not message or known[1] != stable:
+            # A message mapped before passed these checks then: they look at the message alone.
+            for part in message.parts:
+                check_part_role(request, index, message, part)
             mapping = (_map_part(part, stable, caps) for part in message.parts)
             known = (message, stable, tuple(block for block in mapping if block is not None))
         mapped[id(message)] = known
@@ -289,7 +319,9 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Map
     # tool_result blocks must open the user turn that answers a tool_use; text follows them
     # (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
     ordered = tuple(
-        _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result))) if t.role == "user" else t
+        _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result)))
+        if t.role == "user" and len(t.blocks) > 1
+        else t
         for t in turns
     )
     return _Layout(tools=tools, system=system, turns=ordered, mapped=mapped)
@@ -396,29 +428,24 @@ def _lookback(
 
 
 def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint, ...]) -> dict[str, Any]:
-    by_position = {mark.position: mark for mark in marks}
-    position = 0
-
-    def marked(payload: dict[str, Any]) -> dict[str, Any]:
-        nonlocal position
-        mark = by_position.get(position)
-        position += 1
-        # Layouts are reused across renders: the caller gets its own copy of every container.
-        fresh = payload.copy()
-        for key, value in payload.items():
-            if isinstance(value, dict | list):
-                fresh[key] = _fresh(value)
-        if mark is None:
-            return fresh
-        control: dict[str, str] = {"type": "ephemeral"}
-        if mark.ttl != "5m":
-            control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
-        fresh["cache_control"] = control
-        return fresh
-
-    tools = [marked(tool) for tool in layout.tools]
-    system = [marked(block) for block in layout.system]
-    messages = [{"role": turn.role, "content": [marked(block.payload) for block in turn.blocks]} for turn in layout.turns]
+    # Layouts are reused across renders: the caller gets its own copy of every container.
+    tools = [_fresh(tool) for tool in layout.tools]
+    system = [_fresh(block) for block in layout.system]
+    messages = [
+        {
+            "role": turn.role,
+            "content": [block.payload.copy() if block.flat else _fresh(block.payload) for block in turn.blocks],
+        }
+        for turn in layout.turns
+    ]
+    if marks:
+        # Positions count tools, then system blocks, then message blocks, in render order.
+        positions = [*tools, *system, *(block for message in messages for block in message["content"])]
+        for mark in marks:
+            control: dict[str, str] = {"type": "ephemeral"}
+            if mark.ttl != "5m":
+                control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
+            positions[mark.position]["cache_control"] = control
     body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_output_tokens}
     if system:
         body["system"] = system

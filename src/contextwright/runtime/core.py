@@ -191,7 +191,7 @@ class SessionCore:
         with a real tokenizer; otherwise it is a raw estimate too (measured uncorrected at plan
         time), and joins the estimated part."""
         model_id = plan.model.id
-        body = body_tokens(messages, self._raw_estimates.counter(self.estimator, model_id, factor=1.0))
+        body = body_tokens(messages, self._raw_estimates.counter(self.estimator, model_id, factor=1.0), self.render_memo)
         counted = self.counted_prefix(plan.epoch)
         if counted is not None:
             return counted, body

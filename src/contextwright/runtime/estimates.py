@@ -23,28 +23,40 @@ class EstimateMemo:
 
     def __init__(self) -> None:
         self._state: tuple[int, str, float] | None = None
-        self._current: dict[int, tuple[str, int]] = {}
-        self._previous: dict[int, tuple[str, int]] = {}
+        self._counts: _Counts | None = None
 
     def counter(self, estimator: TokenEstimator, model: str, *, factor: float) -> Callable[[str], int]:
-        """A counter for ``model``, raw counts times ``factor``, for one build (call once per build: older counts age out)."""
+        """A counter for ``model``, raw counts times ``factor``, for one build (call once per build: older counts age out).
+
+        Under the same estimator, model and factor it is the same counter object, so what a
+        build derives from its counts (a message's size) can be kept by that object."""
         corrected = corrected_counter(estimator, model=model, factor=factor)
         if type(estimator) not in _PURE_RAW_COUNTS:
             return corrected
         state = (id(estimator), model, factor)
-        if state != self._state:
-            self._state, self._current, self._previous = state, {}, {}
+        if state != self._state or self._counts is None:
+            self._state, self._counts = state, _Counts(corrected)
+        self._counts.age()
+        return self._counts
+
+
+class _Counts:
+    """A pure counter's results by text object, for the texts of this and the last build."""
+
+    def __init__(self, corrected: Callable[[str], int]) -> None:
+        self._corrected = corrected
+        self._current: dict[int, tuple[str, int]] = {}
+        self._previous: dict[int, tuple[str, int]] = {}
+
+    def age(self) -> None:
         self._previous, self._current = self._current, {}
-        current, previous = self._current, self._previous
 
-        def count(text: str) -> int:
-            known = current.get(id(text)) or previous.get(id(text))
-            if known is None or known[0] is not text:
-                known = (text, corrected(text))
-            current[id(text)] = known
-            return known[1]
-
-        return count
+    def __call__(self, text: str) -> int:
+        known = self._current.get(id(text)) or self._previous.get(id(text))
+        if known is None or known[0] is not text:
+            known = (text, self._corrected(text))
+        self._current[id(text)] = known
+        return known[1]
 
 
 _PURE_RAW_COUNTS: tuple[type, ...] = (HeuristicEstimator, ExactEstimator)

@@ -1,0 +1,62 @@
+"""The render memo is a cache of pure functions: what it returns equals what is computed without it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from contextwright.assembly.assemble import VolatileTail, body_tokens, build
+from contextwright.assembly.memo import RenderMemo
+from contextwright.assembly.request import canonical_request
+from contextwright.budget.allocator import allocate
+from contextwright.budget.estimator import HeuristicEstimator
+from contextwright.canonical import canonical_json
+from contextwright.derive.surface import fold
+from contextwright.events import AssistantMessage, ToolCall
+from contextwright.runtime.estimates import EstimateMemo
+from contextwright.testing.fakes import TEST_SECRET, open_session
+
+
+def _session(turns: int = 3):
+    engine, session, _ = open_session()
+    for turn in range(turns):
+        session.user(f"Turn {turn}: fix the rounding in billing and run the tests.")
+        call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/f{turn}.py", "lines": [1, 2.5, True]})
+        session.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,)))
+        session.tool_result(call.id, f"def f{turn}(x):\n    return x\n" * 10, exit_code=0)
+        session.next_request()
+        session.record_assistant(AssistantMessage(text=f"Done {turn}."))
+    session.user("Summarise.")
+    return engine, session
+
+
+def test_canonical_request_is_the_canonical_json_of_the_whole_request():
+    engine, session = _session()
+    request = session.next_request().neutral
+    assert request.tools and request.system  # the spliced prefix is not empty
+    with_metadata = replace(request, metadata={"system": [], "tools": [], "note": "x"})
+    for value in (request, with_metadata, replace(request, tools=(), system=())):
+        assert canonical_request(value) == canonical_json(value.to_dict())
+    memo = RenderMemo()
+    assert memo.canonical(request) == memo.canonical(request) == canonical_json(request.to_dict())
+    assert memo.canonical(with_metadata) == canonical_json(with_metadata.to_dict())
+    engine.close()
+
+
+def test_builds_with_the_memo_size_and_hash_as_builds_without_it():
+    engine, session = _session()
+    plan = session.plan
+    counts = EstimateMemo()
+    memo = RenderMemo()
+    estimator = HeuristicEstimator()
+    for factor in (1.0, 1.0, 1.25, 1.0):  # a changed correction factor is a new counter: nothing stale is reused
+        surface = fold(session.id, session.events)
+        inputs = dict(plan=plan, allocation=allocate(plan), surface=surface, tail=VolatileTail())
+        counter = counts.counter(estimator, plan.model.id, factor=factor)
+        kept = build(**inputs, secret=TEST_SECRET, estimate=counter, memo=memo)
+        plain = build(**inputs, secret=TEST_SECRET, estimate=counter)
+        assert kept == replace(plain, request=kept.request)
+        assert kept.request == plain.request and memo.sha256(kept.request) == plain.request.sha256()
+        raw = counts.counter(estimator, plan.model.id, factor=factor)
+        assert body_tokens(kept.request.messages, raw, memo) == body_tokens(plain.request.messages, raw) == kept.body_tokens
+        session.user(f"And then {factor}.")
+    engine.close()
