@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ from contextwright.assembly.assemble import (
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
-from contextwright.derive.surface import Exchange, Summary
+from contextwright.derive.surface import Exchange, Summary, Surface
 from contextwright.derive.taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
@@ -36,7 +37,18 @@ from contextwright.runtime.errors import (
     ArchiveFailed,
     EscalationRequired,
 )
-from contextwright.runtime.limits import POINTER_STUB_TOKENS
+from contextwright.runtime.limits import ENVELOPE_TOKENS, POINTER_STUB_TOKENS
+
+
+def visible_tool_result_tokens(surface: Surface, estimate: Callable[[str], int]) -> int:
+    """What the tool results not yet pruned cost in a request, envelopes included (B2's measure)."""
+    return sum(
+        estimate(r.result.output) + ENVELOPE_TOKENS
+        for e in surface.entries
+        if isinstance(e, Exchange)
+        for r in e.results
+        if not r.pruned
+    )
 
 
 class Relief:
@@ -91,11 +103,9 @@ class Relief:
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
         relief: list[str] = []
         result = self._try_build(plan, allocation, tail)
-        # The tool-result share (B2) binds when space is scarce: with no pressure on the
-        # window, pruning would only rewrite cached history for nothing (a cache miss
-        # with no budget to win back), so the share is enforced from soft pressure on.
-        # (Enforcing it on every build was measured: at 200k it drops the cache-read share
-        # below 99% of the append-only ceiling on real transcripts.)
+        # The tool-result share (B2) is kept mostly at entry: a new result is bounded to the
+        # room the share has left (runtime/tool_calls.py), which costs no cache read. Pruning
+        # rewrites cached history, so it runs from soft pressure on, in one batch.
         if result is None or result.pressure != "none":
             result, pruned = self._prune_pass(plan, allocation, tail, result)
             if pruned:
@@ -225,7 +235,7 @@ class Relief:
             candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
         )
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
-        visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
+        visible_results = visible_tool_result_tokens(surface, estimate)
         body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
         shed = max(
