@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from contextwright.assembly.assemble import (
+    BOUNDED_YIELD,
     BudgetExceeded,
     BuildResult,
     VolatileTail,
@@ -178,7 +179,10 @@ class Relief:
         adopted = 0
         for attempt_no in range(3):
             # Only when the body does not fit, or is still over the soft threshold with nothing cheaper left to shed.
-            if result is not None and (result.pressure == "none" or attempt_no > 0):
+            # A body that fits only with oversized items shown bounded counts as not fitting: bounding
+            # rewrites those items (a cache break) and the compaction would follow a few rounds later,
+            # a second break; compacting now pays one (32k, all shared transcripts: 82.7% → 83.9% read).
+            if result is not None and ((result.pressure == "none" and BOUNDED_YIELD not in result.yields) or attempt_no > 0):
                 break
             proposal = self._pressure_proposal(plan, attempt_no)
             if proposal.compacted is None:
