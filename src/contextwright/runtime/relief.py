@@ -11,6 +11,7 @@ from contextwright.assembly.assemble import (
     BudgetExceeded,
     BuildResult,
     VolatileTail,
+    body_tokens,
     build,
     render_messages,
 )
@@ -108,11 +109,16 @@ class Relief:
         # room the share has left (runtime/tool_calls.py), which costs no cache read. Pruning
         # rewrites cached history, so it runs from soft pressure on, in one batch.
         if result is None or result.pressure != "none":
-            result, pruned = self._prune_pass(plan, allocation, tail, result)
+            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True)
             if pruned:
                 relief.append("tool_results_to_pointers")
         result, compactions = self._compaction_passes(plan, allocation, tail, result)
         relief += ["compaction"] * compactions
+        if result is None:
+            # Compaction found nothing to fold: any pruning at all is better than no request.
+            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=False)
+            if pruned:
+                relief.append("tool_results_to_pointers")
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.
             result = self._build_now(plan, allocation, tail)
@@ -149,11 +155,11 @@ class Relief:
             return None
 
     def _prune_pass(
-        self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail, result: BuildResult | None
+        self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail, result: BuildResult | None, *, deep: bool
     ) -> tuple[BuildResult | None, bool]:
         """One batched pruning pass, recorded; the rebuilt result and whether anything was pruned."""
         before = result.tokens_by_class.get("tool_results", 0) if result else None
-        pruned = self._prune(plan, allocation, must=result is None)
+        pruned = self._prune(plan, allocation, must=result is None, deep=deep)
         if not pruned:
             return result, False
         result = self._try_build(plan, allocation, tail)
@@ -219,12 +225,14 @@ class Relief:
             raise EscalationRequired(proposal.reason, session_id=self.core.id)
         return proposal
 
-    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> int:
+    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False, deep: bool = False) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
         Unless the body does not fit at all (``must``), a pass runs only when it can
         shed at least half the tool-result budget: small passes would cost a cache
-        miss for little gain, round after round.
+        miss for little gain, round after round. When it does not fit and the pass must
+        be ``deep``, it runs only when it sheds at least half of what reaching the
+        low-water mark takes; otherwise compaction, which folds far more, goes first.
         """
         surface = self.core.surface()
         estimate = self.core.body_estimate(plan)
@@ -240,7 +248,8 @@ class Relief:
         )
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
         visible_results = visible_tool_result_tokens(surface, estimate)
-        body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
+        # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
+        body = body_tokens(self._last_messages(plan, allocation), estimate)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
         shed = max(
             allocation.prefix_tokens + allocation.with_margin(body) - target_input,
@@ -255,6 +264,10 @@ class Relief:
             chosen.append(result.result.call_id)
             saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
         if not must and saved < allocation.tool_results // 2:
+            return 0
+        if must and deep and saved < shed // 2:
+            # A shallow pass breaks the cache as a deep one does and buys a round or two:
+            # it would not pay for itself in cache reads.
             return 0
         self.core.append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
         return len(chosen)
