@@ -11,7 +11,8 @@ def test_pruning_happens_in_batches_not_once_per_round():
     _, session, clock = open_session(window=32_000)
     session.user("Investigate the failing modules one by one.")
     requests = 0
-    for turn in range(40):
+    # Results are bounded at entry to the room their share has left, so the window fills slowly.
+    for turn in range(90):
         session.next_request()
         requests += 1
         call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/m{turn}.py"})
@@ -60,3 +61,24 @@ def test_recall_yields_before_tool_results_and_compaction():
     assert any(
         "Explain the billing rounding notes" in p.text for m in built.neutral.messages for p in m.parts if hasattr(p, "text")
     )
+
+
+def test_a_relief_pass_sheds_to_the_low_water_mark_counting_tool_call_arguments():
+    # An agent that writes files: its tool calls carry the content, its tool results are short.
+    _, session, clock = open_session("writer", window=32_000)
+    session.user("Write the billing modules one by one.")
+    built = []
+    for turn in range(60):
+        built.append(session.next_request())
+        content = "".join(f"def total_{turn}_{i}(rows):\n    return sum(r.amount for r in rows) * {i}\n\n" for i in range(12))
+        call = ToolCall(id=f"w{turn}", name="edit_file", arguments={"path": f"billing/m{turn}.py", "content": content})
+        session.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
+        session.tool_result(call.id, f"wrote billing/m{turn}.py (12 functions)")
+        clock.advance(20)
+    relieved = [i for i, b in enumerate(built) if {"tool_results_to_pointers", "compaction"} & set(b.result.yields)]
+    assert relieved, "the window never filled"
+    limit = built[0].plan.model.context_window - built[0].plan.model.output_reserve
+    for i in relieved:
+        # Each pass goes deep (a cache break buys many rounds), not just under the limit.
+        assert built[i].plan.prefix_token_total + built[i].result.body_tokens <= 0.6 * limit, i
+    assert len(relieved) <= len(built) // 8

@@ -87,7 +87,9 @@ def run_multi_stage_session():
         )  # a duplicate
         request()
         source = "".join(f"def helper_{step}_{i}(row):\n    return Decimal(row[{i}]).quantize(CENT)\n\n" for i in range(40))
-        call(session, f"f{step}", "read_file", source, path=f"src/export/part_{step}.py")
+        # The model explains at length: history, not only tool output, fills the small window.
+        reasoning = "Reading this part to check how each helper rounds before the change. " * 20
+        call(session, f"f{step}", "read_file", source, text=reasoning, path=f"src/export/part_{step}.py")
         if step == 3:
             session.user(STEERING[1], steering=True)
         clock.advance(60)

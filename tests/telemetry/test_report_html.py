@@ -8,6 +8,7 @@ from collections import Counter
 from html.parser import HTMLParser
 
 import pytest
+from telemetry_sessions import ROTATED_WINDOW, WINDOW
 
 from contextwright.errors import MissingDependencyError, UsageError
 from contextwright.providers.usage import Usage
@@ -133,7 +134,7 @@ def test_context_changes_are_marked_and_described(driven):
     assert listed("compaction", compacted) in plot.description
     assert f"new epoch before request {rotated[0]}" in plot.description
     # Check: each epoch's window is drawn, and the labels are in the SVG (as text comments of path glyphs).
-    assert "window per epoch: 32,000, 40,000 tokens" in plot.description
+    assert f"window per epoch: {WINDOW:,}, {ROTATED_WINDOW:,} tokens" in plot.description
     # Drawn where the axis reaches it; named in the legend when it sits far above the bars.
     _, window_shown = token_axis_top(records)
     assert ("window (per epoch)" if window_shown else "(above the scale)") in plot.svg

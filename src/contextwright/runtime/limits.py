@@ -9,5 +9,8 @@ FORCED_REVOCATION = "forced: operator immediate revocation"
 POINTER_STUB_TOKENS = 40
 """What a pruned tool result still costs: the pointer line."""
 
+RESULT_FLOOR_TOKENS = 256
+"""The least a new tool result may show, however little room the tool-result share has left."""
+
 ENVELOPE_TOKENS = 45
 """About what an envelope's two tag lines cost, in tokens."""

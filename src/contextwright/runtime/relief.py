@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
 from contextwright.assembly.assemble import (
+    BOUNDED_YIELD,
     BudgetExceeded,
     BuildResult,
     VolatileTail,
+    body_tokens,
     build,
     render_messages,
 )
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
-from contextwright.derive.surface import Exchange, Summary
+from contextwright.derive.surface import Exchange, Summary, Surface
 from contextwright.derive.taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
@@ -36,7 +39,18 @@ from contextwright.runtime.errors import (
     ArchiveFailed,
     EscalationRequired,
 )
-from contextwright.runtime.limits import POINTER_STUB_TOKENS
+from contextwright.runtime.limits import ENVELOPE_TOKENS, POINTER_STUB_TOKENS
+
+
+def visible_tool_result_tokens(surface: Surface, estimate: Callable[[str], int]) -> int:
+    """What the tool results not yet pruned cost in a request, envelopes included (B2's measure)."""
+    return sum(
+        estimate(r.result.output) + ENVELOPE_TOKENS
+        for e in surface.entries
+        if isinstance(e, Exchange)
+        for r in e.results
+        if not r.pruned
+    )
 
 
 class Relief:
@@ -91,17 +105,20 @@ class Relief:
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
         relief: list[str] = []
         result = self._try_build(plan, allocation, tail)
-        # The tool-result share (B2) binds when space is scarce: with no pressure on the
-        # window, pruning would only rewrite cached history for nothing (a cache miss
-        # with no budget to win back), so the share is enforced from soft pressure on.
-        # (Enforcing it on every build was measured: at 200k it drops the cache-read share
-        # below 99% of the append-only ceiling on real transcripts.)
+        # The tool-result share (B2) is kept mostly at entry: a new result is bounded to the
+        # room the share has left (runtime/tool_calls.py), which costs no cache read. Pruning
+        # rewrites cached history, so it runs from soft pressure on, in one batch.
         if result is None or result.pressure != "none":
-            result, pruned = self._prune_pass(plan, allocation, tail, result)
+            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True)
             if pruned:
                 relief.append("tool_results_to_pointers")
         result, compactions = self._compaction_passes(plan, allocation, tail, result)
         relief += ["compaction"] * compactions
+        if result is None:
+            # Compaction found nothing to fold: any pruning at all is better than no request.
+            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=False)
+            if pruned:
+                relief.append("tool_results_to_pointers")
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.
             result = self._build_now(plan, allocation, tail)
@@ -138,11 +155,11 @@ class Relief:
             return None
 
     def _prune_pass(
-        self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail, result: BuildResult | None
+        self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail, result: BuildResult | None, *, deep: bool
     ) -> tuple[BuildResult | None, bool]:
         """One batched pruning pass, recorded; the rebuilt result and whether anything was pruned."""
         before = result.tokens_by_class.get("tool_results", 0) if result else None
-        pruned = self._prune(plan, allocation, must=result is None)
+        pruned = self._prune(plan, allocation, must=result is None, deep=deep)
         if not pruned:
             return result, False
         result = self._try_build(plan, allocation, tail)
@@ -168,7 +185,10 @@ class Relief:
         adopted = 0
         for attempt_no in range(3):
             # Only when the body does not fit, or is still over the soft threshold with nothing cheaper left to shed.
-            if result is not None and (result.pressure == "none" or attempt_no > 0):
+            # A body that fits only with oversized items shown bounded counts as not fitting: bounding
+            # rewrites those items (a cache break) and the compaction would follow a few rounds later,
+            # a second break; compacting now pays one (32k, all shared transcripts: 82.7% → 83.9% read).
+            if result is not None and ((result.pressure == "none" and BOUNDED_YIELD not in result.yields) or attempt_no > 0):
                 break
             proposal = self._pressure_proposal(plan, attempt_no)
             if proposal.compacted is None:
@@ -205,12 +225,14 @@ class Relief:
             raise EscalationRequired(proposal.reason, session_id=self.core.id)
         return proposal
 
-    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False) -> int:
+    def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False, deep: bool = False) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
         Unless the body does not fit at all (``must``), a pass runs only when it can
         shed at least half the tool-result budget: small passes would cost a cache
-        miss for little gain, round after round.
+        miss for little gain, round after round. When it does not fit and the pass must
+        be ``deep``, it runs only when it sheds at least half of what reaching the
+        low-water mark takes; otherwise compaction, which folds far more, goes first.
         """
         surface = self.core.surface()
         estimate = self.core.body_estimate(plan)
@@ -225,8 +247,9 @@ class Relief:
             candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
         )
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
-        visible_results = sum(estimate(r.result.output) for e in exchanges for r in e.results if not r.pruned)
-        body = sum(estimate(p.text) for m in self._last_messages(plan, allocation) for p in m.parts if hasattr(p, "text"))
+        visible_results = visible_tool_result_tokens(surface, estimate)
+        # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
+        body = body_tokens(self._last_messages(plan, allocation), estimate)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
         shed = max(
             allocation.prefix_tokens + allocation.with_margin(body) - target_input,
@@ -241,6 +264,10 @@ class Relief:
             chosen.append(result.result.call_id)
             saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
         if not must and saved < allocation.tool_results // 2:
+            return 0
+        if must and deep and saved < shed // 2:
+            # A shallow pass breaks the cache as a deep one does and buys a round or two:
+            # it would not pay for itself in cache reads.
             return 0
         self.core.append([Pruned(epoch=plan.epoch, upto_seq=surface.upto_seq, call_ids=tuple(chosen))])
         return len(chosen)

@@ -39,7 +39,8 @@ from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ToolCallUnknown,
 )
-from contextwright.runtime.limits import FORCED_REVOCATION, UNTRUSTED
+from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION, RESULT_FLOOR_TOKENS, UNTRUSTED
+from contextwright.runtime.relief import visible_tool_result_tokens
 
 
 class ToolCalls:
@@ -108,12 +109,21 @@ class ToolCalls:
         return replace(message, tool_calls=calls)
 
     def _output_policy(self, tool_name: str) -> ToolOutputPolicy:
-        """The tool's policy, tightened so one result takes at most half the tool-result budget."""
+        """The tool's policy, tightened to the room the tool-result share (B2) has left.
+
+        A new result is new content at the end of the request, so bounding it costs no
+        cache read; the floor keeps a result useful, and when even the floor does not fit
+        the next build prunes older results in one batch (runtime/relief.py).
+        """
         policy = self.core.agent.output_policy(tool_name)
         plan = self.core.planner().current
         if plan is None:
             return policy
-        limit_tokens = max(256, allocate(plan).tool_results // 2)
+        share = allocate(plan).tool_results
+        room = share - visible_tool_result_tokens(self.core.surface(), self.core.body_estimate(plan)) - ENVELOPE_TOKENS
+        # Half the room, not all of it: results shrink as the share fills, so a pruning pass
+        # (a cache break) comes only after many of them.
+        limit_tokens = max(RESULT_FLOOR_TOKENS, min(share, room) // 2)
         # Three characters per token is a conservative conversion for code and logs.
         return replace(
             policy,

@@ -1,0 +1,61 @@
+"""The tool-result share (B2) at entry: a new result is bounded to the room the share has left."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from contextwright.budget.allocator import allocate
+from contextwright.events import AssistantMessage, ToolCall
+from contextwright.runtime.limits import ENVELOPE_TOKENS, RESULT_FLOOR_TOKENS
+from contextwright.testing.fakes import open_session
+
+WINDOW = 32_000
+
+
+def _source(rng: random.Random, chars: int) -> str:
+    """A source file as a file-reading tool returns it (not a command output: no automatic aim)."""
+    words = [f"{a}{b}" for a in ("tot", "led", "inv", "tax", "sum", "cur") for b in ("al", "ger", "oice", "es", "mary", "rency")]
+    lines = ["# billing/ledger.py"]
+    while sum(len(line) + 1 for line in lines) < chars:
+        name, *args = rng.sample(words, 4)
+        lines.append(f"def {name}({', '.join(args)}): return {' + '.join(rng.sample(words, 3))}")
+    return "\n".join(lines)
+
+
+def _visible(session) -> int:
+    """The tool results a request would carry, measured as the bound measures them."""
+    core = session._core
+    plan = core.planner().current
+    estimate = core.body_estimate(plan)
+    return sum(
+        estimate(e.payload.output) + ENVELOPE_TOKENS
+        for e in session.events
+        if e.type == "tool.result" and e.payload.call_id not in _pruned(session)
+    )
+
+
+def _pruned(session) -> set[str]:
+    return {c for e in session.events if e.type == "context.pruned" for c in e.payload.call_ids}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_new_result_takes_at_most_half_the_room_left(seed):
+    rng = random.Random(seed)
+    _, session, _ = open_session(f"share-{seed}", window=WINDOW)
+    session.user("Read the billing parts and find where totals are rounded.")
+    session.next_request()
+    share = allocate(session._core.planner().current).tool_results
+    for i in range(rng.randrange(4, 9)):
+        call = ToolCall(id=f"c{i}", name="read_file", arguments={"path": f"billing/part_{i}.py"})
+        session.record_assistant(AssistantMessage(text="", tool_calls=(call,)))
+        room = share - _visible(session) - ENVELOPE_TOKENS
+        event = session.tool_result(call.id, _source(rng, rng.randrange(5_000, 60_000)))
+        limit = max(RESULT_FLOOR_TOKENS, min(share, room) // 2)
+        # The policy's hard bound is in characters: three per token of the limit.
+        assert len(event.payload.output) <= limit * 3, (i, room, limit)
+        built = session.next_request()
+        if room // 2 >= RESULT_FLOOR_TOKENS:
+            # The floor was not needed: the share holds without any pruning.
+            assert built.result.tokens_by_class.get("tool_results", 0) <= share, (i, room)
