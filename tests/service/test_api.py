@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 import uuid
 
@@ -278,6 +279,12 @@ def test_usage_recorded_apart_from_the_answer_prices_the_request(service):
         [point] = session.series()
         assert point["cache_read_tokens"] == 800 and point["cost_usd"] is not None
         assert session.stats()["cache_read_share"] == pytest.approx(800 / 2000)
+        # The usage is compared with the request's reconciled projection, as session.record() does.
+        events = session.events
+        [built] = [e["payload"] for e in events if e["type"] == "context.request.built"]
+        [usage] = [e["payload"] for e in events if e["type"] == "model.response"]
+        projected = built["exact_tokens"] + math.ceil(built["raw_estimate_tokens"] * built["estimate_factor"] - 1e-9)
+        assert usage["estimated_input_tokens"] == projected
 
 
 def test_events_are_paged(service):

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from contextwright.budget.reconcile import reconciled_total
 from contextwright.events.catalog import ModelResponse, UsageRecord
 from contextwright.events.registry import decode_payload
 from contextwright.runtime import Session
@@ -99,7 +100,7 @@ def add_usage(session_id: SessionPath, body: UsageIn, request: Request, response
                 cache_write_1h_tokens=body.cache_write_1h_tokens,
             ),
             request_index=last.request_index if last else None,
-            estimated_input_tokens=last.total_tokens if last else None,
+            estimated_input_tokens=reconciled_total(last) if last else None,
         )
         # The session's log is the guarded one: expected_seq and the idempotency key apply here too.
         log = session.log
