@@ -81,6 +81,9 @@ class SessionCore:
         """How many of :attr:`events` the folder has applied."""
         self._plan_scan: tuple[int, ContextPlan | None] = (0, None)
         """How many events the plan below was looked for in, and the plan found."""
+        self._plan_seq = 0
+        self._counted_prefixes: dict[int, int] = {}
+        """The provider's exact prefix counts by epoch (the first logged for an epoch wins)."""
         self._working_state = (0, ws.WorkingState())
         """How many events the working state below has followed."""
         self._estimates = EstimateMemo()
@@ -137,16 +140,25 @@ class SessionCore:
     def planner(self) -> ContextPlanner:
         """The planner as of the events read so far (the greatest epoch's plan is current; each event looked at once)."""
         estimator = prefix_estimator(self.model.id, fallback=self.estimator)
+        return ContextPlanner(
+            self.id, estimator=estimator, secret=self.secret, budgets=self.budgets, current=self._current_plan()
+        )
+
+    def _current_plan(self) -> ContextPlan | None:
+        """The greatest epoch's plan, following only the events not looked at yet (with the plan seq and prefix counts)."""
         seen, best = self._plan_scan
         if seen != len(self.events):
+            fresh = self.events[seen:]
+            self._note_plan_events(fresh)
+            estimator = prefix_estimator(self.model.id, fallback=self.estimator)
             found = ContextPlanner.from_events(
-                self.id, self.events[seen:], estimator=estimator, secret=self.secret, budgets=self.budgets
+                self.id, fresh, estimator=estimator, secret=self.secret, budgets=self.budgets
             ).current
             # The first plan of the greatest epoch wins, as in a scan of the whole log.
             if found is not None and (best is None or found.epoch > best.epoch):
                 best = found
             self._plan_scan = (len(self.events), best)
-        return ContextPlanner(self.id, estimator=estimator, secret=self.secret, budgets=self.budgets, current=best)
+        return best
 
     def settle_setup(self) -> None:
         """Mark the agent and model as chosen now: plans already in the log are checked against them."""
@@ -154,10 +166,16 @@ class SessionCore:
 
     def plan_seq(self) -> int:
         """The seq of the latest plan event read (0 when there is none)."""
-        for event in reversed(self.events):
+        self._current_plan()
+        return self._plan_seq
+
+    def _note_plan_events(self, fresh: Sequence[Event]) -> None:
+        """Follow, in events not looked at yet, the latest plan's seq and the provider's prefix counts."""
+        for event in fresh:
             if event.type in ("context.plan.created", "context.epoch.rotated"):
-                return event.seq
-        return 0
+                self._plan_seq = event.seq
+            elif event.type == "context.prefix.counted":
+                self._counted_prefixes.setdefault(event.payload.epoch, event.payload.input_tokens)
 
     def working_state(self) -> ws.WorkingState:
         """The working state as of the events read so far (each event looked at once)."""
@@ -202,8 +220,5 @@ class SessionCore:
 
     def counted_prefix(self, epoch: int) -> int | None:
         """The provider's exact count of ``epoch``'s prefix, when one was logged."""
-        for event in self.events:
-            if event.type == "context.prefix.counted" and event.payload.epoch == epoch:
-                count: int = event.payload.input_tokens
-                return count
-        return None
+        self._current_plan()
+        return self._counted_prefixes.get(epoch)
