@@ -685,7 +685,7 @@ def render_section(
 
 CONTENT_KIND_LABELS = ("prose", "code", "json", "logs", "non-latin")
 
-USAGE_MARGINS = (0.0, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
+USAGE_MARGINS = (0.0, 0.03, 0.05, 0.06, 0.07, 0.08, 0.10)
 
 
 def usage_main(console: Any, *, write_docs: bool) -> int:
