@@ -18,6 +18,7 @@ from contextwright.errors import UsageError
 from contextwright.events import AssistantMessage
 from contextwright.log.memory import InMemoryEventLog
 from contextwright.runtime.engine import Engine
+from contextwright.runtime.requests import PREFIX_COUNT_ATTEMPTS
 from contextwright.testing.fakes import TEST_SECRET, sample_agent, sample_model
 
 PREFIX_COUNT = 1_234
@@ -98,6 +99,28 @@ def test_a_provider_error_leaves_the_estimate_and_the_next_request_tries_again()
     assert len(endpoint.bodies) == 2  # tried on each request, never failing it
     assert not [e for e in session.events if e.type == "context.prefix.counted"]
     assert all(b.exact_tokens == 0 for b in _built(session))
+
+
+def test_an_endpoint_that_keeps_failing_is_asked_a_few_times_per_epoch_then_left_alone() -> None:
+    endpoint = CountEndpoint(status=429)
+    session = _session(endpoint.client().messages.count_tokens)
+    _turns(session, PREFIX_COUNT_ATTEMPTS + 4)
+    assert len(endpoint.bodies) == PREFIX_COUNT_ATTEMPTS  # not one round trip per request for ever
+    session.edit_prefix(sample_agent(tools=("read_file",)), note="fewer tools")
+    endpoint.status = 200
+    _turns(session, 2)
+    assert len(endpoint.bodies) == PREFIX_COUNT_ATTEMPTS + 1  # a new epoch is asked again, and counted
+    assert [e.payload.epoch for e in session.events if e.type == "context.prefix.counted"] == [2]
+
+
+def test_a_child_run_counts_its_own_prefix_with_the_parents_counter() -> None:
+    endpoint = CountEndpoint()
+    session = _session(endpoint.client().messages.count_tokens)
+    _turns(session, 1)
+    child = session.engine_session("s/child", agent=sample_agent(), model=sample_model())
+    _turns(child, 1)
+    assert len(endpoint.bodies) == 2
+    assert [e.payload.input_tokens for e in child.events if e.type == "context.prefix.counted"] == [PREFIX_COUNT]
 
 
 def test_a_counter_answering_nonsense_is_a_typed_error() -> None:

@@ -79,7 +79,10 @@ class Engine:
             recall=recall,
             rounds=rounds,
             reuse_recall_by_revision=reuse_recall_by_revision,
-            engine_session=lambda sid, **kw: self.session(sid, memory=memory, recall=recall, **kw),
+            # Child runs share the parent's ports and its prefix counter.
+            engine_session=lambda sid, **kw: self.session(
+                sid, **{"memory": memory, "recall": recall, "count_prefix": count_prefix, **kw}
+            ),
             resumed=resumed,
             count_prefix=count_prefix,
         )

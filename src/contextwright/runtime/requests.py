@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from contextwright.assembly.assemble import BuildResult, Correction, VolatileTail, build
 from contextwright.assembly.request import NeutralRequest
@@ -28,6 +28,9 @@ from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
 from contextwright.runtime.memory_rules import corrected_memory, erased_memory_ids
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.spec import AgentSpec
+
+PREFIX_COUNT_ATTEMPTS: Final[int] = 3
+"""Failed calls to the provider's count endpoint, per epoch and process, before estimates stand in for good."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -109,6 +112,8 @@ class Requests:
         """Opt-in only: reuse the previous fresh read while the recall port's ``revision()`` is unchanged."""
         self._recall_cache: tuple[str, tuple[str, ...], Mapping[str, Evidence | None]] | None = None
         self._last_built: tuple[int, int, NeutralRequest] | None = None
+        self._prefix_count_failures: dict[int, int] = {}
+        """Per epoch: how many times the provider's count endpoint failed in this process."""
 
     @property
     def memory_snapshot(self) -> tuple[MemoryFact, ...]:
@@ -253,10 +258,14 @@ class Requests:
         """Opt-in: have the provider count this epoch's prefix exactly, once, and log the count.
 
         A provider error (rate limit, outage) is not worth failing the request for: estimates
-        stand in, and the next request of the epoch tries again. Anything else is a bug and raises."""
+        stand in, and the next request of the epoch tries again, up to
+        ``PREFIX_COUNT_ATTEMPTS`` times per process (an endpoint that keeps failing must not
+        add a round trip to every request). Anything else is a bug and raises."""
         core = self.core
         counter = core.prefix_counter
         if counter is None or plan.model.provider != "anthropic" or core.counted_prefix(plan.epoch) is not None:
+            return
+        if self._prefix_count_failures.get(plan.epoch, 0) >= PREFIX_COUNT_ATTEMPTS:
             return
         body = wire_named("anthropic").render(request, capabilities_for(plan.model), previous=None, prefix_ttl=plan.cache_ttl)
         prefix = {key: body[key] for key in ("model", "system", "tools") if key in body}
@@ -264,6 +273,7 @@ class Requests:
             answer = counter(**prefix, messages=[{"role": "user", "content": "."}])
         except Exception as exc:
             if is_sdk_api_error(exc):
+                self._prefix_count_failures[plan.epoch] = self._prefix_count_failures.get(plan.epoch, 0) + 1
                 return
             raise
         tokens = answer.input_tokens if hasattr(answer, "input_tokens") else answer.get("input_tokens")
