@@ -216,6 +216,10 @@ def test_inspect_shows_the_whole_request_and_its_wire_body(tmp_path):
         runner.invoke(app, ["inspect", str(store), "-s", "claude-code-jsonl:s-1", "-r", "0", "--wire", "openai_chat"])
     )
     assert "use --wire anthropic" in error
+    # Check: --wire and --json print one request, so without --request they say so instead of being ignored.
+    for flag in (["--wire", "anthropic"], ["--json"]):
+        error = _one_line_error(runner.invoke(app, ["inspect", str(store), "-s", "claude-code-jsonl:s-1", *flag]))
+        assert f"{flag[0]} needs --request N" in error
 
 
 def test_help_has_no_type_placeholders_for_flags():
