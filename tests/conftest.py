@@ -8,14 +8,18 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 from contextwright.testing.corpus import corpus_path, missing_reason
 
-# Timing is measured by the benchmarks, never asserted: no per-example deadline, so a
-# loaded CI machine cannot turn a slow example into a failure.
-settings.register_profile("contextwright", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("contextwright")
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the dev extra is absent: the property tests skip, each with the reason
+    pass
+else:
+    # Timing is measured by the benchmarks, never asserted: no per-example deadline, so a
+    # loaded CI machine cannot turn a slow example into a failure.
+    settings.register_profile("contextwright", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("contextwright")
 
 POSTGRES_DSN = os.environ.get("CONTEXTWRIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -9,6 +9,8 @@ import math
 import uuid
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

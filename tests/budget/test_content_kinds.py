@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

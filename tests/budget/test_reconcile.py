@@ -6,6 +6,8 @@ import json
 import math
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -214,6 +216,10 @@ def test_inspect_shows_the_whole_request_and_its_wire_body(tmp_path):
         runner.invoke(app, ["inspect", str(store), "-s", "claude-code-jsonl:s-1", "-r", "0", "--wire", "openai_chat"])
     )
     assert "use --wire anthropic" in error
+    # Check: --wire and --json print one request, so without --request they say so instead of being ignored.
+    for flag in (["--wire", "anthropic"], ["--json"]):
+        error = _one_line_error(runner.invoke(app, ["inspect", str(store), "-s", "claude-code-jsonl:s-1", *flag]))
+        assert f"{flag[0]} needs --request N" in error
 
 
 def test_help_has_no_type_placeholders_for_flags():
@@ -224,10 +230,30 @@ def test_help_has_no_type_placeholders_for_flags():
     assert "--strict" in replay_help and "--seed" in replay_help and "derived from the transcripts' bytes" in replay_help
 
 
-def test_unreachable_postgres_fails_fast_with_the_cause():
+@pytest.mark.parametrize("command", [["sessions"], ["stats"], ["keys", "list", "--store"], ["serve", "--store"]], ids=" ".join)
+def test_unreachable_postgres_fails_fast_with_the_cause(command):
     pytest.importorskip("psycopg", reason="needs psycopg (the postgres extra)")
-    error = _one_line_error(runner.invoke(app, ["sessions", "postgresql://postgres@127.0.0.1:1/test"]))
+    if command[0] == "serve":
+        pytest.importorskip("fastapi", reason="serve needs fastapi (the service extra)")
+        pytest.importorskip("uvicorn", reason="serve needs uvicorn (the service extra)")
+    result = runner.invoke(app, [*command, "postgresql://postgres@127.0.0.1:1/test"])
+    error = _one_line_error(result)
     assert "cannot connect to PostgreSQL" in error and "refused" in error.lower()
+    # Check: none of the pool's retries or its "pool exhausted" reach the terminal.
+    assert "pool" not in result.output, result.output
+
+
+def test_a_postgres_server_that_never_answers_is_given_up_after_five_seconds():
+    pytest.importorskip("psycopg", reason="needs psycopg (the postgres extra)")
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never speaks
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        started = time.monotonic()
+        result = runner.invoke(app, ["sessions", f"postgresql://postgres@127.0.0.1:{silent.getsockname()[1]}/test"])
+        waited = time.monotonic() - started
+    error = _one_line_error(result)
+    assert "cannot connect to PostgreSQL" in error and "timeout" in error.lower()
+    assert 4 <= waited < 9, waited
 
 
 @pytest.mark.postgres

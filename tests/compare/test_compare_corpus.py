@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.compare import CEILING, aggregate, compare_windows
+from contextwright.compare import CEILING, aggregate, compare_windows, exact_counting_available
 from contextwright.importers import load_transcripts
 
 pytestmark = pytest.mark.corpus
@@ -31,6 +31,11 @@ def rows(traces_dir):
     return {window: {row.name: row for row in aggregate(results)} for window, results in per.items()}
 
 
+@pytest.mark.skipif(
+    not exact_counting_available(),
+    reason='the fit is measured with exact o200k counts (pip install "contextwright[tiktoken]"); '
+    "the heuristic fallback over-counts JSON bodies, so it is a quick look only",
+)
 def test_at_32k_contextwright_fits_keeps_the_task_and_costs_less_than_the_sliding_window(rows):
     engine, sliding = rows[32_000]["contextwright"], rows[32_000]["sliding_window"]
     assert engine.transcripts == len(HANDFUL)

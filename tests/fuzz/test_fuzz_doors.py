@@ -10,6 +10,8 @@ import tempfile
 
 import pytest
 from fuzz_targets import TYPES, dumps, envelope_escape, importer, log_append, new_log, payload_decoder
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

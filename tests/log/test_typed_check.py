@@ -7,6 +7,8 @@ import types
 from typing import Any, Literal
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

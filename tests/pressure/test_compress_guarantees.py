@@ -6,6 +6,9 @@ import subprocess
 import sys
 
 import pressure_samples as samples
+import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

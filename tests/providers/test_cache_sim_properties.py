@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

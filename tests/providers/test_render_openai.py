@@ -7,6 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

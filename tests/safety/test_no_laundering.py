@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip install "contextwright[dev]"')
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -66,7 +66,8 @@ _SAFE_ATTRIBUTE = re.compile(r"[^A-Za-z0-9_.:#/@+\-]")
 
 def _load_table() -> dict[str, Any]:
     text = resources.files("contextwright.assembly").joinpath("lookalikes.json").read_text(encoding="utf-8")
-    return json.loads(text)  # type: ignore[no-any-return]
+    table: dict[str, Any] = json.loads(text)
+    return table
 
 
 def _char_class(ranges: list[list[int]]) -> str:
@@ -199,7 +200,7 @@ def escape(content: str) -> str:
     return escaped
 
 
-escape.cache_clear = _cache.clear  # type: ignore[attr-defined]
+escape.cache_clear = _cache.clear  # type: ignore[attr-defined]  # a function attribute, as functools.lru_cache gives one
 
 
 def _escape(content: str) -> str:

@@ -30,8 +30,8 @@ def _without_bool_placeholders(params: list) -> None:
 class _Command(TyperCommand):
     """A command whose help shows flags as flags."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         _without_bool_placeholders(self.params)
 
     def get_help_option(self, ctx: Any) -> Any:
@@ -44,8 +44,8 @@ class _Command(TyperCommand):
 class _Group(TyperGroup):
     """The top-level group, with the same help conventions."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         _without_bool_placeholders(self.params)
 
     def get_help_option(self, ctx: Any) -> Any:

@@ -33,7 +33,7 @@ def inspect(
     wire: str | None = typer.Option(
         None, "--wire", help="With --request: print the provider body instead (anthropic, openai_chat or openai_responses)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the rebuilt neutral request as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="With --request: print the rebuilt neutral request as JSON."),
 ) -> None:
     """Show exactly what the model saw on a request, rebuilt from the log and checked against its hash."""
     with friendly_errors(), open_existing(store) as log:
@@ -41,6 +41,8 @@ def inspect(
             wire_named(wire)  # an unknown name fails before any work
             if request is None:
                 raise UsageError("--wire needs --request N: it prints one request's provider body")
+        if as_json and request is None:
+            raise UsageError("--json needs --request N: it prints one rebuilt request")
         engine = Engine(log)
         reopened = reopen(engine, session)
         if request is None:

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from contextwright.cli._common import console, friendly_errors
+from contextwright.cli.store import check_reachable
 
 if TYPE_CHECKING:
     from contextwright.service.store import ServiceStore
@@ -24,6 +25,8 @@ def _store(url: str) -> ServiceStore:
     from contextwright.log import open_log
     from contextwright.service.store import open_service_store
 
+    # One quick connection first: an unreachable server is one line with its cause, not the pool's retries.
+    check_reachable(url)
     # Opening the log first creates and migrates the store, so a key can come before the first serve.
     open_log(url).close()
     return open_service_store(url)

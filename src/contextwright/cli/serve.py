@@ -8,6 +8,7 @@ import typer
 
 from contextwright.cli._common import console, friendly_errors
 from contextwright.cli.keys import STORE_OPTION
+from contextwright.cli.store import check_reachable
 
 
 def serve(
@@ -42,6 +43,7 @@ def serve(
         # Migrate once here, so N workers starting together find the tables ready.
         from contextwright.log import open_log
 
+        check_reachable(store)  # one line with the cause, not the pool's retries
         open_log(store).close()
         with open_service_store(store) as keys:
             no_keys = not keys.keys()

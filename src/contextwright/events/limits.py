@@ -138,18 +138,18 @@ def with_fresh_stack(fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
     except RecursionError:
         pass
-    outcome: list[Any] = []
+    results: list[T] = []
+    errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            outcome.append((True, fn(*args)))
+            results.append(fn(*args))
         except BaseException as exc:  # re-raised on the caller's thread
-            outcome.append((False, exc))
+            errors.append(exc)
 
     worker = threading.Thread(target=run, name="contextwright-fresh-stack")
     worker.start()
     worker.join()
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value  # type: ignore[no-any-return]
+    if errors:
+        raise errors[0]
+    return results[0]

@@ -370,7 +370,7 @@ class Sessions:
         found = [e for e in session.events if e.idempotency_key is not None and e.idempotency_key.startswith(prefix)]
         if not found:
             return None
-        if any(not e.idempotency_key.startswith(f"{base}#") for e in found):  # type: ignore[union-attr]
+        if any(e.idempotency_key is None or not e.idempotency_key.startswith(f"{base}#") for e in found):
             raise IdempotencyConflict(session.id, guard.idempotency_key, "was used for a request with a different body")
         return found
 
