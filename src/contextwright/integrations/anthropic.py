@@ -38,6 +38,7 @@ from contextwright.integrations._history import mirror, record_new_history  # no
 from contextwright.plan.plan import CacheTtl  # noqa: E402
 from contextwright.providers.responses import parse_response  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
+from contextwright.runtime.thinking_budget import check_thinking_budget  # noqa: E402
 
 __all__ = ["ContextwrightMiddleware"]
 
@@ -120,6 +121,8 @@ class ContextwrightMiddleware(Middleware):
                 body[key] = value
         if caller and isinstance(caller.get("max_tokens"), int):
             body["max_tokens"] = min(caller["max_tokens"], body["max_tokens"])
+        # Capping max_tokens can leave a budget that fit the caller's own max_tokens too large for the API.
+        check_thinking_budget(body.get("thinking"), max_tokens=body["max_tokens"], model=str(body.get("model")))
         body["messages"] = _with_thinking(body["messages"], list((caller or {}).get("messages") or ()))
         return body
 
