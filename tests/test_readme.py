@@ -93,3 +93,11 @@ def test_the_streaming_example_runs(tmp_path, monkeypatch, capsys):
     assert provider.bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     types = [e.type for e in scope["session"].events]
     assert types.count("message.assistant") == 2 and types.count("model.response") == 2
+
+
+def test_every_extra_is_named_in_the_readme():
+    import tomllib
+
+    extras = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    section = README.read_text().split("## Optional extras", 1)[1].split("\n## ", 1)[0]
+    assert sorted(name for name in extras if f"`{name}`" not in section) == []

@@ -16,6 +16,7 @@ import httpx2
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.integrations.anthropic import ContextwrightMiddleware
 from contextwright.integrations.errors import HistoryRewritten
+from contextwright.runtime.errors import ThinkingBudgetInvalid
 from contextwright.testing.fakes import open_session
 from contextwright.testing.provider import ScriptedProvider
 
@@ -157,6 +158,27 @@ def test_an_overflow_is_recovered_once_by_compacting():
     assert types.count("context.overflow") == 1
     assert any(t in ("context.compacted", "context.pruned") for t in types)
     assert len(wire.bodies) == 5
+
+
+def test_a_thinking_budget_that_no_longer_fits_the_capped_max_tokens_is_refused_before_sending():
+    # The engine caps max_tokens at its reserve (16,384 here); the API wants budget_tokens below max_tokens.
+    _, session, clock = open_session()
+    wire = Wire(ScriptedProvider(answers(1), clock=clock))
+    client = _client(session, wire, max_retries=0)
+    messages = [{"role": "user", "content": TASK}]
+    with pytest.raises(ThinkingBudgetInvalid, match="16,384"):
+        client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=20_000,
+            thinking={"type": "enabled", "budget_tokens": 18_000},
+            messages=messages,
+        )
+    assert wire.bodies == []
+    # A budget below the cap goes out as the caller set it, with the capped max_tokens.
+    client.messages.create(
+        model="claude-sonnet-4-6", max_tokens=20_000, thinking={"type": "enabled", "budget_tokens": 12_000}, messages=messages
+    )
+    assert (wire.bodies[-1]["max_tokens"], wire.bodies[-1]["thinking"]["budget_tokens"]) == (16_384, 12_000)
 
 
 def test_a_caller_history_that_rewrites_the_record_is_a_typed_error():

@@ -278,6 +278,61 @@ def test_chat_anthropic_on_the_wire_gets_the_engine_body_and_thinking_back_uncha
     assert [(u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens) for u in usage] == [(40, 0, 300), (40, 900, 300)]
 
 
+def test_forty_turns_of_chat_anthropic_on_the_wire_stay_within_an_8k_window(tmp_path):
+    anthropic = pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+    from langchain_anthropic import ChatAnthropic
+
+    from contextwright.events import AssistantMessage, ReasoningBlock, ToolCall
+    from contextwright.testing.provider import ScriptedProvider
+
+    turns = 40
+    clock = FixedClock("2026-03-01T22:30:00Z")
+    thinking = [{**THINKING, "thinking": f"Turn {t}: run the suite first.", "signature": f"sig-{t}=="} for t in range(turns)]
+    answers = []
+    for turn in range(turns):
+        call = ToolCall(id=f"toolu_{turn}", name="run_tests", arguments={"turn": turn})
+        reasoning = (ReasoningBlock(provider="anthropic", block=thinking[turn], position=0),)
+        answers += [AssistantMessage(tool_calls=(call,), reasoning=reasoning), AssistantMessage(text=f"Turn {turn} done.")]
+    # The provider's usage is its cache simulator's count of each body it received.
+    provider = ScriptedProvider(answers, clock=clock)
+    chat = ChatAnthropic(model="claude-sonnet-4-6", api_key="test", max_tokens=1024, max_retries=0)
+    chat.__dict__["_client"] = anthropic.Anthropic(
+        api_key="test",
+        base_url="http://anthropic.test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(provider.handler)),
+    )
+    engine = Engine.open(f"sqlite:///{tmp_path / 'cw.db'}", clock=clock, secret=TEST_SECRET)
+    cw = middleware(engine, window=8_000)
+    agent = create_agent(chat, tools=[run_tests], middleware=[cw], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    for turn in range(turns):
+        state = agent.invoke({"messages": [HumanMessage(TASK if turn == 0 else f"Continue with step {turn}.")]}, config)
+    # Check: graph state kept all 160 messages, every tool output whole.
+    assert len(state["messages"]) == 4 * turns
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == [pytest_output(t) for t in range(turns)]
+    session = cw.session("t1")
+    limit = session.plan.model.context_window - session.plan.model.output_reserve
+    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    assert len(provider.bodies) == len(built) == 2 * turns and any(b.yields for b in built)
+    # Check: no body on the wire was over the window, by the engine's count and by the provider's.
+    assert max(b.total_tokens for b in built) <= limit
+    usage = [e.payload.usage for e in session.events if e.type == "model.response"]
+    prompt = [u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens for u in usage]
+    assert len(prompt) == 2 * turns and max(prompt) <= limit
+    for body in provider.bodies:
+        # Check: each body is the engine's, marks 1 to 4 blocks and shows the task.
+        assert 1 <= _cache_markers(body) <= 4
+        assert TASK in json.dumps(body)
+        # Check: every thinking block on the wire is one the API returned, unchanged, first in its turn.
+        for message in body["messages"]:
+            content = message["content"] if isinstance(message["content"], list) else []
+            shown = [b for b in content if b["type"] == "thinking"]
+            assert all(b in thinking for b in shown)
+            assert [b["type"] for b in content[: len(shown)]] == ["thinking"] * len(shown)
+
+
 def test_chat_anthropic_overflow_is_recovered_once(tmp_path):
     import anthropic
     import httpx2

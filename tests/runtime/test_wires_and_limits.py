@@ -14,7 +14,7 @@ from contextwright.models import anthropic as anthropic_model
 from contextwright.models import openai as openai_model
 from contextwright.replay import replay
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.errors import StreamingRequired, WireMismatch
+from contextwright.runtime.errors import StreamingRequired, ThinkingBudgetInvalid, WireMismatch
 from contextwright.runtime.long_outputs import streaming_required
 from contextwright.runtime.resume import reopen
 from contextwright.runtime.spec import AgentSpec
@@ -219,6 +219,41 @@ def test_send_refuses_a_streaming_call_and_points_to_stream():
     session.user("hi")
     with pytest.raises(UsageError, match="session.stream"):
         session.send(anthropic.Anthropic(api_key="x").messages.create, stream=True)
+
+
+def _thinking_session(reserve: int):
+    engine, _, _ = open_session()
+    session = engine.session("think", agent=sample_agent(), model=anthropic_model("claude-sonnet-4-6", output_reserve=reserve))
+    session.user("Find the rounding bug.")
+    return session
+
+
+@pytest.mark.parametrize("budget", [512, 8_192, 10_000])
+def test_a_thinking_budget_the_api_refuses_is_a_typed_error_before_anything_is_built(budget):
+    # The SDK's rule (types/thinking_config_enabled_param.py): at least 1,024 and below max_tokens.
+    session = _thinking_session(8_192)
+    provider = Recorder(_message("Found it."))
+    client = anthropic.Anthropic(api_key="test", max_retries=0, http_client=provider.http())
+    before = session.events
+    thinking = {"type": "enabled", "budget_tokens": budget}
+    with pytest.raises(ThinkingBudgetInvalid) as info:
+        session.send(client.messages.create, thinking=thinking)
+    assert info.value.budget_tokens == budget and f"{budget:,}" in info.value.message
+    with pytest.raises(ThinkingBudgetInvalid):
+        session.stream(client.messages.stream, thinking=thinking)
+    assert session.events == before and provider.bodies == []
+
+
+def test_a_thinking_budget_below_the_reserve_and_adaptive_thinking_are_sent_as_given():
+    session = _thinking_session(8_192)
+    provider = Recorder(_message("Found it."))
+    client = anthropic.Anthropic(api_key="test", max_retries=0, http_client=provider.http())
+    session.send(client.messages.create, thinking={"type": "enabled", "budget_tokens": 8_191})
+    assert provider.bodies[-1]["thinking"] == {"type": "enabled", "budget_tokens": 8_191}
+    assert provider.bodies[-1]["max_tokens"] == 8_192
+    session.user("And the next one?")
+    session.send(client.messages.create, thinking={"type": "adaptive"})
+    assert provider.bodies[-1]["thinking"] == {"type": "adaptive"}
 
 
 # -- cache TTL per agent profile ------------------------------------------------------------------

@@ -139,3 +139,64 @@ def test_the_anthropic_sdk_span_is_annotated_from_middleware_and_counts_once(sdk
     built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
     assert attributes["contextwright.prefix_sha256"] == built.prefix_sha256
     assert attributes["contextwright.epoch"] == built.epoch
+
+
+def _middleware_client(sdk: Any, *, sdk_tracing: bool, answer: dict[str, Any] = ANSWER) -> tuple[Any, Any]:
+    import anthropic
+    import httpx2
+
+    from contextwright.integrations.anthropic import ContextwrightMiddleware
+    from contextwright.testing.sse import sse_events
+
+    _, session, _ = open_session()
+
+    def handler(request: Any) -> Any:
+        if b'"stream":true' in request.content.replace(b" ", b""):
+            return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=b"".join(sse_events(answer)))
+        return httpx2.Response(200, json=answer)
+
+    middleware = ContextwrightMiddleware(
+        session, telemetry=True, tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider
+    )
+    options: dict[str, Any] = {"open_telemetry": {"tracer_provider": sdk.tracer_provider}} if sdk_tracing else {}
+    client = anthropic.Anthropic(
+        api_key="test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+        middleware=[middleware],
+        **options,
+    )
+    return client, session
+
+
+CALL = {"model": "claude-sonnet-4-6", "max_tokens": 1024, "messages": [{"role": "user", "content": "Fix the build."}]}
+
+
+def test_the_middleware_annotates_the_sdk_span_when_sdk_tracing_is_on(sdk: Any) -> None:
+    client, session = _middleware_client(sdk, sdk_tracing=True)
+    client.messages.create(**CALL)
+    spans = sdk.spans.get_finished_spans()
+    # Check: one span carries the usage, the SDK's, and it has the engine's attributes.
+    [span] = with_usage(spans)
+    assert span.instrumentation_scope.name != otel.SCOPE and len(spans) == 1
+    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    assert span.attributes["contextwright.prefix_sha256"] == built.prefix_sha256
+    assert span.attributes["gen_ai.usage.input_tokens"] == 12 + 4096 + 2048
+
+
+def test_the_middleware_emits_its_own_span_without_sdk_tracing(sdk: Any) -> None:
+    client, _ = _middleware_client(sdk, sdk_tracing=False)
+    client.messages.create(**CALL)
+    [span] = with_usage(sdk.spans.get_finished_spans())
+    assert span.instrumentation_scope.name == otel.SCOPE
+    assert span.attributes["gen_ai.usage.cache_write.input_tokens"] == 2048
+
+
+@pytest.mark.parametrize("sdk_tracing", [True, False])
+def test_a_streamed_call_through_the_middleware_counts_once(sdk: Any, sdk_tracing: bool) -> None:
+    client, session = _middleware_client(sdk, sdk_tracing=sdk_tracing)
+    with client.messages.stream(**CALL) as stream:
+        assert "".join(stream.text_stream) == "Done."
+    assert [e.type for e in session.events].count("model.response") == 1
+    # Check: exactly one span carries the usage, with or without the SDK's tracing.
+    assert len(with_usage(sdk.spans.get_finished_spans())) == 1

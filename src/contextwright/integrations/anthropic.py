@@ -38,6 +38,7 @@ from contextwright.integrations._history import mirror, record_new_history  # no
 from contextwright.plan.plan import CacheTtl  # noqa: E402
 from contextwright.providers.responses import parse_response  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
+from contextwright.runtime.thinking_budget import check_thinking_budget  # noqa: E402
 
 __all__ = ["ContextwrightMiddleware"]
 
@@ -50,9 +51,25 @@ _ENGINE_KEYS = frozenset({"model", "system", "messages", "tools", "cache_control
 class ContextwrightMiddleware(Middleware):
     """Anthropic client middleware: the caller's history in, the engine's request out, the answer recorded."""
 
-    def __init__(self, session: Session, *, prefix_ttl: CacheTtl | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        prefix_ttl: CacheTtl | None = None,
+        telemetry: bool = False,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+    ) -> None:
+        """``telemetry=True`` reports each answered request to OpenTelemetry (the ``otel`` extra).
+
+        With the SDK's own tracing on (``open_telemetry=``) the SDK's span of the call gets
+        the ``contextwright.*`` attributes and keeps the only ``gen_ai.usage.*`` counts;
+        without it the engine's own ``chat`` span carries them. The providers default to
+        the global ones.
+        """
         self.session = session
         self.prefix_ttl = prefix_ttl
+        self._telemetry = (tracer_provider, meter_provider) if telemetry else None
         self._built: tuple[str, BuiltRequest] | None = None
         self._lock = threading.Lock()
 
@@ -65,7 +82,7 @@ class ContextwrightMiddleware(Middleware):
             response = call_next(request.copy(body=self._body(request.json, built)))
             error = _overflow(response)
             if error is None:
-                self._record(response, request)
+                self._record(response, request, self._sdk_span())
                 return response
             response.close()
             built = self._recover(error, built, attempt, request)
@@ -80,10 +97,11 @@ class ContextwrightMiddleware(Middleware):
             response = await call_next(request.copy(body=self._body(request.json, built)))
             error = _overflow(response)
             if error is None:
+                span = self._sdk_span()
                 if response.http_response.is_success and request.stream:
-                    await self._arecord_when_done(await response.parse())
+                    await self._arecord_when_done(await response.parse(), span)
                 elif response.http_response.is_success:
-                    await asyncio.to_thread(self._record_parsed, await response.parse())
+                    await asyncio.to_thread(self._record_parsed, await response.parse(), span)
                 return response
             await response.close()
             built = await asyncio.to_thread(self._recover, error, built, attempt, request)
@@ -120,18 +138,28 @@ class ContextwrightMiddleware(Middleware):
                 body[key] = value
         if caller and isinstance(caller.get("max_tokens"), int):
             body["max_tokens"] = min(caller["max_tokens"], body["max_tokens"])
+        # Capping max_tokens can leave a budget that fit the caller's own max_tokens too large for the API.
+        check_thinking_budget(body.get("thinking"), max_tokens=body["max_tokens"], model=str(body.get("model")))
         body["messages"] = _with_thinking(body["messages"], list((caller or {}).get("messages") or ()))
         return body
 
-    def _record(self, response: Any, request: Any) -> None:
+    def _record(self, response: Any, request: Any, span: Any) -> None:
         if not response.http_response.is_success:
             return
         if request.stream:
-            self._record_when_done(response.parse())
+            self._record_when_done(response.parse(), span)
         else:
-            self._record_parsed(response.parse())
+            self._record_parsed(response.parse(), span)
 
-    def _record_when_done(self, stream: Any) -> None:
+    def _sdk_span(self) -> Any:
+        """The SDK's own GenAI span of this call, taken while the call runs (None without telemetry or SDK tracing)."""
+        if self._telemetry is None:
+            return None
+        from contextwright.telemetry.otel import current_genai_span
+
+        return current_genai_span()
+
+    def _record_when_done(self, stream: Any, span: Any) -> None:
         """Record a streamed answer once the caller has read it to the end, with the SDK's own accumulator."""
         from anthropic.lib.streaming._messages import accumulate_event
 
@@ -146,11 +174,11 @@ class ContextwrightMiddleware(Middleware):
                 yield event
             # Only a stream that reached message_stop is an answer; one cut midway leaves the request built, nothing recorded.
             if snapshot is not None and complete:
-                self._record_parsed(snapshot)
+                self._record_parsed(snapshot, span)
 
         stream.__dict__["_iterator"] = recording()
 
-    async def _arecord_when_done(self, stream: Any) -> None:
+    async def _arecord_when_done(self, stream: Any, span: Any) -> None:
         """Async :meth:`_record_when_done`."""
         from anthropic.lib.streaming._messages import accumulate_event
 
@@ -164,16 +192,32 @@ class ContextwrightMiddleware(Middleware):
                 complete = complete or event.type == "message_stop"
                 yield event
             if snapshot is not None and complete:
-                await asyncio.to_thread(self._record_parsed, snapshot)
+                await asyncio.to_thread(self._record_parsed, snapshot, span)
 
         stream.__dict__["_iterator"] = recording()
 
-    def _record_parsed(self, message: Any) -> None:
+    def _record_parsed(self, message: Any, span: Any = None) -> None:
         """Record an answer and note it as seen, so the caller's copy of it is not recorded again."""
         with self._lock:
             self.session.record(message)
             data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
             mirror(self.session, [fingerprint({"role": "assistant", "content": data["content"]})])
+            self._report(span)
+
+    def _report(self, span: Any) -> None:
+        """Report the request just answered: on the SDK's span when the call had one, else as a span of its own."""
+        if self._telemetry is None:
+            return
+        from contextwright.telemetry import otel
+        from contextwright.telemetry.records import request_records
+
+        tracer_provider, meter_provider = self._telemetry
+        record = request_records(self.session.events)[-1]
+        if span is None:
+            otel.emit([record], tracer_provider=tracer_provider, meter_provider=meter_provider)
+        elif span.is_recording():
+            otel.annotate(span, record, meter_provider=meter_provider)
+        # A stream read after the SDK ended its span: that span has the usage; a second one would double it.
 
 
 def _with_thinking(rendered: list[Any], history: list[Any]) -> list[Any]:

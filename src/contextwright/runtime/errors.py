@@ -18,6 +18,7 @@ __all__ = [
     "RoundLimitExceeded",
     "StreamIncomplete",
     "StreamingRequired",
+    "ThinkingBudgetInvalid",
     "ToolCallUnknown",
     "WireMismatch",
 ]
@@ -41,6 +42,10 @@ class WireMismatch(UsageError):
 
 class StreamingRequired(UsageError):
     """The output reserve is above what the SDK allows without streaming: use ``session.stream``."""
+
+
+class ThinkingBudgetInvalid(UsageError):
+    """A manual thinking budget the API would refuse: below 1,024 tokens, or not below the request's ``max_tokens``."""
 
 
 class StreamIncomplete(ContextwrightError):

@@ -17,6 +17,7 @@ from contextwright.runtime.long_outputs import check_non_streamed_call, translat
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests
 from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
+from contextwright.runtime.thinking_budget import check_thinking_budget
 from contextwright.runtime.tool_calls import ToolCalls
 from contextwright.runtime.wire_choice import call_arguments, choose_wire, inferred_wire, method_name
 
@@ -143,10 +144,12 @@ class Sender:
             )
         if not streamed and name == "stream":
             raise UsageError("send() takes the SDK's .create method; a .stream method goes to `with session.stream(...)`")
+        max_tokens = request.neutral.max_output_tokens if request is not None else model.output_reserve
+        if chosen == "anthropic":
+            check_thinking_budget(extra.get("thinking"), max_tokens=max_tokens, model=model.id)
         if not streamed:
             if extra.get("stream"):
                 raise UsageError("send() records whole answers; for a streamed call use `with session.stream(...)`")
-            max_tokens = request.neutral.max_output_tokens if request is not None else model.output_reserve
             check_non_streamed_call(call, wire=chosen, model=model.id, max_tokens=max_tokens, extra=extra)
         return chosen
 

@@ -37,6 +37,7 @@ from contextwright.telemetry.records import RequestRecord
 
 __all__ = [
     "TOKEN_USAGE_BUCKETS",
+    "annotate",
     "annotation_attributes",
     "current_genai_span",
     "emit",
@@ -163,10 +164,15 @@ def observe(
     if span is None:
         emit([record], tracer_provider=tracer_provider, meter_provider=meter_provider)
         return "emitted"
+    annotate(span, record, meter_provider=meter_provider)
+    return "annotated"
+
+
+def annotate(span: Any, record: RequestRecord, *, meter_provider: Any = None) -> None:
+    """Add the engine's ``contextwright.*`` attributes to ``span``, a GenAI span another instrumentation owns."""
     span.set_attributes(annotation_attributes(record))
     # The instrumentation records gen_ai.client.token.usage itself; only our own size histogram goes here.
     _request_tokens_histogram(meter_provider).record(record.total_tokens, _metric_attributes(record, provider_attribute()))
-    return "annotated"
 
 
 def _request_tokens_histogram(meter_provider: Any) -> Any:
