@@ -53,28 +53,39 @@ def friendly_errors() -> Iterator[None]:
 def print_rows(headers: Sequence[str], rows: Sequence[Sequence[str]], *, title: str, numeric: Sequence[str] = ()) -> None:
     """Rows as one table when it fits the terminal, else one block per row: nothing is ever cut.
 
-    In the table, headers wrap between words (never inside one), numbers never wrap, the
-    first column keeps the width of its longest value (up to 40 characters) and other text
-    wraps between words.
+    In the table, headers and text wrap between words, never inside one, and numbers never
+    wrap; only the first column (the row's name) may fold a word, past 40 characters. Space
+    the terminal has left widens the first column, then the others, up to their longest values.
     """
 
-    def width(index: int) -> int:
-        # The first column names the row; other text may wrap between words past 12 characters.
-        cap = 40 if index == 0 or headers[index] in numeric else 12
-        return min(max((len(r[index]) for r in rows), default=1), cap)
+    def words(text: str) -> list[int]:
+        return [len(word) for word in text.split()] or [0]
 
-    minimums = [max(width(i), *(len(word) for word in h.split())) for i, h in enumerate(headers)]
+    def least(index: int) -> int:
+        head, cells = max(words(headers[index])), [row[index] for row in rows]
+        if headers[index] in numeric:
+            return max(head, *(len(cell) for cell in cells), 1)
+        longest_word = max((n for cell in cells for n in words(cell)), default=1)
+        return max(head, min(longest_word, 40) if index == 0 else longest_word)
+
+    widths = [least(i) for i in range(len(headers))]
     # Each column pads one space on either side (none at the table's edges).
-    if sum(minimums) + 2 * (len(headers) - 1) <= console.width:
+    spare = console.width - sum(widths) - 2 * (len(headers) - 1)
+    if spare >= 0:
+        for index in range(len(headers)):
+            grow = min(spare, max((len(row[index]) for row in rows), default=0) - widths[index])
+            if grow > 0:
+                widths[index] += grow
+                spare -= grow
         columns = [
             Column(
                 h.replace(" ", "\n"),
                 justify="right" if h in numeric else "left",
                 no_wrap=h in numeric,
                 overflow="fold",
-                width=minimum,  # fixed: the layout is exactly the one measured above
+                width=width,  # fixed: the layout is exactly the one measured above
             )
-            for h, minimum in zip(headers, minimums, strict=True)
+            for h, width in zip(headers, widths, strict=True)
         ]
         table = Table(*columns, title=title, box=None, pad_edge=False, header_style="bold")
         for row in rows:
