@@ -449,3 +449,55 @@ def test_the_async_client_stream_is_recorded_when_read():
     [answer] = [e.payload for e in session.events if e.type == "message.assistant"]
     [usage] = [e.payload.usage for e in session.events if e.type == "model.response"]
     assert answer.text == "All green now." and usage.output_tokens == 25
+
+
+def test_thinking_the_engine_leaves_out_as_stale_is_not_put_back_from_the_callers_history():
+    # On a model that checks thinking prefixes, a compaction voids the thinking after the change
+    # (platform.claude.com .../preserved-thinking/prefix-checks); the caller's copy must not bring it back.
+    from contextwright.events import ReasoningBlock
+    from contextwright.models import anthropic as anthropic_model
+    from contextwright.testing.fakes import sample_agent
+
+    engine, _, clock = open_session()
+    session = engine.session("checked", agent=sample_agent(), model=anthropic_model("claude-opus-5-5", context_window=1_000_000))
+    answers = [
+        AssistantMessage(
+            tool_calls=(ToolCall(id=f"toolu_{i}", name="read_file", arguments={"path": f"f{i}.py"}),),
+            reasoning=(
+                ReasoningBlock(
+                    provider="anthropic", block={"type": "thinking", "thinking": f"step {i}", "signature": f"sig-{i}-" * 20}
+                ),
+            ),
+        )
+        for i in range(8)
+    ]
+    wire = Wire(ScriptedProvider(answers, clock=clock))
+    client = _client(session, wire, max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Read every file."}]
+
+    def call() -> None:
+        response = client.messages.create(
+            model="claude-opus-5-5", max_tokens=1024, thinking={"type": "adaptive"}, messages=messages
+        )
+        messages.append({"role": "assistant", "content": response.content})
+        [use] = [b for b in response.content if b.type == "tool_use"]
+        content = f"content of {use.input['path']} " * 50
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": content}]})
+
+    for _ in range(6):
+        call()
+    assert all(turn[0]["type"] == "thinking" for turn in _assistant_turns(wire.bodies[-1]))
+    assert session.compact() is not None
+    call()
+    kept = _assistant_turns(wire.bodies[-1])
+    # Check: the turns kept after the compaction went out without their stale thinking, calls untouched.
+    assert kept and all([block["type"] for block in turn] == ["tool_use"] for turn in kept)
+    # Check: thinking produced after the compaction goes back again.
+    call()
+    latest = _assistant_turns(wire.bodies[-1])
+    assert [block["type"] for block in latest[-1]] == ["thinking", "tool_use"]
+    assert all([block["type"] for block in turn] == ["tool_use"] for turn in latest[:-1])
+
+
+def _assistant_turns(body: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    return [m["content"] for m in body["messages"] if m["role"] == "assistant" and isinstance(m["content"], list)]

@@ -410,3 +410,41 @@ def test_threads_get_their_own_sessions_and_an_evicted_one_resumes_from_the_log(
     assert (a.count("message.user"), a.count("message.assistant")) == (2, 2)
     assert (b.count("message.user"), b.count("message.assistant")) == (1, 1)
     assert TASK in json.dumps([m.content for m in model.seen[2]])
+
+
+def test_thinking_the_engine_leaves_out_as_stale_does_not_come_back_from_graph_state(tmp_path):
+    # On a model that checks thinking prefixes a compaction voids the thinking after the change
+    # (platform.claude.com .../preserved-thinking/prefix-checks); graph state still holds it.
+    from contextwright.models import anthropic as anthropic_model
+
+    answers = []
+    for turn in range(8):
+        thinking = {"type": "thinking", "thinking": f"step {turn}", "signature": f"sig-{turn}-" * 20}
+        call = {"name": "run_tests", "args": {"turn": turn}, "id": f"call_{turn}", "type": "tool_call"}
+        answers.append(AIMessage(content=[thinking], tool_calls=[call]))
+    model = ToolCallingFakeModel(messages=iter(answers))
+    model.seen = []
+    engine = open_engine(tmp_path)
+    cw = middleware(engine)
+    cw.model = anthropic_model("claude-opus-5-5", context_window=1_000_000)
+    agent = create_agent(model, tools=[run_tests], middleware=[cw], checkpointer=InMemorySaver(), name="stale")
+    config = {"configurable": {"thread_id": "t1"}, "recursion_limit": 100}
+
+    def thinking_of(seen: list[Any]) -> list[bool]:
+        turns = [m for m in seen if isinstance(m, AIMessage)]
+        return [isinstance(m.content, list) and any(b.get("type") == "thinking" for b in m.content) for m in turns]
+
+    graph = agent.with_config(config)
+    steps = graph.stream({"messages": [HumanMessage(TASK)]}, stream_mode="updates")
+    for _ in range(2 * 6):
+        next(steps)
+    assert all(thinking_of(model.seen[-1]))
+    assert cw.session("t1").compact() is not None
+    for _ in range(4):
+        next(steps)
+    # Check: the kept turns reached the model without their stale thinking; the newest turn kept its own.
+    shown = thinking_of(model.seen[-1])
+    assert shown[-1] and not any(shown[:-1])
+    # Check: graph state still holds every thinking block.
+    state = agent.get_state(config).values
+    assert all(thinking_of(state["messages"]))

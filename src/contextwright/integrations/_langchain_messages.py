@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from langchain.agents.middleware.types import ModelRequest
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from contextwright.canonical import content_hash
 from contextwright.events.catalog import AssistantMessage, ToolCall
@@ -109,22 +109,7 @@ def _text(content: Any) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def thinking_by_calls(messages: Sequence[AnyMessage]) -> dict[tuple[str, ...], list[Any]]:
-    """Thinking blocks of the graph's AI messages, keyed by the tool call ids (or the text) they came with."""
-    found: dict[tuple[str, ...], list[Any]] = {}
-    for message in messages:
-        if isinstance(message, AIMessage) and isinstance(message.content, list):
-            blocks = [b for b in message.content if isinstance(b, Mapping) and b.get("type") in THINKING_TYPES]
-            if blocks:
-                found[_answer_key([c["id"] for c in message.tool_calls], _text(message.content))] = blocks
-    return found
-
-
-def _answer_key(call_ids: Sequence[str | None], text: str) -> tuple[str, ...]:
-    return ("calls", *sorted(str(i) for i in call_ids)) if call_ids else ("text", text)
-
-
-def to_langchain(message: Mapping[str, Any], anthropic_native: bool, thinking: Mapping[tuple[str, ...], list[Any]]) -> list[Any]:
+def to_langchain(message: Mapping[str, Any], anthropic_native: bool) -> list[Any]:
     """LangChain messages for one Anthropic-wire message of the engine's request."""
     content = message["content"]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
@@ -135,10 +120,12 @@ def to_langchain(message: Mapping[str, Any], anthropic_native: bool, thinking: M
             if b["type"] == "tool_use"
         ]
         text_blocks = [b for b in blocks if b["type"] == "text"]
-        kept = list(thinking.get(_answer_key([str(c["id"]) for c in calls], _text(text_blocks)), ()))
+        # Thinking as the engine rendered it from the log: in place, and left out where it went stale.
+        said = [b for b in blocks if b["type"] in ("text", *THINKING_TYPES)]
         if anthropic_native:
-            return [AIMessage(content=[*kept, *text_blocks], tool_calls=calls)]
-        return [AIMessage(content=[*kept, *text_blocks] if kept else _text(text_blocks), tool_calls=calls)]
+            return [AIMessage(content=list[str | dict[Any, Any]](said), tool_calls=calls)]
+        has_thinking = len(said) > len(text_blocks)
+        return [AIMessage(content=list[str | dict[Any, Any]](said) if has_thinking else _text(text_blocks), tool_calls=calls)]
     if anthropic_native:
         # ChatAnthropic passes tool_result and text blocks of a human message through, cache markers included.
         return [HumanMessage(content=list[str | dict[Any, Any]](blocks))]

@@ -42,8 +42,6 @@ from contextwright.runtime.thinking_budget import check_thinking_budget  # noqa:
 
 __all__ = ["ContextwrightMiddleware"]
 
-_THINKING = ("thinking", "redacted_thinking")
-
 # Body keys the engine owns; every other key of the caller's body is kept.
 _ENGINE_KEYS = frozenset({"model", "system", "messages", "tools", "cache_control", "max_tokens"})
 
@@ -140,7 +138,6 @@ class ContextwrightMiddleware(Middleware):
             body["max_tokens"] = min(caller["max_tokens"], body["max_tokens"])
         # Capping max_tokens can leave a budget that fit the caller's own max_tokens too large for the API.
         check_thinking_budget(body.get("thinking"), max_tokens=body["max_tokens"], model=str(body.get("model")))
-        body["messages"] = _with_thinking(body["messages"], list((caller or {}).get("messages") or ()))
         return body
 
     def _record(self, response: Any, request: Any, span: Any) -> None:
@@ -218,43 +215,6 @@ class ContextwrightMiddleware(Middleware):
         elif span.is_recording():
             otel.annotate(span, record, meter_provider=meter_provider)
         # A stream read after the SDK ended its span: that span has the usage; a second one would double it.
-
-
-def _with_thinking(rendered: list[Any], history: list[Any]) -> list[Any]:
-    """The engine's messages with the caller's thinking blocks back, unchanged, first in the turn they came with.
-
-    Anthropic requires the signed thinking of an assistant turn that used tools to come
-    back byte-identical until its tool results are answered
-    (https://platform.claude.com/docs/en/build-with-claude/extended-thinking).
-    """
-    thinking: dict[tuple[str, ...], list[Any]] = {}
-    for message in map(_plain, history):
-        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
-            blocks = [b for b in message["content"] if isinstance(b, Mapping) and b.get("type") in _THINKING]
-            if blocks:
-                thinking[_turn_key(message["content"])] = blocks
-    if not thinking:
-        return rendered
-    out = []
-    for message in rendered:
-        content = message.get("content")
-        if (
-            message.get("role") == "assistant"
-            and isinstance(content, list)
-            and not any(b.get("type") in _THINKING for b in content)
-        ):
-            kept = thinking.get(_turn_key(content))
-            if kept:
-                message = {**message, "content": [*kept, *content]}
-        out.append(message)
-    return out
-
-
-def _turn_key(blocks: list[Any]) -> tuple[str, ...]:
-    calls = sorted(str(b.get("id")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use")
-    if calls:
-        return ("calls", *calls)
-    return ("text", "\n".join(str(b.get("text", "")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"))
 
 
 def _is_messages_create(request: Any) -> bool:

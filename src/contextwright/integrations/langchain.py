@@ -11,7 +11,8 @@
 * the answer is recorded with its ``usage_metadata`` (cache reads and writes);
 * the engine's control tools (working state, reading an artifact back) are the
   middleware's ``tools``; their calls are answered by the engine, never run;
-* thinking blocks of an AI message go back to the model exactly as they came;
+* thinking blocks of an AI message go back to the model exactly as they came, from the log
+  (where a compaction made them stale on a prefix-checking model, they stay out);
 * LangChain's ``AnthropicPromptCachingMiddleware`` places its own breakpoints on the
   same request, so combining the two is refused with :class:`ConflictingCacheMiddleware`.
 
@@ -46,7 +47,6 @@ from contextwright.integrations._langchain_messages import (  # noqa: E402
     from_chat_body,
     openai_tool,
     record_messages,
-    thinking_by_calls,
     to_langchain,
     usage_of,
 )
@@ -176,8 +176,7 @@ class ContextwrightMiddleware(AgentMiddleware):
             return from_chat_body(request, built.openai_chat())
         anthropic_native = _is_chat_anthropic(request.model)
         body = built.anthropic(prefix_ttl=self.prefix_ttl)
-        thinking = thinking_by_calls(request.messages)
-        messages = [m for message in body["messages"] for m in to_langchain(message, anthropic_native, thinking)]
+        messages = [m for message in body["messages"] for m in to_langchain(message, anthropic_native)]
         if anthropic_native:
             system = SystemMessage(content=[dict(block) for block in body["system"]])
             tools: list[Any] = [dict(tool) for tool in body.get("tools", ())]
