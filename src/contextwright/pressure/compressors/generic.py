@@ -290,7 +290,7 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             continue
         frame = _FRAME.search(line) is not None
         opener, previous = previous, index
-        if opener is not None and _free(marks, opener) and (frame or _ARROW_LOCATION.match(line)):
+        if opener is not None and _free(marks, opener) and (frame or ("-->" in line and _ARROW_LOCATION.match(line))):
             # The line that opens a stack or that a "--> file:line" points from says what went wrong;
             # a source line quoted under a frame (Python's) does not open one.
             if not _FRAME.search(lines[opener]) and (last_frame is None or opener - last_frame > 2):
