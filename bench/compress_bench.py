@@ -286,8 +286,8 @@ The aggregate is dominated by a few very large listings and logs (a 947 KB `git 
 `tests/pressure/unseen_samples.py`: reek, cargo build, rubocop, eslint, go vet, mypy, tsc,
 jest, gradle, dotnet test, terraform, kubectl, rspec, webpack via npm, maven, docker
 build, PHPUnit, a service log, unittest, pylint, mix test, mocha, black, hadolint, make
-with gcc, shellcheck, kubectl get, minitest, ansible, eslint compact, terraform plan and
-npm audit, all as failed runs (`exit_code=1`). "Kind left out" bars the
+with gcc, shellcheck, kubectl get, minitest, ansible, eslint compact, terraform plan,
+npm audit, cmake, ruff's full format, node --test (TAP) and valgrind, all as failed runs (`exit_code=1`). "Kind left out" bars the
 kind each one is detected as.
 
 {table(*unseen, "output")}

@@ -308,3 +308,28 @@ def test_locations_behind_a_url_scheme_and_kotlin_severity_letters_are_kept():
     shown = _shown(compress(text, kind="generic", budget_tokens="auto", exit_code=1).text)
     assert "e: file:///src/app/src/main/kotlin/shop/Cart.kt:42:13 Unresolved reference: totl" in shown
     assert "      at Context.eval (webpack://shop/./cypress/e2e/checkout.cy.ts:31:8)" in shown
+
+
+def test_the_compilers_tally_behind_a_maven_info_tag_is_kept():
+    # javac's count of errors is printed as an [INFO] line, among lines that are only grouped.
+    lines = [f"[INFO] Copying {n} resources from src/main/resources/mod{n} to target/classes/mod{n}" for n in range(80)]
+    lines += [
+        "[INFO] --- maven-compiler-plugin:3.13.0:compile (default-compile) @ shop ---",
+        "[INFO] Compiling 13 source files with javac [debug target 17] to target/classes",
+        "[INFO] -------------------------------------------------------------",
+        "[ERROR] COMPILATION ERROR : ",
+        "[INFO] -------------------------------------------------------------",
+        *[f"[ERROR] /srv/shop/src/main/java/com/shop/Cart.java:[{n},21] cannot find symbol" for n in range(10, 40)],
+        "[INFO] 30 errors ",
+        "[INFO] -------------------------------------------------------------",
+        "[INFO] BUILD FAILURE",
+        "[INFO] Total time:  12.811 s",
+        "[INFO] Finished at: 2026-11-30T16:55:55Z",
+        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:compile on project shop",
+        "[ERROR] -> [Help 1]",
+        "[ERROR] Re-run Maven using the -X switch to enable full debug logging.",
+    ]
+    text = "\n".join(lines) + "\n"
+    result = compress(text, budget_tokens="auto", exit_code=1)
+    assert result.kind == "build"
+    assert "[INFO] 30 errors " in _shown(result.text)

@@ -987,10 +987,223 @@ def npm_audit_run() -> tuple[str, list[str]]:
     return text, must
 
 
+def tap_run(passing: int = 60) -> tuple[str, list[str]]:
+    """node --test (TAP): YAML blocks per test point, failures amid passing tests, the ``# fail`` tally."""
+
+    def ok(n: int) -> list[str]:
+        return [f"# Subtest: total of cart {n}", f"ok {n} - total of cart {n}", "  ---", f"  duration_ms: 0.{n + 11}", "  ..."]
+
+    def stack(indent: str, row: int) -> list[str]:
+        return [
+            f"{indent}stack: |-",
+            f"{indent}  TestContext.<anonymous> (file:///srv/shop/test/cart.test.mjs:{row}:45)",
+            f"{indent}  Test.runInAsyncScope (node:async_hooks:206:9)",
+            f"{indent}  Test.run (node:internal/test_runner/test:796:25)",
+            f"{indent}  Test.processPendingSubtests (node:internal/test_runner/test:526:18)",
+            f"{indent}  Test.postRun (node:internal/test_runner/test:889:19)",
+            f"{indent}...",
+        ]
+
+    half = passing // 2
+    first, second = half + 1, half + 2
+    lines = ["TAP version 13", *itertools.chain.from_iterable(ok(n) for n in range(1, half + 1))]
+    lines += [
+        "# Subtest: rejects a negative quantity",
+        f"not ok {first} - rejects a negative quantity",
+        "  ---",
+        "  duration_ms: 10.703741",
+        "  location: '/srv/shop/test/cart.test.mjs:8:1'",
+        "  failureType: 'testCodeFailure'",
+        "  error: 'Missing expected exception.'",
+        "  code: 'ERR_ASSERTION'",
+        "  name: 'AssertionError'",
+        "  operator: 'throws'",
+        *stack("  ", 8),
+        "# Subtest: rounding",
+        "    # Subtest: rounds half up",
+        "    not ok 1 - rounds half up",
+        "      ---",
+        "      duration_ms: 21.546483",
+        "      location: '/srv/shop/test/cart.test.mjs:10:11'",
+        "      failureType: 'testCodeFailure'",
+        "      error: |-",
+        "        Expected values to be strictly deep-equal:",
+        "        + actual - expected",
+        "      code: 'ERR_ASSERTION'",
+        "      name: 'AssertionError'",
+        *stack("      ", 10),
+        "    1..1",
+        f"not ok {second} - rounding",
+        "  ---",
+        "  duration_ms: 22.790856",
+        "  location: '/srv/shop/test/cart.test.mjs:9:1'",
+        "  failureType: 'subtestsFailed'",
+        "  error: '1 subtest failed'",
+        "  code: 'ERR_TEST_FAILURE'",
+        "  ...",
+        *itertools.chain.from_iterable(ok(n) for n in range(second + 1, passing + 3)),
+        f"1..{passing + 2}",
+        f"# tests {passing + 3}",
+        "# suites 0",
+        f"# pass {passing}",
+        "# fail 3",
+        "# cancelled 0",
+        "# duration_ms 1648.5",
+    ]
+    must = [
+        f"not ok {first} - rejects a negative quantity",
+        "  location: '/srv/shop/test/cart.test.mjs:8:1'",
+        "  error: 'Missing expected exception.'",
+        "    not ok 1 - rounds half up",
+        "      location: '/srv/shop/test/cart.test.mjs:10:11'",
+        f"not ok {second} - rounding",
+        "# fail 3",
+    ]
+    return "\n".join(lines) + "\n", must
+
+
+def ruff_full_run(files: int = 20) -> tuple[str, list[str]]:
+    """ruff check, default (full) format: ``CODE message`` with the location on a ``-->`` line under it."""
+    lines: list[str] = []
+    for n in range(files):
+        for code, text, row in (
+            ("UP035", "`typing.List` is deprecated, use `list` instead", 3),
+            ("UP006", "Use `list` instead of `List` for type annotation", 6),
+        ):
+            lines += [
+                f"{code} [*] {text}",
+                f" --> app/mod{n}.py:{row}:1",
+                "  |",
+                f"{row} | from typing import List",
+                "  | ^^^^^^^^^^^^^^^^^^^^^^^",
+                "  |",
+                "help: Replace with `list`",
+                "",
+            ]
+    lines += [
+        "F821 Undefined name `undefined_name`",
+        "  --> app/cart.py:22:13",
+        "   |",
+        "21 |     def bad(self):",
+        "22 |         x = undefined_name",
+        "   |             ^^^^^^^^^^^^^^",
+        "   |",
+        "",
+        "F841 Local variable `x` is assigned to but never used",
+        "  --> app/cart.py:22:9",
+        "   |",
+        "22 |         x = undefined_name",
+        "   |         ^",
+        "   |",
+        "help: Remove assignment to unused variable `x`",
+        "",
+        f"Found {2 * files + 2} errors.",
+        f"[*] {2 * files} fixable with the `--fix` option.",
+    ]
+    must = [
+        "F821 Undefined name `undefined_name`",
+        "  --> app/cart.py:22:13",
+        "F841 Local variable `x` is assigned to but never used",
+        "  --> app/cart.py:22:9",
+        f"Found {2 * files + 2} errors.",
+    ]
+    return "\n".join(lines) + "\n", must
+
+
+def valgrind_run() -> tuple[str, list[str]]:
+    """valgrind memcheck: every line behind a ``==pid==`` rail; errors open stacks of ``at``/``by`` frames."""
+    body = [
+        "Memcheck, a memory error detector",
+        "Copyright (C) 2002-2022, and GNU GPL'd, by Julian Seward et al.",
+        "Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright info",
+        "Command: ./orders --batch 40",
+        "",
+        "Invalid write of size 8",
+        "   at 0x10917A: parse_order (orders.c:88)",
+        "   by 0x1092B0: main (main.c:31)",
+        " Address 0x4a41046 is 6 bytes inside a block of size 10 alloc'd",
+        "   at 0x48417B4: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)",
+        "   by 0x10915A: parse_order (orders.c:80)",
+        "",
+        "Conditional jump or move depends on uninitialised value(s)",
+        "   at 0x109199: total (orders.c:120)",
+        "   by 0x1092C4: main (main.c:33)",
+        "",
+        "HEAP SUMMARY:",
+        "    in use at exit: 40 bytes in 1 blocks",
+        "  total heap usage: 2 allocs, 1 frees, 50 bytes allocated",
+        "",
+        "40 bytes in 1 blocks are definitely lost in loss record 1 of 1",
+        "   at 0x48417B4: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)",
+        "   by 0x109187: load_rates (rates.c:12)",
+        "   by 0x1092D0: main (main.c:35)",
+        "",
+        "LEAK SUMMARY:",
+        "   definitely lost: 40 bytes in 1 blocks",
+        "   indirectly lost: 0 bytes in 0 blocks",
+        "     possibly lost: 0 bytes in 0 blocks",
+        "   still reachable: 0 bytes in 0 blocks",
+        "        suppressed: 0 bytes in 0 blocks",
+        "",
+        "Use --track-origins=yes to see where uninitialised values come from",
+        "For lists of detected and suppressed errors, rerun with: -s",
+        "ERROR SUMMARY: 3 errors from 3 contexts (suppressed: 0 from 0)",
+    ]
+    program = [f"order {n:04d} priced at {(n * 37) % 900}.{n % 100:02d} EUR, {n % 7} items" for n in range(120)]
+    text = "\n".join(program + [f"==4021== {line}".rstrip() for line in body]) + "\n"
+    must = [
+        "==4021== Invalid write of size 8",
+        "==4021==    at 0x10917A: parse_order (orders.c:88)",
+        "==4021== Conditional jump or move depends on uninitialised value(s)",
+        "==4021==    at 0x109199: total (orders.c:120)",
+        "==4021== 40 bytes in 1 blocks are definitely lost in loss record 1 of 1",
+        "==4021==    definitely lost: 40 bytes in 1 blocks",
+        "==4021== ERROR SUMMARY: 3 errors from 3 contexts (suppressed: 0 from 0)",
+    ]
+    return text, must
+
+
+def cmake_error() -> tuple[str, list[str]]:
+    """cmake configure: compiler checks, then ``CMake Error at file:line`` with its message on the next lines."""
+    checks = [
+        f"-- {what} - done" if n % 2 else f"-- {what}"
+        for n, what in enumerate(
+            f"{step} {lang} compiler {part}"
+            for lang in ("C", "CXX")
+            for step, part in (("Detecting", "ABI info"), ("Detecting", "ABI info"), ("Check for working", "- skipped"))
+            for _ in range(4)
+        )
+    ]
+    lines = [
+        "-- The C compiler identification is GNU 12.2.0",
+        "-- The CXX compiler identification is GNU 12.2.0",
+        *checks,
+        "CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message):",
+        "  Could NOT find Boost (missing: Boost_INCLUDE_DIR filesystem) (Required is",
+        '  at least version "1.80")',
+        "Call Stack (most recent call first):",
+        "  /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:600 (_FPHSA_FAILURE_MESSAGE)",
+        "  /usr/share/cmake-3.25/Modules/FindBoost.cmake:2376 (find_package_handle_standard_args)",
+        "  CMakeLists.txt:3 (find_package)",
+        "",
+        "",
+        "-- Configuring incomplete, errors occurred!",
+        'See also "/srv/shop/build/CMakeFiles/CMakeOutput.log".',
+    ]
+    must = [
+        lines[len(checks) + 2],
+        lines[len(checks) + 3],
+        "  CMakeLists.txt:3 (find_package)",
+        "-- Configuring incomplete, errors occurred!",
+    ]
+    return "\n".join(lines) + "\n", must
+
+
 UNSEEN = {
     "ansible_run": ansible_run,
     "app_log_crash": app_log_crash,
     "black_run": black_run,
+    "cmake_error": cmake_error,
     "cargo_build_error": cargo_build_error,
     "docker_build_failure": docker_build_failure,
     "dotnet_test": dotnet_test,
@@ -1015,10 +1228,13 @@ UNSEEN = {
     "reek_report": reek_report,
     "rspec_run": rspec_run,
     "rubocop_progress": rubocop_progress,
+    "ruff_full_run": ruff_full_run,
     "shellcheck_run": shellcheck_run,
+    "tap_run": tap_run,
     "terraform_error": terraform_error,
     "tf_plan_run": tf_plan_run,
     "tsc_pretty": tsc_pretty,
     "unittest_run": unittest_run,
+    "valgrind_run": valgrind_run,
 }
 """Every builder, by name; each output is a failed run (``--exit-code 1``)."""

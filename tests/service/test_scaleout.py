@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import threading
@@ -28,6 +29,7 @@ from contextwright.service.store import open_service_store
 from contextwright.testing.service import WorkerProcess, serving
 
 MODEL = models.anthropic("claude-sonnet-4-6")
+START_TIMEOUT = 180.0
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
@@ -222,7 +224,9 @@ def test_workers_starting_together_on_a_fresh_schema_migrate_it_once(postgres_ds
 
     # Nothing migrated beforehand: each worker process migrates at start, all at once.
     workers = [WorkerProcess(config(f"{postgres_dsn}?schema={postgres_schema}")) for _ in range(4)]
-    starters = [threading.Thread(target=w.start) for w in workers]
+    # Four interpreters importing the app at once on a shared machine can take well over the
+    # usual start timeout; what is tested is the migration, not the start-up time.
+    starters = [threading.Thread(target=functools.partial(w.start, timeout=START_TIMEOUT)) for w in workers]
     try:
         for t in starters:
             t.start()

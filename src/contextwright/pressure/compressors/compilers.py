@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.generic import is_exception_line, is_location_line
+from contextwright.pressure.compressors.generic import is_exception_line, is_location_line, is_summary_line
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
 
 # --- rustc / cargo build ---------------------------------------------------------------
@@ -193,6 +193,8 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
                 marks.failed = True
             elif maven.group(1) == "WARNING":
                 marks.key(index, KEY_LOW, "[WARNING] line")
+            elif is_summary_line(line[maven.end() :]):
+                marks.must(index)  # the compiler's own tally, such as "[INFO] 3 errors"
             elif "Download" in line:
                 marks.noise(index, "download line")
             else:

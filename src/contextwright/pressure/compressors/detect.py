@@ -131,10 +131,15 @@ def _scala_test(s: Sequence[str]) -> bool:
     )
 
 
+_HEADED_FINDING = r"^[A-Z]+\d+ (?:\[\*\] )?\S"
+"""A linter's finding whose location follows on a ``-->`` line (ruff's default format)."""
+
+
 def _rustc(s: Sequence[str]) -> bool:
     errors = _count(s, r"^(?:error|warning)(?:\[[A-Z]?\d+\])?: ")
     return (
         errors > 0
+        and _count(s, _HEADED_FINDING) < errors
         and _count(s, r"^\s*--> \S+:\d+:\d+") > 0
         or (_count(s, r"panicked at ") > 0 and _count(s, r"^\s*(?:Compiling|Finished|Running) ") > 0)
     )
@@ -176,6 +181,8 @@ def _build(s: Sequence[str]) -> bool:
 
 
 def _lint(s: Sequence[str]) -> bool:
+    if _count(s, _HEADED_FINDING) >= 2 and _count(s, r"^\s*--> \S+:\d+") >= 2:
+        return True
     findings = _count(
         s,
         r"^\S+?:\d+:\d+: (?:[A-Z]+\d+|[CRWEF]:) |^\s+\d+:\d+(?:-\d+:\d+)?\s+(?:error|warning)\s"

@@ -59,6 +59,10 @@ _FAILURE_PATTERNS = (
     # A severity mid-line after a separator: "file.js: line 3, col 5, Error - x"; "Severity: high".
     re.compile(r"[,:\]|]\s*(?:Error|ERROR|error)\b\s*[-:]|(?i:^\s*severity:\s*(?:high|critical))"),
     re.compile(r"^[\s│┃|>*•]*\[[EF]\]\s|^e: \S+:\d"),
+    # A failed TAP test point (node --test, prove, bats, tape): "not ok 12 - adds vat".
+    re.compile(r"^\s*not ok\b"),
+    # A severity placed at a file: "CMake Error at CMakeLists.txt:3 (find_package):".
+    re.compile(r"\b(?:Error|ERROR)\s+(?:at|in)\s+\S+:\d"),
 )
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
@@ -84,7 +88,9 @@ _COUNT_HEADER = re.compile(
     r"(?i)\b\d[\d,]* (?:\w+ )?(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
     r"[^:]*:\s*$"
 )
-_LIST_HEADER = re.compile(r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)|failing tests|warnings|problems):\s*$")
+_LIST_HEADER = re.compile(
+    r"(?i)^\s*(?:failures|errors|failed (?:examples|tests)|failing tests|warnings|problems|(?:[a-z]+ )?summary):\s*$"
+)
 # A location is read token by token (cheap string tests first): a regex searched over
 # the whole line costs a scan per character, too slow on long logs.
 _LOCATION_TOKEN = re.compile(
@@ -103,12 +109,17 @@ _LIBRARY_FRAME = re.compile(
     r"|org\.apache\.maven|junit|System|Microsoft|NUnit|Xunit)\."
 )
 _COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
+_ARROW_LOCATION = re.compile(r"\s*-->\s*\S")
+# A process id between punctuation at the start of a line: the "==4021==" rail of valgrind and the sanitizers.
+_RAIL = re.compile(r"[^\w\s]+\d+[^\w\s]+(?= |$)")
+_RAIL_MIN_LINES = 5
+_RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
     "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
     "segmentation", "core dumped", "sig", "oomkilled", "err!", "e: ", "data race", "critical",
     "severe", "✕", "✗", "✘", "×", "❌", "●", "backoff", "errimage", "evicted", "notready",
-    "unhealthy", "severity", "[e]", "[f]", "[w]",
+    "unhealthy", "severity", "[e]", "[f]", "[w]", "not ok",
 )  # fmt: skip
 _SUMMARY_HINTS = (
     "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
@@ -244,14 +255,31 @@ def _protect_listed_items(lines: Sequence[str], marks: Marks, header: int) -> No
         index += 1
 
 
+def _without_rail(lines: Sequence[str]) -> Sequence[str]:
+    # Lines behind a rail are read without it, so that its blank lines are blank and its
+    # frames and headers start the line; the program's own lines between them stay as they are.
+    rails: dict[str, int] = {}
+    for line in lines:
+        if line[:1] in _RAIL_OPENERS and (match := _RAIL.match(line)) is not None:
+            rails[match.group()] = rails.get(match.group(), 0) + 1
+    if not rails:
+        return lines
+    rail, count = max(rails.items(), key=lambda item: (item[1], item[0]))
+    if count < _RAIL_MIN_LINES:
+        return lines
+    return [line[len(rail) + 1 :] if line.startswith(rail) else line for line in lines]
+
+
 def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
     """Protect failures, warnings, locations, totals and what follows them; True if a failure showed.
 
     Only lines the kind's rules left alone are looked at: a line those rules ranked or
     named (a detail line inside a failure, a style finding, a passing test) keeps its rank.
     """
+    lines = _without_rail(lines)
     saw_failure = False
     follow = 0
+    previous: int | None = None  # the last non-blank line
     # The first frame with a file location after a failure is where it happened (Java,
     # .NET, JavaScript); in Python the last frame before the exception line is.
     located = True
@@ -261,6 +289,13 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         if not line.strip():
             continue
         frame = _FRAME.search(line) is not None
+        opener, previous = previous, index
+        if opener is not None and _free(marks, opener) and (frame or ("-->" in line and _ARROW_LOCATION.match(line))):
+            # The line that opens a stack or that a "--> file:line" points from says what went wrong;
+            # a source line quoted under a frame (Python's) does not open one.
+            if not _FRAME.search(lines[opener]) and (last_frame is None or opener - last_frame > 2):
+                marks.must(opener)
+                located = located and not frame
         if frame and not located and marks.priority[index] < MUST and _own_location(line):
             marks.must(index)
             located = True

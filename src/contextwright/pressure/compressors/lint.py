@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
+from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, Marks
 
 _CODE_STYLE = re.compile(
     r"^(?:[EW][1-8]\d\d|C\d+|N\d+|D\d+|Q\d+|I\d+|UP\d+|COM\d+|SIM\d+|RET\d+|ERA\d+|T20\d|S1\d+|ST\d+|QF\d+|R\d{4}|C\d{4})$"
@@ -39,6 +39,9 @@ _SUMMARY = re.compile(
 _GO_STYLE_RULE = re.compile(r"^(?:S\d+|ST\d+|QF\d+|gofmt|goimports|gofumpt|lll|whitespace|wsl|godot|misspell|stylecheck|revive)$")
 # A bare path on its own line heads the findings under it ("name....Failed" leaders are not paths).
 _FILE_HEADER = re.compile(r"^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
+# CODE [*] message, with the location on the next line   (ruff's default "full" format)
+_HEADED = re.compile(r"^(?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>\S.*)$")
+_ARROW = re.compile(r"^\s*--> \S+:\d+")
 _CARET = re.compile(r"^\s*\^+\s*$")
 _PROGRESS = re.compile(r"[.A-Z*]+")
 _DIGITS = re.compile(r"\d+")
@@ -90,6 +93,16 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
             else:
                 marks.key(index, KEY_LOW, severity)
             finding = index
+        elif (m := _HEADED.match(line)) is not None and index + 1 < len(lines) and _ARROW.match(lines[index + 1]):
+            _severity(marks, index, not _CODE_STYLE.match(m.group("code")), m.group("code"))
+            finding = index
+        elif finding is not None and _ARROW.match(line):
+            # The location of the finding above: kept with it when it is kept whatever the budget.
+            marks.block(finding, index)
+            if marks.priority[finding] >= MUST:
+                marks.must(index)
+            else:
+                marks.key(index, KEY_LOW)
         elif (m := _PAREN.match(line)) is not None:
             _severity(marks, index, not _GO_STYLE_RULE.match(m.group("rule")), m.group("rule"))
             finding = index
