@@ -192,6 +192,7 @@ class RawPostgres:
         self.last = f"SELECT COALESCE(MAX(seq), 0) FROM {schema}.cw_events WHERE session_id = %s"
         self.keys = f"SELECT idempotency_key, type, payload_sha256 FROM {schema}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"
         self.stamp = _dt.datetime(2026, 3, 1, 9, tzinfo=_dt.UTC)
+        self.unique_violation = psycopg.errors.UniqueViolation
 
     def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
         rows = encoded_rows(session_id, events, expected_seq, self.stamp)
@@ -213,6 +214,9 @@ class RawPostgres:
                 with conn.cursor() as cur:
                     cur.executemany(self.insert, rows)
             conn.commit()
+        except self.unique_violation as exc:  # another writer took the seq first
+            conn.rollback()
+            raise RawConflict(session_id) from exc
         except BaseException:
             conn.rollback()
             raise
