@@ -13,8 +13,9 @@ Three tables:
   it encodes and hashes the same payloads (typed payload to JSON values,
   ``json.dumps(sort_keys=True)``, SHA-256), and in one transaction per append looks up
   the batch's idempotency keys (when it has any), checks ``expected_seq`` against the
-  last seq (read from the primary key) and inserts the rows, with the same journal
-  settings, into a table made by the store's own migration for its events (same
+  last seq (read from the primary key) and inserts the rows, stamped with the append's
+  instant (``datetime.now``, as ISO text on SQLite) as the log stamps its events, with
+  the same journal settings, into a table made by the store's own migration for its events (same
   columns, keys and indexes). Seqs are then unique, gapless and checked, and a reused key
   is found, as in the log; a seq mismatch or a lost race writes nothing on both sides.
   What the raw loop skips is what the log adds: the strict check of each typed payload,
@@ -86,7 +87,7 @@ class RawConflict(Exception):
 
 
 def encoded_rows(session_id: str, events: Sequence[Any], expected_seq: int, stamp: Any) -> list[tuple[Any, ...]]:
-    """Rows of the store's events table: typed payload to JSON values, ``json.dumps``, SHA-256."""
+    """Rows of the store's events table: typed payload to JSON values, ``json.dumps``, SHA-256; ``stamp`` is the append's instant."""
     rows = []
     for offset, event in enumerate(events, start=1):
         key = None
@@ -115,7 +116,7 @@ class RawMemory:
         self.last: dict[str, int] = {}
 
     def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
-        rows = encoded_rows(session_id, events, expected_seq, None)
+        rows = encoded_rows(session_id, events, expected_seq, _dt.datetime.now(_dt.UTC))
         if self.last.get(session_id, 0) != expected_seq:
             raise RawConflict(session_id)
         self.last[session_id] = rows[-1][1]
@@ -138,7 +139,7 @@ class RawSQLite:
             self.conn.execute(statement)
 
     def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
-        rows = encoded_rows(session_id, events, expected_seq, "2026-03-01T09:00:00.000000Z")
+        rows = encoded_rows(session_id, events, expected_seq, _dt.datetime.now(_dt.UTC).isoformat())
         keys = [r[6] for r in rows if r[6] is not None]
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
@@ -191,11 +192,10 @@ class RawPostgres:
         self.insert = f"INSERT INTO {schema}.cw_events VALUES (%s, %s, %s, %s, %s, %s, %s)"
         self.last = f"SELECT COALESCE(MAX(seq), 0) FROM {schema}.cw_events WHERE session_id = %s"
         self.keys = f"SELECT idempotency_key, type, payload_sha256 FROM {schema}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"
-        self.stamp = _dt.datetime(2026, 3, 1, 9, tzinfo=_dt.UTC)
         self.unique_violation = psycopg.errors.UniqueViolation
 
     def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
-        rows = encoded_rows(session_id, events, expected_seq, self.stamp)
+        rows = encoded_rows(session_id, events, expected_seq, _dt.datetime.now(_dt.UTC))
         keys = [r[6] for r in rows if r[6] is not None]
         conn = self.conn
         try:

@@ -77,6 +77,10 @@ class IndexChanges:
         First (call id, call seq, result seq or None) for each call the batch opened (the
         whole row), then (call id, result seq) for each earlier call it answered.
         """
+        if not self.calls_answered:  # the usual batches: calls opened, or one result
+            return [(c, s, None) for c, s in dict(self.calls_opened).items()], []
+        if not self.calls_opened:
+            return [], list(dict(self.calls_answered).items())
         opened: dict[str, tuple[int, int | None]] = {}
         answered: dict[str, int] = {}
         for seq, call_id, is_result in self.call_updates():

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextwright._optional import require
-from contextwright.canonical import canonical_json, parse_canonical
+from contextwright.canonical import canonical_json, canonical_str, parse_canonical
 from contextwright.clock import UTC, Clock
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StorageCorrupted, UsageError
 from contextwright.events.envelope import Event
@@ -210,7 +210,7 @@ class PostgresEventLog(EventLog):
                         "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, %s, %s) "
                         "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq"
                     ),
-                    [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+                    [(session_id, canonical_str(call_id), seq, result) for call_id, seq, result in opened],
                 )
             if answered:
                 cur.executemany(
@@ -218,7 +218,7 @@ class PostgresEventLog(EventLog):
                         "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, 0, %s) "
                         "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq"
                     ),
-                    [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
+                    [(session_id, canonical_str(call_id), seq) for call_id, seq in answered],
                 )
             if changes.plans:
                 cur.executemany(
@@ -395,7 +395,7 @@ def _call_states_query(log: PostgresEventLog, conn: Any, session_id: str, call_i
         log._sql(
             "SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s AND call_id = ANY(%s)"
         ),
-        (session_id, [canonical_json(c) for c in call_ids]),
+        (session_id, [canonical_str(c) for c in call_ids]),
     )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from contextwright.canonical import canonical_json, parse_canonical
+from contextwright.canonical import canonical_str, parse_canonical
 from contextwright.clock import UTC, Clock, format_instant, parse_instant
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
 from contextwright.events.envelope import Event
@@ -301,7 +301,7 @@ class _IndexReader:
         self.session_id = session_id
 
     def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
-        by_key = {canonical_json(c): c for c in call_ids}
+        by_key = {canonical_str(c): c for c in call_ids}
         rows = self.conn.execute(
             f"SELECT call_id, result_seq IS NOT NULL FROM cw_tool_calls WHERE session_id = ? AND call_id IN ({','.join('?' * len(by_key))})",
             (self.session_id, *by_key),
@@ -355,13 +355,13 @@ def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChange
         conn.executemany(
             "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq",
-            [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+            [(session_id, canonical_str(call_id), seq, result) for call_id, seq, result in opened],
         )
     if answered:
         conn.executemany(
             "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
             "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
-            [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
+            [(session_id, canonical_str(call_id), seq) for call_id, seq in answered],
         )
     if changes.plans:
         conn.executemany(
