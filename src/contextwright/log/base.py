@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import dataclasses
 import datetime as _dt
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -440,17 +441,40 @@ def new_events(session_id: str, events: Sequence[PreparedEvent], *, expected_seq
     as the backend will read it back, so that they equal what a later read returns.
     """
     return [
-        Event(
-            session_id=session_id,
-            seq=expected_seq + offset,
-            type=e.type,
-            payload=e.payload if e.payload is not None else e.typed_payload(),
-            at=at,
-            payload_sha256=e.payload_sha256,
-            idempotency_key=e.idempotency_key,
+        _event(
+            session_id,
+            expected_seq + offset,
+            e.type,
+            e.payload if e.payload is not None else e.typed_payload(),
+            at,
+            e.payload_sha256,
+            e.idempotency_key,
         )
         for offset, e in enumerate(events, start=1)
     ]
+
+
+_EVENT_FIELDS = ("session_id", "seq", "type", "payload", "at", "payload_sha256", "idempotency_key")
+if tuple(f.name for f in dataclasses.fields(Event)) != _EVENT_FIELDS or hasattr(Event, "__post_init__"):
+    raise TypeError("Event changed: update _event to set exactly its fields")
+_set_session_id, _set_seq, _set_type, _set_payload, _set_at, _set_sha256, _set_key = (
+    Event.__dict__[name].__set__ for name in _EVENT_FIELDS
+)
+_new_object = object.__new__
+
+
+def _event(session_id: str, seq: int, type_: str, payload: Any, at: _dt.datetime, sha256: str, key: str | None) -> Event:
+    """``Event(...)`` with its slots set directly, for the append path: the generated frozen
+    ``__init__`` sets each field through ``object.__setattr__``, about twice the cost."""
+    event: Event = _new_object(Event)
+    _set_session_id(event, session_id)
+    _set_seq(event, seq)
+    _set_type(event, type_)
+    _set_payload(event, payload)
+    _set_at(event, at)
+    _set_sha256(event, sha256)
+    _set_key(event, key)
+    return event
 
 
 def resolve_replay(session_id: str, events: Sequence[PreparedEvent], stored_by_key: dict[str, StoredRow]) -> list[Event] | None:
