@@ -45,7 +45,7 @@ def test_both_clocks_satisfy_the_protocol():
 
 
 def test_instant_text_matches_the_strftime_form_and_reads_back():
-    offsets = [dt.timezone.utc, dt.timezone(dt.timedelta(hours=-7, minutes=-30)), dt.timezone(dt.timedelta(hours=14))]
+    offsets = [dt.UTC, dt.timezone(dt.timedelta(hours=-7, minutes=-30)), dt.timezone(dt.timedelta(hours=14))]
     for year, micro, zone in [(1000, 0, 0), (1970, 1, 1), (2026, 999_999, 2), (9998, 500_000, 0), (2024, 10, 1)]:
         when = dt.datetime(year, 2, 28, 23, 59, 59, micro, tzinfo=offsets[zone])
         text = format_instant(when)
