@@ -174,23 +174,27 @@ def _events_table(migrations: Sequence[_migrations.Migration]) -> list[str]:
 class RawPostgres:
     """The floor on psycopg with the log's write guarantees, on the events table alone.
 
-    One pipeline sends the key lookup (when the batch has keys), the read of the last seq
-    and, when there are no keys, the inserts; then the loop commits, or rolls back on a
-    seq mismatch. Two writers on one seq collide on the primary key, so the loser fails
-    and writes nothing. A batch with keys inserts in a second round trip, after the lookup.
+    One pipeline sends the key lookup (when the batch has keys), the inserts (when it has
+    none) and the read of the last seq up to ``expected_seq``; then the loop commits, or
+    rolls back when that is not ``expected_seq`` (a gap). A stale ``expected_seq`` fails on
+    the primary key, as does the loser of two writers on one seq, and writes nothing. A
+    batch with keys inserts in a second round trip, after the lookup. Two round trips per
+    append, as the log.
     """
 
     def __init__(self, schema: str) -> None:
         import psycopg
 
         self.schema = schema
-        self.conn = psycopg.connect(POSTGRES_DSN)
+        # BEGIN and COMMIT sent as statements, as the log does: in a transaction block
+        # psycopg would send the BEGIN in a round trip of its own.
+        self.conn = psycopg.connect(POSTGRES_DSN, autocommit=True)
         self.conn.execute(f"CREATE SCHEMA {schema}")
         for statement in _events_table(_migrations.POSTGRES):
             self.conn.execute(statement.replace("{schema}", schema))
-        self.conn.commit()
         self.insert = f"INSERT INTO {schema}.cw_events VALUES (%s, %s, %s, %s, %s, %s, %s)"
-        self.last = f"SELECT COALESCE(MAX(seq), 0) FROM {schema}.cw_events WHERE session_id = %s"
+        # The last seq at or before expected_seq: a row after it makes the insert fail instead.
+        self.last = f"SELECT COALESCE(MAX(seq), 0) FROM {schema}.cw_events WHERE session_id = %s AND seq <= %s"
         self.keys = f"SELECT idempotency_key, type, payload_sha256 FROM {schema}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"
         self.unique_violation = psycopg.errors.UniqueViolation
 
@@ -200,30 +204,32 @@ class RawPostgres:
         conn = self.conn
         try:
             with conn.pipeline(), conn.cursor() as cur:
+                conn.execute("BEGIN")
                 found = conn.execute(self.keys, (session_id, keys)) if keys else None
-                last = conn.execute(self.last, (session_id,))
                 if not keys:
                     cur.executemany(self.insert, rows)
+                last = conn.execute(self.last, (session_id, expected_seq))
             if found is not None and replayed(rows, found.fetchall()):
-                conn.rollback()
+                conn.execute("ROLLBACK")
                 return
             (actual,) = last.fetchone() or (0,)
             if actual != expected_seq:
                 raise RawConflict(session_id)
             if keys:
-                with conn.cursor() as cur:
+                with conn.pipeline(), conn.cursor() as cur:
                     cur.executemany(self.insert, rows)
-            conn.commit()
+                    conn.execute("COMMIT")
+            else:
+                conn.execute("COMMIT")
         except self.unique_violation as exc:  # another writer took the seq first
-            conn.rollback()
+            conn.execute("ROLLBACK")
             raise RawConflict(session_id) from exc
         except BaseException:
-            conn.rollback()
+            conn.execute("ROLLBACK")
             raise
 
     def close(self) -> None:
         self.conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
-        self.conn.commit()
         self.conn.close()
 
 
