@@ -9,18 +9,24 @@ Three tables:
 
 * **Appends against the raw driver.** ``EventLog.append`` (validation, canonical
   encoding, hashing, session rules, optimistic concurrency, typed events returned)
-  next to a loop over the same driver that does only the encoding and hashing of the
-  same payloads (typed payload to JSON values, ``json.dumps(sort_keys=True)``, SHA-256)
-  and one INSERT per event in one transaction per append, with the same journal
-  settings, into a table made by the store's own migration for its events (same
-  columns, keys and indexes), so both write rows of one shape. What the raw loop skips is what the log adds: the limits walk and strict
-  decoding of each payload, the session rules and their index, the seq check,
-  idempotency keys, and the typed events it returns. Single appends are one event per transaction (the path an
-  agent loop takes per message); batches hold 100. The two alternate round by round
-  in one process and each keeps its best round, so load from elsewhere on the machine
-  hits both alike; the ratio is ours ÷ raw in events per second (1.0 = no overhead).
-  A first row runs both with no database at all (the in-memory log against encoding and
-  hashing alone), so the engine's own cost per event shows apart from the driver's.
+  next to the shortest loop over the same driver that gives the same write guarantees:
+  it encodes and hashes the same payloads (typed payload to JSON values,
+  ``json.dumps(sort_keys=True)``, SHA-256), and in one transaction per append looks up
+  the batch's idempotency keys (when it has any), checks ``expected_seq`` against the
+  last seq (read from the primary key) and inserts the rows, stamped with the append's
+  instant (``datetime.now``, as ISO text on SQLite) as the log stamps its events, with
+  the same journal settings, into a table made by the store's own migration for its events (same
+  columns, keys and indexes). Seqs are then unique, gapless and checked, and a reused key
+  is found, as in the log; a seq mismatch or a lost race writes nothing on both sides.
+  What the raw loop skips is what the log adds: the strict check of each typed payload,
+  the session rules and their index, the session table, and the typed events it returns.
+  Single appends are one event per transaction (the path an agent loop takes per
+  message); batches hold 100; ``--keys`` gives every event an idempotency key on both
+  sides. The two alternate round by round in one process and each keeps its best round,
+  so load from elsewhere on the machine hits both alike; the ratio is ours ÷ raw in
+  events per second (1.0 = no overhead). A first row runs both with no database at all
+  (the in-memory log against encoding, hashing and a seq check in a dict), so the
+  engine's own cost per event shows apart from the driver's.
 * **Replay** of a whole session: reads, checks every payload hash, decodes typed events.
 * **Canonical JSON** on real-sized bodies: ``canonical_json`` with its fast encoder,
   with the pure-Python fallback, and ``json.dumps(sort_keys=True)`` as the floor.
@@ -47,7 +53,7 @@ from rich.table import Table
 from contextwright import canonical
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
-from contextwright.events import AssistantMessage, ToolCall, ToolResult, UserMessage
+from contextwright.events import AssistantMessage, NewEvent, ToolCall, ToolResult, UserMessage
 from contextwright.events.registry import encode_payload, type_of
 from contextwright.log import EventLog, InMemoryEventLog, _migrations
 from contextwright.log.sqlite import SQLiteEventLog
@@ -76,43 +82,88 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-class RawDriver:
-    """The floor: encode and hash each payload, INSERT it, one transaction per append; no checks."""
+class RawConflict(Exception):
+    """The raw loop's seq conflict or idempotency mismatch (it writes nothing then, as the log)."""
 
-    def __init__(
-        self,
-        begin: Callable[[], None],
-        insert: Callable[[list[tuple[Any, ...]]], None],
-        commit: Callable[[], None],
-        stamp: Any,
-    ):
-        self.begin, self.insert, self.commit, self.stamp = begin, insert, commit, stamp
+
+def encoded_rows(session_id: str, events: Sequence[Any], expected_seq: int, stamp: Any) -> list[tuple[Any, ...]]:
+    """Rows of the store's events table: typed payload to JSON values, ``json.dumps``, SHA-256; ``stamp`` is the append's instant."""
+    rows = []
+    for offset, event in enumerate(events, start=1):
+        key = None
+        if isinstance(event, NewEvent):
+            event, key = event.payload, event.idempotency_key
+        kind, text = type_of(event), _json(encode_payload(event))
+        digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        rows.append((session_id, expected_seq + offset, kind, text, digest, stamp, key))
+    return rows
+
+
+def replayed(rows: Sequence[tuple[Any, ...]], found: Sequence[tuple[Any, ...]]) -> bool:
+    """What the keys found say: True for a full replay, False when none was used; RawConflict otherwise."""
+    if not found:
+        return False
+    stored = {key: (kind, digest) for key, kind, digest in found}
+    if any(stored.get(r[6]) != (r[2], r[4]) for r in rows):
+        raise RawConflict("idempotency key reused for other content, or a batch mixing used and new keys")
+    return True
+
+
+class RawMemory:
+    """No database: encode and hash, and check the seq against a dict of last seqs."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, int] = {}
 
     def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
-        rows = []
-        for offset, event in enumerate(events, start=1):
-            kind, text = type_of(event), _json(encode_payload(event))
-            digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-            rows.append((session_id, expected_seq + offset, kind, text, digest, self.stamp, None))
-        self.begin()
-        self.insert(rows)
-        self.commit()
+        rows = encoded_rows(session_id, events, expected_seq, _dt.datetime.now(_dt.UTC))
+        if self.last.get(session_id, 0) != expected_seq:
+            raise RawConflict(session_id)
+        self.last[session_id] = rows[-1][1]
 
 
-def raw_sqlite(path: str, synchronous: str) -> tuple[RawDriver, Callable[[], None]]:
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute(f"PRAGMA synchronous={synchronous}")
-    for statement in _events_table(_migrations.SQLITE):
-        conn.execute(statement)
-    insert = "INSERT INTO cw_events VALUES (?, ?, ?, ?, ?, ?, ?)"
-    driver = RawDriver(
-        lambda: conn.execute("BEGIN IMMEDIATE"),
-        lambda rows: conn.executemany(insert, rows),
-        lambda: conn.execute("COMMIT"),
-        "2026-03-01T09:00:00.000000Z",
-    )
-    return driver, conn.close
+class RawSQLite:
+    """The floor on sqlite3 with the log's write guarantees, on the events table alone.
+
+    Under ``BEGIN IMMEDIATE``: the used idempotency keys looked up (when the batch has
+    any), the last seq read from the primary key and compared with ``expected_seq``, the
+    rows inserted. The primary key keeps seqs unique and the check keeps them gapless, so
+    no other table is needed: sessions can be listed from the events.
+    """
+
+    def __init__(self, path: str, synchronous: str) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute(f"PRAGMA synchronous={synchronous}")
+        for statement in _events_table(_migrations.SQLITE):
+            self.conn.execute(statement)
+
+    def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
+        rows = encoded_rows(session_id, events, expected_seq, _dt.datetime.now(_dt.UTC).isoformat())
+        keys = [r[6] for r in rows if r[6] is not None]
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if keys:
+                found = conn.execute(
+                    "SELECT idempotency_key, type, payload_sha256 FROM cw_events "
+                    f"WHERE session_id = ? AND idempotency_key IN ({','.join('?' * len(keys))})",
+                    (session_id, *keys),
+                ).fetchall()
+                if replayed(rows, found):
+                    conn.execute("COMMIT")
+                    return
+            (last,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM cw_events WHERE session_id = ?", (session_id,)).fetchone()
+            if last != expected_seq:
+                raise RawConflict(session_id)
+            conn.executemany("INSERT INTO cw_events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def _events_table(migrations: Sequence[_migrations.Migration]) -> list[str]:
@@ -120,39 +171,83 @@ def _events_table(migrations: Sequence[_migrations.Migration]) -> list[str]:
     return [statement for statement in migrations[0].statements if "cw_events" in statement]
 
 
-def raw_postgres(schema: str) -> tuple[RawDriver, Callable[[], None]]:
-    import psycopg
+class RawPostgres:
+    """The floor on psycopg with the log's write guarantees, on the events table alone.
 
-    conn = psycopg.connect(POSTGRES_DSN)
-    conn.execute(f"CREATE SCHEMA {schema}")
-    for statement in _events_table(_migrations.POSTGRES):
-        conn.execute(statement.replace("{schema}", schema))
-    conn.commit()
-    insert = f"INSERT INTO {schema}.cw_events VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    One pipeline sends the key lookup (when the batch has keys), the inserts (when it has
+    none) and the read of the last seq up to ``expected_seq``; then the loop commits, or
+    rolls back when that is not ``expected_seq`` (a gap). A stale ``expected_seq`` fails on
+    the primary key, as does the loser of two writers on one seq, and writes nothing. A
+    batch with keys inserts in a second round trip, after the lookup. Two round trips per
+    append, as the log.
+    """
 
-    def write(rows: list[tuple[Any, ...]]) -> None:
-        with conn.cursor() as cur:
-            cur.executemany(insert, rows)
+    def __init__(self, schema: str) -> None:
+        import psycopg
 
-    def close() -> None:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
-        conn.commit()
-        conn.close()
+        self.schema = schema
+        # BEGIN and COMMIT sent as statements, as the log does: in a transaction block
+        # psycopg would send the BEGIN in a round trip of its own.
+        self.conn = psycopg.connect(POSTGRES_DSN, autocommit=True)
+        self.conn.execute(f"CREATE SCHEMA {schema}")
+        for statement in _events_table(_migrations.POSTGRES):
+            self.conn.execute(statement.replace("{schema}", schema))
+        self.insert = f"INSERT INTO {schema}.cw_events VALUES (%s, %s, %s, %s, %s, %s, %s)"
+        # The last seq at or before expected_seq: a row after it makes the insert fail instead.
+        self.last = f"SELECT COALESCE(MAX(seq), 0) FROM {schema}.cw_events WHERE session_id = %s AND seq <= %s"
+        self.keys = f"SELECT idempotency_key, type, payload_sha256 FROM {schema}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"
+        self.unique_violation = psycopg.errors.UniqueViolation
 
-    stamp = _dt.datetime(2026, 3, 1, 9, tzinfo=_dt.UTC)
-    return RawDriver(lambda: None, write, conn.commit, stamp), close
+    def append(self, session_id: str, events: Sequence[Any], *, expected_seq: int) -> None:
+        rows = encoded_rows(session_id, events, expected_seq, _dt.datetime.now(_dt.UTC))
+        keys = [r[6] for r in rows if r[6] is not None]
+        conn = self.conn
+        try:
+            with conn.pipeline(), conn.cursor() as cur:
+                conn.execute("BEGIN")
+                found = conn.execute(self.keys, (session_id, keys)) if keys else None
+                if not keys:
+                    cur.executemany(self.insert, rows)
+                last = conn.execute(self.last, (session_id, expected_seq))
+            if found is not None and replayed(rows, found.fetchall()):
+                conn.execute("ROLLBACK")
+                return
+            (actual,) = last.fetchone() or (0,)
+            if actual != expected_seq:
+                raise RawConflict(session_id)
+            if keys:
+                with conn.pipeline(), conn.cursor() as cur:
+                    cur.executemany(self.insert, rows)
+                    conn.execute("COMMIT")
+            else:
+                conn.execute("COMMIT")
+        except self.unique_violation as exc:  # another writer took the seq first
+            conn.execute("ROLLBACK")
+            raise RawConflict(session_id) from exc
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
+        self.conn.close()
 
 
-def timed_appends(target: Any, events: Sequence[Any], batch: int) -> float:
-    """Seconds to append ``events`` to a fresh session, ``batch`` per append."""
+Appender = EventLog | RawMemory | RawSQLite | RawPostgres
+
+
+def timed_appends(target: Appender, events: Sequence[Any], batch: int, *, keys: bool) -> float:
+    """Seconds to append ``events`` to a fresh session, ``batch`` per append (each with a key when ``keys``)."""
     session = f"s-{uuid.uuid4().hex[:8]}"
+    if keys:
+        events = [NewEvent.of(e, idempotency_key=f"{session}-{i}") for i, e in enumerate(events)]
     start = time.perf_counter()
     for offset in range(0, len(events), batch):
         target.append(session, events[offset : offset + batch], expected_seq=offset)
     return time.perf_counter() - start
 
 
-def compare(log: EventLog, raw: RawDriver, *, singles: int, batched: int, batch: int) -> dict[str, float]:
+def compare(log: EventLog, raw: Appender, *, singles: int, batched: int, batch: int, keys: bool) -> dict[str, float]:
     """Best-of-rounds events/s for ours and raw, single and batched, alternating."""
     typed = [payload(i) for i in range(max(singles, batched))]
     best: dict[str, float] = {}
@@ -163,7 +258,7 @@ def compare(log: EventLog, raw: RawDriver, *, singles: int, batched: int, batch:
             ("ours_batch", log, typed, batch, batched),
             ("raw_batch", raw, typed, batch, batched),
         ):
-            rate = count / timed_appends(target, events[:count], size)
+            rate = count / timed_appends(target, events[:count], size, keys=keys)
             best[name] = max(best.get(name, 0.0), rate)
     return best
 
@@ -180,21 +275,28 @@ def replay_rate(log: EventLog, total: int, batch: int) -> float:
     return total / elapsed
 
 
-def backends(tmp: str) -> list[tuple[str, Callable[[], tuple[EventLog, RawDriver, Callable[[], None]]]]]:
-    """(name, open) for each backend here; open returns (log, raw driver, cleanup)."""
+Pair = tuple[EventLog, Appender, Callable[[], None]]
 
-    def sqlite_pair(sync: str) -> tuple[EventLog, RawDriver, Callable[[], None]]:
+
+def backends(tmp: str) -> list[tuple[str, Callable[[], Pair]]]:
+    """(name, open) for each backend here; open returns (log, raw loop, cleanup)."""
+
+    def sqlite_pair(sync: str) -> Pair:
         log = SQLiteEventLog(os.path.join(tmp, f"ours-{sync}.db"), clock=FixedClock(step=0.001), synchronous=sync)
-        raw, close_raw = raw_sqlite(os.path.join(tmp, f"raw-{sync}.db"), sync)
-        return log, raw, lambda: (close_raw(), log.close())
+        raw = RawSQLite(os.path.join(tmp, f"raw-{sync}.db"), sync)
 
-    def memory_pair() -> tuple[EventLog, RawDriver, Callable[[], None]]:
-        # No database on either side: the engine's own work against encoding and hashing alone.
-        nothing: Callable[..., None] = lambda *_: None
-        return InMemoryEventLog(clock=FixedClock(step=0.001)), RawDriver(nothing, nothing, nothing, None), nothing
+        def cleanup() -> None:
+            raw.close()
+            log.close()
 
-    found: list[tuple[str, Callable[[], tuple[EventLog, RawDriver, Callable[[], None]]]]] = [
-        ("in memory (raw: encode + hash only)", memory_pair),
+        return log, raw, cleanup
+
+    def memory_pair() -> Pair:
+        # No database on either side: the engine's own work against encoding, hashing and a seq check.
+        return InMemoryEventLog(clock=FixedClock(step=0.001)), RawMemory(), lambda: None
+
+    found: list[tuple[str, Callable[[], Pair]]] = [
+        ("in memory (raw: encode + hash + seq check)", memory_pair),
         ("SQLite, synchronous=FULL (default)", lambda: sqlite_pair("FULL")),
         ("SQLite, synchronous=NORMAL", lambda: sqlite_pair("NORMAL")),
     ]
@@ -204,12 +306,12 @@ def backends(tmp: str) -> list[tuple[str, Callable[[], tuple[EventLog, RawDriver
         schema = f"cw_bench_{uuid.uuid4().hex[:8]}"
         PostgresEventLog(POSTGRES_DSN, schema=schema).close()
 
-        def postgres_pair() -> tuple[EventLog, RawDriver, Callable[[], None]]:
+        def postgres_pair() -> Pair:
             log = PostgresEventLog(POSTGRES_DSN, schema=schema, clock=FixedClock(step=0.001))
-            raw, close_raw = raw_postgres(f"{schema}_raw")
+            raw = RawPostgres(f"{schema}_raw")
 
             def cleanup() -> None:
-                close_raw()
+                raw.close()
                 log.drop_schema()
                 log.close()
 
@@ -283,6 +385,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=None, help="events in the replayed session (default 100,000)")
     parser.add_argument("--singles", type=int, default=None, help="single-event appends per round (default 2,000)")
     parser.add_argument("--batch", type=int, default=100, help="events per batch append")
+    parser.add_argument("--keys", action="store_true", help="give every appended event an idempotency key, on both sides")
     args = parser.parse_args()
     total = args.events or (10_000 if args.quick else 100_000)
     singles = args.singles or (300 if args.quick else 2_000)
@@ -301,14 +404,14 @@ def main() -> None:
         f"batch of {args.batch}: raw/s",
         f"batch of {args.batch}: ours ÷ raw",
         f"replay {total:,} events/s",
-        title=f"Appends ({singles:,} single, {batched:,} batched; best of {ROUNDS} alternating rounds) and replay",
+        title=f"Appends ({singles:,} single, {batched:,} batched{', keyed' if args.keys else ''}; best of {ROUNDS} alternating rounds) and replay",
     )
     with tempfile.TemporaryDirectory() as tmp:
         for name, open_pair in backends(tmp):
             log, raw, cleanup = open_pair()
             try:
                 with console.status(f"measuring {name}"):
-                    r = compare(log, raw, singles=singles, batched=batched, batch=args.batch)
+                    r = compare(log, raw, singles=singles, batched=batched, batch=args.batch, keys=args.keys)
                     replay = replay_rate(log, total, args.batch)
             finally:
                 cleanup()

@@ -11,8 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contextwright.canonical import (
+    _pure_json,
     canonical_bytes,
     canonical_json,
+    canonical_str,
     content_hash,
     is_tagged_hash,
     parse_canonical,
@@ -119,3 +121,13 @@ def test_round_trip_is_a_fixed_point(value):
     text = canonical_json(value)
     assert canonical_json(parse_canonical(text)) == text
     assert " " not in text.replace('" "', "") or isinstance(value, (str, dict, list))
+
+
+@given(st.text())
+def test_a_string_alone_encodes_as_the_general_encoder_writes_it(text):
+    assert canonical_str(text) == canonical_json(text) == _pure_json(text)
+
+
+def test_strings_with_escapes_encode_as_the_general_encoder_writes_them():
+    for text in ("", 'quote " back \\', "nul \x00 \x01\x1f\x7f", "\t\n\r\b\f", "\u2028 漢字 🙂", "lone \ud800"):
+        assert canonical_str(text) == canonical_json(text) == _pure_json(text)

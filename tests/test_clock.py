@@ -42,3 +42,13 @@ def test_instants_round_trip_through_text_in_utc():
 def test_both_clocks_satisfy_the_protocol():
     assert isinstance(SystemClock(), Clock) and isinstance(FixedClock(), Clock)
     assert SystemClock().now().tzinfo is not None
+
+
+def test_instant_text_matches_the_strftime_form_and_reads_back():
+    offsets = [dt.UTC, dt.timezone(dt.timedelta(hours=-7, minutes=-30)), dt.timezone(dt.timedelta(hours=14))]
+    for year, micro, zone in [(1000, 0, 0), (1970, 1, 1), (2026, 999_999, 2), (9998, 500_000, 0), (2024, 10, 1)]:
+        when = dt.datetime(year, 2, 28, 23, 59, 59, micro, tzinfo=offsets[zone])
+        text = format_instant(when)
+        assert text == when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        assert parse_instant(text) == when
+    assert format_instant(dt.datetime(5, 1, 1, tzinfo=dt.UTC)) == "0005-01-01T00:00:00.000000Z"

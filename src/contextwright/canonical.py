@@ -55,6 +55,18 @@ def canonical_json(value: Any) -> str:
     return _pure_json(value)
 
 
+def canonical_str(text: str) -> str:
+    """:func:`canonical_json` of a string, without the general encoder's type checks.
+
+    The reference encoder writes a string with ``json.encoder.encode_basestring`` (its
+    ``ensure_ascii=False`` form), so this is the same text for every string.
+    """
+    return _encode_string(text)
+
+
+_encode_string = json.encoder.encode_basestring
+
+
 def canonical_bytes(value: Any) -> bytes:
     """Return :func:`canonical_json` encoded as UTF-8."""
     fast = _fast_bytes(value)

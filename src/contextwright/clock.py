@@ -78,7 +78,9 @@ def format_instant(when: _dt.datetime) -> str:
     """Return the canonical text of an instant: UTC, ISO-8601, microseconds, ``Z``."""
     if when.tzinfo is None:
         raise ValueError("naive datetimes are ambiguous; give the clock a timezone")
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat writes the same text as strftime("%Y-%m-%dT%H:%M:%S.%fZ") at a fraction of the
+    # cost, and pads years before 1000 to four digits, which strftime does not on every platform.
+    return when.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def parse_instant(text: str) -> _dt.datetime:

@@ -75,3 +75,30 @@ def test_a_float_field_makes_the_encoding_be_redone_after_decoding():
     assert not _schema.decoding_keeps_json(Wrapped)
     assert _schema.decoding_keeps_json(ToolResult)
     assert _schema.encode(_schema.decode(Cost, {"usd": 1})) == {"usd": 1.0}
+
+
+def test_events_an_append_builds_equal_those_the_constructor_builds():
+    import datetime as dt
+
+    from contextwright.events import Event
+    from contextwright.log.base import new_events
+
+    at = dt.datetime(2026, 3, 1, 9, 0, 0, 1234, tzinfo=dt.UTC)
+    prepared = prepare_events([UserMessage(text="a"), NewEvent.of(UserMessage(text="b"), idempotency_key="k")])
+    built = new_events("s", prepared, expected_seq=4, at=at)
+    expected = [
+        Event(
+            session_id="s",
+            seq=5 + i,
+            type=p.type,
+            payload=p.payload,
+            at=at,
+            payload_sha256=p.payload_sha256,
+            idempotency_key=p.idempotency_key,
+        )
+        for i, p in enumerate(prepared)
+    ]
+    assert built == expected and all(type(e) is Event for e in built)
+    assert [dataclasses.asdict(e) for e in built] == [dataclasses.asdict(e) for e in expected]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built[0].seq = 9  # type: ignore[misc]

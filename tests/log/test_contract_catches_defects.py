@@ -6,9 +6,12 @@ reference; the contract tests that cover that guarantee must then fail.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from contextwright.errors import SeqConflict
+from contextwright.events import Event
 from contextwright.log._invariants import IndexChanges, check_batch
 from contextwright.log.base import PreparedEvent, StoredRow, VerifyReport
 from contextwright.log.memory import InMemoryEventLog
@@ -96,11 +99,11 @@ class LosesRaces(InMemoryEventLog):
 class NoSessionRules(InMemoryEventLog):
     """Stores whatever events come, without checking the session's rules."""
 
-    _check_rules = staticmethod(lambda session_id, events, reader: IndexChanges())
+    _check_rules = staticmethod(lambda session_id, events, reader, *, first_seq: IndexChanges())
 
 
-def _forget_answers(session_id, events, reader):
-    changes = check_batch(session_id, events, reader)
+def _forget_answers(session_id, events, reader, *, first_seq):
+    changes = check_batch(session_id, events, reader, first_seq=first_seq)
     changes.calls_answered.clear()
     return changes
 
@@ -118,12 +121,12 @@ class VerifiesNothing(InMemoryEventLog):
         return VerifyReport(sessions=0, events=0, artifacts=0, problems=())
 
 
-def _renumber(row: StoredRow, seq: int) -> StoredRow:
-    return StoredRow(**{**{f: getattr(row, f) for f in row.__dataclass_fields__}, "seq": seq})
+def _renumber(row: StoredRow | Event, seq: int) -> StoredRow | Event:
+    return dataclasses.replace(row, seq=seq)
 
 
-def _replace_at(row: StoredRow, at) -> StoredRow:
-    return StoredRow(**{**{f: getattr(row, f) for f in row.__dataclass_fields__}, "at": at})
+def _replace_at(row: Event, at) -> Event:
+    return dataclasses.replace(row, at=at)
 
 
 CASES = [

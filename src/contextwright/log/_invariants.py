@@ -77,6 +77,10 @@ class IndexChanges:
         First (call id, call seq, result seq or None) for each call the batch opened (the
         whole row), then (call id, result seq) for each earlier call it answered.
         """
+        if not self.calls_answered:  # the usual batches: calls opened, or one result
+            return [(c, s, None) for c, s in dict(self.calls_opened).items()], []
+        if not self.calls_opened:
+            return [], list(dict(self.calls_answered).items())
         opened: dict[str, tuple[int, int | None]] = {}
         answered: dict[str, int] = {}
         for seq, call_id, is_result in self.call_updates():
@@ -95,28 +99,36 @@ class IndexChanges:
         return not (self.calls_opened or self.calls_answered or self.plans) and self.requests_built is None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Indexed:
-    """One event as the rules see it: its seq, type and typed payload."""
+class Staged(Protocol):
+    """An event about to be stored, as the rules read it (the log's ``PreparedEvent``)."""
 
-    seq: int
-    type: str
-    payload: Any
+    @property
+    def type(self) -> str:
+        """The event type name."""
+        ...
+
+    def typed_payload(self) -> Any:
+        """The typed payload."""
+        ...
 
 
-def check_batch(session_id: str, events: Sequence[Indexed], reader: IndexReader) -> IndexChanges:
-    """Check a batch against the session's rules; return the index changes or raise ``SessionInvariantViolated``."""
+def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, *, first_seq: int) -> IndexChanges:
+    """Check a batch stored from ``first_seq`` on against the session's rules.
+
+    Returns the index changes, or raises ``SessionInvariantViolated``.
+    """
     changes = IndexChanges()
     if not any(e.type in CHECKED_TYPES for e in events):
         return changes
-    results = [e.payload.call_id for e in events if e.type == "tool.result"]
+    payloads = [e.typed_payload() for e in events]
+    results = [p.call_id for e, p in zip(events, payloads, strict=True) if e.type == "tool.result"]
     stored = dict(reader.call_states(results)) if results else {}
     calls: dict[str, bool] = {}
     plans: dict[int, str] | None = None
     requests: int | None = None
     any_call: bool | None = None
-    for index, event in enumerate(events):
-        payload = event.payload
+    for index, (event, payload) in enumerate(zip(events, payloads, strict=True)):
+        seq = first_seq + index
 
         def refuse(rule: str, problem: str, index: int = index) -> SessionInvariantViolated:
             return SessionInvariantViolated(session_id, rule=rule, problem=problem, index=index)
@@ -125,7 +137,7 @@ def check_batch(session_id: str, events: Sequence[Indexed], reader: IndexReader)
             case "message.assistant":
                 for call in payload.tool_calls:
                     calls[call.id] = False
-                    changes.calls_opened.append((call.id, event.seq))
+                    changes.calls_opened.append((call.id, seq))
             case "tool.result":
                 call_id = payload.call_id
                 answered = calls.get(call_id, stored.get(call_id))
@@ -138,7 +150,7 @@ def check_batch(session_id: str, events: Sequence[Indexed], reader: IndexReader)
                 if answered:
                     raise refuse("second_tool_result", f"call {call_id!r} already has its result")
                 calls[call_id] = True
-                changes.calls_answered.append((call_id, event.seq))
+                changes.calls_answered.append((call_id, seq))
             case "context.plan.created" | "context.epoch.rotated":
                 owner = payload.plan.get("session_id")
                 if owner != session_id:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import dataclasses
 import datetime as _dt
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -65,7 +66,7 @@ from contextwright.events.registry import (
     payload_digest,
     validate_and_encode,
 )
-from contextwright.log._invariants import Indexed, final_index, rebuild_index
+from contextwright.log._invariants import final_index, rebuild_index
 
 MAX_SESSION_ID_LENGTH = 200
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
@@ -82,12 +83,12 @@ class PreparedEvent:
     payload: Any = field(default=None, compare=False, repr=False)
     """The typed payload: the session rules read it and the append returns it (decoded from ``payload_json`` when absent)."""
 
-    def indexed(self, seq: int) -> Indexed:
-        """This event as the session rules see it, stored at ``seq``."""
+    def typed_payload(self) -> Any:
+        """The typed payload, as the session rules read it."""
         payload = self.payload
         if payload is None:
             payload = decode_stored_payload(self.type, parse_canonical(self.payload_json))
-        return Indexed(seq=seq, type=self.type, payload=payload)
+        return payload
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -155,9 +156,7 @@ class EventLog(abc.ABC):
         validate_session_id(session_id)
         if not isinstance(expected_seq, int) or isinstance(expected_seq, bool) or expected_seq < 0:
             raise UsageError(f"expected_seq must be an integer >= 0, got {expected_seq!r}")
-        prepared = prepare_events(events)
-        rows = self._append(session_id, prepared, expected_seq=expected_seq)
-        return with_fresh_stack(decode_rows, rows)
+        return self._append(session_id, prepare_events(events), expected_seq=expected_seq)
 
     def read(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """Return the session's events with ``seq > after_seq`` in order, at most ``limit``.
@@ -283,8 +282,12 @@ class EventLog(abc.ABC):
     # -- what adapters implement ---------------------------------------------
 
     @abc.abstractmethod
-    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
-        """Store ``events`` atomically under the contract; use :func:`resolve_replay` and :func:`new_rows`."""
+    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
+        """Store ``events`` atomically under the contract and return them as stored.
+
+        Use :func:`resolve_replay` for batches with idempotency keys and :func:`new_events`
+        for what a fresh append returns.
+        """
 
     @abc.abstractmethod
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
@@ -414,11 +417,7 @@ def _prepare_one(event: NewEvent | Any) -> PreparedEvent:
 
 
 def new_rows(session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int, at: _dt.datetime) -> list[StoredRow]:
-    """The rows a fresh append stores, numbered after ``expected_seq``, holding the typed payloads.
-
-    ``at`` must be the instant exactly as the backend will read it back, so the events an
-    append returns equal those a later read returns.
-    """
+    """The rows a fresh append stores, numbered after ``expected_seq``, holding the typed payloads."""
     return [
         StoredRow(
             session_id=session_id,
@@ -434,13 +433,55 @@ def new_rows(session_id: str, events: Sequence[PreparedEvent], *, expected_seq: 
     ]
 
 
-def resolve_replay(
-    session_id: str, events: Sequence[PreparedEvent], stored_by_key: dict[str, StoredRow]
-) -> list[StoredRow] | None:
+def new_events(session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int, at: _dt.datetime) -> list[Event]:
+    """The events a fresh append returns, numbered after ``expected_seq``.
+
+    They are built from the validated payloads, whose hashes were computed from the very
+    bytes stored, so nothing is read back or decoded. ``at`` must be the instant exactly
+    as the backend will read it back, so that they equal what a later read returns.
+    """
+    return [
+        _event(
+            session_id,
+            expected_seq + offset,
+            e.type,
+            e.payload if e.payload is not None else e.typed_payload(),
+            at,
+            e.payload_sha256,
+            e.idempotency_key,
+        )
+        for offset, e in enumerate(events, start=1)
+    ]
+
+
+_EVENT_FIELDS = ("session_id", "seq", "type", "payload", "at", "payload_sha256", "idempotency_key")
+if tuple(f.name for f in dataclasses.fields(Event)) != _EVENT_FIELDS or hasattr(Event, "__post_init__"):
+    raise TypeError("Event changed: update _event to set exactly its fields")
+_set_session_id, _set_seq, _set_type, _set_payload, _set_at, _set_sha256, _set_key = (
+    Event.__dict__[name].__set__ for name in _EVENT_FIELDS
+)
+_new_object = object.__new__
+
+
+def _event(session_id: str, seq: int, type_: str, payload: Any, at: _dt.datetime, sha256: str, key: str | None) -> Event:
+    """``Event(...)`` with its slots set directly, for the append path: the generated frozen
+    ``__init__`` sets each field through ``object.__setattr__``, about twice the cost."""
+    event: Event = _new_object(Event)
+    _set_session_id(event, session_id)
+    _set_seq(event, seq)
+    _set_type(event, type_)
+    _set_payload(event, payload)
+    _set_at(event, at)
+    _set_sha256(event, sha256)
+    _set_key(event, key)
+    return event
+
+
+def resolve_replay(session_id: str, events: Sequence[PreparedEvent], stored_by_key: dict[str, StoredRow]) -> list[Event] | None:
     """Decide what a batch with idempotency keys means, given the rows stored under those keys.
 
-    Returns the stored rows for a full replay, ``None`` when no key was used
-    before (a normal append), and raises :class:`IdempotencyConflict` otherwise.
+    Returns the stored events (decoded and checked) for a full replay, ``None`` when no key
+    was used before (a normal append), and raises :class:`IdempotencyConflict` otherwise.
     """
     if not stored_by_key:
         return None
@@ -457,7 +498,7 @@ def resolve_replay(
         if row.type != event.type or row.payload_sha256 != event.payload_sha256:
             raise IdempotencyConflict(session_id, key, f"was used for a different event (seq {row.seq})")
         replay.append(row)
-    return replay
+    return with_fresh_stack(decode_rows, replay)
 
 
 def decode_rows(rows: Sequence[StoredRow]) -> list[Event]:

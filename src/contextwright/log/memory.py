@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from contextwright.clock import Clock
 from contextwright.errors import SeqConflict
+from contextwright.events.envelope import Event
 from contextwright.log._invariants import IndexChanges, check_batch
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, decode_rows, new_rows, resolve_replay
 
 
 @dataclass(kw_only=True, slots=True)
@@ -55,7 +56,7 @@ class InMemoryEventLog(EventLog):
         self._artifacts: dict[str, str] = {}
         self._index: dict[str, _Index] = {}
 
-    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
+    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
         with self._lock:
             rows = self._rows.get(session_id, [])
             keys = self._keys.get(session_id, {})
@@ -66,14 +67,14 @@ class InMemoryEventLog(EventLog):
             if len(rows) != expected_seq:
                 raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=len(rows))
             index = self._index.get(session_id) or _Index()
-            changes = self._check_rules(session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], index)
+            changes = self._check_rules(session_id, events, index, first_seq=expected_seq + 1)
             new = new_rows(session_id, events, expected_seq=expected_seq, at=self.clock.now())
             self._rows[session_id] = rows + new
             self._keys[session_id] = keys | {r.idempotency_key: r for r in new if r.idempotency_key}
             if not changes.empty:
                 index.apply(changes)
                 self._index[session_id] = index
-            return new
+            return decode_rows(new)
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
         with self._lock:

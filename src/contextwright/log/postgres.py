@@ -1,9 +1,10 @@
 """PostgreSQL event log (psycopg 3, ``[postgres]`` extra): for many workers and hosts.
 
-* A row lock on the session (``SELECT ... FOR UPDATE`` on ``cw_sessions``)
-  serialises appends to one session; appends to different sessions run in
-  parallel. Losers of a race wait, then see the new last seq and get a
-  ``SeqConflict`` (https://www.postgresql.org/docs/current/explicit-locking.html).
+* A row lock on the session serialises appends to one session; appends to
+  different sessions run in parallel. An append takes it with the statement that
+  moves the session's last seq only if it is still ``expected_seq``; losers of a race
+  wait, then find the new last seq, move nothing and get a ``SeqConflict``
+  (https://www.postgresql.org/docs/current/transaction-iso.html#XACT-READ-COMMITTED).
 * Payloads are stored as ``TEXT`` holding canonical JSON, not ``jsonb``, which
   would reorder keys and normalise numbers and so break byte-exact replay.
 * Tables live in their own schema (default ``contextwright``); migrations take a
@@ -20,13 +21,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextwright._optional import require
-from contextwright.canonical import canonical_json, parse_canonical
+from contextwright.canonical import canonical_json, canonical_str, parse_canonical
 from contextwright.clock import UTC, Clock
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StorageCorrupted, UsageError
+from contextwright.events.envelope import Event
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_psycopg
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -122,7 +124,7 @@ class PostgresEventLog(EventLog):
 
     # -- the port -------------------------------------------------------------
 
-    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
+    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
         with translating_psycopg(f"appending to session {session_id!r}"), self._pool.connection() as conn:
             # BEGIN and COMMIT are sent as statements in the append's two pipelines: in a
             # transaction block psycopg would send each in a round trip of its own.
@@ -136,21 +138,30 @@ class PostgresEventLog(EventLog):
                 with contextlib.suppress(Exception):  # a broken connection is dropped by the pool
                     conn.autocommit = False
 
-    def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[StoredRow]:
+    def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[Event]:
         keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
         # The call ids the session rules will look up, asked for with the lock.
         results = [e.payload.call_id for e in events if e.type == "tool.result" and e.payload is not None]
-        # A pipeline sends these statements together and waits for their answers once.
+        last_seq = expected_seq + len(events)
+        # A pipeline sends these statements together and waits for their answers once. Moving
+        # the session's last seq is the seq check and takes the row lock that serialises
+        # appends to the session; the key lookup after it sees what a writer that held the
+        # lock before committed.
         with conn.pipeline():
             conn.execute("BEGIN")
-            conn.execute(
-                self._sql("INSERT INTO {schema}.cw_sessions (session_id, last_seq) VALUES (%s, 0) ON CONFLICT DO NOTHING"),
-                (session_id,),
-            )
-            locked = conn.execute(
-                self._sql("SELECT last_seq FROM {schema}.cw_sessions WHERE session_id = %s FOR UPDATE"),
-                (session_id,),
-            )
+            if expected_seq == 0:
+                moved = conn.execute(
+                    self._sql(
+                        "INSERT INTO {schema}.cw_sessions (session_id, last_seq) VALUES (%s, %s) ON CONFLICT (session_id) "
+                        "DO UPDATE SET last_seq = excluded.last_seq WHERE {schema}.cw_sessions.last_seq = 0"
+                    ),
+                    (session_id, last_seq),
+                )
+            else:
+                moved = conn.execute(
+                    self._sql("UPDATE {schema}.cw_sessions SET last_seq = %s WHERE session_id = %s AND last_seq = %s"),
+                    (last_seq, session_id, expected_seq),
+                )
             used = (
                 conn.execute(
                     self._sql(f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"),
@@ -160,32 +171,34 @@ class PostgresEventLog(EventLog):
                 else None
             )
             states = _call_states_query(self, conn, session_id, results) if results else None
-        actual = locked.fetchone()[0]
         if used is not None:
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in used.fetchall()})
             if replay is not None:
-                conn.execute("COMMIT")
+                conn.execute("ROLLBACK")  # the last seq may have moved above; nothing is written
                 return replay
-        if actual != expected_seq:
-            raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=int(actual))
+        if moved.rowcount != 1:
+            row = conn.execute(
+                self._sql("SELECT last_seq FROM {schema}.cw_sessions WHERE session_id = %s"), (session_id,)
+            ).fetchone()
+            raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=int(row[0]) if row else 0)
         changes = check_batch(
             session_id,
-            [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)],
+            events,
             _IndexReader(self, conn, session_id, prefetched=None if states is None else (results, states)),
+            first_seq=expected_seq + 1,
         )
-        stored = new_rows(session_id, events, expected_seq=expected_seq, at=_microseconds(self.clock.now()))
+        at = _microseconds(self.clock.now())
         with conn.pipeline(), conn.cursor() as cur:
             cur.executemany(
                 self._sql(f"INSERT INTO {{schema}}.cw_events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"),
-                [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, r.at, r.idempotency_key) for r in stored],
-            )
-            conn.execute(
-                self._sql("UPDATE {schema}.cw_sessions SET last_seq = %s WHERE session_id = %s"),
-                (stored[-1].seq, session_id),
+                [
+                    (session_id, seq, e.type, e.payload_json, e.payload_sha256, at, e.idempotency_key)
+                    for seq, e in enumerate(events, expected_seq + 1)
+                ],
             )
             self._write_index(conn, session_id, changes)
             conn.execute("COMMIT")  # skipped by the server if a write above failed
-        return stored
+        return new_events(session_id, events, expected_seq=expected_seq, at=at)
 
     def _write_index(self, conn: Any, session_id: str, changes: IndexChanges) -> None:
         # Call ids are stored as JSON strings: PostgreSQL text cannot hold NUL, JSON escapes it.
@@ -197,7 +210,7 @@ class PostgresEventLog(EventLog):
                         "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, %s, %s) "
                         "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq"
                     ),
-                    [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+                    [(session_id, canonical_str(call_id), seq, result) for call_id, seq, result in opened],
                 )
             if answered:
                 cur.executemany(
@@ -205,7 +218,7 @@ class PostgresEventLog(EventLog):
                         "INSERT INTO {schema}.cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (%s, %s, 0, %s) "
                         "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq"
                     ),
-                    [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
+                    [(session_id, canonical_str(call_id), seq) for call_id, seq in answered],
                 )
             if changes.plans:
                 cur.executemany(
@@ -382,7 +395,7 @@ def _call_states_query(log: PostgresEventLog, conn: Any, session_id: str, call_i
         log._sql(
             "SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s AND call_id = ANY(%s)"
         ),
-        (session_id, [canonical_json(c) for c in call_ids]),
+        (session_id, [canonical_str(c) for c in call_ids]),
     )
 
 

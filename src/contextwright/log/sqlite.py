@@ -22,13 +22,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from contextwright.canonical import canonical_json, parse_canonical
-from contextwright.clock import Clock, format_instant, parse_instant
+from contextwright.canonical import canonical_str, parse_canonical
+from contextwright.clock import UTC, Clock, format_instant, parse_instant
 from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
+from contextwright.events.envelope import Event
 from contextwright.log import _migrations
-from contextwright.log._errors import translating_sqlite
+from contextwright.log._errors import map_sqlite_error, translating_sqlite
 from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_rows, resolve_replay
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 
@@ -73,35 +74,41 @@ class SQLiteEventLog(EventLog):
 
     @contextlib.contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
-        if self._closed:
-            raise UsageError("this log is closed")
-        with self._pool_lock:
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            with translating_sqlite(f"opening {self.path}"):
-                if self.read_only:
-                    # mode=ro: SQLite itself refuses every write, so looking never changes the file. Without a
-                    # -wal file no writer has the store open; immutable=1 then also keeps SQLite from
-                    # creating -wal/-shm files next to it just to read.
-                    quiet = "" if Path(f"{self.path}-wal").exists() else "&immutable=1"
-                    uri = f"{self.path.resolve().as_uri()}?mode=ro{quiet}"
-                    conn = sqlite3.connect(
-                        uri, uri=True, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
-                    )
-                else:
-                    conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
-                    conn.execute("PRAGMA journal_mode=WAL")
-                    conn.execute(f"PRAGMA synchronous={self._synchronous}")
-                    conn.execute("PRAGMA foreign_keys=ON")
+        conn = self._take()
         try:
             yield conn
         finally:
-            with self._pool_lock:
-                keep = not self._closed and len(self._idle) < self._max_idle and not conn.in_transaction
-                if keep:
-                    self._idle.append(conn)
-            if not keep:
-                conn.close()
+            self._give_back(conn)
+
+    def _take(self) -> sqlite3.Connection:
+        """An idle connection, or a new one."""
+        if self._closed:
+            raise UsageError("this log is closed")
+        with self._pool_lock:
+            if self._idle:
+                return self._idle.pop()
+        with translating_sqlite(f"opening {self.path}"):
+            if self.read_only:
+                # mode=ro: SQLite itself refuses every write, so looking never changes the file. Without a
+                # -wal file no writer has the store open; immutable=1 then also keeps SQLite from
+                # creating -wal/-shm files next to it just to read.
+                quiet = "" if Path(f"{self.path}-wal").exists() else "&immutable=1"
+                uri = f"{self.path.resolve().as_uri()}?mode=ro{quiet}"
+                return sqlite3.connect(uri, uri=True, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            conn.execute("PRAGMA foreign_keys=ON")
+            return conn
+
+    def _give_back(self, conn: sqlite3.Connection) -> None:
+        """Keep ``conn`` for the next call, unless enough are idle, the log is closed or it is mid-transaction."""
+        with self._pool_lock:
+            keep = not self._closed and len(self._idle) < self._max_idle and not conn.in_transaction
+            if keep:
+                self._idle.append(conn)
+        if not keep:
+            conn.close()
 
     def open_connections(self) -> int:
         """Connections held open between calls (for tests and monitoring)."""
@@ -178,21 +185,27 @@ class SQLiteEventLog(EventLog):
 
     # -- the port -------------------------------------------------------------
 
-    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
-        with self._conn() as conn, translating_sqlite(f"appending to session {session_id!r}"):
+    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
+        # The pool and the error translation spelled out: this is the hot path of every turn.
+        conn = self._take()
+        try:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 rows = self._append_locked(conn, session_id, events, expected_seq)
                 conn.execute("COMMIT")
-                return rows
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        except (sqlite3.Error, sqlite3.Warning) as exc:
+            raise map_sqlite_error(exc, context=f"appending to session {session_id!r}") from exc
+        finally:
+            self._give_back(conn)
+        return rows
 
     def _append_locked(
         self, conn: sqlite3.Connection, session_id: str, events: Sequence[PreparedEvent], expected_seq: int
-    ) -> list[StoredRow]:
+    ) -> list[Event]:
         keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
         if keys:
             marks = ",".join("?" * len(keys))
@@ -204,17 +217,19 @@ class SQLiteEventLog(EventLog):
             if replay is not None:
                 return replay
         _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
-        changes = check_batch(
-            session_id, [e.indexed(expected_seq + i) for i, e in enumerate(events, 1)], _IndexReader(conn, session_id)
-        )
-        stamp = format_instant(self.clock.now())
-        stored = new_rows(session_id, events, expected_seq=expected_seq, at=parse_instant(stamp))
+        changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
+        now = self.clock.now()
+        stamp = format_instant(now)
         conn.executemany(
             f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(r.session_id, r.seq, r.type, r.payload_json, r.payload_sha256, stamp, r.idempotency_key) for r in stored],
+            [
+                (session_id, seq, e.type, e.payload_json, e.payload_sha256, stamp, e.idempotency_key)
+                for seq, e in enumerate(events, expected_seq + 1)
+            ],
         )
         _write_index(conn, session_id, changes)
-        return stored
+        # The instant as a read parses it back from ``stamp`` (both keep microseconds).
+        return new_events(session_id, events, expected_seq=expected_seq, at=now.astimezone(UTC))
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
         with self._conn() as conn, translating_sqlite(f"reading session {session_id!r}"):
@@ -286,12 +301,13 @@ class _IndexReader:
         self.session_id = session_id
 
     def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
-        keys = [canonical_json(c) for c in call_ids]
+        by_key = {canonical_str(c): c for c in call_ids}
         rows = self.conn.execute(
-            f"SELECT call_id, result_seq IS NOT NULL FROM cw_tool_calls WHERE session_id = ? AND call_id IN ({','.join('?' * len(keys))})",
-            (self.session_id, *keys),
+            f"SELECT call_id, result_seq IS NOT NULL FROM cw_tool_calls WHERE session_id = ? AND call_id IN ({','.join('?' * len(by_key))})",
+            (self.session_id, *by_key),
         ).fetchall()
-        return {parse_canonical(c): bool(a) for c, a in rows}
+        # Each stored key is one of those asked for, byte for byte: no need to parse it back.
+        return {by_key[c]: bool(a) for c, a in rows}
 
     def any_calls(self) -> bool:
         return (
@@ -339,13 +355,13 @@ def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChange
         conn.executemany(
             "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq",
-            [(session_id, canonical_json(call_id), seq, result) for call_id, seq, result in opened],
+            [(session_id, canonical_str(call_id), seq, result) for call_id, seq, result in opened],
         )
     if answered:
         conn.executemany(
             "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
             "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
-            [(session_id, canonical_json(call_id), seq) for call_id, seq in answered],
+            [(session_id, canonical_str(call_id), seq) for call_id, seq in answered],
         )
     if changes.plans:
         conn.executemany(

@@ -139,7 +139,7 @@ class GuardedLog(EventLog):
         """The inner log's sessions."""
         return self.inner.sessions()
 
-    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[StoredRow]:
+    def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
         raise AssertionError("GuardedLog.append delegates whole appends to the inner log")
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
