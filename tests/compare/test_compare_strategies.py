@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from contextwright.clock import FixedClock
 from contextwright.compare import (
     CEILING,
     MODEL_CALL_PACE,
@@ -21,8 +22,12 @@ from contextwright.compare import (
 )
 from contextwright.errors import UsageError
 from contextwright.importers.model import ToolCall, ToolResult, Transcript, TranscriptMessage
+from contextwright.log import open_log
 from contextwright.models import anthropic, with_window
+from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
+from contextwright.replay import replay
 from contextwright.report.html import COMPARISON_COLUMNS
+from contextwright.runtime.engine import Engine
 
 TASK = "Fix the rounding error in the invoice totals. You must not change the public API of billing."
 SYSTEM = "\n".join(
@@ -173,8 +178,40 @@ def test_contextwright_never_overflows_and_keeps_the_task_visible(small, large):
     assert small["contextwright"].input_cost < small["sliding_window"].input_cost
 
 
-def test_contextwright_reads_as_much_as_the_ceiling_when_the_window_is_roomy(large):
-    assert large["contextwright"].cache_read_share >= 0.99 * large[CEILING].cache_read_share
+def test_contextwright_reads_as_much_as_the_ceiling_when_the_window_is_roomy():
+    # Thirty results that fit their share (B2) at 200k: nothing is pruned, and appends read what the ceiling reads.
+    fits = {r.name: r for r in compare_transcript(session(chars=2_500), window=LARGE, strategies=("contextwright", CEILING))}
+    assert fits["contextwright"].cache_read_share >= 0.99 * fits[CEILING].cache_read_share
+
+
+def test_a_pass_over_the_tool_result_share_reads_everything_in_front_of_its_change(large):
+    # Thirty 6,000-character results are over their share even at 200k: the build prunes the
+    # oldest in one deep pass, below any pressure. The request after it reads every block it
+    # still shares with the request before (the settled cache marker), and the session costs
+    # less than keeping everything.
+    transcript = session()
+    timeline = timeline_of(transcript)
+    clock = FixedClock(step=1)
+    engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=b"s" * 32)
+    built = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), LARGE)).requests
+    counter = TokenCounter()
+    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False)
+    previous: list[object] | None = None
+    passes = 0
+    for request, call in zip(built, timeline.calls, strict=True):
+        body = request.anthropic()
+        usage = simulator.request(SimRequest(at=call.at, body=body)).usage
+        blocks = render_anthropic_blocks(body)
+        identities = [b.identity for b in blocks]
+        if "tool_results_to_pointers" in request.result.yields:
+            passes += 1
+            assert request.result.pressure == "none"
+            assert previous is not None
+            shared = next(i for i, (a, b) in enumerate(zip(identities, previous, strict=False)) if a != b)
+            assert usage.cache_read_tokens == sum(counter(b.text) for b in blocks[:shared])
+        previous = identities
+    assert passes >= 1
+    assert large["contextwright"].relative_input_cost < 1.0
 
 
 def test_results_are_deterministic():

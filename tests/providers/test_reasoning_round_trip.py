@@ -109,7 +109,12 @@ def _all_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def assistant_turns(body: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    return [m["content"] for m in body["messages"] if m["role"] == "assistant"]
+    """Assistant blocks as sent, without cache markers (a request setting the renderer places, not content)."""
+    return [
+        [{k: v for k, v in block.items() if k != "cache_control"} for block in m["content"]]
+        for m in body["messages"]
+        if m["role"] == "assistant"
+    ]
 
 
 def test_a_three_round_tool_loop_sends_every_signed_thinking_block_back_byte_identical() -> None:

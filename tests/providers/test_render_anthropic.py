@@ -37,6 +37,7 @@ from contextwright.canonical import canonical_json
 from contextwright.errors import BuildError
 from contextwright.providers import anthropic
 from contextwright.providers.capabilities import ProviderCapabilities, capabilities_for
+from contextwright.providers.token_floor import token_floor
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("CONTEXTWRIGHT_UPDATE_GOLDEN") == "1"
@@ -237,6 +238,22 @@ def make_request(*, provider: str = "anthropic", model: str = "claude-sonnet-4-6
     return request_of(messages, stable_messages=3, provider=provider, model=model)
 
 
+def pruned(request: NeutralRequest, call_ids: set[str]) -> NeutralRequest:
+    """``request`` with the results of ``call_ids`` turned into pointer stubs, as a pruning pass leaves them."""
+
+    def stub(part: Any) -> Any:
+        if isinstance(part, ToolResultPart) and part.call_id in call_ids:
+            return replace(
+                part,
+                text=f"[output of {part.name} pruned; read it with context_read_artifact]",
+                trust="platform",
+                budget_class="pointers",
+            )
+        return part
+
+    return replace(request, messages=tuple(replace(m, parts=tuple(map(stub, m.parts))) for m in request.messages))
+
+
 def make_fanout_request(calls: int = 30, *, provider: str = "anthropic", model: str = "claude-sonnet-4-6") -> NeutralRequest:
     """The request after :func:`make_request`: one more step with ``calls`` parallel tool calls."""
     ids = [f"toolu_1{i:02d}" for i in range(calls)]
@@ -413,11 +430,16 @@ def check_invariants(request: NeutralRequest, body: dict[str, Any], caps: Provid
     assert len(found) <= caps.max_breakpoints
     ttls = [ttl for _, ttl, _ in found]
     assert ttls == sorted(ttls, key=lambda ttl: ttl != "1h")
-    # Check the prefix marker sits on the last system block (or last tool without system).
+    # Check the prefix marker sits on the last system block (or last tool without system),
+    # unless a floor under the prefix's tokens is below the minimum: then it moved into the history.
     prefix_blocks = body.get("system") or body.get("tools") or []
     if prefix_blocks and caps.max_breakpoints:
-        assert "cache_control" in prefix_blocks[-1]
-        assert all("cache_control" not in b for b in prefix_blocks[:-1])
+        prefix_text = [anthropic._reader_text(b) for b in (*body.get("tools", []), *body.get("system", []))]
+        if "cache_control" in prefix_blocks[-1]:
+            assert all("cache_control" not in b for b in prefix_blocks[:-1])
+        else:
+            assert sum(map(token_floor, prefix_text)) < caps.min_cacheable_tokens
+            assert found and any(found[0][2] is b for m in messages for b in m["content"])
         assert all("cache_control" not in b for b in body.get("tools", [])[:-1])
     # Check no marker on a volatile part or after the stable history.
     where = origins(request)
@@ -589,10 +611,12 @@ class TestBreakpoints:
         user = body["messages"][2]["content"]
         assert user[2]["cache_control"] == {"type": "ephemeral"}
         assert "cache_control" not in user[3]
-        assert [(p, ttl) for p, ttl, _ in markers(body)] == [(6, "1h"), (14, "5m")]
+        # Check the settled marker sits on the last call, in front of the first result a pruning pass may change.
+        assert [(p, ttl) for p, ttl, _ in markers(body)] == [(6, "1h"), (11, "5m"), (14, "5m")]
         plan = anthropic.plan_breakpoints(request, ANTHROPIC_CAPS, prefix_ttl="1h")
         assert [(b.position, b.ttl, b.reason) for b in plan] == [
             (6, "1h", "prefix"),
+            (11, "5m", "settled"),
             (14, "5m", "history"),
         ]
 
@@ -611,7 +635,8 @@ class TestBreakpoints:
         def reasons(caps: ProviderCapabilities) -> list[str]:
             return [b.reason for b in anthropic.plan_breakpoints(request, caps, previous=previous)]
 
-        assert reasons(ANTHROPIC_CAPS) == ["prefix", "lookback", "history"]
+        assert reasons(ANTHROPIC_CAPS) == ["prefix", "settled", "lookback", "history"]
+        assert reasons(replace(ANTHROPIC_CAPS, max_breakpoints=3)) == ["prefix", "lookback", "history"]
         assert reasons(replace(ANTHROPIC_CAPS, max_breakpoints=2)) == ["prefix", "history"]
         assert reasons(replace(ANTHROPIC_CAPS, max_breakpoints=1)) == ["prefix"]
         assert anthropic.render(request, replace(ANTHROPIC_CAPS, max_breakpoints=0), previous=previous) == anthropic.render(
@@ -624,26 +649,28 @@ class TestBreakpoints:
         last_cached = before[-1][0]
         # Check without `previous` the history marker is far beyond the 20-block lookback.
         alone = markers(anthropic.render(request, ANTHROPIC_CAPS))
-        assert [p for p, _, _ in alone] == [6, 75]
+        assert [p for p, _, _ in alone] == [6, 11, 75]
         assert alone[-1][0] - last_cached >= ANTHROPIC_CAPS.lookback_blocks
         # Check with `previous` an extra 5m marker sits exactly on the previous last cached block.
         body = anthropic.render(request, ANTHROPIC_CAPS, previous=previous)
         found = markers(body)
-        assert [p for p, _, _ in found] == [6, last_cached, 75]
+        assert [p for p, _, _ in found] == [6, 11, last_cached, 75]
         assert any(0 <= p - last_cached < ANTHROPIC_CAPS.lookback_blocks for p, _, _ in found)
-        assert found[1][2]["tool_use_id"] == "toolu_03" and found[1][1] == "5m"
+        assert found[2][2]["tool_use_id"] == "toolu_03" and found[2][1] == "5m"
         check_invariants(request, body, ANTHROPIC_CAPS)
 
     def test_a_small_step_needs_no_lookback_breakpoint(self) -> None:
         previous, request = make_request(), make_fanout_request(3)
         body = anthropic.render(request, ANTHROPIC_CAPS, previous=previous)
         # Check 7 new blocks stay inside the window of the rolling history marker.
-        assert [p for p, _, _ in markers(body)] == [6, 21]
+        assert [p for p, _, _ in markers(body)] == [6, 11, 21]
 
     def test_a_changed_prefix_gets_no_lookback_breakpoint(self) -> None:
         previous = replace(make_request(), system=SYSTEM[:-1])
         body = anthropic.render(make_fanout_request(30), ANTHROPIC_CAPS, previous=previous)
-        assert len(markers(body)) == 2
+        plan = anthropic.plan_breakpoints(make_fanout_request(30), ANTHROPIC_CAPS, previous=previous)
+        assert [b.reason for b in plan] == ["prefix", "settled", "history"]
+        assert len(markers(body)) == 3
 
     def test_simulated_cache_reads_the_previous_entry_only_with_the_lookback_marker(self) -> None:
         from contextwright.providers.cache_sim import AnthropicCacheSimulator
@@ -664,9 +691,58 @@ class TestBreakpoints:
         # Check the simulator (another module's reading of the docs) agrees with our block count.
         without = replay(anthropic.render(request, ANTHROPIC_CAPS)).requests[1]
         with_lookback = replay(anthropic.render(request, ANTHROPIC_CAPS, previous=previous)).requests[1]
-        assert without.hit_block == 6  # only the prefix entry is within reach
+        assert without.hit_block == 11  # only the prefix and settled entries are within reach
         assert with_lookback.hit_block == last_cached
         assert with_lookback.usage.cache_read_tokens > without.usage.cache_read_tokens
+
+    def test_pointers_move_the_settled_marker_behind_them(self) -> None:
+        request = pruned(make_request(), {"toolu_01"})
+        plan = anthropic.plan_breakpoints(request, ANTHROPIC_CAPS)
+        # Check it sits on the pointer, the last block before the first result still shown whole.
+        assert [(b.position, b.reason) for b in plan] == [(6, "prefix"), (12, "settled"), (14, "history")]
+        # Nothing left to prune in the stable history: the history marker is enough.
+        whole_history = anthropic.plan_breakpoints(pruned(make_request(), {"toolu_01", "toolu_02", "toolu_03"}), ANTHROPIC_CAPS)
+        assert [b.reason for b in whole_history] == ["prefix", "history"]
+
+    def test_after_a_pruning_pass_the_unchanged_history_is_read(self) -> None:
+        from contextwright.providers.cache_sim import AnthropicCacheSimulator
+
+        t0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+        first = make_fanout_request(30)
+        # Two passes, oldest first: each changes results behind the previous pass's pointers.
+        second = pruned(first, {"toolu_01", "toolu_02", "toolu_03", *(f"toolu_1{n:02d}" for n in range(10))})
+        third = pruned(first, {"toolu_01", "toolu_02", "toolu_03", *(f"toolu_1{n:02d}" for n in range(20))})
+        bodies = [
+            anthropic.render(first, ANTHROPIC_CAPS),
+            anthropic.render(second, ANTHROPIC_CAPS, previous=first),
+            anthropic.render(third, ANTHROPIC_CAPS, previous=second),
+        ]
+        sim = AnthropicCacheSimulator(count_tokens=len, price_lookup=None, min_cacheable_tokens=1)
+        run = sim.run([(t0 + timedelta(minutes=i), body) for i, body in enumerate(bodies)])
+        settled = [
+            [b.position for b in anthropic.plan_breakpoints(r, ANTHROPIC_CAPS) if b.reason == "settled"] for r in (first, second)
+        ]
+        # The last call before the first result, then the tenth new pointer (the thirty calls end at 45).
+        assert settled == [[11], [45 + 10]]
+        # Check each pass reads everything in front of its first change: the previous settled entry.
+        assert run.requests[1].hit_block == settled[0][0]
+        assert run.requests[2].hit_block == settled[1][0]
+        check_invariants(third, bodies[2], ANTHROPIC_CAPS)
+
+    def test_a_prefix_under_the_minimum_moves_its_marker_past_it(self) -> None:
+        long_task = " ".join(f"step{n} must keep the invoice totals exact" for n in range(300))
+        messages = (Message(role="user", parts=(user_text(long_task, "ev-1"),)),) + make_request().messages[1:]
+        request = replace(make_request(), messages=messages)
+        caps = replace(ANTHROPIC_CAPS, min_cacheable_tokens=1024)
+        plan = anthropic.plan_breakpoints(request, caps, prefix_ttl="1h")
+        # Check the 1h marker now ends on the task, which a floor under its tokens puts past 1,024.
+        assert [(b.position, b.ttl, b.reason) for b in plan][0] == (7, "1h", "prefix")
+        assert token_floor(long_task) >= 1024
+        # A prefix that alone reaches the minimum keeps its marker.
+        assert anthropic.plan_breakpoints(request, replace(caps, min_cacheable_tokens=20))[0].position == 6
+        # Too short even with the stable history: the marker stays on the prefix.
+        assert anthropic.plan_breakpoints(make_request(), caps)[0].position == 6
+        check_invariants(request, anthropic.render(request, caps, prefix_ttl="1h"), caps)
 
     def test_determinism(self) -> None:
         request, previous = make_fanout_request(), make_request()

@@ -59,3 +59,30 @@ def test_each_new_result_takes_at_most_half_the_room_left(seed):
         if room // 2 >= RESULT_FLOOR_TOKENS:
             # The floor was not needed: the share holds without any pruning.
             assert built.result.tokens_by_class.get("tool_results", 0) <= share, (i, room)
+
+
+def test_the_share_holds_at_every_build_without_pressure():
+    # Past the share, each new result still shows its floor; the build prunes older
+    # results (oldest first, in one batch) although the window is far from soft pressure.
+    rng = random.Random(7)
+    _, session, _ = open_session("share-every-build", window=WINDOW)
+    session.user("Read every billing part and find where totals are rounded.")
+    session.next_request()
+    share = allocate(session._core.planner().current).tool_results
+    passes = 0
+    for i in range(30):
+        call = ToolCall(id=f"c{i}", name="read_file", arguments={"path": f"billing/part_{i}.py"})
+        session.record_assistant(AssistantMessage(text="", tool_calls=(call,)))
+        session.tool_result(call.id, _source(rng, 20_000))
+        before = len(_pruned(session))
+        built = session.next_request()
+        assert built.result.pressure == "none", i
+        assert built.result.tokens_by_class.get("tool_results", 0) <= share, i
+        if len(_pruned(session)) > before:
+            passes += 1
+            pruned = [e.payload.call_ids for e in session.events if e.type == "context.pruned"][-1]
+            # Oldest first: every result left whole is newer than every pruned one.
+            whole = [f"c{k}" for k in range(i + 1) if f"c{k}" not in _pruned(session)]
+            assert max(int(c[1:]) for c in pruned) < min(int(c[1:]) for c in whole)
+    # Batched down to the low-water mark: one pass per several rounds, not one per round.
+    assert 1 <= passes <= 30 // 5

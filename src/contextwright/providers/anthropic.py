@@ -33,25 +33,31 @@ most ``caps.max_breakpoints`` markers are placed, in this priority:
 
 1. **prefix**: on the last system block (or the last tool when there is no system
    text). Tools render before the system, so this one entry covers both. It may
-   carry the long TTL (``prefix_ttl``).
+   carry the long TTL (``prefix_ttl``). A prefix shorter than
+   ``caps.min_cacheable_tokens`` is silently not cached, so when a floor under its
+   token count (:func:`~contextwright.providers.token_floor.token_floor`) does not
+   reach the minimum, the marker moves to the first stable block at which the floor
+   does, provided no pruning pass can change that block (see *settled* below).
 2. **history**: on the last block of the byte-stable history, i.e. the end of the
    longest run of blocks that come from ``request.stable_messages`` and are not
    ``volatile``. It rolls forward as history grows; it is never placed on a
    volatile part or on anything after the stable history.
 3. **lookback**: each breakpoint searches at most ``caps.lookback_blocks`` positions
    back (itself included) for an entry that an earlier request wrote. When
-   ``previous`` is given and none of this request's breakpoints would reach the
-   previous request's last breakpoint, one more is placed exactly there, so the
-   entry it wrote is read (and refreshed) instead of being missed.
+   ``previous`` is given, the longest of its entries whose prefix this request still
+   has (its last one after an append; an earlier one after a pruning pass changed a
+   block behind it) is read: if none of this request's breakpoints would reach it,
+   one more is placed exactly there.
+4. **settled**: on the last stable block before the first tool result still shown
+   whole. Pruning turns results into pointers and never touches anything before
+   that block, so the entry written here on every request is the one the request
+   after a pruning pass reads (through its lookback marker), instead of resending
+   the whole history.
 
-A marker never sits on a thinking block: ``cache_control`` cannot be set on one
-(https://platform.claude.com/docs/en/build-with-claude/prompt-caching, "what can be
-cached"); the history marker goes on the last other stable block before it, and
-the thinking is cached as part of the prefix anyway.
-
-Every marker after the prefix uses the 5-minute TTL, so a longer TTL never follows a
-shorter one. The automatic top-level ``cache_control`` is not used: it would take a
-slot and could land on the volatile tail.
+Every marker after the prefix uses the 5-minute TTL, and one in front of a 1h marker
+(a lookback target before a prefix marker that moved) takes 1h, so a longer TTL never
+follows a shorter one. The automatic top-level ``cache_control`` is not used: it would
+take a slot and could land on the volatile tail.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, assert_never
 
 from contextwright.assembly.request import (
@@ -76,8 +82,10 @@ from contextwright.assembly.request import (
     ToolDefinition,
     ToolResultPart,
 )
+from contextwright.canonical import canonical_json
 from contextwright.providers._render_common import RenderError, check_part_role, check_shape, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
+from contextwright.providers.token_floor import token_floor
 from contextwright.providers.tool_names import wire_tool_name
 
 __all__ = ["Breakpoint", "RenderError", "plan_breakpoints", "render"]
@@ -98,7 +106,7 @@ class Breakpoint:
     """Block index in render order (tools, then system blocks, then message content blocks)."""
     ttl: Ttl
     """Cache lifetime asked for."""
-    reason: Literal["prefix", "history", "lookback"]
+    reason: Literal["prefix", "history", "lookback", "settled"]
     """Which rule placed it."""
 
 
@@ -109,13 +117,27 @@ class _Block:
     stable: bool
     """From the byte-stable history and not volatile: may anchor a breakpoint."""
     is_result: bool = False
+    prunable: bool = False
+    """A tool result shown whole: a pruning pass may turn it into a pointer."""
     anchorable: bool = True
     """May carry ``cache_control`` (thinking blocks may not)."""
     flat: bool = field(init=False)
     """No value of the payload is a container: a shallow copy is a whole copy."""
+    floor: list[int] = field(init=False, compare=False, repr=False)
+    """``[tokens, counted up to]``: a floor under the block's tokens, counted once and only as far as asked."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flat", not any(isinstance(value, dict | list) for value in self.payload.values()))
+        object.__setattr__(self, "floor", [0, 0])
+
+    def tokens_at_least(self, enough: int) -> int:
+        """A floor under the block's token count, exact up to ``enough`` (counting stops there)."""
+        tokens, counted = self.floor
+        if tokens < counted or counted >= enough:
+            return tokens  # counted whole before, or as far as asked now
+        tokens = token_floor(_reader_text(self.payload), enough=enough)
+        self.floor[:] = [tokens, enough]
+        return tokens
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -154,6 +176,54 @@ class _Layout:
                 if block.anchorable:
                     anchor = position
         return anchor
+
+    @property
+    def first_prunable_position(self) -> int | None:
+        """The first stable tool result still shown whole, if any: no pruning pass changes what comes before it."""
+        position = len(self.tools) + len(self.system) - 1
+        for turn in self.turns:
+            for block in turn.blocks:
+                position += 1
+                if not block.stable:
+                    return None
+                if block.prunable:
+                    return position
+        return None
+
+    def last_anchor_before(self, limit: int) -> int | None:
+        """The last stable block before position ``limit`` that may carry a marker, if one is a message block."""
+        position = len(self.tools) + len(self.system) - 1
+        anchor = None
+        for turn in self.turns:
+            for block in turn.blocks:
+                position += 1
+                if position >= limit or not block.stable:
+                    return anchor
+                if block.anchorable:
+                    anchor = position
+        return anchor
+
+    def floor_position(self, minimum: int, upto: int) -> int | None:
+        """The first stable block, at or before ``upto``, where a floor under the prefix's tokens reaches ``minimum``.
+
+        ``None`` when the tools and system alone reach it (the prefix marker already
+        covers the minimum) and when no such block exists.
+        """
+        need = minimum
+        for text in (*map(_reader_text, self.tools), *(system["text"] for system in self.system)):
+            need -= token_floor(text, enough=need)
+            if need <= 0:
+                return None
+        position = len(self.tools) + len(self.system) - 1
+        for turn in self.turns:
+            for block in turn.blocks:
+                position += 1
+                if position > upto or not block.stable:
+                    return None
+                need -= block.tokens_at_least(need)
+                if need <= 0 and block.anchorable:
+                    return position
+        return None
 
     def positions(self) -> Iterator[tuple[str, str, bool, dict[str, Any]]]:
         """What each position contributes to the prefix hash (role and message opening included), in order."""
@@ -223,6 +293,23 @@ def _same_json(a: Any, b: Any) -> bool:
     if isinstance(a, float):
         return repr(a) == repr(b)  # -0.0 == 0.0, yet they encode differently
     return bool(a == b)
+
+
+def _reader_text(payload: dict[str, Any]) -> str:
+    """The text of a block or tool definition that the model reads as tokens (what its token floor counts)."""
+    kind = payload.get("type")
+    if kind == "text":
+        return str(payload["text"])
+    if kind == "tool_result":
+        content = payload.get("content")
+        return content if isinstance(content, str) else ""
+    if kind == "tool_use":
+        return f"{payload['name']} {canonical_json(payload['input'])}"
+    if kind == "thinking":
+        return str(payload.get("thinking", ""))
+    if "input_schema" in payload:  # a tool definition
+        return f"{payload['name']} {payload.get('description', '')} {canonical_json(payload['input_schema'])}"
+    return ""
 
 
 def render(
@@ -360,7 +447,9 @@ def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | 
             if not is_blank(part.text):
                 result["content"] = part.text
             result["is_error"] = part.is_error
-            return _Block(payload=result, stable=stable, is_result=True)
+            # Pointers and repeat stubs are already as small as a result gets.
+            whole = part.budget_class == "tool_results"
+            return _Block(payload=result, stable=stable, is_result=True, prunable=whole)
         case _:
             assert_never(part)
 
@@ -381,13 +470,21 @@ def _plan(layout: _Layout, caps: ProviderCapabilities, *, prefix_ttl: Ttl, previ
     if prefix_ttl not in caps.ttls:
         raise RenderError(f"prefix TTL {prefix_ttl!r} is not offered for {caps.model} (offered: {', '.join(caps.ttls)})")
     marks: list[Breakpoint] = []
-    # We cannot count tokens here, so a prefix shorter than caps.min_cacheable_tokens
-    # still gets its marker: the provider then silently caches nothing and charges
-    # nothing extra (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
+    history = layout.history_position
+    # The region no pruning pass changes: up to the first stable result shown whole, else the whole stable history.
+    prunable = layout.first_prunable_position
+    settled = layout.last_anchor_before(prunable) if prunable is not None else None
+    settled_end = settled if prunable is not None else history
     prefix = layout.prefix_position
+    if prefix is not None and settled_end is not None and caps.min_cacheable_tokens > 0:
+        # A prefix under the minimum is silently not cached
+        # (https://platform.claude.com/docs/en/build-with-claude/prompt-caching): its marker
+        # moves to the first block that surely reaches the minimum, if no pass changes that block.
+        floor = layout.floor_position(caps.min_cacheable_tokens, settled_end)
+        if floor is not None and (history is None or floor < history):
+            prefix = floor
     if prefix is not None and len(marks) < caps.max_breakpoints:
         marks.append(Breakpoint(position=prefix, ttl=prefix_ttl, reason="prefix"))
-    history = layout.history_position
     if history is not None and len(marks) < caps.max_breakpoints:
         # 5m after the prefix: a 1h marker may not follow a 5m one in render order
         # (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
@@ -396,6 +493,18 @@ def _plan(layout: _Layout, caps: ProviderCapabilities, *, prefix_ttl: Ttl, previ
         extra = _lookback(layout, caps, marks, previous, prefix_ttl)
         if extra is not None:
             marks.append(extra)
+    if (
+        settled is not None
+        and len(marks) < caps.max_breakpoints
+        and (prefix is None or settled > prefix)
+        and (history is None or settled < history)
+        and all(mark.position != settled for mark in marks)
+    ):
+        marks.append(Breakpoint(position=settled, ttl="5m", reason="settled"))
+    # A 1h marker may not follow a 5m one; a marker in front of a 1h one takes 1h too, which
+    # costs nothing more: the 1h write is billed up to the last 1h marker either way.
+    last_long = max((mark.position for mark in marks if mark.ttl == "1h"), default=-1)
+    marks = [replace(mark, ttl="1h") if mark.position < last_long else mark for mark in marks]
     return tuple(sorted(marks, key=lambda mark: mark.position))
 
 
@@ -407,24 +516,26 @@ def _lookback(
     prefix_ttl: Ttl,
 ) -> Breakpoint | None:
     # The previous request's breakpoints are recomputed without its own `previous`:
-    # a lookback marker always sits before the history marker, so the last one,
-    # the entry that matters, does not depend on it.
+    # its lookback marker only re-read an entry of the request before it, and the
+    # entries that matter now are the ones it placed from its own layout.
     before = _plan(previous, caps, prefix_ttl=prefix_ttl, previous=None)
-    if not before:
-        return None
-    target = before[-1].position
     stable_end = max((mark.position for mark in marks), default=-1)
-    if target > stable_end:
-        return None  # that block is not stable history here; a marker there could cache the tail
-    if not layout.same_prefix(previous, target):
-        return None  # the prefix changed (compaction, epoch): the old entry cannot hit anyway
-    # A breakpoint checks its own position and the lookback_blocks - 1 before it, and
-    # only positions an earlier request wrote can hit
-    # (https://platform.claude.com/docs/en/build-with-claude/prompt-caching); if one
-    # of ours already reaches the target, another slot buys nothing.
-    if any(0 <= mark.position - target < caps.lookback_blocks for mark in marks):
-        return None
-    return Breakpoint(position=target, ttl="5m", reason="lookback")
+    # Reads take the longest entry found, so only the last entry whose prefix this
+    # request still has is worth a slot: after an append that is the previous history
+    # marker; after a pruning pass, the settled marker in front of the first change.
+    for target in sorted({mark.position for mark in before}, reverse=True):
+        if target > stable_end:
+            continue  # that block is not stable history here; a marker there could cache the tail
+        if not layout.same_prefix(previous, target):
+            continue  # changed since (pruning, compaction, epoch): that entry cannot hit
+        # A breakpoint checks its own position and the lookback_blocks - 1 before it, and
+        # only positions an earlier request wrote can hit
+        # (https://platform.claude.com/docs/en/build-with-claude/prompt-caching); if one
+        # of ours already reaches the target, another slot buys nothing.
+        if any(0 <= mark.position - target < caps.lookback_blocks for mark in marks):
+            return None
+        return Breakpoint(position=target, ttl="5m", reason="lookback")
+    return None
 
 
 def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint, ...]) -> dict[str, Any]:

@@ -105,10 +105,12 @@ class Relief:
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
         relief: list[str] = []
         result = self._try_build(plan, allocation, tail)
-        # The tool-result share (B2) is kept mostly at entry: a new result is bounded to the
-        # room the share has left (runtime/tool_calls.py), which costs no cache read. Pruning
-        # rewrites cached history, so it runs from soft pressure on, in one batch.
-        if result is None or result.pressure != "none":
+        # The tool-result share (B2) binds on every build. Most of it is kept at entry: a new
+        # result is bounded to the room the share has left (runtime/tool_calls.py), which costs
+        # no cache read. What entry cannot keep (the floor a result always shows) is pruned here,
+        # oldest first and deep, so that passes are rare; the renderers keep a cache marker in
+        # front of the first result a pass may change, so a pass rewrites only what follows it.
+        if result is None or result.pressure != "none" or result.tool_results_over_share:
             result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True)
             if pruned:
                 relief.append("tool_results_to_pointers")
@@ -228,9 +230,10 @@ class Relief:
     def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False, deep: bool = False) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
-        Unless the body does not fit at all (``must``), a pass runs only when it can
-        shed at least half the tool-result budget: small passes would cost a cache
-        miss for little gain, round after round. When it does not fit and the pass must
+        Results over their share (B2) are always pruned. Otherwise, unless the body does
+        not fit at all (``must``), a pass runs only when it can shed at least half the
+        tool-result budget: small passes would cost a cache miss for little gain, round
+        after round. When it does not fit and the pass must
         be ``deep``, it runs only when it sheds at least half of what reaching the
         low-water mark takes; otherwise compaction, which folds far more, goes first.
         """
@@ -263,7 +266,8 @@ class Relief:
                 break
             chosen.append(result.result.call_id)
             saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
-        if not must and saved < allocation.tool_results // 2:
+        if not must and visible_results <= allocation.tool_results and saved < allocation.tool_results // 2:
+            # Under the share, a pass is pressure relief only: a shallow one is not worth its cache miss.
             return 0
         if must and deep and saved < shed // 2:
             # A shallow pass breaks the cache as a deep one does and buys a round or two:
