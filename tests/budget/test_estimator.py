@@ -129,6 +129,20 @@ def test_memo_is_keyed_by_model_kind_and_payload() -> None:
     assert (e.memo_misses, e.memo_hits) == (4, 1)
 
 
+def test_memo_keys_long_payloads_by_digest_and_short_ones_by_text() -> None:
+    e = HeuristicEstimator()
+    short, long = "x" * est_mod.MEMO_TEXT_KEY_CHARS, "x" * (est_mod.MEMO_TEXT_KEY_CHARS + 1)
+    # Equal texts built separately (distinct objects) still hit, short or long.
+    for text in (short, long):
+        first = e.estimate(text, model="gpt-4o")
+        assert e.estimate("".join(list(text)), model="gpt-4o") == first
+    assert (e.memo_misses, e.memo_hits) == (2, 2)
+    keys = [key[2] for key in e._memo]
+    assert keys[0] == short
+    assert isinstance(keys[1], bytes) and len(keys[1]) == 32  # the long text itself is not kept
+    assert e.estimate(long + "x", model="gpt-4o") != e.estimate(short, model="gpt-4o")
+
+
 def test_memo_is_a_bounded_lru() -> None:
     e = HeuristicEstimator(memo_size=3)
     for i in range(3):

@@ -70,6 +70,8 @@ UNKNOWN_FACTOR: Final[float] = 1.7
 large as the largest known family's, so an unknown model is never sized below one."""
 
 DEFAULT_MEMO_SIZE: Final[int] = 4096
+MEMO_TEXT_KEY_CHARS: Final[int] = 16_384
+"""Texts up to this length key the memo themselves (a str caches its own hash), longer ones by digest."""
 """How many raw estimates a :class:`HeuristicEstimator` keeps by default."""
 
 
@@ -208,7 +210,7 @@ def _check_kind(kind: str | None) -> ContentKind | None:
 class HeuristicEstimator:
     """Conservative estimates from character classes, memoized, corrected per model.
 
-    Raw estimates are memoized in an LRU keyed by (model, kind, payload hash). The
+    Raw estimates are memoized in an LRU keyed by (model, kind, payload), a long payload by its hash. The
     reconciler's current correction factor for the model is applied on every call, so
     a factor learned from provider usage also re-sizes payloads seen before. With
     unchanged state (same reconciler factors), the same call returns the same number.
@@ -220,7 +222,7 @@ class HeuristicEstimator:
         self.reconciler = reconciler if reconciler is not None else Reconciler()
         """Source of the per-model correction factors."""
         self._memo_size = memo_size
-        self._memo: OrderedDict[tuple[str, str | None, bytes], float] = OrderedDict()
+        self._memo: OrderedDict[tuple[str, str | None, str | bytes], float] = OrderedDict()
         self._lock = threading.Lock()
         self.memo_hits = 0
         """How many raw estimates were answered from the memo."""
@@ -244,7 +246,10 @@ class HeuristicEstimator:
             counts = census(text)
             self.memo_misses += 1
             return profile.raw(counts, checked if checked is not None else classify(counts))
-        key = (model, checked, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+        # Re-estimating a text the session already holds then costs no re-encoding and no digest;
+        # only long texts are digested, so the memo never pins large strings.
+        digest = text if len(text) <= MEMO_TEXT_KEY_CHARS else hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        key = (model, checked, digest)
         with self._lock:
             cached = self._memo.get(key)
             if cached is not None:
