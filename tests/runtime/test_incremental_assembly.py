@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from contextwright.derive.surface import fold
 from contextwright.events import AssistantMessage, ToolCall, UserMessage
 from contextwright.events.catalog import Pruned
+from contextwright.providers import anthropic
+from contextwright.providers.capabilities import capabilities_for
 from contextwright.runtime.session import Session
 from contextwright.testing.fakes import open_session, sample_agent, sample_model
 
@@ -52,6 +54,15 @@ def check_request(engine, session: Session, bodies: list[str]) -> None:
     body = json.dumps(built.anthropic(), sort_keys=True)
     again = json.dumps(built.anthropic(), sort_keys=True)
     assert body == again  # rendering twice (with its memoized layout) gives the same bytes
+    # Check: the layout mapped from the previous request's equals one mapped from scratch, and so do the bytes.
+    caps = capabilities_for(built.plan.model)
+    kept = anthropic._layout(built.neutral, caps)
+    scratch = anthropic._map_layout(built.neutral, caps, None)
+    assert kept == scratch
+    assert (kept.ends_at, kept.history_position, kept.size) == (scratch.ends_at, scratch.history_position, scratch.size)
+    previous = anthropic._map_layout(built.previous, caps, None) if built.previous is not None else None
+    marks = anthropic._plan(scratch, caps, prefix_ttl=built.plan.cache_ttl, previous=previous)
+    assert json.dumps(anthropic._assemble(built.neutral, scratch, marks), sort_keys=True) == body
     bodies.append(body)
 
 
