@@ -16,6 +16,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contextwright.assembly.assemble import _account
 from contextwright.derive.surface import fold
 from contextwright.events import AssistantMessage, ToolCall, UserMessage
 from contextwright.events.catalog import Pruned
@@ -51,6 +52,12 @@ def check_request(engine, session: Session, bodies: list[str]) -> None:
     assert built.event.payload.request_sha256 == rebuilt.sha256() == built.neutral.sha256()
     fresh = reopen(engine, session)
     assert fresh._core.surface() == fold(session.id, session.events) == session._core.surface()
+    # Check: the sums kept from request to request equal the sums of this request's messages from scratch.
+    core = session._core
+    counter = core.body_estimate(built.plan)
+    messages = built.neutral.messages
+    assert _account(messages, counter, core.render_memo) == _account(messages, counter)
+    assert _account(messages, counter)[2] == built.result.body_tokens
     body = json.dumps(built.anthropic(), sort_keys=True)
     again = json.dumps(built.anthropic(), sort_keys=True)
     assert body == again  # rendering twice (with its memoized layout) gives the same bytes
