@@ -41,6 +41,7 @@ class RenderMemo:
         self._used_by: set[int] = set()
         self._sums: dict[int, tuple[object, _Pass[Sizes], Sums]] = {}
         self._encoded: _Pass[str] | None = None
+        self._validated: tuple[Message, ...] = ()
 
     def begin(self, secret: bytes) -> None:
         """Start a build's pass over the surface (another secret forgets everything)."""
@@ -93,6 +94,21 @@ class RenderMemo:
         current = _Pass.after(before, by, messages, derive)
         self._per_message[id(by)] = current
         return current.results
+
+    def per_items(self, items: Sequence[Hashable], by: object, derive: Callable[[Any], T]) -> list[T]:
+        """:meth:`per_messages` for other items of a request's history (surface entries)."""
+        return self.per_messages(items, by, derive)  # type: ignore[arg-type]  # a pass looks at items by identity only
+
+    def valid_prefix(self, messages: Sequence[Message]) -> int:
+        """How many leading messages are the very same as those of the last list :meth:`validated` noted."""
+        before = self._validated
+        if not before:
+            return 0
+        return next(compress(count(), map(operator.is_not, messages, before)), min(len(messages), len(before)))
+
+    def validated(self, messages: Sequence[Message]) -> None:
+        """Note a list of messages that passed validation."""
+        self._validated = tuple(messages)
 
     def sums(self, messages: Sequence[Message], by: object, size: Callable[[Message], Sizes]) -> Sums:
         """The sizes of ``messages`` added up (per class, per layer, in all), ``size`` a pure function of the message and ``by``.
