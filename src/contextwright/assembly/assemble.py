@@ -182,17 +182,24 @@ class _Assembler:
                 self._entry(entry)
         else:
             memo.begin(self.secret)
-            for entry in self.surface.entries:
+            surface = self.surface
+            inputs = (surface.seed_seq, surface.echoes, surface.stale_reasoning, self.tail.erased_evidence, self.drop_recall)
+            kept, messages, removed, newest = memo.run_prefix(surface.entries, inputs)
+            self.messages.extend(messages)
+            self.removed += removed
+            for entry in surface.entries[kept:]:
                 key = self._memo_key(entry)
                 known = memo.get(entry, key)
                 if known is not None:
                     self.messages.extend(known[0])
                     self.removed += known[1]
-                    continue
-                start, removed = len(self.messages), self.removed
-                self._entry(entry)
-                memo.put(entry, key, tuple(self.messages[start:]), self.removed - removed)
-            memo.end()
+                else:
+                    start, removed = len(self.messages), self.removed
+                    self._entry(entry)
+                    memo.put(entry, key, tuple(self.messages[start:]), self.removed - removed)
+                newest.append(max(newest[-1] if newest else 0, entry.last_seq if isinstance(entry, Exchange) else entry.seq))
+                memo.ran(entry, len(self.messages), self.removed)
+            memo.end(self.messages)
         tail = self._tail()
         if tail:
             self._add("user", tail)

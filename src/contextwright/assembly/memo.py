@@ -12,6 +12,7 @@ tests check that it does.
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections.abc import Callable, Hashable, Sequence
 from itertools import compress, count
@@ -42,10 +43,13 @@ class RenderMemo:
         self._sums: dict[int, tuple[object, _Pass[Sizes], Sums]] = {}
         self._encoded: _Pass[str] | None = None
         self._validated: tuple[Message, ...] = ()
+        self._run: _Run | None = None
+        self._running: _Run | None = None
 
     def begin(self, secret: bytes) -> None:
         """Start a build's pass over the surface (another secret forgets everything)."""
         if secret != self._secret:
+            self._run = None
             self._entries.clear()
             self._encoded = None
             self._derived_before.clear()
@@ -62,6 +66,53 @@ class RenderMemo:
             return None
         self._used[id(entry)] = known
         return known[2], known[3]
+
+    def run_prefix(self, entries: Sequence[Any], inputs: tuple[Any, ...]) -> tuple[int, list[Message], int, list[int]]:
+        """How many leading entries render as in the last pass over a surface, with what they rendered to.
+
+        ``inputs`` are the surface-wide inputs of the entries' keys: (run seed, echoes, stale
+        reasoning, erased evidence, recall dropped). An entry's key is the same as last time when
+        it is the very same entry and these did not change in a way that reaches it: echoes and
+        stale reasoning of earlier answers are never withdrawn, but may be added (then nothing is
+        taken over); a new run seed splits only entries at or after the earlier seed. Returns
+        the count, the messages and evidence removed of those entries, and the greatest seq among
+        them (per entry), which the caller extends with the entries it renders (see :meth:`ran`)."""
+        last = self._run
+        kept = 0
+        if last is not None:
+            seed, echoes, stale, erased, drop = inputs
+            old_seed, old_echoes, old_stale, old_erased, old_drop = last.inputs
+            same = (
+                stale == old_stale
+                and erased == old_erased
+                and drop == old_drop
+                and (not drop or seed == old_seed)
+                and len(echoes) == len(old_echoes)
+                and all(echoes.get(ref) == spans for ref, spans in old_echoes.items())
+            )
+            if same:
+                kept = next(compress(count(), map(operator.is_not, entries, last.entries)), min(len(entries), len(last.entries)))
+                if seed != old_seed:
+                    # Entries whose newest event precedes both seeds are outside both runs: their split is the same.
+                    kept = min(kept, bisect.bisect_left(last.newest, min(seed, old_seed), 0, kept))
+        running = self._running = _Run(inputs, tuple(entries))
+        if not kept:
+            return 0, [], 0, running.newest
+        assert last is not None
+        running.ends = last.ends[:kept]
+        running.removed = last.removed[:kept]
+        running.newest = last.newest[:kept]
+        # What the taken-over entries rendered stays known, as if they had been looked up
+        # (entries that left the surface go when they outnumber it, see :meth:`end`).
+        self._used = dict(self._entries)
+        return kept, last.messages[: last.ends[kept - 1]], last.removed[kept - 1], running.newest
+
+    def ran(self, entry: object, messages: int, removed: int) -> None:
+        """Note how many messages and removed evidence the pass had after ``entry``."""
+        running = self._running
+        assert running is not None
+        running.ends.append(messages)
+        running.removed.append(removed)
 
     def put(self, entry: object, key: Hashable, messages: tuple[Message, ...], removed: int) -> None:
         """Keep what ``entry`` rendered to under ``key``."""
@@ -136,10 +187,17 @@ class RenderMemo:
             known = self._prefix = (prefix, session_id, secret, derive())
         return known[3]  # type: ignore[return-value]  # stored by the call with this same prefix
 
-    def end(self) -> None:
-        """Finish the pass: only the entries of this surface stay (the memo never outgrows one request)."""
+    def end(self, messages: Sequence[Message] = ()) -> None:
+        """Finish the pass over a surface that rendered ``messages``: only its entries stay (the memo never outgrows one request)."""
         self._entries = self._used
         self._used = {}
+        running = self._running
+        if running is not None:
+            running.messages = list(messages)
+            if len(self._entries) > 2 * len(running.entries) + 64:
+                current = {id(entry) for entry in running.entries}
+                self._entries = {key: known for key, known in self._entries.items() if key in current}
+        self._run, self._running = running, None
 
     def canonical(self, request: NeutralRequest) -> str:
         """:meth:`NeutralRequest.canonical`, encoding only the messages not encoded before."""
@@ -212,3 +270,20 @@ class _Pass(Generic[R]):
             known = rest.get(id(message))
             results.append(known[1] if known is not None and known[0] is message else derive(message))
         return cls(by, messages, results, kept)
+
+
+class _Run:
+    """One pass of assembly over a surface: its inputs, its entries, and per entry what the pass had after it."""
+
+    __slots__ = ("ends", "entries", "inputs", "messages", "newest", "removed")
+
+    def __init__(self, inputs: tuple[Any, ...], entries: tuple[Any, ...]) -> None:
+        self.inputs = inputs
+        self.entries = entries
+        self.ends: list[int] = []
+        """Per entry: how many messages the pass had after it."""
+        self.removed: list[int] = []
+        """Per entry: how much evidence the pass had removed after it."""
+        self.newest: list[int] = []
+        """Per entry: the greatest seq among it and the entries before it."""
+        self.messages: list[Message] = []
