@@ -11,7 +11,7 @@ outputs (random sizes from 0 to the maximum, most of them small; some fail with 
 1), another request and a closing answer. At random moments the process "restarts": the
 engine is closed and the session reopened from the store, sometimes with tool calls still
 pending (a crash between the call and its result). The run reports the peak resident
-memory, the time per turn in ten windows (it must stay flat as the log grows), what went
+memory, the time per turn (wall clock and the process's CPU time) in ten windows (it must stay flat as the log grows), what went
 wrong, and ends with ``verify`` over the whole store.
 """
 
@@ -51,6 +51,9 @@ class Soak:
     """What a soak run measured."""
 
     turn_seconds: list[float] = field(default_factory=list)
+    """Wall-clock time of each turn."""
+    turn_cpu: list[float] = field(default_factory=list)
+    """CPU time of each turn (the process's own work, whatever else the machine runs)."""
     rss_mb: list[float] = field(default_factory=list)
     """Resident memory after each turn."""
     restarts: int = 0
@@ -86,7 +89,7 @@ def soak(*, turns: int, max_bytes: int, seed: int, url: str, window: int) -> tup
 
     engine, session = open_engine()
     for turn in range(turns):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         clock.advance(37)
         try:
             if not session.pending_tool_calls():
@@ -123,6 +126,7 @@ def soak(*, turns: int, max_bytes: int, seed: int, url: str, window: int) -> tup
             engine.close()
             engine, session = open_engine()
         result.turn_seconds.append(time.perf_counter() - start)
+        result.turn_cpu.append(time.process_time() - start_cpu)
         result.rss_mb.append(rss_mb())
     return result, engine
 
@@ -165,19 +169,27 @@ def main() -> int:
     engine.close()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     medians = windows(result.turn_seconds)
+    cpu = windows(result.turn_cpu)
     memory = windows(result.rss_mb)
     growth = medians[-1] / medians[0] if medians and medians[0] > 0 else float("nan")
+    cpu_growth = cpu[-1] / cpu[0] if cpu and cpu[0] > 0 else float("nan")
     store_mb = sum(f.stat().st_size for f in _Path(folder).iterdir()) / 1e6
 
     console = Console()
-    table = Table("window", "median ms per turn", "median RSS (MB)", title=f"Soak: {turns:,} turns, outputs up to {max_mb:g} MB")
-    for index, (median, rss) in enumerate(zip(medians, memory), start=1):
-        table.add_row(str(index), f"{median * 1000:.0f}", f"{rss:.0f}")
+    table = Table(
+        "window",
+        "median ms per turn",
+        "median CPU ms per turn",
+        "median RSS (MB)",
+        title=f"Soak: {turns:,} turns, outputs up to {max_mb:g} MB",
+    )
+    for index, (median, median_cpu, rss) in enumerate(zip(medians, cpu, memory), start=1):
+        table.add_row(str(index), f"{median * 1000:.0f}", f"{median_cpu * 1000:.0f}", f"{rss:.0f}")
     console.print(table)
     summary = [
         ("turns", f"{turns:,} in {elapsed:.0f} s"),
         ("peak RSS", f"{peak_mb:.0f} MB"),
-        ("last window ÷ first window", f"{growth:.2f}"),
+        ("last window ÷ first window", f"{growth:.2f} (CPU time: {cpu_growth:.2f})"),
         ("tool output", f"{result.output_bytes / 1e6:,.0f} MB in all, largest {result.largest_output / 1e6:.1f} MB"),
         ("failed outputs", f"{result.failed_outputs:,}"),
         ("restarts / crashes with calls pending", f"{result.restarts} / {result.crashes_with_pending_calls}"),
@@ -204,6 +216,7 @@ def main() -> int:
             "| window of the run | " + " | ".join(str(i) for i in range(1, len(medians) + 1)) + " |",
             "|---|" + "---:|" * len(medians),
             "| median ms per turn | " + " | ".join(f"{m * 1000:.0f}" for m in medians) + " |",
+            "| median CPU ms per turn | " + " | ".join(f"{m * 1000:.0f}" for m in cpu) + " |",
             "| median RSS (MB) | " + " | ".join(f"{m:.0f}" for m in memory) + " |",
             "",
             *(f"- {name}: {value}" for name, value in summary),

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import Message, TextPart, ToolCallPart, ToolResultPart
 from contextwright.assembly.validate import validate
 from contextwright.errors import BuildError, OrphanedToolPair
@@ -62,3 +63,22 @@ def test_must_start_and_end_with_the_user(built):
     )
     with pytest.raises(BuildError):
         validate(replace(built.neutral, messages=built.neutral.messages + (extra,)), built.plan)
+
+
+def test_messages_shared_with_a_request_that_passed_are_not_a_way_around_the_checks(built):
+    memo = RenderMemo()
+    validate(built.neutral, built.plan, memo)
+    messages = built.neutral.messages
+    answer = next(i for i, m in enumerate(messages) if m.role == "assistant")
+    # Check: the same history with one result gone after the shared answer is still refused.
+    results = messages[answer + 1]
+    dropped = replace(results, parts=tuple(p for p in results.parts if getattr(p, "call_id", None) != "b"))
+    broken = replace(built.neutral, messages=(*messages[: answer + 1], dropped, *messages[answer + 2 :]))
+    with pytest.raises(OrphanedToolPair) as info:
+        validate(broken, built.plan, memo)
+    assert info.value.call_ids == ("b",)
+    # Check: a second answer appended while the first one's calls are open is refused too.
+    open_answer = Message(role="assistant", parts=(ToolCallPart(id="c", name="grep", arguments={}, ref="x", layer="live"),))
+    extended = replace(built.neutral, messages=(*messages[:-1], open_answer, messages[-1]))
+    with pytest.raises(OrphanedToolPair):
+        validate(extended, built.plan, memo)

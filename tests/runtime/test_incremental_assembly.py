@@ -12,6 +12,7 @@ bodies are the same bytes.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -19,9 +20,12 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contextwright.assembly.assemble import _account
 from contextwright.derive.surface import fold
 from contextwright.events import AssistantMessage, ToolCall, UserMessage
-from contextwright.events.catalog import Pruned
+from contextwright.events.catalog import Pruned, ReasoningBlock
+from contextwright.providers import anthropic
+from contextwright.providers.capabilities import capabilities_for
 from contextwright.runtime.session import Session
 from contextwright.testing.fakes import open_session, sample_agent, sample_model
 
@@ -32,6 +36,7 @@ step = st.one_of(
     st.tuples(st.just("user"), st.integers(0, 3)),
     st.tuples(st.just("steer"), st.integers(0, 3)),
     st.tuples(st.just("reply"), st.integers(0, 3)),
+    st.tuples(st.just("think"), st.integers(0, 3)),
     st.tuples(st.just("tools"), st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=3)),
     st.tuples(st.just("compact"), st.just(0)),
     st.tuples(st.just("prune"), st.integers(1, 3)),
@@ -41,7 +46,7 @@ step = st.one_of(
 
 
 def reopen(engine, session: Session) -> Session:
-    return engine.session(session.id, agent=sample_agent(), model=sample_model(200_000))
+    return engine.session(session.id, agent=session.agent, model=sample_model(200_000))
 
 
 def check_request(engine, session: Session, bodies: list[str]) -> None:
@@ -52,9 +57,24 @@ def check_request(engine, session: Session, bodies: list[str]) -> None:
     assert built.event.payload.request_sha256 == rebuilt.sha256() == built.neutral.sha256()
     fresh = reopen(engine, session)
     assert fresh._core.surface() == fold(session.id, session.events) == session._core.surface()
+    # Check: the sums kept from request to request equal the sums of this request's messages from scratch.
+    core = session._core
+    counter = core.body_estimate(built.plan)
+    messages = built.neutral.messages
+    assert _account(messages, counter, core.render_memo) == _account(messages, counter)
+    assert _account(messages, counter)[2] == built.result.body_tokens
     body = json.dumps(built.anthropic(), sort_keys=True)
     again = json.dumps(built.anthropic(), sort_keys=True)
     assert body == again  # rendering twice (with its memoized layout) gives the same bytes
+    # Check: the layout mapped from the previous request's equals one mapped from scratch, and so do the bytes.
+    caps = capabilities_for(built.plan.model)
+    kept = anthropic._layout(built.neutral, caps)
+    scratch = anthropic._map_layout(built.neutral, caps, None)
+    assert kept == scratch
+    assert (kept.ends_at, kept.history_position, kept.size) == (scratch.ends_at, scratch.history_position, scratch.size)
+    previous = anthropic._map_layout(built.previous, caps, None) if built.previous is not None else None
+    marks = anthropic._plan(scratch, caps, prefix_ttl=built.plan.cache_ttl, previous=previous)
+    assert json.dumps(anthropic._assemble(built.neutral, scratch, marks), sort_keys=True) == body
     bodies.append(body)
 
 
@@ -79,6 +99,15 @@ def test_incremental_and_from_scratch_assembly_agree(steps):
             if session.awaiting_model:
                 session.record_assistant(AssistantMessage(text=f"Done with step {arg}."))
             session.user(f"Thanks, next {arg}.")
+        elif kind == "think":
+            # Signed reasoning: a later compaction or pruning makes it stale, which changes how it renders.
+            if session.awaiting_model:
+                block = ReasoningBlock(
+                    provider="anthropic", block={"type": "thinking", "thinking": f"step {arg}", "signature": f"sig{arg}"}
+                )
+                call = ToolCall(id=f"t{len(session.events)}", name="read_file", arguments={"path": f"src/m{arg}.py"})
+                session.record_assistant(AssistantMessage(text="Thinking.", tool_calls=(call,), reasoning=(block,)))
+                session.tool_result(call.id, OUTPUTS[arg])
         elif kind == "tools":
             if not session.awaiting_model:
                 session.user("Go on.")
@@ -140,3 +169,20 @@ def test_a_caller_changing_a_rendered_body_changes_no_later_render():
     later = session.next_request().anthropic()
     tool_use = [b for m in later["messages"] for b in m["content"] if b.get("type") == "tool_use"]
     assert tool_use[0]["input"] == {"lines": [1, 2], "path": "src/billing.py"}
+
+
+def test_a_new_epoch_renders_the_same_history_objects_with_their_reasoning_stale():
+    # The history entries stay the very same objects across an epoch change; only their reasoning goes stale.
+    engine, session, _ = open_session("epoch")
+    session.user("Fix the failing billing tests.")
+    session.next_request()
+    block = ReasoningBlock(provider="anthropic", block={"type": "thinking", "thinking": "plan", "signature": "sig"})
+    call = ToolCall(id="c1", name="read_file", arguments={"path": "src/billing.py"})
+    session.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,), reasoning=(block,)))
+    session.tool_result("c1", "def total(): ...")
+    session.next_request()
+    session.edit_prefix(replace(sample_agent(), instructions="Keep changes small and tested."), note="stricter")
+    built = session.next_request()
+    assert any(getattr(part, "stale", False) for message in built.neutral.messages for part in message.parts)
+    assert session.inspect(built.index) == built.neutral
+    engine.close()

@@ -25,7 +25,7 @@ from typing import Any
 
 from contextwright.assembly.bounded import bounded_view, item_cap
 from contextwright.assembly.envelope import Attribution, envelope
-from contextwright.assembly.memo import RenderMemo
+from contextwright.assembly.memo import RenderMemo, Sizes, add_sizes
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
 from contextwright.assembly.regions import check_regions
 from contextwright.assembly.request import (
@@ -182,17 +182,24 @@ class _Assembler:
                 self._entry(entry)
         else:
             memo.begin(self.secret)
-            for entry in self.surface.entries:
+            surface = self.surface
+            inputs = (surface.seed_seq, surface.echoes, surface.stale_reasoning, self.tail.erased_evidence, self.drop_recall)
+            kept, messages, removed, newest = memo.run_prefix(surface.entries, inputs)
+            self.messages.extend(messages)
+            self.removed += removed
+            for entry in surface.entries[kept:]:
                 key = self._memo_key(entry)
                 known = memo.get(entry, key)
                 if known is not None:
                     self.messages.extend(known[0])
                     self.removed += known[1]
-                    continue
-                start, removed = len(self.messages), self.removed
-                self._entry(entry)
-                memo.put(entry, key, tuple(self.messages[start:]), self.removed - removed)
-            memo.end()
+                else:
+                    start, removed = len(self.messages), self.removed
+                    self._entry(entry)
+                    memo.put(entry, key, tuple(self.messages[start:]), self.removed - removed)
+                newest.append(max(newest[-1] if newest else 0, entry.last_seq if isinstance(entry, Exchange) else entry.seq))
+                memo.ran(entry, len(self.messages), self.removed)
+            memo.end(self.messages)
         tail = self._tail()
         if tail:
             self._add("user", tail)
@@ -611,27 +618,14 @@ def body_tokens(messages: Sequence[Message], estimate: Estimate, memo: RenderMem
 def _account(
     messages: Sequence[Message], estimate: Estimate, memo: RenderMemo | None = None
 ) -> tuple[dict[str, int], dict[str, int], int]:
-    by_class: dict[str, int] = {}
-    by_layer: dict[str, int] = {}
-    total = 0
-    if memo is None:
-        sizes = [_message_size(message, estimate, None) for message in messages]
-    else:
-        # Counters handed out by a session's estimate memo keep their counts: a message is sized once.
-        sizes = memo.per_messages(messages, estimate, partial(_message_size, estimate=estimate, memo=memo))
-    for classes, layers, tokens in sizes:
-        total += tokens
-        for cls, count in classes:
-            by_class[cls] = by_class.get(cls, 0) + count
-        for layer, count in layers:
-            by_layer[layer] = by_layer.get(layer, 0) + count
-    return by_class, by_layer, total
+    if memo is not None:
+        # Counters handed out by a session's estimate memo keep their counts: a message is sized once,
+        # and the sums move by the messages that came and left since the last request.
+        return memo.sums(messages, estimate, partial(_message_size, estimate=estimate, memo=memo))
+    return add_sizes(({}, {}, 0), [_message_size(message, estimate, None) for message in messages], 1)
 
 
-_Sizes = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int]
-
-
-def _message_size(message: Message, estimate: Estimate, memo: RenderMemo | None) -> _Sizes:
+def _message_size(message: Message, estimate: Estimate, memo: RenderMemo | None) -> Sizes:
     """One message's tokens by budget class and by layer (in the order its parts name them), and in all."""
     by_class: dict[str, int] = {}
     by_layer: dict[str, int] = {}

@@ -8,7 +8,7 @@ telemetry and ``inspect`` never have to guess. Renderers turn a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -163,9 +163,12 @@ def canonical_request(
     request: NeutralRequest,
     encode: Callable[[Message], str] = message_json,
     encode_prefix: Callable[[NeutralRequest], tuple[str, str]] = prefix_json,
+    *,
+    encoded: Sequence[str] | None = None,
 ) -> str:
     """Canonical JSON of ``request``, with each message encoded by ``encode`` (which must equal :func:`message_json`)
     and the system blocks and tools by ``encode_prefix`` (which must equal :func:`prefix_json`).
+    ``encoded`` gives the messages already encoded, in order, instead.
 
     Canonical JSON of a list is its items' canonical JSON joined by commas, so the request
     is its shell with the messages spliced in; that lets a caller encode each message once,
@@ -182,7 +185,8 @@ def canonical_request(
     head, slot, rest = shell.partition(_MESSAGES_SLOT)
     if not slot:  # the request's own fields are fixed, so only a changed shape lands here
         raise AssertionError("the canonical request has no top-level messages key")
-    return f'{head},"messages":[{",".join(encode(message) for message in request.messages)}]{rest}'
+    messages = encoded if encoded is not None else [encode(message) for message in request.messages]
+    return f'{head},"messages":[{",".join(messages)}]{rest}'
 
 
 def _plain(value: Any) -> Any:

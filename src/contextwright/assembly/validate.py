@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import NeutralRequest, ToolCallPart, ToolResultPart
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.plan.plan import ContextPlan
 
 
-def validate(request: NeutralRequest, plan: ContextPlan) -> None:
+def validate(request: NeutralRequest, plan: ContextPlan, memo: RenderMemo | None = None) -> None:
     """Raise unless the request is well formed for ``plan``.
 
     * every tool call is answered, in the very next user message(s), before the
       model speaks again, and every result answers a call of the message before;
     * the conversation starts and ends with the user;
     * the prefix is the plan's (same hash, same tools).
+
+    With ``memo``, the messages a request that passed shared with this one are not looked at
+    again: the pairing checks restart at the last answer among them (where no call is open).
     """
     if request.prefix_sha256 != plan.prefix_sha256 or request.epoch != plan.epoch:
         raise BuildError(
@@ -34,7 +38,12 @@ def validate(request: NeutralRequest, plan: ContextPlan) -> None:
             session_id=request.session_id,
         )
     open_calls: dict[str, str] = {}
-    for index, message in enumerate(messages):
+    start = 0
+    if memo is not None:
+        kept = memo.valid_prefix(messages)
+        start = next((i for i in range(kept - 1, -1, -1) if messages[i].role == "assistant"), 0)
+    for index in range(start, len(messages)):
+        message = messages[index]
         if message.role == "assistant":
             if open_calls:
                 raise OrphanedToolPair(
@@ -60,3 +69,5 @@ def validate(request: NeutralRequest, plan: ContextPlan) -> None:
             session_id=request.session_id,
             call_ids=tuple(sorted(open_calls)),
         )
+    if memo is not None:
+        memo.validated(messages)

@@ -22,9 +22,9 @@ as pointers). Rules:
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import partial
+from itertools import compress, count
 from typing import assert_never
 
 from contextwright.canonical import canonical_json, sha256_tagged
@@ -215,13 +215,8 @@ class Surface:
     stale_reasoning: frozenset[int] = frozenset()
     """Seqs of answers whose signed reasoning predates a change to the history before them."""
 
-    @property
-    def open_exchange(self) -> Exchange | None:
-        """The exchange still waiting for tool results, if any."""
-        for entry in reversed(self.entries):
-            if isinstance(entry, Exchange) and not entry.complete:
-                return entry
-        return None
+    open_exchange: Exchange | None = None
+    """The exchange still waiting for tool results, if any (the fold knows where it stands)."""
 
     def current_turn(self) -> UserTurn | None:
         """The user turn that started the current run."""
@@ -302,8 +297,8 @@ class _Fold:
     stale_reasoning: set[int] = field(default_factory=set)
     has_reasoning: bool = False
     """Some answer so far carried signed reasoning (until then, changes need no staleness check)."""
-    repeat_keys: _RepeatKeys = field(default_factory=lambda: _RepeatKeys())
-    """What repeat marking derives from each call and result, derived once per fold, not per surface."""
+    repeats: _RepeatMarker = field(default_factory=lambda: _RepeatMarker())
+    """Repeat marking, kept across surfaces so each marks only what changed since the last."""
 
     def apply(self, event: Event) -> None:
         """Fold one event; event types that do not change the visible history only move ``upto``."""
@@ -478,10 +473,8 @@ class _Fold:
 
     def surface(self) -> Surface:
         """The surface at the last folded event (deferred entries go last, then repeats are marked)."""
-        entries = self.entries + self.deferred
-        keys = self.repeat_keys
-        ordered, repeats = _mark_repeats([keys.pruned_view(entry, self.pruned) for entry in entries], keys)
-        keys.done()
+        ordered, repeats = self.repeats.mark(self.entries + self.deferred, self.pruned)
+        open_exchange = ordered[self.open_index] if self.open_index is not None else None
         return Surface(
             session_id=self.session_id,
             entries=tuple(ordered),
@@ -493,6 +486,7 @@ class _Fold:
             open_stage=self.stage,
             dedupe_hits=repeats + self.replaced_versions,
             stale_reasoning=frozenset(self.stale_reasoning),
+            open_exchange=open_exchange if isinstance(open_exchange, Exchange) else None,
         )
 
 
@@ -538,41 +532,14 @@ def _fold_into(entries: list[Entry], folded: Callable[[Entry], bool], replacemen
 
 @dataclass(slots=True)
 class _RepeatKeys:
-    """What one fold derives per entry for every surface, kept so each is derived once.
+    """What repeat marking derives per call and per result, kept so each is derived once per fold.
 
     Per call its (name, canonical arguments) and per result event its output hash, both
-    fixed once logged; and the views of exchanges with pruned or repeated results, so an
-    exchange whose marks did not change is the same object in the next surface.
+    fixed once logged.
     """
 
     calls: dict[str, tuple[ToolCall, tuple[str, str]]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
-    views: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
-    used: dict[tuple[int, Hashable], tuple[Entry, Entry]] = field(default_factory=dict)
-    """The views the surface being made uses; only they are kept for the next (see :meth:`done`)."""
-    marked: tuple[list[Exchange], list[Entry], int, dict[tuple[int, Hashable], tuple[Entry, Entry]]] | None = None
-    """The last marking: its exchanges, what they were shown as, the repeats found and the views it used."""
-
-    def view(self, entry: Entry, marks: Hashable, make: Callable[[], Entry]) -> Entry:
-        """``make()``, or the view made before from this very entry with the same ``marks``."""
-        key = (id(entry), marks)
-        known = self.used.get(key) or self.views.get(key)
-        if known is None or known[0] is not entry:
-            known = (entry, make())
-        self.used[key] = known
-        return known[1]
-
-    def done(self) -> None:
-        """A surface is made: forget the views it did not use."""
-        self.views, self.used = self.used, {}
-
-    def pruned_view(self, entry: Entry, pruned: set[str]) -> Entry:
-        if not isinstance(entry, Exchange) or not pruned:
-            return entry
-        flags = tuple(r.result.call_id in pruned for r in entry.results)
-        if not any(flags):
-            return entry
-        return self.view(entry, flags, lambda: _with_pruned(entry, pruned))
 
     def call(self, call: ToolCall) -> tuple[str, str]:
         known = self.calls.get(call.id)
@@ -587,17 +554,206 @@ class _RepeatKeys:
         return digest
 
 
+_Marks = tuple[tuple[str | None, str | None] | None, ...]
+"""Per result: (duplicate_of, superseded_by), or None when it is shown as it is."""
+
+
+@dataclass(slots=True)
+class _Marked:
+    """One position of the last marking, with what it added to the marker's state (undone when it changes)."""
+
+    raw: Entry
+    pruned_flags: tuple[bool, ...]
+    view: Entry
+    """The entry with its pruned results shown as pointers."""
+    marks: _Marks
+    shown: Entry
+    hits: int = 0
+    successes: tuple[tuple[str, str], ...] = ()
+    """Keys whose first success is at this position."""
+    seen: tuple[tuple[str, str, str], ...] = ()
+    """Identities first shown at this position."""
+    failures: tuple[tuple[str, str], ...] = ()
+    """Keys of the failed (not denied) results at this position, one per result."""
+    call_ids: tuple[str, ...] = ()
+
+
+class _RepeatMarker:
+    """Repeat marking kept open across surfaces: only positions from the first changed entry are marked again.
+
+    The marks of an entry depend on the entries before it (the first result with the same
+    identity), and, for a failed attempt, on the first success of the same call anywhere
+    in the history. So a new entry at the end changes the marks of earlier entries in one
+    case only: it holds the first success of a call whose earlier failures it supersedes;
+    those positions are marked again too. Everything else before the first changed entry
+    keeps its marks and its objects. :func:`_mark_repeats` is the same marking from scratch
+    (and the property tests compare both); with repeated call ids, marks depend on the
+    whole history, and this marker falls back to it.
+    """
+
+    def __init__(self) -> None:
+        self.keys = _RepeatKeys()
+        self.done: list[_Marked] = []
+        self.pruned_count = 0
+        self.hits = 0
+        self.first_success: dict[tuple[str, str], tuple[int, int, str]] = {}
+        """Per key: where its first success stands (position, index among the results) and its call id."""
+        self.failures: dict[tuple[str, str], list[int]] = {}
+        """Per key: positions of its failed attempts, in order (a position once per failed result)."""
+        self.seen: dict[tuple[str, str, str], str] = {}
+        self.call_positions: dict[str, int] = {}
+        self.scratch = False
+        """Some call id was used twice: mark from scratch every time."""
+
+    def mark(self, entries: list[Entry], pruned: set[str]) -> tuple[list[Entry], int]:
+        """The entries as shown (pruned and repeated results marked), and how many results repeat."""
+        done = self.done
+        if self.scratch:
+            return self._from_scratch(entries, pruned)
+        start = next(compress(count(), map(operator.is_not, entries, (m.raw for m in done))), min(len(entries), len(done)))
+        if len(pruned) != self.pruned_count:
+            start = 0  # pruning only grows: another pass shows other results as pointers
+            self.pruned_count = len(pruned)
+        affected = self._affected_from(entries, start)
+        if affected is None:
+            return self._from_scratch(entries, pruned)
+        start = affected
+        replaced = {id(m.raw): m for m in done[start:]}
+        self._undo(start)
+        new = entries[start:]
+        successes = [self._successes(start + offset, entry) for offset, entry in enumerate(new)]
+        for offset, entry in enumerate(new):
+            self.done.append(self._marked(start + offset, entry, pruned, replaced.get(id(entry)), successes[offset]))
+        if self.scratch:
+            return self._from_scratch(entries, pruned)
+        return [m.shown for m in self.done], self.hits
+
+    def _affected_from(self, entries: list[Entry], start: int) -> int | None:
+        """The first position whose marks may change when ``entries[start:]`` replace the marked ones (None: mark from scratch)."""
+        while True:
+            keys: set[tuple[str, str]] = {key for m in self.done[start:] for key in m.successes}
+            for entry in entries[start:]:
+                if not isinstance(entry, Exchange):
+                    continue
+                for call in entry.calls:
+                    known = self.call_positions.get(call.id)
+                    if known is not None and known < start:
+                        return None
+                calls = {c.id: c for c in entry.calls}
+                for r in entry.results:
+                    answered = calls.get(r.result.call_id)
+                    if answered is None or r.result.is_error or r.result.denied:
+                        continue
+                    key = self.keys.call(answered)
+                    first = self.first_success.get(key)
+                    if first is None or first[0] >= start:  # an earlier first success keeps deciding
+                        keys.add(key)
+            earliest = min((self.failures[key][0] for key in keys if key in self.failures), default=start)
+            if earliest >= start:
+                return start
+            start = earliest
+
+    def _undo(self, start: int) -> None:
+        while len(self.done) > start:
+            m = self.done.pop()
+            self.hits -= m.hits
+            for key in m.successes:
+                del self.first_success[key]
+            for identity in m.seen:
+                del self.seen[identity]
+            for key in m.failures:
+                positions = self.failures[key]
+                positions.pop()
+                if not positions:
+                    del self.failures[key]
+            for call_id in m.call_ids:
+                del self.call_positions[call_id]
+
+    def _successes(self, position: int, entry: Entry) -> tuple[tuple[str, str], ...]:
+        """Record the first successes at ``position``; return their keys."""
+        if not isinstance(entry, Exchange) or not entry.results:
+            return ()
+        keys = {c.id: self.keys.call(c) for c in entry.calls}
+        found: list[tuple[str, str]] = []
+        for index, r in enumerate(entry.results):
+            key = keys.get(r.result.call_id)
+            if key is not None and not r.result.is_error and not r.result.denied and key not in self.first_success:
+                self.first_success[key] = (position, index, r.result.call_id)
+                found.append(key)
+        return tuple(found)
+
+    def _marked(
+        self, position: int, entry: Entry, pruned: set[str], before: _Marked | None, successes: tuple[tuple[str, str], ...]
+    ) -> _Marked:
+        if not isinstance(entry, Exchange):
+            return _Marked(raw=entry, pruned_flags=(), view=entry, marks=(), shown=entry)
+        flags = tuple(r.result.call_id in pruned for r in entry.results) if pruned else ()
+        if before is not None and before.raw is entry and before.pruned_flags == flags:
+            view = before.view
+        else:
+            view = _with_pruned(entry, pruned) if any(flags) else entry
+        assert isinstance(view, Exchange)
+        keys = {c.id: self.keys.call(c) for c in entry.calls}
+        call_ids = tuple(keys)
+        for call_id in call_ids:
+            if call_id in self.call_positions:
+                self.scratch = True  # noticed here when both uses are new: the next marking starts over
+            self.call_positions[call_id] = position
+        marks: list[tuple[str | None, str | None] | None] = []
+        seen: list[tuple[str, str, str]] = []
+        failures: list[tuple[str, str]] = []
+        hits = 0
+        for index, r in enumerate(view.results):
+            key = keys.get(r.result.call_id)
+            if key is None or r.pruned:
+                marks.append(None)
+                continue
+            if r.result.is_error and not r.result.denied:
+                failures.append(key)
+                self.failures.setdefault(key, []).append(position)
+                winner = self.first_success.get(key)
+                if winner is not None and winner[2] != r.result.call_id and winner[:2] > (position, index):
+                    marks.append((None, winner[2]))
+                    hits += 1
+                    continue
+            identity = (*key, self.keys.output(r))
+            first = self.seen.get(identity)
+            if first is not None:
+                marks.append((first, None))
+                hits += 1
+                continue
+            self.seen[identity] = r.result.call_id
+            seen.append(identity)
+            marks.append(None)
+        frozen = tuple(marks)
+        if not any(frozen):
+            shown: Entry = view
+        elif before is not None and before.raw is entry and before.pruned_flags == flags and before.marks == frozen:
+            shown = before.shown
+        else:
+            shown = _with_marks(view, list(frozen))
+        self.hits += hits
+        return _Marked(
+            raw=entry,
+            pruned_flags=flags,
+            view=view,
+            marks=frozen,
+            shown=shown,
+            hits=hits,
+            successes=successes,
+            seen=tuple(seen),
+            failures=tuple(failures),
+            call_ids=call_ids,
+        )
+
+    def _from_scratch(self, entries: list[Entry], pruned: set[str]) -> tuple[list[Entry], int]:
+        self.scratch = True
+        return _mark_repeats([_with_pruned(entry, pruned) for entry in entries], self.keys)
+
+
 def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tuple[list[Entry], int]:
-    """Mark identical tool results and failed attempts superseded by a later success (unchanged entries stay the same objects)."""
+    """Mark identical tool results and failed attempts superseded by a later success, from scratch."""
     keys = keys if keys is not None else _RepeatKeys()
-    # Marks depend on the exchanges alone: when they are the very same objects as last time
-    # (the turn's frame or a plain message was logged), so are the marks and the views.
-    exchanges = [entry for entry in entries if isinstance(entry, Exchange)]
-    last = keys.marked
-    if last is not None and len(last[0]) == len(exchanges) and all(map(operator.is_, last[0], exchanges)):
-        keys.used.update(last[3])
-        shown = iter(last[1])
-        return [next(shown) if isinstance(entry, Exchange) else entry for entry in entries], last[2]
     seen: dict[tuple[str, str, str], str] = {}
     later_success: dict[tuple[str, str], str] = {}
     calls: dict[str, tuple[str, str]] = {}
@@ -618,7 +774,6 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
         if not isinstance(entry, Exchange):
             out.append(entry)
             continue
-        # Per result: (duplicate_of, superseded_by), or None when it is shown as it is.
         marks: list[tuple[str | None, str | None] | None] = []
         for r in entry.results:
             key = calls.get(r.result.call_id)
@@ -639,11 +794,7 @@ def _mark_repeats(entries: list[Entry], keys: _RepeatKeys | None = None) -> tupl
                 continue
             seen[identity] = r.result.call_id
             marks.append(None)
-        if not any(marks):
-            out.append(entry)
-            continue
-        out.append(keys.view(entry, tuple(marks), partial(_with_marks, entry, marks)))
-    keys.marked = (exchanges, [entry for entry in out if isinstance(entry, Exchange)], hits, dict(keys.used))
+        out.append(_with_marks(entry, marks) if any(marks) else entry)
     return out, hits
 
 

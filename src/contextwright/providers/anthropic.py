@@ -62,8 +62,10 @@ take a slot and could land on the volatile tail.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
+import marshal
 import operator
 import re
 import threading
@@ -121,13 +123,10 @@ class _Block:
     """A tool result shown whole: a pruning pass may turn it into a pointer."""
     anchorable: bool = True
     """May carry ``cache_control`` (thinking blocks may not)."""
-    flat: bool = field(init=False)
-    """No value of the payload is a container: a shallow copy is a whole copy."""
     floor: list[int] = field(init=False, compare=False, repr=False)
     """``[tokens, counted up to]``: a floor under the block's tokens, counted once and only as far as asked."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "flat", not any(isinstance(value, dict | list) for value in self.payload.values()))
         object.__setattr__(self, "floor", [0, 0])
 
     def tokens_at_least(self, enough: int) -> int:
@@ -144,10 +143,25 @@ class _Block:
 class _Turn:
     role: Literal["user", "assistant"]
     blocks: tuple[_Block, ...]
+    wire: dict[str, Any] = field(init=False, compare=False, repr=False)
+    """The turn as the wire shows it, sharing the blocks' payloads (copied before it leaves, see :func:`_assemble`)."""
+    run: tuple[bool, int | None] = field(init=False, compare=False, repr=False)
+    """Whether every block is stable, and the offset of the last anchorable block of its leading stable run."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "wire", {"role": self.role, "content": [block.payload for block in self.blocks]})
+        anchor = None
+        for offset, block in enumerate(self.blocks):
+            if not block.stable:
+                object.__setattr__(self, "run", (False, anchor))
+                return
+            if block.anchorable:
+                anchor = offset
+        object.__setattr__(self, "run", (True, anchor))
 
 
-_Mapped = dict[int, tuple[Message, bool, tuple[_Block, ...]]]
-"""Per message object (by id, the message kept alive beside it): whether it was stable, and the blocks it mapped to."""
+_Mapped = tuple[Message, bool, tuple[_Block, ...]]
+"""One message mapped: the message, whether it was stable, and its blocks."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -155,32 +169,35 @@ class _Layout:
     tools: tuple[dict[str, Any], ...]
     system: tuple[dict[str, Any], ...]
     turns: tuple[_Turn, ...]
-    mapped: _Mapped = field(default_factory=dict, compare=False, repr=False)
+    source: tuple[object, object] = field(default=(None, None), compare=False, repr=False)
+    """The request's tools and system objects these were mapped from (the next request of an epoch shares them)."""
+    mapped: tuple[_Mapped, ...] = field(default=(), compare=False, repr=False)
+    """Per message of the request, in order."""
+    raw: tuple[tuple[str, tuple[_Block, ...]], ...] = field(default=(), compare=False, repr=False)
+    """The turns before tool results were moved to the front of their user turn."""
+    ends: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+    """Per message: how many raw turns there were after it, and how many blocks the last of them had."""
+    ends_at: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    """Per turn: the position just after its last block."""
+    history_position: int | None = field(default=None, compare=False, repr=False)
+    """Last block of the leading run of stable message blocks, if any."""
+    stable: int = field(default=0, compare=False, repr=False)
+    """The request's ``stable_messages``."""
+
+    @property
+    def head(self) -> int:
+        return len(self.tools) + len(self.system)
 
     @property
     def prefix_position(self) -> int | None:
         """Last block of the frozen prefix (tools + system), if there is one."""
-        count = len(self.tools) + len(self.system)
+        count = self.head
         return count - 1 if count else None
-
-    @property
-    def history_position(self) -> int | None:
-        """Last block of the leading run of stable message blocks, if any."""
-        position = len(self.tools) + len(self.system) - 1
-        anchor = None
-        for turn in self.turns:
-            for block in turn.blocks:
-                position += 1
-                if not block.stable:
-                    return anchor
-                if block.anchorable:
-                    anchor = position
-        return anchor
 
     @property
     def first_prunable_position(self) -> int | None:
         """The first stable tool result still shown whole, if any: no pruning pass changes what comes before it."""
-        position = len(self.tools) + len(self.system) - 1
+        position = self.head - 1
         for turn in self.turns:
             for block in turn.blocks:
                 position += 1
@@ -192,7 +209,7 @@ class _Layout:
 
     def last_anchor_before(self, limit: int) -> int | None:
         """The last stable block before position ``limit`` that may carry a marker, if one is a message block."""
-        position = len(self.tools) + len(self.system) - 1
+        position = self.head - 1
         anchor = None
         for turn in self.turns:
             for block in turn.blocks:
@@ -214,7 +231,7 @@ class _Layout:
             need -= token_floor(text, enough=need)
             if need <= 0:
                 return None
-        position = len(self.tools) + len(self.system) - 1
+        position = self.head - 1
         for turn in self.turns:
             for block in turn.blocks:
                 position += 1
@@ -238,22 +255,26 @@ class _Layout:
     @property
     def size(self) -> int:
         """How many positions the layout has."""
-        return len(self.tools) + len(self.system) + sum(len(turn.blocks) for turn in self.turns)
+        return self.ends_at[-1] if self.ends_at else self.head
 
     def same_prefix(self, other: _Layout, upto: int) -> bool:
         """True when positions ``0..upto`` would hash the same in both layouts (same canonical JSON)."""
         count = min(upto + 1, self.size)
         if count != min(upto + 1, other.size):
             return False
-        head = len(self.tools) + len(self.system)
+        head = self.head
         if count <= head or (len(self.tools), len(self.system)) != (len(other.tools), len(other.system)):
             pairs = itertools.islice(zip(self.positions(), other.positions(), strict=False), count)
             return all(mine[:3] == theirs[:3] and _same_json(mine[3], theirs[3]) for mine, theirs in pairs)
         if not all(map(_same_json, (*self.tools, *self.system), (*other.tools, *other.system))):
             return False
+        # Turns a layout took over from the previous one are the same objects: no need to look inside.
+        first = next(itertools.compress(itertools.count(), map(operator.is_not, self.turns, other.turns)), None)
+        if first is None:
+            first = min(len(self.turns), len(other.turns))
+        left = count - (self.ends_at[first - 1] if first else head)
         # The message positions, turn by turn: equal roles, and turn openings at the same positions.
-        left = count - head
-        for mine, theirs in zip(self.turns, other.turns, strict=False):
+        for mine, theirs in zip(self.turns[first:], other.turns[first:], strict=False):
             if left <= 0:
                 break
             shown = min(left, len(mine.blocks))
@@ -262,12 +283,11 @@ class _Layout:
             if mine.role != theirs.role or not aligned:
                 return False
             ours, their = mine.blocks[:shown], theirs.blocks[:shown]
-            # Blocks a layout took over from the previous one are the same objects: no need to look inside.
             if not all(map(operator.is_, ours, their)) and not all(
                 _same_json(a.payload, b.payload) for a, b in zip(ours, their, strict=True)
             ):
                 return False
-        return True
+        return left <= 0
 
 
 def _fresh(value: Any) -> Any:
@@ -361,7 +381,7 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities, *, reuse: _Layo
         if known is not None and known[0] is request and known[1] == caps:
             _recent.move_to_end(id(request))
             return known[2]
-    layout = _map_layout(request, caps, reuse.mapped if reuse is not None else {})
+    layout = _map_layout(request, caps, reuse)
     with _recent_lock:
         _recent[id(request)] = (request, caps, layout)
         while len(_recent) > _RECENT_LAYOUTS:
@@ -369,49 +389,101 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities, *, reuse: _Layo
     return layout
 
 
-def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Mapped) -> _Layout:
+def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Layout | None) -> _Layout:
     check_shape(request, caps, provider="anthropic")
-    tools = tuple(_map_tool(tool) for tool in request.tools)
-    system = tuple({"type": "text", "text": block.text} for block in request.system if not is_blank(block.text))
-    turns: list[_Turn] = []
-    mapped: _Mapped = {}
+    if reuse is not None and reuse.source == (request.tools, request.system):
+        tools, system = reuse.tools, reuse.system
+    else:
+        tools = tuple(_map_tool(tool) for tool in request.tools)
+        system = tuple({"type": "text", "text": block.text} for block in request.system if not is_blank(block.text))
+    messages = request.messages
+    # The messages the previous request also had, at the same places and equally stable, map and merge as they did.
+    kept = 0
+    if reuse is not None and reuse.mapped:
+        before = reuse.mapped
+        kept = next(
+            itertools.compress(itertools.count(), map(operator.is_not, messages, (m[0] for m in before))),
+            min(len(messages), len(before)),
+        )
+        if reuse.stable != request.stable_messages:
+            kept = min(kept, reuse.stable, request.stable_messages)  # messages between the two counts changed stability
+    mapped = list(reuse.mapped[:kept]) if reuse is not None else []
+    raw: list[tuple[str, tuple[_Block, ...]]] = []
+    ends = list(reuse.ends[:kept]) if reuse is not None else []
+    if kept:
+        turns_kept, last_blocks = ends[-1]
+        assert reuse is not None
+        raw = list(reuse.raw[:turns_kept])
+        if turns_kept:
+            raw[-1] = (raw[-1][0], raw[-1][1][:last_blocks])
+    known = {id(m[0]): m for m in reuse.mapped[kept:]} if reuse is not None else {}
 
-    for index, message in enumerate(request.messages):
+    for index in range(kept, len(messages)):
+        message = messages[index]
         stable = index < request.stable_messages
-        known = reuse.get(id(message))
-        if known is None or known[0] is not message or known[1] != stable:
+        one = known.get(id(message))
+        if one is None or one[0] is not message or one[1] != stable:
             # A message mapped before passed these checks then: they look at the message alone.
             for part in message.parts:
                 check_part_role(request, index, message, part)
             mapping = (_map_part(part, stable, caps) for part in message.parts)
-            known = (message, stable, tuple(block for block in mapping if block is not None))
-        mapped[id(message)] = known
-        blocks = known[2]
-        if not blocks:
-            continue
-        if turns and turns[-1].role == message.role:
-            # The API would merge consecutive same-role turns anyway
-            # (https://platform.claude.com/docs/en/api/messages); merging here keeps
-            # our block positions equal to the provider's.
-            turns[-1] = _Turn(role=message.role, blocks=turns[-1].blocks + blocks)
-        else:
-            turns.append(_Turn(role=message.role, blocks=blocks))
-    if not turns:
+            one = (message, stable, tuple(block for block in mapping if block is not None))
+        mapped.append(one)
+        blocks = one[2]
+        if blocks:
+            if raw and raw[-1][0] == message.role:
+                # The API would merge consecutive same-role turns anyway
+                # (https://platform.claude.com/docs/en/api/messages); merging here keeps
+                # our block positions equal to the provider's.
+                raw[-1] = (message.role, raw[-1][1] + blocks)
+            else:
+                raw.append((message.role, blocks))
+        ends.append((len(raw), len(raw[-1][1]) if raw else 0))
+    if not raw:
         raise RenderError("the request has no message content to send", session_id=request.session_id)
-    if turns[0].role != "user":
+    if raw[0][0] != "user":
         raise RenderError(
             "the conversation starts with an assistant message; the Messages API needs a user turn first",
             session_id=request.session_id,
         )
-    # tool_result blocks must open the user turn that answers a tool_use; text follows them
-    # (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
-    ordered = tuple(
-        _Turn(role=t.role, blocks=tuple(sorted(t.blocks, key=lambda b: not b.is_result)))
-        if t.role == "user" and len(t.blocks) > 1
-        else t
-        for t in turns
+    # Turns before the last one kept are the same as the previous layout's, ordered and placed alike.
+    settled = max(0, ends[kept - 1][0] - 1) if kept else 0
+    assert reuse is not None or settled == 0
+    turns = list(reuse.turns[:settled]) if reuse is not None else []
+    ends_at = list(reuse.ends_at[:settled]) if reuse is not None else []
+    position = ends_at[-1] if ends_at else len(tools) + len(system)
+    for role, blocks in raw[settled:]:
+        # tool_result blocks must open the user turn that answers a tool_use; text follows them
+        # (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
+        if role == "user" and len(blocks) > 1:
+            blocks = tuple(sorted(blocks, key=lambda b: not b.is_result))
+        turns.append(_Turn(role=role, blocks=blocks))  # type: ignore[arg-type]  # roles come from messages
+        position += len(blocks)
+        ends_at.append(position)
+    return _Layout(
+        tools=tools,
+        system=system,
+        turns=tuple(turns),
+        source=(request.tools, request.system),
+        mapped=tuple(mapped),
+        raw=tuple(raw),
+        ends=tuple(ends),
+        ends_at=tuple(ends_at),
+        history_position=_history_position(turns, ends_at),
+        stable=request.stable_messages,
     )
-    return _Layout(tools=tools, system=system, turns=ordered, mapped=mapped)
+
+
+def _history_position(turns: list[_Turn], ends_at: list[int]) -> int | None:
+    """Last block of the leading run of stable message blocks, if any."""
+    anchor = None
+    for index, turn in enumerate(turns):
+        whole, offset = turn.run
+        if offset is not None:
+            anchor = ends_at[index] - len(turn.blocks) + offset
+        if not whole:
+            break
+    return anchor
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -542,21 +614,22 @@ def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint,
     # Layouts are reused across renders: the caller gets its own copy of every container.
     tools = [_fresh(tool) for tool in layout.tools]
     system = [_fresh(block) for block in layout.system]
-    messages = [
-        {
-            "role": turn.role,
-            "content": [block.payload.copy() if block.flat else _fresh(block.payload) for block in turn.blocks],
-        }
-        for turn in layout.turns
-    ]
-    if marks:
+    messages = _copy([turn.wire for turn in layout.turns])
+    head = layout.head
+    for mark in marks:
+        control: dict[str, str] = {"type": "ephemeral"}
+        if mark.ttl != "5m":
+            control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
         # Positions count tools, then system blocks, then message blocks, in render order.
-        positions = [*tools, *system, *(block for message in messages for block in message["content"])]
-        for mark in marks:
-            control: dict[str, str] = {"type": "ephemeral"}
-            if mark.ttl != "5m":
-                control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
-            positions[mark.position]["cache_control"] = control
+        if mark.position < len(tools):
+            block = tools[mark.position]
+        elif mark.position < head:
+            block = system[mark.position - len(tools)]
+        else:
+            index = bisect.bisect_right(layout.ends_at, mark.position)
+            start = layout.ends_at[index - 1] if index else head
+            block = messages[index]["content"][mark.position - start]
+        block["cache_control"] = control
     body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_output_tokens}
     if system:
         body["system"] = system
@@ -564,3 +637,13 @@ def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint,
         body["tools"] = tools
     body["messages"] = messages
     return body
+
+
+def _copy(value: list[Any]) -> list[Any]:
+    """A copy of a JSON value's containers, in one pass of the interpreter's own serialiser where it can."""
+    try:
+        # marshal writes and reads plain JSON types (str, int, float, bool, None, list, dict) exactly
+        # and in C: the copy costs less than a walk in Python.
+        return marshal.loads(marshal.dumps(value))  # type: ignore[no-any-return]
+    except ValueError:
+        return _fresh(value)  # type: ignore[no-any-return]  # something marshal does not write: copy in Python

@@ -29,6 +29,7 @@ from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
 from contextwright.planner import ContextPlanner
 from contextwright.runtime.estimates import EstimateMemo
+from contextwright.runtime.facts import LogFacts
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
 
@@ -94,6 +95,7 @@ class SessionCore:
         own = getattr(estimator, "reconciler", None)
         self._usage = UsageFold(Reconciler(**own.options()) if isinstance(own, Reconciler) else None)
         self._raw_estimates = EstimateMemo()
+        self._facts = LogFacts()
 
     @property
     def last_seq(self) -> int:
@@ -176,6 +178,10 @@ class SessionCore:
                 self._plan_seq = event.seq
             elif event.type == "context.prefix.counted":
                 self._counted_prefixes.setdefault(event.payload.epoch, event.payload.input_tokens)
+
+    def facts(self) -> LogFacts:
+        """Facts of the events read so far (each event looked at once)."""
+        return self._facts.follow(self.events)
 
     def working_state(self) -> ws.WorkingState:
         """The working state as of the events read so far (each event looked at once)."""

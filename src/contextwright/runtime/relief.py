@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any, Literal
 
 from contextwright.assembly.assemble import (
@@ -15,10 +16,11 @@ from contextwright.assembly.assemble import (
     build,
     render_messages,
 )
+from contextwright.assembly.memo import RenderMemo
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
-from contextwright.derive.surface import Exchange, Summary, Surface
+from contextwright.derive.surface import Entry, Exchange, Summary, Surface
 from contextwright.derive.taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
@@ -42,15 +44,19 @@ from contextwright.runtime.errors import (
 from contextwright.runtime.limits import ENVELOPE_TOKENS, POINTER_STUB_TOKENS
 
 
-def visible_tool_result_tokens(surface: Surface, estimate: Callable[[str], int]) -> int:
-    """What the tool results not yet pruned cost in a request, envelopes included (B2's measure)."""
-    return sum(
-        estimate(r.result.output) + ENVELOPE_TOKENS
-        for e in surface.entries
-        if isinstance(e, Exchange)
-        for r in e.results
-        if not r.pruned
-    )
+def visible_tool_result_tokens(surface: Surface, estimate: Callable[[str], int], memo: RenderMemo | None = None) -> int:
+    """What the tool results not yet pruned cost in a request, envelopes included (B2's measure).
+
+    With ``memo``, an entry the last call also saw (the very same object, same counter) is not sized again."""
+    if memo is None:
+        return sum(_visible_tokens(entry, estimate) for entry in surface.entries)
+    return sum(memo.per_items(surface.entries, estimate, partial(_visible_tokens, estimate=estimate)))
+
+
+def _visible_tokens(entry: Entry, estimate: Callable[[str], int]) -> int:
+    if not isinstance(entry, Exchange):
+        return 0
+    return sum(estimate(r.result.output) + ENVELOPE_TOKENS for r in entry.results if not r.pruned)
 
 
 class Relief:

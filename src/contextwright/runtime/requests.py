@@ -24,8 +24,7 @@ from contextwright.providers.errors import is_sdk_api_error
 from contextwright.providers.wires import wire_named
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
-from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION
-from contextwright.runtime.memory_rules import corrected_memory, erased_memory_ids
+from contextwright.runtime.limits import ENVELOPE_TOKENS
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.spec import AgentSpec
 
@@ -137,7 +136,7 @@ class Requests:
         factor = core.estimate_factor(plan.model.id)
         result = self.relief.build(plan, allocation, tail)
         surface = core.surface()
-        validate(result.request, plan)
+        validate(result.request, plan, core.render_memo)
         self._count_prefix(plan, result.request)
         exact, raw = core.split(plan, result.request.messages)
         payload = RequestBuilt(
@@ -203,7 +202,7 @@ class Requests:
         if not snapshot:
             return ()
         if erased is None:
-            erased = erased_memory_ids(self.core.events)
+            erased = self.core.facts().erased_memory
         return tuple(fact for fact in snapshot if fact.id not in erased)
 
     def check_prefix_fits(self) -> None:
@@ -231,7 +230,7 @@ class Requests:
         """The current plan, or a new one recorded when there is none or the agent or model changed."""
         core = self.core
         planner = core.planner()
-        erased = erased_memory_ids(core.events)
+        erased = core.facts().erased_memory
         current = planner.current
         if current is not None and any(fact.id in erased for fact in current.prefix.memory.facts):
             # An erasure is a privacy request: the fact leaves the prefix too, at the price of a new epoch.
@@ -246,9 +245,8 @@ class Requests:
             return current
         prefix = core.agent.prefix(self.snapshot_now(erased))
         # Tools an operator removed at once left the prefix in a new epoch; keep them out.
-        for event in core.events:
-            if event.type == "tool.revoked" and event.payload.reason == FORCED_REVOCATION:
-                prefix = prefix.without_tool(event.payload.tool)
+        for tool in core.facts().forced_revocations:
+            prefix = prefix.without_tool(tool)
         decision = planner.plan(core.model, prefix, cache_ttl=core.agent.cache_ttl)
         if decision.events:
             core.append([e.payload for e in decision.events])
@@ -284,13 +282,13 @@ class Requests:
 
     def _previous_request(self, epoch: int) -> NeutralRequest | None:
         """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""
-        built = [e.payload for e in self.core.events if e.type == "context.request.built"]
-        if not built or built[-1].epoch != epoch:
+        last = self.core.facts().last_built
+        if last is None or last.epoch != epoch:
             return None
         cached = self._last_built
-        if cached is not None and cached[:2] == (epoch, built[-1].request_index):
+        if cached is not None and cached[:2] == (epoch, last.request_index):
             return cached[2]
-        return self.rebuild(built[-1].request_index)[0]
+        return self.rebuild(last.request_index)[0]
 
     def _check_something_to_answer(self, surface: Surface) -> None:
         if not _answerable(surface):
@@ -353,15 +351,16 @@ class Requests:
         # The snapshot in the prefix is frozen for the epoch: a correction of one of its facts
         # reaches the model as a correction line in the body, on the very next request.
         if self.memory_snapshot:
-            corrected = corrected_memory(core.events)
-            erased_ids = erased_memory_ids(core.events)
+            facts = core.facts()
+            corrected = facts.corrected_memory()
+            erased_ids = facts.erased_memory
             for fact in self.memory_snapshot:
                 text = corrected.get(fact.id)
                 if text is not None and text != fact.text and fact.id not in erased_ids:
                     corrections.append(Correction(evidence_id=f"memory:{fact.id}", text=text, trust=fact.trust))
         state = core.working_state()
         changed = None if state.to_dict() == (frame_state or ws.WorkingState().to_dict()) else state
-        rounds = sum(1 for e in core.events if e.seq > surface.seed_seq and e.type == "message.assistant")
+        rounds = core.facts().answers_after(surface.seed_seq)
         if rounds >= self.rounds.hard_cap:
             raise RoundLimitExceeded(
                 f"session {core.id!r}: {rounds} model rounds since the last user message, the cap is {self.rounds.hard_cap}",

@@ -45,8 +45,7 @@ class Sender:
 
     def _record_usage(self, usage: Any, *, model: str | None) -> list[Event]:
         core = self.core
-        built = [e.payload for e in core.events if e.type == "context.request.built"]
-        last = built[-1] if built else None
+        last = core.facts().last_built
         record = UsageRecord(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,

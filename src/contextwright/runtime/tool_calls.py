@@ -27,7 +27,7 @@ from contextwright.events.catalog import (
 from contextwright.events.envelope import Event
 from contextwright.log.base import artifact_ref
 from contextwright.planner import PlanDecision
-from contextwright.policy.tools import ToolPolicy, denial_for
+from contextwright.policy.tools import denial_for
 from contextwright.pressure.tool_output import (
     READ_TOOL_NAME,
     ToolOutputPolicy,
@@ -59,7 +59,7 @@ class ToolCalls:
             )
         stored = self.core.append([self._with_recorded_names(message)])
         message = stored[0].payload
-        policy = ToolPolicy.from_events(self.core.events)
+        policy = self.core.facts().policy
         automatic: list[Any] = []
         state = self.core.working_state()
         tainted = self._untrusted_in_run(surface)
@@ -101,7 +101,7 @@ class ToolCalls:
         """Calls made under a name the wire was sent instead of a recorded one are recorded under that one."""
         if not message.tool_calls:
             return message
-        recorded = {c.name for e in self.core.events if e.type == "message.assistant" for c in e.payload.tool_calls}
+        recorded = self.core.facts().called_names
         back = recorded_names(recorded)
         if not any(call.name in back for call in message.tool_calls):
             return message
@@ -120,7 +120,11 @@ class ToolCalls:
         if plan is None:
             return policy
         share = allocate(plan).tool_results
-        room = share - visible_tool_result_tokens(self.core.surface(), self.core.body_estimate(plan)) - ENVELOPE_TOKENS
+        room = (
+            share
+            - visible_tool_result_tokens(self.core.surface(), self.core.body_estimate(plan), self.core.render_memo)
+            - ENVELOPE_TOKENS
+        )
         # Half the room, not all of it: results shrink as the share fills, so a pruning pass
         # (a cache break) comes only after many of them.
         limit_tokens = max(RESULT_FLOOR_TOKENS, min(share, room) // 2)

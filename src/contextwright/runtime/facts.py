@@ -1,0 +1,94 @@
+"""Facts a session looks up on every request, followed through the log one event at a time.
+
+Each request needs a few facts that a scan of the whole log would give: the last
+request built, the memory erased and corrected, the tools revoked, how many answers
+the model gave since a given point, the tool names it has called. The log only grows,
+so :class:`LogFacts` follows it: each event is looked at once, when first read, and a
+lookup costs what it returns, not the history. Every fact equals the scan it replaces
+(the functions in ``memory_rules`` and ``ToolPolicy.from_events``; a test compares them).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+
+from contextwright.events.catalog import RequestBuilt
+from contextwright.events.envelope import Event
+from contextwright.policy.tools import ToolPolicy
+from contextwright.runtime.limits import FORCED_REVOCATION
+
+__all__ = ["LogFacts"]
+
+
+class LogFacts:
+    """What the events read so far say, each event looked at once."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        """How many events have been followed."""
+        self.requests_built = 0
+        self.last_built: RequestBuilt | None = None
+        self._erased: set[str] = set()
+        self._erased_frozen: frozenset[str] = frozenset()
+        self.corrected: dict[str, str] = {}
+        """The latest corrected text of each memory item corrected."""
+        self._revoked: set[str] = set()
+        self._policy = ToolPolicy()
+        self.forced_revocations: list[str] = []
+        """Tools revoked at once by an operator, in order (they leave the prefix)."""
+        self._answers: list[int] = []
+        """Seqs of the model's answers, in order."""
+        self.called_names: set[str] = set()
+        """Every tool name the model's answers called."""
+
+    def follow(self, events: Sequence[Event]) -> LogFacts:
+        """Take in ``events[self.seen:]`` (``events`` is every event read, in order)."""
+        if self.seen == len(events):
+            return self
+        changed_erased = changed_policy = False
+        for event in events[self.seen :]:
+            kind = event.type
+            if kind == "context.request.built":
+                self.requests_built += 1
+                self.last_built = event.payload
+            elif kind == "message.assistant":
+                self._answers.append(event.seq)
+                self.called_names.update(call.name for call in event.payload.tool_calls)
+            elif kind == "memory.erased":
+                self._erased.add(event.payload.memory_id)
+                changed_erased = True
+            elif kind == "memory.corrected":
+                self.corrected[event.payload.memory_id] = event.payload.text
+            elif kind == "tool.revoked":
+                self._revoked.add(event.payload.tool)
+                changed_policy = True
+                if event.payload.reason == FORCED_REVOCATION:
+                    self.forced_revocations.append(event.payload.tool)
+            elif kind == "tool.restored":
+                self._revoked.discard(event.payload.tool)
+                changed_policy = True
+        self.seen = len(events)
+        if changed_erased:
+            self._erased_frozen = frozenset(self._erased)
+        if changed_policy:
+            self._policy = ToolPolicy(revoked=frozenset(self._revoked))
+        return self
+
+    @property
+    def erased_memory(self) -> frozenset[str]:
+        """Memory items erased in this session."""
+        return self._erased_frozen
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """The tools revoked now."""
+        return self._policy
+
+    def corrected_memory(self) -> Mapping[str, str]:
+        """The latest corrected text of each memory item corrected in this session."""
+        return self.corrected
+
+    def answers_after(self, seq: int) -> int:
+        """How many answers the model gave after ``seq``."""
+        return len(self._answers) - bisect.bisect_right(self._answers, seq)
