@@ -20,7 +20,7 @@ def _log(*payloads):
 class _LogWithoutRules(InMemoryEventLog):
     """A log as stores written before the log checked session rules may hold it."""
 
-    _check_rules = staticmethod(lambda session_id, events, reader: IndexChanges())
+    _check_rules = staticmethod(lambda session_id, events, reader, *, first_seq: IndexChanges())
 
 
 def _unchecked_log(*payloads):

@@ -216,7 +216,7 @@ def test_a_plan_of_another_session_in_the_log_is_refused(prefix, estimator):
     class LogWithoutRules(InMemoryEventLog):
         """A log as stores written before the log checked session rules may hold it."""
 
-        _check_rules = staticmethod(lambda session_id, events, reader: IndexChanges())
+        _check_rules = staticmethod(lambda session_id, events, reader, *, first_seq: IndexChanges())
 
     other = ContextPlanner("other", estimator=estimator, secret=SECRET).plan(anthropic("claude-sonnet-4-6"), prefix)
     # The log refuses another session's plan at the door now ...

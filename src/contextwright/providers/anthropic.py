@@ -644,6 +644,6 @@ def _copy(value: list[Any]) -> list[Any]:
     try:
         # marshal writes and reads plain JSON types (str, int, float, bool, None, list, dict) exactly
         # and in C: the copy costs less than a walk in Python.
-        return marshal.loads(marshal.dumps(value))  # type: ignore[no-any-return]
+        return marshal.loads(marshal.dumps(value))  # type: ignore[no-any-return]  # marshal.loads is typed Any
     except ValueError:
         return _fresh(value)  # type: ignore[no-any-return]  # something marshal does not write: copy in Python
