@@ -498,9 +498,14 @@ class _Assembler:
         return parts
 
 
-def render_messages(*, plan: ContextPlan, surface: Surface, tail: VolatileTail, secret: bytes) -> tuple[Message, ...]:
-    """The messages a request would carry, with no yields taken (for sizing relief passes)."""
-    return _Assembler(plan=plan, surface=surface, tail=tail, secret=secret, drop_recall=False).run()
+def render_messages(
+    *, plan: ContextPlan, surface: Surface, tail: VolatileTail, secret: bytes, memo: RenderMemo | None = None
+) -> tuple[Message, ...]:
+    """The messages a request would carry, with no yields taken (for sizing relief passes).
+
+    ``memo`` reuses what earlier calls rendered; give it a memo of its own, not a build's.
+    """
+    return _Assembler(plan=plan, surface=surface, tail=tail, secret=secret, drop_recall=False, memo=memo).run()
 
 
 def build(

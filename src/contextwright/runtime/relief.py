@@ -65,6 +65,9 @@ class Relief:
     def __init__(self, core: SessionCore, compactor: Compactor) -> None:
         self.core = core
         self.compactor = compactor
+        # Sizing a pruning pass renders the whole body, on every request under pressure (most
+        # decline): its own memo makes that incremental like the builds, same messages and sums.
+        self._sizing_memo = RenderMemo()
 
     def compact(self, *, trigger: Literal["pressure", "overflow", "manual"] = "manual") -> Event | None:
         """Fold history before the current run into a summary now.
@@ -258,7 +261,7 @@ class Relief:
         sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
         visible_results = visible_tool_result_tokens(surface, estimate)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
-        body = body_tokens(self._last_messages(plan, allocation), estimate)
+        body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
         shed = max(
             allocation.prefix_tokens + allocation.with_margin(body) - target_input,
@@ -285,7 +288,8 @@ class Relief:
     def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
         """The messages as they would be built now, with every yield allowed (for sizing)."""
         surface = self.core.surface()
-        return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.core.secret)
+        self._sizing_memo.next_pass()
+        return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.core.secret, memo=self._sizing_memo)
 
     def relieve_overflow(self, plan: ContextPlan) -> bool:
         """Forced relief after a provider overflow: compact, or prune everything prunable; False when nothing was freed."""
