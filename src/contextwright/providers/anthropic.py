@@ -195,30 +195,24 @@ class _Layout:
         return count - 1 if count else None
 
     @property
-    def first_prunable_position(self) -> int | None:
-        """The first stable tool result still shown whole, if any: no pruning pass changes what comes before it."""
+    def settled_positions(self) -> tuple[int, int | None] | None:
+        """The first stable tool result still shown whole, and the last anchorable block before it.
+
+        No pruning pass changes what comes before that result; ``None`` when there is no such
+        result in the leading run of stable blocks. One walk finds both.
+        """
         position = self.head - 1
+        anchor = None
         for turn in self.turns:
             for block in turn.blocks:
                 position += 1
                 if not block.stable:
                     return None
                 if block.prunable:
-                    return position
-        return None
-
-    def last_anchor_before(self, limit: int) -> int | None:
-        """The last stable block before position ``limit`` that may carry a marker, if one is a message block."""
-        position = self.head - 1
-        anchor = None
-        for turn in self.turns:
-            for block in turn.blocks:
-                position += 1
-                if position >= limit or not block.stable:
-                    return anchor
+                    return position, anchor
                 if block.anchorable:
                     anchor = position
-        return anchor
+        return None
 
     def floor_position(self, minimum: int, upto: int) -> int | None:
         """The first stable block, at or before ``upto``, where a floor under the prefix's tokens reaches ``minimum``.
@@ -544,9 +538,9 @@ def _plan(layout: _Layout, caps: ProviderCapabilities, *, prefix_ttl: Ttl, previ
     marks: list[Breakpoint] = []
     history = layout.history_position
     # The region no pruning pass changes: up to the first stable result shown whole, else the whole stable history.
-    prunable = layout.first_prunable_position
-    settled = layout.last_anchor_before(prunable) if prunable is not None else None
-    settled_end = settled if prunable is not None else history
+    found = layout.settled_positions
+    settled = found[1] if found is not None else None
+    settled_end = settled if found is not None else history
     prefix = layout.prefix_position
     if prefix is not None and settled_end is not None and caps.min_cacheable_tokens > 0:
         # A prefix under the minimum is silently not cached
