@@ -82,9 +82,6 @@ class SessionCore:
         """How many of :attr:`events` the folder has applied."""
         self._plan_scan: tuple[int, ContextPlan | None] = (0, None)
         """How many events the plan below was looked for in, and the plan found."""
-        self._plan_seq = 0
-        self._counted_prefixes: dict[int, int] = {}
-        """The provider's exact prefix counts by epoch (the first logged for an epoch wins)."""
         self._working_state = (0, ws.WorkingState())
         """How many events the working state below has followed."""
         self._estimates = EstimateMemo()
@@ -147,11 +144,10 @@ class SessionCore:
         )
 
     def _current_plan(self) -> ContextPlan | None:
-        """The greatest epoch's plan, following only the events not looked at yet (with the plan seq and prefix counts)."""
+        """The greatest epoch's plan, following only the events not looked at yet."""
         seen, best = self._plan_scan
         if seen != len(self.events):
             fresh = self.events[seen:]
-            self._note_plan_events(fresh)
             estimator = prefix_estimator(self.model.id, fallback=self.estimator)
             found = ContextPlanner.from_events(
                 self.id, fresh, estimator=estimator, secret=self.secret, budgets=self.budgets
@@ -168,16 +164,7 @@ class SessionCore:
 
     def plan_seq(self) -> int:
         """The seq of the latest plan event read (0 when there is none)."""
-        self._current_plan()
-        return self._plan_seq
-
-    def _note_plan_events(self, fresh: Sequence[Event]) -> None:
-        """Follow, in events not looked at yet, the latest plan's seq and the provider's prefix counts."""
-        for event in fresh:
-            if event.type in ("context.plan.created", "context.epoch.rotated"):
-                self._plan_seq = event.seq
-            elif event.type == "context.prefix.counted":
-                self._counted_prefixes.setdefault(event.payload.epoch, event.payload.input_tokens)
+        return self.facts().plan_seq
 
     def facts(self) -> LogFacts:
         """Facts of the events read so far (each event looked at once)."""
@@ -226,5 +213,4 @@ class SessionCore:
 
     def counted_prefix(self, epoch: int) -> int | None:
         """The provider's exact count of ``epoch``'s prefix, when one was logged."""
-        self._current_plan()
-        return self._counted_prefixes.get(epoch)
+        return self.facts().counted_prefixes.get(epoch)

@@ -2,7 +2,8 @@
 
 Each request needs a few facts that a scan of the whole log would give: the last
 request built, the memory erased and corrected, the tools revoked, how many answers
-the model gave since a given point, the tool names it has called. The log only grows,
+the model gave since a given point, the tool names it has called, the latest plan's seq
+and the provider's prefix counts. The log only grows,
 so :class:`LogFacts` follows it: each event is looked at once, when first read, and a
 lookup costs what it returns, not the history. Every fact equals the scan it replaces
 (the functions in ``memory_rules`` and ``ToolPolicy.from_events``; a test compares them).
@@ -41,6 +42,10 @@ class LogFacts:
         """Seqs of the model's answers, in order."""
         self.called_names: set[str] = set()
         """Every tool name the model's answers called."""
+        self.plan_seq = 0
+        """The seq of the latest plan event (0 when there is none)."""
+        self.counted_prefixes: dict[int, int] = {}
+        """The provider's exact prefix counts by epoch (the first logged for an epoch wins)."""
 
     def follow(self, events: Sequence[Event]) -> LogFacts:
         """Take in ``events[self.seen:]`` (``events`` is every event read, in order)."""
@@ -68,6 +73,10 @@ class LogFacts:
             elif kind == "tool.restored":
                 self._revoked.discard(event.payload.tool)
                 changed_policy = True
+            elif kind in ("context.plan.created", "context.epoch.rotated"):
+                self.plan_seq = event.seq
+            elif kind == "context.prefix.counted":
+                self.counted_prefixes.setdefault(event.payload.epoch, event.payload.input_tokens)
         self.seen = len(events)
         if changed_erased:
             self._erased_frozen = frozenset(self._erased)
