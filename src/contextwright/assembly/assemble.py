@@ -518,6 +518,7 @@ def build(
     estimate: Estimate,
     yields: tuple[str, ...] | None = None,
     memo: RenderMemo | None = None,
+    bounded: bool = False,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
@@ -528,6 +529,8 @@ def build(
     ``yields`` replays a recorded decision instead of measuring (used by rebuilds).
     ``memo`` (optional) reuses what earlier builds of the same session rendered for
     entries that did not change; the request is the same with or without it.
+    ``bounded`` starts with oversized items shown bounded (the previous request showed them
+    so): showing one whole again would rewrite every cached block after it.
     """
     if memo is None:
         system, tools, prefix_hash = _prefix(plan, secret)
@@ -535,7 +538,7 @@ def build(
         system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
-    taken: tuple[str, ...] = tuple(yields or ())
+    taken: tuple[str, ...] = tuple(yields or ((BOUNDED_YIELD,) if bounded else ()))
     if memo is not None:
         memo.next_pass()
     while True:

@@ -17,6 +17,7 @@ from contextwright.assembly.assemble import (
     render_messages,
 )
 from contextwright.assembly.memo import RenderMemo
+from contextwright.assembly.request import Message, NeutralRequest, Part
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
@@ -59,6 +60,25 @@ def _visible_tokens(entry: Entry, estimate: Callable[[str], int]) -> int:
     return sum(estimate(r.result.output) + ENVELOPE_TOKENS for r in entry.results if not r.pruned)
 
 
+def bounds_only_new(request: NeutralRequest, previous: NeutralRequest | None) -> bool:
+    """True when ``request`` repeats every message ``previous`` cached: what it shows bounded is new.
+
+    Bounding a message that arrived since the previous request changes no cached block, and
+    later requests show it bounded the same way (the cap is fixed per plan) until relief frees room.
+    """
+    if previous is None:
+        return True
+    stable = previous.messages[: previous.stable_messages]
+    if len(request.messages) < len(stable):
+        return False
+    # The layer a part is paid from moves as the run ages; it is not sent, so it is not compared.
+    return all(_as_sent(a) == _as_sent(b) for a, b in zip(request.messages, stable, strict=False))
+
+
+def _as_sent(message: Message) -> tuple[str, tuple[Part, ...]]:
+    return message.role, tuple(replace(part, layer="") for part in message.parts)
+
+
 class Relief:
     """Pressure relief of one session: batched pruning, archive-first compaction, forced relief after an overflow."""
 
@@ -68,6 +88,7 @@ class Relief:
         # Sizing a pruning pass renders the whole body, on every request under pressure (most
         # decline): its own memo makes that incremental like the builds, same messages and sums.
         self._sizing_memo = RenderMemo()
+        self._bounded = False
 
     def compact(self, *, trigger: Literal["pressure", "overflow", "manual"] = "manual") -> Event | None:
         """Fold history before the current run into a summary now.
@@ -107,8 +128,21 @@ class Relief:
         pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(text), kind="compaction_archive")
         return self.core.append([replace(compacted, archive=pointer)])[0]
 
-    def build(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
-        """Build the request, relieving pressure by pruning and then by compaction; every step is recorded."""
+    def build(
+        self,
+        plan: ContextPlan,
+        allocation: Allocation,
+        tail: VolatileTail,
+        *,
+        previous: NeutralRequest | None = None,
+        bounded: bool = False,
+    ) -> BuildResult:
+        """Build the request, relieving pressure by pruning and then by compaction; every step is recorded.
+
+        ``previous`` is the last request of this epoch; ``bounded`` says it showed oversized
+        items bounded, so this build starts so too until a relief pass rewrites the history.
+        """
+        self._bounded = bounded
         # Relief order: the builder drops in-turn recall itself; then old tool results
         # become pointers in one batched pass; then history is compacted. Each pass
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
@@ -123,7 +157,7 @@ class Relief:
             result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True)
             if pruned:
                 relief.append("tool_results_to_pointers")
-        result, compactions = self._compaction_passes(plan, allocation, tail, result)
+        result, compactions = self._compaction_passes(plan, allocation, tail, result, previous)
         relief += ["compaction"] * compactions
         if result is None:
             # Compaction found nothing to fold: any pruning at all is better than no request.
@@ -150,6 +184,7 @@ class Relief:
 
     def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
         return build(
+            bounded=self._bounded,
             plan=plan,
             allocation=allocation,
             surface=self.core.surface(),
@@ -173,6 +208,7 @@ class Relief:
         pruned = self._prune(plan, allocation, must=result is None, deep=deep)
         if not pruned:
             return result, False
+        self._bounded = False  # the pass rewrites the history after its first change: measure afresh
         result = self._try_build(plan, allocation, tail)
         self.core.append(
             [
@@ -190,7 +226,12 @@ class Relief:
         return result, True
 
     def _compaction_passes(
-        self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail, result: BuildResult | None
+        self,
+        plan: ContextPlan,
+        allocation: Allocation,
+        tail: VolatileTail,
+        result: BuildResult | None,
+        previous: NeutralRequest | None,
     ) -> tuple[BuildResult | None, int]:
         """Compaction when pruning was not enough, each adoption recorded; the result and how many were adopted."""
         adopted = 0
@@ -199,7 +240,10 @@ class Relief:
             # A body that fits only with oversized items shown bounded counts as not fitting: bounding
             # rewrites those items (a cache break) and the compaction would follow a few rounds later,
             # a second break; compacting now pays one (32k, all shared transcripts: 82.7% → 83.9% read).
-            if result is not None and ((result.pressure == "none" and BOUNDED_YIELD not in result.yields) or attempt_no > 0):
+            if result is not None and (
+                (result.pressure == "none" and (BOUNDED_YIELD not in result.yields or bounds_only_new(result.request, previous)))
+                or attempt_no > 0
+            ):
                 break
             proposal = self._pressure_proposal(plan, attempt_no)
             if proposal.compacted is None:
@@ -207,7 +251,7 @@ class Relief:
             before_body = result.body_tokens if result else -1
             self._adopt(proposal.compacted, strict=False)
             adopted += 1
-            result = self._try_build(plan, allocation, tail)
+            result = self._after_compaction(plan, allocation, tail)
             self.core.append(
                 [
                     LayerTruncated(
@@ -222,6 +266,25 @@ class Relief:
                 ]
             )
         return result, adopted
+
+    def _after_compaction(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult | None:
+        """The build after a compaction: oversized items stay bounded when whole ones would keep the request above the relief target.
+
+        The summary rewrites everything after it, so bounding costs no extra cache read now; showing a
+        large item of the current run whole again would leave the request near the limit, and the next
+        compaction (another full rewrite) a few rounds away.
+        """
+        self._bounded = False
+        result = self._try_build(plan, allocation, tail)
+        target_input = int(allocation.context_window * self.core.budgets.relief_target)
+        if result is None or allocation.prefix_tokens + allocation.with_margin(result.body_tokens) <= target_input:
+            return result
+        self._bounded = True
+        tighter = self._try_build(plan, allocation, tail)
+        if tighter is not None and tighter.body_tokens < result.body_tokens:
+            return tighter
+        self._bounded = False
+        return result
 
     def _pressure_proposal(self, plan: ContextPlan, attempt_no: int) -> CompactionResult:
         surface = self.core.surface()

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from contextwright.assembly.assemble import BuildResult, Correction, VolatileTail, build
+from contextwright.assembly.assemble import BOUNDED_YIELD, BuildResult, Correction, VolatileTail, build
 from contextwright.assembly.request import NeutralRequest
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
@@ -134,7 +134,10 @@ class Requests:
         surface = core.surface()
         tail = self._tail(surface)
         factor = core.estimate_factor(plan.model.id)
-        result = self.relief.build(plan, allocation, tail)
+        previous = self._previous_request(plan.epoch)
+        last = core.facts().last_built
+        bounded = previous is not None and last is not None and BOUNDED_YIELD in last.yields
+        result = self.relief.build(plan, allocation, tail, previous=previous, bounded=bounded)
         surface = core.surface()
         validate(result.request, plan, core.render_memo)
         self._count_prefix(plan, result.request)
@@ -156,7 +159,6 @@ class Requests:
             raw_estimate_tokens=raw,
             estimate_factor=factor,
         )
-        previous = self._previous_request(plan.epoch)
         [event] = core.append([payload])
         self._last_built = (plan.epoch, payload.request_index, result.request)
         return BuiltRequest(
