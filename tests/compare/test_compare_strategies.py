@@ -17,6 +17,7 @@ from contextwright.compare import (
     compare,
     compare_transcript,
     comparison_rows,
+    engine_requests,
     exact_counting_available,
     timeline_of,
 )
@@ -254,3 +255,14 @@ def test_comparison_rows_have_the_report_columns(large):
 def test_unknown_strategies_are_refused():
     with pytest.raises(UsageError, match="unknown strategy 'lru'"):
         compare_transcript(session(turns=2), window=LARGE, strategies=("lru",))
+
+
+def test_engine_requests_are_the_ones_the_contextwright_row_prices(small):
+    sent = engine_requests(session(), window=SMALL)
+    counter = TokenCounter()
+    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False)
+    usage = [simulator.request(SimRequest(at=s.at, body=s.body)).usage for s in sent]
+    row = small["contextwright"]
+    assert len(sent) == row.requests
+    assert sum(u.cache_read_tokens for u in usage) == row.usage.cache_read_tokens
+    assert sum(u.total_input for u in usage) == row.usage.total_input

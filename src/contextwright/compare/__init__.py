@@ -24,6 +24,7 @@ from contextwright.compare.strategies import (
     compare_transcript,
     compare_windows,
     comparison_rows,
+    engine_requests,
     exact_counting_available,
 )
 from contextwright.compare.timeline import MODEL_CALL_PACE, ModelCall, Timeline, timeline_of
@@ -45,6 +46,7 @@ __all__ = [
     "compare_transcript",
     "compare_windows",
     "comparison_rows",
+    "engine_requests",
     "exact_counting_available",
     "timeline_of",
 ]

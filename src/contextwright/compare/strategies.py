@@ -106,6 +106,7 @@ __all__ = [
     "compare_transcript",
     "compare_windows",
     "comparison_rows",
+    "engine_requests",
 ]
 
 DEFAULT_MODEL: Final = "claude-sonnet-4-6"
@@ -437,6 +438,14 @@ def compare(
     """Every strategy on every transcript at ``window``, aggregated per strategy, with one counter."""
     counter = counter or TokenCounter(model_id)
     return aggregate(compare_transcript(t, window=window, model_id=model_id, seed=seed, counter=counter) for t in transcripts)
+
+
+def engine_requests(
+    transcript: Transcript, *, window: int, model_id: str = DEFAULT_MODEL, seed: int = 0
+) -> tuple[SentRequest, ...]:
+    """The Anthropic requests the engine sends for ``transcript`` at ``window``, timed as in :func:`compare_windows`."""
+    timeline = timeline_of(transcript)
+    return _contextwright(transcript, timeline, with_window(anthropic(model_id), window), seed=seed).sent
 
 
 def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[str, Any]]:
