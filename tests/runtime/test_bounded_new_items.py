@@ -69,3 +69,21 @@ def test_bounding_an_item_already_cached_whole_is_not_new():
 
 def _fields(request: NeutralRequest) -> dict:
     return {name: getattr(request, name) for name in request.__dataclass_fields__}
+
+
+def test_a_manual_compaction_after_a_bounded_request_is_not_followed_by_another():
+    _, session, _ = open_session(window=WINDOW)
+    session.user("Fix the failing build.")
+    _rounds(session, 4)
+    session.next_request()
+    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.user("Here it is:\n" + LARGE + "End of the report.")
+    bounded = session.next_request()
+    assert "oversized_items" in bounded.result.yields
+    session.record_assistant(AssistantMessage(text="Reading it.", tool_calls=(ToolCall(id="r", name="run_tests", arguments={}),)))
+    session.tool_result("r", "ok")
+    assert session.compact() is not None
+    after = session.next_request()
+    # Check the history the manual compaction rewrote is measured afresh, not compacted again.
+    assert "compaction" not in after.result.yields
+    assert sum(1 for e in session.events if e.type == "context.compacted") == 1

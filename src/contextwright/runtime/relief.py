@@ -148,6 +148,11 @@ class Relief:
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
         relief: list[str] = []
         result = self._try_build(plan, allocation, tail)
+        if self._bounded and result is not None and not bounds_only_new(result.request, previous):
+            # The history changed since the previous request (a manual compaction, an erasure):
+            # keeping its bounded views saves no cache read, so measure afresh.
+            self._bounded = False
+            result = self._try_build(plan, allocation, tail)
         # The tool-result share (B2) binds on every build. Most of it is kept at entry: a new
         # result is bounded to the room the share has left (runtime/tool_calls.py), which costs
         # no cache read. What entry cannot keep (the floor a result always shows) is pruned here,
