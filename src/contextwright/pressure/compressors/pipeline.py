@@ -47,6 +47,10 @@ AUTO_MAX_TOKENS = 500
 """...but never for more than this many tokens..."""
 AUTO_MIN_TOKENS = 60
 """...nor for fewer than this many (a marker and a failure line need room)."""
+_OWN_LOCATION_KINDS = frozenset({"generic", "stack-trace", "build", "typecheck", "rustc", "package-install"})
+"""Kinds whose lines that point into the project's code are all kept. Test runners print a
+line per failure that names it already; a linter's style findings group by rule (their
+errors and warnings are kept by its rules); the data kinds' locations are their content."""
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
@@ -192,6 +196,8 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     probes = probe_lines(lines)
     analyser(probes, marks)
     needle_failure = generic.apply_needles(probes, marks)
+    if kind in _OWN_LOCATION_KINDS:
+        generic.protect_own_locations(probes, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
