@@ -169,3 +169,12 @@ def test_a_program_prefix_before_a_location_is_read_as_one():
     lines[150:150] = ['psql:load.sql:39: NOTICE:  relation "t" already exists, skipping']
     shown = _squeezed("\n".join(lines) + "\n")[0]
     assert 'psql:load.sql:39: NOTICE:  relation "t" already exists, skipping' in shown
+
+
+def test_a_cut_that_saves_little_returns_the_input():
+    # Every line but a short run is a failure line: markers would cost about what they save.
+    lines = [f"ERROR: job {n} failed: connection refused by db-{n}.internal:5432" for n in range(30)]
+    lines[15:15] = [f"retrying the connection to the database server in {n} seconds" for n in (5, 10, 20, 40)]
+    text = "\n".join(lines) + "\n"
+    result = compress(text, budget_tokens=60, exit_code=1)
+    assert result.text == text and not result.changed

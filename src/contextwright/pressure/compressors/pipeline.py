@@ -41,6 +41,8 @@ SHORT_CHARS = 500
 """Outputs shorter than this many characters are returned unchanged."""
 SHORT_LINES = 5
 """Outputs with at most this many lines are returned unchanged."""
+MIN_SAVED_SHARE = 0.1
+"""Under a budget, a compressed output must be at least this share shorter, in characters, or the input comes back."""
 AUTO_SHARE = 0.2
 """With ``budget_tokens="auto"``, aim for this share of the output's tokens..."""
 AUTO_MAX_TOKENS = 500
@@ -291,8 +293,11 @@ def _guarded(
     fallback: Compressed,
     count: Callable[[str], int],
 ) -> Compressed:
-    # Never longer than the input, in characters or in tokens.
-    if len(out) >= len(text):
+    # Never longer than the input, in characters or in tokens; and under a budget, a cut that
+    # saves less than a tenth of the characters is not worth its markers (they cost more tokens
+    # per character than most output does, so it may not save tokens at all).
+    least = MIN_SAVED_SHARE if fallback.budget_tokens is not None else 0.0
+    if len(out) >= len(text) or len(out) > len(text) * (1 - least):
         return fallback
     tokens = count(out)
     if tokens > fallback.original_tokens:
