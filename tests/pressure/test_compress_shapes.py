@@ -178,3 +178,15 @@ def test_a_cut_that_saves_little_returns_the_input():
     text = "\n".join(lines) + "\n"
     result = compress(text, budget_tokens=60, exit_code=1)
     assert result.text == text and not result.changed
+
+
+def test_the_record_after_a_warning_in_a_log_is_not_its_detail():
+    lines = []
+    for n in range(200):
+        lines.append(f"2026-11-30 20:22:00,{n:03d} DEBUG [sync] fetched page {n + 1} of 200 ({100 + n % 7} records)")
+        if n % 50 == 7:
+            lines.append(f"2026-11-30 20:22:00,{n:03d} WARNING [sync] slow response from upstream: {1500 + n} ms")
+    result = compress("\n".join(lines) + "\n", budget_tokens=60, exit_code=1)
+    shown = _shown(result.text)
+    assert all(line in shown for line in lines if " WARNING " in line)
+    assert "2026-11-30 20:22:00,058 DEBUG [sync] fetched page 59 of 200 (102 records)" not in shown

@@ -125,6 +125,8 @@ _ARROW_LOCATION = re.compile(r"\s*-->\s*\S")
 # A process id between punctuation at the start of a line: the "==4021==" rail of valgrind and the sanitizers.
 _RAIL = re.compile(r"[^\w\s]+\d+[^\w\s]+(?= |$)")
 _RAIL_MIN_LINES = 5
+# A line that starts a log record of its own: a timestamp, or a quiet level first.
+_NEW_RECORD = re.compile(r"^\W{0,2}(?:\d{4}-\d\d-\d\d[ T]\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|TRACE)\b)")
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
@@ -348,6 +350,8 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             else:
                 marks.must(index)
             follow = 0
+        elif follow and _NEW_RECORD.match(line):
+            follow = 0  # the next record of a log, not the detail of the one before
         elif follow:
             # The lines right after a failure or warning carry its detail ("left: 5", the location);
             # a quoted source line or a caret under it only repeats the source, so it merely ranks high.
