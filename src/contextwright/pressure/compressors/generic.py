@@ -20,7 +20,9 @@ in a few shapes that every tool shares:
   (``diff --git a/x b/x``).
 
 All of these are kept verbatim. Stack frames and mere mentions of "warning" rank
-high without being protected. Shapes only ever raise a line's priority, and they
+high without being protected; so do places inside dependencies and the runtime, and
+source lines quoted under a diagnostic. :func:`protect_own_locations` then keeps the
+lines that point into the project's own code for the kinds that ask for it. Shapes only ever raise a line's priority, and they
 only look at lines the kind's own rules left alone.
 """
 
@@ -85,7 +87,7 @@ _SUMMARY = re.compile(
     r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
     r"|\b\d+ to (?:add|change|destroy)\b"
     # TAP's closing counts (node --test, tap): "# tests 43", "# fail 3".
-    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) \d"
+    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d"
     r"|\b\d[\d,]* files? (?:would be )?(?:reformatted|failed|left unchanged|checked|inspected|scanned)\b"
 )
 _VERDICT = re.compile(
