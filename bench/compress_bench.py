@@ -14,7 +14,11 @@ The hand-written outputs of tools the corpus lacks (``tests/pressure/unseen_samp
 get the same treatment in a second table. Prints both tables and writes them into
 ``docs/benchmarks.md``; the default-settings summary also goes into ``docs/tool-outputs.md``.
 
-    python bench/compress_bench.py [--budget auto|N] [--quick] [--no-write]
+With ``--heldout DIR``, a set of real outputs kept outside the repository (``DIR/out/NAME.txt``,
+with the lines each must keep in ``DIR/must/NAME.must``) is run the way ``contextwright
+compress --exit-code 1`` runs it, and gets a table of its own.
+
+    python bench/compress_bench.py [--budget auto|N] [--quick] [--no-write] [--heldout DIR]
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path as _Path
 _sys.path.insert(0, str(_Path(__file__).resolve().parent))
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "tests" / "pressure"))
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -119,7 +124,8 @@ def head_tail(text: str, budget: int, count: Callable[[str], int]) -> str:
 
 def _kept(must: list[str], text: str) -> int:
     shown = set(normalize(text).split("\n"))
-    return sum(1 for line in must if line in shown)
+    trimmed = {line.rstrip() for line in shown}
+    return sum(1 for line in must if line in shown or line.rstrip() in trimmed)
 
 
 def corpus_samples(quick: bool) -> Iterator[Sample]:
@@ -153,14 +159,32 @@ def unseen_samples() -> Iterator[Sample]:
         yield Sample(group=name, name=name, text=text, must=must, exit_code=1, kind=detect_kind(text))
 
 
-def run(samples: Iterator[Sample], budget: int | str, count: Callable[[str], int]) -> tuple[dict[str, Tally], Tally]:
-    """Ours, ours with the sample's kind left out, and head+tail at ours' size, over ``samples``."""
+def heldout_samples(root: Path) -> Iterator[Sample]:
+    """Real outputs kept outside the repository, each a failed run, with their must-line sidecars."""
+    for path in sorted((root / "out").glob("*.txt")):
+        text = path.read_bytes().decode("utf-8", errors="replace")  # as the command line reads it
+        sidecar = root / "must" / f"{path.stem}.must"
+        must = [normalize(line) for line in sidecar.read_text(encoding="utf-8").split("\n") if line] if sidecar.exists() else []
+        yield Sample(group=path.stem, name=path.stem, text=text, must=must, exit_code=1, kind=detect_kind(text))
+
+
+def run(
+    samples: Iterator[Sample], budget: int | str, count: Callable[[str], int], *, as_cli: bool = False
+) -> tuple[dict[str, Tally], Tally]:
+    """Ours, ours with the sample's kind left out, and head+tail at ours' size, over ``samples``.
+
+    ``as_cli`` compresses as ``contextwright compress`` does, aiming with its default token
+    counter; ``count`` then only measures what comes in and out.
+    """
     groups: dict[str, Tally] = defaultdict(Tally)
     total = Tally()
     for sample in samples:
-        options = {"budget_tokens": budget, "exit_code": sample.exit_code, "count_tokens": count}
+        options = {"budget_tokens": budget, "exit_code": sample.exit_code, "count_tokens": None if as_cli else count}
         ours = compress(sample.text, **options)  # type: ignore[arg-type]
         loo = compress(sample.text, exclude_kinds={sample.kind}, **options)  # type: ignore[arg-type]
+        if as_cli:
+            ours = dataclasses.replace(ours, original_tokens=count(sample.text), compressed_tokens=count(ours.text))
+            loo = dataclasses.replace(loo, compressed_tokens=count(loo.text))
         base = head_tail(sample.text, ours.compressed_tokens, count)
         kept = (_kept(sample.must, ours.text), _kept(sample.must, loo.text), _kept(sample.must, base))
         for tally in (groups[sample.group], total):
@@ -249,12 +273,29 @@ def summary(total: Tally) -> str:
     )
 
 
+def heldout_block(heldout: tuple[dict[str, Tally], Tally]) -> str:
+    """The held-out table, when the bench was given a held-out set."""
+    groups, total = heldout
+    biggest = max(groups, key=lambda name: groups[name].tokens_in)
+    return f"""
+### Real outputs kept outside the repository (held out)
+
+`--heldout DIR`: {total.samples} outputs of real runs on this machine, each passed as `contextwright compress
+--exit-code 1` passes it, with the lines each must keep listed beside it.
+
+{table(groups, total, "output")}
+{summary(total)}
+Without the largest sample (`{biggest}`) the reduction is {_reduction(*_without(groups, {biggest}))}.
+"""
+
+
 def results_block(
     corpus: tuple[dict[str, Tally], Tally],
     unseen: tuple[dict[str, Tally], Tally],
     speed: tuple[float, float, str, float],
     budget: int | str,
     quick: bool,
+    heldout: tuple[dict[str, Tally], Tally] | None = None,
 ) -> str:
     """The generated section of docs/benchmarks.md."""
     groups, total = corpus
@@ -295,7 +336,7 @@ kind each one is detected as.
 Reek, eslint (warnings only, in two formats), go vet and hadolint print nothing but
 findings and totals, all of which are kept, so they cannot shrink; without them the reduction is
 {_reduction(*_without(unseen[0], FINDINGS_ONLY))}.
-
+{heldout_block(heldout) if heldout else ""}
 ### Latency
 
 {speed[3]:.1f} ms of CPU time per 100 KB over the corpus samples of at least {LATENCY_MIN_BYTES:,} bytes
@@ -330,15 +371,23 @@ def _without(groups: dict[str, Tally], names: set[str]) -> tuple[int, int]:
     return sum(t.tokens_in for t in kept), sum(t.ours_out for t in kept)
 
 
-def defaults_block(total: Tally, unseen_total: Tally, speed: tuple[float, float, str, float]) -> str:
+def defaults_block(
+    total: Tally, unseen_total: Tally, speed: tuple[float, float, str, float], heldout: Tally | None = None
+) -> str:
     """The short default-settings table for docs/tool-outputs.md."""
+    held = (
+        f"| {heldout.samples} real outputs held out of the repository | {heldout.ours_kept_lines}/{heldout.must_lines} "
+        f"| {_reduction(heldout.tokens_in, heldout.ours_out)} |\n"
+        if heldout
+        else ""
+    )
     return f"""| run at default settings | must lines kept | fewer tokens |
 |---|---:|---:|
 | shared corpus, {total.samples} real outputs | {total.ours_kept_lines}/{total.must_lines} | {_reduction(total.tokens_in, total.ours_out)} |
 | shared corpus, each sample's kind left out | {total.loo_kept_lines}/{total.must_lines} | {_reduction(total.tokens_in, total.loo_out)} |
 | head+tail cut to the same size | {total.base_kept_lines}/{total.must_lines} | (same as ours) |
 | {unseen_total.samples} outputs of tools without rules | {unseen_total.ours_kept_lines}/{unseen_total.must_lines} | {_reduction(unseen_total.tokens_in, unseen_total.ours_out)} |
-
+{held}
 Latency: {speed[3]:.1f} ms of CPU time per 100 KB (slowest sample {speed[1]:.1f} ms; wall-clock
 {speed[0]:.1f} ms on a machine with load average {_load()}). Produced by
 `python bench/compress_bench.py`; details in [benchmarks.md](benchmarks.md#tool-output-compression-benchcompress_benchpy).
@@ -351,21 +400,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", default="auto", help="'auto' (default) or a number of tokens per output")
     parser.add_argument("--quick", action="store_true", help=f"only samples up to {QUICK_MAX_BYTES:,} bytes")
     parser.add_argument("--no-write", action="store_true", help="print only; leave the docs alone")
+    parser.add_argument("--heldout", type=Path, help="a held-out set: DIR/out/NAME.txt with DIR/must/NAME.must")
     args = parser.parse_args(argv)
     budget: int | str = args.budget if args.budget == "auto" else int(args.budget)
     count = exact_token_counter("o200k_base")
     corpus = run(corpus_samples(args.quick), budget, count)
     unseen = run(unseen_samples(), budget, count)
+    heldout = run(heldout_samples(args.heldout), budget, count, as_cli=True) if args.heldout else None
     speed = latency(list(corpus_samples(args.quick)))
     print(table(*corpus, "corpus folder"))
     print(summary(corpus[1]))
     print(table(*unseen, "output"))
     print(summary(unseen[1]))
+    if heldout:
+        print(heldout_block(heldout))
     print(f"latency per 100 KB: {speed[3]:.1f} ms CPU, {speed[0]:.1f} ms wall; slowest {speed[1]:.1f} ms CPU ({speed[2]})")
     if not args.no_write and not args.quick:
-        update_section("compress-bench", results_block(corpus, unseen, speed, budget, args.quick))
+        update_section("compress-bench", results_block(corpus, unseen, speed, budget, args.quick, heldout))
         if budget == "auto":
-            update_section("compress-defaults", defaults_block(corpus[1], unseen[1], speed), path=TOOL_OUTPUTS_DOC)
+            update_section(
+                "compress-defaults",
+                defaults_block(corpus[1], unseen[1], speed, heldout[1] if heldout else None),
+                path=TOOL_OUTPUTS_DOC,
+            )
         print(f"wrote {BENCHMARKS}" + (f" and {TOOL_OUTPUTS_DOC}" if budget == "auto" else ""))
     return 0 if not corpus[1].lost and not corpus[1].loo_lost else 1
 

@@ -59,6 +59,8 @@ def analyse_rustc(lines: Sequence[str], marks: Marks) -> None:
             marks.key(index, KEY if current == "error" else KEY_LOW, f"{current or 'compiler'} note")
         elif _CARGO_PROGRESS.match(line):
             marks.label(index, "cargo progress")
+        elif line.startswith("Some errors have detailed explanations"):
+            marks.must(index)  # the error codes of the whole run
         elif line.startswith("For more information about"):
             marks.label(index, "explain hint")
         elif line.startswith("note: run with `RUST_BACKTRACE"):
@@ -191,8 +193,8 @@ def analyse_build(lines: Sequence[str], marks: Marks) -> None:
             elif maven.group(1) == "ERROR":
                 marks.must(index)
                 marks.failed = True
-            elif maven.group(1) == "WARNING":
-                marks.key(index, KEY_LOW, "[WARNING] line")
+            elif maven.group(1) == "WARNING" and line[maven.end() :].strip():
+                marks.must(index)  # a warning is a diagnostic, like an error
             elif is_summary_line(line[maven.end() :]):
                 marks.must(index)  # the compiler's own tally, such as "[INFO] 3 errors"
             elif "Download" in line:

@@ -262,6 +262,28 @@ _CHECKS: tuple[tuple[str, Callable[[Sequence[str]], bool]], ...] = (
 )
 
 
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "git-diff": ("diff --git ", "@@ "),
+    "git-blame": ("author ", "("),
+    "pytest": ("test session starts", "short test summary info", "collected ", "= ", "::"),
+    "cargo-test": ("running ",),
+    "jest": ("PASS", "FAIL", "Test "),
+    "rustc": ("error", "warning", "panicked at "),
+    "build": (
+        "): error", "): warning", "Build ", "Determining projects to restore", "> Task :", "BUILD ", "FAILURE: ",
+        "make", "%] ", "ninja: ", "error: ", "warning: ",
+    ),
+    "stack-trace": ("Traceback (most recent call last):", "Exception in thread ", "goroutine ", "at "),
+    "package-install": (
+        "Collecting ", "Successfully installed ", "Requirement already satisfied", "Installing ", "npm ", "added ",
+        "up to date, audited", "found ", "Installed package", "Reading package lists", "Get:", "Hit:", "Setting up ",
+        "Unpacking ", "Inst ", "Conf ", "Remv ", "Package", "Name: ",
+    ),
+}  # fmt: skip
+"""Text that every output a check accepts contains (one of): one substring test on the
+sample skips the check's regex scans for the many outputs that lack all of them."""
+
+
 def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = frozenset()) -> str:
     """Detect the kind from the raw ``text`` and its normalised ``lines``, never one in ``exclude``."""
     nonblank = [line for line in lines[:50] if line.strip()]
@@ -281,7 +303,7 @@ def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = f
     sample = _Sample(probe_lines(lines))
     diagnostics: bool | None = None
     for kind, check in _CHECKS:
-        if kind in exclude or not check(sample):
+        if kind in exclude or (kind in _NEEDS and not _mentions(sample, *_NEEDS[kind])) or not check(sample):
             continue
         if kind in _WEAK:
             if diagnostics is None:

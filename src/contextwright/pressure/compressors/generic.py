@@ -20,7 +20,9 @@ in a few shapes that every tool shares:
   (``diff --git a/x b/x``).
 
 All of these are kept verbatim. Stack frames and mere mentions of "warning" rank
-high without being protected. Shapes only ever raise a line's priority, and they
+high without being protected; so do places inside dependencies and the runtime, and
+source lines quoted under a diagnostic. :func:`protect_own_locations` then keeps the
+lines that point into the project's own code for the kinds that ask for it. Shapes only ever raise a line's priority, and they
 only look at lines the kind's own rules left alone.
 """
 
@@ -32,7 +34,7 @@ import re
 from array import array
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NORMAL, Marks
+from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NOISE, NORMAL, Marks
 
 _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"
@@ -61,6 +63,12 @@ _FAILURE_PATTERNS = (
     re.compile(r"^[\s│┃|>*•]*\[[EF]\]\s|^e: \S+:\d"),
     # A failed TAP test point (node --test, prove, bats, tape): "not ok 12 - adds vat".
     re.compile(r"^\s*not ok\b"),
+    # A line that opens with a kind of error: "Parse error near line 122: ...", "Syntax error: ...".
+    re.compile(r"^\s*[A-Z]?[a-z]+ error(?: near| at| in| on|:)"),
+    # A merge that stopped: "CONFLICT (content): Merge conflict in app.py".
+    re.compile(r"^CONFLICT \(|\bAutomatic merge failed\b"),
+    # An HTTP error status (curl -v, wget -S): "< HTTP/1.1 404 Not Found"; a step "finished with status 'error'".
+    re.compile(r"^[<\s]*HTTP/[\d.]+ [45]\d\d\b|\bstatus '(?:error|failed)'"),
     # A severity placed at a file: "CMake Error at CMakeLists.txt:3 (find_package):".
     re.compile(r"\b(?:Error|ERROR)\s+(?:at|in)\s+\S+:\d"),
 )
@@ -72,12 +80,14 @@ _WARNING_TAG = re.compile(
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
     r"failed|failures?|failing|errors?|passed|passing|tests?|problems?|offen[cs]es?|warnings?|hints?|issues?|smells?"
-    r"|examples?|assertions?|skipped|pending|suites?|violations?|vulnerabilit(?:y|ies)"
+    r"|examples?|assertions?|skipped|pending|suites?|subtests?|violations?|vulnerabilit(?:y|ies)"
 )
 _SUMMARY = re.compile(
     rf"(?i)(?<![\d:.,])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
     r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
     r"|\b\d+ to (?:add|change|destroy)\b"
+    # TAP's closing counts (node --test, tap): "# tests 43", "# fail 3".
+    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d"
     r"|\b\d[\d,]* files? (?:would be )?(?:reformatted|failed|left unchanged|checked|inspected|scanned)\b"
 )
 _VERDICT = re.compile(
@@ -94,7 +104,7 @@ _LIST_HEADER = re.compile(
 # A location is read token by token (cheap string tests first): a regex searched over
 # the whole line costs a scan per character, too slow on long logs.
 _LOCATION_TOKEN = re.compile(
-    r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[a-z][\w+.-]*://)?(?:[A-Za-z]:)?"
+    r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[a-z][\w+.-]*://|[\w-]+:(?=[\w./~-]+[:(]\d))?(?:[A-Za-z]:)?"
     r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
     r"(?::\d|\(\d|:line$)"
 )
@@ -108,22 +118,29 @@ _LIBRARY_FRAME = re.compile(
     r"|\bat (?:java|javax|jdk|sun|kotlin|kotlinx|scala|org\.junit|org\.opentest4j|org\.testng|org\.gradle"
     r"|org\.apache\.maven|junit|System|Microsoft|NUnit|Xunit)\."
 )
+# A source line quoted under a diagnostic ("  7 |     if (a = b)"), or the carets that point into it.
+_SNIPPET = re.compile(r"^\s*\d*\s*[|│]|^[\s^~|│-]*\^[\s^~|│-]*$")
+# Code that is not the project's: dependencies, the runtime, the C library's own sources.
+_FOREIGN = re.compile(_LIBRARY_FRAME.pattern + r"|/usr/include/|\.\./(?:sysdeps|csu)/|<frozen |\(node:")
 _COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
 _ARROW_LOCATION = re.compile(r"\s*-->\s*\S")
 # A process id between punctuation at the start of a line: the "==4021==" rail of valgrind and the sanitizers.
 _RAIL = re.compile(r"[^\w\s]+\d+[^\w\s]+(?= |$)")
 _RAIL_MIN_LINES = 5
+# A line that starts a log record of its own: a timestamp, or a quiet level first.
+_NEW_RECORD = re.compile(r"^\W{0,2}(?:\d{4}-\d\d-\d\d[ T]\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|TRACE)\b)")
+_STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
     "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
     "segmentation", "core dumped", "sig", "oomkilled", "err!", "e: ", "data race", "critical",
     "severe", "✕", "✗", "✘", "×", "❌", "●", "backoff", "errimage", "evicted", "notready",
-    "unhealthy", "severity", "[e]", "[f]", "[w]", "not ok",
+    "unhealthy", "severity", "[e]", "[f]", "[w]", "not ok", "conflict", "http/",
 )  # fmt: skip
 _SUMMARY_HINTS = (
     "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
-    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add",
+    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add", "# ",
     " to change", " to destroy",
 )  # fmt: skip
 _WORD_HINTS = (*_FAILURE_HINTS, *_SUMMARY_HINTS, "warn")
@@ -296,11 +313,16 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             if not _FRAME.search(lines[opener]) and (last_frame is None or opener - last_frame > 2):
                 marks.must(opener)
                 located = located and not frame
+        if frame:
+            last_frame = index  # also for frames a kind's rules ranked: their quoted source opens nothing
         if frame and not located and marks.priority[index] < MUST and _own_location(line):
             marks.must(index)
             located = True
             continue
         if not _free(marks, index):
+            if _STACK_OPENER.search(line):
+                follow = 0  # frames follow, and the frames have rules of their own
+                continue
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
             continue
@@ -324,16 +346,24 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             marks.key(index, KEY_HIGH if follow else KEY_LOW)
             follow = 0
         elif hint and is_location_line(line):
-            marks.must(index)
+            # A place in a dependency or the runtime (a header's "required from" note) only ranks high.
+            if _FOREIGN.search(line):
+                marks.key(index, KEY_HIGH)
+            else:
+                marks.must(index)
             follow = 0
+        elif follow and _NEW_RECORD.match(line):
+            follow = 0  # the next record of a log, not the detail of the one before
         elif follow:
-            # The lines right after a failure or warning carry its detail ("left: 5", the location).
-            marks.must(index)
+            # The lines right after a failure or warning carry its detail ("left: 5", the location);
+            # a quoted source line or a caret under it only repeats the source, so it merely ranks high.
+            if _SNIPPET.match(line):
+                marks.key(index, KEY_HIGH, "code snippet line")
+            else:
+                marks.must(index)
             follow -= 1
         elif hint and _WARNING_MENTION.search(line):
             marks.key(index, KEY + 10)
-        if frame:
-            last_frame = index
     _protect_section_headers(lines, marks)
     return saw_failure
 
@@ -362,6 +392,52 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
                 following = index + 1
                 if following < len(lines) and lines[following].strip() and following not in indexes:
                     marks.must(index)
+
+
+_OWN_FRAMES_KEPT = 6
+_LEADING_PLACE = re.compile(r"\S+?:\d+(?::\d+)?:")
+
+
+def protect_own_locations(lines: Sequence[str], marks: Marks) -> None:
+    """Make lines that point into the project's own code must lines, whatever rank a kind's rules gave them.
+
+    A note, a finding's ``--> file:line`` or a frame in the project's code says where
+    something went wrong. Of each stack, the six own frames nearest the exception are
+    kept (the last ones in Python, which prints the innermost frame last; the first
+    ones elsewhere), so deep recursion still compresses. Noise stays noise.
+    """
+    lines = _without_rail(lines)
+    stack: list[int] = []
+    innermost_last = False
+
+    def close_stack() -> None:
+        for index in stack[-_OWN_FRAMES_KEPT:] if innermost_last else stack[:_OWN_FRAMES_KEPT]:
+            marks.must(index)
+        stack.clear()
+
+    kept_place = ""
+    for index, line in enumerate(lines):
+        frame = _FRAME.search(line) is not None
+        if not frame and line[:1] not in (" ", "\t"):
+            close_stack()  # only a frame or a frame's quoted source continues a stack
+        priority = marks.priority[index]
+        place = _LEADING_PLACE.match(line)
+        if priority >= MUST:
+            kept_place = place.group() if place else ""
+            continue
+        if priority == NOISE or not is_location_line(line) or _FOREIGN.search(line):
+            continue
+        if place and place.group() == kept_place:
+            continue  # a note on the place the diagnostic above names already adds no place
+        if frame:
+            innermost_last = line.lstrip().startswith('File "')
+            stack.append(index)
+            continue
+        marks.must(index)
+        owner = marks.owner[index]
+        if owner != index and marks.priority[owner] != NOISE:
+            marks.must(owner)  # the finding a "--> file:line" line belongs to
+    close_stack()
 
 
 def analyse_generic(lines: Sequence[str], marks: Marks) -> None:

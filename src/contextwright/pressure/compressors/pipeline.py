@@ -41,12 +41,18 @@ SHORT_CHARS = 500
 """Outputs shorter than this many characters are returned unchanged."""
 SHORT_LINES = 5
 """Outputs with at most this many lines are returned unchanged."""
+MIN_SAVED_SHARE = 0.1
+"""Under a budget, a compressed output must be at least this share shorter, in characters, or the input comes back."""
 AUTO_SHARE = 0.2
 """With ``budget_tokens="auto"``, aim for this share of the output's tokens..."""
 AUTO_MAX_TOKENS = 500
 """...but never for more than this many tokens..."""
 AUTO_MIN_TOKENS = 60
 """...nor for fewer than this many (a marker and a failure line need room)."""
+_OWN_LOCATION_KINDS = frozenset({"generic", "stack-trace", "build", "typecheck", "rustc", "package-install"})
+"""Kinds whose lines that point into the project's code are all kept. Test runners print a
+line per failure that names it already; a linter's style findings group by rule (their
+errors and warnings are kept by its rules); the data kinds' locations are their content."""
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
@@ -192,6 +198,8 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     probes = probe_lines(lines)
     analyser(probes, marks)
     needle_failure = generic.apply_needles(probes, marks)
+    if kind in _OWN_LOCATION_KINDS:
+        generic.protect_own_locations(probes, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
@@ -285,8 +293,11 @@ def _guarded(
     fallback: Compressed,
     count: Callable[[str], int],
 ) -> Compressed:
-    # Never longer than the input, in characters or in tokens.
-    if len(out) >= len(text):
+    # Never longer than the input, in characters or in tokens; and under a budget, a cut that
+    # saves less than a tenth of the characters is not worth its markers (they cost more tokens
+    # per character than most output does, so it may not save tokens at all).
+    least = MIN_SAVED_SHARE if fallback.budget_tokens is not None else 0.0
+    if len(out) >= len(text) or len(out) > len(text) * (1 - least):
         return fallback
     tokens = count(out)
     if tokens > fallback.original_tokens:

@@ -34,14 +34,14 @@ def analyse_stack_trace(lines: Sequence[str], marks: Marks) -> None:
     last_frames: list[int] = []
     for index, line in enumerate(lines):
         if _PY_TRACEBACK.match(line):
-            marks.key(index, KEY_HIGH)
+            marks.must(index)
             in_frames, last_frames = True, []
             marks.failed = True
         elif _PY_FRAME.match(line):
             last_frames.append(index)
             marks.label(index, "stack frame")
         elif _PY_CHAIN.match(line):
-            marks.key(index, KEY_HIGH)
+            marks.must(index)  # says how the exceptions of a chain relate
         elif (
             (
                 in_frames
