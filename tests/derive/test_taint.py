@@ -122,14 +122,16 @@ def _reference_echoes(items: list[Source | Target]) -> dict[str, tuple[Echo, ...
     return found
 
 
-# Few distinct words, so windows repeat; case and non-ASCII folds (ß, İ, ﬁ, Σ) that change lengths or split words.
-_WORDS = st.sampled_from(["run", "RUN", "the", "tests", "Push", "main", "straße", "STRASSE", "İd", "ﬁle", "ΣΑΣ", "x_1", "42"])
+# Few distinct words once folded, so sources share windows with each other and with targets; case and
+# non-ASCII folds (ß, İ, ﬁ, Σ) that change lengths or split words.
+_WORDS = st.sampled_from(["run", "RUN", "straße", "STRASSE", "İd", "ﬁle", "ΣΑΣ", "σας"])
 _GLUE = st.sampled_from([" ", "  ", "\n", ", ", ". ", "-", "'", " \t"])
 _TEXTS = st.lists(st.tuples(_WORDS, _GLUE), max_size=40).map(lambda pairs: "".join(w + g for w, g in pairs))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), _TEXTS, st.sampled_from(TRUST_LEVELS)), max_size=12))
+# Untrusted levels drawn twice as often: sources of equal and of lower trust then share windows.
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), _TEXTS, st.sampled_from([*TRUST_LEVELS, *sorted(UNTRUSTED)])), max_size=12))
 def test_the_index_finds_what_the_plain_reference_finds(steps):
     items: list[Source | Target] = [
         Source(seq=seq, ref=f"s#{seq}", text=text, trust=trust) if is_source else Target(seq=seq, ref=f"s#{seq}", text=text)

@@ -16,9 +16,10 @@ the text folded, with memory bounded by the assistant's own text.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import compress, count, repeat
 from typing import Any
 
 from contextwright.events.catalog import (
@@ -121,14 +122,16 @@ class EchoIndex:
         rank = _RANK[source.trust]
         value = (source.trust, source.ref)
         windows = self._windows
-        keys = set(_window_keys(_folded_words(source.text)))
-        # Windows seen before keep the first source's ref unless this one is less trusted;
-        # the rest are added in one C-level pass (most windows of an output are new).
-        if rank > _LEAST_UNTRUSTED_RANK:
-            for key in keys & windows.keys():
-                if rank > _RANK[windows[key][0]]:
-                    windows[key] = value
-        windows.update(dict.fromkeys(keys - windows.keys(), value))
+        keys = _window_keys(_folded_words(source.text))
+        if rank == _LEAST_UNTRUSTED_RANK:
+            # Windows seen before keep the first source's ref, so new ones are set in one C-level pass.
+            deque(map(windows.setdefault, keys, repeat(value)), maxlen=0)
+            return
+        # A less trusted source takes over the windows it shares with more trusted ones.
+        for key in keys:
+            known = windows.get(key)
+            if known is None or rank > _RANK[known[0]]:
+                windows[key] = value
 
     def check(self, target: Target) -> tuple[Echo, ...]:
         """The echoes in ``target`` of what was indexed so far (recorded under its ref)."""
