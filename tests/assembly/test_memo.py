@@ -9,7 +9,7 @@ from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import canonical_request
 from contextwright.budget.allocator import allocate
 from contextwright.budget.estimator import HeuristicEstimator
-from contextwright.canonical import canonical_json
+from contextwright.canonical import canonical_json, sha256_tagged
 from contextwright.derive.surface import fold
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.estimates import EstimateMemo
@@ -59,4 +59,28 @@ def test_builds_with_the_memo_size_and_hash_as_builds_without_it():
         raw = counts.counter(estimator, plan.model.id, factor=factor)
         assert body_tokens(kept.request.messages, raw, memo) == body_tokens(plain.request.messages, raw) == kept.body_tokens
         session.user(f"And then {factor}.")
+    engine.close()
+
+
+def test_the_resumed_hash_equals_the_hash_of_the_whole_canonical_request():
+    engine, session = _session(turns=4)
+    request = session.next_request().neutral
+    messages = request.messages
+    assert len(messages) > 6
+    changed = replace(messages[3], parts=messages[4].parts)
+    variants = [
+        request,
+        replace(request, messages=messages[:-2]),  # fewer messages: resumes inside the last list
+        request,  # and more again
+        replace(request, messages=(*messages[:3], changed, *messages[4:])),  # one changed in the middle
+        replace(request, stable_messages=request.stable_messages + 1),  # after the messages: same opening
+        replace(request, epoch=request.epoch + 1),  # before them: a new opening
+        replace(request, metadata={"note": "x"}),
+        replace(request, messages=()),
+        replace(request, messages=messages[:1]),
+        request,
+    ]
+    memo = RenderMemo()
+    for variant in variants:
+        assert memo.sha256(variant) == variant.sha256() == sha256_tagged(canonical_json(variant.to_dict()))
     engine.close()

@@ -11,7 +11,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.budget.content_kinds import CONTENT_KINDS, FEATURES, census, classify
+from contextwright.budget.content_kinds import _SCRIPT_LEADS, CONTENT_KINDS, FEATURES, census, classify
 
 _ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=200)
 _ANY = st.text(max_size=200)
@@ -59,6 +59,27 @@ def test_script_blocks_are_counted_per_character() -> None:
     assert c["kana"] == len("こんにちは")
     assert c["astral"] == 1
     assert c["symbols"] == 2
+
+
+# Characters of every UTF-8 length, two-byte ones (most script blocks) the most often.
+_SCRIPTS = st.text(
+    alphabet=st.one_of(
+        st.characters(min_codepoint=0x80, max_codepoint=0x7FF, exclude_categories=("Cs",)),
+        st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",)),
+        st.characters(min_codepoint=0x10000),
+    ),
+    max_size=200,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SCRIPTS)
+def test_script_counts_match_the_lead_byte_of_every_character(text: str) -> None:
+    # Each character of a script is counted once, by the first byte of its UTF-8 form.
+    c = census(text)
+    leads = [ch.encode("utf-8", "surrogatepass")[0] for ch in text]
+    for name, block in _SCRIPT_LEADS.items():
+        assert c[name] == sum(1 for lead in leads if lead in block), name
 
 
 def test_classify_typical_payloads() -> None:

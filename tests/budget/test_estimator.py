@@ -143,6 +143,21 @@ def test_memo_keys_long_payloads_by_digest_and_short_ones_by_text() -> None:
     assert e.estimate(long + "x", model="gpt-4o") != e.estimate(short, model="gpt-4o")
 
 
+def test_a_memo_hit_skips_the_model_lookup_and_bad_models_are_still_refused(monkeypatch) -> None:
+    import contextwright.budget.estimator as estimator_module
+
+    e = HeuristicEstimator()
+    first = e.estimate(TEXT, model="gpt-4o")
+    looked_up: list[str] = []
+    real = estimator_module.profile_for
+    monkeypatch.setattr(estimator_module, "profile_for", lambda model: looked_up.append(model) or real(model))
+    assert e.estimate(TEXT, model="gpt-4o") == first and looked_up == []
+    for bad in ("", "   "):
+        with pytest.raises(UsageError):
+            e.estimate(TEXT, model=bad)
+    assert looked_up == ["", "   "]
+
+
 def test_memo_is_a_bounded_lru() -> None:
     e = HeuristicEstimator(memo_size=3)
     for i in range(3):

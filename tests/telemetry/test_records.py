@@ -207,6 +207,18 @@ def test_summary_of_a_real_session(driven):
     assert summary.total_cost_usd == sum((r.cost_usd for r in measured), Decimal(0))
 
 
+def test_summary_sizes_no_text_and_equals_the_summary_of_full_records(driven, driven_without_usage, monkeypatch):
+    # A summary reads no projection, so it never estimates the texts the log grew by.
+    expected = [summarize(d.events, records=request_records(d.events)) for d in (driven, driven_without_usage)]
+
+    class RefusingEstimator:
+        def estimate(self, text: str, *, model: str, kind: str | None = None) -> int:
+            raise AssertionError("a summary sized a text")
+
+    monkeypatch.setattr("contextwright.telemetry.records.HeuristicEstimator", RefusingEstimator)
+    assert [summarize(d.events) for d in (driven, driven_without_usage)] == expected
+
+
 def test_summary_without_usage_says_none(driven_without_usage):
     summary = summarize(driven_without_usage.events)
     assert summary.requests_with_usage == 0

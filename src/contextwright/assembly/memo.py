@@ -13,13 +13,21 @@ tests check that it does.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import operator
 from collections.abc import Callable, Hashable, Sequence
 from itertools import compress, count
 from typing import Any, Generic, TypeVar
 
-from contextwright.assembly.request import Message, NeutralRequest, canonical_request, message_json, prefix_json
-from contextwright.canonical import sha256_tagged
+from contextwright.assembly.request import (
+    Message,
+    NeutralRequest,
+    canonical_request,
+    message_json,
+    prefix_json,
+    request_shell,
+)
+from contextwright.canonical import HASH_PREFIX
 
 __all__ = ["RenderMemo"]
 
@@ -42,6 +50,7 @@ class RenderMemo:
         self._used_by: set[int] = set()
         self._sums: dict[int, tuple[object, _Pass[Sizes], Sums]] = {}
         self._encoded: _Pass[str] | None = None
+        self._hashed: tuple[str, tuple[Message, ...], list[Any]] | None = None
         self._validated: tuple[Message, ...] = ()
         self._run: _Run | None = None
         self._running: _Run | None = None
@@ -52,6 +61,7 @@ class RenderMemo:
             self._run = None
             self._entries.clear()
             self._encoded = None
+            self._hashed = None
             self._derived_before.clear()
             self._derived.clear()
             self._per_message.clear()
@@ -212,8 +222,29 @@ class RenderMemo:
         return known[2]
 
     def sha256(self, request: NeutralRequest) -> str:
-        """:meth:`NeutralRequest.sha256`, by way of :meth:`canonical`."""
-        return sha256_tagged(self.canonical(request))
+        """:meth:`NeutralRequest.sha256`, hashing only the messages not hashed before.
+
+        The canonical request is its opening, the messages' JSON joined by commas, and its
+        closing (see :func:`canonical_request`); the hash state after each message is kept,
+        so a request that shares its opening and leading messages with the last one resumes
+        from the state after them. No canonical text of the whole request is built."""
+        encoded = self._encoded = _Pass.after(self._encoded, message_json, request.messages, message_json)
+        opening, closing = request_shell(request, self._encode_prefix)
+        known = self._hashed
+        messages = encoded.messages
+        if known is None or known[0] != opening:
+            states = [hashlib.sha256(opening.encode("utf-8"))]
+        else:
+            kept = next(compress(count(), map(operator.is_not, messages, known[1])), min(len(messages), len(known[1])))
+            states = known[2][: kept + 1]
+        for index in range(len(states) - 1, len(messages)):
+            state = states[-1].copy()
+            state.update((encoded.results[index] if index == 0 else "," + encoded.results[index]).encode("utf-8"))
+            states.append(state)
+        self._hashed = (opening, messages, states)
+        final = states[-1].copy()
+        final.update(closing.encode("utf-8"))
+        return HASH_PREFIX + final.hexdigest()
 
 
 Sizes = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int]

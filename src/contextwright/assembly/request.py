@@ -174,6 +174,17 @@ def canonical_request(
     is its shell with the messages spliced in; that lets a caller encode each message once,
     and the prefix once per epoch.
     """
+    opening, closing = request_shell(request, encode_prefix)
+    messages = encoded if encoded is not None else [encode(message) for message in request.messages]
+    return f"{opening}{','.join(messages)}{closing}"
+
+
+def request_shell(
+    request: NeutralRequest, encode_prefix: Callable[[NeutralRequest], tuple[str, str]] = prefix_json
+) -> tuple[str, str]:
+    """The canonical request's text before its first message and after its last one.
+
+    Between them stand the messages' canonical JSON joined by commas (see :func:`canonical_request`)."""
     if request.metadata:  # its keys could look like the slots below: encode the shell whole
         shell = canonical_json(_plain(replace(request, messages=())))
     else:
@@ -185,8 +196,7 @@ def canonical_request(
     head, slot, rest = shell.partition(_MESSAGES_SLOT)
     if not slot:  # the request's own fields are fixed, so only a changed shape lands here
         raise AssertionError("the canonical request has no top-level messages key")
-    messages = encoded if encoded is not None else [encode(message) for message in request.messages]
-    return f'{head},"messages":[{",".join(messages)}]{rest}'
+    return f'{head},"messages":[', f"]{rest}"
 
 
 def _plain(value: Any) -> Any:

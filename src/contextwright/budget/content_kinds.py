@@ -122,6 +122,8 @@ _T_SCRIPT = _table({0x41 + i: bytes(leads) for i, leads in enumerate(_SCRIPT_LEA
 _ARABIC_MARK: Final = re.compile(rb"\xd9[\x8b-\x9f\xb0]")  # U+064B-065F, U+0670
 _CYRILLIC_UPPER_PAIR: Final = re.compile(rb"\xd0[\x80-\xaf]\xd0[\x80-\xaf]")  # U+0400-042F twice
 _SCRIPT_SYMBOLS: Final[tuple[bytes, ...]] = tuple(bytes([0x41 + i]) for i in range(len(_SCRIPT_LEADS)))
+_NOT_SCRIPT_LEAD: Final = bytes(byte for byte in range(256) if _T_SCRIPT[byte] == 0x20)
+"""Bytes that lead no counted script's character: dropped before the per-script counts, which then scan only leads."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -180,7 +182,7 @@ def census(text: str) -> CharCensus:
         counts.extend([0] * (3 + len(_SCRIPT_LEADS)))
     else:
         counts.append((b" " + raw.translate(_T_NON_ASCII)).count(b" n"))
-        scripts = raw.translate(_T_SCRIPT)
+        scripts = raw.translate(_T_SCRIPT, _NOT_SCRIPT_LEAD)
         counts.extend(scripts.count(symbol) for symbol in _SCRIPT_SYMBOLS)
         counts.append(len(_ARABIC_MARK.findall(raw)) if b"\xd9" in raw else 0)
         counts.append(len(_CYRILLIC_UPPER_PAIR.findall(raw)) if b"\xd0" in raw else 0)

@@ -237,25 +237,28 @@ class HeuristicEstimator:
     def raw(self, text: str, *, model: str, kind: str | None = None) -> float:
         """Return the memoized estimate before correction and rounding."""
         checked = _check_kind(kind)
+        key = None
+        if self._memo_size and isinstance(text, str) and text and isinstance(model, str):
+            # Re-estimating a text the session already holds then costs no re-encoding and no digest;
+            # only long texts are digested, so the memo never pins large strings.
+            digest = text if len(text) <= MEMO_TEXT_KEY_CHARS else hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+            key = (model, checked, digest)
+            with self._lock:
+                cached = self._memo.get(key)
+                if cached is not None:
+                    # Only a model that profile_for accepted is ever a key: a hit needs no second look.
+                    self._memo.move_to_end(key)
+                    self.memo_hits += 1
+                    return cached
         profile = profile_for(model)
         if not isinstance(text, str):
             raise UsageError(f"text must be str, got {type(text).__name__}")
         if not text:
             return 0.0
-        if not self._memo_size:
+        if key is None:
             counts = census(text)
             self.memo_misses += 1
             return profile.raw(counts, checked if checked is not None else classify(counts))
-        # Re-estimating a text the session already holds then costs no re-encoding and no digest;
-        # only long texts are digested, so the memo never pins large strings.
-        digest = text if len(text) <= MEMO_TEXT_KEY_CHARS else hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-        key = (model, checked, digest)
-        with self._lock:
-            cached = self._memo.get(key)
-            if cached is not None:
-                self._memo.move_to_end(key)
-                self.memo_hits += 1
-                return cached
         counts = census(text)
         value = profile.raw(counts, checked if checked is not None else classify(counts))
         with self._lock:

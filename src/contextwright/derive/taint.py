@@ -16,8 +16,10 @@ the text folded, with memory bounded by the assistant's own text.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, count, repeat
 from typing import Any
 
 from contextwright.events.catalog import (
@@ -52,6 +54,9 @@ MIN_ECHO_CHARS = 12
 
 UNTRUSTED: frozenset[TrustLevel] = frozenset({"tool", "external_untrusted"})
 _WORD = re.compile(r"\w+")
+_RANK: dict[str, int] = {level: rank for rank, level in enumerate(TRUST_LEVELS)}
+_LEAST_UNTRUSTED_RANK = min(_RANK[level] for level in UNTRUSTED)
+"""A source of this rank never takes over a window: every indexed window is at least as untrusted."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -114,23 +119,35 @@ class EchoIndex:
         """Index untrusted text the model was shown (trusted text is ignored)."""
         if source.trust not in UNTRUSTED:
             return
-        rank = TRUST_LEVELS.index(source.trust)
+        rank = _RANK[source.trust]
+        value = (source.trust, source.ref)
         windows = self._windows
-        for key in _window_keys([w.casefold() for w in _WORD.findall(source.text)]):
+        keys = _window_keys(_folded_words(source.text))
+        if rank == _LEAST_UNTRUSTED_RANK:
+            # Windows seen before keep the first source's ref, so new ones are set in one C-level pass.
+            deque(map(windows.setdefault, keys, repeat(value)), maxlen=0)
+            return
+        # A less trusted source takes over the windows it shares with more trusted ones.
+        for key in keys:
             known = windows.get(key)
-            if known is None or rank > TRUST_LEVELS.index(known[0]):
-                windows[key] = (source.trust, source.ref)
+            if known is None or rank > _RANK[known[0]]:
+                windows[key] = value
 
     def check(self, target: Target) -> tuple[Echo, ...]:
         """The echoes in ``target`` of what was indexed so far (recorded under its ref)."""
-        words = list(_WORD.finditer(target.text))
+        text = target.text
         windows = self._windows
+        keys = list(_window_keys(_folded_words(text)))
+        hits = list(compress(count(), map(windows.__contains__, keys)))
+        if not hits:
+            return ()
+        # Word positions are needed only where a window hit.
+        words = list(_WORD.finditer(text))
         # Spans as [start, end, trust, source_ref] while they grow; windows that overlap the last one extend it.
         spans: list[list[Any]] = []
-        keys = list(_window_keys([w.group().casefold() for w in words]))
-        for i in [i for i, key in enumerate(keys) if key in windows]:
+        for i in hits:
             trust, source_ref = windows[keys[i]]
-            begin, end = _widen(target.text, words[i].start(), words[i + SHINGLE_WORDS - 1].end())
+            begin, end = _widen(text, words[i].start(), words[i + SHINGLE_WORDS - 1].end())
             if spans and begin <= spans[-1][1]:
                 last = spans[-1]
                 last[1] = max(last[1], end)
@@ -179,6 +196,14 @@ def find_echoes(targets: Iterable[Target], sources: Iterable[Source]) -> Mapping
             if echoes:
                 found[item.ref] = echoes
     return found
+
+
+def _folded_words(text: str) -> list[str]:
+    """The case-folded words of ``text``, in order."""
+    if text.isascii():
+        # Folding ASCII only lowers A-Z, which are word characters before and after: fold first, in one pass.
+        return _WORD.findall(text.lower())
+    return [word.casefold() for word in _WORD.findall(text)]
 
 
 def _window_keys(folded: list[str]) -> Iterator[int]:

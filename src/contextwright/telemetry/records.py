@@ -217,6 +217,14 @@ def request_records(
     return records
 
 
+def _unprojected_records(events: Sequence[Event], price_lookup: PriceLookup | None) -> list[RequestRecord]:
+    """:func:`request_records` of one session's ordered events, less the projections a summary never reads.
+
+    Sizing the log's growth between requests means estimating every text the session added,
+    the bulk of a summary's cost; here ``projected_next_tokens`` is the request's own size."""
+    return _session_records(list(events), None, price_lookup)
+
+
 def summarize(
     events: Iterable[Event],
     *,
@@ -234,7 +242,7 @@ def summarize(
         )
     session_id = ordered[0].session_id
     if records is None:
-        records = request_records(ordered, price_lookup=price_lookup)
+        records = _unprojected_records(ordered, price_lookup)
     elif any(r.session_id != session_id for r in records):
         raise UsageError(f"records of another session were passed to summarize({session_id!r})", session_id=session_id)
 
@@ -334,7 +342,8 @@ def with_usage(
 # -- internals ------------------------------------------------------------------------
 
 
-def _session_records(events: list[Event], sizer: TokenEstimator, price_lookup: PriceLookup | None) -> list[RequestRecord]:
+def _session_records(events: list[Event], sizer: TokenEstimator | None, price_lookup: PriceLookup | None) -> list[RequestRecord]:
+    """The records of one session's events in seq order; without a ``sizer``, no projection (growth counts 0)."""
     models: dict[int, Mapping[str, Any]] = {}
     built: list[Event] = []
     # Counters and pending changes, as of each request.
@@ -370,7 +379,7 @@ def _session_records(events: list[Event], sizer: TokenEstimator, price_lookup: P
                 elif built:
                     responses[built[-1].payload.request_index] = (event, payload)
             case _:
-                if growth:
+                if growth and sizer is not None:
                     growth[-1].extend(_visible_texts(event))
 
     records = []
@@ -381,7 +390,9 @@ def _session_records(events: list[Event], sizer: TokenEstimator, price_lookup: P
         model_id = str(model["id"]) if model else "unknown"
         # Only growth between two requests is known; the last one gets the mean of those.
         texts = growth[position]
-        if position < len(built) - 1:
+        if sizer is None:
+            grow = 0
+        elif position < len(built) - 1:
             added.append(sum(sizer.estimate(t, model=model_id) for t in texts if t))
             grow = added[-1]
         else:
