@@ -3,7 +3,7 @@ import sqlite3
 import pytest
 
 from contextwright.clock import FixedClock
-from contextwright.errors import NotAStore, StorageCorrupted, StoreNotFound
+from contextwright.errors import NotAStore, SeqConflict, StorageCorrupted, StoreNotFound
 from contextwright.log import open_log
 from contextwright.log.sqlite import SQLiteEventLog
 from contextwright.testing.contract import EventLogContract, user
@@ -30,7 +30,8 @@ class TestSQLiteEventLog(EventLogContract):
         if what == "artifact":
             conn.execute("UPDATE cw_artifacts SET content = ? WHERE ref = ?", (details["content"], details["ref"]))
         else:
-            conn.execute("UPDATE cw_sessions SET last_seq = ? WHERE session_id = ?", (details["seq"], details["session_id"]))
+            conn.close()
+            raise NotImplementedError("the last seq is read from the events, not recorded apart")
         conn.commit()
         conn.close()
 
@@ -142,3 +143,22 @@ def test_an_old_store_is_indexed_when_migrated(tmp_path):
         assert info.value.rule == "second_tool_result"
         log.append("s", [ToolResult(call_id="c2", tool_name="t", output="ok")], expected_seq=2)
         assert log.verify().ok
+
+
+def test_an_append_writes_the_events_and_no_sessions_row(tmp_path):
+    """The seq check reads the events' primary key; only a session's first append writes its row."""
+    with SQLiteEventLog(tmp_path / "a.db", clock=FixedClock()) as log:
+        statements: list[str] = []
+        conn = log._take()
+        conn.set_trace_callback(statements.append)
+        log._give_back(conn)
+        log.append("s", [user("a")], expected_seq=0)
+        assert sum("cw_sessions" in s for s in statements) == 1
+        statements.clear()
+        log.append("s", [user("b")], expected_seq=1)
+        assert [s.split()[0] for s in statements] == ["BEGIN", "SELECT", "INSERT", "COMMIT"], statements
+        assert not any("cw_sessions" in s for s in statements)
+        with pytest.raises(SeqConflict) as info:
+            log.append("s", [user("c")], expected_seq=1)
+        assert (info.value.expected_seq, info.value.actual_seq) == (1, 2)
+        assert log.last_seq("s") == 2 and log.sessions() == ["s"]

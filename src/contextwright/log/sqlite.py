@@ -32,6 +32,9 @@ from contextwright.log._invariants import IndexChanges, check_batch, rebuild_ind
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
+# The last seq is not stored apart: it is the greatest seq of the events' primary key (one
+# index probe), so an append dirties no sessions row (schema version 5).
+_LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM cw_events WHERE session_id = ?"
 
 
 class SQLiteEventLog(EventLog):
@@ -216,7 +219,12 @@ class SQLiteEventLog(EventLog):
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in found})
             if replay is not None:
                 return replay
-        _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
+        (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
+        if last != expected_seq:
+            raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=last)
+        if expected_seq == 0:
+            # The row lists the session (and counts its built requests); it comes with the first events.
+            conn.execute("INSERT INTO cw_sessions (session_id) VALUES (?) ON CONFLICT (session_id) DO NOTHING", (session_id,))
         changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
         now = self.clock.now()
         stamp = format_instant(now)
@@ -241,8 +249,8 @@ class SQLiteEventLog(EventLog):
 
     def _last_seq(self, session_id: str) -> int:
         with self._conn() as conn, translating_sqlite(f"reading the last seq of {session_id!r}"):
-            row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
-        return int(row[0]) if row else 0
+            (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
+        return int(last)
 
     def _put_artifact(self, ref: str, kind: str, content: str) -> None:
         with self._conn() as conn, translating_sqlite(f"storing artifact {ref}"):
@@ -322,27 +330,6 @@ class _IndexReader:
     def requests_built(self) -> int:
         row = self.conn.execute("SELECT requests_built FROM cw_sessions WHERE session_id = ?", (self.session_id,)).fetchone()
         return int(row[0]) if row else 0
-
-
-def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int) -> None:
-    """Move the session's last seq from ``expected_seq`` to ``last_seq``, or raise SeqConflict.
-
-    The check and the write are one statement: the append transaction rolls it back if
-    anything after it fails.
-    """
-    if expected_seq == 0:
-        moved = conn.execute(
-            "INSERT INTO cw_sessions (session_id, last_seq) VALUES (?, ?) "
-            "ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq WHERE cw_sessions.last_seq = 0",
-            (session_id, last_seq),
-        )
-    else:
-        moved = conn.execute(
-            "UPDATE cw_sessions SET last_seq = ? WHERE session_id = ? AND last_seq = ?", (last_seq, session_id, expected_seq)
-        )
-    if moved.rowcount != 1:
-        row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
-        raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=row[0] if row else 0)
 
 
 def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
