@@ -35,6 +35,9 @@ _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 # The last seq is not stored apart: it is the greatest seq of the events' primary key (one
 # index probe), so an append dirties no sessions row (schema version 5).
 _LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM cw_events WHERE session_id = ?"
+_INSERT_EVENTS = f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+# Answers a call only if it is known and still open: what the session rules ask of a lone result.
+_ANSWER_OPEN_CALL = "UPDATE cw_tool_calls SET result_seq = ? WHERE session_id = ? AND call_id = ? AND result_seq IS NULL"
 
 
 class SQLiteEventLog(EventLog):
@@ -225,17 +228,18 @@ class SQLiteEventLog(EventLog):
         if expected_seq == 0:
             # The row lists the session (and counts its built requests); it comes with the first events.
             conn.execute("INSERT INTO cw_sessions (session_id) VALUES (?) ON CONFLICT (session_id) DO NOTHING", (session_id,))
-        changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
+        if not (len(events) == 1 and _answered_alone(conn, session_id, events[0], expected_seq + 1)):
+            changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
+            _write_index(conn, session_id, changes)
         now = self.clock.now()
         stamp = format_instant(now)
         conn.executemany(
-            f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            _INSERT_EVENTS,
             [
                 (session_id, seq, e.type, e.payload_json, e.payload_sha256, stamp, e.idempotency_key)
                 for seq, e in enumerate(events, expected_seq + 1)
             ],
         )
-        _write_index(conn, session_id, changes)
         # The instant as a read parses it back from ``stamp`` (both keep microseconds).
         return new_events(session_id, events, expected_seq=expected_seq, at=now.astimezone(UTC))
 
@@ -330,6 +334,19 @@ class _IndexReader:
     def requests_built(self) -> int:
         row = self.conn.execute("SELECT requests_built FROM cw_sessions WHERE session_id = ?", (self.session_id,)).fetchone()
         return int(row[0]) if row else 0
+
+
+def _answered_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEvent, seq: int) -> bool:
+    """For a batch of one tool result: record its answer if its call is known and open, in one statement.
+
+    That is all the session rules ask of such a batch, so True means they hold and the
+    index is written. False means nothing was written and the batch takes the general
+    check, which names the rule it breaks.
+    """
+    if event.type != "tool.result":
+        return False
+    call_id = canonical_str(event.typed_payload().call_id)
+    return conn.execute(_ANSWER_OPEN_CALL, (seq, session_id, call_id)).rowcount == 1
 
 
 def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
