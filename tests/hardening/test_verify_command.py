@@ -50,12 +50,12 @@ def test_an_artifact_size_that_lies_fails_verify(tmp_path):
     assert result.exit_code == 1 and "size is recorded as 3" in result.output
 
 
-def test_a_session_whose_events_are_gone_fails_verify(tmp_path):
-    path = tmp_path / "gone.db"
+def test_a_last_seq_past_the_last_event_fails_verify(tmp_path):
+    path = tmp_path / "last.db"
     _store(path)
-    _tamper(path, "DELETE FROM cw_events")
+    _tamper(path, "UPDATE cw_sessions SET last_seq = 9 WHERE session_id = 's'")
     result = runner.invoke(app, ["verify", str(path)])
-    assert result.exit_code == 1 and "s: is listed as a session but holds no events" in result.output
+    assert result.exit_code == 1 and "last seq is recorded as 9" in result.output
 
 
 def test_events_whose_session_row_is_gone_are_still_checked(tmp_path):
@@ -63,7 +63,7 @@ def test_events_whose_session_row_is_gone_are_still_checked(tmp_path):
     _store(path)
     _tamper(path, "DELETE FROM cw_sessions")
     result = runner.invoke(app, ["verify", str(path)])
-    assert result.exit_code == 1 and "s: holds events but is missing from the list of sessions" in result.output
+    assert result.exit_code == 1 and "last seq is recorded as 0, but the last event is seq 2" in result.output
 
 
 def test_an_index_that_disagrees_with_the_events_fails_verify(tmp_path):

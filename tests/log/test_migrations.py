@@ -20,7 +20,6 @@ SHIPPED = {
         2: "sha256:b742f7c661f657660d6a71ecfdf47fdfb98e0215f929fe77b89829c3f7c252e9",
         3: "sha256:5889c8d636235a90872ba783b1c5cd9eaf9727052a5f800bbb47eb36671f4a04",
         4: "sha256:e688c581fa675718fdfcb49c9b28bff56f3ac4ad4e322a97cc0a313645735aeb",
-        5: "sha256:c0ba4408e57b801949b5c345a15ffeff4f0bf17992fdd44e882bd66fbda5ca41",
     },
     "postgres": {
         1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32",
@@ -72,16 +71,12 @@ def test_sqlite_store_at_an_earlier_version_is_upgraded_and_keeps_its_events(tmp
             "sha256:" + __import__("hashlib").sha256(b'{"author":"user","steering":false,"text":"old"}').hexdigest(),
         ),
     )
-    if version < 5:
-        conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', 1)")
-    else:  # from version 5 on the last seq is read from the events
-        conn.execute("INSERT INTO cw_sessions (session_id) VALUES ('s')")
+    conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', 1)")
     conn.commit()
     conn.close()
     with SQLiteEventLog(path, clock=FixedClock()) as log:
         assert log.schema_version() == _migrations.latest_version(_migrations.SQLITE)
         assert [e.payload.text for e in log.read("s")] == ["old"]
-        assert log.sessions() == ["s"] and log.last_seq("s") == 1
         log.append("s", [user("new")], expected_seq=1)
         assert log.setting("k", "v") == "v"  # the settings table exists after the upgrade
         assert log.get_artifact(log.put_artifact("full text")) == "full text"
@@ -145,22 +140,3 @@ def test_postgres_concurrent_openers_migrate_once(postgres_dsn, postgres_schema)
     for t in threads:
         t.join()
     assert not errors, errors
-
-
-def test_sqlite_store_at_version_4_keeps_its_sessions_and_their_counts(tmp_path):
-    """Version 5 drops the stored last seq; the session list and the built-request counts survive it."""
-    path = tmp_path / "v4.db"
-    _sqlite_at_version(path, 4)
-    with SQLiteEventLog(tmp_path / "source.db", clock=FixedClock()) as source:
-        source.append("s", [user("a"), user("b")], expected_seq=0)
-    conn = sqlite3.connect(path)
-    conn.execute(f"ATTACH DATABASE '{tmp_path / 'source.db'}' AS source")
-    conn.execute("INSERT INTO cw_events SELECT * FROM source.cw_events")
-    conn.execute("INSERT INTO cw_sessions (session_id, last_seq, requests_built) VALUES ('s', 2, 0), ('empty', 0, 0)")
-    conn.commit()
-    conn.close()
-    with SQLiteEventLog(path, clock=FixedClock()) as log:
-        assert log.sessions() == ["s"]  # a row that never got its events is not a session
-        assert log.last_seq("s") == 2 and log.last_seq("empty") == 0
-        log.append("s", [user("c")], expected_seq=2)
-        assert log.verify().ok

@@ -3,7 +3,7 @@ import sqlite3
 import pytest
 
 from contextwright.clock import FixedClock
-from contextwright.errors import NotAStore, SeqConflict, StorageCorrupted, StoreNotFound
+from contextwright.errors import NotAStore, StorageCorrupted, StoreNotFound
 from contextwright.log import open_log
 from contextwright.log.sqlite import SQLiteEventLog
 from contextwright.testing.contract import EventLogContract, user
@@ -30,8 +30,7 @@ class TestSQLiteEventLog(EventLogContract):
         if what == "artifact":
             conn.execute("UPDATE cw_artifacts SET content = ? WHERE ref = ?", (details["content"], details["ref"]))
         else:
-            conn.close()
-            raise NotImplementedError("the last seq is read from the events, not recorded apart")
+            conn.execute("UPDATE cw_sessions SET last_seq = ? WHERE session_id = ?", (details["seq"], details["session_id"]))
         conn.commit()
         conn.close()
 
@@ -145,25 +144,6 @@ def test_an_old_store_is_indexed_when_migrated(tmp_path):
         assert log.verify().ok
 
 
-def test_an_append_writes_the_events_and_no_sessions_row(tmp_path):
-    """The seq check reads the events' primary key; only a session's first append writes its row."""
-    with SQLiteEventLog(tmp_path / "a.db", clock=FixedClock()) as log:
-        statements: list[str] = []
-        conn = log._take()
-        conn.set_trace_callback(statements.append)
-        log._give_back(conn)
-        log.append("s", [user("a")], expected_seq=0)
-        assert sum("cw_sessions" in s for s in statements) == 1
-        statements.clear()
-        log.append("s", [user("b")], expected_seq=1)
-        assert [s.split()[0] for s in statements] == ["BEGIN", "SELECT", "INSERT", "COMMIT"], statements
-        assert not any("cw_sessions" in s for s in statements)
-        with pytest.raises(SeqConflict) as info:
-            log.append("s", [user("c")], expected_seq=1)
-        assert (info.value.expected_seq, info.value.actual_seq) == (1, 2)
-        assert log.last_seq("s") == 2 and log.sessions() == ["s"]
-
-
 def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
     """The open call is found and answered by one UPDATE; a result the rules refuse still names its rule."""
     from contextwright.errors import SessionInvariantViolated
@@ -176,7 +156,7 @@ def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
         conn.set_trace_callback(statements.append)
         log._give_back(conn)
         log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=1)
-        assert [s.split()[0] for s in statements] == ["BEGIN", "SELECT", "UPDATE", "INSERT", "COMMIT"], statements
+        assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"], statements
         for call_id, rule in (("c1", "second_tool_result"), ("c2", "unknown_tool_call")):
             with pytest.raises(SessionInvariantViolated) as info:
                 log.append("s", [ToolResult(call_id=call_id, tool_name="t", output="again")], expected_seq=2)

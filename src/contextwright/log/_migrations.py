@@ -83,21 +83,6 @@ SQLITE: tuple[Migration, ...] = (
         ),
         reindex=True,
     ),
-    Migration(
-        version=5,
-        name="last seq read from the events",
-        # An append then writes no sessions row (one page less per commit): the last seq is
-        # the greatest seq of the events' primary key, read under the write lock.
-        statements=(
-            """CREATE TABLE cw_sessions_v5 (
-                session_id TEXT PRIMARY KEY,
-                requests_built INTEGER NOT NULL DEFAULT 0
-            ) WITHOUT ROWID""",
-            "INSERT INTO cw_sessions_v5 (session_id, requests_built) SELECT session_id, requests_built FROM cw_sessions WHERE last_seq > 0",
-            "DROP TABLE cw_sessions",
-            "ALTER TABLE cw_sessions_v5 RENAME TO cw_sessions",
-        ),
-    ),
 )
 
 POSTGRES: tuple[Migration, ...] = (

@@ -32,9 +32,6 @@ from contextwright.log._invariants import IndexChanges, check_batch, rebuild_ind
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
-# The last seq is not stored apart: it is the greatest seq of the events' primary key (one
-# index probe), so an append dirties no sessions row (schema version 5).
-_LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM cw_events WHERE session_id = ?"
 _INSERT_EVENTS = f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 # Answers a call only if it is known and still open: what the session rules ask of a lone result.
 _ANSWER_OPEN_CALL = "UPDATE cw_tool_calls SET result_seq = ? WHERE session_id = ? AND call_id = ? AND result_seq IS NULL"
@@ -222,12 +219,7 @@ class SQLiteEventLog(EventLog):
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in found})
             if replay is not None:
                 return replay
-        (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
-        if last != expected_seq:
-            raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=last)
-        if expected_seq == 0:
-            # The row lists the session (and counts its built requests); it comes with the first events.
-            conn.execute("INSERT INTO cw_sessions (session_id) VALUES (?) ON CONFLICT (session_id) DO NOTHING", (session_id,))
+        _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
         if not (len(events) == 1 and _answered_alone(conn, session_id, events[0], expected_seq + 1)):
             changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
             _write_index(conn, session_id, changes)
@@ -253,8 +245,8 @@ class SQLiteEventLog(EventLog):
 
     def _last_seq(self, session_id: str) -> int:
         with self._conn() as conn, translating_sqlite(f"reading the last seq of {session_id!r}"):
-            (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
-        return int(last)
+            row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
+        return int(row[0]) if row else 0
 
     def _put_artifact(self, ref: str, kind: str, content: str) -> None:
         with self._conn() as conn, translating_sqlite(f"storing artifact {ref}"):
@@ -347,6 +339,27 @@ def _answered_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEv
         return False
     call_id = canonical_str(event.typed_payload().call_id)
     return conn.execute(_ANSWER_OPEN_CALL, (seq, session_id, call_id)).rowcount == 1
+
+
+def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int) -> None:
+    """Move the session's last seq from ``expected_seq`` to ``last_seq``, or raise SeqConflict.
+
+    The check and the write are one statement: the append transaction rolls it back if
+    anything after it fails.
+    """
+    if expected_seq == 0:
+        moved = conn.execute(
+            "INSERT INTO cw_sessions (session_id, last_seq) VALUES (?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq WHERE cw_sessions.last_seq = 0",
+            (session_id, last_seq),
+        )
+    else:
+        moved = conn.execute(
+            "UPDATE cw_sessions SET last_seq = ? WHERE session_id = ? AND last_seq = ?", (last_seq, session_id, expected_seq)
+        )
+    if moved.rowcount != 1:
+        row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
+        raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=row[0] if row else 0)
 
 
 def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
