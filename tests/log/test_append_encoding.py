@@ -102,3 +102,23 @@ def test_events_an_append_builds_equal_those_the_constructor_builds():
     assert [dataclasses.asdict(e) for e in built] == [dataclasses.asdict(e) for e in expected]
     with pytest.raises(dataclasses.FrozenInstanceError):
         built[0].seq = 9  # type: ignore[misc]
+
+
+def test_prepared_events_equal_those_the_constructor_builds():
+    from contextwright.log.base import PreparedEvent
+
+    prepared = prepare_events([UserMessage(text="a"), NewEvent.of(UserMessage(text="b"), idempotency_key="k")])
+    expected = [
+        PreparedEvent(
+            type=p.type,
+            payload_json=p.payload_json,
+            payload_sha256=p.payload_sha256,
+            idempotency_key=p.idempotency_key,
+            payload=p.payload,
+        )
+        for p in prepared
+    ]
+    assert prepared == expected and all(type(p) is PreparedEvent for p in prepared)
+    assert [(p.idempotency_key, p.payload) for p in prepared] == [(None, UserMessage(text="a")), ("k", UserMessage(text="b"))]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        prepared[0].type = "x"  # type: ignore[misc]

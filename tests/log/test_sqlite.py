@@ -142,3 +142,26 @@ def test_an_old_store_is_indexed_when_migrated(tmp_path):
         assert info.value.rule == "second_tool_result"
         log.append("s", [ToolResult(call_id="c2", tool_name="t", output="ok")], expected_seq=2)
         assert log.verify().ok
+
+
+def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
+    """The open call is found and answered by one UPDATE; a result the rules refuse still names its rule."""
+    from contextwright.errors import SessionInvariantViolated
+    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+
+    with SQLiteEventLog(tmp_path / "a.db", clock=FixedClock()) as log:
+        log.append("s", [AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={}),))], expected_seq=0)
+        statements: list[str] = []
+        conn = log._take()
+        conn.set_trace_callback(statements.append)
+        log._give_back(conn)
+        log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=1)
+        assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"], statements
+        for call_id, rule in (("c1", "second_tool_result"), ("c2", "unknown_tool_call")):
+            with pytest.raises(SessionInvariantViolated) as info:
+                log.append("s", [ToolResult(call_id=call_id, tool_name="t", output="again")], expected_seq=2)
+            assert info.value.rule == rule
+        with pytest.raises(SessionInvariantViolated) as info:
+            log.append("other", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=0)
+        assert info.value.rule == "orphaned_tool_result"
+        assert log.last_seq("s") == 2 and log.last_seq("other") == 0 and log.verify().ok

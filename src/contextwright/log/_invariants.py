@@ -118,8 +118,11 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
     Returns the index changes, or raises ``SessionInvariantViolated``.
     """
     changes = IndexChanges()
-    if not any(e.type in CHECKED_TYPES for e in events):
-        return changes
+    for e in events:
+        if e.type in CHECKED_TYPES:
+            break
+    else:
+        return changes  # most batches (user messages, frames) touch no rule
     payloads = [e.typed_payload() for e in events]
     results = [p.call_id for e, p in zip(events, payloads, strict=True) if e.type == "tool.result"]
     stored = dict(reader.call_states(results)) if results else {}
@@ -129,10 +132,6 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
     any_call: bool | None = None
     for index, (event, payload) in enumerate(zip(events, payloads, strict=True)):
         seq = first_seq + index
-
-        def refuse(rule: str, problem: str, index: int = index) -> SessionInvariantViolated:
-            return SessionInvariantViolated(session_id, rule=rule, problem=problem, index=index)
-
         match event.type:
             case "message.assistant":
                 for call in payload.tool_calls:
@@ -145,16 +144,26 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
                     if any_call is None:
                         any_call = bool(calls) or reader.any_calls()
                     if not any_call:
-                        raise refuse("orphaned_tool_result", f"a result for call {call_id!r}, but no tool call was ever made")
-                    raise refuse("unknown_tool_call", f"a result for call {call_id!r}, which no tool call of this session has")
+                        raise _refused(
+                            session_id,
+                            index,
+                            "orphaned_tool_result",
+                            f"a result for call {call_id!r}, but no tool call was ever made",
+                        )
+                    raise _refused(
+                        session_id,
+                        index,
+                        "unknown_tool_call",
+                        f"a result for call {call_id!r}, which no tool call of this session has",
+                    )
                 if answered:
-                    raise refuse("second_tool_result", f"call {call_id!r} already has its result")
+                    raise _refused(session_id, index, "second_tool_result", f"call {call_id!r} already has its result")
                 calls[call_id] = True
                 changes.calls_answered.append((call_id, seq))
             case "context.plan.created" | "context.epoch.rotated":
                 owner = payload.plan.get("session_id")
                 if owner != session_id:
-                    raise refuse("foreign_plan", f"the plan is for session {owner!r}")
+                    raise _refused(session_id, index, "foreign_plan", f"the plan is for session {owner!r}")
                 if plans is None:
                     plans = dict(reader.plan_prefixes())
                 plans[payload.epoch] = payload.prefix_sha256
@@ -165,12 +174,17 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
                 if plans is None:
                     plans = dict(reader.plan_prefixes())
                 if payload.request_index != requests:
-                    raise refuse(
-                        "foreign_request", f"request index {payload.request_index}, but this session's next request is {requests}"
+                    raise _refused(
+                        session_id,
+                        index,
+                        "foreign_request",
+                        f"request index {payload.request_index}, but this session's next request is {requests}",
                     )
                 # A log with no plan at all (a hand-written or imported one) is checked for order only.
                 if plans and plans.get(payload.epoch) != payload.prefix_sha256:
-                    raise refuse(
+                    raise _refused(
+                        session_id,
+                        index,
                         "foreign_request",
                         f"epoch {payload.epoch} of this session has prefix {plans.get(payload.epoch)!r}, "
                         f"not {payload.prefix_sha256!r}",
@@ -178,6 +192,10 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
                 requests += 1
                 changes.requests_built = requests
     return changes
+
+
+def _refused(session_id: str, index: int, rule: str, problem: str) -> SessionInvariantViolated:
+    return SessionInvariantViolated(session_id, rule=rule, problem=problem, index=index)
 
 
 def rebuild_index(rows: Iterable[tuple[int, str, str]]) -> IndexChanges:

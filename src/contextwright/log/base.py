@@ -411,9 +411,26 @@ def _prepare_one(event: NewEvent | Any) -> PreparedEvent:
         name, payload, data = validate_and_encode(None, event)
         key = None
     check_encoded_size(name, len(data))
-    return PreparedEvent(
-        type=name, payload_json=data.decode("utf-8"), payload_sha256=sha256_tagged(data), idempotency_key=key, payload=payload
-    )
+    return _prepared(name, data.decode("utf-8"), sha256_tagged(data), key, payload)
+
+
+_PREPARED_FIELDS = ("type", "payload_json", "payload_sha256", "idempotency_key", "payload")
+if tuple(f.name for f in dataclasses.fields(PreparedEvent)) != _PREPARED_FIELDS or hasattr(PreparedEvent, "__post_init__"):
+    raise TypeError("PreparedEvent changed: update _prepared to set exactly its fields")
+_set_prepared_type, _set_prepared_json, _set_prepared_sha256, _set_prepared_key, _set_prepared_payload = (
+    PreparedEvent.__dict__[name].__set__ for name in _PREPARED_FIELDS
+)
+
+
+def _prepared(type_: str, payload_json: str, sha256: str, key: str | None, payload: Any) -> PreparedEvent:
+    """``PreparedEvent(...)`` with its slots set directly, as :func:`_event` does (once per appended event)."""
+    prepared: PreparedEvent = _new_object(PreparedEvent)
+    _set_prepared_type(prepared, type_)
+    _set_prepared_json(prepared, payload_json)
+    _set_prepared_sha256(prepared, sha256)
+    _set_prepared_key(prepared, key)
+    _set_prepared_payload(prepared, payload)
+    return prepared
 
 
 def new_rows(session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int, at: _dt.datetime) -> list[StoredRow]:

@@ -32,6 +32,9 @@ from contextwright.log._invariants import IndexChanges, check_batch, rebuild_ind
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
+_INSERT_EVENTS = f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+# Answers a call only if it is known and still open: what the session rules ask of a lone result.
+_ANSWER_OPEN_CALL = "UPDATE cw_tool_calls SET result_seq = ? WHERE session_id = ? AND call_id = ? AND result_seq IS NULL"
 
 
 class SQLiteEventLog(EventLog):
@@ -217,17 +220,18 @@ class SQLiteEventLog(EventLog):
             if replay is not None:
                 return replay
         _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
-        changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
+        if not (len(events) == 1 and _answered_alone(conn, session_id, events[0], expected_seq + 1)):
+            changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
+            _write_index(conn, session_id, changes)
         now = self.clock.now()
         stamp = format_instant(now)
         conn.executemany(
-            f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            _INSERT_EVENTS,
             [
                 (session_id, seq, e.type, e.payload_json, e.payload_sha256, stamp, e.idempotency_key)
                 for seq, e in enumerate(events, expected_seq + 1)
             ],
         )
-        _write_index(conn, session_id, changes)
         # The instant as a read parses it back from ``stamp`` (both keep microseconds).
         return new_events(session_id, events, expected_seq=expected_seq, at=now.astimezone(UTC))
 
@@ -322,6 +326,19 @@ class _IndexReader:
     def requests_built(self) -> int:
         row = self.conn.execute("SELECT requests_built FROM cw_sessions WHERE session_id = ?", (self.session_id,)).fetchone()
         return int(row[0]) if row else 0
+
+
+def _answered_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEvent, seq: int) -> bool:
+    """For a batch of one tool result: record its answer if its call is known and open, in one statement.
+
+    That is all the session rules ask of such a batch, so True means they hold and the
+    index is written. False means nothing was written and the batch takes the general
+    check, which names the rule it breaks.
+    """
+    if event.type != "tool.result":
+        return False
+    call_id = canonical_str(event.typed_payload().call_id)
+    return conn.execute(_ANSWER_OPEN_CALL, (seq, session_id, call_id)).rowcount == 1
 
 
 def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int) -> None:
