@@ -252,10 +252,10 @@ class Trend:
     """The median of the cost, for scale."""
 
 
-def trend(costs: list[float], covariate: list[float], *, against: list[float] | None = None) -> Trend:
-    """Least squares ``cost ≈ a + b·x + c·covariate``, x the turn index unless ``against``; b scaled to 1,000 of x."""
+def trend(costs: list[float], *covariates: list[float], against: list[float] | None = None) -> Trend:
+    """Least squares ``cost ≈ a + b·x + c·covariate + …``, x the turn index unless ``against``; b scaled to 1,000 of x."""
     x = against if against is not None else [float(i) for i in range(len(costs))]
-    _, per_x, per_unit = fit(costs, x, covariate)
+    _, per_x, per_unit, *_ = fit(costs, x, *covariates)
     return Trend(per_x * 1e6, per_unit * 1000, statistics.median(costs) * 1000)
 
 
@@ -282,7 +282,11 @@ def main() -> int:
 
     rows = window_rows(result)
     whole = trend(result.turn_cpu, [b / 1e6 for b in result.turn_output_bytes])
-    steady = trend([t - r for t, r in zip(result.turn_cpu, result.reopen_cpu)], [b / 1e6 for b in result.turn_output_bytes])
+    steady = trend(
+        [t - r for t, r in zip(result.turn_cpu, result.reopen_cpu)],
+        [b / 1e6 for b in result.turn_output_bytes],
+        [b / 1e5 for b in result.body_bytes],
+    )
     requests = trend(result.request_cpu, [b / 1e5 for b in result.body_bytes])
     by_length = trend(result.request_cpu, [b / 1e5 for b in result.body_bytes], against=[float(e) for e in result.session_events])
     floor = trend(result.dumps_cpu, [b / 1e5 for b in result.body_bytes])
@@ -318,7 +322,7 @@ def main() -> int:
             f"median {whole.typical_ms:.1f} ms",
         ),
         (
-            "the same without reopens (turns minus their reopen cost)",
+            "the same without reopens, fitted with the output and the body size",
             f"{steady.per_1000_turns_ms:+.1f} ms per 1,000 turns, {steady.per_covariate_ms:.1f} ms per MB of output, "
             f"median {steady.typical_ms:.1f} ms",
         ),
