@@ -301,11 +301,9 @@ def main() -> int:
     for name, values in rows.items():
         table.add_row(name, *(f"{v:.1f}" if abs(v) < 10 else f"{v:.0f}" for v in values))
     console.print(table)
-    reopen_table = Table("turn", "events", "open CPU ms", "first request CPU ms", title="Reopens")
-    for item in result.reopens:
-        reopen_table.add_row(
-            str(item.turn), f"{item.events:,}", f"{item.open_cpu * 1000:.0f}", f"{item.first_request_cpu * 1000:.0f}"
-        )
+    reopen_table = Table("session events", "reopens", "median open CPU ms", "median first request CPU ms", title="Reopens")
+    for label, count, opened, first in reopen_bins(result.reopens):
+        reopen_table.add_row(label, str(count), f"{opened:.0f}", f"{first:.0f}")
     console.print(reopen_table)
     reopen_fit = (
         fit([r.open_cpu + r.first_request_cpu for r in result.reopens], [float(r.events) for r in result.reopens])
@@ -375,16 +373,33 @@ def main() -> int:
                 for name, values in rows.items()
             ),
             "",
-            "| reopen at turn | " + " | ".join(str(r.turn) for r in result.reopens) + " |",
-            "|---|" + "---:|" * len(result.reopens),
-            "| session events | " + " | ".join(f"{r.events:,}" for r in result.reopens) + " |",
-            "| open CPU ms | " + " | ".join(f"{r.open_cpu * 1000:.0f}" for r in result.reopens) + " |",
-            "| first request CPU ms | " + " | ".join(f"{r.first_request_cpu * 1000:.0f}" for r in result.reopens) + " |",
+            "| session events at the reopen | reopens | median open CPU ms | median first request CPU ms |",
+            "|---|---:|---:|---:|",
+            *(
+                f"| {label} | {count} | {opened:.0f} | {first:.0f} |"
+                for label, count, opened, first in reopen_bins(result.reopens)
+            ),
             "",
             *(f"- {name}: {value}" for name, value in summary),
         ]
         update_section("soak-bench", "## Soak run (`bench/soak_bench.py`)\n\n" + "\n".join(lines))
     return 0 if report.ok else 1
+
+
+def reopen_bins(reopens: list[Reopen], width: int = 1000) -> list[tuple[str, int, float, float]]:
+    """Reopens grouped by the session's length: (range of events, count, median open ms, median first request ms)."""
+    groups: dict[int, list[Reopen]] = {}
+    for item in reopens:
+        groups.setdefault(item.events // width, []).append(item)
+    return [
+        (
+            f"{key * width:,}–{(key + 1) * width - 1:,}",
+            len(group),
+            statistics.median(r.open_cpu for r in group) * 1000,
+            statistics.median(r.first_request_cpu for r in group) * 1000,
+        )
+        for key, group in sorted(groups.items())
+    ]
 
 
 def window_rows(result: Soak) -> dict[str, list[float]]:
