@@ -302,8 +302,8 @@ def main() -> int:
         table.add_row(name, *(f"{v:.1f}" if abs(v) < 10 else f"{v:.0f}" for v in values))
     console.print(table)
     reopen_table = Table("session events", "reopens", "median open CPU ms", "median first request CPU ms", title="Reopens")
-    for label, count, opened, first in reopen_bins(result.reopens):
-        reopen_table.add_row(label, str(count), f"{opened:.0f}", f"{first:.0f}")
+    for label, count, opened, cold_first in reopen_bins(result.reopens):
+        reopen_table.add_row(label, str(count), f"{opened:.0f}", f"{cold_first:.0f}")
     console.print(reopen_table)
     reopen_fit = (
         fit([r.open_cpu + r.first_request_cpu for r in result.reopens], [float(r.events) for r in result.reopens])
@@ -376,8 +376,8 @@ def main() -> int:
             "| session events at the reopen | reopens | median open CPU ms | median first request CPU ms |",
             "|---|---:|---:|---:|",
             *(
-                f"| {label} | {count} | {opened:.0f} | {first:.0f} |"
-                for label, count, opened, first in reopen_bins(result.reopens)
+                f"| {label} | {count} | {opened:.0f} | {cold_first:.0f} |"
+                for label, count, opened, cold_first in reopen_bins(result.reopens)
             ),
             "",
             *(f"- {name}: {value}" for name, value in summary),
