@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import statistics
 
 from contextwright.assembly.assemble import VolatileTail, render_messages
 from contextwright.events import AssistantMessage, ToolCall
@@ -40,4 +41,58 @@ def test_memoised_sizing_builds_the_same_requests_as_sizing_from_scratch(monkeyp
     scratch = _run("memo")
     assert calls, "the session never sized a pruning pass: the test would prove nothing"
     assert memoised == scratch
+    assert memoised[1], "no relief pass ran"
+
+
+def _counting_raw_counts_in_prune(monkeypatch) -> tuple[list[int], int]:
+    """Patch the estimator's raw count and Relief._prune: raw counts made inside each pruning pass."""
+    import contextwright.budget.estimator as estimator
+
+    per_pass: list[int] = []
+    inside = [False]
+    original_count, original_prune = estimator.raw_count, Relief._prune
+
+    def raw_count(*args, **kwargs):
+        if inside[0]:
+            per_pass[-1] += 1
+        return original_count(*args, **kwargs)
+
+    def prune(self, *args, **kwargs):
+        per_pass.append(0)
+        inside[0] = True
+        try:
+            return original_prune(self, *args, **kwargs)
+        finally:
+            inside[0] = False
+
+    monkeypatch.setattr(estimator, "raw_count", raw_count)
+    monkeypatch.setattr(Relief, "_prune", prune)
+    hashes, _ = _run("counted", turns=60)
+    return per_pass, len(hashes)
+
+
+def test_a_pruning_pass_does_not_size_again_the_results_it_sized_before(monkeypatch):
+    per_pass, _ = _counting_raw_counts_in_prune(monkeypatch)
+    assert len(per_pass) > 20, "too few pruning passes were asked for: the test would prove nothing"
+    # Each request adds one tool result; a pass sizes what came or changed since the last one
+    # (a handful of texts; all that follows a pass that pruned), not every result of the history again.
+    assert statistics.median(per_pass) <= 6, str(per_pass)
+
+
+def test_pruning_passes_with_memoised_result_sizes_decide_as_from_scratch(monkeypatch):
+    memoised = _run("sizes")
+    from contextwright.assembly.memo import RenderMemo
+
+    class Forgetful(RenderMemo):
+        def per_items(self, items, by, derive):
+            return [derive(item) for item in items]
+
+    original_init = Relief.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self._result_sizes = Forgetful()
+
+    monkeypatch.setattr(Relief, "__init__", init)
+    assert _run("sizes") == memoised
     assert memoised[1], "no relief pass ran"

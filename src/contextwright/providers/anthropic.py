@@ -181,6 +181,8 @@ class _Layout:
     """Per turn: the position just after its last block."""
     history_position: int | None = field(default=None, compare=False, repr=False)
     """Last block of the leading run of stable message blocks, if any."""
+    whole_turns: int = field(default=0, compare=False, repr=False)
+    """How many leading turns have only stable blocks (the next layout of an epoch starts its scan there)."""
     stable: int = field(default=0, compare=False, repr=False)
     """The request's ``stable_messages``."""
 
@@ -454,6 +456,8 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Lay
         turns.append(_Turn(role=role, blocks=blocks))  # type: ignore[arg-type]  # roles come from messages
         position += len(blocks)
         ends_at.append(position)
+    # The settled turns are the previous layout's: as many of them as it found whole still are.
+    whole, anchor = _history_position(turns, ends_at, min(reuse.whole_turns, settled) if reuse is not None else 0)
     return _Layout(
         tools=tools,
         system=system,
@@ -463,21 +467,25 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Lay
         raw=tuple(raw),
         ends=tuple(ends),
         ends_at=tuple(ends_at),
-        history_position=_history_position(turns, ends_at),
+        history_position=anchor,
+        whole_turns=whole,
         stable=request.stable_messages,
     )
 
 
-def _history_position(turns: list[_Turn], ends_at: list[int]) -> int | None:
-    """Last block of the leading run of stable message blocks, if any."""
-    anchor = None
-    for index, turn in enumerate(turns):
-        whole, offset = turn.run
+def _history_position(turns: list[_Turn], ends_at: list[int], known_whole: int) -> tuple[int, int | None]:
+    """How many leading turns are whole (only stable blocks), and the last anchorable block of the leading stable run.
+
+    The first ``known_whole`` turns are known to be whole. The run ends inside the first turn
+    that is not whole (its leading stable blocks count); the anchor is found walking back from there."""
+    whole = known_whole
+    while whole < len(turns) and turns[whole].run[0]:
+        whole += 1
+    for index in range(min(whole, len(turns) - 1), -1, -1):
+        offset = turns[index].run[1]
         if offset is not None:
-            anchor = ends_at[index] - len(turn.blocks) + offset
-        if not whole:
-            break
-    return anchor
+            return whole, ends_at[index] - len(turns[index].blocks) + offset
+    return whole, None
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -21,7 +21,7 @@ from contextwright.assembly.request import Message, NeutralRequest, Part
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
-from contextwright.derive.surface import Entry, Exchange, Summary, Surface
+from contextwright.derive.surface import Entry, Exchange, ResultEntry, Summary, Surface
 from contextwright.derive.taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
@@ -79,6 +79,24 @@ def _as_sent(message: Message) -> tuple[str, tuple[Part, ...]]:
     return message.role, tuple(replace(part, layer="") for part in message.parts)
 
 
+@dataclass(frozen=True, slots=True)
+class _OpenResults:
+    """An exchange's tool results not yet pruned, with their sizes, as a pruning pass reads them."""
+
+    complete: bool
+    sized: tuple[tuple[ResultEntry, int], ...]
+    """Each result not yet pruned and the tokens of its output."""
+    visible: int
+    """What those results cost in a request, envelopes included (B2's measure)."""
+
+
+def _open_results(entry: Entry, estimate: Callable[[str], int]) -> _OpenResults | None:
+    if not isinstance(entry, Exchange):
+        return None
+    sized = tuple((r, estimate(r.result.output)) for r in entry.results if not r.pruned)
+    return _OpenResults(entry.complete, sized, sum(size + ENVELOPE_TOKENS for _, size in sized))
+
+
 class Relief:
     """Pressure relief of one session: batched pruning, archive-first compaction, forced relief after an overflow."""
 
@@ -89,6 +107,7 @@ class Relief:
         # decline): its own memo makes that incremental like the builds, same messages and sums.
         self._sizing_memo = RenderMemo()
         self._bounded = False
+        self._result_sizes = RenderMemo()
 
     def compact(self, *, trigger: Literal["pressure", "overflow", "manual"] = "manual") -> Event | None:
         """Fold history before the current run into a summary now.
@@ -316,9 +335,14 @@ class Relief:
         """
         surface = self.core.surface()
         estimate = self.core.body_estimate(plan)
-        exchanges = [e for e in surface.entries if isinstance(e, Exchange) and e.complete]
+        # Unchanged entries keep their sizes from the last pass: a pass is asked for on every
+        # request under pressure, and most decline.
+        self._result_sizes.next_pass()
+        per_entry = self._result_sizes.per_items(surface.entries, estimate, partial(_open_results, estimate=estimate))
+        complete = [results for results in per_entry if results is not None and results.complete]
         keep = self.core.budgets.keep_recent_rounds
-        candidates = [r for e in exchanges[: max(0, len(exchanges) - keep)] for r in e.results if not r.pruned]
+        sizes = {r.result.call_id: size for results in complete[: max(0, len(complete) - keep)] for r, size in results.sized}
+        candidates = [r for results in complete[: max(0, len(complete) - keep)] for r, _ in results.sized]
         if not candidates:
             return 0
         # Within the layer, the least relevant to the current stage's goal go first.
@@ -326,8 +350,7 @@ class Relief:
         candidates = least_relevant_first(
             candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
         )
-        sizes = {r.result.call_id: estimate(r.result.output) for r in candidates}
-        visible_results = visible_tool_result_tokens(surface, estimate)
+        visible_results = sum(results.visible for results in per_entry if results is not None)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
         body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
