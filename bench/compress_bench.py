@@ -44,7 +44,7 @@ from pathlib import Path
 from _docs import BENCHMARKS, update_section
 
 from contextwright.budget.tokenizers import exact_token_counter
-from contextwright.pressure.compressors import compress, detect_kind, normalize
+from contextwright.pressure.compressors import calibrated_token_count, compress, detect_kind, normalize
 from contextwright.testing.corpus import corpus_path, missing_reason
 
 TOOL_OUTPUTS_DOC = Path(__file__).resolve().parents[1] / "docs" / "tool-outputs.md"
@@ -173,13 +173,17 @@ def run(
 ) -> tuple[dict[str, Tally], Tally]:
     """Ours, ours with the sample's kind left out, and head+tail at ours' size, over ``samples``.
 
-    ``as_cli`` compresses as ``contextwright compress`` does, aiming with its default token
-    counter; ``count`` then only measures what comes in and out.
+    ``as_cli`` compresses as ``contextwright compress`` does, aiming with its token counter
+    (the calibrated estimate); ``count`` then only measures what comes in and out.
     """
     groups: dict[str, Tally] = defaultdict(Tally)
     total = Tally()
     for sample in samples:
-        options = {"budget_tokens": budget, "exit_code": sample.exit_code, "count_tokens": None if as_cli else count}
+        options = {
+            "budget_tokens": budget,
+            "exit_code": sample.exit_code,
+            "count_tokens": calibrated_token_count if as_cli else count,
+        }
         ours = compress(sample.text, **options)  # type: ignore[arg-type]
         loo = compress(sample.text, exclude_kinds={sample.kind}, **options)  # type: ignore[arg-type]
         if as_cli:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from contextwright.cli import app
-from contextwright.pressure.compressors import LINE_MARKER_RE, default_token_count
+from contextwright.pressure.compressors import LINE_MARKER_RE, calibrated_token_count, default_token_count
 
 sys.path.insert(0, str(Path(__file__).parent / "pressure"))
 import pressure_samples as samples
@@ -137,3 +137,24 @@ def test_a_long_git_log_shrinks_with_no_options():
     assert result.exit_code == 0
     assert default_token_count(result.output) <= 0.05 * default_token_count(log)
     assert result.output.split("\n")[0] == log.split("\n")[0]  # the newest commit stays
+
+
+def test_the_budget_is_counted_with_the_calibrated_estimator():
+    # JSON is denser in tokens than four characters each: counted as characters/4,
+    # an aim of 300 came out far above 300 real tokens.
+    packages = [
+        {"metadata": {"name": f"pkg{n}", "version": f"1.{n}.0", "requires_dist": [f"dep{n}>=2.{n}", "typing-extensions"]}}
+        for n in range(150)
+    ]
+    text = json.dumps({"version": "1", "installed": packages}, indent=2)
+    result = runner.invoke(app, ["compress", "--json", "--budget", "300"], input=text)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["tokens_before"] == calibrated_token_count(text) > default_token_count(text)
+    assert report["tokens_after"] == calibrated_token_count(report["text"]) <= 300
+
+
+def test_help_says_how_tokens_are_counted():
+    result = runner.invoke(app, ["compress", "--help"])
+    flat = " ".join(result.output.replace("│", " ").split())
+    assert "calibrated estimate for o200k models" in flat

@@ -188,6 +188,7 @@ def test_public_surface_is_pinned():
         "LINE_MARKER_RE",
         "Compressed",
         "auto_budget",
+        "calibrated_token_count",
         "compress",
         "default_token_count",
         "detect_kind",

@@ -13,7 +13,7 @@ import typer
 from contextwright.cli._common import err_console, friendly_errors
 from contextwright.cli.artifacts import save_original
 from contextwright.errors import UsageError
-from contextwright.pressure.compressors import KIND_ALIASES, KINDS
+from contextwright.pressure.compressors import KIND_ALIASES, KINDS, calibrated_token_count
 from contextwright.pressure.compressors import compress as compress_text
 from contextwright.pressure.compressors.binary import sniff_binary
 from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS, AUTO_SHARE
@@ -23,8 +23,9 @@ SAVE_ENV = "CONTEXTWRIGHT_SAVE_DIR"
 
 _BUDGET_HELP = (
     f"Tokens to aim for: 'auto' (the default: {AUTO_SHARE:.0%} of the input, from {AUTO_MIN_TOKENS} to "
-    f"{AUTO_MAX_TOKENS} tokens), a number, or 'none' to drop noise only. Failure, warning, location and "
-    "total lines are kept whatever it costs."
+    f"{AUTO_MAX_TOKENS} tokens), a number, or 'none' to drop noise only. Tokens are the engine's calibrated "
+    "estimate for o200k models (GPT-4o and newer), which errs high, not characters/4. Failure, warning, "
+    "location and total lines are kept whatever it costs."
 )
 
 
@@ -91,7 +92,9 @@ def compress(
             _print(as_json, binary.describe(pointer), kind="binary", raw=raw, digest=digest, pointer=pointer)
             return
         text = raw.decode("utf-8", errors="replace")
-        result = compress_text(text, kind=kind, budget_tokens=aim, exit_code=exit_code, pointer=pointer)
+        result = compress_text(
+            text, kind=kind, budget_tokens=aim, exit_code=exit_code, pointer=pointer, count_tokens=calibrated_token_count
+        )
     if as_json:
         typer.echo(
             json.dumps(

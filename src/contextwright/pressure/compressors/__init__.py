@@ -6,6 +6,7 @@ repeats, truncates to the budget with explicit omission markers, and never retur
 anything longer than its input.
 """
 
+from contextwright.pressure.compressors.counting import calibrated_token_count
 from contextwright.pressure.compressors.detect import detect_kind
 from contextwright.pressure.compressors.normalize import normalize, strip_ansi
 from contextwright.pressure.compressors.pipeline import (
@@ -24,6 +25,7 @@ __all__ = [
     "LINE_MARKER_RE",
     "Compressed",
     "auto_budget",
+    "calibrated_token_count",
     "compress",
     "default_token_count",
     "detect_kind",

@@ -199,7 +199,7 @@ def is_location_line(line: str) -> bool:
         if (
             token == "line"
             and 0 < position < len(tokens) - 1
-            and tokens[position + 1].rstrip(",:").isdigit()
+            and tokens[position + 1].rstrip(",:.").isdigit()  # Perl ends the sentence: "at w.pl line 3."
             and _FILE_TOKEN.match(tokens[position - 1])
         ):
             return True

@@ -19,10 +19,14 @@ from contextwright.pressure.cap import MARKER_PREFIX, MARKER_SUFFIX
 from contextwright.pressure.compressors.marks import KEY_HIGH, MUST, NOISE, NORMAL, Marks, Policy
 
 LINE_MARKER_RE = re.compile(
-    r"^\s*\[\.\.\. (?:(?P<count>[\d,]+) lines? omitted|previous (?:\d+ )?lines? repeated [\d,]+ more times?)"
-    r" \(lines? (?P<first>\d+)(?:-(?P<last>\d+))?\).*\.\.\.\]$"
+    r"^\s*\[\.\.\. (?P<open>(?P<count>[\d,]+) lines? omitted \(|previous (?:\d+ )?lines? repeated [\d,]+ more times? \()?"
+    r"lines? (?P<first>\d+)(?:-(?P<last>\d+))?(?(open)\)| omitted).*\.\.\.\]$"
 )
-"""Matches a line-omission marker; ``first``/``last`` are the omitted line numbers."""
+"""Matches a line-omission marker; ``first``/``last`` are the omitted line numbers.
+
+Three forms: ``[... 12 lines omitted (lines 3-14) ...]``, the short form
+``[... lines 3-4 omitted ...]`` for runs of fewer than eight lines, and
+``[... previous line repeated 5 more times (lines 7-11) ...]``."""
 
 _REPEAT = "\x00repeat"
 _BLANK = "\x00blank"
@@ -33,6 +37,7 @@ _RUN_KEEP_TAIL = 1
 _BUDGET_ROUNDS = 8
 _COALESCE_GAP = 2
 _DETAIL_MIN_LINES = 8
+_FULL_SHARE = 0.9
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -258,19 +263,21 @@ def _marker(stage: _Stage, run: list[int], pointer: str | None) -> str:
         what = "previous line" if period == 1 else f"previous {period} lines"
         plural = "time" if times == 1 else "times"
         return f"{MARKER_PREFIX}{what} repeated {times:,} more {plural} ({span}){ref}{MARKER_SUFFIX}"
+    if len(run) < _DETAIL_MIN_LINES:
+        # Only long runs say what they hide and how many lines: on a short run the words
+        # cost more than they tell, and the count is plain from the range.
+        return f"{MARKER_PREFIX}{span} omitted{ref}{MARKER_SUFFIX}"
     counts: Counter[str] = Counter()
     for index, reason in zip(run, reasons, strict=True):
         if reason == _REPEAT:
             counts["repeated line"] += 1
         elif reason and reason != _BLANK and not _is_blank(stage.lines[index]):
             counts[reason] += 1
-    # Only long runs say what they hide: on short ones the words cost more than they tell.
     # Counter.most_common keeps first-insertion order among ties, so this is deterministic.
-    top = counts.most_common(2) if len(run) >= _DETAIL_MIN_LINES else []
+    top = counts.most_common(2)
     detail = ", ".join(f"{n:,}× {label}" for label, n in top)
-    noun = "line" if len(run) == 1 else "lines"
     what = f": {detail}" if detail else ""
-    return f"{MARKER_PREFIX}{len(run):,} {noun} omitted ({span}){what}{ref}{MARKER_SUFFIX}"
+    return f"{MARKER_PREFIX}{len(run):,} lines omitted ({span}){what}{ref}{MARKER_SUFFIX}"
 
 
 def _render(stage: _Stage, show: list[bool], pointer: str | None) -> Rendered:
@@ -431,12 +438,25 @@ def render(
     floor = _render(stage, must_only, pointer)
     if count_tokens(floor.text) > budget:
         return floor
+    # Lines are costed one by one, and a counter that errs high per text (the calibrated
+    # estimator) sums them above the whole: a fill that comes out well under the budget
+    # is retried with more room, and the fullest rendering that fits is kept.
     limit = budget
+    best: Rendered | None = None
+    best_used = 0
     for _ in range(_BUDGET_ROUNDS):
         show = _fill(stage, policy, limit, cost, marker_cost)
         rendered = _render(stage, show, pointer)
         used = count_tokens(rendered.text)
-        if used <= budget:
-            return rendered
-        limit -= used - budget + max(4, budget // 20)
-    return floor
+        if used > budget:
+            if best is not None:
+                break
+            limit -= used - budget + max(4, budget // 20)
+            continue
+        if used <= best_used:
+            break
+        best, best_used = rendered, used
+        if used >= budget * _FULL_SHARE:
+            break
+        limit = limit * budget // used
+    return best if best is not None else floor

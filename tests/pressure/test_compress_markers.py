@@ -1,0 +1,83 @@
+"""Omission markers: the short form for short runs, and every form parsed by ``LINE_MARKER_RE``."""
+
+from __future__ import annotations
+
+from contextwright.pressure.compressors import LINE_MARKER_RE, compress
+from contextwright.pressure.compressors.generic import is_location_line
+
+
+def _flood(findings: int) -> str:
+    # A compiler's warning flood: each finding, then a quoted source line and a caret that may go.
+    lines: list[str] = []
+    for n in range(findings):
+        lines += [
+            f"src/mod{n % 7}.c:{10 + n}:5: warning: unused variable 'tmp{n}' [-Wunused-variable]",
+            f"   {10 + n} |     int tmp{n} = compute_something_long({n}, buffer, length);",
+            "      |         ^~~~",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_short_runs_get_the_short_marker_and_it_parses():
+    result = compress(_flood(60), budget_tokens=200, exit_code=1)
+    markers = [line for line in result.text.split("\n") if line.startswith("[... ")]
+    assert markers
+    short = [line for line in markers if " omitted ...]" in line and "lines omitted (" not in line]
+    assert short, markers[:3]
+    for line in markers:
+        match = LINE_MARKER_RE.match(line)
+        assert match, line
+        first, last = int(match["first"]), int(match["last"] or match["first"])
+        assert (first, last) in result.omitted
+    shown = set(result.text.split("\n"))
+    assert all(line in shown for line in _flood(60).split("\n") if ": warning: " in line)
+
+
+def test_marker_re_reads_all_three_forms_and_rejects_mixtures():
+    forms = {
+        "[... 12 lines omitted (lines 3-14): 10× build progress ...]": ("3", "14", "12"),
+        "[... lines 3-4 omitted ...]": ("3", "4", None),
+        "[... line 9 omitted; full output: /tmp/a b ...]": ("9", None, None),
+        "[... previous line repeated 5 more times (lines 7-11) ...]": ("7", "11", None),
+        "  [... 1 line omitted (line 2) ...]": ("2", None, "1"),
+    }
+    for line, (first, last, count) in forms.items():
+        match = LINE_MARKER_RE.match(line)
+        assert match, line
+        assert (match["first"], match["last"], match["count"]) == (first, last, count)
+    for line in ("[... lines 3-4) ...]", "[... 2 lines omitted (lines 3-4 omitted ...]", "[... 3-4 ...]"):
+        assert not LINE_MARKER_RE.match(line), line
+
+
+def test_perl_locations_end_with_a_full_stop():
+    # Perl ends its messages as sentences: "... at w.pl line 3." names a place in w.pl.
+    assert is_location_line("Use of uninitialized value $u in concatenation (.) or string at w.pl line 3.")
+    assert is_location_line("fatal: cannot open socket at lib/Net.pm line 61.")
+    assert not is_location_line("we stood in line 3. then left")
+
+
+def test_perl_warnings_folded_as_repeats_stay_under_a_tight_budget():
+    warning = "Use of uninitialized value $u in concatenation (.) or string at w.pl line 3."
+    other = 'Use of uninitialized value $h{"missing"} in addition (+) at w.pl line 4.'
+    text = "\n".join([warning] * 30 + [other] + [f"item {n}: " for n in range(40)]) + "\n"
+    result = compress(text, budget_tokens=60, exit_code=1)
+    shown = result.text.split("\n")
+    assert warning in shown and other in shown
+
+
+def test_a_counter_that_errs_high_per_line_still_fills_the_budget():
+    # The calibrated estimator sums short lines well above the whole text's count; the
+    # first fill then came out at 70% of the budget and dropped the failures' detail.
+    from contextwright.pressure.compressors import calibrated_token_count
+
+    text = "\n".join(
+        [f"tests/test_mod.py::test_case_{n} PASSED{' ' * 30}[{n:3}%]" for n in range(120)]
+        + [
+            f"{'_' * 30} test_fail_{n} {'_' * 30}\n    def test_fail_{n}():\n>       assert f({n}) == {n + 1}\nE       assert {n} == {n + 1}"
+            for n in range(6)
+        ]
+        + [f"FAILED tests/test_mod.py::test_fail_{n} - assert {n} == {n + 1}" for n in range(6)]
+        + ["=========== 6 failed, 120 passed in 0.31s ==========="]
+    )
+    result = compress(text, budget_tokens=400, exit_code=1, count_tokens=calibrated_token_count)
+    assert 0.9 * 400 <= result.compressed_tokens <= 400
