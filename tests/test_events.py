@@ -10,6 +10,7 @@ from contextwright.errors import MalformedPayload, UnknownEventType, UsageError
 from contextwright.events import (
     AssistantMessage,
     NewEvent,
+    ReasoningBlock,
     ToolCall,
     ToolResult,
     UserMessage,
@@ -108,3 +109,29 @@ def test_registration_rules():
             text: str
 
     assert "test.mutable" not in known_types()
+
+
+def _call(call_id: str) -> ToolCall:
+    return ToolCall(id=call_id, name="t", arguments={})
+
+
+def test_assistant_message_refuses_repeated_call_ids_with_or_without_reasoning():
+    block = ReasoningBlock(provider="anthropic", block={"type": "thinking"}, position=0)
+    for reasoning in ((), (block,)):
+        with pytest.raises(ValueError, match="unique"):
+            AssistantMessage(tool_calls=(_call("a"), _call("b"), _call("a")), reasoning=reasoning)
+        assert len(AssistantMessage(tool_calls=(_call("a"), _call("b")), reasoning=reasoning).tool_calls) == 2
+    with pytest.raises(MalformedPayload):
+        AssistantMessage(tool_calls=("a",))  # type: ignore[arg-type]  # the check under test
+
+
+def test_assistant_reasoning_that_is_not_a_tuple_still_takes_the_reasoning_checks():
+    with pytest.raises(TypeError):
+        AssistantMessage(text="x", reasoning=None)  # type: ignore[arg-type]  # the check under test
+    late = ReasoningBlock(provider="anthropic", block={"type": "thinking"}, position=3)
+    with pytest.raises(ValueError, match="past the message"):
+        AssistantMessage(text="x", reasoning=[late])  # type: ignore[arg-type]  # the check under test
+    first = ReasoningBlock(provider="anthropic", block={"type": "thinking"}, position=0)
+    second = ReasoningBlock(provider="anthropic", block={"type": "thinking"}, position=1)
+    with pytest.raises(ValueError, match="order"):
+        AssistantMessage(text="x", tool_calls=(_call("a"),), reasoning=(second, first))

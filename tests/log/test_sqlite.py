@@ -165,3 +165,43 @@ def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
             log.append("other", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=0)
         assert info.value.rule == "orphaned_tool_result"
         assert log.last_seq("s") == 2 and log.last_seq("other") == 0 and log.verify().ok
+
+
+def test_a_lone_assistant_message_opens_its_calls_without_the_general_check(tmp_path, monkeypatch):
+    """One assistant message asks nothing of the rules: its calls are indexed directly, as a batch would index them."""
+    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+    from contextwright.log import sqlite as sqlite_module
+
+    def turns() -> list[object]:
+        return [
+            AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={"a": 1}),)),
+            ToolResult(call_id="c1", tool_name="t", output="ok"),
+            AssistantMessage(
+                text="two", tool_calls=(ToolCall(id="c2", name="t", arguments={}), ToolCall(id="c\x00", name="t", arguments={}))
+            ),
+            AssistantMessage(text="no calls"),
+            AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={}),)),  # a reused id starts over
+        ]
+
+    with SQLiteEventLog(tmp_path / "batch.db", clock=FixedClock()) as log:
+        log.append("s", turns(), expected_seq=0)
+        expected = log._index_state("s")
+    assert expected[0] == {"c1": False, "c2": False, "c\x00": False}
+
+    def general_check(*args, **kwargs):
+        raise AssertionError("a lone assistant message took the general check")
+
+    with SQLiteEventLog(tmp_path / "single.db", clock=FixedClock()) as log:
+        for seq, event in enumerate(turns()):
+            if isinstance(event, AssistantMessage):
+                monkeypatch.setattr(sqlite_module, "check_batch", general_check)
+            log.append("s", [event], expected_seq=seq)
+            monkeypatch.undo()
+        assert log._index_state("s") == expected
+        statements: list[str] = []
+        conn = log._take()
+        conn.set_trace_callback(statements.append)
+        log._give_back(conn)
+        log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=5)
+        assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"], statements
+        assert log.verify().ok

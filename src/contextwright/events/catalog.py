@@ -104,16 +104,18 @@ class AssistantMessage:
     """Thinking or reasoning blocks, verbatim; they travel with this message and only to their provider."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.tool_calls, tuple) or not all(isinstance(c, ToolCall) for c in self.tool_calls):
+        calls = self.tool_calls
+        if not isinstance(calls, tuple) or not all(isinstance(c, ToolCall) for c in calls):
             raise MalformedPayload(
                 "message.assistant",
-                f"tool_calls must be a tuple of ToolCall, not {type(self.tool_calls).__name__}",
+                f"tool_calls must be a tuple of ToolCall, not {type(calls).__name__}",
                 path="payload.tool_calls",
             )
-        ids = [call.id for call in self.tool_calls]
-        if len(ids) != len(set(ids)):
+        if len(calls) > 1 and len({call.id for call in calls}) != len(calls):
             raise ValueError("tool call ids must be unique within one message")
-        parts = (1 if self.text else 0) + len(self.tool_calls)
+        if self.reasoning == ():
+            return  # the usual message: the checks below are about reasoning blocks alone
+        parts = (1 if self.text else 0) + len(calls)
         if any(block.position > parts for block in self.reasoning):
             raise ValueError(f"a reasoning block position is past the message's {parts} other parts")
         positions = [block.position for block in self.reasoning]

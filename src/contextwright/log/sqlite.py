@@ -34,6 +34,11 @@ from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredR
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _INSERT_EVENTS = f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 # Answers a call only if it is known and still open: what the session rules ask of a lone result.
+# Opens a call (a reused id starts over, as the rules say) with its result seq, if the batch holds it.
+_OPEN_CALL = (
+    "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq"
+)
 _ANSWER_OPEN_CALL = "UPDATE cw_tool_calls SET result_seq = ? WHERE session_id = ? AND call_id = ? AND result_seq IS NULL"
 
 
@@ -220,18 +225,24 @@ class SQLiteEventLog(EventLog):
             if replay is not None:
                 return replay
         _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
-        if not (len(events) == 1 and _answered_alone(conn, session_id, events[0], expected_seq + 1)):
+        if not (len(events) == 1 and _indexed_alone(conn, session_id, events[0], expected_seq + 1)):
             changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
             _write_index(conn, session_id, changes)
         now = self.clock.now()
         stamp = format_instant(now)
-        conn.executemany(
-            _INSERT_EVENTS,
-            [
-                (session_id, seq, e.type, e.payload_json, e.payload_sha256, stamp, e.idempotency_key)
-                for seq, e in enumerate(events, expected_seq + 1)
-            ],
-        )
+        if len(events) == 1:  # a turn's usual append: one row, without executemany's iteration
+            e = events[0]
+            conn.execute(
+                _INSERT_EVENTS, (session_id, expected_seq + 1, e.type, e.payload_json, e.payload_sha256, stamp, e.idempotency_key)
+            )
+        else:
+            conn.executemany(
+                _INSERT_EVENTS,
+                [
+                    (session_id, seq, e.type, e.payload_json, e.payload_sha256, stamp, e.idempotency_key)
+                    for seq, e in enumerate(events, expected_seq + 1)
+                ],
+            )
         # The instant as a read parses it back from ``stamp`` (both keep microseconds).
         return new_events(session_id, events, expected_seq=expected_seq, at=now.astimezone(UTC))
 
@@ -328,17 +339,28 @@ class _IndexReader:
         return int(row[0]) if row else 0
 
 
-def _answered_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEvent, seq: int) -> bool:
-    """For a batch of one tool result: record its answer if its call is known and open, in one statement.
+def _indexed_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEvent, seq: int) -> bool:
+    """For a batch of one event the rules look at by itself: index it directly and return True.
 
-    That is all the session rules ask of such a batch, so True means they hold and the
-    index is written. False means nothing was written and the batch takes the general
-    check, which names the rule it breaks.
+    * A tool result: its answer is recorded if its call is known and open, in one
+      statement. That is all the rules ask of it; when nothing was written this returns
+      False, and the general check names the rule the batch breaks.
+    * An assistant message: the rules ask nothing of it (its call ids are unique, which
+      its payload type checks); its calls are opened as :func:`_write_index` would.
+
+    Anything else returns False and takes the general check.
     """
-    if event.type != "tool.result":
-        return False
-    call_id = canonical_str(event.typed_payload().call_id)
-    return conn.execute(_ANSWER_OPEN_CALL, (seq, session_id, call_id)).rowcount == 1
+    if event.type == "tool.result":
+        call_id = canonical_str(event.typed_payload().call_id)
+        return conn.execute(_ANSWER_OPEN_CALL, (seq, session_id, call_id)).rowcount == 1
+    if event.type == "message.assistant":
+        calls = event.typed_payload().tool_calls
+        if len(calls) == 1:
+            conn.execute(_OPEN_CALL, (session_id, canonical_str(calls[0].id), seq, None))
+        elif calls:
+            conn.executemany(_OPEN_CALL, [(session_id, canonical_str(call.id), seq, None) for call in calls])
+        return True
+    return False
 
 
 def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int) -> None:
@@ -369,11 +391,7 @@ def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChange
     # Each statement runs only when it has rows: most batches touch one kind of fact.
     opened, answered = changes.call_rows()
     if opened:
-        conn.executemany(
-            "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq",
-            [(session_id, canonical_str(call_id), seq, result) for call_id, seq, result in opened],
-        )
+        conn.executemany(_OPEN_CALL, [(session_id, canonical_str(call_id), seq, result) for call_id, seq, result in opened])
     if answered:
         conn.executemany(
             "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
