@@ -1,10 +1,11 @@
 """Linters: eslint, ruff/flake8/pycodestyle, pylint, rubocop, golangci-lint/staticcheck, hlint, remark.
 
-Findings are sorted by severity, not by tool. Errors and warnings (rubocop ``W:``,
-hlint ``Warning:``, eslint ``warning``) are kept verbatim with the tool's summary
-line. Style findings (conventions, suggestions, style codes such as ``E501``) are
-ordinary lines labelled by rule, so they are grouped and counted per rule instead
-of listed one by one.
+Every finding keeps its location line (``file:line[:col]``; for ruff's multi-line
+format the code line and its ``-->`` line; for eslint's stylish format the finding
+line and the file header above it), and the tool's summary line is kept. Severity
+decides the rest: an error or warning (rubocop ``W:``, hlint ``Warning:``, eslint
+``warning``) ranks its source excerpt and help text, while a style finding's
+(conventions, suggestions, codes such as ``E501``) are ordinary lines that go first.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, Marks
+from contextwright.pressure.compressors.marks import KEY, KEY_LOW, Marks
 
 _CODE_STYLE = re.compile(
     r"^(?:[EW][1-8]\d\d|C\d+|N\d+|D\d+|Q\d+|I\d+|UP\d+|COM\d+|SIM\d+|RET\d+|ERA\d+|T20\d|S1\d+|ST\d+|QF\d+|R\d{4}|C\d{4})$"
@@ -54,10 +55,11 @@ def _short(text: str) -> str:
 
 
 def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
-    """Keep error-level findings and summaries; label style findings by rule for grouping."""
+    """Keep every finding's location line and the summaries; rank excerpts of serious findings only."""
     header: int | None = None
-    header_has_error = False
+    header_kept = False
     finding: int | None = None
+    serious: set[int] = set()  # findings that are errors or warnings, not style
     for index, line in enumerate(lines):
         if _SUMMARY.search(line) and len(line) < 160:
             marks.must(index)
@@ -66,6 +68,7 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
         if (m := _HLINT.match(line)) is not None:
             _severity(
                 marks,
+                serious,
                 index,
                 m.group("sev") in ("Error", "Warning"),
                 f"{m.group('sev')}: {_short(m.group('msg'))}",
@@ -74,6 +77,7 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
         elif (m := _LETTERED.match(line)) is not None:
             _severity(
                 marks,
+                serious,
                 index,
                 m.group("sev") in ("W", "E", "F"),
                 f"{m.group('sev')}: {_short(m.group('msg'))}",
@@ -81,59 +85,61 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
             finding = index
         elif (m := _CODED.match(line)) is not None:
             code = m.group("code")
-            _severity(marks, index, not _CODE_STYLE.match(code), code)
+            _severity(marks, serious, index, not _CODE_STYLE.match(code), code)
             finding = index
         elif (m := _WORDED.match(line)) is not None:
             severity = m.group("sev")
             if severity == "error":
                 marks.must(index)
                 marks.failed = True
+                serious.add(index)
             elif severity == "warning":
                 marks.must(index)
+                serious.add(index)
             else:
                 marks.key(index, KEY_LOW, severity)
             finding = index
         elif (m := _HEADED.match(line)) is not None and index + 1 < len(lines) and _ARROW.match(lines[index + 1]):
-            _severity(marks, index, not _CODE_STYLE.match(m.group("code")), m.group("code"))
+            _severity(marks, serious, index, not _CODE_STYLE.match(m.group("code")), m.group("code"))
             finding = index
         elif finding is not None and _ARROW.match(line):
-            # The location of the finding above: kept with it when it is kept whatever the budget.
+            # The location of the finding above, kept with it.
             marks.block(finding, index)
-            if marks.priority[finding] >= MUST:
-                marks.must(index)
-            else:
-                marks.key(index, KEY_LOW)
+            marks.must(index)
         elif (m := _PAREN.match(line)) is not None:
-            _severity(marks, index, not _GO_STYLE_RULE.match(m.group("rule")), m.group("rule"))
+            _severity(marks, serious, index, not _GO_STYLE_RULE.match(m.group("rule")), m.group("rule"))
             finding = index
         elif (m := _STYLISH.match(line)) is not None:
-            is_error = m.group("sev") == "error"
             rule = m.group("rule") or _short(m.group("msg"))
-            _severity(marks, index, m.group("sev") != "info", f"{m.group('sev')} {rule}")
-            if is_error and header is not None and not header_has_error:
+            _severity(marks, serious, index, m.group("sev") != "info", f"{m.group('sev')} {rule}")
+            if header is not None and not header_kept:
+                # The finding line holds only line:col; the file header above names the file.
                 marks.must(header)
-                header_has_error = True
+                header_kept = True
             finding = None
         elif _PROGRESS.fullmatch(line.strip()) and len(line.strip()) > 8:
             marks.noise(index, "progress line")
         elif _FILE_HEADER.match(line):
-            header, header_has_error = index, False
+            header, header_kept = index, False
             marks.key(index, KEY)
             finding = None
         elif not line.strip():
             finding = None
         elif finding is not None:
             # Code excerpt, caret or "Found:/Perhaps:" lines that belong to the finding above.
+            # A style finding's excerpt stays ordinary, so it goes first under a budget.
             marks.block(finding, index)
-            if marks.priority[finding] >= KEY_HIGH:
+            if finding in serious:
                 marks.key(index, KEY if not _CARET.match(line) else KEY_LOW)
+            else:
+                marks.label(index, "source excerpt of a style finding")
         elif line.startswith(("Inspecting ", "Offenses:")):
             marks.label(index, "runner line")
 
 
-def _severity(marks: Marks, index: int, serious: bool, label: str) -> None:
+def _severity(marks: Marks, serious_findings: set[int], index: int, serious: bool, label: str) -> None:
+    # Every finding's own line is kept; only a serious one marks the run failed.
+    marks.must(index, "" if serious else label)
     if serious:
-        marks.must(index)
         marks.failed = True
-    else:
-        marks.label(index, label)
+        serious_findings.add(index)

@@ -25,21 +25,33 @@ _PY_PROGRESS = re.compile(r"^\S+\.py [.sxXfFE]+\s*(?:\[\s*\d+%\])?$")
 _PY_VERBOSE = re.compile(r"^\S+::\S.* (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
 _PY_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$")
 _PY_LOCATION = re.compile(r"^\S+:\d+: \S")
+# "path.py:12: in helper": a frame the failure passed through, not where it was raised.
+_PY_CALL_SITE = re.compile(r"^\S+:\d+: in \S+$")
 _PY_SECTION = re.compile(r"^=+ (.+?) =+$")
 _PY_SESSION = re.compile(r"^(?:platform |rootdir: |cachedir: |plugins: |configfile: |collecting |collected )")
 
 
 def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
-    """pytest: the short summary, the tally and collection errors are kept; failure bodies rank next.
+    """pytest: the short summary, the tally, collection errors and each failure's location are kept.
 
-    Each failure body (header, first ``E`` line, ``file:line: Error`` location) is
-    protected outright when the run printed no short summary, since nothing else
-    would then name the failing tests.
+    Of each failure body, the first ``E`` line and the ``file:line: ErrorType``
+    location are always kept; the header and the frames it passed through
+    (``file:line: in func``) are protected too when the run printed no short summary,
+    since nothing else would then name the failing tests.
     """
     in_failure = False
     in_collection_error = False
     has_short_summary = any(_PY_SHORT.match(line) for line in lines)
     first_e_pending = False
+    # With --tb=short a failure prints no "file:line: ErrorType" line; its last
+    # "file:line: in func" frame is then where it failed.
+    located = True
+    last_call_site: int | None = None
+
+    def close_failure() -> None:
+        if not located and last_call_site is not None:
+            marks.must(last_call_site)
+
     for index, line in enumerate(lines):
         if _PY_SHORT.match(line) or line.startswith("!!!"):
             marks.must(index)
@@ -59,7 +71,9 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
             else:
                 marks.key(index, KEY_HIGH)
         elif (header := _PY_HEADER.match(line)) is not None:
+            close_failure()
             in_failure, first_e_pending = True, True
+            located, last_call_site = False, None
             in_collection_error = header.group(1).startswith("ERROR collecting")
             if in_collection_error or not has_short_summary:
                 marks.must(index)
@@ -67,19 +81,24 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
             else:
                 marks.key(index, KEY_HIGH + 10, "failure header")
         elif (section := _PY_SECTION.match(line)) is not None:
+            close_failure()
+            located, last_call_site = True, None
             in_failure = section.group(1) in ("FAILURES", "ERRORS")
             marks.key(index, KEY_HIGH)
         elif line.startswith("E ") or line == "E":
-            if in_collection_error or (first_e_pending and not has_short_summary):
-                marks.must(index)
-            elif first_e_pending:
-                marks.key(index, KEY_HIGH, "assertion line")
+            if in_collection_error or (first_e_pending and line.strip() != "E"):
+                marks.must(index)  # what failed: the first assertion line of each failure
+                first_e_pending = False
             else:
                 marks.key(index, KEY if line.strip() != "E" else KEY_LOW, "assertion line")
-            first_e_pending = False
         elif in_failure and _PY_LOCATION.match(line):
-            if in_collection_error or not has_short_summary:
-                marks.must(index)
+            call_site = _PY_CALL_SITE.match(line) is not None
+            if call_site:
+                last_call_site = index
+            else:
+                located = True
+            if in_collection_error or not has_short_summary or not call_site:
+                marks.must(index)  # where it failed: "path.py:12: AssertionError"
             else:
                 marks.key(index, KEY_HIGH, "failure location")
         elif line.startswith(">"):
@@ -88,6 +107,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
             marks.label(index, "session header")
         elif in_failure:
             marks.key(index, KEY_LOW - 10, "failure context")
+    close_failure()
 
 
 # --- go test ---------------------------------------------------------------------------
