@@ -277,8 +277,9 @@ def compress(
     must = sum(1 for p in marks.priority if p >= MUST)
     if _is_short(text, body) or (budget is not None and original_tokens <= budget):
         return unchanged(must, failed)
-    rendered = render(body, marks, policy, budget=budget, count_tokens=count, pointer=pointer)
-    out = rendered.text + ("\n" if trailing_newline else "")
+    newline = "\n" if trailing_newline else ""
+    rendered = render(body, marks, policy, budget=budget, count_tokens=count, pointer=pointer, suffix=newline)
+    out = rendered.text + newline
     return _guarded(text, out, rendered.omitted, unchanged(must, failed), count)
 
 

@@ -405,8 +405,13 @@ def render(
     budget: int | None,
     count_tokens: Callable[[str], int],
     pointer: str | None,
+    suffix: str = "",
 ) -> Rendered:
-    """Run both stages over normalised ``lines`` and render the result."""
+    """Run both stages over normalised ``lines`` and render the result.
+
+    ``suffix`` is what the caller appends to the rendering (a trailing newline): the budget
+    holds for the text as returned, so whole renderings are counted with it.
+    """
     stage = _Stage(lines, marks)
     _drop_noise_and_blanks(stage)
     _fold_repeats(stage)
@@ -436,7 +441,7 @@ def render(
     # round of filling can do better, so skip the rounds.
     must_only = [stage.visible[i] and marks.priority[i] >= MUST for i in range(len(lines))]
     floor = _render(stage, must_only, pointer)
-    if count_tokens(floor.text) > budget:
+    if count_tokens(floor.text + suffix) > budget:
         return floor
     # Lines are costed one by one, and a counter that errs high per text (the calibrated
     # estimator) sums them above the whole: a fill that comes out well under the budget
@@ -447,7 +452,7 @@ def render(
     for _ in range(_BUDGET_ROUNDS):
         show = _fill(stage, policy, limit, cost, marker_cost)
         rendered = _render(stage, show, pointer)
-        used = count_tokens(rendered.text)
+        used = count_tokens(rendered.text + suffix)
         if used > budget:
             if best is not None:
                 break
