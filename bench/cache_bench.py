@@ -72,7 +72,7 @@ def main() -> None:
     if traces is None:
         raise SystemExit(f"skipped: {missing_reason('traces')}")
     windows = [int(w) for w in args.windows.split(",")]
-    transcripts = _transcripts(traces, quick=args.quick)
+    transcripts = load_traces(traces, quick=args.quick)
     console = Console(width=170)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     counter = TokenCounter(counting=args.counting)
@@ -171,7 +171,8 @@ def _format_markdown(by_format: dict[tuple[int, str], list[StrategyRow]]) -> str
     return "\n".join(out)
 
 
-def _transcripts(traces: Path, *, quick: bool) -> list[tuple[str, Transcript]]:
+def load_traces(traces: Path, *, quick: bool) -> list[tuple[str, Transcript]]:
+    """Every transcript under ``traces`` with its format folder; ``quick`` keeps two files per format."""
     files = sorted(p for p in traces.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
     if quick:
         by_format: dict[str, list[Path]] = defaultdict(list)

@@ -28,10 +28,10 @@ import argparse
 import itertools
 from collections import defaultdict
 from datetime import timedelta
-from pathlib import Path
+
+from cache_bench import load_traces
 
 from contextwright.compare import TokenCounter, engine_requests
-from contextwright.importers import load_transcripts
 from contextwright.importers.model import Transcript
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, anthropic_rules_for, render_anthropic_blocks
 from contextwright.testing.corpus import corpus_path, missing_reason
@@ -49,7 +49,7 @@ def main() -> None:
     traces = corpus_path("traces")
     if traces is None:
         raise SystemExit(f"skipped: {missing_reason('traces')}")
-    transcripts = _transcripts(traces, quick=args.quick)
+    transcripts = [t for _, t in load_traces(traces, quick=args.quick)]
     counter = TokenCounter(counting="o200k")
     for window in (int(w) for w in args.windows.split(",")):
         totals: dict[str, int] = defaultdict(int)
@@ -103,16 +103,6 @@ def _print(window: int, transcripts: int, totals: dict[str, int]) -> None:
     for kind, label in (("first", "first of a transcript"), ("append", "appends"), ("change", "after a change")):
         cells = [f"{totals[f'{kind}: {cause}'] / whole:.2%}" for cause in CAUSES]
         print(f"| {label} | {totals[f'{kind}: count']:,} | {totals[f'{kind}: new'] / whole:.2%} | " + " | ".join(cells) + " |")
-
-
-def _transcripts(traces: Path, *, quick: bool) -> list[Transcript]:
-    files = sorted(p for p in traces.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
-    if quick:
-        by_format: dict[str, list[Path]] = defaultdict(list)
-        for path in files:
-            by_format[path.relative_to(traces).parts[0]].append(path)
-        files = [p for paths in by_format.values() for p in paths[:2]]
-    return [t for path in files for t in load_transcripts([path])]
 
 
 if __name__ == "__main__":
