@@ -144,6 +144,15 @@ def test_an_old_store_is_indexed_when_migrated(tmp_path):
         assert log.verify().ok
 
 
+def _traced(log: SQLiteEventLog) -> list[str]:
+    """The statements the log's connection runs from now on (one connection: this thread's)."""
+    statements: list[str] = []
+    conn = log._take()
+    conn.set_trace_callback(statements.append)
+    log._give_back(conn)
+    return statements
+
+
 def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
     """The open call is found and answered by one UPDATE; a result the rules refuse still names its rule."""
     from contextwright.errors import SessionInvariantViolated
@@ -151,10 +160,7 @@ def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
 
     with SQLiteEventLog(tmp_path / "a.db", clock=FixedClock()) as log:
         log.append("s", [AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={}),))], expected_seq=0)
-        statements: list[str] = []
-        conn = log._take()
-        conn.set_trace_callback(statements.append)
-        log._give_back(conn)
+        statements = _traced(log)
         log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=1)
         assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"], statements
         for call_id, rule in (("c1", "second_tool_result"), ("c2", "unknown_tool_call")):
@@ -198,10 +204,7 @@ def test_a_lone_assistant_message_opens_its_calls_without_the_general_check(tmp_
             log.append("s", [event], expected_seq=seq)
             monkeypatch.undo()
         assert log._index_state("s") == expected
-        statements: list[str] = []
-        conn = log._take()
-        conn.set_trace_callback(statements.append)
-        log._give_back(conn)
+        statements = _traced(log)
         log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=5)
         assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"], statements
         assert log.verify().ok
