@@ -8,9 +8,10 @@ verbatim and word-based: a run of at least :data:`SHINGLE_WORDS` consecutive wor
 *before* the assistant message. Only earlier sources count, so a message's rendering
 never changes after it was first sent (provider caches keep hitting).
 
-The targets (assistant texts) are small next to the sources (tool outputs), so the
-index holds the targets' word windows and every source is scanned once: linear in
-the text folded, with memory bounded by the assistant's own text.
+The log is read once, in order: each untrusted source adds the hashes of its word
+windows to an index as it arrives, and each assistant text is checked against that
+index when it arrives (:class:`EchoIndex`). Linear in the text folded; memory grows
+with the distinct untrusted windows, one hash each.
 """
 
 from __future__ import annotations
