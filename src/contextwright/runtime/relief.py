@@ -55,9 +55,8 @@ def visible_tool_result_tokens(surface: Surface, estimate: Callable[[str], int],
 
 
 def _visible_tokens(entry: Entry, estimate: Callable[[str], int]) -> int:
-    if not isinstance(entry, Exchange):
-        return 0
-    return sum(estimate(r.result.output) + ENVELOPE_TOKENS for r in entry.results if not r.pruned)
+    results = _open_results(entry, estimate)
+    return results.visible if results is not None else 0
 
 
 def bounds_only_new(request: NeutralRequest, previous: NeutralRequest | None) -> bool:
@@ -72,7 +71,8 @@ def bounds_only_new(request: NeutralRequest, previous: NeutralRequest | None) ->
     if len(request.messages) < len(stable):
         return False
     # The layer a part is paid from moves as the run ages; it is not sent, so it is not compared.
-    return all(_as_sent(a) == _as_sent(b) for a, b in zip(request.messages, stable, strict=False))
+    # An unchanged message is the very object the render memo gave the previous request.
+    return all(a is b or _as_sent(a) == _as_sent(b) for a, b in zip(request.messages, stable, strict=False))
 
 
 def _as_sent(message: Message) -> tuple[str, tuple[Part, ...]]:
@@ -341,8 +341,9 @@ class Relief:
         per_entry = self._result_sizes.per_items(surface.entries, estimate, partial(_open_results, estimate=estimate))
         complete = [results for results in per_entry if results is not None and results.complete]
         keep = self.core.budgets.keep_recent_rounds
-        sizes = {r.result.call_id: size for results in complete[: max(0, len(complete) - keep)] for r, size in results.sized}
-        candidates = [r for results in complete[: max(0, len(complete) - keep)] for r, _ in results.sized]
+        sized = [pair for results in complete[: max(0, len(complete) - keep)] for pair in results.sized]
+        sizes = {r.result.call_id: size for r, size in sized}
+        candidates = [r for r, _ in sized]
         if not candidates:
             return 0
         # Within the layer, the least relevant to the current stage's goal go first.

@@ -50,9 +50,9 @@ AUTO_MAX_TOKENS = 500
 AUTO_MIN_TOKENS = 60
 """...nor for fewer than this many (a marker and a failure line need room)."""
 _OWN_LOCATION_KINDS = frozenset({"generic", "stack-trace", "build", "typecheck", "rustc", "package-install"})
-"""Kinds whose lines that point into the project's code are all kept. Test runners print a
-line per failure that names it already; a linter's style findings group by rule (their
-errors and warnings are kept by its rules); the data kinds' locations are their content."""
+"""Kinds whose lines that point into the project's code are all kept. Test runners and
+linters keep each failure's or finding's location by their own rules (and rank the frames
+and excerpts around it); the data kinds' locations are their content."""
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
