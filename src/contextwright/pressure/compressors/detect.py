@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from contextwright.pressure.compressors.generic import is_diagnostic_line
 from contextwright.pressure.compressors.jsondoc import parse_json
+from contextwright.pressure.compressors.literals import required_literals
 from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
 
 _HEAD_LINES = 400
@@ -40,6 +41,9 @@ def _per_line(pattern: str) -> re.Pattern[str]:
 
 def _count(lines: Sequence[str], pattern: str) -> int:
     if isinstance(lines, _Sample):
+        needles = required_literals(pattern)
+        if needles is not None and not any(needle in lines.text for needle in needles):
+            return 0  # a substring test rules out the scan
         return len(_per_line(pattern).findall(lines.text))  # as many as finditer yields, without match objects
     regex = re.compile(pattern)
     return sum(1 for line in lines if regex.search(line))

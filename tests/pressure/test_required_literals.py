@@ -1,0 +1,87 @@
+"""Needles read off a regex: every match contains one, so their absence skips the scan."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextwright.pressure.compressors import detect
+from contextwright.pressure.compressors.literals import required_literals
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needles"),
+    [
+        (r"^diff --git ", ("diff --git ",)),
+        (r"\berror TS\d+: ", ("error TS",)),
+        (r"^total \d+$", ("total ",)),
+        (r"^(?:On branch |nothing to commit)", ("On branch ", "nothing to commit")),
+        (r"^\d+ files? inspected", (" inspected",)),
+        (r"^\s+[✓✕]\s", ("✓", "✕")),
+        (r"(?:ab)+c", ("ab",)),
+    ],
+)
+def test_needles_are_the_longest_literal_every_match_holds(pattern: str, needles: tuple[str, ...]) -> None:
+    assert required_literals(pattern) == needles
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?i)error",  # case-insensitive: a substring test would miss "ERROR"
+        r"abc|\d+",  # one branch has no literal
+        r"(?:abc)?\d",  # an optional part is not required
+        r"(?:abc)*",
+        r"[^abc]x?",
+        r"(?=abc)\w",  # a lookahead's text lies outside the match
+        r"(?i:abc)\d",
+        r"[",  # not a pattern at all
+    ],
+)
+def test_no_needle_is_claimed_without_proof(pattern: str) -> None:
+    assert required_literals(pattern) is None
+
+
+_PIECES = st.sampled_from(["a", "b", ":", "ab", "ba", r"\d", r"\s", ".", "[ab]", "[^a]", "^", "$", r"\b"])
+
+
+def _regex(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.lists(children, min_size=1, max_size=4).map("".join),
+        st.lists(children, min_size=2, max_size=3).map(lambda parts: "(?:" + "|".join(parts) + ")"),
+        children.map(lambda part: f"(?:{part})?"),
+        children.map(lambda part: f"(?:{part})+"),
+        children.map(lambda part: f"(?:{part}){{2,3}}"),
+        children.map(lambda part: f"(?i:{part})"),
+        children.map(lambda part: f"(?={part})"),
+        children.map(lambda part: f"({part})"),
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(pattern=st.recursive(_PIECES, _regex, max_leaves=8), text=st.text(alphabet="abAB: 1\n", max_size=30))
+def test_every_match_contains_a_needle(pattern: str, text: str) -> None:
+    needles = required_literals(pattern)
+    if needles is None:
+        return
+    for match in re.finditer(pattern, text, re.MULTILINE):
+        if match.group():
+            assert any(needle in match.group() for needle in needles), (pattern, text, match.group(), needles)
+        else:
+            # An empty match contains no needle: such a pattern can never have been given any.
+            pytest.fail(f"{pattern!r} matched empty text but claims needles {needles}")
+
+
+def test_detection_reads_every_corpus_sample_the_same_with_and_without_needles(
+    tool_outputs_dir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    samples = sorted(path for path in tool_outputs_dir.rglob("*") if path.is_file() and path.suffix != ".json")
+    samples = [path for path in samples if path.name != "README.md"]
+    assert samples
+    texts = [path.read_text(encoding="utf-8", errors="replace") for path in samples]
+    with_needles = [detect.detect_kind(text) for text in texts]
+    monkeypatch.setattr(detect, "required_literals", lambda pattern: None)
+    assert [detect.detect_kind(text) for text in texts] == with_needles
