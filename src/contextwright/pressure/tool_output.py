@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from contextwright.errors import UsageError
 from contextwright.events.catalog import ArtifactPointer
 from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
-from contextwright.pressure.compressors import auto_budget, compress, detect_kind
+from contextwright.pressure.compressors import auto_budget, detect_kind
+from contextwright.pressure.compressors.pipeline import compress_text
 from contextwright.pressure.output_view import bounded_view
 
 READ_TOOL_NAME = "context_read_artifact"
@@ -95,7 +96,7 @@ def prepare_output(
         if policy.auto_budget and (exit_code not in (None, 0) or kind not in _NOT_COMMAND_OUTPUT):
             aim = auto_budget(count_tokens(text))
             budget = aim if budget is None else min(budget, aim)
-        compressed = compress(
+        text, kind = compress_text(
             text,
             kind=kind,
             budget_tokens=budget,
@@ -103,7 +104,6 @@ def prepare_output(
             pointer=ref,
             count_tokens=count_tokens,
         )
-        text, kind = compressed.text, compressed.kind
     capped = cap_output(text, max_chars=policy.max_chars, pointer=ref)
     pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(output), kind=kind)  # type: ignore[arg-type]  # a compressor's kind is one of the pointer's kinds
     return PreparedOutput(text=capped.text, pointer=pointer, kind=kind, changed=capped.text != output)

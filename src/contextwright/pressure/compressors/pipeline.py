@@ -232,15 +232,7 @@ def compress(
     ``count_tokens`` defaults to ``ceil(len / 4)``. ``exclude_kinds`` are kinds that
     detection may not choose (to measure how the rest copes with an unseen format).
     """
-    if not isinstance(text, str):
-        raise UsageError(f"text must be a str, not {type(text).__name__}")
-    if budget_tokens is not None and budget_tokens != "auto" and (not isinstance(budget_tokens, int) or budget_tokens < 1):
-        raise UsageError(
-            f"budget_tokens must be 'auto', None or an integer of at least 1, got {budget_tokens!r}",
-            budget_tokens=budget_tokens,
-        )
-    if pointer is not None and (not pointer or any(c.isspace() for c in pointer)):
-        raise UsageError(f"pointer must be a non-empty string without whitespace, got {pointer!r}")
+    _check_arguments(text, budget_tokens, pointer)
     count = count_tokens or default_token_count
     resolved = _resolve_kind(kind)
     lines = normalize_lines(text)
@@ -268,14 +260,14 @@ def compress(
     if resolved == "json" and (document := parse_json(text)) is not None:
         failed = exit_code not in (None, 0) or reports_error(document)
         must = protected_keys(document)
-        if _is_short(text, body) or (budget is not None and original_tokens <= budget):
+        if _left_whole(text, body, budget, original_tokens):
             return unchanged(must, failed)
         out = compress_json(document, text, budget=budget, count_tokens=count, failed=failed, pointer=pointer)
         return _guarded(text, out, (), unchanged(must, failed), count)
 
     marks, policy, failed = analyse(body, resolved if resolved != "json" else "generic", exit_code=exit_code)
     must = sum(1 for p in marks.priority if p >= MUST)
-    if _is_short(text, body) or (budget is not None and original_tokens <= budget):
+    if _left_whole(text, body, budget, original_tokens):
         return unchanged(must, failed)
     newline = "\n" if trailing_newline else ""
     rendered = render(body, marks, policy, budget=budget, count_tokens=count, pointer=pointer, suffix=newline)
@@ -283,8 +275,55 @@ def compress(
     return _guarded(text, out, rendered.omitted, unchanged(must, failed), count)
 
 
+def compress_text(
+    text: str,
+    *,
+    kind: str = "auto",
+    budget_tokens: int | Literal["auto"] | None = None,
+    exit_code: int | None = None,
+    pointer: str | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+) -> tuple[str, str]:
+    """``(text, kind)`` of :func:`compress` with the same arguments, for callers that keep only those.
+
+    An output that comes back whole (short, or within the budget) is not analysed: for
+    it, the line analysis only counts must lines and tells whether the run failed, and
+    most tool outputs a session records are such outputs.
+    """
+    _check_arguments(text, budget_tokens, pointer)
+    count = count_tokens or default_token_count
+    resolved = _resolve_kind(kind)
+    lines = normalize_lines(text)
+    body = lines[:-1] if len(lines) > 1 and lines[-1] == "" else lines
+    original_tokens = count(text)
+    budget = auto_budget(original_tokens) if isinstance(budget_tokens, str) else budget_tokens
+    if _left_whole(text, body, budget, original_tokens):
+        return text, detect_lines(text, lines) if resolved == "auto" else resolved
+    compressed = compress(
+        text, kind=resolved, budget_tokens=budget, exit_code=exit_code, pointer=pointer, count_tokens=count_tokens
+    )
+    return compressed.text, compressed.kind
+
+
 def _is_short(text: str, body: Sequence[str]) -> bool:
     return len(text) < SHORT_CHARS or len(body) <= SHORT_LINES
+
+
+def _left_whole(text: str, body: Sequence[str], budget: int | None, original_tokens: int) -> bool:
+    # Short, or within the budget: the input comes back as it is, whatever its kind.
+    return _is_short(text, body) or (budget is not None and original_tokens <= budget)
+
+
+def _check_arguments(text: object, budget_tokens: object, pointer: str | None) -> None:
+    if not isinstance(text, str):
+        raise UsageError(f"text must be a str, not {type(text).__name__}")
+    if budget_tokens is not None and budget_tokens != "auto" and (not isinstance(budget_tokens, int) or budget_tokens < 1):
+        raise UsageError(
+            f"budget_tokens must be 'auto', None or an integer of at least 1, got {budget_tokens!r}",
+            budget_tokens=budget_tokens,
+        )
+    if pointer is not None and (not pointer or any(c.isspace() for c in pointer)):
+        raise UsageError(f"pointer must be a non-empty string without whitespace, got {pointer!r}")
 
 
 def _guarded(
