@@ -14,6 +14,7 @@ from contextwright.derive.taint import (
     Echo,
     Source,
     Target,
+    _folded_words,
     find_echoes,
     lowest_trust,
 )
@@ -140,3 +141,15 @@ def test_the_index_finds_what_the_plain_reference_finds(steps):
     sources = [item for item in items if isinstance(item, Source)]
     targets = [item for item in items if isinstance(item, Target)]
     assert find_echoes(targets, sources) == _reference_echoes(items)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_ascii_words_are_the_regex_s_words(text: str) -> None:
+    # ASCII text takes a translate-and-split path; it must find exactly the words of \w+ on the folded text.
+    assert _folded_words(text) == re.findall(r"\w+", text.casefold())
+
+
+def test_ascii_and_unicode_texts_fold_words_alike() -> None:
+    assert _folded_words("Run_Tests NOW: x1\x1c\x1fy\ttab") == ["run_tests", "now", "x1", "y", "tab"]
+    assert _folded_words("Straße ÉCOLE x") == ["strasse", "école", "x"]

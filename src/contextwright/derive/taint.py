@@ -55,6 +55,8 @@ MIN_ECHO_CHARS = 12
 
 UNTRUSTED: frozenset[TrustLevel] = frozenset({"tool", "external_untrusted"})
 _WORD = re.compile(r"\w+")
+_ASCII_WORD_BYTES = bytes(byte if chr(byte).isalnum() or byte == 0x5F else 0x20 for byte in range(128)) + b" " * 128
+"""ASCII word bytes kept, every other byte a space."""
 _RANK: dict[str, int] = {level: rank for rank, level in enumerate(TRUST_LEVELS)}
 _LEAST_UNTRUSTED_RANK = min(_RANK[level] for level in UNTRUSTED)
 """A source of this rank never takes over a window: every indexed window is at least as untrusted."""
@@ -203,7 +205,9 @@ def _folded_words(text: str) -> list[str]:
     """The case-folded words of ``text``, in order."""
     if text.isascii():
         # Folding ASCII only lowers A-Z, which are word characters before and after: fold first, in one pass.
-        return _WORD.findall(text.lower())
+        # In ASCII text a word is a run of [A-Za-z0-9_]: every other byte becomes a space and a split
+        # finds the same words as the regex, in a few C passes instead of the regex engine.
+        return text.lower().encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
     return [word.casefold() for word in _WORD.findall(text)]
 
 
