@@ -1,4 +1,4 @@
-"""Needles read off a regex: every match contains one, so their absence skips the scan."""
+"""Facts read off a regex: needles every match contains, and whether every match starts a line."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.pressure.compressors import detect
-from contextwright.pressure.compressors.literals import required_literals
+from contextwright.pressure.compressors.literals import required_literals, starts_lines_only
 
 
 @pytest.mark.parametrize(
@@ -84,4 +84,38 @@ def test_detection_reads_every_corpus_sample_the_same_with_and_without_needles(
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in samples]
     with_needles = [detect.detect_kind(text) for text in texts]
     monkeypatch.setattr(detect, "required_literals", lambda pattern: None)
+    monkeypatch.setattr(detect, "starts_lines_only", lambda pattern: False)
+    detect._after_newline.cache_clear()
     assert [detect.detect_kind(text) for text in texts] == with_needles
+    detect._after_newline.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "starts"),
+    [
+        (r"^diff --git ", True),
+        (r"^a|^b\d", True),
+        (r"(?:^a|^b)c", True),
+        (r"^\s*--> \S+", True),
+        (r"Traceback|^Exception", False),  # one branch can match mid-line
+        (r"a^", False),
+        (r"(?<=x)^a", False),  # looks behind: the added newline would be seen
+        (r"\A^a", False),
+        (r"[", False),
+    ],
+)
+def test_patterns_that_only_match_at_line_starts(pattern: str, starts: bool) -> None:
+    assert starts_lines_only(pattern) is starts
+
+
+_ANCHORED = st.builds(
+    lambda head, tail: head + tail, st.sampled_from(["^", "^\\s*", "(?:^a|^b)"]), st.recursive(_PIECES, _regex, max_leaves=6)
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(pattern=_ANCHORED, text=st.text(alphabet="abAB: 1\n", max_size=40))
+def test_a_line_start_pattern_counts_the_same_after_a_newline(pattern: str, text: str) -> None:
+    lines = detect._Sample(text.split("\n"))
+    plain = len(re.findall(f"(?m)(?:{pattern}).*", lines.text))
+    assert detect._count(lines, pattern) == plain, (pattern, text)

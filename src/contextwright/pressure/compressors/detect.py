@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from contextwright.pressure.compressors.generic import is_diagnostic_line
 from contextwright.pressure.compressors.jsondoc import parse_json
-from contextwright.pressure.compressors.literals import required_literals
+from contextwright.pressure.compressors.literals import required_literals, starts_lines_only
 from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
 
 _HEAD_LINES = 400
@@ -29,6 +29,10 @@ class _Sample(list[str]):
         return "\n".join(self)
 
     @functools.cached_property
+    def after_newline(self) -> str:
+        return "\n" + self.text
+
+    @functools.cached_property
     def nonblank(self) -> _Sample:
         return _Sample(line for line in self if line.strip())
 
@@ -39,11 +43,25 @@ def _per_line(pattern: str) -> re.Pattern[str]:
     return re.compile(f"(?m)(?:{pattern}).*")
 
 
+@functools.cache
+def _after_newline(pattern: str) -> re.Pattern[str] | None:
+    # A pattern whose matches all start a line, searched after a newline: the engine jumps from
+    # newline to newline instead of trying every character.
+    return re.compile(f"(?m)\n(?:{pattern}).*") if starts_lines_only(pattern) else None
+
+
 def _count(lines: Sequence[str], pattern: str) -> int:
     if isinstance(lines, _Sample):
         needles = required_literals(pattern)
         if needles is not None and not any(needle in lines.text for needle in needles):
             return 0  # a substring test rules out the scan
+        anchored = _after_newline(pattern)
+        if anchored is not None:
+            text = lines.after_newline
+            ends = [match.end() for match in anchored.finditer(text)]
+            # A match that ends just after a newline leaves the next line's start to the plain scan.
+            if not any(text[end - 1] == "\n" for end in ends):
+                return len(ends)
         return len(_per_line(pattern).findall(lines.text))  # as many as finditer yields, without match objects
     regex = re.compile(pattern)
     return sum(1 for line in lines if regex.search(line))

@@ -82,3 +82,34 @@ def _item(op: Any, argument: Any) -> frozenset[str] | None:
     if op is sre.IN and 0 < len(argument) <= _MAX_CLASS and all(member is sre.LITERAL for member, _ in argument):
         return frozenset(chr(code) for _, code in argument)
     return None
+
+
+@functools.cache
+def starts_lines_only(pattern: str) -> bool:
+    """True when every match of ``pattern`` (read with ``re.MULTILINE``) starts where a line starts.
+
+    Such a pattern can be searched as ``\\n(?:pattern)`` in the text after a newline: the
+    engine then jumps from newline to newline instead of trying every character. Patterns
+    that look behind or anchor at the start of the text are never said to qualify, since
+    the added newline would change what they see.
+    """
+    if "(?<" in pattern or "\\A" in pattern:
+        return False
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, RecursionError):
+        return False
+    return _starts_line(list(parsed))
+
+
+def _starts_line(items: list[tuple[Any, Any]]) -> bool:
+    if not items:
+        return False
+    op, argument = items[0]
+    if op is sre.AT:
+        return argument is sre.AT_BEGINNING
+    if op is sre.BRANCH:
+        return all(_starts_line(list(branch)) for branch in argument[1])
+    if op is sre.SUBPATTERN:
+        return _starts_line(list(argument[3]))
+    return False
