@@ -124,8 +124,15 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
     else:
         return changes  # most batches (user messages, frames) touch no rule
     payloads = [e.typed_payload() for e in events]
-    results = [p.call_id for e, p in zip(events, payloads, strict=True) if e.type == "tool.result"]
-    stored = dict(reader.call_states(results)) if results else {}
+    # The stored state matters only for results whose call is not opened earlier in the batch.
+    opened_here: set[str] = set()
+    asked: list[str] = []
+    for e, p in zip(events, payloads, strict=True):
+        if e.type == "message.assistant":
+            opened_here.update(call.id for call in p.tool_calls)
+        elif e.type == "tool.result" and p.call_id not in opened_here:
+            asked.append(p.call_id)
+    stored = dict(reader.call_states(asked)) if asked else {}
     calls: dict[str, bool] = {}
     plans: dict[int, str] | None = None
     requests: int | None = None
