@@ -264,7 +264,7 @@ class SQLiteEventLog(EventLog):
                 ],
             )
         # The instant as a read parses it back from ``stamp`` (both keep microseconds).
-        return new_events(session_id, events, expected_seq=expected_seq, at=now.astimezone(UTC))
+        return new_events(session_id, events, expected_seq=expected_seq, at=now if now.tzinfo is UTC else now.astimezone(UTC))
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
         with self._conn() as conn, translating_sqlite(f"reading session {session_id!r}"):
