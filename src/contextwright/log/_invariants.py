@@ -124,14 +124,7 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
     else:
         return changes  # most batches (user messages, frames) touch no rule
     payloads = [e.typed_payload() for e in events]
-    # The stored state matters only for results whose call is not opened earlier in the batch.
-    opened_here: set[str] = set()
-    asked: list[str] = []
-    for e, p in zip(events, payloads, strict=True):
-        if e.type == "message.assistant":
-            opened_here.update(call.id for call in p.tool_calls)
-        elif e.type == "tool.result" and p.call_id not in opened_here:
-            asked.append(p.call_id)
+    asked = calls_to_look_up(events)
     stored = dict(reader.call_states(asked)) if asked else {}
     calls: dict[str, bool] = {}
     plans: dict[int, str] | None = None
@@ -199,6 +192,24 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
                 requests += 1
                 changes.requests_built = requests
     return changes
+
+
+def calls_to_look_up(events: Sequence[Staged]) -> list[str]:
+    """The call ids :func:`check_batch` asks the store about, in order.
+
+    Those of the results whose call no earlier event of the batch opens: a call opened in
+    the batch has its state from the batch itself.
+    """
+    opened_here: set[str] = set()
+    asked: list[str] = []
+    for e in events:
+        if e.type == "message.assistant":
+            opened_here.update(call.id for call in e.typed_payload().tool_calls)
+        elif e.type == "tool.result":
+            call_id = e.typed_payload().call_id
+            if call_id not in opened_here:
+                asked.append(call_id)
+    return asked
 
 
 def _refused(session_id: str, index: int, rule: str, problem: str) -> SessionInvariantViolated:
