@@ -13,7 +13,9 @@ fails on every later build; so the log refuses such events before they are writt
 Adapters keep a small index (tool calls and whether they were answered, the prefix hash
 of each epoch, the number of requests built) updated in the same transaction as the
 events, and answer :class:`IndexReader` queries from it, so checking costs one indexed
-lookup per event rather than a read of the whole session.
+lookup per event rather than a read of the whole session. (SQLite keeps only the open
+calls, in the session row; whether another call was answered or never made only names
+the rule a refused batch breaks, and is read from its events then.)
 """
 
 from __future__ import annotations
