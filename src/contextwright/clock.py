@@ -80,7 +80,9 @@ def format_instant(when: _dt.datetime) -> str:
         raise ValueError("naive datetimes are ambiguous; give the clock a timezone")
     # isoformat writes the same text as strftime("%Y-%m-%dT%H:%M:%S.%fZ") at a fraction of the
     # cost, and pads years before 1000 to four digits, which strftime does not on every platform.
-    return when.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    if when.tzinfo is not UTC:
+        when = when.astimezone(UTC)
+    return when.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def parse_instant(text: str) -> _dt.datetime:

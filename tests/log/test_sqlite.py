@@ -1,3 +1,4 @@
+import json
 import sqlite3
 
 import pytest
@@ -154,7 +155,7 @@ def _traced(log: SQLiteEventLog) -> list[str]:
 
 
 def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
-    """The open call is found and answered by one UPDATE; a result the rules refuse still names its rule."""
+    """The seq moves and the open call is answered by one UPDATE of the session row; a result the rules refuse still names its rule."""
     from contextwright.errors import SessionInvariantViolated
     from contextwright.events import AssistantMessage, ToolCall, ToolResult
 
@@ -162,7 +163,7 @@ def test_a_lone_tool_result_answers_its_call_in_one_statement(tmp_path):
         log.append("s", [AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={}),))], expected_seq=0)
         statements = _traced(log)
         log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=1)
-        assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"], statements
+        assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "INSERT", "COMMIT"], statements
         for call_id, rule in (("c1", "second_tool_result"), ("c2", "unknown_tool_call")):
             with pytest.raises(SessionInvariantViolated) as info:
                 log.append("s", [ToolResult(call_id=call_id, tool_name="t", output="again")], expected_seq=2)
@@ -206,5 +207,137 @@ def test_a_lone_assistant_message_opens_its_calls_without_the_general_check(tmp_
         assert log._index_state("s") == expected
         statements = _traced(log)
         log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=5)
-        assert [s.split()[0] for s in statements] == ["BEGIN", "UPDATE", "UPDATE", "INSERT", "COMMIT"], statements
+        log.append("s", [turns()[0]], expected_seq=6)
+        # Each writes one row besides its event: the session row, which moves the seq and holds the open calls.
+        assert [s.split()[:2] for s in statements] == [
+            ["BEGIN", "IMMEDIATE"],
+            ["UPDATE", "cw_sessions"],
+            ["INSERT", "INTO"],
+            ["COMMIT"],
+        ] * 2
         assert log.verify().ok
+
+
+def _sql(path, statement: str, params: tuple = ()) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(statement, params)
+    conn.commit()
+    conn.close()
+
+
+def test_verify_finds_tampering_with_events_and_open_calls(tmp_path):
+    """A deleted tail, a rewritten payload and an edited list of open calls are each reported."""
+    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+
+    def store(name: str) -> SQLiteEventLog:
+        log = SQLiteEventLog(tmp_path / name, clock=FixedClock())
+        log.append(
+            "s",
+            [
+                user("go"),
+                AssistantMessage(
+                    tool_calls=(ToolCall(id="c1", name="t", arguments={}), ToolCall(id="c2", name="t", arguments={}))
+                ),
+            ],
+            expected_seq=0,
+        )
+        log.append("s", [ToolResult(call_id="c1", tool_name="t", output="ok")], expected_seq=2)
+        log.append("s", [user("more")], expected_seq=3)
+        assert log.verify().ok
+        assert log._index_state("s")[0] == {"c2": False}
+        return log
+
+    cases = {
+        "tail": ("DELETE FROM cw_events WHERE session_id = 's' AND seq = 4", (), "last seq"),
+        "payload": (
+            "UPDATE cw_events SET payload = ? WHERE seq = 1",
+            ('{"author":"user","steering":false,"text":"no"}',),
+            "sha256",
+        ),
+        "closed": ("UPDATE cw_sessions SET open_calls = ''", (), "index"),
+        "reopened": ("UPDATE cw_sessions SET open_calls = open_calls || ?", ('"c1"\n',), "index"),
+        "garbage": ("UPDATE cw_sessions SET open_calls = ?", ('"c2"\n[1]\n',), "index"),
+    }
+    for name, (statement, params, word) in cases.items():
+        log = store(f"{name}.db")
+        _sql(log.path, statement, params)
+        report = log.verify()
+        assert not report.ok and any(word in p for p in report.problems), (name, report.problems)
+        log.close()
+
+
+def test_a_version_4_store_keeps_its_open_calls_when_migrated(tmp_path):
+    """Migration 5 moves the open calls from the tool-call table into the session row and drops the table."""
+    from contextwright.errors import SessionInvariantViolated
+    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+    from contextwright.events.registry import payload_digest, payload_json
+    from contextwright.log import _migrations
+
+    path = tmp_path / "v4.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE cw_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    for migration in _migrations.SQLITE[:4]:
+        for statement in migration.statements:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO cw_migrations VALUES (?, ?, ?)", (migration.version, migration.name, "2026-01-01T00:00:00.000000Z")
+        )
+    calls = tuple(ToolCall(id=i, name="t", arguments={}) for i in ("c1", "c2", 'c"\n3'))
+    payloads = [AssistantMessage(tool_calls=calls), ToolResult(call_id="c1", tool_name="t", output="ok")]
+    for seq, payload in enumerate(payloads, start=1):
+        text = payload_json(payload)
+        conn.execute(
+            "INSERT INTO cw_events VALUES ('s', ?, ?, ?, ?, '2026-01-01T00:00:00.000000Z', NULL)",
+            (seq, type(payload).TYPE, text, payload_digest(text)),
+        )
+    conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', 2)")
+    # The index as version 4 kept it: every call, answered or not (ids as JSON strings).
+    conn.executemany("INSERT INTO cw_tool_calls VALUES ('s', ?, 1, ?)", [('"c1"', 2), ('"c2"', None), ('"c\\"\\n3"', None)])
+    conn.commit()
+    conn.close()
+
+    with SQLiteEventLog(path, clock=FixedClock()) as log:
+        assert log.schema_version() == 5
+        assert log._index_state("s")[0] == {"c2": False, 'c"\n3': False}
+        assert log.verify().ok
+        for call_id, rule in (("c1", "second_tool_result"), ("c9", "unknown_tool_call")):
+            with pytest.raises(SessionInvariantViolated) as info:
+                log.append("s", [ToolResult(call_id=call_id, tool_name="t", output="again")], expected_seq=2)
+            assert info.value.rule == rule
+        log.append("s", [ToolResult(call_id='c"\n3', tool_name="t", output="ok")], expected_seq=2)
+        log.append("s", [ToolResult(call_id="c2", tool_name="t", output="ok")], expected_seq=3)
+        assert log._index_state("s")[0] == {} and log.verify().ok
+    conn = sqlite3.connect(path)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert "cw_tool_calls" not in tables
+
+
+def test_open_calls_are_the_same_whichever_path_indexed_them(tmp_path):
+    """Lone appends (one statement each) and batches (the general check) leave the same session row."""
+    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+
+    def call(i: str) -> ToolCall:
+        return ToolCall(id=i, name="t", arguments={})
+
+    turns = [
+        AssistantMessage(tool_calls=(call("a"), call("b"), call("c\x00"))),
+        ToolResult(call_id="b", tool_name="t", output="ok"),
+        AssistantMessage(tool_calls=(call("a"), call("d"))),  # "a" is reused while open: it starts over
+        ToolResult(call_id="a", tool_name="t", output="ok"),
+        AssistantMessage(tool_calls=tuple(call(f"m{i}") for i in range(12))),  # more than the lone path takes
+        AssistantMessage(tool_calls=(call("b"),)),  # an answered id reused
+    ]
+    rows = []
+    for name, batches in (("lone", [[t] for t in turns]), ("batch", [turns[:3], turns[3:]]), ("whole", [turns])):
+        with SQLiteEventLog(tmp_path / f"{name}.db", clock=FixedClock()) as log:
+            seq = 0
+            for batch in batches:
+                seq = log.append("s", batch, expected_seq=seq)[-1].seq
+            assert log.verify().ok
+        conn = sqlite3.connect(tmp_path / f"{name}.db")
+        rows.append(conn.execute("SELECT last_seq, open_calls FROM cw_sessions").fetchall())
+        conn.close()
+    assert rows[0] == rows[1] == rows[2]
+    opened = ["c\x00", "d", *(f"m{i}" for i in range(12)), "b"]
+    assert rows[0] == [(6, "".join(f"{json.dumps(i)}\n" for i in opened))]

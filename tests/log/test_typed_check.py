@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.canonical import canonical_bytes
-from contextwright.errors import ContextwrightError
+from contextwright.errors import ContextwrightError, MalformedPayload
 from contextwright.events import (
     AssistantMessage,
     ReasoningBlock,
@@ -187,3 +187,17 @@ def test_deep_or_wide_payloads_go_the_strict_way_and_meet_its_limits():
     wide = Mixed(usd=1.0, extra=(shared,) * 200)
     assert _typed_check.check(wide) is None
     assert outcome(lambda p: validate_and_encode(None, p), wide) == outcome(strict, wide)
+
+
+def test_a_rebuilt_payload_is_built_as_its_constructor_builds_it_checks_included():
+    call = ToolCall(id="c", name="n", arguments={"k": 1})
+    message = AssistantMessage(text="t", tool_calls=(call,), model="m")
+    _, typed, _ = validate_and_encode(None, message)
+    assert typed is not message and typed == message
+    assert typed == AssistantMessage(
+        text="t", tool_calls=(ToolCall(id="c", name="n", arguments=typed.tool_calls[0].arguments),), model="m"
+    )
+    object.__setattr__(call, "id", "")  # past the constructor's check: the rebuild runs it again
+    assert _typed_check.check(message) is None
+    with pytest.raises(MalformedPayload, match="non-empty id"):
+        validate_and_encode(None, message)

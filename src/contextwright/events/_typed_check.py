@@ -216,6 +216,7 @@ def _dataclass_checker(cls: type) -> Checker:
     hints = _schema._hints(cls)
     specs = tuple((f.name, _checker(hints[f.name])) for f in fields)
     budget_cost = len(specs)
+    build = _builder(cls, [f.name for f in fields])
 
     def check_dataclass(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
         if type(value) is not cls:
@@ -232,9 +233,34 @@ def _dataclass_checker(cls: type) -> Checker:
             same = same and typed[name] is current
         if same:
             return plain, value
-        try:  # the same construction decoding does, so __post_init__ sees the frozen values
-            return plain, cls(**typed)
+        try:  # what decoding's construction does, so __post_init__ sees the frozen values
+            return plain, build(typed)
         except Exception:  # whatever it is, the strict path reports it with its typed error
             raise _Unproven from None
 
     return check_dataclass
+
+
+def _builder(cls: type, names: list[str]) -> Callable[[dict[str, Any]], Any]:
+    """``cls(**values)`` for a frozen dataclass whose fields are all ``init`` fields, at about half the cost.
+
+    The generated ``__init__`` of a frozen dataclass sets each field through
+    ``object.__setattr__`` and takes keywords; this sets the slots (or the instance
+    dict) directly and then runs ``__post_init__``, the same checks on the same values.
+    """
+    post_init = getattr(cls, "__post_init__", None)
+    slots: list[Any] = [cls.__dict__.get(name) for name in names]
+    if not all(type(slot) is types.MemberDescriptorType for slot in slots):
+        return lambda values: cls(**values)
+    setters = [(name, slot.__set__) for name, slot in zip(names, slots, strict=True)]
+    new = object.__new__
+
+    def build(values: dict[str, Any]) -> Any:
+        built: Any = new(cls)
+        for name, set_slot in setters:
+            set_slot(built, values[name])
+        if post_init is not None:
+            post_init(built)
+        return built
+
+    return build

@@ -13,7 +13,9 @@ fails on every later build; so the log refuses such events before they are writt
 Adapters keep a small index (tool calls and whether they were answered, the prefix hash
 of each epoch, the number of requests built) updated in the same transaction as the
 events, and answer :class:`IndexReader` queries from it, so checking costs one indexed
-lookup per event rather than a read of the whole session.
+lookup per event rather than a read of the whole session. (SQLite keeps only the open
+calls, in the session row; whether another call was answered or never made only names
+the rule a refused batch breaks, and is read from its events then.)
 """
 
 from __future__ import annotations
@@ -124,8 +126,8 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
     else:
         return changes  # most batches (user messages, frames) touch no rule
     payloads = [e.typed_payload() for e in events]
-    results = [p.call_id for e, p in zip(events, payloads, strict=True) if e.type == "tool.result"]
-    stored = dict(reader.call_states(results)) if results else {}
+    asked = calls_to_look_up(events)
+    stored = dict(reader.call_states(asked)) if asked else {}
     calls: dict[str, bool] = {}
     plans: dict[int, str] | None = None
     requests: int | None = None
@@ -192,6 +194,24 @@ def check_batch(session_id: str, events: Sequence[Staged], reader: IndexReader, 
                 requests += 1
                 changes.requests_built = requests
     return changes
+
+
+def calls_to_look_up(events: Sequence[Staged]) -> list[str]:
+    """The call ids :func:`check_batch` asks the store about, in order.
+
+    Those of the results whose call no earlier event of the batch opens: a call opened in
+    the batch has its state from the batch itself.
+    """
+    opened_here: set[str] = set()
+    asked: list[str] = []
+    for e in events:
+        if e.type == "message.assistant":
+            opened_here.update(call.id for call in e.typed_payload().tool_calls)
+        elif e.type == "tool.result":
+            call_id = e.typed_payload().call_id
+            if call_id not in opened_here:
+                asked.append(call_id)
+    return asked
 
 
 def _refused(session_id: str, index: int, rule: str, problem: str) -> SessionInvariantViolated:

@@ -83,6 +83,24 @@ SQLITE: tuple[Migration, ...] = (
         ),
         reindex=True,
     ),
+    Migration(
+        version=5,
+        name="open tool calls kept with the session",
+        statements=(
+            # The calls still waiting for a result, each as its JSON string and a newline, in the
+            # session row every append already rewrites: a commit writes one page fewer than with
+            # a table of its own. Answered calls are read from the events when a refusal needs them.
+            "ALTER TABLE cw_sessions ADD COLUMN open_calls TEXT NOT NULL DEFAULT ''",
+            """UPDATE cw_sessions SET open_calls = COALESCE((
+                SELECT group_concat(call_id || char(10), '') FROM (
+                    SELECT call_id FROM cw_tool_calls
+                    WHERE cw_tool_calls.session_id = cw_sessions.session_id AND result_seq IS NULL
+                    ORDER BY call_seq, call_id
+                )
+            ), '')""",
+            "DROP TABLE cw_tool_calls",
+        ),
+    ),
 )
 
 POSTGRES: tuple[Migration, ...] = (

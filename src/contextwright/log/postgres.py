@@ -27,7 +27,7 @@ from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StorageCo
 from contextwright.events.envelope import Event
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_psycopg
-from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
+from contextwright.log._invariants import IndexChanges, calls_to_look_up, check_batch, rebuild_index
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
@@ -141,7 +141,7 @@ class PostgresEventLog(EventLog):
     def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[Event]:
         keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
         # The call ids the session rules will look up, asked for with the lock.
-        results = [e.payload.call_id for e in events if e.type == "tool.result" and e.payload is not None]
+        results = calls_to_look_up(events)
         last_seq = expected_seq + len(events)
         # A pipeline sends these statements together and waits for their answers once. Moving
         # the session's last seq is the seq check and takes the row lock that serialises

@@ -24,22 +24,40 @@ from typing import Any
 
 from contextwright.canonical import canonical_str, parse_canonical
 from contextwright.clock import UTC, Clock, format_instant, parse_instant
-from contextwright.errors import NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
+from contextwright.errors import ContextwrightError, NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
 from contextwright.events.envelope import Event
 from contextwright.log import _migrations
 from contextwright.log._errors import map_sqlite_error, translating_sqlite
-from contextwright.log._invariants import IndexChanges, check_batch, rebuild_index
+from contextwright.log._invariants import CHECKED_TYPES, IndexChanges, check_batch, final_index, rebuild_index
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _INSERT_EVENTS = f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
-# Answers a call only if it is known and still open: what the session rules ask of a lone result.
-# Opens a call (a reused id starts over, as the rules say) with its result seq, if the batch holds it.
-_OPEN_CALL = (
-    "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (session_id, call_id) DO UPDATE SET call_seq = excluded.call_seq, result_seq = excluded.result_seq"
+# The session row keeps the calls still waiting for a result in ``open_calls``: each call id as
+# its JSON string followed by a newline. A JSON string never holds a raw newline, so a call is
+# open exactly when "\n<id>\n" occurs in "\n" || open_calls, and removing that text removes it.
+_MOVE_SEQ = "UPDATE cw_sessions SET last_seq = ? WHERE session_id = ? AND last_seq = ?"
+_NEW_SESSION = (
+    "INSERT INTO cw_sessions (session_id, last_seq, open_calls) VALUES (?, ?, ?) ON CONFLICT (session_id) "
+    "DO UPDATE SET last_seq = excluded.last_seq, open_calls = excluded.open_calls WHERE cw_sessions.last_seq = 0"
 )
-_ANSWER_OPEN_CALL = "UPDATE cw_tool_calls SET result_seq = ? WHERE session_id = ? AND call_id = ? AND result_seq IS NULL"
+# Moves the last seq and answers the call in one statement, only if the call is open: all the
+# session rules ask of a lone result.
+_ANSWER_OPEN_CALL = (
+    "UPDATE cw_sessions SET last_seq = ?, open_calls = substr(replace(char(10) || open_calls, ?, char(10)), 2) "
+    "WHERE session_id = ? AND last_seq = ? AND instr(char(10) || open_calls, ?) > 0"
+)
+# A lone assistant message opens its calls in the statement that moves the last seq, each
+# reused id first taken out (it starts over, as the rules say); more calls take the general path.
+_MAX_CALLS_ALONE = 8
+_OPEN_CALLS = [
+    "UPDATE cw_sessions SET last_seq = ?, open_calls = substr("
+    + "replace(" * count
+    + "char(10) || open_calls"
+    + ", ?, char(10))" * count
+    + ", 2) || ? WHERE session_id = ? AND last_seq = ?"
+    for count in range(_MAX_CALLS_ALONE + 1)  # [0] is never run: a message without calls only moves the seq
+]
 
 
 class SQLiteEventLog(EventLog):
@@ -150,17 +168,19 @@ class SQLiteEventLog(EventLog):
                         f"{self.path} has schema version {max(applied)}; this Contextwright knows up to {latest}",
                         path=str(self.path),
                     )
+                reindex = False
                 for migration in _migrations.SQLITE:
                     if migration.version in applied:
                         continue
                     for statement in migration.statements:
                         conn.execute(statement)
-                    if migration.reindex:
-                        _reindex(conn)
+                    reindex = reindex or migration.reindex
                     conn.execute(
                         "INSERT INTO cw_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                         (migration.version, migration.name, format_instant(self.clock.now())),
                     )
+                if reindex:  # once, into the latest schema: the index code writes only that one
+                    _reindex(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -224,10 +244,10 @@ class SQLiteEventLog(EventLog):
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in found})
             if replay is not None:
                 return replay
-        _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
-        if not (len(events) == 1 and _indexed_alone(conn, session_id, events[0], expected_seq + 1)):
-            changes = check_batch(session_id, events, _IndexReader(conn, session_id), first_seq=expected_seq + 1)
-            _write_index(conn, session_id, changes)
+        if not (len(events) == 1 and _appended_alone(conn, session_id, events[0], expected_seq)):
+            _advance_last_seq(conn, session_id, expected_seq, expected_seq + len(events))
+            reader = _IndexReader(conn, session_id)
+            _write_index(conn, session_id, check_batch(session_id, events, reader, first_seq=expected_seq + 1), reader)
         now = self.clock.now()
         stamp = format_instant(now)
         if len(events) == 1:  # a turn's usual append: one row, without executemany's iteration
@@ -244,7 +264,7 @@ class SQLiteEventLog(EventLog):
                 ],
             )
         # The instant as a read parses it back from ``stamp`` (both keep microseconds).
-        return new_events(session_id, events, expected_seq=expected_seq, at=now.astimezone(UTC))
+        return new_events(session_id, events, expected_seq=expected_seq, at=now if now.tzinfo is UTC else now.astimezone(UTC))
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
         with self._conn() as conn, translating_sqlite(f"reading session {session_id!r}"):
@@ -300,35 +320,66 @@ class SQLiteEventLog(EventLog):
 
     def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
         with self._conn() as conn, translating_sqlite(f"reading the index of {session_id!r}"):
-            calls = conn.execute(
-                "SELECT call_id, result_seq IS NOT NULL FROM cw_tool_calls WHERE session_id = ?", (session_id,)
-            ).fetchall()
             plans = conn.execute("SELECT epoch, prefix_sha256 FROM cw_plans WHERE session_id = ?", (session_id,)).fetchall()
-            row = conn.execute("SELECT requests_built FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
-        return {parse_canonical(c): bool(a) for c, a in calls}, {int(e): p for e, p in plans}, int(row[0]) if row else 0
+            row = conn.execute(
+                "SELECT requests_built, open_calls FROM cw_sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        calls: dict[str, bool] = {}
+        for token in _open_tokens(row[1] if row else ""):
+            try:
+                call_id = parse_canonical(token)
+            except ContextwrightError:
+                call_id = None
+            # An entry that is not a JSON string is kept as answered, which no open-calls view holds: verify reports it.
+            calls[call_id if isinstance(call_id, str) else token] = not isinstance(call_id, str)
+        return calls, {int(e): p for e, p in plans}, int(row[0]) if row else 0
+
+    def _index_view(self, index: tuple[dict[str, bool], dict[int, str], int]) -> tuple[dict[str, bool], dict[int, str], int]:
+        calls, plans, requests = index
+        return {call_id: False for call_id, answered in calls.items() if not answered}, plans, requests
 
 
 class _IndexReader:
-    """Answers the session rules from the index tables, inside the append transaction."""
+    """Answers the session rules from the session row and, for a refusal, the events; inside the append transaction."""
 
     def __init__(self, conn: sqlite3.Connection, session_id: str) -> None:
         self.conn = conn
         self.session_id = session_id
+        self._open: dict[str, None] | None = None
+        self._past: dict[str, bool] | None = None
+
+    def open_tokens(self) -> dict[str, None]:
+        """The open calls' JSON strings, in the order they were opened (read once per append)."""
+        if self._open is None:
+            row = self.conn.execute("SELECT open_calls FROM cw_sessions WHERE session_id = ?", (self.session_id,)).fetchone()
+            self._open = dict.fromkeys(_open_tokens(row[0] if row else ""))
+        return self._open
+
+    def past_calls(self) -> dict[str, bool]:
+        """Every call of the session and whether it was answered, folded from its events.
+
+        The session row keeps only open calls; whether a call that is not open was answered
+        or never made only matters to name the rule a refused batch breaks, so it is read here.
+        """
+        if self._past is None:
+            rows = self.conn.execute(
+                "SELECT seq, type, payload FROM cw_events WHERE session_id = ? "
+                "AND type IN ('message.assistant', 'tool.result') ORDER BY seq",
+                (self.session_id,),
+            )
+            self._past = final_index(rebuild_index(rows))[0]
+        return self._past
 
     def call_states(self, call_ids: Sequence[str]) -> Mapping[str, bool]:
-        by_key = {canonical_str(c): c for c in call_ids}
-        rows = self.conn.execute(
-            f"SELECT call_id, result_seq IS NOT NULL FROM cw_tool_calls WHERE session_id = ? AND call_id IN ({','.join('?' * len(by_key))})",
-            (self.session_id, *by_key),
-        ).fetchall()
-        # Each stored key is one of those asked for, byte for byte: no need to parse it back.
-        return {by_key[c]: bool(a) for c, a in rows}
+        open_tokens = self.open_tokens()
+        states = {c: False for c in call_ids if canonical_str(c) in open_tokens}
+        if len(states) < len(call_ids):
+            past = self.past_calls()
+            states.update((c, past[c]) for c in call_ids if c not in states and c in past)
+        return states
 
     def any_calls(self) -> bool:
-        return (
-            self.conn.execute("SELECT 1 FROM cw_tool_calls WHERE session_id = ? LIMIT 1", (self.session_id,)).fetchone()
-            is not None
-        )
+        return bool(self.open_tokens()) or bool(self.past_calls())
 
     def plan_prefixes(self) -> Mapping[int, str]:
         rows = self.conn.execute("SELECT epoch, prefix_sha256 FROM cw_plans WHERE session_id = ?", (self.session_id,))
@@ -339,28 +390,54 @@ class _IndexReader:
         return int(row[0]) if row else 0
 
 
-def _indexed_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEvent, seq: int) -> bool:
-    """For a batch of one event the rules look at by itself: index it directly and return True.
+def _open_tokens(text: str) -> list[str]:
+    """The JSON strings of the open calls stored as ``text``."""
+    return text.split("\n")[:-1]
 
-    * A tool result: its answer is recorded if its call is known and open, in one
-      statement. That is all the rules ask of it; when nothing was written this returns
-      False, and the general check names the rule the batch breaks.
-    * An assistant message: the rules ask nothing of it (its call ids are unique, which
-      its payload type checks); its calls are opened as :func:`_write_index` would.
 
-    Anything else returns False and takes the general check.
+def _appended_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEvent, expected_seq: int) -> bool:
+    """For a batch of one event the rules look at by itself: move the last seq and index the
+    event in one statement, and return True.
+
+    * An event no rule reads (a user message, a frame): the seq moves.
+    * A tool result: the seq moves and its call is answered only if the call is open,
+      which is all the rules ask of it; when nothing was written this returns False, and
+      the general path raises SeqConflict or names the rule the batch breaks.
+    * An assistant message: the rules ask nothing of it (its call ids are unique, which its
+      payload type checks); its calls are opened as :func:`_write_index` would open them.
+
+    Anything else returns False and takes the general path. A stale ``expected_seq``
+    raises SeqConflict, as :func:`_advance_last_seq` would.
     """
-    if event.type == "tool.result":
-        call_id = canonical_str(event.typed_payload().call_id)
-        return conn.execute(_ANSWER_OPEN_CALL, (seq, session_id, call_id)).rowcount == 1
-    if event.type == "message.assistant":
-        calls = event.typed_payload().tool_calls
-        if len(calls) == 1:
-            conn.execute(_OPEN_CALL, (session_id, canonical_str(calls[0].id), seq, None))
-        elif calls:
-            conn.executemany(_OPEN_CALL, [(session_id, canonical_str(call.id), seq, None) for call in calls])
-        return True
-    return False
+    kind = event.type
+    seq = expected_seq + 1
+    if kind == "tool.result":
+        if expected_seq == 0:
+            return False  # no call was ever made: the general path names the rule
+        needle = f"\n{canonical_str(event.typed_payload().call_id)}\n"
+        return conn.execute(_ANSWER_OPEN_CALL, (seq, needle, session_id, expected_seq, needle)).rowcount == 1
+    if kind == "message.assistant":
+        tokens = [canonical_str(call.id) for call in event.typed_payload().tool_calls]
+        opened = "".join(f"{token}\n" for token in tokens)
+        if expected_seq == 0:  # a new session: its row is made with the message's calls open
+            moved = conn.execute(_NEW_SESSION, (session_id, seq, opened))
+        elif len(tokens) > _MAX_CALLS_ALONE:
+            return False
+        elif not tokens:
+            moved = conn.execute(_MOVE_SEQ, (seq, session_id, expected_seq))
+        else:
+            moved = conn.execute(
+                _OPEN_CALLS[len(tokens)], (seq, *(f"\n{token}\n" for token in tokens), opened, session_id, expected_seq)
+            )
+    elif kind in CHECKED_TYPES:
+        return False
+    elif expected_seq == 0:
+        moved = conn.execute(_NEW_SESSION, (session_id, seq, ""))
+    else:
+        moved = conn.execute(_MOVE_SEQ, (seq, session_id, expected_seq))
+    if moved.rowcount != 1:
+        raise _seq_conflict(conn, session_id, expected_seq)
+    return True
 
 
 def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int) -> None:
@@ -370,33 +447,36 @@ def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: i
     anything after it fails.
     """
     if expected_seq == 0:
-        moved = conn.execute(
-            "INSERT INTO cw_sessions (session_id, last_seq) VALUES (?, ?) "
-            "ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq WHERE cw_sessions.last_seq = 0",
-            (session_id, last_seq),
-        )
+        moved = conn.execute(_NEW_SESSION, (session_id, last_seq, ""))
     else:
-        moved = conn.execute(
-            "UPDATE cw_sessions SET last_seq = ? WHERE session_id = ? AND last_seq = ?", (last_seq, session_id, expected_seq)
-        )
+        moved = conn.execute(_MOVE_SEQ, (last_seq, session_id, expected_seq))
     if moved.rowcount != 1:
-        row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
-        raise SeqConflict(session_id, expected_seq=expected_seq, actual_seq=row[0] if row else 0)
+        raise _seq_conflict(conn, session_id, expected_seq)
 
 
-def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges) -> None:
+def _seq_conflict(conn: sqlite3.Connection, session_id: str, expected_seq: int) -> SeqConflict:
+    row = conn.execute("SELECT last_seq FROM cw_sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return SeqConflict(session_id, expected_seq=expected_seq, actual_seq=row[0] if row else 0)
+
+
+def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChanges, reader: _IndexReader) -> None:
     if changes.empty:
         return  # most batches (user messages, frames) touch no indexed fact
-    # Call ids are stored as JSON strings, so every id (even one holding NUL) has the same form on every backend.
     # Each statement runs only when it has rows: most batches touch one kind of fact.
-    opened, answered = changes.call_rows()
-    if opened:
-        conn.executemany(_OPEN_CALL, [(session_id, canonical_str(call_id), seq, result) for call_id, seq, result in opened])
-    if answered:
-        conn.executemany(
-            "INSERT INTO cw_tool_calls (session_id, call_id, call_seq, result_seq) VALUES (?, ?, 0, ?) "
-            "ON CONFLICT (session_id, call_id) DO UPDATE SET result_seq = excluded.result_seq",
-            [(session_id, canonical_str(call_id), seq) for call_id, seq in answered],
+    if changes.calls_opened or changes.calls_answered:
+        # Applied in the order of the events, and of the calls within a message, as lone appends apply them.
+        updates = sorted(
+            [(seq, index, call_id, False) for index, (call_id, seq) in enumerate(changes.calls_opened)]
+            + [(seq, index, call_id, True) for index, (call_id, seq) in enumerate(changes.calls_answered)]
+        )
+        tokens = reader.open_tokens()
+        for _, _, call_id, answered in updates:
+            token = canonical_str(call_id)
+            tokens.pop(token, None)  # a reused id starts over: it moves to the end
+            if not answered:
+                tokens[token] = None
+        conn.execute(
+            "UPDATE cw_sessions SET open_calls = ? WHERE session_id = ?", ("".join(f"{t}\n" for t in tokens), session_id)
         )
     if changes.plans:
         conn.executemany(
@@ -409,7 +489,7 @@ def _write_index(conn: sqlite3.Connection, session_id: str, changes: IndexChange
 
 
 def _reindex(conn: sqlite3.Connection) -> None:
-    """Index the events stored before the session-rules index existed."""
+    """Index the events stored before the session-rules index existed (into the latest schema)."""
     for (session_id,) in conn.execute("SELECT session_id FROM cw_sessions").fetchall():
         rows = conn.execute(
             "SELECT seq, type, payload FROM cw_events WHERE session_id = ? AND type IN "
@@ -417,7 +497,16 @@ def _reindex(conn: sqlite3.Connection) -> None:
             "ORDER BY seq",
             (session_id,),
         )
-        _write_index(conn, session_id, rebuild_index(rows))
+        calls, plans, requests = final_index(rebuild_index(rows))
+        open_calls = "".join(f"{canonical_str(call_id)}\n" for call_id, answered in calls.items() if not answered)
+        conn.execute(
+            "UPDATE cw_sessions SET open_calls = ?, requests_built = ? WHERE session_id = ?", (open_calls, requests, session_id)
+        )
+        conn.executemany(
+            "INSERT INTO cw_plans (session_id, epoch, prefix_sha256) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id, epoch) DO UPDATE SET prefix_sha256 = excluded.prefix_sha256",
+            [(session_id, epoch, prefix) for epoch, prefix in plans.items()],
+        )
 
 
 def _row(r: tuple[Any, ...]) -> StoredRow:
