@@ -412,6 +412,10 @@ def window_rows(result: Soak) -> dict[str, list[float]]:
             v * 1000 for v in window_ratios(result.tool_cpu, [b / 1e6 for b in result.turn_output_bytes])
         ],
         "request CPU ms per turn": [v * 1000 for v in windows(result.request_cpu)],
+        "median CPU ms per turn less tool_result() and reopens": [
+            v * 1000
+            for v in windows([t - c - r for t, c, r in zip(result.turn_cpu, result.tool_cpu, result.reopen_cpu, strict=True)])
+        ],
         "body KB (median)": [v / 1000 for v in windows([float(b) for b in result.body_bytes])],
         "requests ÷ json.dumps": window_ratios(result.request_cpu, result.dumps_cpu),
         "median RSS (MB)": windows(result.rss_mb),

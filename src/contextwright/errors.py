@@ -5,7 +5,8 @@
     ContextwrightError
     ├── MissingDependencyError (also ImportError)  an optional extra is not installed
     ├── UsageError                                 the API was called wrongly (a bug in the caller)
-    │   └── CanonicalJsonError (also ValueError)   a value has no canonical JSON form
+    │   ├── CanonicalJsonError (also ValueError)   a value has no canonical JSON form
+    │   └── SharedBodyChanged (also TypeError)     a shared part of a rendered body was changed in place
     ├── EventError                                 an event is not acceptable
     │   ├── UnknownEventType
     │   └── MalformedPayload
@@ -87,6 +88,10 @@ class CanonicalJsonError(UsageError, ValueError):
 
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(f"{message} (at {path})", path=path)
+
+
+class SharedBodyChanged(UsageError, TypeError):
+    """A rendered body's messages, blocks and their values are shared between requests and read-only."""
 
 
 class EventError(ContextwrightError):

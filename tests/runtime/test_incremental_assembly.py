@@ -11,6 +11,7 @@ bodies are the same bytes.
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import replace
 
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from contextwright.assembly.assemble import _account
 from contextwright.derive.surface import fold
+from contextwright.errors import SharedBodyChanged
 from contextwright.events import AssistantMessage, ToolCall, UserMessage
 from contextwright.events.catalog import Pruned, ReasoningBlock
 from contextwright.providers import anthropic
@@ -72,6 +74,7 @@ def check_request(engine, session: Session, bodies: list[str]) -> None:
     scratch = anthropic._map_layout(built.neutral, caps, None)
     assert kept == scratch
     assert (kept.ends_at, kept.history_position, kept.size) == (scratch.ends_at, scratch.history_position, scratch.size)
+    assert kept.settled_positions == scratch.settled_positions  # taken over from the previous layout when it can be
     previous = anthropic._map_layout(built.previous, caps, None) if built.previous is not None else None
     marks = anthropic._plan(scratch, caps, prefix_ttl=built.plan.cache_ttl, previous=previous)
     assert json.dumps(anthropic._assemble(built.neutral, scratch, marks), sort_keys=True) == body
@@ -146,7 +149,8 @@ def test_incremental_and_from_scratch_assembly_agree(steps):
 
 
 def test_a_caller_changing_a_rendered_body_changes_no_later_render():
-    # Layouts are reused from one render to the next: each body must be the caller's own.
+    # Bodies share their messages with later renders: the body and its lists are the caller's,
+    # the messages, blocks and values in them refuse changes in place, and a deep copy is plain.
     engine, session, _ = open_session("mutate")
     session.user("Read the billing module.")
     session.next_request()
@@ -157,12 +161,36 @@ def test_a_caller_changing_a_rendered_body_changes_no_later_render():
     body = built.anthropic()
     expected = json.dumps(body, sort_keys=True)
     for message in body["messages"]:
+        with pytest.raises(SharedBodyChanged):
+            message["role"] = "assistant"
+        with pytest.raises(SharedBodyChanged):
+            message["content"].append({"type": "text", "text": "more"})
+        for block in message["content"]:
+            with pytest.raises(SharedBodyChanged):
+                block["text"] = "changed"
+            with pytest.raises(TypeError):  # also a TypeError, as for any read-only container
+                block.pop("type")
+            if block.get("type") == "tool_use":
+                with pytest.raises(SharedBodyChanged):
+                    block["input"]["path"] = "elsewhere"
+                with pytest.raises(SharedBodyChanged):
+                    block["input"]["lines"].append(3)
+    with pytest.raises(SharedBodyChanged):
+        body["system"][0]["text"] = "changed"
+    # The body and its lists are the caller's own.
+    body["messages"].append({"role": "user", "content": "appended"})
+    body["messages"][0] = {"role": "user", "content": "replaced"}
+    body["system"].clear()
+    body["model"] = "another"
+    # A deep copy changes freely, as the shared body never does.
+    copied = copy.deepcopy(built.anthropic())
+    for message in copied["messages"]:
         for block in message["content"]:
             block["text"] = "changed"
             if block.get("type") == "tool_use":
                 block["input"]["path"] = "elsewhere"
                 block["input"]["lines"].append(3)
-    body["system"][0]["text"] = "changed"
+    copied["system"][0]["text"] = "changed"
     assert json.dumps(built.anthropic(), sort_keys=True) == expected
     session.record_assistant(AssistantMessage(text="Done."))
     session.user("Thanks.")

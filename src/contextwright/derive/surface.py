@@ -594,6 +594,10 @@ class _RepeatMarker:
     def __init__(self) -> None:
         self.keys = _RepeatKeys()
         self.done: list[_Marked] = []
+        self.raws: list[Entry] = []
+        """``m.raw`` of each of ``done``: the scan for the first changed entry runs in C over two lists."""
+        self.shown: list[Entry] = []
+        """``m.shown`` of each of ``done``: a marking hands out a copy of this list."""
         self.pruned_count = 0
         self.hits = 0
         self.first_success: dict[tuple[str, str], tuple[int, int, str]] = {}
@@ -610,7 +614,7 @@ class _RepeatMarker:
         done = self.done
         if self.scratch:
             return self._from_scratch(entries, pruned)
-        start = next(compress(count(), map(operator.is_not, entries, (m.raw for m in done))), min(len(entries), len(done)))
+        start = next(compress(count(), map(operator.is_not, entries, self.raws)), min(len(entries), len(done)))
         if len(pruned) != self.pruned_count:
             start = 0  # pruning only grows: another pass shows other results as pointers
             self.pruned_count = len(pruned)
@@ -623,10 +627,13 @@ class _RepeatMarker:
         new = entries[start:]
         successes = [self._successes(start + offset, entry) for offset, entry in enumerate(new)]
         for offset, entry in enumerate(new):
-            self.done.append(self._marked(start + offset, entry, pruned, replaced.get(id(entry)), successes[offset]))
+            marked = self._marked(start + offset, entry, pruned, replaced.get(id(entry)), successes[offset])
+            self.done.append(marked)
+            self.raws.append(entry)
+            self.shown.append(marked.shown)
         if self.scratch:
             return self._from_scratch(entries, pruned)
-        return [m.shown for m in self.done], self.hits
+        return self.shown[:], self.hits
 
     def _affected_from(self, entries: list[Entry], start: int) -> int | None:
         """The first position whose marks may change when ``entries[start:]`` replace the marked ones (None: mark from scratch)."""
@@ -654,6 +661,7 @@ class _RepeatMarker:
             start = earliest
 
     def _undo(self, start: int) -> None:
+        del self.raws[start:], self.shown[start:]
         while len(self.done) > start:
             m = self.done.pop()
             self.hits -= m.hits

@@ -53,6 +53,7 @@ from contextwright.integrations._langchain_messages import (  # noqa: E402
 from contextwright.integrations.errors import ConflictingCacheMiddleware  # noqa: E402
 from contextwright.models import ResolvedModel  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
+from contextwright.providers.shared_json import mutable  # noqa: E402
 from contextwright.runtime.engine import Engine  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
 from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec, Tool  # noqa: E402
@@ -175,7 +176,8 @@ class ContextwrightMiddleware(AgentMiddleware):
         if built.plan.model.provider != "anthropic":
             return from_chat_body(request, built.openai_chat())
         anthropic_native = _is_chat_anthropic(request.model)
-        body = built.anthropic(prefix_ttl=self.prefix_ttl)
+        # LangChain and its chat models get containers of their own, not the ones later requests share.
+        body = mutable(built.anthropic(prefix_ttl=self.prefix_ttl))
         messages = [m for message in body["messages"] for m in to_langchain(message, anthropic_native)]
         if anthropic_native:
             system = SystemMessage(content=[dict(block) for block in body["system"]])

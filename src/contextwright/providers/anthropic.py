@@ -65,7 +65,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import itertools
-import marshal
 import operator
 import re
 import threading
@@ -87,6 +86,7 @@ from contextwright.assembly.request import (
 from contextwright.canonical import canonical_json
 from contextwright.providers._render_common import RenderError, check_part_role, check_shape, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
+from contextwright.providers.shared_json import SharedArray, SharedObject, shared
 from contextwright.providers.token_floor import token_floor
 from contextwright.providers.tool_names import wire_tool_name
 
@@ -114,8 +114,8 @@ class Breakpoint:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Block:
-    payload: dict[str, Any]
-    """The wire block without ``cache_control``."""
+    payload: SharedObject
+    """The wire block without ``cache_control`` (read-only: every body that shows the block holds this object)."""
     stable: bool
     """From the byte-stable history and not volatile: may anchor a breakpoint."""
     is_result: bool = False
@@ -143,13 +143,15 @@ class _Block:
 class _Turn:
     role: Literal["user", "assistant"]
     blocks: tuple[_Block, ...]
-    wire: dict[str, Any] = field(init=False, compare=False, repr=False)
-    """The turn as the wire shows it, sharing the blocks' payloads (copied before it leaves, see :func:`_assemble`)."""
+    wire: SharedObject = field(init=False, compare=False, repr=False)
+    """The turn as the wire shows it, holding the blocks' payloads (read-only: bodies share it, see :func:`_assemble`)."""
     run: tuple[bool, int | None] = field(init=False, compare=False, repr=False)
     """Whether every block is stable, and the offset of the last anchorable block of its leading stable run."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "wire", {"role": self.role, "content": [block.payload for block in self.blocks]})
+        object.__setattr__(
+            self, "wire", SharedObject(role=self.role, content=SharedArray(block.payload for block in self.blocks))
+        )
         anchor = None
         for offset, block in enumerate(self.blocks):
             if not block.stable:
@@ -166,13 +168,15 @@ _Mapped = tuple[Message, bool, tuple[_Block, ...]]
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Layout:
-    tools: tuple[dict[str, Any], ...]
-    system: tuple[dict[str, Any], ...]
+    tools: tuple[SharedObject, ...]
+    system: tuple[SharedObject, ...]
     turns: tuple[_Turn, ...]
     source: tuple[object, object] = field(default=(None, None), compare=False, repr=False)
     """The request's tools and system objects these were mapped from (the next request of an epoch shares them)."""
     mapped: tuple[_Mapped, ...] = field(default=(), compare=False, repr=False)
     """Per message of the request, in order."""
+    messages: tuple[Message, ...] = field(default=(), compare=False, repr=False)
+    """The request's messages (``mapped``'s first members): the next request's scan for kept ones runs in C."""
     raw: tuple[tuple[str, tuple[_Block, ...]], ...] = field(default=(), compare=False, repr=False)
     """The turns before tool results were moved to the front of their user turn."""
     ends: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
@@ -185,6 +189,8 @@ class _Layout:
     """How many leading turns have only stable blocks (the next layout of an epoch starts its scan there)."""
     stable: int = field(default=0, compare=False, repr=False)
     """The request's ``stable_messages``."""
+    settled: tuple[tuple[int, int | None] | None, int] = field(default=(None, 0), compare=False, repr=False)
+    """``settled_positions``, and the index of the turn where the walk that found it stopped."""
 
     @property
     def head(self) -> int:
@@ -201,20 +207,9 @@ class _Layout:
         """The first stable tool result still shown whole, and the last anchorable block before it.
 
         No pruning pass changes what comes before that result; ``None`` when there is no such
-        result in the leading run of stable blocks. One walk finds both.
+        result in the leading run of stable blocks. Found when the layout is made (see :func:`_settled`).
         """
-        position = self.head - 1
-        anchor = None
-        for turn in self.turns:
-            for block in turn.blocks:
-                position += 1
-                if not block.stable:
-                    return None
-                if block.prunable:
-                    return position, anchor
-                if block.anchorable:
-                    anchor = position
-        return None
+        return self.settled[0]
 
     def floor_position(self, minimum: int, upto: int) -> int | None:
         """The first stable block, at or before ``upto``, where a floor under the prefix's tokens reaches ``minimum``.
@@ -284,16 +279,6 @@ class _Layout:
             ):
                 return False
         return left <= 0
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a JSON value's containers (strings and numbers are immutable and shared)."""
-    # Leaves are tested inline: most values are strings and numbers, and a call per leaf costs more than the copy.
-    if isinstance(value, dict):
-        return {key: _fresh(item) if isinstance(item, dict | list) else item for key, item in value.items()}
-    if isinstance(value, list):
-        return [_fresh(item) if isinstance(item, dict | list) else item for item in value]
-    return value
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -391,15 +376,14 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Lay
         tools, system = reuse.tools, reuse.system
     else:
         tools = tuple(_map_tool(tool) for tool in request.tools)
-        system = tuple({"type": "text", "text": block.text} for block in request.system if not is_blank(block.text))
+        system = tuple(SharedObject(type="text", text=block.text) for block in request.system if not is_blank(block.text))
     messages = request.messages
     # The messages the previous request also had, at the same places and equally stable, map and merge as they did.
     kept = 0
     if reuse is not None and reuse.mapped:
-        before = reuse.mapped
         kept = next(
-            itertools.compress(itertools.count(), map(operator.is_not, messages, (m[0] for m in before))),
-            min(len(messages), len(before)),
+            itertools.compress(itertools.count(), map(operator.is_not, messages, reuse.messages)),
+            min(len(messages), len(reuse.mapped)),
         )
         if reuse.stable != request.stable_messages:
             kept = min(kept, reuse.stable, request.stable_messages)  # messages between the two counts changed stability
@@ -458,19 +442,45 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Lay
         ends_at.append(position)
     # The settled turns are the previous layout's: as many of them as it found whole still are.
     whole, anchor = _history_position(turns, ends_at, min(reuse.whole_turns, settled) if reuse is not None else 0)
+    head = len(tools) + len(system)
+    if reuse is not None and reuse.settled[1] < settled and reuse.head == head:
+        found = reuse.settled  # the walk stopped inside the turns taken over: it would stop there again
+    else:
+        found = _settled(turns, head)
     return _Layout(
         tools=tools,
         system=system,
         turns=tuple(turns),
         source=(request.tools, request.system),
         mapped=tuple(mapped),
+        messages=messages,
         raw=tuple(raw),
         ends=tuple(ends),
         ends_at=tuple(ends_at),
         history_position=anchor,
         whole_turns=whole,
+        settled=found,
         stable=request.stable_messages,
     )
+
+
+def _settled(turns: list[_Turn], head: int) -> tuple[tuple[int, int | None] | None, int]:
+    """``settled_positions`` of a layout with these turns, and the index of the turn where its walk stopped.
+
+    The walk reads blocks only up to where it stops, so a later layout that shares the turns
+    up to and including that one has the same answer."""
+    position = head - 1
+    anchor = None
+    for index, turn in enumerate(turns):
+        for block in turn.blocks:
+            position += 1
+            if not block.stable:
+                return None, index
+            if block.prunable:
+                return (position, anchor), index
+            if block.anchorable:
+                anchor = position
+    return None, len(turns)
 
 
 def _history_position(turns: list[_Turn], ends_at: list[int], known_whole: int) -> tuple[int, int | None]:
@@ -488,12 +498,12 @@ def _history_position(turns: list[_Turn], ends_at: list[int], known_whole: int) 
     return whole, None
 
 
-def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
+def _map_tool(tool: ToolDefinition) -> SharedObject:
     out: dict[str, Any] = {"name": wire_tool_name(tool.name)}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = json_copy(tool.input_schema)
-    return out
+    return shared(out)  # type: ignore[no-any-return]  # shared() keeps the container's kind
 
 
 def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | None:
@@ -503,11 +513,11 @@ def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | 
                 return None  # another provider's reasoning means nothing here
             if part.stale and caps.thinking_prefix_check:
                 return None  # its prefix changed: sending it would fail the prefix check
-            return _Block(payload=json_copy(part.block), stable=stable, anchorable=False)
+            return _Block(payload=shared(json_copy(part.block)), stable=stable, anchorable=False)
         case TextPart():
             if is_blank(part.text):
                 return None  # the API rejects empty and whitespace-only text blocks
-            return _Block(payload={"type": "text", "text": part.text}, stable=stable and not part.volatile)
+            return _Block(payload=SharedObject(type="text", text=part.text), stable=stable and not part.volatile)
         case ToolCallPart():
             payload = {
                 "type": "tool_use",
@@ -515,7 +525,7 @@ def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | 
                 "name": wire_tool_name(part.name),
                 "input": json_copy(part.arguments),
             }
-            return _Block(payload=payload, stable=stable)
+            return _Block(payload=shared(payload), stable=stable)
         case ToolResultPart():
             result: dict[str, Any] = {"type": "tool_result", "tool_use_id": _wire_id(part.call_id)}
             if not is_blank(part.text):
@@ -523,7 +533,7 @@ def _map_part(part: Part, stable: bool, caps: ProviderCapabilities) -> _Block | 
             result["is_error"] = part.is_error
             # Pointers and repeat stubs are already as small as a result gets.
             whole = part.budget_class == "tool_results"
-            return _Block(payload=result, stable=stable, is_result=True, prunable=whole)
+            return _Block(payload=SharedObject(result), stable=stable, is_result=True, prunable=whole)
         case _:
             assert_never(part)
 
@@ -613,25 +623,29 @@ def _lookback(
 
 
 def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint, ...]) -> dict[str, Any]:
-    # Layouts are reused across renders: the caller gets its own copy of every container.
-    tools = [_fresh(tool) for tool in layout.tools]
-    system = [_fresh(block) for block in layout.system]
-    messages = _copy([turn.wire for turn in layout.turns])
+    # The body and its lists are the caller's own; the messages, blocks and values in them are the
+    # layout's read-only objects, shared with every render that shows them, so a render costs what
+    # changed rather than the whole history. A marked block is a copy that carries its marker.
+    tools = list(layout.tools)
+    system = list(layout.system)
+    messages = [turn.wire for turn in layout.turns]
     head = layout.head
     for mark in marks:
-        control: dict[str, str] = {"type": "ephemeral"}
+        control = SharedObject(type="ephemeral")
         if mark.ttl != "5m":
-            control["ttl"] = mark.ttl  # 5m is the default; omitting it keeps the common wire shape
+            control = SharedObject(type="ephemeral", ttl=mark.ttl)  # 5m is the default; omitting it keeps the common wire shape
         # Positions count tools, then system blocks, then message blocks, in render order.
         if mark.position < len(tools):
-            block = tools[mark.position]
+            tools[mark.position] = _marked(tools[mark.position], control)
         elif mark.position < head:
-            block = system[mark.position - len(tools)]
+            system[mark.position - len(tools)] = _marked(system[mark.position - len(tools)], control)
         else:
             index = bisect.bisect_right(layout.ends_at, mark.position)
             start = layout.ends_at[index - 1] if index else head
-            block = messages[index]["content"][mark.position - start]
-        block["cache_control"] = control
+            turn = messages[index]
+            content = list(turn["content"])
+            content[mark.position - start] = _marked(content[mark.position - start], control)
+            messages[index] = SharedObject(role=turn["role"], content=SharedArray(content))
     body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_output_tokens}
     if system:
         body["system"] = system
@@ -641,11 +655,6 @@ def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint,
     return body
 
 
-def _copy(value: list[Any]) -> list[Any]:
-    """A copy of a JSON value's containers, in one pass of the interpreter's own serialiser where it can."""
-    try:
-        # marshal writes and reads plain JSON types (str, int, float, bool, None, list, dict) exactly
-        # and in C: the copy costs less than a walk in Python.
-        return marshal.loads(marshal.dumps(value))  # type: ignore[no-any-return]  # marshal.loads is typed Any
-    except ValueError:
-        return _fresh(value)  # type: ignore[no-any-return]  # something marshal does not write: copy in Python
+def _marked(block: SharedObject, control: SharedObject) -> SharedObject:
+    """``block`` with ``cache_control`` added last (where the wire has always carried it)."""
+    return SharedObject(block, cache_control=control)

@@ -40,6 +40,7 @@ from contextwright.assembly.request import NeutralRequest
 from contextwright.providers import anthropic, openai_chat
 from contextwright.providers._render_common import RenderError, arguments_json
 from contextwright.providers.capabilities import ProviderCapabilities
+from contextwright.providers.shared_json import mutable
 
 __all__ = ["RenderError", "render"]
 
@@ -57,7 +58,8 @@ def render(
     if caps.provider == "openai":
         chat = openai_chat.render(request, replace(caps, instruction_role="system"))
         return {**chat, "model": f"openai/{request.model}"}
-    native = anthropic.render(request, caps, previous=previous, prefix_ttl=prefix_ttl)
+    # LiteLLM rewrites messages in place on some routes: it gets containers of its own, not the shared ones.
+    native = mutable(anthropic.render(request, caps, previous=previous, prefix_ttl=prefix_ttl))
     messages: list[dict[str, Any]] = []
     if "system" in native:
         messages.append({"role": "system", "content": [dict(block) for block in native["system"]]})

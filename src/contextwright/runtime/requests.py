@@ -12,7 +12,7 @@ from contextwright.assembly.request import NeutralRequest
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import AssistantReply, Surface, UserTurn, fold
+from contextwright.derive.surface import AssistantReply, Entry, Surface, UserTurn, fold
 from contextwright.errors import UsageError
 from contextwright.events.catalog import Evidence, FrameRecorded, PrefixCounted, RecallRevisionFailed, RequestBuilt
 from contextwright.events.envelope import Event
@@ -25,6 +25,7 @@ from contextwright.providers.wires import wire_named
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
 from contextwright.runtime.limits import ENVELOPE_TOKENS
+from contextwright.runtime.per_entry import PerEntry
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.spec import AgentSpec
 
@@ -112,6 +113,7 @@ class Requests:
         self._recall_cache: tuple[str, tuple[str, ...], Mapping[str, Evidence | None]] | None = None
         self._last_built: tuple[int, int, NeutralRequest] | None = None
         self._prefix_count_failures: dict[int, int] = {}
+        self._recalled = PerEntry(_recalled)
         """Per epoch: how many times the provider's count endpoint failed in this process."""
 
     @property
@@ -335,13 +337,11 @@ class Requests:
         corrections: list[Correction] = []
         erased: set[str] = set()
         delivered: dict[str, Evidence] = {}
-        frame_state: dict[str, Any] | None = None
-        for entry in surface.entries:
-            if isinstance(entry, UserTurn) and entry.frame is not None:
-                for evidence in entry.frame.recall:
-                    delivered[evidence.id] = evidence
-                if entry.seq == surface.seed_seq:
-                    frame_state = entry.frame.working_state
+        for recall in filter(None, self._recalled.values(surface)):
+            for evidence in recall:
+                delivered[evidence.id] = evidence
+        opening = surface.current_turn()  # found from the end, where it almost always is
+        frame_state = opening.frame.working_state if opening is not None and opening.frame is not None else None
         if delivered and core.recall is not None:
             current = self._read_evidence(sorted(delivered))
             for evidence_id, shown in sorted(delivered.items()):
@@ -401,6 +401,11 @@ class Requests:
         current = recall.current(ids, now=now)
         self._recall_cache = (revision, tuple(ids), current)
         return current
+
+
+def _recalled(entry: Entry) -> tuple[Evidence, ...]:
+    """The evidence a framed user turn delivered (none for any other entry)."""
+    return entry.frame.recall if isinstance(entry, UserTurn) and entry.frame is not None else ()
 
 
 def _answerable(surface: Surface) -> bool:

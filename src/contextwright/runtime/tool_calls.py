@@ -8,7 +8,7 @@ from typing import Any
 from contextwright.budget.allocator import allocate
 from contextwright.canonical import canonical_json
 from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Exchange, Surface
+from contextwright.derive.surface import Entry, Exchange, Surface
 from contextwright.errors import (
     ArtifactNotFound,
     UsageError,
@@ -40,6 +40,7 @@ from contextwright.runtime.errors import (
     ToolCallUnknown,
 )
 from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION, RESULT_FLOOR_TOKENS, UNTRUSTED
+from contextwright.runtime.per_entry import PerEntry
 from contextwright.runtime.relief import visible_tool_result_tokens
 
 
@@ -48,6 +49,7 @@ class ToolCalls:
 
     def __init__(self, core: SessionCore) -> None:
         self.core = core
+        self._untrusted = PerEntry(_untrusted_seq)
 
     def record_assistant(self, message: AssistantMessage) -> list[Event]:
         """Record the model's answer; control-tool calls and calls to revoked tools are answered here."""
@@ -278,8 +280,12 @@ class ToolCalls:
         return decision
 
     def _untrusted_in_run(self, surface: Surface) -> bool:
-        for entry in surface.entries:
-            if isinstance(entry, Exchange) and entry.seq >= surface.seed_seq:
-                if any(r.result.trust in UNTRUSTED and not r.result.denied for r in entry.results):
-                    return True
-        return False
+        # Whether an exchange of the run (from the seed on) shows an untrusted result.
+        return max(self._untrusted.values(surface), default=-1) >= surface.seed_seq
+
+
+def _untrusted_seq(entry: Entry) -> int:
+    """The seq of an exchange that shows an untrusted result (not a denial); -1 for any other entry."""
+    if isinstance(entry, Exchange) and any(r.result.trust in UNTRUSTED and not r.result.denied for r in entry.results):
+        return entry.seq
+    return -1
