@@ -6,6 +6,7 @@ Run from the repository root:
     python bench/cache_bench.py --quick                # two transcripts per format
     python bench/cache_bench.py --windows 32000,200000 --markdown
     python bench/cache_bench.py --counting heuristic   # the engine's estimator instead of o200k
+    python bench/cache_bench.py --cache-rules-on 2026-11-30   # one date's cache rules for every request
 
 Every transcript is replayed by every strategy of :mod:`contextwright.compare` in
 the same run, on the Anthropic wire (claude-sonnet-4-6) through the offline cache
@@ -14,6 +15,14 @@ token-weighted cache-read share, the input cost relative to the append-only
 ceiling (and in USD), the peak request, overflows (input over the window minus the
 output reserve) and how often the task statement was visible after it was stated;
 then the same per transcript format.
+
+The simulator applies the minimum cacheable length in effect on each request's own
+date by default (``--cache-rules-on request``): the shared transcripts predate
+2026-05-13, so Sonnet 4.6's older 2,048-token minimum applies. ``--cache-rules-on DATE``
+applies that date's rules to every request instead: the replay sends old logs to a
+current model at today's list prices, and the rules of the same day go with those
+prices (the simulator's docstring gives the research behind both readings). The output
+names the choice.
 
 Every strategy, Contextwright included, is counted by one counter: exact o200k
 counts by default (``--counting heuristic`` for the engine's estimator). The output
@@ -34,6 +43,7 @@ import os
 import platform
 import time
 from collections import defaultdict
+from datetime import date
 from pathlib import Path
 
 from rich.console import Console
@@ -67,6 +77,12 @@ def main() -> None:
     parser.add_argument(
         "--counting", choices=COUNTINGS, default="o200k", help="token counter for every strategy (default: exact o200k)"
     )
+    parser.add_argument(
+        "--cache-rules-on",
+        default="request",
+        type=cache_rules_date,
+        help="cache rules of each request's own date ('request', the default) or of one YYYY-MM-DD date for all",
+    )
     args = parser.parse_args()
     traces = corpus_path("traces")
     if traces is None:
@@ -76,7 +92,10 @@ def main() -> None:
     console = Console(width=170)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     counter = TokenCounter(counting=args.counting)
-    console.print(f"{machine}, {time.strftime('%Y-%m-%d')}, {len(transcripts)} transcripts, tokens counted with {args.counting}")
+    rules = f"cache rules of {args.cache_rules_on}" if args.cache_rules_on else "cache rules of each request's date"
+    console.print(
+        f"{machine}, {time.strftime('%Y-%m-%d')}, {len(transcripts)} transcripts, tokens counted with {args.counting}, {rules}"
+    )
 
     per_window: dict[int, list[tuple[StrategyResult, ...]]] = defaultdict(list)
     per_format: dict[tuple[int, str], list[tuple[StrategyResult, ...]]] = defaultdict(list)
@@ -84,7 +103,9 @@ def main() -> None:
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("Replaying transcripts through every strategy", total=len(transcripts))
         for kind, transcript in transcripts:
-            for window, results in compare_windows(transcript, windows=windows, counter=counter).items():
+            for window, results in compare_windows(
+                transcript, windows=windows, counter=counter, cache_rules_on=args.cache_rules_on
+            ).items():
                 per_window[window].append(results)
                 per_format[window, kind].append(results)
             progress.advance(task)
@@ -169,6 +190,11 @@ def _format_markdown(by_format: dict[tuple[int, str], list[StrategyRow]]) -> str
     for (window, kind), rows in by_format.items():
         out.append(f"| {window:,} | {kind} | " + " | ".join(_format_cells(rows)) + " |")
     return "\n".join(out)
+
+
+def cache_rules_date(text: str) -> date | None:
+    """``--cache-rules-on``: None for each request's own date, else the date given."""
+    return None if text == "request" else date.fromisoformat(text)
 
 
 def load_traces(traces: Path, *, quick: bool) -> list[tuple[str, Transcript]]:

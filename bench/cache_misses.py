@@ -27,9 +27,9 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections import defaultdict
-from datetime import timedelta
+from datetime import date, timedelta
 
-from cache_bench import load_traces
+from cache_bench import cache_rules_date, load_traces
 
 from contextwright.compare import TokenCounter, engine_requests
 from contextwright.importers.model import Transcript
@@ -45,6 +45,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
     parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
+    parser.add_argument(
+        "--cache-rules-on",
+        default="request",
+        type=cache_rules_date,
+        help="as in bench/cache_bench.py (default: each request's date)",
+    )
     args = parser.parse_args()
     traces = corpus_path("traces")
     if traces is None:
@@ -54,12 +60,12 @@ def main() -> None:
     for window in (int(w) for w in args.windows.split(",")):
         totals: dict[str, int] = defaultdict(int)
         for transcript in transcripts:
-            _split(transcript, window, counter, totals)
+            _split(transcript, window, counter, totals, rules_on=args.cache_rules_on)
         _print(window, len(transcripts), totals)
 
 
-def _split(transcript: Transcript, window: int, counter: TokenCounter, totals: dict[str, int]) -> None:
-    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False)
+def _split(transcript: Transcript, window: int, counter: TokenCounter, totals: dict[str, int], *, rules_on: date | None) -> None:
+    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False, rules_on=rules_on)
     previous = None
     for sent in engine_requests(transcript, window=window):
         blocks = render_anthropic_blocks(sent.body)
@@ -81,7 +87,7 @@ def _split(transcript: Transcript, window: int, counter: TokenCounter, totals: d
             totals[f"{kind}: new"] += usage.total_input - shared
             unread = max(0, shared - usage.cache_read_tokens)
             if unread:
-                minimum = anthropic_rules_for(str(sent.body["model"])).min_cacheable_on(sent.at.date())
+                minimum = anthropic_rules_for(str(sent.body["model"])).min_cacheable_on(rules_on or sent.at.date())
                 reachable = [w for w in before_written if w < common and tokens[w] > usage.cache_read_tokens]
                 if shared < minimum:
                     cause = CAUSES[0]

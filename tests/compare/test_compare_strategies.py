@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -14,6 +14,7 @@ from contextwright.compare import (
     STRATEGIES,
     TokenCounter,
     aggregate,
+    baseline_requests,
     compare,
     compare_transcript,
     comparison_rows,
@@ -266,3 +267,38 @@ def test_engine_requests_are_the_ones_the_contextwright_row_prices(small):
     assert len(sent) == row.requests
     assert sum(u.cache_read_tokens for u in usage) == row.usage.cache_read_tokens
     assert sum(u.total_input for u in usage) == row.usage.total_input
+
+
+def test_baseline_requests_are_the_ones_the_ceiling_row_prices(large):
+    sent = baseline_requests(session(), CEILING)
+    simulator = AnthropicCacheSimulator(count_tokens=TokenCounter(), check_context_window=False)
+    usage = [simulator.request(SimRequest(at=s.at, body=s.body)).usage for s in sent]
+    assert len(sent) == large[CEILING].requests
+    assert sum(u.cache_read_tokens for u in usage) == large[CEILING].usage.cache_read_tokens
+    assert all(s.relief == () for s in sent)
+    with pytest.raises(UsageError, match="unknown baseline 'contextwright'"):
+        baseline_requests(session(turns=2), "contextwright")
+
+
+def test_engine_requests_name_the_relief_their_build_took():
+    sent = engine_requests(session(), window=SMALL)
+    relieved = [s.relief for s in sent if s.relief]
+    # A 16k window cannot keep thirty 6k-character reads: some builds prune or compact.
+    assert any("tool_results_to_pointers" in r or "compaction" in r for r in relieved)
+    assert not sent[0].relief
+
+
+def test_cache_rules_of_one_date_apply_to_every_strategy():
+    # The session is dated 2026-05-04, when Sonnet 4.6 cached from 2,048 tokens; from
+    # 2026-05-13 on it caches from 1,024, so short prefixes are read only under the later rules.
+    transcript = session(turns=6, chars=400)
+    by_request = {r.name: r for r in compare_transcript(transcript, window=LARGE, strategies=(CEILING,))}
+    later = {
+        r.name: r for r in compare_transcript(transcript, window=LARGE, strategies=(CEILING,), cache_rules_on=date(2026, 11, 30))
+    }
+    earlier = {
+        r.name: r for r in compare_transcript(transcript, window=LARGE, strategies=(CEILING,), cache_rules_on=date(2026, 3, 13))
+    }
+    assert earlier[CEILING].usage == by_request[CEILING].usage
+    assert later[CEILING].usage.cache_read_tokens > by_request[CEILING].usage.cache_read_tokens
+    assert later[CEILING].usage.total_input == by_request[CEILING].usage.total_input

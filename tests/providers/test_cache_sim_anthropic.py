@@ -236,6 +236,22 @@ class TestMinimumLength:
         assert before.usage.cache_write_tokens == 0
         assert after.usage.cache_write_tokens == 1500
 
+    def test_rules_on_one_date_apply_to_every_request(self) -> None:
+        # A replay of an old log on a current model: the rules of the pricing day, not the log's.
+        body = body_with_blocks(15, {14: EPH}, model="claude-sonnet-4-6")
+        old = datetime(2024, 8, 13, tzinfo=UTC)
+        by_request = send(sim(), old, body, per_block(15))
+        as_of_today = send(sim(rules_on=date(2026, 11, 30)), old, body, per_block(15))
+        as_of_march = send(sim(rules_on=date(2026, 3, 13)), datetime(2026, 6, 1, tzinfo=UTC), body, per_block(15))
+        assert by_request.usage.cache_write_tokens == 0
+        assert as_of_today.usage.cache_write_tokens == 1500
+        assert as_of_march.usage.cache_write_tokens == 0
+
+    def test_an_explicit_minimum_wins_over_rules_on(self) -> None:
+        body = body_with_blocks(15, {14: EPH}, model="claude-sonnet-4-6")
+        result = send(sim(rules_on=date(2026, 11, 30), min_cacheable_tokens=4096), T0, body, per_block(15))
+        assert result.usage.cache_write_tokens == 0
+
     @pytest.mark.parametrize(
         ("model", "minimum"),
         [

@@ -59,6 +59,11 @@ when tiktoken is not installed); it over-counts, and not by the same share for e
 strategy, so its figures are for a quick look only. :attr:`TokenCounter.counting`
 names the counter, and every report states it.
 
+Cache rules: the simulator applies each model's minimum cacheable length as in effect
+on each request's date. ``cache_rules_on`` applies one date's rules to every request of
+every strategy instead (a replay of old logs on a current model at today's prices; see
+:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`).
+
 Overflowing requests of keep-all strategies are still simulated as if the provider
 accepted them, so their cost shows what keeping everything would cost.
 """
@@ -69,7 +74,7 @@ import importlib.util
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Final, Literal
 
@@ -101,6 +106,7 @@ __all__ = [
     "TokenCounter",
     "Counting",
     "aggregate",
+    "baseline_requests",
     "exact_counting_available",
     "compare",
     "compare_transcript",
@@ -268,6 +274,8 @@ class SentRequest:
     at: datetime
     body: Mapping[str, Any]
     task: bool | None
+    relief: tuple[str, ...] = ()
+    """The yields the engine took to build it (relief passes, bounded views); empty for the baselines."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -297,11 +305,14 @@ def compare_transcript(
     seed: int = 0,
     sent_by_engine: Sequence[SentRequest] | None = None,
     counter: TokenCounter | None = None,
+    cache_rules_on: date | None = None,
 ) -> tuple[StrategyResult, ...]:
     """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed).
 
     ``sent_by_engine`` gives the requests the engine really sent for this transcript (a
     recorded session): the Contextwright row then prices those, instead of a fresh replay.
+    ``cache_rules_on`` applies the simulator's cache rules of that date to every request
+    (:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`'s ``rules_on``).
     """
     return compare_windows(
         transcript,
@@ -311,6 +322,7 @@ def compare_transcript(
         seed=seed,
         sent_by_engine=sent_by_engine,
         counter=counter,
+        cache_rules_on=cache_rules_on,
     )[window]
 
 
@@ -323,6 +335,7 @@ def compare_windows(
     seed: int = 0,
     sent_by_engine: Sequence[SentRequest] | None = None,
     counter: TokenCounter | None = None,
+    cache_rules_on: date | None = None,
 ) -> dict[int, tuple[StrategyResult, ...]]:
     """:func:`compare_transcript` at several windows; window-independent strategies are simulated once.
 
@@ -345,7 +358,7 @@ def compare_windows(
         if name in wanted:
             # Keeping everything does not depend on the window (only max_tokens differs, and the
             # simulator ignores it for these models): simulate once, count overflows per window.
-            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter)
+            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter, cache_rules_on)
     out: dict[int, tuple[StrategyResult, ...]] = {}
     for window in windows:
         model = models[window]
@@ -355,13 +368,13 @@ def compare_windows(
             if name in shared:
                 simulated, unbuilt = shared[name], 0
             elif name == "contextwright" and sent_by_engine is not None:
-                simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter), 0
+                simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter, cache_rules_on), 0
             elif name == "contextwright":
                 run = _contextwright(transcript, timeline, model, seed=seed)
-                simulated, unbuilt = _simulate(run, counter), run.unbuilt
+                simulated, unbuilt = _simulate(run, counter, cache_rules_on), run.unbuilt
             else:
                 run = _BUILDERS[name](timeline, model, counter)
-                simulated, unbuilt = _simulate(run, counter), run.unbuilt
+                simulated, unbuilt = _simulate(run, counter, cache_rules_on), run.unbuilt
             # The ceiling has no window: it shows the best case, not a deployable strategy.
             over = 0 if name == CEILING else sum(1 for total in simulated.totals if total > limit)
             results[name] = replace(_result(name, simulated, overflows=over + unbuilt), counting=counter.counting)
@@ -434,10 +447,14 @@ def compare(
     model_id: str = DEFAULT_MODEL,
     seed: int = 0,
     counter: TokenCounter | None = None,
+    cache_rules_on: date | None = None,
 ) -> list[StrategyRow]:
     """Every strategy on every transcript at ``window``, aggregated per strategy, with one counter."""
     counter = counter or TokenCounter(model_id)
-    return aggregate(compare_transcript(t, window=window, model_id=model_id, seed=seed, counter=counter) for t in transcripts)
+    return aggregate(
+        compare_transcript(t, window=window, model_id=model_id, seed=seed, counter=counter, cache_rules_on=cache_rules_on)
+        for t in transcripts
+    )
 
 
 def engine_requests(
@@ -446,6 +463,16 @@ def engine_requests(
     """The Anthropic requests the engine sends for ``transcript`` at ``window``, timed as in :func:`compare_windows`."""
     timeline = timeline_of(transcript)
     return _contextwright(transcript, timeline, with_window(anthropic(model_id), window), seed=seed).sent
+
+
+def baseline_requests(
+    transcript: Transcript, name: str, *, window: int = 200_000, model_id: str = DEFAULT_MODEL
+) -> tuple[SentRequest, ...]:
+    """The Anthropic requests the baseline strategy ``name`` sends for ``transcript`` at ``window``."""
+    if name not in _BUILDERS:
+        raise UsageError(f"unknown baseline {name!r}; choose from {', '.join(_BUILDERS)}")
+    model = with_window(anthropic(model_id), window)
+    return _BUILDERS[name](timeline_of(transcript), model, TokenCounter(model_id)).sent
 
 
 def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[str, Any]]:
@@ -467,9 +494,9 @@ def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[s
 # -- simulation ---------------------------------------------------------------------
 
 
-def _simulate(run: _Run, counter: TokenCounter) -> _Simulated:
+def _simulate(run: _Run, counter: TokenCounter, cache_rules_on: date | None = None) -> _Simulated:
     # No window check here: overflows are counted per window by the caller.
-    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False)
+    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False, rules_on=cache_rules_on)
     usage, cost, totals = Usage(), Decimal(0), []
     for sent in run.sent:
         predicted = simulator.request(SimRequest(at=sent.at, body=sent.body))
@@ -758,5 +785,5 @@ def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedMo
         seen = None
         if task is not None and stated is not None and built.result.upto_seq >= stated:
             seen = visible_in(built.neutral, task)
-        sent.append(SentRequest(at=at, body=built.anthropic(), task=seen))
+        sent.append(SentRequest(at=at, body=built.anthropic(), task=seen, relief=built.result.yields))
     return _Run(sent=tuple(sent), unbuilt=result.overflows)

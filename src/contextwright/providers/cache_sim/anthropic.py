@@ -27,6 +27,8 @@ Rules implemented:
   an empty text block it is an error.
 * Writes happen only at breakpoints whose prefix is at least the model's minimum
   cacheable length (dated table below); nothing is written for earlier positions.
+  The row applied is the one in effect on the request's date, unless ``rules_on``
+  names another date (see "Replays of old logs" below).
 * Reads: from each breakpoint the simulator walks back at most 20 positions (the
   breakpoint itself first) looking for an entry a previous request wrote; the
   request's hit ``A`` is the longest found. ``B`` is the highest 1h breakpoint above
@@ -44,6 +46,17 @@ Rules implemented:
 * Context window: a prompt over the model's window raises
   :class:`~contextwright.errors.ContextLengthExceeded` with the API's "prompt is too
   long" message; on models before Claude 4.5 so does prompt + ``max_tokens``.
+
+Replays of old logs: a request dated before its model's minimum changed gets the
+minimum of that date by default, which is right for a log recorded on that model.
+A replay that sends an older log to a current model at today's list prices is a
+counterfactual: the model may not have existed on the log's dates (Sonnet 4.6 was
+listed at 2,048 from the oldest archived guide, 2026-03-13, and lowered to 1,024 on
+2026-05-13; research/provider-caching.md §1.4), and the prices applied are the
+current ones. ``rules_on`` applies the minimum in effect on one date to every
+request of such a replay, so prices and cache rules come from the same day. One
+user reported caching only from about 2,048 tokens on Sonnet 4.6 while the guide
+said 1,024 [GH-1194 in the research notes], so both figures are worth showing.
 
 Assumptions (the documentation leaves these open):
 
@@ -329,9 +342,15 @@ class AnthropicCacheSimulator:
         min_cacheable_tokens: int | None = None,
         context_window: int | None = None,
         check_context_window: bool = True,
+        rules_on: date | None = None,
     ) -> None:
-        """Configure the simulator; ``min_cacheable_tokens``/``context_window`` override the model table."""
+        """Configure the simulator; ``min_cacheable_tokens``/``context_window`` override the model table.
+
+        ``rules_on`` takes the minimum cacheable length in effect on that date for every
+        request, instead of the one in effect on each request's own date.
+        """
         self._count_tokens = count_tokens
+        self._rules_on = rules_on
         self._price_lookup = price_lookup
         self._scope = scope
         self._min_override = min_cacheable_tokens
@@ -339,6 +358,13 @@ class AnthropicCacheSimulator:
         self._check_window = check_context_window
         self._entries: dict[tuple[str, str | None, str, bytes], Entry] = {}
         self._clock = Clockwork()
+
+    def _minimum(self, rules: AnthropicModelRules | None, at: datetime) -> int:
+        if self._min_override is not None:
+            return self._min_override
+        if rules is None:
+            return 0
+        return rules.min_cacheable_on(self._rules_on or utc_day(at))
 
     def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
         """Replay ``requests`` in order and summarize."""
@@ -363,7 +389,7 @@ class AnthropicCacheSimulator:
 
         hashes = _prefix_hashes(body, blocks)
         scope = (self._scope, _optional_str(body.get("workspace_id")), model)
-        minimum = self._min_override if self._min_override is not None else (rules.min_cacheable_on(utc_day(at)) if rules else 0)
+        minimum = self._minimum(rules, at)
         eligible = [b for b, _ in breakpoints if cumulative[b] >= minimum]
         ttl_of = dict(breakpoints)
 
