@@ -40,7 +40,9 @@ _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"
     r"(?::|$|\s*\[|\s*\()"
 )
-_CODE_CONTEXT = re.compile(r"\b(?:except|catch|raise|throw|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
+# Code or documentation that names an exception without raising it: "except KeyError:",
+# a docstring's ":raises ValueError: if empty", javadoc's "@throws IOException".
+_CODE_CONTEXT = re.compile(r"\b(?:except|catch|raises?|throws?|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
 _FAILURE_PATTERNS = (
     re.compile(r"\bpanicked at\b|(?:^\s*|\")panic: |^fatal error: |WARNING: DATA RACE"),
     re.compile(r"^\s*(?:[✕✗✘×❌●]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
@@ -95,7 +97,7 @@ _VERDICT = re.compile(
     r"\b(?:succe(?:ss(?:ful)?|eded)|passed|complete[d!]?|failed|failure)\b"
 )
 _COUNT_HEADER = re.compile(
-    r"(?i)\b\d[\d,]* (?:\w+ )?(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
+    r"(?i)\b\d[\d,]* (?:\w+ ){0,2}(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
     r"[^:]*:\s*$"
 )
 _LIST_HEADER = re.compile(
@@ -129,6 +131,10 @@ _RAIL = re.compile(r"[^\w\s]+\d+[^\w\s]+(?= |$)")
 _RAIL_MIN_LINES = 5
 # A line that starts a log record of its own: a timestamp, or a quiet level first.
 _NEW_RECORD = re.compile(r"^\W{0,2}(?:\d{4}-\d\d-\d\d[ T]\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|TRACE)\b)")
+# A label that introduces a value: "Expected:", "Got:", "Exception raised:", perl's "#     expected: '5'".
+_LABEL = re.compile(r"^[\s#]*([A-Za-z][A-Za-z -]{0,24}?)\s*:(\s+\S.*)?$")
+_LABEL_VALUE_LINES = 4
+_LABELS_PER_FAILURE = 8
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
@@ -302,10 +308,47 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
     located = True
     last_frame: int | None = None
     hinted = _hinted(lines)
+    # A failure's detail may go on in labelled values ("Expected:" and the lines indented
+    # under it, "Got:", perl's "#   got: '4'"), which the two following lines do not cover.
+    # A label that already headed ordinary records ("Trying:" before each doctest example)
+    # starts the next record instead.
+    labels_outside: set[str] = set()
+    chain: int | None = None  # the indent of the bare label whose value is being read
+    value_indent: int | None = None
+    value_lines = 0
+    labels = 0
+    detail_end = -1  # labelled values up to this line still belong to the last failure
     for index, line in enumerate(lines):
         if not line.strip():
             continue
         frame = _FRAME.search(line) is not None
+        label = _LABEL.match(line) if ":" in line else None
+        indent = len(line) - len(line.lstrip())
+        if chain is not None and indent > chain:
+            if value_indent is None:
+                value_indent = indent
+            if indent == value_indent and not frame and _free(marks, index):
+                marks.must(index) if value_lines < _LABEL_VALUE_LINES else marks.key(index, KEY_HIGH)
+                value_lines += 1
+                previous = index
+                continue
+        elif (
+            label is not None
+            and (chain is not None or follow or index <= detail_end)
+            and labels < _LABELS_PER_FAILURE
+            and label.group(1).lower() not in labels_outside
+        ):
+            marks.must(index)
+            labels += 1
+            previous = index
+            detail_end = index + 2
+            if label.group(2) is None:
+                chain, value_indent, value_lines, follow = indent, None, 0, 0
+            continue
+        elif chain is not None:
+            chain = None
+        elif label is not None and not follow and index > detail_end:
+            labels_outside.add(label.group(1).lower())
         opener, previous = previous, index
         if opener is not None and _free(marks, opener) and (frame or ("-->" in line and _ARROW_LOCATION.match(line))):
             # The line that opens a stack or that a "--> file:line" points from says what went wrong;
@@ -325,6 +368,7 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
                 continue
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
+            labels = 0
             continue
         hint = hinted[index] == 1
         if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
@@ -333,7 +377,10 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             follow = 0
         elif hint and not frame and is_failure_line(line):
             marks.must(index)
-            saw_failure, follow, located = True, _SHOWN_FOLLOWING, False
+            saw_failure, follow, located, labels = True, _SHOWN_FOLLOWING, False, 0
+            detail_end = index + _SHOWN_FOLLOWING + 1
+            if label is not None and label.group(2) is None:
+                chain, value_indent, value_lines, follow = indent, None, 0, 0
             if last_frame is not None and index - last_frame <= 2 and is_location_line(lines[last_frame]):
                 marks.must(last_frame)
         elif hint and is_warning_line(line):
@@ -386,8 +433,13 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
         if line[0].isspace() or "/" not in line or not _free(marks, index) or not _PATH.search(line):
             continue
         groups.setdefault(line.split(None, 1)[0], []).append(index)
-    for indexes in groups.values():
-        if 2 <= len(indexes) <= min(_HEADER_MAX_COUNT, max(3, nonblank * _HEADER_MAX_SHARE)):
+    most = min(_HEADER_MAX_COUNT, max(3, nonblank * _HEADER_MAX_SHARE))
+    for word, indexes in groups.items():
+        if 2 <= len(indexes) <= most:
+            # A word that starts many other lines (strace's pid, a log's level) opens no section.
+            prefix = word + " "
+            if sum(1 for line in lines if line.startswith(prefix)) > max(most, 2 * len(indexes)):
+                continue
             for index in indexes:
                 following = index + 1
                 if following < len(lines) and lines[following].strip() and following not in indexes:
@@ -395,6 +447,15 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
 
 
 _OWN_FRAMES_KEPT = 6
+_OTHER_SITES_KEPT = 6
+# What varies between two calls at one site: frame numbers, addresses, argument values.
+_CALL_VARIES = re.compile(r"^\s*#\d+|0x[0-9a-fA-F]+|\+0x[0-9a-f]+|\([^()]*=[^()]*\)|\b\d+ms\b")
+
+
+def _call_site(line: str) -> str:
+    return " ".join(_CALL_VARIES.sub(" ", line).split())
+
+
 _LEADING_PLACE = re.compile(r"\S+?:\d+(?::\d+)?:")
 
 
@@ -411,7 +472,22 @@ def protect_own_locations(lines: Sequence[str], marks: Marks) -> None:
     innermost_last = False
 
     def close_stack() -> None:
-        for index in stack[-_OWN_FRAMES_KEPT:] if innermost_last else stack[:_OWN_FRAMES_KEPT]:
+        # Nearest the exception first. Past the nearest frames, a deep recursion repeats one
+        # call site: a frame at a site not yet kept (the caller that started the recursion,
+        # ``main``) still says how the program got there, and the outermost frame always does.
+        frames = stack[::-1] if innermost_last else stack
+        kept = frames[:_OWN_FRAMES_KEPT]
+        sites = {_call_site(lines[index]) for index in kept}
+        for index in frames[_OWN_FRAMES_KEPT:]:
+            if len(kept) >= _OWN_FRAMES_KEPT + _OTHER_SITES_KEPT:
+                break
+            site = _call_site(lines[index])
+            if site not in sites:
+                sites.add(site)
+                kept.append(index)
+        if frames:
+            kept.append(frames[-1])
+        for index in kept:
             marks.must(index)
         stack.clear()
 
