@@ -9,7 +9,7 @@ from __future__ import annotations
 import unseen_samples as unseen
 
 from contextwright.pressure.compressors import compress, normalize
-from contextwright.pressure.compressors.generic import is_exception_line, is_failure_line
+from contextwright.pressure.compressors.generic import is_exception_line, is_failure_line, is_location_line
 from contextwright.pressure.compressors.marks import MUST
 from contextwright.pressure.compressors.pipeline import analyse
 
@@ -140,3 +140,20 @@ def test_documentation_that_names_an_exception_is_not_a_failure():
     for line in (":raises ValueError: if the amount is negative", '    "doc": ":raises KeyError: when the id is unknown",'):
         assert not is_exception_line(line) and not is_failure_line(line), line
     assert is_exception_line("ValueError: raises on a negative amount")
+
+
+def test_a_quoted_source_line_with_a_caret_under_it_is_not_protected():
+    # javac quotes the source without a gutter; the caret line under it says what it is.
+    text, must = unseen.javac_lint_run()
+    protected = _protected(text)
+    assert not [line for line in protected if line.startswith("    static ")]
+    assert "  symbol:   variable feeRate3" in protected
+    result = compress(text, budget_tokens="auto", exit_code=1)
+    assert not [line for line in must if line not in _shown(result.text)]
+    assert result.compressed_tokens < 0.35 * result.original_tokens
+
+
+def test_a_call_in_quoted_source_is_not_a_place():
+    assert not is_location_line("    static List raw0() { List l = new ArrayList(); l.add(0); return l; }")
+    assert is_location_line("Program.cs(12,34): error CS1002: ; expected")
+    assert is_location_line("src/solver.f90(88): error #6404: This name does not have a type")

@@ -1354,6 +1354,42 @@ def strace_failed_run(lookups: int = 40) -> tuple[str, list[str]]:
     return "\n".join(lines) + "\n", must
 
 
+def javac_lint_run(methods: int = 24) -> tuple[str, list[str]]:
+    """javac -Xlint:all: ``File.java:N: warning:`` with the source line, a caret and notes; errors name the symbol."""
+    lines: list[str] = []
+    must: list[str] = []
+    errors = 0
+    for n in range(methods):
+        row = 4 + 2 * n
+        source = f'    static Map rates{n}() {{ Map m = new HashMap(); m.put("r{n}", {n}); return m; }}'
+        for column, what in ((11, "found raw type: Map"), (30, "found raw type: HashMap")):
+            finding = f"Billing.java:{row}: warning: [rawtypes] {what}"
+            lines += [
+                finding,
+                source,
+                " " * column + "^",
+                f"  missing type arguments for generic class {what.rsplit(' ', 1)[-1]}<K,V>",
+                "  where K,V are type-variables:",
+                f"    K extends Object declared in class {what.rsplit(' ', 1)[-1]}",
+            ]
+            must.append(finding)
+        if n % 8 == 3:
+            errors += 1
+            finding = f"Billing.java:{row + 1}: error: cannot find symbol"
+            block = [
+                finding,
+                f"    static long fee{n}(Object o) {{ return ((String) o).length() * feeRate{n}; }}",
+                " " * 53 + "^",
+                f"  symbol:   variable feeRate{n}",
+                "  location: class Billing",
+            ]
+            lines += block
+            must += [finding, block[3]]
+    lines += [f"{errors} errors", f"{2 * methods} warnings"]
+    must += lines[-2:]
+    return "\n".join(lines) + "\n", must
+
+
 UNSEEN = {
     "ansible_run": ansible_run,
     "app_log_crash": app_log_crash,
@@ -1370,6 +1406,7 @@ UNSEEN = {
     "go_vet": go_vet,
     "gradle_compile_failure": gradle_compile_failure,
     "hadolint_run": hadolint_run,
+    "javac_lint_run": javac_lint_run,
     "jest_summary": jest_summary,
     "kubectl_describe_pod": kubectl_describe_pod,
     "kubectl_get_run": kubectl_get_run,

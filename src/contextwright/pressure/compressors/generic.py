@@ -108,7 +108,8 @@ _LIST_HEADER = re.compile(
 _LOCATION_TOKEN = re.compile(
     r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[a-z][\w+.-]*://|[\w-]+:(?=[\w./~-]+[:(]\d))?(?:[A-Za-z]:)?"
     r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
-    r"(?::\d|\(\d|:line$)"
+    # "File.cs(12,3):" and "foo.c(12)" are places; a call quoted in source, "l.add(0);", is not.
+    r"(?::\d|\(\d+(?:,\d+)*\)?(?:[:,]|$)|:line$)"
 )
 _FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?[,:]?$")
 _BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S")
@@ -122,6 +123,7 @@ _LIBRARY_FRAME = re.compile(
 )
 # A source line quoted under a diagnostic ("  7 |     if (a = b)"), or the carets that point into it.
 _SNIPPET = re.compile(r"^\s*\d*\s*[|│]|^[\s^~|│-]*\^[\s^~|│-]*$")
+_CARET = re.compile(r"^[\s^~|│-]*\^[\s^~|│-]*$")
 # Code that is not the project's: dependencies, the runtime, the C library's own sources.
 _FOREIGN = re.compile(_LIBRARY_FRAME.pattern + r"|/usr/include/|\.\./(?:sysdeps|csu)/|<frozen |\(node:")
 _COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
@@ -404,7 +406,8 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         elif follow:
             # The lines right after a failure or warning carry its detail ("left: 5", the location);
             # a quoted source line or a caret under it only repeats the source, so it merely ranks high.
-            if _SNIPPET.match(line):
+            # A line with a caret line under it is quoted source too, pipe or not (javac, clang).
+            if _SNIPPET.match(line) or (index + 1 < len(lines) and _CARET.match(lines[index + 1])):
                 marks.key(index, KEY_HIGH, "code snippet line")
             else:
                 marks.must(index)
