@@ -157,3 +157,11 @@ def test_a_call_in_quoted_source_is_not_a_place():
     assert not is_location_line("    static List raw0() { List l = new ArrayList(); l.add(0); return l; }")
     assert is_location_line("Program.cs(12,34): error CS1002: ; expected")
     assert is_location_line("src/solver.f90(88): error #6404: This name does not have a type")
+
+
+def test_a_yaml_block_under_a_failure_is_its_detail():
+    # node --test's TAP reporter puts the assertion message under "error: |-", indented.
+    text, must = unseen.node_test_tap_run()
+    assert "        0.19 !== 0.07" in _protected(text)
+    result = compress(text, budget_tokens="auto", exit_code=1)
+    assert not [line for line in must if line not in _shown(result.text)]

@@ -106,3 +106,19 @@ def test_a_counter_that_errs_high_per_line_still_fills_the_budget():
     )
     result = compress(text, budget_tokens=400, exit_code=1, count_tokens=calibrated_token_count)
     assert 0.9 * 400 <= result.compressed_tokens <= 400
+
+
+def test_kept_blocks_of_several_lines_keep_a_marker_per_gap():
+    # Four-line failure blocks read as separate records: one marker for all gaps would hide where they were cut.
+    lines: list[str] = []
+    for n in range(10):
+        lines += [
+            f"ERROR: upload of part {n} failed",
+            f"  cause: connection reset by peer after {n * 3 + 2} retries",
+            f"  target: s3://backups/db-{n:03d}.tar",
+            f"  raised at tools/upload.py:{40 + n}",
+            *[f"progress part {n}: {pct}% of 512 MiB sent in {pct // 10} s" for pct in (25, 50, 75)],
+        ]
+    result = compress("\n".join(lines) + "\n", budget_tokens=120, exit_code=1)
+    markers = _marker_lines(result.text)
+    assert len(markers) >= 9 and all("between the" not in line for line in markers), markers

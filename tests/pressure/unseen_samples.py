@@ -1390,6 +1390,43 @@ def javac_lint_run(methods: int = 24) -> tuple[str, list[str]]:
     return "\n".join(lines) + "\n", must
 
 
+def node_test_tap_run(passing: int = 40) -> tuple[str, list[str]]:
+    """node --test with its TAP reporter: YAML blocks under each test point; a failure's message sits under ``error: |-``."""
+    lines = ["TAP version 13", "# Subtest: invoice"]
+    for n in range(passing):
+        lines += [
+            f"    # Subtest: rounds line {n}",
+            f"    ok {n + 1} - rounds line {n}",
+            "      ---",
+            f"      duration_ms: {0.04 + n / 1000:.6f}",
+            "      ...",
+        ]
+    failed = [
+        f"    not ok {passing + 1} - applies the reduced rate",
+        "      ---",
+        "      duration_ms: 1.207311",
+        "      location: '/home/ci/invoice/test/rates.test.mjs:31:3'",
+        "      failureType: 'testCodeFailure'",
+        "      error: |-",
+        "        Expected values to be strictly equal:",
+        "        ",
+        "        0.19 !== 0.07",
+        "        ",
+        "      code: 'ERR_ASSERTION'",
+        "      name: 'AssertionError'",
+        "      stack: |-",
+        "        TestContext.<anonymous> (file:///home/ci/invoice/test/rates.test.mjs:33:12)",
+        "        Test.runInAsyncScope (node:async_hooks:206:9)",
+        "        Test.run (node:internal/test_runner/test:796:25)",
+        "      ...",
+    ]
+    lines += ["    # Subtest: applies the reduced rate", *failed, f"    1..{passing + 1}"]
+    summary = ["not ok 1 - invoice", "# tests " + str(passing + 1), "# pass " + str(passing), "# fail 1"]
+    lines += [summary[0], "  ---", "  error: '1 subtest failed'", "  ...", "1..1", *summary[1:]]
+    must = [failed[0], failed[3], failed[5], failed[8], failed[13], *summary]
+    return "\n".join(lines) + "\n", must
+
+
 UNSEEN = {
     "ansible_run": ansible_run,
     "app_log_crash": app_log_crash,
@@ -1416,6 +1453,7 @@ UNSEEN = {
     "mix_run": mix_run,
     "mocha_run": mocha_run,
     "mypy_run": mypy_run,
+    "node_test_tap_run": node_test_tap_run,
     "npm_audit_run": npm_audit_run,
     "npm_build_error": npm_build_error,
     "phpunit_run": phpunit_run,

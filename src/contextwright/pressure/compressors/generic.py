@@ -134,7 +134,8 @@ _RAIL_MIN_LINES = 5
 # A line that starts a log record of its own: a timestamp, or a quiet level first.
 _NEW_RECORD = re.compile(r"^\W{0,2}(?:\d{4}-\d\d-\d\d[ T]\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|TRACE)\b)")
 # A label that introduces a value: "Expected:", "Got:", "Exception raised:", perl's "#     expected: '5'".
-_LABEL = re.compile(r"^[\s#]*([A-Za-z][A-Za-z -]{0,24}?)\s*:(\s+\S.*)?$")
+_LABEL = re.compile(r"^[\s#]*([A-Za-z][A-Za-z -]{0,24}?)\s*:(?:\s+[|>][-+]?)?(\s+\S.*)?$")
+"""A label; group 2 is its value on the same line, None when the value follows below (YAML's ``|-`` too)."""
 _LABEL_VALUE_LINES = 4
 _LABELS_PER_FAILURE = 8
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
@@ -330,7 +331,10 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             if value_indent is None:
                 value_indent = indent
             if indent == value_indent and not frame and _free(marks, index):
-                marks.must(index) if value_lines < _LABEL_VALUE_LINES else marks.key(index, KEY_HIGH)
+                if value_lines < _LABEL_VALUE_LINES and not _FOREIGN.search(line):
+                    marks.must(index)
+                else:
+                    marks.key(index, KEY_HIGH)
                 value_lines += 1
                 previous = index
                 continue

@@ -39,7 +39,7 @@ _COALESCE_GAP = 2
 _DETAIL_MIN_LINES = 8
 _FULL_SHARE = 0.9
 _SPARSE_MIN_GAPS = 3
-_SPARSE_MAX_SHOWN = 4
+_SPARSE_MAX_SHOWN = 3
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
