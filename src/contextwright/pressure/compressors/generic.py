@@ -45,7 +45,9 @@ _EXCEPTION = re.compile(
 _CODE_CONTEXT = re.compile(r"\b(?:except|catch|raises?|throws?|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
 _FAILURE_PATTERNS = (
     re.compile(r"\bpanicked at\b|(?:^\s*|\")panic: |^fatal error: |WARNING: DATA RACE"),
-    re.compile(r"^\s*(?:[✕✗✘×❌●]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
+    re.compile(r"^\s*(?:\d+:\d+\s+)?(?:[✕✗✘×❌●✖]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
+    # A finding stated as what the tool would do ("would reformat x.py") or under a label ("Issue: [B301]").
+    re.compile(r"^\s*(?i:would (?:reformat|fix|change|rewrite|update))\b:?\s+\S|^\W*(?:Issue|Problem|Violation):\s+\S"),
     re.compile(
         r"(?i)\"(?:action|status|state|result|outcome|level|severity|conclusion)\"\s*:\s*\"[\w-]*(?:fail(?:ed|ure)?|error|fatal|panic)\""
     ),
@@ -77,7 +79,7 @@ _FAILURE_PATTERNS = (
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
-    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d"
+    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d|^\s*\[warn(?:ing)?\]\s|^\s*\d+:\d+\s+⚠\s"
 )
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
@@ -91,6 +93,8 @@ _SUMMARY = re.compile(
     # TAP's closing counts (node --test, tap): "# tests 43", "# fail 3".
     r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d"
     r"|\b\d[\d,]* files? (?:would be )?(?:reformatted|failed|left unchanged|checked|inspected|scanned)\b"
+    # A line that opens with a total: "Total lines of code: 11265", coverage's "TOTAL  812  97  88%".
+    r"|^\s*(?:Total|TOTAL)\b\D{0,60}\d"
 )
 _VERDICT = re.compile(
     r"(?i)^\W*(?:build|compilation|deploy(?:ment)?|tests?|all tests|apply|plan|install(?:ation)?|run|job)\b.{0,40}?"
@@ -112,7 +116,7 @@ _LOCATION_TOKEN = re.compile(
     r"(?::\d|\(\d+(?:,\d+)*\)?(?:[:,]|$)|:line$)"
 )
 _FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?[,:]?$")
-_BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S")
+_BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S|LINE \d+:")
 _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
 )
@@ -122,10 +126,12 @@ _LIBRARY_FRAME = re.compile(
     r"|org\.apache\.maven|junit|System|Microsoft|NUnit|Xunit)\."
 )
 # A source line quoted under a diagnostic ("  7 |     if (a = b)"), or the carets that point into it.
-_SNIPPET = re.compile(r"^\s*\d*\s*[|│]|^[\s^~|│-]*\^[\s^~|│-]*$")
+_SNIPPET = re.compile(r"^\s*\d*\s*[|│]|^[\s^~|│-]*\^[\s^~|│-]*$|^\s*\d+\t")
 _CARET = re.compile(r"^[\s^~|│-]*\^[\s^~|│-]*$")
 # Code that is not the project's: dependencies, the runtime, the C library's own sources.
 _FOREIGN = re.compile(_LIBRARY_FRAME.pattern + r"|/usr/include/|\.\./(?:sysdeps|csu)/|<frozen |\(node:")
+# The chain of includes that led to a header: context for the diagnostic below it, not a place of its own.
+_INCLUDE_CHAIN = re.compile(r"^(?:In file included from |\s+from )\S+:\d+[,:]$")
 _COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
 _ARROW_LOCATION = re.compile(r"\s*-->\s*\S")
 # A process id between punctuation at the start of a line: the "==4021==" rail of valgrind and the sanitizers.
@@ -137,6 +143,7 @@ _NEW_RECORD = re.compile(r"^\W{0,2}(?:\d{4}-\d\d-\d\d[ T]\d|\d\d:\d\d:\d\d|(?:DE
 _LABEL = re.compile(r"^[\s#]*([A-Za-z][A-Za-z -]{0,24}?)\s*:(?:\s+[|>][-+]?)?(\s+\S.*)?$")
 """A label; group 2 is its value on the same line, None when the value follows below (YAML's ``|-`` too)."""
 _LABEL_VALUE_LINES = 4
+_LABEL_VALUE_CHARS = 40  # a longer value on the label's line is prose or a link, not a datum
 _LABELS_PER_FAILURE = 8
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
@@ -144,15 +151,32 @@ _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
     "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
     "segmentation", "core dumped", "sig", "oomkilled", "err!", "e: ", "data race", "critical",
-    "severe", "✕", "✗", "✘", "×", "❌", "●", "backoff", "errimage", "evicted", "notready",
+    "severe", "✕", "✗", "✘", "×", "❌", "●", "✖", "would ", "issue:", "problem:", "violation:", "backoff", "errimage", "evicted", "notready",
     "unhealthy", "severity", "[e]", "[f]", "[w]", "not ok", "conflict", "http/",
 )  # fmt: skip
 _SUMMARY_HINTS = (
     "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
-    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add", "# ",
+    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add", "# ", "total",
     " to change", " to destroy",
 )  # fmt: skip
-_WORD_HINTS = (*_FAILURE_HINTS, *_SUMMARY_HINTS, "warn")
+_WORD_HINTS = (
+    *_FAILURE_HINTS, *_SUMMARY_HINTS, "warn", "abort", "denied", "invalid", "could", "cannot", "can't", "unable to",
+    "not permitted", "is a directory", "no such file", "not found", "falsifying", "caused by", "undefined reference",
+)  # fmt: skip
+# The words a reader scans a log for: a line that says one of them reports a problem, unless it
+# is a quiet log record (INFO, DEBUG), progress, a passing test or quoted source.
+_FAILURE_WORDS = re.compile(
+    r"(?i)\b(?:error|fail|fatal|exception|panic|abort|assert|segfault|traceback|conflict)"
+    r"|(?i:\b(?:caused by|undefined reference|core dumped|segmentation fault|denied|invalid|could not|couldn't"
+    r"|cannot|can't|unable to|not permitted|is a directory|no such file|command not found|not found"
+    r"|falsifying example)\b)"
+)
+_QUIET_RECORD = re.compile(
+    r"^.{0,40}?\b(?:INFO|DEBUG|TRACE|NOTICE|info|debug|trace)\b"
+    r"|^\s*(?:\[\s*\d+%\]|(?:Compiling|Checking|Downloading|Downloaded|Building|Installing|Collecting|Fresh) "
+    r"|-- (?:Looking|Performing|Check|Detecting))"
+    r"|(?:\.\.\.\s*ok|\bPASS(?:ED)?|\bpassed|[✓✔])\s*$|^\s*(?:ok \d|[✓✔] )"
+)
 _PATTERN_HINTS = tuple(
     re.compile(pattern)
     for pattern in (
@@ -163,6 +187,7 @@ _PATTERN_HINTS = tuple(
         r"-->",  # rustc
         r"\n[ \t]*\[\d",  # [12, 15]: (reek)
         r":[ \t]*\n",  # headers ending in a colon
+        r"\nline \d+:",  # psql: LINE 1: SELECT ...
     )
 )
 
@@ -257,6 +282,10 @@ def _own_location(line: str) -> bool:
     return is_location_line(line) and _LIBRARY_FRAME.search(line) is None
 
 
+def _quiet(line: str) -> bool:
+    return _QUIET_RECORD.search(line) is not None or _SNIPPET.match(line) is not None
+
+
 def is_diagnostic_line(line: str) -> bool:
     """True when the line is a failure, a warning or a compiler-style ``file:line:col: message``."""
     return is_failure_line(line) or is_warning_line(line) or _COMPILER_STYLE.match(line) is not None
@@ -341,6 +370,7 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         elif (
             label is not None
             and (chain is not None or follow or index <= detail_end)
+            and (label.group(2) is None or len(label.group(2)) <= _LABEL_VALUE_CHARS)
             and labels < _LABELS_PER_FAILURE
             and label.group(1).lower() not in labels_outside
         ):
@@ -392,15 +422,22 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         elif hint and is_warning_line(line):
             marks.must(index)
             follow = _SHOWN_FOLLOWING
+        elif hint and not frame and _FAILURE_WORDS.search(line) and not _quiet(line):
+            marks.must(index)
+            follow = 0
         elif hint and is_summary_line(line):
             marks.must(index)
             follow = 0
         elif frame:
-            marks.key(index, KEY_HIGH if follow else KEY_LOW)
+            # Every frame that names its place says how the program got to the failure.
+            if is_location_line(line):
+                marks.must(index)
+            else:
+                marks.key(index, KEY_HIGH if follow else KEY_LOW)
             follow = 0
         elif hint and is_location_line(line):
-            # A place in a dependency or the runtime (a header's "required from" note) only ranks high.
-            if _FOREIGN.search(line):
+            # A place in a dependency or the runtime (a header's note) is part of the diagnostic too.
+            if _INCLUDE_CHAIN.match(line):
                 marks.key(index, KEY_HIGH)
             else:
                 marks.must(index)
@@ -453,74 +490,23 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
                     marks.must(index)
 
 
-_OWN_FRAMES_KEPT = 6
-_OTHER_SITES_KEPT = 6
-# What varies between two calls at one site: frame numbers, addresses, argument values.
-_CALL_VARIES = re.compile(r"^\s*#\d+|0x[0-9a-fA-F]+|\+0x[0-9a-f]+|\([^()]*=[^()]*\)|\b\d+ms\b")
-
-
-def _call_site(line: str) -> str:
-    return " ".join(_CALL_VARIES.sub(" ", line).split())
-
-
-_LEADING_PLACE = re.compile(r"\S+?:\d+(?::\d+)?:")
-
-
 def protect_own_locations(lines: Sequence[str], marks: Marks) -> None:
-    """Make lines that point into the project's own code must lines, whatever rank a kind's rules gave them.
+    """Make every line that names a place in a file a must line, whatever rank a kind's rules gave it.
 
-    A note, a finding's ``--> file:line`` or a frame in the project's code says where
-    something went wrong. Of each stack, the six own frames nearest the exception are
-    kept (the last ones in Python, which prints the innermost frame last; the first
-    ones elsewhere), so deep recursion still compresses. Noise stays noise.
+    A note, a finding's ``--> file:line``, a frame (every frame of a stack, in the
+    project's code or in a dependency) says where something went wrong or how the program
+    got there; a note in a system header is part of the diagnostic that led there. Noise
+    stays noise.
     """
     lines = _without_rail(lines)
-    stack: list[int] = []
-    innermost_last = False
-
-    def close_stack() -> None:
-        # Nearest the exception first. Past the nearest frames, a deep recursion repeats one
-        # call site: a frame at a site not yet kept (the caller that started the recursion,
-        # ``main``) still says how the program got there, and the outermost frame always does.
-        frames = stack[::-1] if innermost_last else stack
-        kept = frames[:_OWN_FRAMES_KEPT]
-        sites = {_call_site(lines[index]) for index in kept}
-        for index in frames[_OWN_FRAMES_KEPT:]:
-            if len(kept) >= _OWN_FRAMES_KEPT + _OTHER_SITES_KEPT:
-                break
-            site = _call_site(lines[index])
-            if site not in sites:
-                sites.add(site)
-                kept.append(index)
-        if frames:
-            kept.append(frames[-1])
-        for index in kept:
-            marks.must(index)
-        stack.clear()
-
-    kept_place = ""
     for index, line in enumerate(lines):
-        frame = _FRAME.search(line) is not None
-        if not frame and line[:1] not in (" ", "\t"):
-            close_stack()  # only a frame or a frame's quoted source continues a stack
         priority = marks.priority[index]
-        place = _LEADING_PLACE.match(line)
-        if priority >= MUST:
-            kept_place = place.group() if place else ""
-            continue
-        if priority == NOISE or not is_location_line(line) or _FOREIGN.search(line):
-            continue
-        if place and place.group() == kept_place:
-            continue  # a note on the place the diagnostic above names already adds no place
-        if frame:
-            innermost_last = line.lstrip().startswith('File "')
-            stack.append(index)
+        if priority >= MUST or priority == NOISE or not is_location_line(line) or _INCLUDE_CHAIN.match(line):
             continue
         marks.must(index)
         owner = marks.owner[index]
         if owner != index and marks.priority[owner] != NOISE:
             marks.must(owner)  # the finding a "--> file:line" line belongs to
-    close_stack()
 
 
 def analyse_generic(lines: Sequence[str], marks: Marks) -> None:
