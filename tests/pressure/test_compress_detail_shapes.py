@@ -199,3 +199,17 @@ def test_findings_marked_by_a_glyph_a_label_or_a_would_are_kept():
     protected = _protected(text)
     assert set(text.split("\n")[1:6]) <= set(protected)
     assert "  12\tsubprocess.Popen(cmd, shell=True)" not in protected  # a numbered source quote
+
+
+def test_items_numbered_under_a_failing_count_are_kept():
+    # mocha lists failed tests as "3) ..." in its progress and again before each failure's detail.
+    lines = ["  invoice"]
+    lines += [f"    ✔ totals line {n}" for n in range(30)]
+    lines[7] = "    1) rounds half up"
+    lines[19] = "    2) applies the reduced rate"
+    lines += ["", "  28 passing (41ms)", "  2 failing", "", "  1) invoice", "       rounds half up:", ""]
+    lines += ["  2) invoice", "       applies the reduced rate:", "", "  12) twelve items in the cart"]
+    protected = _protected("\n".join(lines))
+    for line in ("    1) rounds half up", "    2) applies the reduced rate", "  1) invoice", "  2) invoice"):
+        assert line in protected
+    assert "  12) twelve items in the cart" not in protected

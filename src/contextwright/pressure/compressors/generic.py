@@ -456,7 +456,27 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         elif hint and _WARNING_MENTION.search(line):
             marks.key(index, KEY + 10)
     _protect_section_headers(lines, marks)
+    _protect_numbered_failures(lines, marks, hinted)
     return saw_failure
+
+
+_FAILING_COUNT = re.compile(r"(?i)^\s*(\d+) (?:failing|failed|failures?)\b")
+_NUMBERED_ITEM = re.compile(r"^\s*(\d+)\) \S")
+
+
+def _protect_numbered_failures(lines: Sequence[str], marks: Marks, hinted: bytearray) -> None:
+    # "5 failing" (mocha, rspec's "5 failures") counts the items numbered "1) ..." to "5) ...":
+    # each names a failed test, where it is listed and where its detail starts.
+    count = 0
+    for index, line in enumerate(lines):
+        if hinted[index] and (match := _FAILING_COUNT.match(line)):
+            count = max(count, int(match.group(1)))
+    if not count:
+        return
+    for index, line in enumerate(lines):
+        if ")" in line and (match := _NUMBERED_ITEM.match(line)) and 1 <= int(match.group(1)) <= count:
+            if marks.priority[index] != NOISE:
+                marks.must(index)
 
 
 _PATH = re.compile(r"(?:[\w.@~+-]+/)+[\w.@~+-]+")
