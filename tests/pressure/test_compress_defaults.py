@@ -104,8 +104,9 @@ def test_unseen_formats_shrink_by_three_quarters():
         result = compress(text, budget_tokens="auto", exit_code=1)
         before += result.original_tokens
         after += result.compressed_tokens
-    # Every linter finding and pytest failure location is kept: 73.9% here, not 75%.
-    assert after <= 0.27 * before, f"{1 - after / before:.1%} fewer tokens"
+    # Every linter finding, every frame of a failure's stack (a 300-frame gdb backtrace among
+    # them) and every line that says error, failed, cannot... is kept: 59% here, not 75%.
+    assert after <= 0.45 * before, f"{1 - after / before:.1%} fewer tokens"
 
 
 def test_warnings_are_kept_in_an_unknown_format():

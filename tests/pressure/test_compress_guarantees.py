@@ -180,9 +180,23 @@ def test_short_outputs_and_outputs_within_budget_come_back_unchanged(text, kind)
     assert compress(text, kind=kind, budget_tokens=roomy).text == text
 
 
-def test_marker_ranges_match_the_reported_omissions():
-    text, _ = samples.pytest_run(passing=80, failures=4)
-    result = compress(text, budget_tokens=120, pointer=POINTER)
+def _warning_flood() -> str:
+    # Findings with a quoted source line and a caret under each: short gaps, one marker for them.
+    return "".join(
+        f"lib/parse.c:{20 + 9 * n}:14: warning: comparison of integer expressions of different signedness [-Wsign-compare]\n"
+        f"   {20 + 9 * n} |     for (i = 0; i < len; i++)\n"
+        "      |                   ^\n"
+        for n in range(40)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "budget"),
+    [(samples.pytest_run(passing=80, failures=4)[0], 120), (_warning_flood(), 150)],
+    ids=["pytest", "warning-flood"],
+)
+def test_marker_ranges_match_the_reported_omissions(text: str, budget: int):
+    result = compress(text, budget_tokens=budget, pointer=POINTER, exit_code=1)
     lines = normalize_lines(text)
     marked = []
     for line in result.text.split("\n"):
@@ -190,6 +204,12 @@ def test_marker_ranges_match_the_reported_omissions():
         if match:
             first = int(match["first"])
             last = int(match["last"] or first)
+            if " between the " in line:
+                # One marker for a stretch of short gaps: it counts the lines of every gap in its span.
+                inside = [(a, b) for a, b in result.omitted if first <= a and b <= last]
+                assert int(match["count"].replace(",", "")) == sum(b - a + 1 for a, b in inside)
+                marked.extend(inside)
+                continue
             marked.append((first, last))
             if match["count"]:
                 assert int(match["count"].replace(",", "")) == last - first + 1

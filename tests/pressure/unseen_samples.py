@@ -1199,6 +1199,234 @@ def cmake_error() -> tuple[str, list[str]]:
     return "\n".join(lines) + "\n", must
 
 
+def doctest_verbose_run(functions: int = 18) -> tuple[str, list[str]]:
+    """python -m doctest -v: ``Trying:``/``Expecting:``/``ok`` per example; failures show ``Expected:``/``Got:`` blocks."""
+    lines: list[str] = []
+    must: list[str] = []
+    failures = {3: ("'12.50 EUR'", "'12.5 EUR'"), 9: ("[2, 3]", "[3, 2]"), 14: ("True", "False")}
+    for n in range(functions):
+        for k in range(4):
+            call = f"price_{n}({k * 3 + n}, rate=0.{k + 1})"
+            want = f"{(k * 3 + n) * (k + 1) / 10:.2f}"
+            lines += ["Trying:", f"    {call}", "Expecting:", f"    {want}"]
+            if k == 2 and n in failures:
+                expected, got = failures[n]
+                block = [
+                    "*" * 70,
+                    f'File "/srv/shop/pricing.py", line {40 + 12 * n + k}, in pricing.price_{n}',
+                    "Failed example:",
+                    f"    {call}",
+                    "Expected:",
+                    f"    {expected}",
+                    "Got:",
+                    f"    {got}",
+                ]
+                lines += block
+                must += block[1:]
+            elif k == 3 and n == 6:
+                block = [
+                    "*" * 70,
+                    f'File "/srv/shop/pricing.py", line {40 + 12 * n + k}, in pricing.price_{n}',
+                    "Failed example:",
+                    f"    {call}",
+                    "Exception raised:",
+                    "    Traceback (most recent call last):",
+                    '      File "/usr/lib/python3.11/doctest.py", line 1351, in __run',
+                    '        exec(compile(example.source, filename, "single",',
+                    '      File "<doctest pricing.price_6[3]>", line 1, in <module>',
+                    f"        {call}",
+                    '      File "/srv/shop/pricing.py", line 118, in price_6',
+                    "        return round(amount / rate_table[currency], 2)",
+                    "    KeyError: 'EUR'",
+                ]
+                lines += block
+                must += [*block[1:6], block[-1]]
+            else:
+                lines.append("ok")
+    passed = [n for n in range(functions) if n not in failures and n != 6]
+    lines.append(f"{len(passed) + 1} items passed all tests:")
+    lines += ["   1 tests in pricing", *[f"   4 tests in pricing.price_{n}" for n in passed]]
+    tail = [
+        "*" * 70,
+        "4 items had failures:",
+        *[f"   1 of   4 in pricing.price_{n}" for n in sorted([*failures, 6], key=str)],
+        f"{4 * functions + 1} tests in {functions + 1} items.",
+        f"{4 * functions - 3} passed and 4 failed.",
+        "***Test Failed*** 4 failures.",
+    ]
+    lines += tail
+    must += tail[1:]
+    return "\n".join(lines) + "\n", must
+
+
+def gdb_recursion_backtrace(depth: int = 300) -> tuple[str, list[str]]:
+    """gdb -batch -ex run -ex bt: a crash deep in a recursion; the frames that started it sit at the far end."""
+    lines = [
+        "[Thread debugging using libthread_db enabled]",
+        'Using host libthread_db library "/lib/x86_64-linux-gnu/libthread_db.so.1".',
+        "loading catalogue: 5120 entries",
+        "",
+        "Program received signal SIGSEGV, Segmentation fault.",
+        f"0x0000555555555231 in visit (node=0x0, level={depth}) at tree.c:27",
+        "27\t    if (node->left == NULL && node->right == NULL) return node->weight;",
+        f"#0  0x0000555555555231 in visit (node=0x0, level={depth}) at tree.c:27",
+    ]
+    for n in range(1, depth + 1):
+        lines.append(f"#{n:<3} 0x000055555555527e in visit (node=0x5555555{n:05x}a0, level={depth - n}) at tree.c:31")
+    lines += [
+        f"#{depth + 1:<3} 0x00005555555552f4 in balance (root=0x5555555592a0, limit=64) at tree.c:58",
+        f"#{depth + 2:<3} 0x0000555555555402 in main (argc=2, argv=0x7fffffffe5f8) at main.c:19",
+        "No symbol table info available.",
+        "rax            0x0                 0",
+        "rip            0x555555555231      0x555555555231 <visit+24>",
+    ]
+    must = [lines[4], lines[5], lines[7], lines[-5], lines[-4]]
+    return "\n".join(lines) + "\n", must
+
+
+def gcc_warning_flood(functions: int = 45) -> tuple[str, list[str]]:
+    """gcc -Wall -Wextra on one file: hundreds of warnings, each with its quoted source line and caret."""
+    lines: list[str] = []
+    must: list[str] = []
+    for n in range(functions):
+        base = 10 + 9 * n
+        lines.append(f"codec.c: In function \u2018decode_{n}\u2019:")
+        found = [
+            (
+                f"codec.c:{base + 2}:15: warning: comparison of integer expressions of different signedness: "
+                "\u2018int\u2019 and \u2018size_t\u2019 {aka \u2018long unsigned int\u2019} [-Wsign-compare]",
+                f"   {base + 2} |     for (i = 0; i < len; i++) {{",
+                "      |               ^",
+            ),
+            (
+                f"codec.c:{base + 4}:13: warning: suggest parentheses around assignment used as truth value [-Wparentheses]",
+                f"   {base + 4} |         if (c = buf[i]) out[i] = c ^ key;",
+                "      |             ^",
+            ),
+            (
+                f"codec.c:{base}:40: warning: unused parameter \u2018flags_{n}\u2019 [-Wunused-parameter]",
+                f"   {base} | int decode_{n}(const char *buf, int len, int flags_{n}) {{",
+                "      |                                    ~~~~^~~~~~~",
+            ),
+        ]
+        for finding in found:
+            lines += finding
+            must.append(finding[0])
+    lines.append("codec.c:3:12: note: \u2018key\u2019 declared here")
+    return "\n".join(lines) + "\n", must
+
+
+def strace_failed_run(lookups: int = 40) -> tuple[str, list[str]]:
+    """strace -f: every line starts with a pid and names paths; the child's failure is near the end."""
+    lines = [
+        '7301 execve("/usr/bin/sh", ["sh", "-c", "deploy --check"], 0x7ffd2c1a9b58 /* 31 vars */) = 0',
+        '7301 access("/etc/ld.so.preload", R_OK) = -1 ENOENT (No such file or directory)',
+        '7301 openat(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3',
+        "7301 close(3)                          = 0",
+    ]
+    for n in range(lookups):
+        lines += [
+            f'7301 newfstatat(AT_FDCWD, "/opt/tools/v{n}/bin/deploy", 0x7ffd2c1a8e40, 0) = -1 ENOENT (No such file or directory)',
+            "7301 rt_sigprocmask(SIG_BLOCK, ~[RTMIN RT_1], [], 8) = 0",
+        ]
+    lines += [
+        "7301 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f3e1c2a0a10) = 7302",
+        '7302 execve("/usr/local/bin/deploy", ["deploy", "--check"], 0x55d0c3b6e2a8 /* 31 vars */) = 0',
+        *[
+            call
+            for part in ("CTYPE", "NUMERIC", "TIME", "COLLATE", "MONETARY", "MESSAGES", "PAPER", "NAME")
+            for call in (
+                f'7302 openat(AT_FDCWD, "/usr/lib/locale/C.utf8/LC_{part}", O_RDONLY|O_CLOEXEC) = 3',
+                "7302 fstat(3, {st_mode=S_IFREG|0644, st_size=258, ...}) = 0",
+                "7302 mmap(NULL, 258, PROT_READ, MAP_PRIVATE, 3, 0) = 0x7f3e1c4b1000",
+                "7302 close(3)                          = 0",
+            )
+        ],
+        '7302 openat(AT_FDCWD, "/etc/deploy/targets.yml", O_RDONLY) = -1 EACCES (Permission denied)',
+        '7302 write(2, "deploy: cannot read /etc/deploy/targets.yml: Permission denied\\n", 63) = 63',
+        "7302 exit_group(3)                     = ?",
+        "7302 +++ exited with 3 +++",
+        "7301 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=7302, si_uid=1000, si_status=3, si_utime=0, si_stime=0} ---",
+        "7301 exit_group(3)                     = ?",
+        "7301 +++ exited with 3 +++",
+    ]
+    must = [lines[-1]]
+    return "\n".join(lines) + "\n", must
+
+
+def javac_lint_run(methods: int = 24) -> tuple[str, list[str]]:
+    """javac -Xlint:all: ``File.java:N: warning:`` with the source line, a caret and notes; errors name the symbol."""
+    lines: list[str] = []
+    must: list[str] = []
+    errors = 0
+    for n in range(methods):
+        row = 4 + 2 * n
+        source = f'    static Map rates{n}() {{ Map m = new HashMap(); m.put("r{n}", {n}); return m; }}'
+        for column, what in ((11, "found raw type: Map"), (30, "found raw type: HashMap")):
+            finding = f"Billing.java:{row}: warning: [rawtypes] {what}"
+            lines += [
+                finding,
+                source,
+                " " * column + "^",
+                f"  missing type arguments for generic class {what.rsplit(' ', 1)[-1]}<K,V>",
+                "  where K,V are type-variables:",
+                f"    K extends Object declared in class {what.rsplit(' ', 1)[-1]}",
+            ]
+            must.append(finding)
+        if n % 8 == 3:
+            errors += 1
+            finding = f"Billing.java:{row + 1}: error: cannot find symbol"
+            block = [
+                finding,
+                f"    static long fee{n}(Object o) {{ return ((String) o).length() * feeRate{n}; }}",
+                " " * 53 + "^",
+                f"  symbol:   variable feeRate{n}",
+                "  location: class Billing",
+            ]
+            lines += block
+            must += [finding, block[3]]
+    lines += [f"{errors} errors", f"{2 * methods} warnings"]
+    must += lines[-2:]
+    return "\n".join(lines) + "\n", must
+
+
+def node_test_tap_run(passing: int = 40) -> tuple[str, list[str]]:
+    """node --test with its TAP reporter: YAML blocks under each test point; a failure's message sits under ``error: |-``."""
+    lines = ["TAP version 13", "# Subtest: invoice"]
+    for n in range(passing):
+        lines += [
+            f"    # Subtest: rounds line {n}",
+            f"    ok {n + 1} - rounds line {n}",
+            "      ---",
+            f"      duration_ms: {0.04 + n / 1000:.6f}",
+            "      ...",
+        ]
+    failed = [
+        f"    not ok {passing + 1} - applies the reduced rate",
+        "      ---",
+        "      duration_ms: 1.207311",
+        "      location: '/home/ci/invoice/test/rates.test.mjs:31:3'",
+        "      failureType: 'testCodeFailure'",
+        "      error: |-",
+        "        Expected values to be strictly equal:",
+        "        ",
+        "        0.19 !== 0.07",
+        "        ",
+        "      code: 'ERR_ASSERTION'",
+        "      name: 'AssertionError'",
+        "      stack: |-",
+        "        TestContext.<anonymous> (file:///home/ci/invoice/test/rates.test.mjs:33:12)",
+        "        Test.runInAsyncScope (node:async_hooks:206:9)",
+        "        Test.run (node:internal/test_runner/test:796:25)",
+        "      ...",
+    ]
+    lines += ["    # Subtest: applies the reduced rate", *failed, f"    1..{passing + 1}"]
+    summary = ["not ok 1 - invoice", "# tests " + str(passing + 1), "# pass " + str(passing), "# fail 1"]
+    lines += [summary[0], "  ---", "  error: '1 subtest failed'", "  ...", "1..1", *summary[1:]]
+    must = [failed[0], failed[3], failed[5], failed[8], failed[13], *summary]
+    return "\n".join(lines) + "\n", must
+
+
 UNSEEN = {
     "ansible_run": ansible_run,
     "app_log_crash": app_log_crash,
@@ -1206,12 +1434,16 @@ UNSEEN = {
     "cmake_error": cmake_error,
     "cargo_build_error": cargo_build_error,
     "docker_build_failure": docker_build_failure,
+    "doctest_verbose_run": doctest_verbose_run,
     "dotnet_test": dotnet_test,
     "eslint_compact_run": eslint_compact_run,
     "eslint_warnings": eslint_warnings,
+    "gcc_warning_flood": gcc_warning_flood,
+    "gdb_recursion_backtrace": gdb_recursion_backtrace,
     "go_vet": go_vet,
     "gradle_compile_failure": gradle_compile_failure,
     "hadolint_run": hadolint_run,
+    "javac_lint_run": javac_lint_run,
     "jest_summary": jest_summary,
     "kubectl_describe_pod": kubectl_describe_pod,
     "kubectl_get_run": kubectl_get_run,
@@ -1221,6 +1453,7 @@ UNSEEN = {
     "mix_run": mix_run,
     "mocha_run": mocha_run,
     "mypy_run": mypy_run,
+    "node_test_tap_run": node_test_tap_run,
     "npm_audit_run": npm_audit_run,
     "npm_build_error": npm_build_error,
     "phpunit_run": phpunit_run,
@@ -1230,6 +1463,7 @@ UNSEEN = {
     "rubocop_progress": rubocop_progress,
     "ruff_full_run": ruff_full_run,
     "shellcheck_run": shellcheck_run,
+    "strace_failed_run": strace_failed_run,
     "tap_run": tap_run,
     "terraform_error": terraform_error,
     "tf_plan_run": tf_plan_run,

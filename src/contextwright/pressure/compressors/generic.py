@@ -40,10 +40,14 @@ _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"
     r"(?::|$|\s*\[|\s*\()"
 )
-_CODE_CONTEXT = re.compile(r"\b(?:except|catch|raise|throw|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
+# Code or documentation that names an exception without raising it: "except KeyError:",
+# a docstring's ":raises ValueError: if empty", javadoc's "@throws IOException".
+_CODE_CONTEXT = re.compile(r"\b(?:except|catch|raises?|throws?|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
 _FAILURE_PATTERNS = (
     re.compile(r"\bpanicked at\b|(?:^\s*|\")panic: |^fatal error: |WARNING: DATA RACE"),
-    re.compile(r"^\s*(?:[✕✗✘×❌●]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
+    re.compile(r"^\s*(?:\d+:\d+\s+)?(?:[✕✗✘×❌●✖]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
+    # A finding stated as what the tool would do ("would reformat x.py") or under a label ("Issue: [B301]").
+    re.compile(r"^\s*(?i:would (?:reformat|fix|change|rewrite|update))\b:?\s+\S|^\W*(?:Issue|Problem|Violation):\s+\S"),
     re.compile(
         r"(?i)\"(?:action|status|state|result|outcome|level|severity|conclusion)\"\s*:\s*\"[\w-]*(?:fail(?:ed|ure)?|error|fatal|panic)\""
     ),
@@ -75,7 +79,7 @@ _FAILURE_PATTERNS = (
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
-    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d"
+    r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d|^\s*\[warn(?:ing)?\]\s|^\s*\d+:\d+\s+⚠\s"
 )
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
@@ -89,13 +93,15 @@ _SUMMARY = re.compile(
     # TAP's closing counts (node --test, tap): "# tests 43", "# fail 3".
     r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d"
     r"|\b\d[\d,]* files? (?:would be )?(?:reformatted|failed|left unchanged|checked|inspected|scanned)\b"
+    # A line that opens with a total: "Total lines of code: 11265", coverage's "TOTAL  812  97  88%".
+    r"|^\s*(?:Total|TOTAL)\b\D{0,60}\d"
 )
 _VERDICT = re.compile(
     r"(?i)^\W*(?:build|compilation|deploy(?:ment)?|tests?|all tests|apply|plan|install(?:ation)?|run|job)\b.{0,40}?"
     r"\b(?:succe(?:ss(?:ful)?|eded)|passed|complete[d!]?|failed|failure)\b"
 )
 _COUNT_HEADER = re.compile(
-    r"(?i)\b\d[\d,]* (?:\w+ )?(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
+    r"(?i)\b\d[\d,]* (?:\w+ ){0,2}(?:warnings?|errors?|offen[cs]es?|problems?|issues?|smells?|failures?|violations?|findings?)\b"
     r"[^:]*:\s*$"
 )
 _LIST_HEADER = re.compile(
@@ -106,10 +112,11 @@ _LIST_HEADER = re.compile(
 _LOCATION_TOKEN = re.compile(
     r"(?:[^\s(]*\()?[(\[\"'`<]*(?:[a-z][\w+.-]*://|[\w-]+:(?=[\w./~-]+[:(]\d))?(?:[A-Za-z]:)?"
     r"(?:(?:[\w.@~+-]*[/\\])+[\w@~+-][\w.@~+-]*|[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}|[A-Z]\w*file)"
-    r"(?::\d|\(\d|:line$)"
+    # "File.cs(12,3):" and "foo.c(12)" are places; a call quoted in source, "l.add(0);", is not.
+    r"(?::\d|\(\d+(?:,\d+)*\)?(?:[:,]|$)|:line$)"
 )
 _FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?[,:]?$")
-_BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S")
+_BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S|LINE \d+:")
 _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
 )
@@ -119,9 +126,12 @@ _LIBRARY_FRAME = re.compile(
     r"|org\.apache\.maven|junit|System|Microsoft|NUnit|Xunit)\."
 )
 # A source line quoted under a diagnostic ("  7 |     if (a = b)"), or the carets that point into it.
-_SNIPPET = re.compile(r"^\s*\d*\s*[|│]|^[\s^~|│-]*\^[\s^~|│-]*$")
+_SNIPPET = re.compile(r"^\s*\d*\s*[|│]|^[\s^~|│-]*\^[\s^~|│-]*$|^\s*\d+\t")
+_CARET = re.compile(r"^[\s^~|│-]*\^[\s^~|│-]*$")
 # Code that is not the project's: dependencies, the runtime, the C library's own sources.
 _FOREIGN = re.compile(_LIBRARY_FRAME.pattern + r"|/usr/include/|\.\./(?:sysdeps|csu)/|<frozen |\(node:")
+# The chain of includes that led to a header: context for the diagnostic below it, not a place of its own.
+_INCLUDE_CHAIN = re.compile(r"^(?:In file included from |\s+from )\S+:\d+[,:]$")
 _COMPILER_STYLE = re.compile(r"\S+:\d+:\d+: \S")
 _ARROW_LOCATION = re.compile(r"\s*-->\s*\S")
 # A process id between punctuation at the start of a line: the "==4021==" rail of valgrind and the sanitizers.
@@ -129,21 +139,44 @@ _RAIL = re.compile(r"[^\w\s]+\d+[^\w\s]+(?= |$)")
 _RAIL_MIN_LINES = 5
 # A line that starts a log record of its own: a timestamp, or a quiet level first.
 _NEW_RECORD = re.compile(r"^\W{0,2}(?:\d{4}-\d\d-\d\d[ T]\d|\d\d:\d\d:\d\d|(?:DEBUG|INFO|TRACE)\b)")
+# A label that introduces a value: "Expected:", "Got:", "Exception raised:", perl's "#     expected: '5'".
+_LABEL = re.compile(r"^[\s#]*([A-Za-z][A-Za-z -]{0,24}?)\s*:(?:\s+[|>][-+]?)?(\s+\S.*)?$")
+"""A label; group 2 is its value on the same line, None when the value follows below (YAML's ``|-`` too)."""
+_LABEL_VALUE_LINES = 4
+_LABEL_VALUE_CHARS = 40  # a longer value on the label's line is prose or a link, not a datum
+_LABELS_PER_FAILURE = 8
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
     "error", "fail", "panic", "fatal", "exception", "exit", "interrupt", "fault", "traceback",
     "segmentation", "core dumped", "sig", "oomkilled", "err!", "e: ", "data race", "critical",
-    "severe", "✕", "✗", "✘", "×", "❌", "●", "backoff", "errimage", "evicted", "notready",
+    "severe", "✕", "✗", "✘", "×", "❌", "●", "✖", "would ", "issue:", "problem:", "violation:", "backoff", "errimage", "evicted", "notready",
     "unhealthy", "severity", "[e]", "[f]", "[w]", "not ok", "conflict", "http/",
 )  # fmt: skip
 _SUMMARY_HINTS = (
     "fail", "error", "pass", "test", "problem", "offen", "warn", "hint", "issue", "smell", "example",
-    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add", "# ",
+    "assert", "skip", "pending", "suite", "violation", "vulnerab", "succe", "complete", "file", " to add", "# ", "total",
     " to change", " to destroy",
 )  # fmt: skip
-_WORD_HINTS = (*_FAILURE_HINTS, *_SUMMARY_HINTS, "warn")
+_WORD_HINTS = (
+    *_FAILURE_HINTS, *_SUMMARY_HINTS, "warn", "abort", "denied", "invalid", "could", "cannot", "can't", "unable to",
+    "not permitted", "is a directory", "no such file", "not found", "falsifying", "caused by", "undefined reference",
+)  # fmt: skip
+# The words a reader scans a log for: a line that says one of them reports a problem, unless it
+# is a quiet log record (INFO, DEBUG), progress, a passing test or quoted source.
+_FAILURE_WORDS = re.compile(
+    r"(?i)\b(?:error|fail|fatal|exception|panic|abort|assert|segfault|traceback|conflict)"
+    r"|(?i:\b(?:caused by|undefined reference|core dumped|segmentation fault|denied|invalid|could not|couldn't"
+    r"|cannot|can't|unable to|not permitted|is a directory|no such file|command not found|not found"
+    r"|falsifying example)\b)"
+)
+_QUIET_RECORD = re.compile(
+    r"^.{0,40}?\b(?:INFO|DEBUG|TRACE|NOTICE|info|debug|trace)\b"
+    r"|^\s*(?:\[\s*\d+%\]|(?:Compiling|Checking|Downloading|Downloaded|Building|Installing|Collecting|Fresh) "
+    r"|-- (?:Looking|Performing|Check|Detecting))"
+    r"|(?:\.\.\.\s*ok|\bPASS(?:ED)?|\bpassed|[✓✔])\s*$|^\s*(?:ok \d|[✓✔] )"
+)
 _PATTERN_HINTS = tuple(
     re.compile(pattern)
     for pattern in (
@@ -154,6 +187,7 @@ _PATTERN_HINTS = tuple(
         r"-->",  # rustc
         r"\n[ \t]*\[\d",  # [12, 15]: (reek)
         r":[ \t]*\n",  # headers ending in a colon
+        r"\nline \d+:",  # psql: LINE 1: SELECT ...
     )
 )
 
@@ -248,6 +282,10 @@ def _own_location(line: str) -> bool:
     return is_location_line(line) and _LIBRARY_FRAME.search(line) is None
 
 
+def _quiet(line: str) -> bool:
+    return _QUIET_RECORD.search(line) is not None or _SNIPPET.match(line) is not None
+
+
 def is_diagnostic_line(line: str) -> bool:
     """True when the line is a failure, a warning or a compiler-style ``file:line:col: message``."""
     return is_failure_line(line) or is_warning_line(line) or _COMPILER_STYLE.match(line) is not None
@@ -302,10 +340,51 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
     located = True
     last_frame: int | None = None
     hinted = _hinted(lines)
+    # A failure's detail may go on in labelled values ("Expected:" and the lines indented
+    # under it, "Got:", perl's "#   got: '4'"), which the two following lines do not cover.
+    # A label that already headed ordinary records ("Trying:" before each doctest example)
+    # starts the next record instead.
+    labels_outside: set[str] = set()
+    chain: int | None = None  # the indent of the bare label whose value is being read
+    value_indent: int | None = None
+    value_lines = 0
+    labels = 0
+    detail_end = -1  # labelled values up to this line still belong to the last failure
     for index, line in enumerate(lines):
         if not line.strip():
             continue
         frame = _FRAME.search(line) is not None
+        label = _LABEL.match(line) if ":" in line else None
+        indent = len(line) - len(line.lstrip())
+        if chain is not None and indent > chain:
+            if value_indent is None:
+                value_indent = indent
+            if indent == value_indent and not frame and _free(marks, index):
+                if value_lines < _LABEL_VALUE_LINES and not _FOREIGN.search(line):
+                    marks.must(index)
+                else:
+                    marks.key(index, KEY_HIGH)
+                value_lines += 1
+                previous = index
+                continue
+        elif (
+            label is not None
+            and (chain is not None or follow or index <= detail_end)
+            and (label.group(2) is None or len(label.group(2)) <= _LABEL_VALUE_CHARS)
+            and labels < _LABELS_PER_FAILURE
+            and label.group(1).lower() not in labels_outside
+        ):
+            marks.must(index)
+            labels += 1
+            previous = index
+            detail_end = index + 2
+            if label.group(2) is None:
+                chain, value_indent, value_lines, follow = indent, None, 0, 0
+            continue
+        elif chain is not None:
+            chain = None
+        elif label is not None and not follow and index > detail_end:
+            labels_outside.add(label.group(1).lower())
         opener, previous = previous, index
         if opener is not None and _free(marks, opener) and (frame or ("-->" in line and _ARROW_LOCATION.match(line))):
             # The line that opens a stack or that a "--> file:line" points from says what went wrong;
@@ -325,6 +404,7 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
                 continue
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
+            labels = 0
             continue
         hint = hinted[index] == 1
         if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
@@ -333,21 +413,31 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
             follow = 0
         elif hint and not frame and is_failure_line(line):
             marks.must(index)
-            saw_failure, follow, located = True, _SHOWN_FOLLOWING, False
+            saw_failure, follow, located, labels = True, _SHOWN_FOLLOWING, False, 0
+            detail_end = index + _SHOWN_FOLLOWING + 1
+            if label is not None and label.group(2) is None:
+                chain, value_indent, value_lines, follow = indent, None, 0, 0
             if last_frame is not None and index - last_frame <= 2 and is_location_line(lines[last_frame]):
                 marks.must(last_frame)
         elif hint and is_warning_line(line):
             marks.must(index)
             follow = _SHOWN_FOLLOWING
+        elif hint and not frame and _FAILURE_WORDS.search(line) and not _quiet(line):
+            marks.must(index)
+            follow = 0
         elif hint and is_summary_line(line):
             marks.must(index)
             follow = 0
         elif frame:
-            marks.key(index, KEY_HIGH if follow else KEY_LOW)
+            # Every frame that names its place says how the program got to the failure.
+            if is_location_line(line):
+                marks.must(index)
+            else:
+                marks.key(index, KEY_HIGH if follow else KEY_LOW)
             follow = 0
         elif hint and is_location_line(line):
-            # A place in a dependency or the runtime (a header's "required from" note) only ranks high.
-            if _FOREIGN.search(line):
+            # A place in a dependency or the runtime (a header's note) is part of the diagnostic too.
+            if _INCLUDE_CHAIN.match(line):
                 marks.key(index, KEY_HIGH)
             else:
                 marks.must(index)
@@ -357,7 +447,8 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         elif follow:
             # The lines right after a failure or warning carry its detail ("left: 5", the location);
             # a quoted source line or a caret under it only repeats the source, so it merely ranks high.
-            if _SNIPPET.match(line):
+            # A line with a caret line under it is quoted source too, pipe or not (javac, clang).
+            if _SNIPPET.match(line) or (index + 1 < len(lines) and _CARET.match(lines[index + 1])):
                 marks.key(index, KEY_HIGH, "code snippet line")
             else:
                 marks.must(index)
@@ -365,7 +456,27 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         elif hint and _WARNING_MENTION.search(line):
             marks.key(index, KEY + 10)
     _protect_section_headers(lines, marks)
+    _protect_numbered_failures(lines, marks, hinted)
     return saw_failure
+
+
+_FAILING_COUNT = re.compile(r"(?i)^\s*(\d+) (?:failing|failed|failures?)\b")
+_NUMBERED_ITEM = re.compile(r"^\s*(\d+)\) \S")
+
+
+def _protect_numbered_failures(lines: Sequence[str], marks: Marks, hinted: bytearray) -> None:
+    # "5 failing" (mocha, rspec's "5 failures") counts the items numbered "1) ..." to "5) ...":
+    # each names a failed test, where it is listed and where its detail starts.
+    count = 0
+    for index, line in enumerate(lines):
+        if hinted[index] and (match := _FAILING_COUNT.match(line)):
+            count = max(count, int(match.group(1)))
+    if not count:
+        return
+    for index, line in enumerate(lines):
+        if ")" in line and (match := _NUMBERED_ITEM.match(line)) and 1 <= int(match.group(1)) <= count:
+            if marks.priority[index] != NOISE:
+                marks.must(index)
 
 
 _PATH = re.compile(r"(?:[\w.@~+-]+/)+[\w.@~+-]+")
@@ -386,58 +497,36 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
         if line[0].isspace() or "/" not in line or not _free(marks, index) or not _PATH.search(line):
             continue
         groups.setdefault(line.split(None, 1)[0], []).append(index)
-    for indexes in groups.values():
-        if 2 <= len(indexes) <= min(_HEADER_MAX_COUNT, max(3, nonblank * _HEADER_MAX_SHARE)):
+    most = min(_HEADER_MAX_COUNT, max(3, nonblank * _HEADER_MAX_SHARE))
+    for word, indexes in groups.items():
+        if 2 <= len(indexes) <= most:
+            # A word that starts many other lines (strace's pid, a log's level) opens no section.
+            prefix = word + " "
+            if sum(1 for line in lines if line.startswith(prefix)) > max(most, 2 * len(indexes)):
+                continue
             for index in indexes:
                 following = index + 1
                 if following < len(lines) and lines[following].strip() and following not in indexes:
                     marks.must(index)
 
 
-_OWN_FRAMES_KEPT = 6
-_LEADING_PLACE = re.compile(r"\S+?:\d+(?::\d+)?:")
-
-
 def protect_own_locations(lines: Sequence[str], marks: Marks) -> None:
-    """Make lines that point into the project's own code must lines, whatever rank a kind's rules gave them.
+    """Make every line that names a place in a file a must line, whatever rank a kind's rules gave it.
 
-    A note, a finding's ``--> file:line`` or a frame in the project's code says where
-    something went wrong. Of each stack, the six own frames nearest the exception are
-    kept (the last ones in Python, which prints the innermost frame last; the first
-    ones elsewhere), so deep recursion still compresses. Noise stays noise.
+    A note, a finding's ``--> file:line``, a frame (every frame of a stack, in the
+    project's code or in a dependency) says where something went wrong or how the program
+    got there; a note in a system header is part of the diagnostic that led there. Noise
+    stays noise.
     """
     lines = _without_rail(lines)
-    stack: list[int] = []
-    innermost_last = False
-
-    def close_stack() -> None:
-        for index in stack[-_OWN_FRAMES_KEPT:] if innermost_last else stack[:_OWN_FRAMES_KEPT]:
-            marks.must(index)
-        stack.clear()
-
-    kept_place = ""
     for index, line in enumerate(lines):
-        frame = _FRAME.search(line) is not None
-        if not frame and line[:1] not in (" ", "\t"):
-            close_stack()  # only a frame or a frame's quoted source continues a stack
         priority = marks.priority[index]
-        place = _LEADING_PLACE.match(line)
-        if priority >= MUST:
-            kept_place = place.group() if place else ""
-            continue
-        if priority == NOISE or not is_location_line(line) or _FOREIGN.search(line):
-            continue
-        if place and place.group() == kept_place:
-            continue  # a note on the place the diagnostic above names already adds no place
-        if frame:
-            innermost_last = line.lstrip().startswith('File "')
-            stack.append(index)
+        if priority >= MUST or priority == NOISE or not is_location_line(line) or _INCLUDE_CHAIN.match(line):
             continue
         marks.must(index)
         owner = marks.owner[index]
         if owner != index and marks.priority[owner] != NOISE:
             marks.must(owner)  # the finding a "--> file:line" line belongs to
-    close_stack()
 
 
 def analyse_generic(lines: Sequence[str], marks: Marks) -> None:

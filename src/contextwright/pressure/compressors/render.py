@@ -38,6 +38,8 @@ _BUDGET_ROUNDS = 8
 _COALESCE_GAP = 2
 _DETAIL_MIN_LINES = 8
 _FULL_SHARE = 0.9
+_SPARSE_MIN_GAPS = 3
+_SPARSE_MAX_SHOWN = 3
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -280,32 +282,92 @@ def _marker(stage: _Stage, run: list[int], pointer: str | None) -> str:
     return f"{MARKER_PREFIX}{len(run):,} lines omitted ({span}){what}{ref}{MARKER_SUFFIX}"
 
 
+def _hidden_runs(stage: _Stage, show: list[bool]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    start = -1
+    for index in range(len(show) + 1):
+        hidden = index < len(show) and not show[index]
+        if hidden and start < 0:
+            start = index
+        elif not hidden and start >= 0:
+            runs.append((start, index - 1))
+            start = -1
+    return runs
+
+
+def _sparse_chains(stage: _Stage, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    # Kept lines with short gaps between them (a flood of findings, each followed by a
+    # quoted source line and a caret) would cost a marker per gap, as much as the findings
+    # themselves: such a stretch gets one marker, before it, that names every line it hides.
+    # Returns chains as (first run, last run) indexes into ``runs``.
+    def short(run: tuple[int, int]) -> bool:
+        start, end = run
+        return end - start + 1 < _DETAIL_MIN_LINES and any(stage.reason[i] != _REPEAT for i in range(start, end + 1))
+
+    def silent(run: tuple[int, int]) -> bool:
+        return all(_is_blank(stage.lines[i]) for i in range(run[0], run[1] + 1))
+
+    chains: list[tuple[int, int]] = []
+    first = -1
+    gaps = 0
+    for position, run in enumerate([*runs, (-1, -1)]):
+        joins = (
+            position < len(runs)
+            and (silent(run) or short(run))
+            and (first < 0 or run[0] - runs[position - 1][1] - 1 <= _SPARSE_MAX_SHOWN)
+        )
+        if joins:
+            if first < 0:
+                first, gaps = position, 0
+            gaps += not silent(run)
+            continue
+        if first >= 0 and gaps >= _SPARSE_MIN_GAPS:
+            chains.append((first, position - 1))
+        first, gaps = -1, 0
+        if position < len(runs) and short(run):
+            first, gaps = position, 1
+    return chains
+
+
+def _sparse_marker(runs: list[tuple[int, int]], pointer: str | None) -> str:
+    first, last = runs[0][0] + 1, runs[-1][1] + 1
+    hidden = sum(end - start + 1 for start, end in runs)
+    kept = last - first + 1 - hidden
+    ref = f"; full output: {pointer}" if pointer else ""
+    return f"{MARKER_PREFIX}{hidden:,} lines omitted (lines {first}-{last}) between the {kept:,} lines below{ref}{MARKER_SUFFIX}"
+
+
 def _render(stage: _Stage, show: list[bool], pointer: str | None) -> Rendered:
     out: list[str] = []
-    omitted: list[tuple[int, int]] = []
-    run: list[int] = []
+    for index in range(len(stage.lines)):
+        if not show[index] and not stage.reason[index] and stage.visible[index]:
+            stage.reason[index] = stage.marks.labels[index]
+    runs = _hidden_runs(stage, show)
+    chain_at: dict[int, int] = {}  # first line of a chain's first run -> index of its last run
+    quiet: set[int] = set()  # first lines of runs a chain's marker speaks for
+    for first, last in _sparse_chains(stage, runs):
+        chain_at[runs[first][0]] = last
+        quiet.update(start for start, _ in runs[first + 1 : last + 1])
     pointer_left = pointer
-
-    def flush() -> None:
-        nonlocal pointer_left
-        if not run:
-            return
-        omitted.append((run[0] + 1, run[-1] + 1))
-        if any(not _is_blank(stage.lines[i]) for i in run):
-            out.append(_marker(stage, run, pointer_left))
-            pointer_left = None
-        run.clear()
-
-    for index, line in enumerate(stage.lines):
+    position = 0
+    index = 0
+    n = len(stage.lines)
+    while index < n:
         if show[index]:
-            flush()
-            out.append(line)
-        else:
-            if not stage.reason[index] and stage.visible[index]:
-                stage.reason[index] = stage.marks.labels[index]
-            run.append(index)
-    flush()
-    return Rendered(text="\n".join(out), omitted=tuple(omitted))
+            out.append(stage.lines[index])
+            index += 1
+            continue
+        start, end = runs[position]
+        if start in chain_at:
+            last = chain_at[start]
+            out.append(_sparse_marker(runs[position : last + 1], pointer_left))
+            pointer_left = None
+        elif start not in quiet and any(not _is_blank(stage.lines[i]) for i in range(start, end + 1)):
+            out.append(_marker(stage, list(range(start, end + 1)), pointer_left))
+            pointer_left = None
+        position += 1
+        index = end + 1
+    return Rendered(text="\n".join(out), omitted=tuple((start + 1, end + 1) for start, end in runs))
 
 
 def _take(indexes: list[int], show: list[bool], delta: Callable[[int], int], room: int) -> int:
