@@ -43,6 +43,7 @@ import os
 import platform
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -206,6 +207,34 @@ def load_traces(traces: Path, *, quick: bool) -> list[tuple[str, Transcript]]:
             by_format[path.relative_to(traces).parts[0]].append(path)
         files = [p for paths in by_format.values() for p in paths[:2]]
     return [(path.relative_to(traces).parts[0], t) for path in files for t in load_transcripts([path])]
+
+
+@dataclass(frozen=True)
+class MissRun:
+    """What the cache-miss breakdowns read from their command line."""
+
+    windows: list[int]
+    rules_on: date | None
+    transcripts: list[tuple[str, Transcript]]
+
+
+def miss_run(description: str | None) -> MissRun:
+    """Parse the options the miss breakdowns share (``--quick``, ``--windows``, ``--cache-rules-on``) and load the corpus."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
+    parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
+    parser.add_argument(
+        "--cache-rules-on",
+        default="request",
+        type=cache_rules_date,
+        help="as in bench/cache_bench.py (default: each request's date)",
+    )
+    args = parser.parse_args()
+    traces = corpus_path("traces")
+    if traces is None:
+        raise SystemExit(f"skipped: {missing_reason('traces')}")
+    windows = [int(w) for w in args.windows.split(",")]
+    return MissRun(windows=windows, rules_on=args.cache_rules_on, transcripts=load_traces(traces, quick=args.quick))
 
 
 def _targets(rows: dict[int, list[StrategyRow]]) -> list[str]:

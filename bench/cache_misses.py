@@ -24,17 +24,15 @@ Every figure is a share of all input tokens of the window.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from collections import defaultdict
 from datetime import date, timedelta
 
-from cache_bench import cache_rules_date, load_traces
+from cache_bench import miss_run
 
 from contextwright.compare import TokenCounter, engine_requests
 from contextwright.importers.model import Transcript
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, anthropic_rules_for, render_anthropic_blocks
-from contextwright.testing.corpus import corpus_path, missing_reason
 
 LIFETIME = timedelta(minutes=5)
 LOOKBACK = 20
@@ -42,25 +40,13 @@ CAUSES = ("under the minimum", "expired", "outside the lookback", "not written")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
-    parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
-    parser.add_argument(
-        "--cache-rules-on",
-        default="request",
-        type=cache_rules_date,
-        help="as in bench/cache_bench.py (default: each request's date)",
-    )
-    args = parser.parse_args()
-    traces = corpus_path("traces")
-    if traces is None:
-        raise SystemExit(f"skipped: {missing_reason('traces')}")
-    transcripts = [t for _, t in load_traces(traces, quick=args.quick)]
+    run = miss_run(__doc__)
+    transcripts = [t for _, t in run.transcripts]
     counter = TokenCounter(counting="o200k")
-    for window in (int(w) for w in args.windows.split(",")):
+    for window in run.windows:
         totals: dict[str, int] = defaultdict(int)
         for transcript in transcripts:
-            _split(transcript, window, counter, totals, rules_on=args.cache_rules_on)
+            _split(transcript, window, counter, totals, rules_on=run.rules_on)
         _print(window, len(transcripts), totals)
 
 

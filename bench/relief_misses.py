@@ -19,46 +19,30 @@ the engine loses.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from collections import defaultdict
 from datetime import date
 
-from cache_bench import cache_rules_date, load_traces
+from cache_bench import miss_run
 
 from contextwright.assembly.assemble import BOUNDED_YIELD
 from contextwright.compare import CEILING, SentRequest, TokenCounter, baseline_requests, engine_requests
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
-from contextwright.testing.corpus import corpus_path, missing_reason
 
 LABELS = ("first", "append", BOUNDED_YIELD, "tool_results_to_pointers", "compaction")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
-    parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
-    parser.add_argument(
-        "--cache-rules-on",
-        default="request",
-        type=cache_rules_date,
-        help="as in bench/cache_bench.py (default: each request's date)",
-    )
-    args = parser.parse_args()
-    traces = corpus_path("traces")
-    if traces is None:
-        raise SystemExit(f"skipped: {missing_reason('traces')}")
-    transcripts = load_traces(traces, quick=args.quick)
+    run = miss_run(__doc__)
+    transcripts = run.transcripts
     counter = TokenCounter(counting="o200k")
     ceiling: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for kind, transcript in transcripts:
-        _tally(baseline_requests(transcript, CEILING), counter, ceiling[kind], window=None, rules_on=args.cache_rules_on)
-    for window in (int(w) for w in args.windows.split(",")):
+        _tally(baseline_requests(transcript, CEILING), counter, ceiling[kind], window=None, rules_on=run.rules_on)
+    for window in run.windows:
         per_format: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for kind, transcript in transcripts:
-            _tally(
-                engine_requests(transcript, window=window), counter, per_format[kind], window=window, rules_on=args.cache_rules_on
-            )
+            _tally(engine_requests(transcript, window=window), counter, per_format[kind], window=window, rules_on=run.rules_on)
         _print(window, per_format, ceiling)
 
 
