@@ -211,6 +211,50 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     return marks, policy, failed
 
 
+@dataclass(frozen=True, slots=True)
+class _Input:
+    """One tool output split into lines and sized, as :func:`compress` and :func:`compress_text` share it."""
+
+    text: str
+    lines: list[str]
+    body: list[str]
+    trailing_newline: bool
+    kind: str
+    """The kind asked for, resolved from an alias; still ``"auto"`` when detection is to choose."""
+    original_tokens: int
+    budget: int | None
+    count: Callable[[str], int]
+
+    @property
+    def left_whole(self) -> bool:
+        return _left_whole(self.text, self.body, self.budget, self.original_tokens)
+
+
+def _prepare(
+    text: str,
+    kind: str,
+    budget_tokens: int | Literal["auto"] | None,
+    pointer: str | None,
+    count_tokens: Callable[[str], int] | None,
+) -> _Input:
+    _check_arguments(text, budget_tokens, pointer)
+    count = count_tokens or default_token_count
+    resolved = _resolve_kind(kind)
+    lines = normalize_lines(text)
+    trailing_newline = len(lines) > 1 and lines[-1] == ""
+    original_tokens = count(text)
+    return _Input(
+        text=text,
+        lines=lines,
+        body=lines[:-1] if trailing_newline else lines,
+        trailing_newline=trailing_newline,
+        kind=resolved,
+        original_tokens=original_tokens,
+        budget=auto_budget(original_tokens) if isinstance(budget_tokens, str) else budget_tokens,
+        count=count,
+    )
+
+
 def compress(
     text: str,
     *,
@@ -232,16 +276,18 @@ def compress(
     ``count_tokens`` defaults to ``ceil(len / 4)``. ``exclude_kinds`` are kinds that
     detection may not choose (to measure how the rest copes with an unseen format).
     """
-    _check_arguments(text, budget_tokens, pointer)
-    count = count_tokens or default_token_count
-    resolved = _resolve_kind(kind)
-    lines = normalize_lines(text)
-    trailing_newline = len(lines) > 1 and lines[-1] == ""
-    body = lines[:-1] if trailing_newline else lines
+    prepared = _prepare(text, kind, budget_tokens, pointer, count_tokens)
+    return _compress_prepared(prepared, exit_code=exit_code, pointer=pointer, exclude_kinds=exclude_kinds)
+
+
+def _compress_prepared(
+    prepared: _Input, *, exit_code: int | None, pointer: str | None, exclude_kinds: Collection[str] = ()
+) -> Compressed:
+    text, body, budget, count = prepared.text, prepared.body, prepared.budget, prepared.count
+    resolved = prepared.kind
     if resolved == "auto":
-        resolved = detect_lines(text, lines, exclude=frozenset(exclude_kinds))
-    original_tokens = count(text)
-    budget = auto_budget(original_tokens) if isinstance(budget_tokens, str) else budget_tokens
+        resolved = detect_lines(text, prepared.lines, exclude=frozenset(exclude_kinds))
+    original_tokens = prepared.original_tokens
 
     def unchanged(must: int, failed: bool) -> Compressed:
         return Compressed(
@@ -260,16 +306,16 @@ def compress(
     if resolved == "json" and (document := parse_json(text)) is not None:
         failed = exit_code not in (None, 0) or reports_error(document)
         must = protected_keys(document)
-        if _left_whole(text, body, budget, original_tokens):
+        if prepared.left_whole:
             return unchanged(must, failed)
         out = compress_json(document, text, budget=budget, count_tokens=count, failed=failed, pointer=pointer)
         return _guarded(text, out, (), unchanged(must, failed), count)
 
     marks, policy, failed = analyse(body, resolved if resolved != "json" else "generic", exit_code=exit_code)
     must = sum(1 for p in marks.priority if p >= MUST)
-    if _left_whole(text, body, budget, original_tokens):
+    if prepared.left_whole:
         return unchanged(must, failed)
-    newline = "\n" if trailing_newline else ""
+    newline = "\n" if prepared.trailing_newline else ""
     rendered = render(body, marks, policy, budget=budget, count_tokens=count, pointer=pointer, suffix=newline)
     out = rendered.text + newline
     return _guarded(text, out, rendered.omitted, unchanged(must, failed), count)
@@ -290,18 +336,10 @@ def compress_text(
     it, the line analysis only counts must lines and tells whether the run failed, and
     most tool outputs a session records are such outputs.
     """
-    _check_arguments(text, budget_tokens, pointer)
-    count = count_tokens or default_token_count
-    resolved = _resolve_kind(kind)
-    lines = normalize_lines(text)
-    body = lines[:-1] if len(lines) > 1 and lines[-1] == "" else lines
-    original_tokens = count(text)
-    budget = auto_budget(original_tokens) if isinstance(budget_tokens, str) else budget_tokens
-    if _left_whole(text, body, budget, original_tokens):
-        return text, detect_lines(text, lines) if resolved == "auto" else resolved
-    compressed = compress(
-        text, kind=resolved, budget_tokens=budget, exit_code=exit_code, pointer=pointer, count_tokens=count_tokens
-    )
+    prepared = _prepare(text, kind, budget_tokens, pointer, count_tokens)
+    if prepared.left_whole:
+        return text, detect_lines(text, prepared.lines) if prepared.kind == "auto" else prepared.kind
+    compressed = _compress_prepared(prepared, exit_code=exit_code, pointer=pointer)
     return compressed.text, compressed.kind
 
 
