@@ -419,35 +419,31 @@ def _appended_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEv
     if kind == "message.assistant":
         tokens = [canonical_str(call.id) for call in event.typed_payload().tool_calls]
         opened = "".join(f"{token}\n" for token in tokens)
-        if expected_seq == 0:  # a new session: its row is made with the message's calls open
-            moved = conn.execute(_NEW_SESSION, (session_id, seq, opened))
-        elif len(tokens) > _MAX_CALLS_ALONE:
+        if expected_seq == 0 or not tokens:  # a new session's row is made with the message's calls open
+            _advance_last_seq(conn, session_id, expected_seq, seq, opened=opened)
+            return True
+        if len(tokens) > _MAX_CALLS_ALONE:
             return False
-        elif not tokens:
-            moved = conn.execute(_MOVE_SEQ, (seq, session_id, expected_seq))
-        else:
-            moved = conn.execute(
-                _OPEN_CALLS[len(tokens)], (seq, *(f"\n{token}\n" for token in tokens), opened, session_id, expected_seq)
-            )
-    elif kind in CHECKED_TYPES:
+        moved = conn.execute(
+            _OPEN_CALLS[len(tokens)], (seq, *(f"\n{token}\n" for token in tokens), opened, session_id, expected_seq)
+        )
+        if moved.rowcount != 1:
+            raise _seq_conflict(conn, session_id, expected_seq)
+        return True
+    if kind in CHECKED_TYPES:
         return False
-    elif expected_seq == 0:
-        moved = conn.execute(_NEW_SESSION, (session_id, seq, ""))
-    else:
-        moved = conn.execute(_MOVE_SEQ, (seq, session_id, expected_seq))
-    if moved.rowcount != 1:
-        raise _seq_conflict(conn, session_id, expected_seq)
+    _advance_last_seq(conn, session_id, expected_seq, seq)
     return True
 
 
-def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int) -> None:
+def _advance_last_seq(conn: sqlite3.Connection, session_id: str, expected_seq: int, last_seq: int, *, opened: str = "") -> None:
     """Move the session's last seq from ``expected_seq`` to ``last_seq``, or raise SeqConflict.
 
     The check and the write are one statement: the append transaction rolls it back if
-    anything after it fails.
+    anything after it fails. A new session's row starts with the calls ``opened`` lists open.
     """
     if expected_seq == 0:
-        moved = conn.execute(_NEW_SESSION, (session_id, last_seq, ""))
+        moved = conn.execute(_NEW_SESSION, (session_id, last_seq, opened))
     else:
         moved = conn.execute(_MOVE_SEQ, (last_seq, session_id, expected_seq))
     if moved.rowcount != 1:
