@@ -107,32 +107,39 @@ def test_many_short_threads_do_not_leave_connections_open(tmp_path):
         assert log.last_seq("s") == 1
 
 
-def test_an_old_store_is_indexed_when_migrated(tmp_path):
-    """Events stored before the session-rules index existed are indexed by the migration that adds it."""
-    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+def _store_at_version(path, version: int, payloads) -> sqlite3.Connection:
+    """A store built by hand at schema ``version`` holding ``payloads`` as session "s"; the connection stays open."""
     from contextwright.events.registry import payload_digest, payload_json
     from contextwright.log import _migrations
 
-    path = tmp_path / "v3.db"
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE cw_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
-    for migration in _migrations.SQLITE[:3]:
+    for migration in _migrations.SQLITE[:version]:
         for statement in migration.statements:
             conn.execute(statement)
         conn.execute(
             "INSERT INTO cw_migrations VALUES (?, ?, ?)", (migration.version, migration.name, "2026-01-01T00:00:00.000000Z")
         )
-    payloads = [
-        AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={}), ToolCall(id="c2", name="t", arguments={}))),
-        ToolResult(call_id="c1", tool_name="t", output="ok"),
-    ]
     for seq, payload in enumerate(payloads, start=1):
         text = payload_json(payload)
         conn.execute(
             "INSERT INTO cw_events VALUES ('s', ?, ?, ?, ?, '2026-01-01T00:00:00.000000Z', NULL)",
             (seq, type(payload).TYPE, text, payload_digest(text)),
         )
-    conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', 2)")
+    conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', ?)", (len(payloads),))
+    return conn
+
+
+def test_an_old_store_is_indexed_when_migrated(tmp_path):
+    """Events stored before the session-rules index existed are indexed by the migration that adds it."""
+    from contextwright.events import AssistantMessage, ToolCall, ToolResult
+
+    path = tmp_path / "v3.db"
+    payloads = [
+        AssistantMessage(tool_calls=(ToolCall(id="c1", name="t", arguments={}), ToolCall(id="c2", name="t", arguments={}))),
+        ToolResult(call_id="c1", tool_name="t", output="ok"),
+    ]
+    conn = _store_at_version(path, 3, payloads)
     conn.commit()
     conn.close()
     from contextwright.errors import SessionInvariantViolated
@@ -270,27 +277,11 @@ def test_a_version_4_store_keeps_its_open_calls_when_migrated(tmp_path):
     """Migration 5 moves the open calls from the tool-call table into the session row and drops the table."""
     from contextwright.errors import SessionInvariantViolated
     from contextwright.events import AssistantMessage, ToolCall, ToolResult
-    from contextwright.events.registry import payload_digest, payload_json
-    from contextwright.log import _migrations
 
     path = tmp_path / "v4.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE cw_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
-    for migration in _migrations.SQLITE[:4]:
-        for statement in migration.statements:
-            conn.execute(statement)
-        conn.execute(
-            "INSERT INTO cw_migrations VALUES (?, ?, ?)", (migration.version, migration.name, "2026-01-01T00:00:00.000000Z")
-        )
     calls = tuple(ToolCall(id=i, name="t", arguments={}) for i in ("c1", "c2", 'c"\n3'))
     payloads = [AssistantMessage(tool_calls=calls), ToolResult(call_id="c1", tool_name="t", output="ok")]
-    for seq, payload in enumerate(payloads, start=1):
-        text = payload_json(payload)
-        conn.execute(
-            "INSERT INTO cw_events VALUES ('s', ?, ?, ?, ?, '2026-01-01T00:00:00.000000Z', NULL)",
-            (seq, type(payload).TYPE, text, payload_digest(text)),
-        )
-    conn.execute("INSERT INTO cw_sessions (session_id, last_seq) VALUES ('s', 2)")
+    conn = _store_at_version(path, 4, payloads)
     # The index as version 4 kept it: every call, answered or not (ids as JSON strings).
     conn.executemany("INSERT INTO cw_tool_calls VALUES ('s', ?, 1, ?)", [('"c1"', 2), ('"c2"', None), ('"c\\"\\n3"', None)])
     conn.commit()
