@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -337,3 +341,20 @@ def test_inspect_shows_signed_reasoning_as_an_opaque_row(tmp_path):
     assert result.exit_code == 0, result.output
     assert "matches the recorded hash" in result.output
     assert "anthropic thinking" in result.output and "private chain of thought" not in result.output
+
+
+def test_the_entry_point_keeps_its_imports_out_of_the_collectors_passes():
+    # A replay allocates events by the thousand; full collections should not rescan every loaded module.
+    code = (
+        "import gc, sys\n"
+        "from contextwright.cli import main\n"
+        "sys.argv = ['contextwright', '--version']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(gc.get_freeze_count())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert int(done.stdout.split()[-1]) > 10_000

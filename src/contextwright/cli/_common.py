@@ -94,11 +94,52 @@ def print_rows(headers: Sequence[str], rows: Sequence[Sequence[str]], *, title: 
         return
     console.print(escape(title), highlight=False, overflow="fold")
     for row in rows:
-        block = Table(Column("", no_wrap=True), Column("", overflow="fold"), show_header=False, box=None, padding=(0, 1))
-        for header, value in zip(headers, row, strict=True):
-            block.add_row(header, value)
-        console.print(block)
-        console.print()
+        plain = plain_block(headers, row, console)
+        if plain is None:
+            print_block(headers, row, console)
+        else:
+            console.file.write(plain)
+    console.file.flush()
+
+
+def print_block(headers: Sequence[str], row: Sequence[str], target: Console) -> None:
+    """One row as a two-column block (header, value), laid out by rich, and a blank line."""
+    block = Table(Column("", no_wrap=True), Column("", overflow="fold"), show_header=False, box=None, padding=(0, 1))
+    for header, value in zip(headers, row, strict=True):
+        block.add_row(header, value)
+    target.print(block)
+    target.print()
+
+
+def plain_block(headers: Sequence[str], row: Sequence[str], target: Console) -> str | None:
+    """What :func:`print_block` writes to ``target``, built as plain text; None when rich must lay it out.
+
+    Rich costs about 2 ms a block (a replay prints one per transcript). Without colour, a
+    block whose cells are single words or words joined by single spaces, in printable ASCII
+    without markup or emoji marks, and that fits the width, is only padded cells: " key  value ".
+    """
+    if target.color_system is not None or target.record or target.quiet or target.is_terminal:
+        return None
+    if not all(_plain_cell(cell) for cell in (*headers, *row)):
+        return None
+    key_width = max(len(header) for header in headers)
+    value_width = max(len(value) for value in row)
+    if key_width + value_width + 4 > target.width:
+        return None
+    lines = [f" {header.ljust(key_width)}  {value.ljust(value_width)} \n" for header, value in zip(headers, row, strict=True)]
+    return "".join(lines) + "\n"
+
+
+def _plain_cell(text: str) -> bool:
+    # Markup opens with "[", emoji codes with ":"; anything wrapped or spaced unevenly is rich's to lay out.
+    return (
+        bool(text)
+        and text.isascii()
+        and text.isprintable()
+        and "[" not in text
+        and ":" not in text
+        and text == " ".join(text.split())
+    )
 
 
 def shorten(text: str, width: int = 70) -> str:

@@ -7,7 +7,6 @@ from decimal import Decimal
 from typing import Any
 
 from contextwright.cli._common import print_rows
-from contextwright.report.html import COMPARISON_COLUMNS, comparison_cell
 
 
 def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
@@ -29,6 +28,8 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
 
 def print_comparison(rows: list[dict[str, Any]], *, window: int, what: str) -> None:
     """Print :func:`comparison_json` rows with the report's headings and cell forms (never cut)."""
+    from contextwright.report.html import COMPARISON_COLUMNS, comparison_cell  # only a comparison loads the report
+
     columns = [c for c in COMPARISON_COLUMNS if any(c in row for row in rows)]
     counting = {str(row["counting"]) for row in rows if row.get("counting")}
     counted = f", tokens counted with {', '.join(sorted(counting))} for every strategy" if counting else ""

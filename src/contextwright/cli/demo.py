@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -18,17 +18,16 @@ from contextwright.cli._common import console, err_console, friendly_errors
 from contextwright.cli._compare import comparison_json, print_comparison
 from contextwright.clock import FixedClock
 from contextwright.compare.nonces import reproducible_secret
-from contextwright.compare.strategies import TokenCounter
-from contextwright.demo.drive import drive
-from contextwright.demo.script import demo_script
 from contextwright.errors import ContextwrightError, UsageError
 from contextwright.log import open_log
 from contextwright.models import anthropic, openai, with_window
 from contextwright.runtime.engine import SECRET_SETTING, Engine
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.telemetry.records import request_records, summarize
-from contextwright.testing.fakes import sample_agent
-from contextwright.testing.provider import ScriptedProvider
+
+if TYPE_CHECKING:
+    from contextwright.compare.strategies import TokenCounter
+    from contextwright.testing.provider import ScriptedProvider
 
 DEMO_START = "2026-03-01T23:35:00+00:00"
 SESSION_ID = "demo-ticket-4711"
@@ -115,6 +114,13 @@ def run_demo(
     db: Path, *, turns: int, window: int, provider: str, seed: int, report: Path | None, quiet: bool = False
 ) -> dict[str, Any]:
     """Drive the scripted session into ``db`` and return the summary (and write the report)."""
+    # Imported here: the other commands (replay above all) never load the demo's driver and fakes.
+    from contextwright.compare.strategies import TokenCounter
+    from contextwright.demo.drive import drive
+    from contextwright.demo.script import demo_script
+    from contextwright.testing.fakes import sample_agent
+    from contextwright.testing.provider import ScriptedProvider
+
     check_demo_target(db)
     if report is not None and (not report.parent.is_dir() or report.is_dir()):
         raise UsageError(f"cannot write the report to {report}: its folder does not exist, or it is a folder")

@@ -10,25 +10,54 @@ Example::
 See :mod:`contextwright.compare.strategies` for the strategies and what is measured.
 """
 
-from contextwright.compare.strategies import (
-    CEILING,
-    COUNTINGS,
-    DEFAULT_MODEL,
-    STRATEGIES,
-    SentRequest,
-    StrategyResult,
-    StrategyRow,
-    TokenCounter,
-    aggregate,
-    baseline_requests,
-    compare,
-    compare_transcript,
-    compare_windows,
-    comparison_rows,
-    engine_requests,
-    exact_counting_available,
-)
-from contextwright.compare.timeline import MODEL_CALL_PACE, ModelCall, Timeline, timeline_of
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contextwright.compare.strategies import (
+        CEILING,
+        COUNTINGS,
+        DEFAULT_MODEL,
+        STRATEGIES,
+        SentRequest,
+        StrategyResult,
+        StrategyRow,
+        TokenCounter,
+        aggregate,
+        baseline_requests,
+        compare,
+        compare_transcript,
+        compare_windows,
+        comparison_rows,
+        engine_requests,
+        exact_counting_available,
+    )
+    from contextwright.compare.timeline import MODEL_CALL_PACE, ModelCall, Timeline, timeline_of
+
+# The strategies import most of the engine: a caller that only wants the nonces (the replay
+# command) does not load them, so the names below are imported on first use.
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "CEILING", "COUNTINGS", "DEFAULT_MODEL", "STRATEGIES", "SentRequest", "StrategyResult", "StrategyRow",
+            "TokenCounter", "aggregate", "baseline_requests", "compare", "compare_transcript", "compare_windows",
+            "comparison_rows", "engine_requests", "exact_counting_available",
+        ),
+        "contextwright.compare.strategies",
+    ),
+    **dict.fromkeys(("MODEL_CALL_PACE", "ModelCall", "Timeline", "timeline_of"), "contextwright.compare.timeline"),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CEILING",

@@ -34,7 +34,6 @@ checked by :mod:`contextwright.testing.contract`:
 from __future__ import annotations
 
 import abc
-import asyncio
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -42,6 +41,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextwright._threads import to_thread
 from contextwright.canonical import HASH_PREFIX, parse_canonical, sha256_tagged
 from contextwright.clock import Clock, SystemClock
 from contextwright.errors import (
@@ -314,27 +314,27 @@ class AsyncEventLog:
 
     async def append(self, session_id: str, events: Iterable[Any], *, expected_seq: int) -> list[Event]:
         """Async :meth:`EventLog.append`."""
-        return await asyncio.to_thread(self.sync.append, session_id, list(events), expected_seq=expected_seq)
+        return await to_thread(self.sync.append, session_id, list(events), expected_seq=expected_seq)
 
     async def read(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """Async :meth:`EventLog.read`."""
-        return await asyncio.to_thread(self.sync.read, session_id, after_seq=after_seq, limit=limit)
+        return await to_thread(self.sync.read, session_id, after_seq=after_seq, limit=limit)
 
     async def last_seq(self, session_id: str) -> int:
         """Async :meth:`EventLog.last_seq`."""
-        return await asyncio.to_thread(self.sync.last_seq, session_id)
+        return await to_thread(self.sync.last_seq, session_id)
 
     async def sessions(self) -> list[str]:
         """Async :meth:`EventLog.sessions`."""
-        return await asyncio.to_thread(self.sync.sessions)
+        return await to_thread(self.sync.sessions)
 
     async def verify(self) -> VerifyReport:
         """Async :meth:`EventLog.verify`."""
-        return await asyncio.to_thread(self.sync.verify)
+        return await to_thread(self.sync.verify)
 
     async def close(self) -> None:
         """Async :meth:`EventLog.close`."""
-        await asyncio.to_thread(self.sync.close)
+        await to_thread(self.sync.close)
 
 
 # -- logic shared by every adapter ---------------------------------------------

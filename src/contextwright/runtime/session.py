@@ -12,12 +12,12 @@ and coordinates small collaborators, each with one concern: tool calls
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, cast
 
+from contextwright._threads import to_thread
 from contextwright.assembly.request import NeutralRequest
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
 from contextwright.clock import Clock
@@ -465,27 +465,27 @@ class AsyncSession:
 
     async def user(self, text: str, **options: Any) -> Event:
         """Async :meth:`Session.user`."""
-        return await asyncio.to_thread(self.sync.user, text, **options)
+        return await to_thread(self.sync.user, text, **options)
 
     async def next_request(self) -> BuiltRequest:
         """Async :meth:`Session.next_request`."""
-        return await asyncio.to_thread(self.sync.next_request)
+        return await to_thread(self.sync.next_request)
 
     async def record(self, response: Any) -> list[Event]:
         """Async :meth:`Session.record`."""
-        return await asyncio.to_thread(self.sync.record, response)
+        return await to_thread(self.sync.record, response)
 
     async def tool_result(self, call_id: str, output: str, **options: Any) -> Event:
         """Async :meth:`Session.tool_result`."""
-        return await asyncio.to_thread(self.sync.tool_result, call_id, output, **options)
+        return await to_thread(self.sync.tool_result, call_id, output, **options)
 
     async def pending_tool_calls(self) -> list[ToolCall]:
         """Async :meth:`Session.pending_tool_calls`."""
-        return await asyncio.to_thread(self.sync.pending_tool_calls)
+        return await to_thread(self.sync.pending_tool_calls)
 
     async def compact(self) -> Event | None:
         """Async :meth:`Session.compact`."""
-        return await asyncio.to_thread(self.sync.compact)
+        return await to_thread(self.sync.compact)
 
     async def send(
         self,
@@ -496,7 +496,7 @@ class AsyncSession:
         **extra: Any,
     ) -> Any:
         """Async :meth:`Session.send`: ``create`` is an async SDK method such as ``AsyncAnthropic().messages.create``."""
-        return await self.sync._sender.send_async(create, request, wire=wire, in_thread=asyncio.to_thread, **extra)
+        return await self.sync._sender.send_async(create, request, wire=wire, in_thread=to_thread, **extra)
 
     def stream(
         self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any

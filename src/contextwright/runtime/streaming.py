@@ -13,12 +13,12 @@ recovery as ``send``.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Protocol
 
+from contextwright._threads import to_thread
 from contextwright.events.envelope import Event
 from contextwright.providers.errors import ProviderUnavailable, from_sdk_exception, is_sdk_api_error
 from contextwright.runtime.errors import StreamIncomplete
@@ -106,13 +106,13 @@ class AsyncRecordingStream(_Opening):
     """``async with session.aio.stream(aclient.messages.stream) as stream:``; log work runs off the event loop."""
 
     async def __aenter__(self) -> Any:
-        request = self._request if self._request is not None else await asyncio.to_thread(self._host.next_request)
+        request = self._request if self._request is not None else await to_thread(self._host.next_request)
         for attempt in range(2):
             manager = self._manager_for(request)
             try:
                 stream = await manager.__aenter__()
             except Exception as exc:
-                request = await asyncio.to_thread(self._host.after_send_error, exc, request, attempt)
+                request = await to_thread(self._host.after_send_error, exc, request, attempt)
                 continue
             self._request, self._manager, self._stream = request, manager, stream
             return stream
@@ -132,7 +132,7 @@ class AsyncRecordingStream(_Opening):
             except Exception as error:  # the rest of the stream, read for the final answer, broke
                 _raise_translated(error, wire=self._wire)
                 raise
-            await asyncio.to_thread(self._host.record, _checked(final))
+            await to_thread(self._host.record, _checked(final))
         finally:
             await self._manager.__aexit__(exc_type, exc, traceback)
 

@@ -13,14 +13,8 @@ Example::
     summary.cache_read_share, summary.cost
 """
 
-from contextwright.providers.cache_sim.anthropic import (
-    ANTHROPIC_MODELS,
-    AnthropicCacheSimulator,
-    AnthropicModelRules,
-    RenderedBlock,
-    anthropic_rules_for,
-    render_anthropic_blocks,
-)
+from typing import TYPE_CHECKING, Any
+
 from contextwright.providers.cache_sim.base import (
     CountTokens,
     PriceLookup,
@@ -30,12 +24,50 @@ from contextwright.providers.cache_sim.base import (
     UnsupportedSimulation,
     summarize,
 )
-from contextwright.providers.cache_sim.openai import (
-    OpenAICacheSimulator,
-    OpenAIRenderedBlock,
-    openai_regime,
-    render_openai_blocks,
-)
+
+if TYPE_CHECKING:
+    from contextwright.providers.cache_sim.anthropic import (
+        ANTHROPIC_MODELS,
+        AnthropicCacheSimulator,
+        AnthropicModelRules,
+        RenderedBlock,
+        anthropic_rules_for,
+        render_anthropic_blocks,
+    )
+    from contextwright.providers.cache_sim.openai import (
+        OpenAICacheSimulator,
+        OpenAIRenderedBlock,
+        openai_regime,
+        render_openai_blocks,
+    )
+
+# The simulators are loaded on first use: a session that only prices recorded usage (the
+# replay command's summaries) reads the base module alone.
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "ANTHROPIC_MODELS", "AnthropicCacheSimulator", "AnthropicModelRules", "RenderedBlock",
+            "anthropic_rules_for", "render_anthropic_blocks",
+        ),
+        "contextwright.providers.cache_sim.anthropic",
+    ),
+    **dict.fromkeys(
+        ("OpenAICacheSimulator", "OpenAIRenderedBlock", "openai_regime", "render_openai_blocks"),
+        "contextwright.providers.cache_sim.openai",
+    ),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ANTHROPIC_MODELS",
