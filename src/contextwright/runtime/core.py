@@ -125,6 +125,8 @@ class SessionCore:
             self._folded = 0
         # Seqs start at 1 and have no gaps, so a seq is the count of events up to it.
         upto = self._last_built_upto()
+        if self._kept_surface is not None and self._kept_surface.upto_seq != upto:
+            self._kept_surface = None  # a later request was recorded: its own build is the one kept in memory
         if self._folded < upto < len(self.events):
             folder.apply(self.events[self._folded : upto])
             self._folded = upto
