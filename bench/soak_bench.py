@@ -310,6 +310,13 @@ def main() -> int:
         if len(result.reopens) > 1
         else [0.0, 0.0]
     )
+
+    def reopen_trend(cost: list[float]) -> str:
+        if len(result.reopens) < 2:
+            return "too few reopens"
+        fitted = fit(cost, [float(r.events) for r in result.reopens])
+        return f"{fitted[0] * 1000:.0f} ms + {fitted[1] * 1e6:.1f} ms per 1,000 events"
+
     summary = [
         ("turns", f"{turns:,} in {elapsed:.0f} s ({elapsed_cpu:.0f} s CPU)"),
         ("peak RSS", f"{peak_mb:.0f} MB"),
@@ -337,7 +344,9 @@ def main() -> int:
         ),
         (
             "reopen (open + first request) against the session's events",
-            f"{len(result.reopens)} reopens, {reopen_fit[0] * 1000:.0f} ms + {reopen_fit[1] * 1e6:.1f} ms per 1,000 events",
+            f"{len(result.reopens)} reopens, {reopen_fit[0] * 1000:.0f} ms + {reopen_fit[1] * 1e6:.1f} ms per 1,000 events "
+            f"(open alone: {reopen_trend([r.open_cpu for r in result.reopens])}; first request alone: "
+            f"{reopen_trend([r.first_request_cpu for r in result.reopens])})",
         ),
         ("tool output", f"{result.output_bytes / 1e6:,.0f} MB in all, largest {result.largest_output / 1e6:.1f} MB"),
         ("failed outputs", f"{result.failed_outputs:,}"),

@@ -214,3 +214,18 @@ def test_a_new_epoch_renders_the_same_history_objects_with_their_reasoning_stale
     assert any(getattr(part, "stale", False) for message in built.neutral.messages for part in message.parts)
     assert session.inspect(built.index) == built.neutral
     engine.close()
+
+
+def test_a_steering_note_before_the_task_moves_out_of_the_live_layer_once_the_run_starts():
+    # Before any task the run's seed is 0 and every entry is "live"; once the task arrives, the note
+    # lies before the seed and is "stage_local". A memo that kept its "live" rendering would build
+    # a request that its own rebuild from the log does not match.
+    engine, session, _ = open_session("steer-first")
+    session.user("Keep the public API as it is.", steering=True)
+    first = session.next_request()
+    assert first.neutral.messages[0].parts[0].layer == "live"
+    session.record_assistant(AssistantMessage(text="Noted."))
+    session.user("Fix the failing billing tests.")
+    built = session.next_request()
+    assert built.neutral.messages[0].parts[0].layer == "stage_local"
+    assert session.inspect(built.index) == built.neutral

@@ -210,7 +210,9 @@ class _Assembler:
         seed = self.surface.seed_seq
         newest = entry.last_seq if isinstance(entry, Exchange) else entry.seq
         # Parts at or after the run's first message are "live": only a seed inside the entry splits it.
-        split = seed if newest >= seed else 0
+        # An entry wholly before the seed is all "stage_local": -1, never 0, which is a seed of 0
+        # (no run started yet, every part "live").
+        split = seed if newest >= seed else -1
         match entry:
             case UserTurn():
                 recall = entry.frame.recall if entry.frame is not None else ()

@@ -80,6 +80,9 @@ class SessionCore:
         self._folder: Folder | None = None
         self._folded = 0
         """How many of :attr:`events` the folder has applied."""
+        self._kept_surface: Surface | None = None
+        """The surface at the last recorded request's ``upto_seq``, kept when the fold passed it
+        in one batch (a reopen): rebuilding that request for cache markers then needs no second fold."""
         self._plan_scan: tuple[int, ContextPlan | None] = (0, None)
         """How many events the plan below was looked for in, and the plan found."""
         self._working_state = (0, ws.WorkingState())
@@ -120,10 +123,36 @@ class SessionCore:
         if folder is None or folder.broken:
             folder = self._folder = Folder(self.id)
             self._folded = 0
+        # Seqs start at 1 and have no gaps, so a seq is the count of events up to it.
+        upto = self._last_built_upto()
+        if self._kept_surface is not None and self._kept_surface.upto_seq != upto:
+            self._kept_surface = None  # a later request was recorded: its own build is the one kept in memory
+        if self._folded < upto < len(self.events):
+            folder.apply(self.events[self._folded : upto])
+            self._folded = upto
+            self._kept_surface = folder.surface()
         fresh = self.events[self._folded :]
         self._folded = len(self.events)
         folder.apply(fresh)
         return folder.surface()
+
+    def surface_at(self, seq: int) -> Surface | None:
+        """The surface as of ``seq`` when the running fold passed through it and kept it (None otherwise).
+
+        The fold is the same one :meth:`surface` follows, so the entries it shares with the
+        current surface are the same objects: what assembly renders for them is reused."""
+        kept = self._kept_surface
+        if kept is not None and kept.upto_seq == seq:
+            return kept
+        folder = self._folder
+        if folder is not None and not folder.broken and self._folded == seq and self._folded:
+            return folder.surface()
+        return None
+
+    def _last_built_upto(self) -> int:
+        last = self.facts().last_built
+        upto = (last.inputs or {}).get("upto_seq") if last is not None else None
+        return upto if isinstance(upto, int) and not isinstance(upto, bool) else 0
 
     def append(self, payloads: Sequence[Any]) -> list[Event]:
         """Append payloads after the last event read; a concurrent writer makes this raise :class:`SeqConflict`."""

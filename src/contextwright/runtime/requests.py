@@ -169,8 +169,16 @@ class Requests:
 
     def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
         """Rebuild request ``request_index`` from the log alone, byte for byte."""
+        self.core.sync()
+        return self._rebuild(request_index)
+
+    def _rebuild(self, request_index: int, *, shared: bool = False) -> tuple[NeutralRequest, RequestBuilt]:
+        """Rebuild request ``request_index`` from the events read.
+
+        ``shared`` (the last request, rebuilt for cache markers) takes the surface from the
+        session's own fold when it kept it, and renders with the session's memo: the next
+        build then reuses what this one rendered. The bytes are the same either way."""
         core = self.core
-        core.sync()
         built = [e for e in core.events if e.type == "context.request.built"]
         if not 0 <= request_index < len(built):
             raise UsageError(f"session {core.id!r} has {len(built)} recorded requests; there is no request {request_index}")
@@ -182,15 +190,17 @@ class Requests:
         plan = planner.current
         if plan is None:
             raise UsageError(f"session {core.id!r}: request {request_index} was recorded before any plan")
+        kept = core.surface_at(upto) if shared else None
         result = build(
             plan=plan,
             allocation=allocate(plan),
-            surface=fold(core.id, history),
+            surface=kept if kept is not None else fold(core.id, history),
             tail=VolatileTail.from_dict(inputs["tail"]),
             secret=core.secret,
             # Sized as it was built: requests recorded before factors were logged were built uncorrected.
             estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
             yields=tuple(inputs["yields"]),
+            memo=core.render_memo if kept is not None else None,
         )
         return result.request, record
 
@@ -292,7 +302,7 @@ class Requests:
         cached = self._last_built
         if cached is not None and cached[:2] == (epoch, last.request_index):
             return cached[2]
-        return self.rebuild(last.request_index)[0]
+        return self._rebuild(last.request_index, shared=True)[0]
 
     def _check_something_to_answer(self, surface: Surface) -> None:
         if not _answerable(surface):
