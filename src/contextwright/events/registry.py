@@ -131,13 +131,14 @@ def validate_and_encode(name: str | None, payload: Any) -> tuple[str, Any, bytes
     compiled for its class; anything else (raw mappings, and whatever that pass cannot
     prove) takes the strict path of :func:`coerce_and_encode`, with its typed errors.
     """
-    if not isinstance(payload, Mapping):
-        registered = getattr(type(payload), "TYPE", None)
-        if (name is None or name == registered) and isinstance(registered, str) and _REGISTRY.get(registered) is type(payload):
-            checked = _typed_check.check(payload)
-            if checked is not None:
-                data = plain_canonical_bytes(checked[0])
-                if len(data) <= MAX_PAYLOAD_BYTES:  # over it, the strict path says which limit
-                    return registered, checked[1], data
+    # A registered payload class is a dataclass, never a Mapping, so the registry answers
+    # before any ABC check (which costs more than the lookup).
+    registered = getattr(type(payload), "TYPE", None)
+    if (name is None or name == registered) and isinstance(registered, str) and _REGISTRY.get(registered) is type(payload):
+        checked = _typed_check.check(payload)
+        if checked is not None:
+            data = plain_canonical_bytes(checked[0])
+            if len(data) <= MAX_PAYLOAD_BYTES:  # over it, the strict path says which limit
+                return registered, checked[1], data
     name, typed, plain = coerce_and_encode(name, payload)
     return name, typed, canonical_bytes(encode_payload(typed) if plain is None else plain)

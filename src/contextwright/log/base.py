@@ -382,7 +382,8 @@ def validate_idempotency_key(key: object) -> None:
 
 def prepare_events(events: Iterable[NewEvent | Any]) -> list[PreparedEvent]:
     """Validate and encode a batch; raise before anything could be written."""
-    if isinstance(events, (NewEvent, str, bytes)) or not isinstance(events, Iterable):
+    # A list, the usual batch, skips the Iterable ABC check.
+    if type(events) is not list and (isinstance(events, (NewEvent, str, bytes)) or not isinstance(events, Iterable)):
         raise UsageError("append takes a list of events")
     prepared: list[PreparedEvent] = []
     seen_keys: set[str] = set()
