@@ -606,7 +606,8 @@ def protect_findings(lines: Sequence[str], marks: Marks) -> None:
             and (
                 is_failure_line(line)
                 or is_warning_line(line)
-                or is_summary_line(line)
+                # A quiet record's tally ("[INFO] Tests run: 3, Failures: 0") is the kind's to rank.
+                or (is_summary_line(line) and _QUIET_RECORD.search(line) is None)
                 or (is_location_line(line) and not _FOREIGN.search(line) and not _INCLUDE_CHAIN.match(line))
             )
         ):

@@ -55,6 +55,9 @@ linters keep each failure's or finding's location by their own rules (and rank t
 and excerpts around it); the data kinds' locations are their content."""
 _DATA_KINDS = frozenset({"dir-listing", "git-blame", "git-diff", "git-log", "git-status", "grep", "process-list"})
 """Kinds whose lines are data: a commit message or a matched line that says "error" reports nothing."""
+_TEST_KINDS = frozenset({"cargo-test", "go-test", "jest", "pytest", "scala-test"})
+"""Test runners: detected only by their own signatures, and their rules rank each failure's
+lines themselves (a test's log lines and passing events are not findings of the run)."""
 _NOT_WHEN_FAILED = frozenset({"grep"})
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
@@ -205,7 +208,7 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     needle_failure = generic.apply_needles(probes, marks)
     if kind in _OWN_LOCATION_KINDS:
         generic.protect_own_locations(probes, marks)
-    if kind not in _DATA_KINDS:
+    if kind not in _DATA_KINDS and kind not in _TEST_KINDS:
         generic.protect_findings(probes, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
