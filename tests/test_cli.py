@@ -147,7 +147,7 @@ def test_compress_reads_stdin_and_files(tmp_path):
         + "FAILED tests/test_a.py::test_x - assert 1 == 2\n=== 1 failed, 300 passed in 2.0s ===\n"
     )
     result = runner.invoke(app, ["compress", "--exit-code", "1"], input=output)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the command's status passes through
     assert "FAILED tests/test_a.py::test_x - assert 1 == 2" in result.output and len(result.output) < len(output)
     path = tmp_path / "out.txt"
     path.write_text(output)

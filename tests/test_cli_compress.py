@@ -27,7 +27,7 @@ def test_the_headline_usage_compresses_with_no_options():
     # `pytest 2>&1 | contextwright compress --exit-code $?` used to print its input unchanged.
     text, must = samples.pytest_run(passing=300, failures=44)
     result = runner.invoke(app, ["compress", "--exit-code", "1"], input=text)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     # Each of the 44 failures keeps its first E line and its location (the floor of any budget).
     assert default_token_count(result.output) <= 0.6 * default_token_count(text)
     assert not [line for line in must if line not in _lines(result.output)]
@@ -54,6 +54,22 @@ def test_budget_none_and_numbers_and_bad_values():
     assert bad.exit_code == 1 and bad.output.startswith("error:") and "--budget" in bad.output
 
 
+def test_the_command_status_passes_through():
+    # `cmd > out.txt; contextwright compress out.txt --exit-code $?` stands in for cmd in `&&` chains and CI steps.
+    text, _ = samples.pytest_run(passing=300, failures=2)
+    for given, expected in ((None, 0), (0, 0), (1, 1), (2, 2), (137, 137), (256, 1), (-1, 1)):
+        args = ["compress"] if given is None else ["compress", "--exit-code", str(given)]
+        result = runner.invoke(app, args, input=text)
+        assert result.exit_code == expected, (given, result.output)
+        assert "FAILED" in result.output
+    as_json = runner.invoke(app, ["compress", "--json", "--exit-code", "3"], input=text)
+    assert as_json.exit_code == 3 and json.loads(as_json.output)["failed"] is True
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 40
+    assert runner.invoke(app, ["compress", "--exit-code", "2"], input=png).exit_code == 2
+    flat = " ".join(runner.invoke(app, ["compress", "--help"]).output.replace("│", " ").split())
+    assert "is this command's own exit status too" in flat
+
+
 def test_binary_input_is_described_not_printed():
     png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 40
     result = runner.invoke(app, ["compress"], input=png)
@@ -68,7 +84,7 @@ def test_save_keeps_the_original_and_show_artifact_prints_it_back(tmp_path):
     text, must = unseen.cargo_build_error(crates=140)
     store = tmp_path / "outputs"
     result = runner.invoke(app, ["compress", "--exit-code", "1", "--save", str(store)], input=text)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     digest = hashlib.sha256(text.encode()).hexdigest()
     saved = store / digest
     assert saved.read_bytes() == text.encode()

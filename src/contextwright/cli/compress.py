@@ -53,7 +53,10 @@ def compress(
     ),
     budget: str = typer.Option("auto", "--budget", "-b", help=_BUDGET_HELP),
     exit_code: int | None = typer.Option(
-        None, "--exit-code", help="The command's exit status; non-zero keeps its last lines and marks the run failed."
+        None,
+        "--exit-code",
+        help="The command's exit status; non-zero keeps its last lines, marks the run failed, and is this "
+        "command's own exit status too (1 when it is outside 1-255), so a failure stays visible to the caller.",
     ),
     save: Path | None = typer.Option(
         None,
@@ -72,6 +75,7 @@ def compress(
     With no options the output is cut to about a fifth of its tokens (at most 500); binary input is described, not printed.
 
     Example: pytest -x > out.txt 2>&1; contextwright compress out.txt --exit-code $?
+    (exits with pytest's status, so `&&` and CI steps still see the failure)
     """
     with friendly_errors():
         aim = _budget(budget)
@@ -90,6 +94,7 @@ def compress(
         binary = sniff_binary(raw)
         if binary is not None:
             _print(as_json, binary.describe(pointer), kind="binary", raw=raw, digest=digest, pointer=pointer)
+            _pass_on(exit_code)
             return
         text = raw.decode("utf-8", errors="replace")
         result = compress_text(
@@ -116,8 +121,17 @@ def compress(
                 ensure_ascii=False,
             )
         )
-        return
-    sys.stdout.write(result.text if result.text.endswith("\n") or not result.text else result.text + "\n")
+    else:
+        sys.stdout.write(result.text if result.text.endswith("\n") or not result.text else result.text + "\n")
+    _pass_on(exit_code)
+
+
+def _pass_on(exit_code: int | None) -> None:
+    # `cmd > out.txt; contextwright compress out.txt --exit-code $?` stands in for the command,
+    # so it fails when the command did. A status the shell cannot carry (256 would read as 0)
+    # becomes 1.
+    if exit_code:
+        raise typer.Exit(code=exit_code if 1 <= exit_code <= 255 else 1)
 
 
 def _print(as_json: bool, text: str, *, kind: str, raw: bytes, digest: str, pointer: str | None) -> None:

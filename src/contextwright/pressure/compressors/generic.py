@@ -81,6 +81,20 @@ _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
     r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d|^\s*\[warn(?:ing)?\]\s|^\s*\d+:\d+\s+⚠\s"
 )
+# Findings in shapes that carry no severity word: a rule code leading the line ("  D205: 1 blank
+# line required", "E501 line too long"), a suggested fix ("x.py:12: teh ==> the"), a place given
+# as a table cell ("L:   3 | P:  10 | LT01 | ...") or as a bare "(12,5)".
+_FINDING_SHAPES = (
+    re.compile(r"^\s*[A-Z]{1,3}\d{2,4}:?\s+\S"),
+    re.compile(r"\S\s+==>\s+\S"),
+    re.compile(r"^\s*L:\s*\d+\s*\|\s*P:\s*\d+\s*\|"),
+    re.compile(r"(?:^|\s)\(\d+,\s?\d+\):?(?:\s|$)"),
+    re.compile(r"\w:\[\d+:\d+\]"),  # pylint's duplicate-code places: "==pkg.mod:[12:40]"
+)
+_FINDING_HINTS = ("==>", "|", "(", ":[")
+# A header over totals ("Total issues (by severity):") and the counts indented under it ("Low: 18").
+_TOTALS_HEADER = re.compile(r"^\s*(?:Total|TOTAL)\b[^:\d]*:\s*$")
+_COUNT_ITEM = re.compile(r"^\s+[\w ()./-]{1,40}:\s*\d[\d,.]*%?\s*$")
 _WARNING_MENTION = re.compile(r"(?i)\bwarn(?:ing)?\b")
 _NOUNS = (
     r"failed|failures?|failing|errors?|passed|passing|tests?|problems?|offen[cs]es?|warnings?|hints?|issues?|smells?"
@@ -162,6 +176,7 @@ _SUMMARY_HINTS = (
 _WORD_HINTS = (
     *_FAILURE_HINTS, *_SUMMARY_HINTS, "warn", "abort", "denied", "invalid", "could", "cannot", "can't", "unable to",
     "not permitted", "is a directory", "no such file", "not found", "falsifying", "caused by", "undefined reference",
+    "unmet", "terminated",
 )  # fmt: skip
 # The words a reader scans a log for: a line that says one of them reports a problem, unless it
 # is a quiet log record (INFO, DEBUG), progress, a passing test or quoted source.
@@ -169,7 +184,7 @@ _FAILURE_WORDS = re.compile(
     r"(?i)\b(?:error|fail|fatal|exception|panic|abort|assert|segfault|traceback|conflict)"
     r"|(?i:\b(?:caused by|undefined reference|core dumped|segmentation fault|denied|invalid|could not|couldn't"
     r"|cannot|can't|unable to|not permitted|is a directory|no such file|command not found|not found"
-    r"|falsifying example)\b)"
+    r"|falsifying example|unmet|terminated)\b)"
 )
 _QUIET_RECORD = re.compile(
     r"^.{0,40}?\b(?:INFO|DEBUG|TRACE|NOTICE|info|debug|trace)\b"
@@ -286,9 +301,17 @@ def _quiet(line: str) -> bool:
     return _QUIET_RECORD.search(line) is not None or _SNIPPET.match(line) is not None
 
 
+def is_finding_shape(line: str) -> bool:
+    """True for a finding that names no severity: ``  D205: ...``, ``teh ==> the``, ``L:  3 | P: 10 |``, ``(12,5)``."""
+    stripped = line.lstrip()
+    if stripped[:1].isupper() and stripped[1:2].isalnum() and _FINDING_SHAPES[0].match(line):
+        return True
+    return _has(line, _FINDING_HINTS) and any(pattern.search(line) for pattern in _FINDING_SHAPES[1:])
+
+
 def is_diagnostic_line(line: str) -> bool:
-    """True when the line is a failure, a warning or a compiler-style ``file:line:col: message``."""
-    return is_failure_line(line) or is_warning_line(line) or _COMPILER_STYLE.match(line) is not None
+    """True when the line is a failure, a warning, a finding or a compiler-style ``file:line:col: message``."""
+    return is_failure_line(line) or is_warning_line(line) or _COMPILER_STYLE.match(line) is not None or is_finding_shape(line)
 
 
 def _free(marks: Marks, index: int) -> bool:
@@ -527,6 +550,89 @@ def protect_own_locations(lines: Sequence[str], marks: Marks) -> None:
         owner = marks.owner[index]
         if owner != index and marks.priority[owner] != NOISE:
             marks.must(owner)  # the finding a "--> file:line" line belongs to
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
+_HUNK_LINE = re.compile(r"^(?:[ +-]|\\ No newline)")
+DIFF_LINE = "diff line"
+
+
+def label_diff_bodies(lines: Sequence[str], marks: Marks) -> None:
+    """Label the lines of unified-diff hunks that a kind's rules left alone, so no shape reads them.
+
+    A formatter's ``--diff`` (black, isort, gofmt -d) quotes the code it would change; a
+    ``-    raise ValueError(...)`` there is source, not a failure of this run.
+    """
+    inside = False
+    for index, line in enumerate(lines):
+        if line.startswith("@@") and _HUNK.match(line):
+            inside = True
+            continue
+        if not inside:
+            continue
+        if not _HUNK_LINE.match(line) or line.startswith(("--- ", "+++ ")):
+            inside = False
+            continue
+        if _free(marks, index):
+            marks.label(index, DIFF_LINE)
+
+
+def protect_findings(lines: Sequence[str], marks: Marks) -> None:
+    """Make every line that is a finding by its shape a must line, whatever rank a kind's rules gave it.
+
+    The kind's rules and :func:`apply_needles` decide what they recognise; this floor is
+    for the lines they ranked below must although they report a failure, a warning, a
+    finding, a place in the project's code or a total (a package manager's ``WARNING:``, a
+    linter's file header over findings that give only ``line:col``). Noise, quoted
+    source, diff bodies and stack frames keep their rank: frames have rules of their own.
+    """
+    lines = _without_rail(lines)
+    hinted = _hinted(lines)
+    for index, line in enumerate(lines):
+        priority = marks.priority[index]
+        if priority != NOISE and "otal" in line and _TOTALS_HEADER.match(line):
+            marks.must(index)
+            item = index + 1
+            while item < len(lines) and _COUNT_ITEM.match(lines[item]) and _indent(lines[item]) > _indent(line):
+                marks.must(item)
+                item += 1
+            continue
+        if priority >= MUST or priority == NOISE or not line.strip() or marks.labels[index] == DIFF_LINE:
+            continue
+        if _SNIPPET.match(line) or _FRAME.search(line) or marks.labels[index] == "code snippet line":
+            continue
+        if is_finding_shape(line) or (
+            hinted[index]
+            and (
+                is_failure_line(line)
+                or is_warning_line(line)
+                # A quiet record's tally ("[INFO] Tests run: 3, Failures: 0") is the kind's to rank.
+                or (is_summary_line(line) and _QUIET_RECORD.search(line) is None)
+                or (is_location_line(line) and not _FOREIGN.search(line) and not _INCLUDE_CHAIN.match(line))
+            )
+        ):
+            marks.must(index)
+    _protect_file_headers(lines, marks)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _protect_file_headers(lines: Sequence[str], marks: Marks) -> None:
+    # A bare path over findings that give only "line:col" (stylelint, yamllint, eslint) is
+    # their location: without it the findings point nowhere.
+    for index, line in enumerate(lines[:-1]):
+        if marks.priority[index] >= MUST or line[:1].isspace() or " " in line.strip():
+            continue
+        if not _FILE_TOKEN.match(line.strip()) or line.rstrip().endswith((",", ":")):
+            continue
+        following = lines[index + 1]
+        if marks.priority[index + 1] >= MUST and _LINE_COL.match(following):
+            marks.must(index)
+
+
+_LINE_COL = re.compile(r"^\s+\d+:\d+\s")
 
 
 def analyse_generic(lines: Sequence[str], marks: Marks) -> None:

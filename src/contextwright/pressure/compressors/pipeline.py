@@ -53,6 +53,12 @@ _OWN_LOCATION_KINDS = frozenset({"generic", "stack-trace", "build", "typecheck",
 """Kinds whose lines that point into the project's code are all kept. Test runners and
 linters keep each failure's or finding's location by their own rules (and rank the frames
 and excerpts around it); the data kinds' locations are their content."""
+_DATA_KINDS = frozenset({"dir-listing", "git-blame", "git-diff", "git-log", "git-status", "grep", "process-list"})
+"""Kinds whose lines are data: a commit message or a matched line that says "error" reports nothing."""
+_TEST_KINDS = frozenset({"cargo-test", "go-test", "jest", "pytest", "scala-test"})
+"""Test runners: detected only by their own signatures, and their rules rank each failure's
+lines themselves (a test's log lines and passing events are not findings of the run)."""
+_NOT_WHEN_FAILED = frozenset({"grep"})
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
@@ -197,9 +203,13 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     marks = Marks(len(lines))
     probes = probe_lines(lines)
     analyser(probes, marks)
+    if kind not in _DATA_KINDS:
+        generic.label_diff_bodies(probes, marks)
     needle_failure = generic.apply_needles(probes, marks)
     if kind in _OWN_LOCATION_KINDS:
         generic.protect_own_locations(probes, marks)
+    if kind not in _DATA_KINDS and kind not in _TEST_KINDS:
+        generic.protect_findings(probes, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
@@ -286,7 +296,7 @@ def _compress_prepared(
     text, body, budget, count = prepared.text, prepared.body, prepared.budget, prepared.count
     resolved = prepared.kind
     if resolved == "auto":
-        resolved = detect_lines(text, prepared.lines, exclude=frozenset(exclude_kinds))
+        resolved = _detect(prepared, exit_code, exclude_kinds)
     original_tokens = prepared.original_tokens
 
     def unchanged(must: int, failed: bool) -> Compressed:
@@ -338,9 +348,18 @@ def compress_text(
     """
     prepared = _prepare(text, kind, budget_tokens, pointer, count_tokens)
     if prepared.left_whole:
-        return text, detect_lines(text, prepared.lines) if prepared.kind == "auto" else prepared.kind
+        return text, _detect(prepared, exit_code, ()) if prepared.kind == "auto" else prepared.kind
     compressed = _compress_prepared(prepared, exit_code=exit_code, pointer=pointer)
     return compressed.text, compressed.kind
+
+
+def _detect(prepared: _Input, exit_code: int | None, exclude_kinds: Collection[str]) -> str:
+    excluded = frozenset(exclude_kinds)
+    if exit_code not in (None, 0):
+        # grep and ripgrep exit 1 when nothing matched, with nothing printed: a failed run
+        # that prints "file:line: text" rows is a checker's findings (vulture, codespell).
+        excluded |= _NOT_WHEN_FAILED
+    return detect_lines(prepared.text, prepared.lines, exclude=excluded)
 
 
 def _is_short(text: str, body: Sequence[str]) -> bool:

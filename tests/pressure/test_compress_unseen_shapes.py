@@ -1,0 +1,154 @@
+"""Findings of tools nobody wrote rules for, recognised by their shape at default settings.
+
+Each sample is written here in the shape such a tool prints (a docstring checker's rule
+codes indented under a place, a spell checker's ``teh ==> the``, a SQL linter's table
+rows, a formatter's ``[warn]`` lines and diff, an ORM's dotted exception, a security
+scanner's totals), padded with ordinary lines so that compression has to choose. They
+run as the command line runs them: ``budget_tokens="auto"``, ``exit_code=1``, no kind.
+"""
+
+from __future__ import annotations
+
+from contextwright.pressure.compressors import compress, normalize
+from contextwright.pressure.compressors.generic import is_diagnostic_line, is_finding_shape
+
+
+def _kept(text: str, exit_code: int | None = 1) -> set[str]:
+    result = compress(text, budget_tokens="auto", exit_code=exit_code)
+    assert result.text != text, "the sample is meant to be compressed"
+    return {line.rstrip() for line in normalize(result.text).splitlines()}
+
+
+def _chatter(count: int, word: str = "checking") -> list[str]:
+    return [f"{word} module number {n} of the package, nothing to report here at all" for n in range(count)]
+
+
+def test_rule_codes_indented_under_their_place_are_kept():
+    findings = []
+    for n in range(30):
+        findings += [
+            f"pkg/module_{n}.py:{n + 3} in public function `run_{n}`:",
+            f"        D{200 + n % 7}: First line should end with a period (not '{chr(97 + n % 26)}')",
+        ]
+    kept = _kept("\n".join(_chatter(60) + findings) + "\n")
+    assert set(findings) <= kept
+
+
+def test_suggested_fixes_in_file_line_rows_are_findings_in_a_failed_run():
+    rows = [f"docs/page_{n}.md:{n + 10}: teh ==> the" for n in range(25)]
+    rows += [f"src/app_{n}.py:{n + 4}: recieve ==> receive" for n in range(25)]
+    kept = _kept("\n".join(_chatter(80) + rows) + "\n")
+    assert set(rows) <= kept
+    assert is_diagnostic_line(rows[0])
+
+
+def test_file_line_rows_of_a_failed_run_are_not_search_matches():
+    # A dead-code finder prints "path:line: message"; grep prints nothing when it fails.
+    rows = [f"lib/part_{n % 2}.py:{n * 7 + 1}: unused function 'helper_{n}' (60% confidence)" for n in range(80)]
+    failed = compress("\n".join(rows) + "\n", budget_tokens="auto", exit_code=1)
+    assert failed.kind == "generic"
+    assert set(rows) <= set(failed.text.splitlines())
+    passing = compress("\n".join(rows) + "\n", budget_tokens="auto", exit_code=0)
+    assert passing.kind == "grep"
+
+
+def test_table_rows_with_line_and_position_cells_are_kept():
+    rows = []
+    for n in range(20):
+        rows += [
+            f"== [queries/report_{n}.sql] FAIL",
+            f"L:  {n + 1:2} | P:  {n % 9 + 1:2} | LT01 | Expected only single space before start bracket '('.",
+            f"L:  {n + 3:2} | P:   1 | CP01 | Keywords must be consistently upper case.",
+        ]
+    kept = _kept("\n".join(_chatter(40) + rows) + "\n")
+    assert {row for row in rows if row.startswith("L:")} <= kept
+    assert is_finding_shape("L:   3 | P:  10 | LT01 | Expected single whitespace.")
+
+
+def test_bracketed_warn_lines_are_kept_and_a_formatter_diff_is_not_protected():
+    warned = [f"[warn] src/components/widget_{n}.tsx" for n in range(15)]
+    warned.append("[warn] Code style issues found in 15 files. Run Prettier with --write to fix.")
+    diff = []
+    for n in range(15):
+        diff += [
+            f"--- src/lib/error_{n}.py\t2026-01-01 00:00:00+00:00",
+            f"+++ src/lib/error_{n}.py\t2026-01-01 00:00:01+00:00",
+            f"@@ -{n + 1},3 +{n + 1},3 @@",
+            "-    raise ValueError('bad input: error in field')",
+            '+    raise ValueError("bad input: error in field")',
+            "     return failed_count",
+        ]
+    diff.append("would reformat src/lib/error_0.py")
+    kept = _kept("\n".join(warned + diff) + "\n")
+    assert set(warned) <= kept
+    assert "would reformat src/lib/error_0.py" in kept
+    # The quoted code says "error" and "raise ValueError" but reports nothing about this run.
+    assert "-    raise ValueError('bad input: error in field')" not in kept
+
+
+def test_dotted_exceptions_and_migration_failures_are_kept():
+    lines = [f"INFO  [alembic.runtime.migration] Running upgrade step {n} -> {n + 1}, add column" for n in range(40)]
+    failures = [
+        "ERROR [alembic.util.messaging] Can't locate revision identified by 'ae1027a6acf'",
+        "  FAILED: Can't locate revision identified by 'ae1027a6acf'",
+        "sqlalchemy.exc.OperationalError: (sqlite3.OperationalError) no such table: users",
+        "[SQL: SELECT users.id FROM users]",
+    ]
+    kept = _kept("\n".join(lines + failures) + "\n")
+    assert set(failures[:3]) <= kept
+
+
+def test_totals_indented_under_a_totals_header_are_kept():
+    body = []
+    for n in range(30):
+        body += [
+            f">> Issue: [B10{n % 9}:check_{n}] Something possibly unsafe number {n}.",
+            f"   Location: ./pkg/mod_{n}.py:{n + 5}:4",
+            f"{n + 5}\t    value = call_{n}()",
+            "",
+        ]
+    totals = [
+        "\tTotal issues (by severity):",
+        "\t\tUndefined: 0",
+        "\t\tLow: 18",
+        "\t\tMedium: 8",
+        "\t\tHigh: 0",
+    ]
+    kept = _kept("\n".join(_chatter(120) + body + ["Run metrics:", *totals, "Files skipped (0):"]) + "\n")
+    assert {line.rstrip() for line in totals} <= kept
+
+
+def test_a_package_manager_warning_and_an_unmet_dependency_are_kept():
+    pip = [f"Collecting package-{n}==1.{n}" for n in range(30)]
+    pip += [f"  Downloading package_{n}-1.{n}-py3-none-any.whl (12 kB)" for n in range(30)]
+    warnings = [
+        f"WARNING: Location 'file:///srv/simple/package-{n}/' is ignored: it is neither a file nor a directory."
+        for n in range(30)
+    ]
+    pip[10:10] = warnings
+    pip.append("ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/")
+    assert set(warnings) <= _kept("\n".join(pip) + "\n")
+    tree = ["app@1.0.0 /srv/app", *[f"├── dep-{n}@2.{n}.0" for n in range(60)]]
+    tree += ["├── UNMET DEPENDENCY left-pad@^1.0.0", "└── dep-last@1.0.0"]
+    assert "├── UNMET DEPENDENCY left-pad@^1.0.0" in _kept("\n".join(tree) + "\n")
+
+
+def test_a_file_header_over_line_col_findings_is_kept_even_past_the_budget():
+    lines: list[str] = []
+    for n in range(12):
+        lines += ["", f"styles/sheet_{n}.css"]
+        lines += [f"  {k + 1}:{k + 3}  ✖  Unexpected unit in rule number {k}   length-zero-no-unit" for k in range(8)]
+    lines += ["", "✖ 96 problems (96 errors, 0 warnings)"]
+    kept = _kept("\n".join(_chatter(120, "linting") + lines) + "\n")
+    assert {f"styles/sheet_{n}.css" for n in range(12)} <= kept
+
+
+def test_a_terminated_compilation_is_a_failure_line():
+    lines = [f"gcc -O2 -c part_{n}.c -o part_{n}.o" for n in range(40)]
+    lines[20:20] = [
+        "parser.c:3:10: fatal error: lexer.h: No such file or directory",
+        '    3 | #include "lexer.h"',
+        "      |          ^~~~~~~~~",
+        "compilation terminated.",
+    ]
+    assert "compilation terminated." in _kept("\n".join(lines) + "\n")
