@@ -152,3 +152,67 @@ def test_a_terminated_compilation_is_a_failure_line():
         "compilation terminated.",
     ]
     assert "compilation terminated." in _kept("\n".join(lines) + "\n")
+
+
+def test_a_checker_that_found_nothing_in_a_file_is_not_a_failure():
+    # A syntax checker run file by file says "No syntax errors detected in X" for each clean
+    # file: those lines are what a budget may cut, and the real errors stay.
+    clean = [f"No syntax errors detected in lib/part_{n}/module_{n}.php" for n in range(120)]
+    errors = [
+        'PHP Parse error:  syntax error, unexpected token "}" in lib/broken.php on line 14',
+        "Errors parsing lib/broken.php",
+    ]
+    result = compress("\n".join(clean[:60] + errors + clean[60:]) + "\n", budget_tokens="auto", exit_code=255)
+    shown = set(result.text.splitlines())
+    assert set(errors) <= shown
+    assert result.compressed_tokens < result.original_tokens / 3
+
+
+def test_places_named_in_words_and_messages_under_carets_are_kept():
+    # A shell linter names the place in words and puts each finding's message under a caret;
+    # an HTML checker prints a line-number gutter over the quoted line.
+    report: list[str] = []
+    must: list[str] = []
+    for n in range(25):
+        place = f"In deploy_{n}.sh line {n * 3 + 2}:"
+        message = f"       ^-- SC20{n % 10}6 (warning): Double quote to prevent globbing and word splitting."
+        report += [place, f'cp $SRC_{n} "$DEST"', message, "", f'Did you mean: cp "$SRC_{n}" "$DEST"', ""]
+        must += [place, message]
+    for n in range(15):
+        gutter = f'      L{n + 4} |<link rel=stylesheet href="style_{n}.css">'
+        message = "               ^ The value of attribute [ rel ] must be in double quotes. (attr-value-double-quotes)"
+        report += [f"   site/page_{n}.html", gutter, message]
+        must += [gutter, message]
+    kept = _kept("\n".join(_chatter(40) + report) + "\n")
+    assert set(must) <= kept
+
+
+def test_frames_in_code_without_a_file_are_places():
+    # doctest and the interactive prompt run code that has no file: their frames still say where.
+    frames = [f'      File "<doctest textutils.fn_{n}[{n % 3}]>", line 1, in <module>' for n in range(12)]
+    report: list[str] = []
+    for n, frame in enumerate(frames):
+        report += [
+            "*" * 70,
+            f'File "textutils.py", line {n * 10 + 5}, in textutils.fn_{n}',
+            "Failed example:",
+            f"    fn_{n}('')",
+            "Exception raised:",
+            "    Traceback (most recent call last):",
+            '      File "/usr/lib/python3.11/doctest.py", line 1350, in __run',
+            '        exec(compile(example.source, filename, "single",',
+            frame,
+            f"        fn_{n}('')",
+            f"    ValueError: empty input to fn_{n}",
+        ]
+    kept = _kept("\n".join(_chatter(40) + report + ["***Test Failed*** 12 failures."]) + "\n")
+    assert set(frames) <= kept
+
+
+def test_a_failing_test_marked_with_a_cross_is_kept_in_a_test_runner_report():
+    passing = [f"     ✓ computes total number {n} 1ms" for n in range(200)]
+    failing = [f"     × rejects bad input number {n} when the cart holds {n + 2} items 3ms" for n in range(40)]
+    lines = [" ❯ src/cart.test.js (240 tests | 40 failed) 65ms", *passing[:100], *failing, *passing[100:]]
+    lines += ["", " Test Files  1 failed (1)", "      Tests  40 failed | 200 passed (240)"]
+    kept = _kept("\n".join(lines) + "\n")
+    assert set(failing) <= kept

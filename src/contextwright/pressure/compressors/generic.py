@@ -90,8 +90,9 @@ _FINDING_SHAPES = (
     re.compile(r"^\s*L:\s*\d+\s*\|\s*P:\s*\d+\s*\|"),
     re.compile(r"(?:^|\s)\(\d+,\s?\d+\):?(?:\s|$)"),
     re.compile(r"\w:\[\d+:\d+\]"),  # pylint's duplicate-code places: "==pkg.mod:[12:40]"
+    re.compile(r"^\s*\^[\^~-]*\s+\S+\s+\S"),  # the message under a caret: "  ^-- SC2086 (info): Double quote"
 )
-_FINDING_HINTS = ("==>", "|", "(", ":[")
+_FINDING_HINTS = ("==>", "|", "(", ":[", "^")
 # A header over totals ("Total issues (by severity):") and the counts indented under it ("Low: 18").
 _TOTALS_HEADER = re.compile(r"^\s*(?:Total|TOTAL)\b[^:\d]*:\s*$")
 _COUNT_ITEM = re.compile(r"^\s+[\w ()./-]{1,40}:\s*\d[\d,.]*%?\s*$")
@@ -130,7 +131,12 @@ _LOCATION_TOKEN = re.compile(
     r"(?::\d|\(\d+(?:,\d+)*\)?(?:[:,]|$)|:line$)"
 )
 _FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?[,:]?$")
-_BRACKET_LOCATION = re.compile(r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S|LINE \d+:")
+_BRACKET_LOCATION = re.compile(
+    r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S|LINE \d+:"
+    # Python frames in code with no file ("<doctest m.f[2]>", "<stdin>"), "In deploy.sh line 12:",
+    # and a line-number gutter over the quoted line ("  L12 |<div>").
+    r'|\s*File "<[^"]+>", line \d+|\s*In \S+ line \d+:\s*$|\s*L\d+ *\|'
+)
 _FRAME = re.compile(
     r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
 )
@@ -186,6 +192,11 @@ _FAILURE_WORDS = re.compile(
     r"|cannot|can't|unable to|not permitted|is a directory|no such file|command not found|not found"
     r"|falsifying example|unmet|terminated)\b)"
 )
+# A check that found nothing says so with the same words: "No syntax errors detected in a.php".
+_NO_PROBLEM = re.compile(
+    r"(?i)^\W*(?:no|zero|0) (?:[a-z-]+ ){0,2}(?:errors?|failures?|problems?|issues?|warnings?|conflicts?)"
+    r"(?: were)? (?:detected|found|reported)\b"
+)
 _QUIET_RECORD = re.compile(
     r"^.{0,40}?\b(?:INFO|DEBUG|TRACE|NOTICE|info|debug|trace)\b"
     r"|^\s*(?:\[\s*\d+%\]|(?:Compiling|Checking|Downloading|Downloaded|Building|Installing|Collecting|Fresh) "
@@ -203,6 +214,8 @@ _PATTERN_HINTS = tuple(
         r"\n[ \t]*\[\d",  # [12, 15]: (reek)
         r":[ \t]*\n",  # headers ending in a colon
         r"\nline \d+:",  # psql: LINE 1: SELECT ...
+        r"\n\s*l\d+ *\|",  # a line-number gutter: "  L12 |<div>"
+        r"\nin \S+ line \d",  # shellcheck: "In deploy.sh line 12:"
     )
 )
 
@@ -445,7 +458,7 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
         elif hint and is_warning_line(line):
             marks.must(index)
             follow = _SHOWN_FOLLOWING
-        elif hint and not frame and _FAILURE_WORDS.search(line) and not _quiet(line):
+        elif hint and not frame and _FAILURE_WORDS.search(line) and not _quiet(line) and not _NO_PROBLEM.match(line):
             marks.must(index)
             follow = 0
         elif hint and is_summary_line(line):

@@ -314,7 +314,7 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
         elif _JEST_SKIP.match(line):
             marks.noise(index, "skipped test")
         elif _JEST_BAD.match(line):
-            marks.key(index, KEY_HIGH + 10)
+            marks.must(index)  # a failing test's name: a failure line, whatever the budget
             marks.failed = True
         elif _JEST_FRAME.match(line):
             if located:
