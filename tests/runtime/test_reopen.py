@@ -37,15 +37,6 @@ step = st.one_of(
 )
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/store.db"
-    dsn = request.getfixturevalue("postgres_dsn")
-    schema = request.getfixturevalue("postgres_schema")
-    return f"{dsn}?schema={schema}"
-
-
 class Twins:
     """One session never closed and its twin on a store, reopened by a fresh engine when asked."""
 

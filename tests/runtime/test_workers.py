@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from contextwright.events import AssistantMessage
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.runtime.spec import AgentSpec
 from contextwright.testing.fakes import open_session, sample_agent, sample_model
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/store.db"
-    dsn = request.getfixturevalue("postgres_dsn")
-    schema = request.getfixturevalue("postgres_schema")
-    return f"{dsn}?schema={schema}"
 
 
 def test_a_worker_opened_before_another_pinned_the_plan_serves_the_next_request(store_url):

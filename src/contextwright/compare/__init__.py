@@ -10,7 +10,9 @@ Example::
 See :mod:`contextwright.compare.strategies` for the strategies and what is measured.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from contextwright._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from contextwright.compare.strategies import (
@@ -48,15 +50,7 @@ _LAZY = {
 }  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -13,8 +13,9 @@ Example::
     summary.cache_read_share, summary.cost
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from contextwright._lazy import lazy_exports
 from contextwright.providers.cache_sim.base import (
     CountTokens,
     PriceLookup,
@@ -58,15 +59,7 @@ _LAZY = {
 }  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [
