@@ -248,14 +248,17 @@ def _slot_setters(cls: type, fields: list[dataclasses.Field[Any]]) -> dict[str, 
     """The slot setters of a frozen dataclass whose generated ``__init__`` only sets its fields and calls ``__post_init__``.
 
     That ``__init__`` sets each field through ``object.__setattr__``, which for a slot is
-    the slot's setter; setting them directly skips the keyword call. None when the
-    class has anything else (InitVars, ClassVars, non-init fields, its own __init__, no slots).
+    the slot's setter; setting them directly skips the keyword call. None when the class
+    has anything else (not frozen, InitVars, ClassVars, non-init fields, its own __init__
+    or __new__, no slots).
     """
     params = getattr(cls, "__dataclass_params__", None)
     code = getattr(cls.__dict__.get("__init__"), "__code__", None)
     if (
         params is None
         or not params.init
+        or not params.frozen  # a plain __init__ assigns through the class's own __setattr__
+        or any("__new__" in vars(base) for base in cls.__mro__[:-1])
         or len(fields) != len(getattr(cls, "__dataclass_fields__", {}))
         or code is None
         or code.co_filename != "<string>"  # written in the class body, not generated
