@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from contextwright.canonical import canonical_bytes, canonical_json, plain_canonical_bytes, sha256_tagged
 from contextwright.errors import MalformedPayload, UnknownEventType, UsageError
-from contextwright.events import _schema, _typed_check
+from contextwright.events import _fast_decode, _schema, _typed_check
 from contextwright.events.limits import MAX_PAYLOAD_BYTES, check_payload
 
 P = TypeVar("P")
@@ -70,6 +70,10 @@ def decode_payload(name: str, data: Any) -> Any:
 def decode_stored_payload(name: str, data: Any) -> Any:
     """Decode a payload that already passed the limits on its way into a log (the read path)."""
     cls = payload_class(name)
+    try:
+        return _fast_decode.decode(cls, data)
+    except Exception:  # whatever the fast decoder cannot vouch for, the strict one decides, with the path of any error
+        pass
     try:
         return _schema.decode(cls, data)
     except _schema.SchemaViolation as exc:
