@@ -11,7 +11,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.budget.content_kinds import _SCRIPT_LEADS, CONTENT_KINDS, FEATURES, census, classify
+from contextwright.budget.content_kinds import _SCRIPT_LEADS, CONTENT_KINDS, FEATURES, census, census_between, classify
 
 _ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=200)
 _ANY = st.text(max_size=200)
@@ -94,3 +94,25 @@ def test_classify_typical_payloads() -> None:
     assert classify(census(data)) == "json"
     assert classify(census(logs)) == "logs"
     assert classify(census(cjk)) == "non-latin"
+
+
+_PIECES = st.lists(
+    st.sampled_from(
+        ["\n", "\n", " ", "  ", "\t", "a", "Bq", "7", "123", "-", "{", '"', '":', "é", "Дж", "ً", "中", "😀", "<", "aaaaa"]
+    ),
+    max_size=14,
+).map("".join)
+_LINE = _PIECES.map(lambda text: text.replace("\n", ""))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_LINE, _PIECES, _LINE)
+def test_census_between_equals_the_census_of_the_joined_text(head: str, body: str, tail: str) -> None:
+    # Composed from the body's census, the counts must be exactly those of a full scan, including
+    # newline runs and indents that cross the separators (the estimates, and so requests, depend on it).
+    assert census_between(head, census(body), body, tail) == census(head + "\n" + body + "\n" + tail)
+
+
+def test_census_between_refuses_a_head_or_tail_of_several_lines() -> None:
+    with pytest.raises(ValueError, match="single lines"):
+        census_between("a\nb", census("x"), "x", "c")

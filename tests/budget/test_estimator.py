@@ -144,13 +144,11 @@ def test_memo_keys_long_payloads_by_digest_and_short_ones_by_text() -> None:
 
 
 def test_a_memo_hit_skips_the_model_lookup_and_bad_models_are_still_refused(monkeypatch) -> None:
-    import contextwright.budget.estimator as estimator_module
-
     e = HeuristicEstimator()
     first = e.estimate(TEXT, model="gpt-4o")
     looked_up: list[str] = []
-    real = estimator_module.profile_for
-    monkeypatch.setattr(estimator_module, "profile_for", lambda model: looked_up.append(model) or real(model))
+    real = est_mod.profile_for
+    monkeypatch.setattr(est_mod, "profile_for", lambda model: looked_up.append(model) or real(model))
     assert e.estimate(TEXT, model="gpt-4o") == first and looked_up == []
     for bad in ("", "   "):
         with pytest.raises(UsageError):
@@ -251,3 +249,16 @@ def test_prefix_is_exact_where_a_tokenizer_exists(o200k) -> None:  # type: ignor
     assert isinstance(prefix_estimator("gpt-4o", fallback=fallback), ExactEstimator)
     assert prefix_estimator("claude-sonnet-4-5", fallback=fallback) is fallback
     assert prefix_estimator("mystery", fallback=fallback) is fallback
+
+
+def test_a_text_wrapped_in_a_first_and_last_line_reuses_the_census_of_its_inside(monkeypatch: pytest.MonkeyPatch) -> None:
+    inside = "\n  indented line with code();\n" + "error: 42 failed at x.py:7\n" * 100
+    wrapped = '<cw-data id="0123" trust="untrusted" ref=":7">\n' + inside + '\n</cw-data id="0123">'
+    expected = HeuristicEstimator(memo_size=0).estimate(wrapped, model="gpt-4o")
+    e = HeuristicEstimator()
+    e.estimate(inside, model="gpt-4o")
+    scanned: list[str] = []
+    real = est_mod.census
+    monkeypatch.setattr(est_mod, "census", lambda text: scanned.append(text) or real(text))
+    assert e.estimate(wrapped, model="gpt-4o") == expected
+    assert inside not in scanned and wrapped not in scanned  # only the first and last lines were scanned

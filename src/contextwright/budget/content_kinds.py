@@ -189,6 +189,38 @@ def census(text: str) -> CharCensus:
     return CharCensus(counts=tuple(counts))
 
 
+_BLANK_LINES: Final = _INDEX["blank_lines"]
+_INDENTED_LINES: Final = _INDEX["indented_lines"]
+_NEWLINES: Final = _INDEX["newlines"]
+_CHARS: Final = _INDEX["chars"]
+
+
+def census_between(head: str, body: CharCensus, body_text: str, tail: str) -> CharCensus:
+    """The census of ``head + "\n" + body_text + "\n" + tail`` from ``body``, the census of ``body_text``.
+
+    ``head`` and ``tail`` hold no newline (the first and the last line). A newline belongs
+    to no class that forms runs, so every count of the three pieces adds up; only the
+    newline shapes that cross a separator (blank and indented lines) and the fixed first
+    count need a correction. Only ``head`` and ``tail`` are scanned.
+    """
+    if "\n" in head or "\n" in tail:
+        raise ValueError("head and tail must be single lines")
+    counts = [a + b + c for a, b, c in zip(census(head).counts, body.counts, census(tail).counts, strict=True)]
+    counts[0] = 1
+    counts[_CHARS] += 2
+    counts[_NEWLINES] += 2
+    # Non-overlapping "\n\n" counts floor(run / 2) per newline run; a separator lengthens the body's
+    # leading and trailing runs by one (the whole body, when it is only newlines, by two).
+    if body_text.strip("\n"):
+        lead = len(body_text) - len(body_text.lstrip("\n"))
+        trail = len(body_text) - len(body_text.rstrip("\n"))
+        counts[_BLANK_LINES] += lead % 2 + trail % 2
+    else:
+        counts[_BLANK_LINES] += 1
+    counts[_INDENTED_LINES] += body_text.startswith(("  ", "\t")) + tail.startswith(("  ", "\t"))
+    return CharCensus(counts=tuple(counts))
+
+
 def _punct_changes(raw: bytes, n_punct: int, punct_runs: int) -> int:
     # Runs of one repeated mark ("-----", "=====") are single tokens up to dozens of
     # characters, while mixed runs ("});", "\"},{") split; so count adjacent punctuation

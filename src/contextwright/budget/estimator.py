@@ -45,6 +45,7 @@ from contextwright.budget.content_kinds import (
     CharCensus,
     ContentKind,
     census,
+    census_between,
     classify,
 )
 from contextwright.budget.reconcile import Reconciler
@@ -73,6 +74,10 @@ DEFAULT_MEMO_SIZE: Final[int] = 4096
 MEMO_TEXT_KEY_CHARS: Final[int] = 16_384
 """Texts up to this length key the memo themselves (a str caches its own hash), longer ones by digest."""
 """How many raw estimates a :class:`HeuristicEstimator` keeps by default."""
+CENSUS_REUSE_MIN_CHARS: Final[int] = 1024
+"""Censuses of texts at least this long are kept, so a text that wraps one in a first and last line scans only those."""
+CENSUS_MEMO_CHARS: Final[int] = 8_000_000
+"""At most this many characters of text key kept censuses (the texts are held, not copied)."""
 
 
 @runtime_checkable
@@ -228,6 +233,8 @@ class HeuristicEstimator:
         """How many raw estimates were answered from the memo."""
         self.memo_misses = 0
         """How many raw estimates were computed."""
+        self._censuses: OrderedDict[str, CharCensus] = OrderedDict()
+        self._census_chars = 0
 
     @property
     def exact(self) -> bool:
@@ -256,10 +263,10 @@ class HeuristicEstimator:
         if not text:
             return 0.0
         if key is None:
-            counts = census(text)
+            counts = self._census(text)
             self.memo_misses += 1
             return profile.raw(counts, checked if checked is not None else classify(counts))
-        counts = census(text)
+        counts = self._census(text)
         value = profile.raw(counts, checked if checked is not None else classify(counts))
         with self._lock:
             self.memo_misses += 1
@@ -267,6 +274,30 @@ class HeuristicEstimator:
             if len(self._memo) > self._memo_size:
                 self._memo.popitem(last=False)
         return value
+
+    def _census(self, text: str) -> CharCensus:
+        """``census(text)``; a long text whose lines between its first and last were counted before
+        (a tool output inside its envelope) scans only those two lines. Exact either way."""
+        if not self._memo_size or len(text) < CENSUS_REUSE_MIN_CHARS:
+            return census(text)
+        counts = None
+        first, last = text.find("\n"), text.rfind("\n")
+        if first < last:
+            body = text[first + 1 : last]
+            with self._lock:
+                inner = self._censuses.get(body)
+            if inner is not None:
+                counts = census_between(text[:first], inner, body, text[last + 1 :])
+        if counts is None:
+            counts = census(text)
+        with self._lock:
+            if len(text) <= CENSUS_MEMO_CHARS // 8 and text not in self._censuses:
+                self._censuses[text] = counts
+                self._census_chars += len(text)
+                while self._census_chars > CENSUS_MEMO_CHARS:
+                    old, _ = self._censuses.popitem(last=False)
+                    self._census_chars -= len(old)
+        return counts
 
     def raw_estimate(self, text: str, *, model: str, kind: str | None = None) -> int:
         """Return the uncorrected estimate, rounded up; feed this to the reconciler."""
@@ -289,6 +320,8 @@ class HeuristicEstimator:
         """Forget every memoized raw estimate."""
         with self._lock:
             self._memo.clear()
+            self._censuses.clear()
+            self._census_chars = 0
 
     def __len__(self) -> int:
         """Number of memoized raw estimates."""

@@ -272,7 +272,7 @@ class Folder:
     def surface(self) -> Surface:
         """The surface of every event applied so far (the same object until another event is applied)."""
         if self._surface is None:
-            self._surface = replace(self._state.surface(), echoes=self._echoes.update(()))
+            self._surface = self._state.surface(echoes=self._echoes.update(()))
         return self._surface
 
 
@@ -298,6 +298,8 @@ class _Fold:
     has_reasoning: bool = False
     """Some answer so far carried signed reasoning (until then, changes need no staleness check)."""
     repeats: _RepeatMarker = field(default_factory=lambda: _RepeatMarker())
+    pruned_frozen: frozenset[str] = frozenset()
+    stale_frozen: frozenset[int] = frozenset()
     """Repeat marking, kept across surfaces so each marks only what changed since the last."""
 
     def apply(self, event: Event) -> None:
@@ -471,10 +473,15 @@ class _Fold:
             ArtifactEntry(seq=event.seq, ref=event.ref, declared=payload, current_step=payload.current_step, stage=self.stage_id)
         )
 
-    def surface(self) -> Surface:
+    def surface(self, echoes: Mapping[str, tuple[Echo, ...]] | None = None) -> Surface:
         """The surface at the last folded event (deferred entries go last, then repeats are marked)."""
-        ordered, repeats = self.repeats.mark(self.entries + self.deferred, self.pruned)
+        ordered, repeats = self.repeats.mark(self.entries + self.deferred if self.deferred else self.entries, self.pruned)
         open_exchange = ordered[self.open_index] if self.open_index is not None else None
+        # Both sets only grow: the frozen copies of the last surface serve while their sizes hold.
+        if len(self.pruned) != len(self.pruned_frozen):
+            self.pruned_frozen = frozenset(self.pruned)
+        if len(self.stale_reasoning) != len(self.stale_frozen):
+            self.stale_frozen = frozenset(self.stale_reasoning)
         return Surface(
             session_id=self.session_id,
             entries=tuple(ordered),
@@ -482,10 +489,11 @@ class _Fold:
             seed_seq=self.seed,
             requests_built=self.requests,
             summary_depth=self.depth,
-            pruned_calls=frozenset(self.pruned),
+            pruned_calls=self.pruned_frozen,
             open_stage=self.stage,
             dedupe_hits=repeats + self.replaced_versions,
-            stale_reasoning=frozenset(self.stale_reasoning),
+            echoes={} if echoes is None else echoes,
+            stale_reasoning=self.stale_frozen,
             open_exchange=open_exchange if isinstance(open_exchange, Exchange) else None,
         )
 
@@ -633,7 +641,7 @@ class _RepeatMarker:
             self.shown.append(marked.shown)
         if self.scratch:
             return self._from_scratch(entries, pruned)
-        return self.shown[:], self.hits
+        return self.shown, self.hits  # the caller copies it into the surface's tuple
 
     def _affected_from(self, entries: list[Entry], start: int) -> int | None:
         """The first position whose marks may change when ``entries[start:]`` replace the marked ones (None: mark from scratch)."""
