@@ -6,24 +6,15 @@ import random
 import statistics
 
 from contextwright.assembly.assemble import VolatileTail, render_messages
-from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.plan.budgets import BudgetConfig
-from contextwright.runtime.engine import Engine
 from contextwright.runtime.relief import Relief
-from contextwright.testing.fakes import TEST_SECRET, sample_agent, sample_model
+from contextwright.testing.fakes import open_session
 
 
 def _run(session_id: str, *, turns: int = 40) -> tuple[list[str], list[str]]:
-    """A pressured session: the sha256 of every request and the relief passes it took.
-
-    Soft pressure from a third of the window: a pruning pass is asked for on most requests
-    (pruning runs only under window pressure) and most decline, as in a long session near its limit.
-    """
+    """A pressured session: the sha256 of every request and the relief passes it took."""
     rng = random.Random(5)
-    engine = Engine.open("memory://", clock=FixedClock("2026-03-01T22:30:00Z"), secret=TEST_SECRET)
-    budgets = BudgetConfig(soft_pressure=0.35)
-    session = engine.session(session_id, agent=sample_agent(), model=sample_model(16_000), budgets=budgets)
+    _, session, _ = open_session(session_id, window=16_000)
     for turn in range(turns):
         session.user(f"Turn {turn}: run the checks for module {turn % 7}.")
         session.next_request()

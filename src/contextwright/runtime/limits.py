@@ -12,10 +12,5 @@ POINTER_STUB_TOKENS = 40
 RESULT_FLOOR_TOKENS = 256
 """The least a new tool result may show, however little room the tool-result share has left."""
 
-RESULT_SHARE_FLOOR = 8
-"""A new tool result may always show an eighth of the tool-result share (B2), even when the share
-is full: past the share, results are pruned back by the next relief pass (window pressure), not
-shown as bare floors until then."""
-
 ENVELOPE_TOKENS = 45
 """About what an envelope's two tag lines cost, in tokens."""

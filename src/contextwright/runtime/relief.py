@@ -172,15 +172,12 @@ class Relief:
             # keeping its bounded views saves no cache read, so measure afresh.
             self._bounded = False
             result = self._try_build(plan, allocation, tail)
-        # The tool-result share (B2) is a budget: a quarter of the body limit, not of this request.
-        # It is kept at entry, where a new result is bounded to the room the share has left
-        # (runtime/tool_calls.py) at no cache cost, and by every pass under window pressure,
-        # which prunes the oldest results back below it. Without pressure, results past the
-        # share take no room that history needs, and a pass would rewrite every cached block
-        # after its first change for nothing (docs/architecture.md, "tool-result share").
-        # Passes go deep, so that they are rare; the renderers keep a cache marker in front of
-        # the first result a pass may change, so a pass rewrites only what follows it.
-        if result is None or result.pressure != "none":
+        # The tool-result share (B2) binds on every build. Most of it is kept at entry: a new
+        # result is bounded to the room the share has left (runtime/tool_calls.py), which costs
+        # no cache read. What entry cannot keep (the floor a result always shows) is pruned here,
+        # oldest first and deep, so that passes are rare; the renderers keep a cache marker in
+        # front of the first result a pass may change, so a pass rewrites only what follows it.
+        if result is None or result.pressure != "none" or result.tool_results_over_share:
             result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True)
             if pruned:
                 relief.append("tool_results_to_pointers")
@@ -329,8 +326,7 @@ class Relief:
     def _prune(self, plan: ContextPlan, allocation: Allocation, *, must: bool = False, deep: bool = False) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
-        Called under window pressure only. Results over their share (B2) are always pruned.
-        Otherwise, unless the body does
+        Results over their share (B2) are always pruned. Otherwise, unless the body does
         not fit at all (``must``), a pass runs only when it can shed at least half the
         tool-result budget: small passes would cost a cache miss for little gain, round
         after round. When it does not fit and the pass must

@@ -39,13 +39,7 @@ from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ToolCallUnknown,
 )
-from contextwright.runtime.limits import (
-    ENVELOPE_TOKENS,
-    FORCED_REVOCATION,
-    RESULT_FLOOR_TOKENS,
-    RESULT_SHARE_FLOOR,
-    UNTRUSTED,
-)
+from contextwright.runtime.limits import ENVELOPE_TOKENS, FORCED_REVOCATION, RESULT_FLOOR_TOKENS, UNTRUSTED
 from contextwright.runtime.per_entry import PerEntry
 from contextwright.runtime.relief import visible_tool_result_tokens
 
@@ -120,8 +114,8 @@ class ToolCalls:
         """The tool's policy, tightened to the room the tool-result share (B2) has left.
 
         A new result is new content at the end of the request, so bounding it costs no
-        cache read; the floor keeps a result useful. Results past the share are pruned in
-        one batch by the next relief pass under window pressure (runtime/relief.py).
+        cache read; the floor keeps a result useful, and when even the floor does not fit
+        the next build prunes older results in one batch (runtime/relief.py).
         """
         policy = self.core.agent.output_policy(tool_name)
         plan = self.core.planner().current
@@ -134,9 +128,8 @@ class ToolCalls:
             - ENVELOPE_TOKENS
         )
         # Half the room, not all of it: results shrink as the share fills, so a pruning pass
-        # (a cache break) comes only after many of them. Never less than an eighth of the share:
-        # past it, the next relief pass under window pressure prunes the oldest results back.
-        limit_tokens = max(RESULT_FLOOR_TOKENS, share // RESULT_SHARE_FLOOR, min(share, room) // 2)
+        # (a cache break) comes only after many of them.
+        limit_tokens = max(RESULT_FLOOR_TOKENS, min(share, room) // 2)
         # Three characters per token is a conservative conversion for code and logs.
         return replace(
             policy,
