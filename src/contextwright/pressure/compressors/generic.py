@@ -33,6 +33,7 @@ import itertools
 import re
 from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NOISE, NORMAL, Marks
 
@@ -361,13 +362,31 @@ def _without_rail(lines: Sequence[str]) -> Sequence[str]:
     return [line[len(rail) + 1 :] if line.startswith(rail) else line for line in lines]
 
 
-def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
+@dataclass(frozen=True, slots=True)
+class LineView:
+    """The probe lines as the shape passes read them (without a rail), with their hint flags.
+
+    Built once per output by :func:`view_of` and shared by the passes below: both the rail
+    and the hint flags depend on the text alone, not on the marks the passes change.
+    """
+
+    lines: Sequence[str]
+    hinted: bytearray
+
+
+def view_of(lines: Sequence[str]) -> LineView:
+    """The :class:`LineView` of ``lines``."""
+    plain = _without_rail(lines)
+    return LineView(plain, _hinted(plain))
+
+
+def apply_needles(view: LineView, marks: Marks) -> bool:
     """Protect failures, warnings, locations, totals and what follows them; True if a failure showed.
 
     Only lines the kind's rules left alone are looked at: a line those rules ranked or
     named (a detail line inside a failure, a style finding, a passing test) keeps its rank.
     """
-    lines = _without_rail(lines)
+    lines, hinted = view.lines, view.hinted
     saw_failure = False
     follow = 0
     previous: int | None = None  # the last non-blank line
@@ -375,7 +394,6 @@ def apply_needles(lines: Sequence[str], marks: Marks) -> bool:
     # .NET, JavaScript); in Python the last frame before the exception line is.
     located = True
     last_frame: int | None = None
-    hinted = _hinted(lines)
     # A failure's detail may go on in labelled values ("Expected:" and the lines indented
     # under it, "Got:", perl's "#   got: '4'"), which the two following lines do not cover.
     # A label that already headed ordinary records ("Trying:" before each doctest example)
@@ -546,7 +564,7 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
                     marks.must(index)
 
 
-def protect_own_locations(lines: Sequence[str], marks: Marks) -> None:
+def protect_own_locations(view: LineView, marks: Marks) -> None:
     """Make every line that names a place in a file a must line, whatever rank a kind's rules gave it.
 
     A note, a finding's ``--> file:line``, a frame (every frame of a stack, in the
@@ -554,7 +572,7 @@ def protect_own_locations(lines: Sequence[str], marks: Marks) -> None:
     got there; a note in a system header is part of the diagnostic that led there. Noise
     stays noise.
     """
-    lines = _without_rail(lines)
+    lines = view.lines
     for index, line in enumerate(lines):
         priority = marks.priority[index]
         if priority >= MUST or priority == NOISE or not is_location_line(line) or _INCLUDE_CHAIN.match(line):
@@ -590,7 +608,7 @@ def label_diff_bodies(lines: Sequence[str], marks: Marks) -> None:
             marks.label(index, DIFF_LINE)
 
 
-def protect_findings(lines: Sequence[str], marks: Marks) -> None:
+def protect_findings(view: LineView, marks: Marks) -> None:
     """Make every line that is a finding by its shape a must line, whatever rank a kind's rules gave it.
 
     The kind's rules and :func:`apply_needles` decide what they recognise; this floor is
@@ -599,8 +617,7 @@ def protect_findings(lines: Sequence[str], marks: Marks) -> None:
     linter's file header over findings that give only ``line:col``). Noise, quoted
     source, diff bodies and stack frames keep their rank: frames have rules of their own.
     """
-    lines = _without_rail(lines)
-    hinted = _hinted(lines)
+    lines, hinted = view.lines, view.hinted
     for index, line in enumerate(lines):
         priority = marks.priority[index]
         if priority != NOISE and "otal" in line and _TOTALS_HEADER.match(line):

@@ -205,11 +205,12 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     analyser(probes, marks)
     if kind not in _DATA_KINDS:
         generic.label_diff_bodies(probes, marks)
-    needle_failure = generic.apply_needles(probes, marks)
+    view = generic.view_of(probes)
+    needle_failure = generic.apply_needles(view, marks)
     if kind in _OWN_LOCATION_KINDS:
-        generic.protect_own_locations(probes, marks)
+        generic.protect_own_locations(view, marks)
     if kind not in _DATA_KINDS and kind not in _TEST_KINDS:
-        generic.protect_findings(probes, marks)
+        generic.protect_findings(view, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
