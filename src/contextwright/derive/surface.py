@@ -298,9 +298,11 @@ class _Fold:
     has_reasoning: bool = False
     """Some answer so far carried signed reasoning (until then, changes need no staleness check)."""
     repeats: _RepeatMarker = field(default_factory=lambda: _RepeatMarker())
-    pruned_frozen: frozenset[str] = frozenset()
-    stale_frozen: frozenset[int] = frozenset()
     """Repeat marking, kept across surfaces so each marks only what changed since the last."""
+    pruned_frozen: frozenset[str] = frozenset()
+    """The last surface's frozen copy of ``pruned``, reused while the set has not grown."""
+    stale_frozen: frozenset[int] = frozenset()
+    """The last surface's frozen copy of ``stale_reasoning``, reused while the set has not grown."""
 
     def apply(self, event: Event) -> None:
         """Fold one event; event types that do not change the visible history only move ``upto``."""

@@ -77,28 +77,18 @@ def _passthrough(tp: Any) -> frozenset[type]:
     return frozenset()
 
 
-def _fast_none(data: Any) -> None:
-    if data is not None:
-        raise Unproven
-    return None
+def _exact(tp: type) -> FastDecoder:
+    """A decoder for values of exactly ``tp``, which the strict decoder returns unchanged."""
+
+    def decode_exact(data: Any) -> Any:
+        if type(data) is not tp:
+            raise Unproven  # a subclass (bool for int) or another type: the strict decoder decides
+        return data
+
+    return decode_exact
 
 
-def _fast_str(data: Any) -> str:
-    if type(data) is not str:
-        raise Unproven
-    return data
-
-
-def _fast_int(data: Any) -> int:
-    if type(data) is not int:
-        raise Unproven
-    return data
-
-
-def _fast_bool(data: Any) -> bool:
-    if type(data) is not bool:
-        raise Unproven
-    return data
+_fast_none = _exact(type(None))
 
 
 def _fast_float(data: Any) -> float:
@@ -107,7 +97,7 @@ def _fast_float(data: Any) -> float:
     return data
 
 
-_SCALARS: dict[Any, FastDecoder] = {str: _fast_str, int: _fast_int, bool: _fast_bool, float: _fast_float}
+_SCALARS: dict[Any, FastDecoder] = {str: _exact(str), int: _exact(int), bool: _exact(bool), float: _fast_float}
 
 
 def _literal_decoder(allowed: tuple[Any, ...]) -> FastDecoder:
