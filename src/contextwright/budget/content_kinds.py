@@ -228,10 +228,11 @@ def _punct_changes(raw: bytes, n_punct: int, punct_runs: int) -> int:
     # exactly where neighbours are equal; big-int XOR keeps this a C-level scan.
     if n_punct < 2:
         return 0
-    kept = b"\x00" + raw.translate(_T_PUNCT_KEEP) + b"\x00"
-    shifted_xor = int.from_bytes(kept[:-1], "big") ^ int.from_bytes(kept[1:], "big")
-    equal_pairs = shifted_xor.to_bytes(len(kept) - 1, "big").count(0)
-    zeros = len(kept) - n_punct
+    # The punctuation with a zero byte on either side: as a big-endian number, the leading zero
+    # adds nothing and the trailing one is a shift, so one conversion gives both neighbours.
+    punct = int.from_bytes(raw.translate(_T_PUNCT_KEEP), "big")
+    equal_pairs = (punct ^ (punct << 8)).to_bytes(len(raw) + 1, "big").count(0)
+    zeros = len(raw) + 2 - n_punct
     equal_zero_pairs = zeros - (punct_runs + 1)  # the zero runs sit between punctuation runs
     equal_punct_pairs = equal_pairs - equal_zero_pairs
     return (n_punct - punct_runs) - equal_punct_pairs

@@ -26,6 +26,7 @@ Model families map to calibration profiles:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -184,7 +185,18 @@ _CL100K_MODEL = re.compile(r"^(?:gpt-4|gpt-3\.5|gpt-35|text-embedding-3|text-emb
 
 def profile_for(model: str) -> CalibrationProfile:
     """Return the calibration profile of ``model`` (unknown families get the most conservative)."""
-    name = _model_name(model)
+    if type(model) is str:
+        # A session asks with the same few names again and again: the answer depends on the name alone.
+        return _profile_of_name(model)
+    return _profile_of(_model_name(model))
+
+
+@functools.lru_cache(maxsize=256)
+def _profile_of_name(model: str) -> CalibrationProfile:
+    return _profile_of(_model_name(model))
+
+
+def _profile_of(name: str) -> CalibrationProfile:
     if _O200K_MODEL.match(name):
         return O200K
     if _CL100K_MODEL.match(name):
