@@ -336,10 +336,24 @@ def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = f
     return "generic"
 
 
+_REMEMBERED_CHARS = 16_384
+"""Kinds of outputs up to this long are remembered: an agent reads the same short output
+again and again (a file, a status), and a few hundred of them stay a few megabytes."""
+
+
 def detect_kind(text: str, *, exclude: Collection[str] = ()) -> str:
     """The kind of tool output ``text`` looks like (one of ``KINDS``; ``generic`` when unsure).
 
     ``exclude`` names kinds that may not be chosen: what the rest of the detector does
     with a format it has no rule for.
     """
-    return detect_lines(text, normalize_lines(text), exclude=frozenset(exclude))
+    excluded = frozenset(exclude)
+    if type(text) is str and len(text) <= _REMEMBERED_CHARS:
+        return _remembered_kind(text, excluded)
+    return detect_lines(text, normalize_lines(text), exclude=excluded)
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered_kind(text: str, exclude: frozenset[str]) -> str:
+    # The kind is a function of the text and the exclusions alone.
+    return detect_lines(text, normalize_lines(text), exclude=exclude)
