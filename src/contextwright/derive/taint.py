@@ -57,6 +57,8 @@ UNTRUSTED: frozenset[TrustLevel] = frozenset({"tool", "external_untrusted"})
 _WORD = re.compile(r"\w+")
 _ASCII_WORD_BYTES = bytes(byte if chr(byte).isalnum() or byte == 0x5F else 0x20 for byte in range(128)) + b" " * 128
 """ASCII word bytes kept, every other byte a space."""
+_ASCII_BYTES = bytes(range(128))
+"""Every ASCII byte: deleting them leaves the bytes of a text's other characters."""
 _RANK: dict[str, int] = {level: rank for rank, level in enumerate(TRUST_LEVELS)}
 _LEAST_UNTRUSTED_RANK = min(_RANK[level] for level in UNTRUSTED)
 """A source of this rank never takes over a window: every indexed window is at least as untrusted."""
@@ -208,6 +210,11 @@ def _folded_words(text: str) -> list[str]:
         # In ASCII text a word is a run of [A-Za-z0-9_]: every other byte becomes a space and a split
         # finds the same words as the regex, in a few C passes instead of the regex engine.
         return text.lower().encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+    raw = text.encode("utf-8", "surrogatepass")
+    if not any(map(_WORD.match, set(raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")))):
+        # No character outside ASCII is a word character (a tool output's "→" or box drawing):
+        # they only separate words, as the spaces the table turns their bytes into do.
+        return raw.translate(_ASCII_WORD_BYTES).decode("ascii").lower().split()
     return [word.casefold() for word in _WORD.findall(text)]
 
 
