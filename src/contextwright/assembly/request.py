@@ -9,7 +9,7 @@ telemetry and ``inspect`` never have to guess. Renderers turn a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextwright.canonical import canonical_json, sha256_tagged
@@ -186,9 +186,9 @@ def request_shell(
 
     Between them stand the messages' canonical JSON joined by commas (see :func:`canonical_request`)."""
     if request.metadata:  # its keys could look like the slots below: encode the shell whole
-        shell = canonical_json(_plain(replace(request, messages=())))
+        shell = canonical_json(_plain_emptied(request, ("messages",)))
     else:
-        bare = canonical_json(_plain(replace(request, messages=(), system=(), tools=())))
+        bare = canonical_json(_plain_emptied(request, ("messages", "system", "tools")))
         if not bare.endswith(_PREFIX_SLOTS):  # the request's own fields are fixed, so only a changed shape lands here
             raise AssertionError("the canonical request does not end with its system and tools keys")
         system, tools = encode_prefix(request)
@@ -199,7 +199,18 @@ def request_shell(
     return f'{head},"messages":[', f"]{rest}"
 
 
+def _plain_emptied(request: NeutralRequest, emptied: tuple[str, ...]) -> dict[str, Any]:
+    """``_plain(replace(request, **{name: () for name in emptied}))``, without building the copy."""
+    return {name: [] if name in emptied else _plain(getattr(request, name)) for name in request.__dataclass_fields__}
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Types whose values are plain as they are (most of a message's values: asked first, they skip the attribute probes)."""
+
+
 def _plain(value: Any) -> Any:
+    if type(value) in _SCALARS:
+        return value
     if hasattr(value, "__dataclass_fields__"):
         return {name: _plain(getattr(value, name)) for name in value.__dataclass_fields__}
     if isinstance(value, (list, tuple)):
