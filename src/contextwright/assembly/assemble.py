@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from contextwright.assembly.bounded import bounded_view, item_cap
@@ -615,6 +615,7 @@ def _prefix(plan: ContextPlan, secret: bytes) -> tuple[tuple[SystemBlock, ...], 
     return system, tools, prefix_sha256(system, tools)
 
 
+@lru_cache(maxsize=64, typed=True)  # typed: True and 1 encode differently, so they must not share an entry
 def cache_key(session_id: str, epoch: int) -> str:
     """A stable cache-routing key per (session, epoch) that does not reveal the session id."""
     return "cw-" + content_hash([session_id, epoch]).split(":", 1)[1][:32]
