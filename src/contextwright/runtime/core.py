@@ -231,7 +231,11 @@ class SessionCore:
         with a real tokenizer; otherwise it is a raw estimate too (measured uncorrected at plan
         time), and joins the estimated part."""
         model_id = plan.model.id
-        body = body_tokens(messages, self._raw_estimates.counter(self.estimator, model_id, factor=1.0), self.render_memo)
+        # Without a correction, the build's own counter is a raw one, and the memo already holds its sums.
+        raw = self._estimates.current(self.estimator, model_id, factor=1.0)
+        if raw is None:
+            raw = self._raw_estimates.counter(self.estimator, model_id, factor=1.0)
+        body = body_tokens(messages, raw, self.render_memo)
         counted = self.counted_prefix(plan.epoch)
         if counted is not None:
             return counted, body

@@ -39,6 +39,13 @@ class EstimateMemo:
         self._counts.age()
         return self._counts
 
+    def current(self, estimator: TokenEstimator, model: str, *, factor: float) -> Callable[[str], int] | None:
+        """The counter the last :meth:`counter` call handed out, if it was for this estimator, model and factor
+        (it counts what a new one would; asking does not age its counts)."""
+        if self._counts is not None and self._state == (id(estimator), model, factor):
+            return self._counts
+        return None
+
 
 class _Counts:
     """A pure counter's results by text object, for the texts of this and the last build."""
