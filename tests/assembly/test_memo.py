@@ -84,3 +84,18 @@ def test_the_resumed_hash_equals_the_hash_of_the_whole_canonical_request():
     for variant in variants:
         assert memo.sha256(variant) == variant.sha256() == sha256_tagged(canonical_json(variant.to_dict()))
     engine.close()
+
+
+def test_the_current_counter_is_the_last_one_handed_out_for_the_same_state():
+    counts = EstimateMemo()
+    estimator = HeuristicEstimator()
+    assert counts.current(estimator, "claude-sonnet-4-6", factor=1.0) is None
+    counter = counts.counter(estimator, "claude-sonnet-4-6", factor=1.0)
+    assert counts.current(estimator, "claude-sonnet-4-6", factor=1.0) is counter
+    assert counts.current(estimator, "claude-sonnet-4-6", factor=1.25) is None
+    assert counts.current(estimator, "gpt-4.1", factor=1.0) is None
+    assert counts.current(HeuristicEstimator(), "claude-sonnet-4-6", factor=1.0) is None
+    text = "counted once"
+    assert counter(text) == counts.current(estimator, "claude-sonnet-4-6", factor=1.0)(text)
+    assert counts.counter(estimator, "claude-sonnet-4-6", factor=1.25) is not counter
+    assert counts.current(estimator, "claude-sonnet-4-6", factor=1.0) is None

@@ -153,3 +153,14 @@ def test_ascii_words_are_the_regex_s_words(text: str) -> None:
 def test_ascii_and_unicode_texts_fold_words_alike() -> None:
     assert _folded_words("Run_Tests NOW: x1\x1c\x1fy\ttab") == ["run_tests", "now", "x1", "y", "tab"]
     assert _folded_words("Straße ÉCOLE x") == ["strasse", "école", "x"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(["a", "Z", "_", "7", " ", "\n", "→", "─", "—", "“", "\ud800", "é", "K", "Ⅳ", "ß"]), max_size=80
+    )
+)
+def test_texts_with_non_word_characters_outside_ascii_split_as_the_regex_does(text: str) -> None:
+    # Without a word character outside ASCII, the byte table splits such a text; with one, the regex does.
+    assert _folded_words(text) == [word.casefold() for word in re.findall(r"\w+", text)]

@@ -264,3 +264,15 @@ def test_public_surface_is_pinned():
         "normalize",
         "strip_ansi",
     }
+
+
+def test_a_remembered_kind_is_the_kind_detected_afresh() -> None:
+    from contextwright.pressure.compressors.detect import _REMEMBERED_CHARS, detect_kind, detect_lines
+
+    git_status = "On branch main\nnothing to commit, working tree clean\n"
+    long_status = git_status + "x" * _REMEMBERED_CHARS  # over the bound: detected every time, never remembered
+    for text in (git_status, git_status, long_status, long_status):
+        for exclude in ((), ("git-status",), ("git-status",), ()):
+            fresh = detect_lines(text, normalize_lines(text), exclude=frozenset(exclude))
+            assert detect_kind(text, exclude=exclude) == fresh
+    assert detect_kind(git_status) == "git-status" and detect_kind(git_status, exclude=["git-status"]) != "git-status"
