@@ -9,12 +9,16 @@ import pytest
 
 from contextwright.clock import FixedClock
 from contextwright.compare import (
+    CACHE_RULES,
     CEILING,
     MODEL_CALL_PACE,
+    SLIDE_TO,
     STRATEGIES,
+    CacheRules,
     TokenCounter,
     aggregate,
     baseline_requests,
+    cache_rules_named,
     compare,
     compare_transcript,
     comparison_rows,
@@ -152,7 +156,7 @@ def test_the_sliding_window_fits_but_loses_the_task(small, large):
     assert sliding.overflows == 0 and sliding.peak_request_tokens <= _limit(SMALL)
     assert sliding.task_visible is not None and sliding.task_visible < 0.5
     assert large["sliding_window"].task_visible == 1.0
-    # Sliding on every call once full: little of the history is read back.
+    # Each trim rewrites the history after the system prompt: less is read back than keeping all.
     assert sliding.cache_read_share < small[CEILING].cache_read_share
 
 
@@ -302,3 +306,60 @@ def test_cache_rules_of_one_date_apply_to_every_strategy():
     assert earlier[CEILING].usage == by_request[CEILING].usage
     assert later[CEILING].usage.cache_read_tokens > by_request[CEILING].usage.cache_read_tokens
     assert later[CEILING].usage.total_input == by_request[CEILING].usage.total_input
+
+
+def _trims(sent) -> list[int]:
+    """Indices of requests whose messages are not an extension of the previous request's."""
+
+    def plain(body):
+        return [[{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]] for m in body["messages"]]
+
+    out = []
+    for i in range(1, len(sent)):
+        before, now = plain(sent[i - 1].body), plain(sent[i].body)
+        shared = before[:-1]  # the last message may grow by merged blocks
+        if now[: len(shared)] != shared:
+            out.append(i)
+    return out
+
+
+def test_the_sliding_window_trims_in_one_step_then_appends():
+    sent = baseline_requests(session(), "sliding_window", window=SMALL)
+    trims = _trims(sent)
+    counter = TokenCounter()
+    limit = _limit(SMALL)
+    assert trims, "thirty 6,000-character reads overflow a 16k window"
+    # Once full it does not slide on every call: a trim makes room for several appends.
+    assert len(trims) <= (len(sent) - trims[0]) / 2
+    for i in trims:
+        body = sent[i].body
+        tokens = sum(counter.block(b) for b in body["system"]) + sum(counter.block(t) for t in body.get("tools", ()))
+        tokens += sum(counter.block(b) for m in body["messages"] for b in m["content"])
+        assert tokens <= SLIDE_TO * limit
+
+
+def test_lenient_cache_rules_read_across_gaps_and_short_prefixes():
+    # Twelve minutes between calls: every entry expires under the documented rules.
+    transcript = session(turns=6, chars=400, gap=timedelta(minutes=12))
+    documented = compare_transcript(transcript, window=LARGE, strategies=(CEILING,))[0]
+    lenient = compare_transcript(transcript, window=LARGE, strategies=(CEILING,), cache_rules=cache_rules_named("lenient"))[0]
+    assert documented.usage.cache_read_tokens == 0
+    assert lenient.usage.cache_read_tokens > 0.5 * lenient.usage.total_input
+    assert lenient.usage.total_input == documented.usage.total_input
+    assert CACHE_RULES["documented"] == CacheRules()
+
+
+def test_cache_rule_sets_refuse_what_they_cannot_mean():
+    with pytest.raises(UsageError, match="unknown cache rules"):
+        cache_rules_named("strict")
+    with pytest.raises(UsageError, match="no minimum to date"):
+        cache_rules_named("lenient", rules_on=date(2026, 11, 30))
+    assert cache_rules_named("documented", rules_on=date(2026, 11, 30)).rules_on == date(2026, 11, 30)
+    with pytest.raises(UsageError, match="not both"):
+        compare_transcript(
+            session(turns=2),
+            window=LARGE,
+            strategies=(CEILING,),
+            cache_rules=CacheRules(),
+            cache_rules_on=date(2026, 11, 30),
+        )
