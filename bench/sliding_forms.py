@@ -9,7 +9,8 @@ The sliding-window baseline (:mod:`contextwright.compare.strategies`) replayed w
 trim depths and limits: dropping one group at a time (a trim to 100% of the limit, sliding
 on nearly every call once full: the baseline's form before 2026-12-01), down to half (the
 baseline now) or a third of the limit; the limit is the window minus the output reserve, or
-the whole window (a client that counts only the prompt against it). Each form is simulated
+the whole window (a client that counts only the prompt against it), or 17,000 tokens (about the
+largest request the engine sends at 32k, to see what request size alone is worth). Each form is simulated
 under the documented cache rules and the lenient ones (no minimum cacheable length, no
 expiry; :mod:`contextwright.compare.cache_rules`) with exact o200k counts, on the same
 timeline; costs are relative to the append-only ceiling under the same rules. "Over" counts
@@ -37,13 +38,15 @@ from contextwright.models import anthropic, with_window
 from contextwright.providers.cache_sim import SimRequest
 from contextwright.testing.corpus import corpus_path, missing_reason
 
-# (label, share of the limit a trim goes down to, limit: None for window minus output reserve, 0 for the whole window)
+# (label, share of the limit a trim goes down to, limit: None for window minus output reserve, 0 for the whole
+# window, else that many tokens)
 FORMS: tuple[tuple[str, float, int | None], ...] = (
     ("one group per call, window minus reserve", 1.0, None),
     ("down to half, window minus reserve (the baseline)", 0.5, None),
     ("down to a third, window minus reserve", 0.3, None),
     ("down to half, whole window", 0.5, 0),
     ("down to a third, whole window", 0.3, 0),
+    ("down to half, limit 17,000 (about the engine's peak at 32k)", 0.5, 17_000),
 )
 
 
@@ -74,7 +77,7 @@ def main() -> None:
         runs = {CEILING: baseline_requests(transcript, CEILING)}
         for label, slide_to, limit in FORMS:
             runs[label] = sliding_window_requests(
-                transcript, window=args.window, slide_to=slide_to, input_limit=limit or (args.window if limit == 0 else None)
+                transcript, window=args.window, slide_to=slide_to, input_limit=args.window if limit == 0 else limit
             )
         for rules in CACHE_RULES.values():
             for label, sent in runs.items():
