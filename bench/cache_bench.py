@@ -28,9 +28,9 @@ names the choice.
 ``--cache-rules lenient`` runs the simulator without a minimum cacheable length and
 without expiry (:mod:`contextwright.compare.cache_rules`). Those are not the provider's
 rules; they are the ones under which our append-only ceiling reads what issue 15's outside
-measurement reports for its own (93.4% at 200k) and our sliding window comes close to its
-figures at 32k, so a run with them shows where each strategy likely stands in that
-measurement. The lookback, the breakpoints and what is billed as a write are unchanged:
+measurement reports for its own (93.4% at 200k), and a sliding window of the form that
+measurement likely used comes close to its 32k figures (``bench/sliding_forms.py``), so a
+run with them shows where each strategy likely stands in that measurement. The lookback, the breakpoints and what is billed as a write are unchanged:
 an unlimited lookback moved no figure.
 
 Every strategy, Contextwright included, is counted by one counter: exact o200k

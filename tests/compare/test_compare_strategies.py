@@ -24,6 +24,7 @@ from contextwright.compare import (
     comparison_rows,
     engine_requests,
     exact_counting_available,
+    sliding_window_requests,
     timeline_of,
 )
 from contextwright.errors import UsageError
@@ -332,10 +333,12 @@ def test_the_sliding_window_trims_in_one_step_then_appends():
     # Once full it does not slide on every call: a trim makes room for several appends.
     assert len(trims) <= (len(sent) - trims[0]) / 2
     for i in trims:
-        body = sent[i].body
-        tokens = sum(counter.block(b) for b in body["system"]) + sum(counter.block(t) for t in body.get("tools", ()))
-        tokens += sum(counter.block(b) for m in body["messages"] for b in m["content"])
-        assert tokens <= SLIDE_TO * limit
+        assert _request_tokens(sent[i].body, counter) <= SLIDE_TO * limit
+
+
+def _request_tokens(body, counter) -> int:
+    tokens = sum(counter.block(b) for b in body["system"]) + sum(counter.block(t) for t in body.get("tools", ()))
+    return tokens + sum(counter.block(b) for m in body["messages"] for b in m["content"])
 
 
 def test_lenient_cache_rules_read_across_gaps_and_short_prefixes():
@@ -363,3 +366,20 @@ def test_cache_rule_sets_refuse_what_they_cannot_mean():
             cache_rules=CacheRules(),
             cache_rules_on=date(2026, 11, 30),
         )
+
+
+def test_sliding_window_forms_for_measuring_how_its_form_matters():
+    transcript = session()
+    one_at_a_time = sliding_window_requests(transcript, window=SMALL, slide_to=1.0)
+    default = sliding_window_requests(transcript, window=SMALL)
+    assert [s.body for s in default] == [s.body for s in baseline_requests(transcript, "sliding_window", window=SMALL)]
+    # Dropping one group at a time slides on every call once full.
+    first = _trims(one_at_a_time)[0]
+    assert _trims(one_at_a_time) == list(range(first, len(one_at_a_time)))
+    assert len(_trims(default)) < len(_trims(one_at_a_time))
+    counter = TokenCounter()
+    tight = sliding_window_requests(transcript, window=SMALL, input_limit=8_000)
+    sizes = [_request_tokens(s.body, counter) for s in tight]
+    assert max(sizes) <= 8_000 < max(_request_tokens(s.body, counter) for s in default)
+    with pytest.raises(UsageError, match="slide_to"):
+        sliding_window_requests(transcript, window=SMALL, slide_to=0)
