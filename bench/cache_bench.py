@@ -65,6 +65,7 @@ from contextwright.compare import (
     CEILING,
     COUNTINGS,
     STRATEGIES,
+    CacheRules,
     StrategyResult,
     StrategyRow,
     TokenCounter,
@@ -246,12 +247,12 @@ class MissRun:
     """What the cache-miss breakdowns read from their command line."""
 
     windows: list[int]
-    rules_on: date | None
+    rules: CacheRules
     transcripts: list[tuple[str, Transcript]]
 
 
 def miss_run(description: str | None) -> MissRun:
-    """Parse the options the miss breakdowns share (``--quick``, ``--windows``, ``--cache-rules-on``) and load the corpus."""
+    """Parse the options the miss breakdowns share (``--quick``, ``--windows``, the cache rules) and load the corpus."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
     parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
@@ -261,12 +262,17 @@ def miss_run(description: str | None) -> MissRun:
         type=cache_rules_date,
         help="as in bench/cache_bench.py (default: each request's date)",
     )
+    parser.add_argument("--cache-rules", choices=CACHE_RULES, default="documented", help="as in bench/cache_bench.py")
     args = parser.parse_args()
+    try:
+        rules = cache_rules_named(args.cache_rules, rules_on=args.cache_rules_on)
+    except UsageError as exc:
+        parser.error(str(exc))
     traces = corpus_path("traces")
     if traces is None:
         raise SystemExit(f"skipped: {missing_reason('traces')}")
     windows = [int(w) for w in args.windows.split(",")]
-    return MissRun(windows=windows, rules_on=args.cache_rules_on, transcripts=load_traces(traces, quick=args.quick))
+    return MissRun(windows=windows, rules=rules, transcripts=load_traces(traces, quick=args.quick))
 
 
 def _targets(rows: dict[int, list[StrategyRow]]) -> list[str]:
