@@ -4,6 +4,7 @@ Run from the repository root:
 
     python bench/cache_misses.py                       # 32k and 200k, every transcript
     python bench/cache_misses.py --windows 32000 --quick
+    python bench/cache_misses.py --cache-rules lenient     # no minimum, no expiry (see cache_bench.py)
 
 The engine's requests (the same ones ``bench/cache_bench.py`` prices) go through the
 offline Anthropic cache simulator with exact o200k counts. Each request is compared
@@ -26,13 +27,13 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from datetime import date, timedelta
+from datetime import timedelta
 
 from cache_bench import miss_run
 
-from contextwright.compare import TokenCounter, engine_requests
+from contextwright.compare import CacheRules, TokenCounter, engine_requests
 from contextwright.importers.model import Transcript
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, anthropic_rules_for, render_anthropic_blocks
+from contextwright.providers.cache_sim import SimRequest, anthropic_rules_for, render_anthropic_blocks
 
 LIFETIME = timedelta(minutes=5)
 LOOKBACK = 20
@@ -46,12 +47,12 @@ def main() -> None:
     for window in run.windows:
         totals: dict[str, int] = defaultdict(int)
         for transcript in transcripts:
-            _split(transcript, window, counter, totals, rules_on=run.rules_on)
+            _split(transcript, window, counter, totals, rules=run.rules)
         _print(window, len(transcripts), totals)
 
 
-def _split(transcript: Transcript, window: int, counter: TokenCounter, totals: dict[str, int], *, rules_on: date | None) -> None:
-    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False, rules_on=rules_on)
+def _split(transcript: Transcript, window: int, counter: TokenCounter, totals: dict[str, int], *, rules: CacheRules) -> None:
+    simulator = rules.simulator(counter)
     previous = None
     for sent in engine_requests(transcript, window=window):
         blocks = render_anthropic_blocks(sent.body)
@@ -73,11 +74,13 @@ def _split(transcript: Transcript, window: int, counter: TokenCounter, totals: d
             totals[f"{kind}: new"] += usage.total_input - shared
             unread = max(0, shared - usage.cache_read_tokens)
             if unread:
-                minimum = anthropic_rules_for(str(sent.body["model"])).min_cacheable_on(rules_on or sent.at.date())
+                minimum = rules.min_cacheable_tokens
+                if minimum is None:
+                    minimum = anthropic_rules_for(str(sent.body["model"])).min_cacheable_on(rules.rules_on or sent.at.date())
                 reachable = [w for w in before_written if w < common and tokens[w] > usage.cache_read_tokens]
                 if shared < minimum:
                     cause = CAUSES[0]
-                elif sent.at - before_at >= LIFETIME:
+                elif rules.expiry and sent.at - before_at >= LIFETIME:
                     cause = CAUSES[1]
                 elif reachable and not any(0 <= b - w < LOOKBACK for w in reachable for b in simulated.breakpoints):
                     cause = CAUSES[2]

@@ -12,6 +12,8 @@ relaxed: the minimum cacheable length forced to 1,024 or to 0 (``min_cacheable_t
 and no expiry (every request re-timed at the fixed pace untimed transcripts get, so no gap
 reaches the 5-minute lifetime). A ceiling measured elsewhere that is higher than ours by
 about the sum of these is a simulator without those rules, not a better strategy.
+``python bench/cache_bench.py --cache-rules lenient`` applies the last row's rules to every
+strategy.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ Run from the repository root:
 
     python bench/relief_misses.py                      # 32k and 200k, every transcript
     python bench/relief_misses.py --windows 32000 --quick
+    python bench/relief_misses.py --cache-rules lenient     # no minimum, no expiry (see cache_bench.py)
 
 The engine's requests (the ones ``bench/cache_bench.py`` prices) go through the offline
 Anthropic cache simulator with exact o200k counts, and so do the append-only ceiling's.
@@ -21,13 +22,12 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from datetime import date
 
 from cache_bench import miss_run
 
 from contextwright.assembly.assemble import BOUNDED_YIELD
-from contextwright.compare import CEILING, SentRequest, TokenCounter, baseline_requests, engine_requests
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
+from contextwright.compare import CEILING, CacheRules, SentRequest, TokenCounter, baseline_requests, engine_requests
+from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
 
 LABELS = ("first", "append", BOUNDED_YIELD, "tool_results_to_pointers", "compaction")
 
@@ -38,11 +38,11 @@ def main() -> None:
     counter = TokenCounter(counting="o200k")
     ceiling: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for kind, transcript in transcripts:
-        _tally(baseline_requests(transcript, CEILING), counter, ceiling[kind], window=None, rules_on=run.rules_on)
+        _tally(baseline_requests(transcript, CEILING), counter, ceiling[kind], window=None, rules=run.rules)
     for window in run.windows:
         per_format: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for kind, transcript in transcripts:
-            _tally(engine_requests(transcript, window=window), counter, per_format[kind], window=window, rules_on=run.rules_on)
+            _tally(engine_requests(transcript, window=window), counter, per_format[kind], window=window, rules=run.rules)
         _print(window, per_format, ceiling)
 
 
@@ -56,9 +56,9 @@ def _label(sent: SentRequest, first: bool) -> str:
 
 
 def _tally(
-    requests: tuple[SentRequest, ...], counter: TokenCounter, totals: dict[str, int], *, window: int | None, rules_on: date | None
+    requests: tuple[SentRequest, ...], counter: TokenCounter, totals: dict[str, int], *, window: int | None, rules: CacheRules
 ) -> None:
-    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False, rules_on=rules_on)
+    simulator = rules.simulator(counter)
     before: list[str] | None = None
     for sent in requests:
         blocks = render_anthropic_blocks(sent.body)

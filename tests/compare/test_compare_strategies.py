@@ -9,17 +9,22 @@ import pytest
 
 from contextwright.clock import FixedClock
 from contextwright.compare import (
+    CACHE_RULES,
     CEILING,
     MODEL_CALL_PACE,
+    SLIDE_TO,
     STRATEGIES,
+    CacheRules,
     TokenCounter,
     aggregate,
     baseline_requests,
+    cache_rules_named,
     compare,
     compare_transcript,
     comparison_rows,
     engine_requests,
     exact_counting_available,
+    sliding_window_requests,
     timeline_of,
 )
 from contextwright.errors import UsageError
@@ -152,7 +157,7 @@ def test_the_sliding_window_fits_but_loses_the_task(small, large):
     assert sliding.overflows == 0 and sliding.peak_request_tokens <= _limit(SMALL)
     assert sliding.task_visible is not None and sliding.task_visible < 0.5
     assert large["sliding_window"].task_visible == 1.0
-    # Sliding on every call once full: little of the history is read back.
+    # Each trim rewrites the history after the system prompt: less is read back than keeping all.
     assert sliding.cache_read_share < small[CEILING].cache_read_share
 
 
@@ -302,3 +307,79 @@ def test_cache_rules_of_one_date_apply_to_every_strategy():
     assert earlier[CEILING].usage == by_request[CEILING].usage
     assert later[CEILING].usage.cache_read_tokens > by_request[CEILING].usage.cache_read_tokens
     assert later[CEILING].usage.total_input == by_request[CEILING].usage.total_input
+
+
+def _trims(sent) -> list[int]:
+    """Indices of requests whose messages are not an extension of the previous request's."""
+
+    def plain(body):
+        return [[{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]] for m in body["messages"]]
+
+    out = []
+    for i in range(1, len(sent)):
+        before, now = plain(sent[i - 1].body), plain(sent[i].body)
+        shared = before[:-1]  # the last message may grow by merged blocks
+        if now[: len(shared)] != shared:
+            out.append(i)
+    return out
+
+
+def test_the_sliding_window_trims_in_one_step_then_appends():
+    sent = baseline_requests(session(), "sliding_window", window=SMALL)
+    trims = _trims(sent)
+    counter = TokenCounter()
+    limit = _limit(SMALL)
+    assert trims, "thirty 6,000-character reads overflow a 16k window"
+    # Once full it does not slide on every call: a trim makes room for several appends.
+    assert len(trims) <= (len(sent) - trims[0]) / 2
+    for i in trims:
+        assert _request_tokens(sent[i].body, counter) <= SLIDE_TO * limit
+
+
+def _request_tokens(body, counter) -> int:
+    tokens = sum(counter.block(b) for b in body["system"]) + sum(counter.block(t) for t in body.get("tools", ()))
+    return tokens + sum(counter.block(b) for m in body["messages"] for b in m["content"])
+
+
+def test_lenient_cache_rules_read_across_gaps_and_short_prefixes():
+    # Twelve minutes between calls: every entry expires under the documented rules.
+    transcript = session(turns=6, chars=400, gap=timedelta(minutes=12))
+    documented = compare_transcript(transcript, window=LARGE, strategies=(CEILING,))[0]
+    lenient = compare_transcript(transcript, window=LARGE, strategies=(CEILING,), cache_rules=cache_rules_named("lenient"))[0]
+    assert documented.usage.cache_read_tokens == 0
+    assert lenient.usage.cache_read_tokens > 0.5 * lenient.usage.total_input
+    assert lenient.usage.total_input == documented.usage.total_input
+    assert CACHE_RULES["documented"] == CacheRules()
+
+
+def test_cache_rule_sets_refuse_what_they_cannot_mean():
+    with pytest.raises(UsageError, match="unknown cache rules"):
+        cache_rules_named("strict")
+    with pytest.raises(UsageError, match="no minimum to date"):
+        cache_rules_named("lenient", rules_on=date(2026, 11, 30))
+    assert cache_rules_named("documented", rules_on=date(2026, 11, 30)).rules_on == date(2026, 11, 30)
+    with pytest.raises(UsageError, match="not both"):
+        compare_transcript(
+            session(turns=2),
+            window=LARGE,
+            strategies=(CEILING,),
+            cache_rules=CacheRules(),
+            cache_rules_on=date(2026, 11, 30),
+        )
+
+
+def test_sliding_window_forms_for_measuring_how_its_form_matters():
+    transcript = session()
+    one_at_a_time = sliding_window_requests(transcript, window=SMALL, slide_to=1.0)
+    default = sliding_window_requests(transcript, window=SMALL)
+    assert [s.body for s in default] == [s.body for s in baseline_requests(transcript, "sliding_window", window=SMALL)]
+    # Dropping one group at a time slides on every call once full.
+    first = _trims(one_at_a_time)[0]
+    assert _trims(one_at_a_time) == list(range(first, len(one_at_a_time)))
+    assert len(_trims(default)) < len(_trims(one_at_a_time))
+    counter = TokenCounter()
+    tight = sliding_window_requests(transcript, window=SMALL, input_limit=8_000)
+    sizes = [_request_tokens(s.body, counter) for s in tight]
+    assert max(sizes) <= 8_000 < max(_request_tokens(s.body, counter) for s in default)
+    with pytest.raises(UsageError, match="slide_to"):
+        sliding_window_requests(transcript, window=SMALL, slide_to=0)

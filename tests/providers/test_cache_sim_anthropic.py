@@ -185,6 +185,16 @@ class TestLifetimes:
         assert send(s, T0 + timedelta(minutes=59), body, tokens).usage.cache_read_tokens == 1200
         assert send(s, T0 + timedelta(minutes=59) + timedelta(hours=1), body, tokens).usage.cache_read_tokens == 0
 
+    def test_without_expiry_an_entry_outlives_any_gap_and_is_still_billed_as_a_5m_write(self) -> None:
+        # The rule set of simulators without lifetimes, for comparing with their figures.
+        body, tokens = body_with_blocks(12, {11: EPH}), per_block(12)
+        s = sim(expiry=False)
+        assert send(s, T0, body, tokens).usage.cache_write_5m_tokens == 1200
+        assert send(s, T0 + timedelta(days=3), body, tokens).usage.cache_read_tokens == 1200
+        with_expiry = sim()
+        send(with_expiry, T0, body, tokens)
+        assert send(with_expiry, T0 + timedelta(days=3), body, tokens).usage.cache_read_tokens == 0
+
     def test_parallel_requests_each_pay_the_write(self) -> None:
         body, tokens = body_with_blocks(12, {11: EPH}), per_block(12)
         s = sim()

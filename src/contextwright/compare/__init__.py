@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING
 from contextwright._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from contextwright.compare.cache_rules import CACHE_RULES, CacheRules, cache_rules_named
     from contextwright.compare.strategies import (
         CEILING,
         COUNTINGS,
         DEFAULT_MODEL,
+        SLIDE_TO,
         STRATEGIES,
         SentRequest,
         StrategyResult,
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
         comparison_rows,
         engine_requests,
         exact_counting_available,
+        sliding_window_requests,
     )
     from contextwright.compare.timeline import MODEL_CALL_PACE, ModelCall, Timeline, timeline_of
 
@@ -40,12 +43,13 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(
         (
-            "CEILING", "COUNTINGS", "DEFAULT_MODEL", "STRATEGIES", "SentRequest", "StrategyResult", "StrategyRow",
+            "CEILING", "COUNTINGS", "DEFAULT_MODEL", "SLIDE_TO", "STRATEGIES", "SentRequest", "StrategyResult", "StrategyRow",
             "TokenCounter", "aggregate", "baseline_requests", "compare", "compare_transcript", "compare_windows",
-            "comparison_rows", "engine_requests", "exact_counting_available",
+            "comparison_rows", "engine_requests", "exact_counting_available", "sliding_window_requests",
         ),
         "contextwright.compare.strategies",
     ),
+    **dict.fromkeys(("CACHE_RULES", "CacheRules", "cache_rules_named"), "contextwright.compare.cache_rules"),
     **dict.fromkeys(("MODEL_CALL_PACE", "ModelCall", "Timeline", "timeline_of"), "contextwright.compare.timeline"),
 }  # fmt: skip
 
@@ -54,11 +58,14 @@ __getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [
+    "CACHE_RULES",
     "CEILING",
     "COUNTINGS",
     "DEFAULT_MODEL",
     "MODEL_CALL_PACE",
+    "SLIDE_TO",
     "STRATEGIES",
+    "CacheRules",
     "ModelCall",
     "SentRequest",
     "StrategyResult",
@@ -67,11 +74,13 @@ __all__ = [
     "TokenCounter",
     "aggregate",
     "baseline_requests",
+    "cache_rules_named",
     "compare",
     "compare_transcript",
     "compare_windows",
     "comparison_rows",
     "engine_requests",
     "exact_counting_available",
+    "sliding_window_requests",
     "timeline_of",
 ]

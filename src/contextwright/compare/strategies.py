@@ -20,9 +20,13 @@ The strategies:
     often wired. The changing block sits before the history, so no history entry
     is ever read again.
 ``sliding_window``
-    Drops the oldest whole groups (a user turn, or a tool call with its results) until
-    the request fits ``window - output reserve``; breakpoints on the system prompt and
-    the last message. Once full it slides on nearly every call.
+    Appends until a request would pass ``window - output reserve``, then drops the
+    oldest whole groups (a user turn, or a tool call with its results) until it fills at
+    most :data:`SLIDE_TO` of that limit, and appends again; breakpoints on the system
+    prompt and the ends of the last two messages. Trimming in one large step is the
+    usual form (a condenser that keeps the recent half): the history is rewritten once
+    per trim instead of on nearly every call once the window is full, as a window that
+    drops one group at a time would.
 ``summarize_at_threshold``
     When a request passes :data:`SUMMARY_AT` of the input limit, everything but the
     most recent :data:`SUMMARY_KEEP` messages (rounded to whole groups) is replaced
@@ -62,7 +66,9 @@ names the counter, and every report states it.
 Cache rules: the simulator applies each model's minimum cacheable length as in effect
 on each request's date. ``cache_rules_on`` applies one date's rules to every request of
 every strategy instead (a replay of old logs on a current model at today's prices; see
-:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`).
+:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`). ``cache_rules``
+takes a whole rule set (:mod:`contextwright.compare.cache_rules`: the documented rules,
+or the lenient ones an outside measurement used), the same for every strategy.
 
 Overflowing requests of keep-all strategies are still simulated as if the provider
 accepted them, so their cost shows what keeping everything would cost.
@@ -81,13 +87,14 @@ from typing import Any, Final, Literal
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
+from contextwright.compare.cache_rules import CacheRules
 from contextwright.compare.nonces import reproducible_secret, transcript_digest
 from contextwright.compare.timeline import Timeline, Unit, timeline_of
 from contextwright.errors import UsageError
 from contextwright.importers.model import Transcript
 from contextwright.log import open_log
 from contextwright.models import ResolvedModel, anthropic, with_window
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
+from contextwright.providers.cache_sim import SimRequest
 from contextwright.providers.usage import Usage
 from contextwright.replay import replay, visible_in
 from contextwright.runtime.engine import Engine
@@ -96,6 +103,7 @@ __all__ = [
     "CEILING",
     "COUNTINGS",
     "DEFAULT_MODEL",
+    "SLIDE_TO",
     "STRATEGIES",
     "SUMMARY_AT",
     "SUMMARY_KEEP",
@@ -113,6 +121,7 @@ __all__ = [
     "compare_windows",
     "comparison_rows",
     "engine_requests",
+    "sliding_window_requests",
 ]
 
 DEFAULT_MODEL: Final = "claude-sonnet-4-6"
@@ -128,6 +137,8 @@ STRATEGIES: Final[tuple[str, ...]] = (
     "contextwright",
 )
 """Every strategy, in report order."""
+SLIDE_TO: Final = 0.5
+"""Share of the input limit the sliding window trims down to once a request would pass the limit."""
 SUMMARY_AT: Final = 0.8
 """Share of the input limit (window minus output reserve) at which the summarizer fires."""
 SUMMARY_KEEP: Final = 6
@@ -306,13 +317,15 @@ def compare_transcript(
     sent_by_engine: Sequence[SentRequest] | None = None,
     counter: TokenCounter | None = None,
     cache_rules_on: date | None = None,
+    cache_rules: CacheRules | None = None,
 ) -> tuple[StrategyResult, ...]:
     """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed).
 
     ``sent_by_engine`` gives the requests the engine really sent for this transcript (a
     recorded session): the Contextwright row then prices those, instead of a fresh replay.
     ``cache_rules_on`` applies the simulator's cache rules of that date to every request
-    (:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`'s ``rules_on``).
+    (:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`'s ``rules_on``);
+    ``cache_rules`` gives a whole rule set instead (not both).
     """
     return compare_windows(
         transcript,
@@ -323,6 +336,7 @@ def compare_transcript(
         sent_by_engine=sent_by_engine,
         counter=counter,
         cache_rules_on=cache_rules_on,
+        cache_rules=cache_rules,
     )[window]
 
 
@@ -336,6 +350,7 @@ def compare_windows(
     sent_by_engine: Sequence[SentRequest] | None = None,
     counter: TokenCounter | None = None,
     cache_rules_on: date | None = None,
+    cache_rules: CacheRules | None = None,
 ) -> dict[int, tuple[StrategyResult, ...]]:
     """:func:`compare_transcript` at several windows; window-independent strategies are simulated once.
 
@@ -349,6 +364,7 @@ def compare_windows(
         raise UsageError("give at least one window size")
     if sent_by_engine is not None and len(windows) != 1:
         raise UsageError("requests sent by the engine belong to one window; compare one window at a time")
+    rules = _rules(cache_rules, cache_rules_on)
     counter = counter or TokenCounter(model_id)
     timeline = timeline_of(transcript)
     models = {w: with_window(anthropic(model_id), w) for w in windows}
@@ -358,7 +374,7 @@ def compare_windows(
         if name in wanted:
             # Keeping everything does not depend on the window (only max_tokens differs, and the
             # simulator ignores it for these models): simulate once, count overflows per window.
-            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter, cache_rules_on)
+            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter, rules)
     out: dict[int, tuple[StrategyResult, ...]] = {}
     for window in windows:
         model = models[window]
@@ -368,13 +384,13 @@ def compare_windows(
             if name in shared:
                 simulated, unbuilt = shared[name], 0
             elif name == "contextwright" and sent_by_engine is not None:
-                simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter, cache_rules_on), 0
+                simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter, rules), 0
             elif name == "contextwright":
                 run = _contextwright(transcript, timeline, model, seed=seed)
-                simulated, unbuilt = _simulate(run, counter, cache_rules_on), run.unbuilt
+                simulated, unbuilt = _simulate(run, counter, rules), run.unbuilt
             else:
                 run = _BUILDERS[name](timeline, model, counter)
-                simulated, unbuilt = _simulate(run, counter, cache_rules_on), run.unbuilt
+                simulated, unbuilt = _simulate(run, counter, rules), run.unbuilt
             # The ceiling has no window: it shows the best case, not a deployable strategy.
             over = 0 if name == CEILING else sum(1 for total in simulated.totals if total > limit)
             results[name] = replace(_result(name, simulated, overflows=over + unbuilt), counting=counter.counting)
@@ -448,11 +464,20 @@ def compare(
     seed: int = 0,
     counter: TokenCounter | None = None,
     cache_rules_on: date | None = None,
+    cache_rules: CacheRules | None = None,
 ) -> list[StrategyRow]:
     """Every strategy on every transcript at ``window``, aggregated per strategy, with one counter."""
     counter = counter or TokenCounter(model_id)
     return aggregate(
-        compare_transcript(t, window=window, model_id=model_id, seed=seed, counter=counter, cache_rules_on=cache_rules_on)
+        compare_transcript(
+            t,
+            window=window,
+            model_id=model_id,
+            seed=seed,
+            counter=counter,
+            cache_rules_on=cache_rules_on,
+            cache_rules=cache_rules,
+        )
         for t in transcripts
     )
 
@@ -475,6 +500,27 @@ def baseline_requests(
     return _BUILDERS[name](timeline_of(transcript), model, TokenCounter(model_id)).sent
 
 
+def sliding_window_requests(
+    transcript: Transcript,
+    *,
+    window: int,
+    slide_to: float = SLIDE_TO,
+    input_limit: int | None = None,
+    model_id: str = DEFAULT_MODEL,
+) -> tuple[SentRequest, ...]:
+    """The sliding window's requests with another trim depth or limit, to measure how its form matters.
+
+    ``slide_to`` is the share of the limit a trim goes down to (1.0 drops one group at a time,
+    sliding on nearly every call once full); ``input_limit`` replaces ``window - output reserve``.
+    """
+    if not 0 < slide_to <= 1:
+        raise UsageError(f"slide_to must be in (0, 1], got {slide_to}")
+    model = with_window(anthropic(model_id), window)
+    timeline = timeline_of(transcript)
+    run = _sliding_window(timeline, model, TokenCounter(model_id), slide_to=slide_to, input_limit=input_limit)
+    return run.sent
+
+
 def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[str, Any]]:
     """Plain rows for the HTML report's comparison table (:data:`contextwright.report.html.COMPARISON_COLUMNS`)."""
     return [
@@ -494,9 +540,15 @@ def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[s
 # -- simulation ---------------------------------------------------------------------
 
 
-def _simulate(run: _Run, counter: TokenCounter, cache_rules_on: date | None = None) -> _Simulated:
+def _rules(cache_rules: CacheRules | None, cache_rules_on: date | None) -> CacheRules:
+    if cache_rules is not None and cache_rules_on is not None:
+        raise UsageError("give cache_rules or cache_rules_on, not both (a rule set carries its own date)")
+    return cache_rules or CacheRules(rules_on=cache_rules_on)
+
+
+def _simulate(run: _Run, counter: TokenCounter, rules: CacheRules) -> _Simulated:
     # No window check here: overflows are counted per window by the caller.
-    simulator = AnthropicCacheSimulator(count_tokens=counter, check_context_window=False, rules_on=cache_rules_on)
+    simulator = rules.simulator(counter)
     usage, cost, totals = Usage(), Decimal(0), []
     for sent in run.sent:
         predicted = simulator.request(SimRequest(at=sent.at, body=sent.body))
@@ -558,21 +610,29 @@ def _volatile_after_system(timeline: Timeline, model: ResolvedModel, counter: To
     return _Run(sent=tuple(sent))
 
 
-def _sliding_window(timeline: Timeline, model: ResolvedModel, counter: TokenCounter) -> _Run:
-    limit = model.context_window - model.output_reserve
+def _sliding_window(
+    timeline: Timeline,
+    model: ResolvedModel,
+    counter: TokenCounter,
+    *,
+    slide_to: float = SLIDE_TO,
+    input_limit: int | None = None,
+) -> _Run:
+    limit = input_limit or model.context_window - model.output_reserve
     sizes, fixed, lead = _sizes(timeline, counter)
     sent = []
     start = 0
     for call in timeline.calls:
         units = timeline.units[: call.upto]
-        starts = [i for i in range(start, len(units)) if i == 0 or units[i].group != units[i - 1].group]
-        # Drop whole groups from the front until the request fits; the newest group always stays.
-        for candidate in starts:
-            start = candidate
-            if _size(units, start, sizes, fixed, lead) <= limit:
-                break
+        if _size(units, start, sizes, fixed, lead) > limit:
+            starts = [i for i in range(start, len(units)) if i == 0 or units[i].group != units[i - 1].group]
+            # Drop whole groups from the front down to SLIDE_TO of the limit; the newest group always stays.
+            for candidate in starts:
+                start = candidate
+                if _size(units, start, sizes, fixed, lead) <= slide_to * limit:
+                    break
         messages = _messages(units[start:])
-        _mark_last(messages, 1)
+        _mark_last(messages, 2)
         sent.append(
             _sent(
                 timeline,

@@ -125,6 +125,8 @@ Ttl = Literal["5m", "1h"]
 TTLS: Final[dict[str, timedelta]] = {"5m": timedelta(minutes=5), "1h": timedelta(hours=1)}
 MAX_BREAKPOINTS: Final = 4
 LOOKBACK: Final = 20
+NO_EXPIRY: Final = timedelta(days=36_500)
+"""The lifetime every entry gets when the simulator runs without expiry."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -343,14 +345,19 @@ class AnthropicCacheSimulator:
         context_window: int | None = None,
         check_context_window: bool = True,
         rules_on: date | None = None,
+        expiry: bool = True,
     ) -> None:
         """Configure the simulator; ``min_cacheable_tokens``/``context_window`` override the model table.
 
         ``rules_on`` takes the minimum cacheable length in effect on that date for every
-        request, instead of the one in effect on each request's own date.
+        request, instead of the one in effect on each request's own date. ``expiry=False``
+        keeps every entry for good (no 5-minute or 1-hour lifetime): not the provider's
+        rule, but what simulators without lifetimes measure, for comparing with their figures.
+        Writes are still billed at the TTL their marker asks for.
         """
         self._count_tokens = count_tokens
         self._rules_on = rules_on
+        self._expiry = expiry
         self._price_lookup = price_lookup
         self._scope = scope
         self._min_override = min_cacheable_tokens
@@ -418,7 +425,7 @@ class AnthropicCacheSimulator:
             if cumulative[b] <= a:
                 continue
             key = (*scope, hashes[b])
-            ttl = TTLS[ttl_of[b]]
+            ttl = TTLS[ttl_of[b]] if self._expiry else NO_EXPIRY
             available = at + request.first_token_after
             previous = self._entries.get(key)
             if previous is not None and previous.expires_at > at:
