@@ -645,13 +645,13 @@ class EventLogContract:
         log.append("s", [user("a")], expected_seq=0)
         for seq in (2, 0, -1, True, "1"):
             try:
-                log.put_checkpoint("s", seq=seq, format="f1", body="{}", seal="")  # type: ignore[arg-type]
+                log.put_checkpoint("s", seq=seq, format="f1", body="{}", seal="")  # type: ignore[arg-type]  # wrong on purpose
             except UsageError:
                 continue
             raise AssertionError(f"a checkpoint at seq {seq!r} was accepted")
         for field in ("format", "body", "seal"):
             try:
-                log.put_checkpoint("s", seq=1, **{"format": "f1", "body": "{}", "seal": "", field: b"x"})  # type: ignore[arg-type]
+                log.put_checkpoint("s", seq=1, **{"format": "f1", "body": "{}", "seal": "", field: b"x"})  # type: ignore[arg-type]  # wrong on purpose
             except UsageError:
                 continue
             raise AssertionError(f"a checkpoint with a bytes {field} was accepted")
