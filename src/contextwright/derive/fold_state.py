@@ -39,7 +39,7 @@ from contextwright.events.catalog import (
     ToolResult,
     UserMessage,
 )
-from contextwright.events.registry import decode_payload, encode_payload
+from contextwright.events.registry import decode_stored_payload, encode_payload
 
 FOLD_FORMAT = "fold-1"
 """The layout below; a change to it (or to what a fold keeps) is a new name."""
@@ -100,6 +100,9 @@ def fold_restore(session_id: str, data: Any) -> Folder:
         raise
     except (ContextwrightError, KeyError, TypeError, ValueError) as exc:
         raise CheckpointRejected(f"session {session_id!r}: the fold does not decode: {exc}") from exc
+    except RecursionError:
+        # Nothing the log accepts nests this deep (or the caller's stack is nearly full): a cache miss either way.
+        raise CheckpointRejected(f"session {session_id!r}: the fold nests too deep to decode") from None
     return folder
 
 
@@ -176,8 +179,9 @@ def _result(data: Any) -> ResultEntry:
 
 
 def _payload(cls: type[Any], data: Any) -> Any:
-    # The checked decoder: the limits first, so data that was changed in the store cannot exhaust the stack.
-    payload = decode_payload(cls.TYPE, data)
+    # The read path's decoder (payloads here passed the log's limits when they were appended);
+    # data nested deeper than those limits ends in the RecursionError handled above.
+    payload = decode_stored_payload(cls.TYPE, data)
     if not isinstance(payload, cls):
         raise CheckpointRejected(f"expected a {cls.__name__}, got {type(payload).__name__}")
     return payload
