@@ -19,6 +19,7 @@
     │   ├── IdempotencyConflict                    a used key came back with different content
     │   ├── ArtifactNotFound
     │   ├── StoreNotFound / NotAStore / SchemaTooNew
+    │   ├── CheckpointRejected                     a stored checkpoint cannot stand for its log
     │   └── StorageError                           the database failed
     │       ├── StorageUnavailable                 cannot connect / locked / out of space
     │       └── StorageCorrupted                   the stored bytes are not what was written
@@ -212,6 +213,12 @@ class NotAStore(LogError):
 
 class SchemaTooNew(LogError):
     """The store was written by a newer Contextwright with migrations this one does not know."""
+
+
+class CheckpointRejected(LogError):
+    """A stored checkpoint cannot stand for its log (another format, stale, tampered, undecodable).
+
+    A checkpoint is a cache: whoever meets this folds the log itself instead."""
 
 
 class StorageError(LogError):

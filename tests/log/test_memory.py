@@ -1,3 +1,5 @@
+import dataclasses
+
 from contextwright.clock import FixedClock
 from contextwright.log import InMemoryEventLog
 from contextwright.testing.contract import EventLogContract
@@ -8,6 +10,10 @@ class TestInMemoryEventLog(EventLogContract):
         return InMemoryEventLog(clock=clock)
 
     def tamper(self, log: InMemoryEventLog, what: str, **details) -> None:
+        if what == "checkpoint":
+            kept = log._checkpoints[details["session_id"]]
+            log._checkpoints[details["session_id"]] = dataclasses.replace(kept, **{details["column"]: details["value"]})
+            return
         if what != "artifact":
             raise NotImplementedError  # the in-memory log keeps no counter apart from its rows
         log._artifacts[details["ref"]] = details["content"]

@@ -21,12 +21,14 @@ SHIPPED = {
         3: "sha256:5889c8d636235a90872ba783b1c5cd9eaf9727052a5f800bbb47eb36671f4a04",
         4: "sha256:e688c581fa675718fdfcb49c9b28bff56f3ac4ad4e322a97cc0a313645735aeb",
         5: "sha256:f8520f30a131c4c31bc64542e73972a4f622721012ca4fedc840ae06c02508f6",
+        6: "sha256:d8833cf187901b0832120d81c84e87b877266dbfafed7d6234f57c96912784e3",
     },
     "postgres": {
         1: "sha256:8676b39f04471c2a2bdc7defd8981625da399044e5dadd98ea159b228a735a32",
         2: "sha256:09db9308513bca664c9f075d5b7c17420020fe39d5f1e3a43d9aa895c53e4ce2",
         3: "sha256:d3642232f6162bd970935f1c915d617683f9751aed08f35e4e67cd96f4778a08",
         4: "sha256:ffd83d18741ea3bae36437ec95e5174a195b5b350e233db7d0c0ae3422462f46",
+        5: "sha256:8f5d55f69a0647c759350a2008a7af1572a71ce51bfc422770a390d128e2c876",
     },
 }
 LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}
@@ -81,6 +83,9 @@ def test_sqlite_store_at_an_earlier_version_is_upgraded_and_keeps_its_events(tmp
         log.append("s", [user("new")], expected_seq=1)
         assert log.setting("k", "v") == "v"  # the settings table exists after the upgrade
         assert log.get_artifact(log.put_artifact("full text")) == "full text"
+        # The checkpoints table exists after the upgrade, and a checkpoint of the old events is kept.
+        stored = log.put_checkpoint("s", seq=2, format="f1", body="{}", seal="")
+        assert log.checkpoint("s") == stored and log.verify().ok
 
 
 def test_sqlite_store_from_a_newer_version_is_refused(tmp_path):
@@ -119,6 +124,26 @@ def test_postgres_blank_and_reopened_and_newer(postgres_dsn, postgres_schema):
         conn.execute(f"INSERT INTO {postgres_schema}.cw_migrations VALUES (999, 'future', now())")
     with pytest.raises(SchemaTooNew):
         PostgresEventLog(postgres_dsn, schema=postgres_schema)
+
+
+@pytest.mark.postgres
+def test_postgres_store_at_the_previous_version_gets_the_checkpoints_table(postgres_dsn, postgres_schema):
+    import psycopg
+
+    from contextwright.log.postgres import PostgresEventLog
+
+    previous = _migrations.latest_version(_migrations.POSTGRES) - 1
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
+        log.append("s", [user("old")], expected_seq=0)
+    # Back to the previous version, as a store written before the checkpoints table was.
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {postgres_schema}.cw_checkpoints")
+        conn.execute(f"DELETE FROM {postgres_schema}.cw_migrations WHERE version > %s", (previous,))
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
+        assert log.schema_version() == _migrations.latest_version(_migrations.POSTGRES)
+        assert [e.payload.text for e in log.read("s")] == ["old"]
+        stored = log.put_checkpoint("s", seq=1, format="f1", body="{}", seal="")
+        assert log.checkpoint("s") == stored and log.verify().ok
 
 
 @pytest.mark.postgres

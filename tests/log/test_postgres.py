@@ -34,6 +34,12 @@ class TestPostgresEventLog(EventLogContract):
                 conn.execute(
                     f"UPDATE {self.schema}.cw_artifacts SET content = %s WHERE ref = %s", (details["content"], details["ref"])
                 )
+            elif what == "checkpoint":
+                column = {"body": "body", "head_sha256": "head_sha256", "seq": "seq"}[details["column"]]
+                conn.execute(
+                    f"UPDATE {self.schema}.cw_checkpoints SET {column} = %s WHERE session_id = %s",
+                    (details["value"], details["session_id"]),
+                )
             else:
                 conn.execute(
                     f"UPDATE {self.schema}.cw_sessions SET last_seq = %s WHERE session_id = %s",

@@ -5,7 +5,7 @@ import pytest
 
 from contextwright.clock import FixedClock
 from contextwright.errors import NotAStore, StorageCorrupted, StoreNotFound
-from contextwright.log import open_log
+from contextwright.log import _migrations, open_log
 from contextwright.log.sqlite import SQLiteEventLog
 from contextwright.testing.contract import EventLogContract, user
 
@@ -30,6 +30,11 @@ class TestSQLiteEventLog(EventLogContract):
         conn = sqlite3.connect(log.path)
         if what == "artifact":
             conn.execute("UPDATE cw_artifacts SET content = ? WHERE ref = ?", (details["content"], details["ref"]))
+        elif what == "checkpoint":
+            column = {"body": "body", "head_sha256": "head_sha256", "seq": "seq"}[details["column"]]
+            conn.execute(
+                f"UPDATE cw_checkpoints SET {column} = ? WHERE session_id = ?", (details["value"], details["session_id"])
+            )
         else:
             conn.execute("UPDATE cw_sessions SET last_seq = ? WHERE session_id = ?", (details["seq"], details["session_id"]))
         conn.commit()
@@ -288,7 +293,7 @@ def test_a_version_4_store_keeps_its_open_calls_when_migrated(tmp_path):
     conn.close()
 
     with SQLiteEventLog(path, clock=FixedClock()) as log:
-        assert log.schema_version() == 5
+        assert log.schema_version() == _migrations.latest_version(_migrations.SQLITE)
         assert log._index_state("s")[0] == {"c2": False, 'c"\n3': False}
         assert log.verify().ok
         for call_id, rule in (("c1", "second_tool_result"), ("c9", "unknown_tool_call")):

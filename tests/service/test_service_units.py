@@ -57,7 +57,15 @@ def _subclasses(cls: type) -> set[type]:
 # Errors that mean the server or its store is broken, not the request (an internal problem is
 # right), the client's own error for a problem document, and errors of streaming from a
 # provider, which happens in the caller's process, never in a service request.
-SERVER_SIDE = {"ContextwrightError", "LogError", "StorageError", "StoreNotFound", "NotAStore", "SchemaTooNew"}
+SERVER_SIDE = {
+    "ContextwrightError",
+    "LogError",
+    "StorageError",
+    "StoreNotFound",
+    "NotAStore",
+    "SchemaTooNew",
+    "CheckpointRejected",
+}
 SERVER_SIDE |= {
     "MissingDependencyError",
     "ServiceError",

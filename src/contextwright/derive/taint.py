@@ -12,10 +12,16 @@ The log is read once, in order: each untrusted source adds the hashes of its wor
 windows to an index as it arrives, and each assistant text is checked against that
 index when it arrives (:class:`EchoIndex`). Linear in the text folded; memory grows
 with the distinct untrusted windows, one hash each.
+
+A window's key is the same in every process (words are numbered by a digest, not by
+Python's per-process string hash), so an index can be written down and read back
+(:meth:`EchoIndex.snapshot`, :meth:`EchoIndex.restore`) and go on exactly as the
+index that never stopped.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 from itertools import compress, count, repeat
 from typing import Any
 
+from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import (
     TRUST_LEVELS,
     ArtifactStored,
@@ -59,6 +66,8 @@ _ASCII_WORD_BYTES = bytes(byte if chr(byte).isalnum() or byte == 0x5F else 0x20 
 """ASCII word bytes kept, every other byte a space."""
 _ASCII_BYTES = bytes(range(128))
 """Every ASCII byte: deleting them leaves the bytes of a text's other characters."""
+_MAX_REMEMBERED_WORDS = 1 << 20
+"""Word numbers kept for reuse; past this the memo starts over (the numbers do not change)."""
 _RANK: dict[str, int] = {level: rank for rank, level in enumerate(TRUST_LEVELS)}
 _LEAST_UNTRUSTED_RANK = min(_RANK[level] for level in UNTRUSTED)
 """A source of this rank never takes over a window: every indexed window is at least as untrusted."""
@@ -105,9 +114,8 @@ class EchoIndex:
 
     Untrusted text is indexed by its word windows as it arrives; an assistant text is
     checked against the index when it arrives, so only earlier sources count and its
-    echoes never change afterwards. The index keeps one hash per distinct window
-    (Python's own string hash: results do not depend on its per-process seed except
-    through a collision, which would only ever add an envelope).
+    echoes never change afterwards. The index keeps one 64-bit key per distinct window
+    (a collision would only ever add an envelope); keys do not depend on the process.
     """
 
     def __init__(self) -> None:
@@ -186,6 +194,71 @@ class EchoIndex:
             self._upto = event.seq
         return dict(self._echoes)
 
+    def snapshot(self) -> dict[str, Any]:
+        """The index as plain JSON data: :meth:`restore` gives back one that goes on identically.
+
+        Windows are grouped by the source that holds them, in the order they were indexed
+        (the same log gives the same data); ``keys`` names the window keying, so data from a
+        process that keys windows differently is refused rather than misread."""
+        by_source: dict[tuple[TrustLevel, str], list[int]] = {}
+        for key, value in self._windows.items():
+            by_source.setdefault(value, []).append(key)
+        return {
+            "keys": window_keying(),
+            "upto": self._upto,
+            "sources": [[trust, ref, keys] for (trust, ref), keys in by_source.items()],
+            "echoes": [[ref, [[e.start, e.end, e.trust, e.source_ref] for e in echoes]] for ref, echoes in self._echoes.items()],
+        }
+
+    @classmethod
+    def restore(cls, data: Any) -> EchoIndex:
+        """The index :meth:`snapshot` wrote; :class:`CheckpointRejected` for anything else."""
+        try:
+            if not isinstance(data, dict) or data.get("keys") != window_keying():
+                raise CheckpointRejected("the echo index was keyed differently")
+            index = cls()
+            upto = data["upto"]
+            if not isinstance(upto, int) or isinstance(upto, bool) or upto < 0:
+                raise CheckpointRejected(f"the echo index has an invalid position {upto!r}")
+            index._upto = upto
+            for trust, ref, keys in data["sources"]:
+                value = (_trust(trust), _text(ref))
+                for key in keys:
+                    index._windows[_key(key)] = value
+            for ref, echoes in data["echoes"]:
+                index._echoes[_text(ref)] = tuple(
+                    Echo(start=_count(start), end=_count(end), trust=_trust(trust), source_ref=_text(source))
+                    for start, end, trust, source in echoes
+                )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointRejected(f"the echo index does not decode: {exc}") from exc
+        return index
+
+
+def _trust(value: Any) -> TrustLevel:
+    if value not in _RANK:
+        raise CheckpointRejected(f"unknown trust level {value!r}")
+    trust: TrustLevel = value
+    return trust
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise CheckpointRejected(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise CheckpointRejected(f"expected a count, got {value!r}")
+    return value
+
+
+def _key(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise CheckpointRejected(f"expected a window key, got {value!r}")
+    return value
+
 
 def find_echoes(targets: Iterable[Target], sources: Iterable[Source]) -> Mapping[str, tuple[Echo, ...]]:
     """Echo spans per target ref (targets without echoes are absent): each target against the sources before it."""
@@ -218,9 +291,35 @@ def _folded_words(text: str) -> list[str]:
     return [word.casefold() for word in _WORD.findall(text)]
 
 
+class _WordNumbers(dict[str, int]):
+    """A number per word that every process agrees on: the first 8 bytes of its BLAKE2b digest, remembered."""
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= _MAX_REMEMBERED_WORDS:
+            self.clear()
+        number = self[word] = int.from_bytes(
+            hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+        )
+        return number
+
+
+_WORD_NUMBERS = _WordNumbers()
+
+
 def _window_keys(folded: list[str]) -> Iterator[int]:
-    """The hash of every run of :data:`SHINGLE_WORDS` consecutive words, in order."""
-    return map(hash, zip(*(folded[offset:] for offset in range(SHINGLE_WORDS)), strict=False))
+    """The key of every run of :data:`SHINGLE_WORDS` consecutive words, in order.
+
+    The hash of a tuple of ints: CPython does not salt int hashes, so the key is the same in
+    every process (:func:`window_keying` names the scheme, for data that outlives one)."""
+    numbers = list(map(_WORD_NUMBERS.__getitem__, folded))
+    return map(hash, zip(*(numbers[offset:] for offset in range(SHINGLE_WORDS)), strict=False))
+
+
+def window_keying() -> str:
+    """A name for how windows are keyed here: the key of a fixed window, so an interpreter that
+    combines hashes differently (another version or word size) gives another name."""
+    probe = next(_window_keys(["untrusted", "text", "window", "probe"]))
+    return f"blake2b8-tuplehash:{probe}"
 
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:

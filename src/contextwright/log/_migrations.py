@@ -101,6 +101,23 @@ SQLITE: tuple[Migration, ...] = (
             "DROP TABLE cw_tool_calls",
         ),
     ),
+    Migration(
+        version=6,
+        name="session checkpoints",
+        statements=(
+            # A cache of each session's folded state (one row per session, rewritten in place). Not
+            # WITHOUT ROWID: bodies are large, and SQLite keeps large rows better in a rowid table.
+            """CREATE TABLE cw_checkpoints (
+                session_id TEXT PRIMARY KEY,
+                seq INTEGER NOT NULL CHECK (seq >= 1),
+                head_sha256 TEXT NOT NULL,
+                format TEXT NOT NULL,
+                body TEXT NOT NULL,
+                body_sha256 TEXT NOT NULL,
+                seal TEXT NOT NULL
+            )""",
+        ),
+    ),
 )
 
 POSTGRES: tuple[Migration, ...] = (
@@ -165,6 +182,21 @@ POSTGRES: tuple[Migration, ...] = (
             "ALTER TABLE {schema}.cw_artifacts ADD COLUMN encoding TEXT NOT NULL DEFAULT 'text'",
         ),
         reindex=True,
+    ),
+    Migration(
+        version=5,
+        name="session checkpoints",
+        statements=(
+            """CREATE TABLE {schema}.cw_checkpoints (
+                session_id TEXT PRIMARY KEY,
+                seq BIGINT NOT NULL CHECK (seq >= 1),
+                head_sha256 TEXT NOT NULL,
+                format TEXT NOT NULL,
+                body TEXT NOT NULL,
+                body_sha256 TEXT NOT NULL,
+                seal TEXT NOT NULL
+            )""",
+        ),
     ),
 )
 

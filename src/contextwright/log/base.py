@@ -29,6 +29,11 @@ checked by :mod:`contextwright.testing.contract`:
   reading a payload whose bytes no longer match raises
   :class:`~contextwright.errors.StorageCorrupted`. :meth:`EventLog.verify` checks
   every hash and counter the store keeps.
+* **Checkpoints are a cache.** Beside the log a session may keep one checkpoint: its
+  folded state as of some seq, with the payload hash of the event at that seq
+  (:meth:`EventLog.put_checkpoint`). The log never depends on it; a checkpoint whose
+  event or body no longer matches is not handed out (:meth:`EventLog.checkpoint`)
+  and :meth:`EventLog.verify` reports it.
 """
 
 from __future__ import annotations
@@ -116,6 +121,24 @@ class VerifyReport:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class StoredCheckpoint:
+    """A session's folded state as of ``seq``, kept beside its log as a cache, never as a record."""
+
+    session_id: str
+    seq: int
+    head_sha256: str
+    """The payload hash of the event at ``seq`` when the checkpoint was written: the log it was folded from."""
+    format: str
+    """The writer's name for the body's layout; a reader that does not know it ignores the checkpoint."""
+    body: str
+    """The folded state as JSON text (control characters escaped, so every backend stores it as is)."""
+    body_sha256: str
+    """The body's hash, computed by the log when it was stored."""
+    seal: str
+    """The writer's own check over the rest (a keyed hash); the log keeps it and never reads it."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class StoredRow:
     """One event as an adapter reads it back, before decoding."""
 
@@ -199,6 +222,54 @@ class EventLog(abc.ABC):
             raise StorageCorrupted(f"artifact {ref!r} does not match its hash", ref=ref)
         return content
 
+    def put_checkpoint(self, session_id: str, *, seq: int, format: str, body: str, seal: str) -> StoredCheckpoint:
+        """Keep ``body`` as the session's checkpoint at ``seq`` (the event there must exist).
+
+        One checkpoint per session: a checkpoint of the same format further along is kept
+        instead (so a slower writer never moves it back); any other is replaced."""
+        validate_session_id(session_id)
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            raise UsageError(f"a checkpoint's seq must be an integer >= 1, got {seq!r}")
+        for name, value in (("format", format), ("body", body), ("seal", seal)):
+            if not isinstance(value, str):
+                raise UsageError(f"a checkpoint's {name} must be text, not {type(value).__name__}")
+        head = self._read(session_id, after_seq=seq - 1, limit=1)
+        if not head or head[0].seq != seq:
+            raise UsageError(f"session {session_id!r} has no event at seq {seq} to checkpoint")
+        checkpoint = StoredCheckpoint(
+            session_id=session_id,
+            seq=seq,
+            head_sha256=head[0].payload_sha256,
+            format=format,
+            body=body,
+            body_sha256=sha256_tagged(body.encode("utf-8", "surrogatepass")),
+            seal=seal,
+        )
+        self._put_checkpoint(checkpoint)
+        return checkpoint
+
+    def checkpoint(self, session_id: str) -> StoredCheckpoint | None:
+        """The session's checkpoint, when it still matches the log: the event at its seq has the
+        payload hash it was folded from and its body has the hash it was stored with (None otherwise).
+
+        Whether the body is one the caller can use (its format, its seal) is the caller's to check."""
+        validate_session_id(session_id)
+        stored = self._get_checkpoint(session_id)
+        if stored is None or _checkpoint_problem(stored, self._read(session_id, after_seq=stored.seq - 1, limit=1)):
+            return None
+        return stored
+
+    def _put_checkpoint(self, checkpoint: StoredCheckpoint) -> None:  # noqa: B027 - a log may keep no checkpoints
+        """Store ``checkpoint`` under the rule of :meth:`put_checkpoint` (by default nothing is kept)."""
+
+    def _get_checkpoint(self, session_id: str) -> StoredCheckpoint | None:
+        """The session's stored checkpoint, unchecked."""
+        return None
+
+    def _checkpoint_rows(self) -> Iterator[StoredCheckpoint]:
+        """Every stored checkpoint, one at a time, for :meth:`verify`."""
+        return iter(())
+
     @abc.abstractmethod
     def _put_artifact(self, ref: str, kind: str, content: str) -> None:
         """Insert unless present."""
@@ -223,7 +294,8 @@ class EventLog(abc.ABC):
         Per session: each payload against its SHA-256, that it decodes, that seqs run
         1, 2, 3, ... without a gap, that the stored last seq is the last event's, and that
         the index behind the session rules matches the events. Per artifact: its content
-        against its ref and its recorded size.
+        against its ref and its recorded size. Per checkpoint: that its event exists and has
+        the payload hash it was folded from, and its body the hash it was stored with.
         """
         problems: list[str] = []
         events = 0
@@ -256,6 +328,10 @@ class EventLog(abc.ABC):
                 problems.append(
                     f"artifact {artifact.ref}: size is recorded as {artifact.size_chars:,} characters, content has {len(artifact.content):,}"
                 )
+        for stored in self._checkpoint_rows():
+            problem = _checkpoint_problem(stored, self._read(stored.session_id, after_seq=stored.seq - 1, limit=1))
+            if problem:
+                problems.append(f"{stored.session_id}: the checkpoint at seq {stored.seq} {problem}")
         return VerifyReport(sessions=len(ids), events=events, artifacts=artifacts, problems=tuple(problems))
 
     @abc.abstractmethod
@@ -564,6 +640,17 @@ def checked_payload(row: StoredRow) -> Any:
 
 def _decode_stored(type_name: str, text: str) -> Any:
     return decode_stored_payload(type_name, parse_canonical(text))
+
+
+def _checkpoint_problem(stored: StoredCheckpoint, head: Sequence[StoredRow]) -> str:
+    """Why ``stored`` does not stand for the log whose rows from its seq on are ``head`` ("" when it does)."""
+    if not head or head[0].seq != stored.seq:
+        return "is past the last event"
+    if head[0].payload_sha256 != stored.head_sha256:
+        return "was folded from another event at that seq"
+    if sha256_tagged(stored.body.encode("utf-8", "surrogatepass")) != stored.body_sha256:
+        return "does not match its hash"
+    return ""
 
 
 def _verify_rows(session_id: str, rows: Sequence[StoredRow]) -> list[str]:

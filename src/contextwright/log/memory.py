@@ -10,7 +10,16 @@ from contextwright.clock import Clock
 from contextwright.errors import SeqConflict
 from contextwright.events.envelope import Event
 from contextwright.log._invariants import IndexChanges, check_batch
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, decode_rows, new_rows, resolve_replay
+from contextwright.log.base import (
+    ArtifactRow,
+    EventLog,
+    PreparedEvent,
+    StoredCheckpoint,
+    StoredRow,
+    decode_rows,
+    new_rows,
+    resolve_replay,
+)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -55,6 +64,7 @@ class InMemoryEventLog(EventLog):
         self._settings: dict[str, str] = {}
         self._artifacts: dict[str, str] = {}
         self._index: dict[str, _Index] = {}
+        self._checkpoints: dict[str, StoredCheckpoint] = {}
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
         with self._lock:
@@ -100,6 +110,21 @@ class InMemoryEventLog(EventLog):
     def _get_artifact(self, ref: str) -> str | None:
         with self._lock:
             return self._artifacts.get(ref)
+
+    def _put_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
+        with self._lock:
+            kept = self._checkpoints.get(checkpoint.session_id)
+            if kept is None or kept.format != checkpoint.format or kept.seq <= checkpoint.seq:
+                self._checkpoints[checkpoint.session_id] = checkpoint
+
+    def _get_checkpoint(self, session_id: str) -> StoredCheckpoint | None:
+        with self._lock:
+            return self._checkpoints.get(session_id)
+
+    def _checkpoint_rows(self) -> Iterator[StoredCheckpoint]:
+        with self._lock:
+            stored = sorted(self._checkpoints.items())
+        return iter([checkpoint for _, checkpoint in stored])
 
     def _event_session_ids(self) -> list[str]:
         with self._lock:

@@ -28,12 +28,28 @@ from contextwright.events.envelope import Event
 from contextwright.log import _migrations
 from contextwright.log._errors import translating_psycopg
 from contextwright.log._invariants import IndexChanges, calls_to_look_up, check_batch, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
+from contextwright.log.base import (
+    ArtifactRow,
+    EventLog,
+    PreparedEvent,
+    StoredCheckpoint,
+    StoredRow,
+    new_events,
+    resolve_replay,
+)
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Any fixed number works; it only has to be the same for every migrating process.
 _MIGRATION_LOCK = 0x636F6E74
+_CHECKPOINT_COLUMNS = "session_id, seq, head_sha256, format, body, body_sha256, seal"
+# One row per session; a checkpoint of the same format further along is kept (a slower writer never moves it back).
+_PUT_CHECKPOINT = (
+    f"INSERT INTO {{schema}}.cw_checkpoints ({_CHECKPOINT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, head_sha256 = excluded.head_sha256, "
+    "format = excluded.format, body = excluded.body, body_sha256 = excluded.body_sha256, seal = excluded.seal "
+    "WHERE cw_checkpoints.seq <= excluded.seq OR cw_checkpoints.format <> excluded.format"
+)
 
 
 class PostgresEventLog(EventLog):
@@ -293,6 +309,35 @@ class PostgresEventLog(EventLog):
                 )
                 value: str = conn.execute(self._sql("SELECT value FROM {schema}.cw_meta WHERE key = %s"), (key,)).fetchone()[0]
                 return value
+
+    def _put_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
+        c = checkpoint
+        with translating_psycopg(f"storing the checkpoint of {c.session_id!r}"), self._pool.connection() as conn:
+            with conn.transaction():
+                conn.execute(
+                    self._sql(_PUT_CHECKPOINT), (c.session_id, c.seq, c.head_sha256, c.format, c.body, c.body_sha256, c.seal)
+                )
+
+    def _get_checkpoint(self, session_id: str) -> StoredCheckpoint | None:
+        with translating_psycopg(f"reading the checkpoint of {session_id!r}"), self._pool.connection() as conn:
+            row = conn.execute(
+                self._sql(f"SELECT {_CHECKPOINT_COLUMNS} FROM {{schema}}.cw_checkpoints WHERE session_id = %s"), (session_id,)
+            ).fetchone()
+            conn.rollback()
+        if row is None:
+            return None
+        return StoredCheckpoint(
+            session_id=row[0], seq=int(row[1]), head_sha256=row[2], format=row[3], body=row[4], body_sha256=row[5], seal=row[6]
+        )
+
+    def _checkpoint_rows(self) -> Iterator[StoredCheckpoint]:
+        with translating_psycopg("listing checkpoints"), self._pool.connection() as conn:
+            ids = [r[0] for r in conn.execute(self._sql("SELECT session_id FROM {schema}.cw_checkpoints")).fetchall()]
+            conn.rollback()
+        for session_id in sorted(ids):
+            stored = self._get_checkpoint(session_id)
+            if stored is not None:
+                yield stored
 
     def sessions(self) -> list[str]:
         with translating_psycopg("listing sessions"), self._pool.connection() as conn:

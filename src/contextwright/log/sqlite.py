@@ -29,7 +29,15 @@ from contextwright.events.envelope import Event
 from contextwright.log import _migrations
 from contextwright.log._errors import map_sqlite_error, translating_sqlite
 from contextwright.log._invariants import CHECKED_TYPES, IndexChanges, check_batch, final_index, rebuild_index
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, new_events, resolve_replay
+from contextwright.log.base import (
+    ArtifactRow,
+    EventLog,
+    PreparedEvent,
+    StoredCheckpoint,
+    StoredRow,
+    new_events,
+    resolve_replay,
+)
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
 _INSERT_EVENTS = f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -50,6 +58,14 @@ _ANSWER_OPEN_CALL = (
 # A lone assistant message opens its calls in the statement that moves the last seq, each
 # reused id first taken out (it starts over, as the rules say); more calls take the general path.
 _MAX_CALLS_ALONE = 8
+_CHECKPOINT_COLUMNS = "session_id, seq, head_sha256, format, body, body_sha256, seal"
+# One row per session; a checkpoint of the same format further along is kept (a slower writer never moves it back).
+_PUT_CHECKPOINT = (
+    f"INSERT INTO cw_checkpoints ({_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+    "seq = excluded.seq, head_sha256 = excluded.head_sha256, format = excluded.format, body = excluded.body, "
+    "body_sha256 = excluded.body_sha256, seal = excluded.seal "
+    "WHERE cw_checkpoints.seq <= excluded.seq OR cw_checkpoints.format <> excluded.format"
+)
 _OPEN_CALLS = [
     "UPDATE cw_sessions SET last_seq = ?, open_calls = substr("
     + "replace(" * count
@@ -299,6 +315,23 @@ class SQLiteEventLog(EventLog):
         # A read-only store without the setting answers with the default and stores nothing.
         return default if row is None else str(row[0])
 
+    def _put_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
+        with self._conn() as conn, translating_sqlite(f"storing the checkpoint of {checkpoint.session_id!r}"):
+            conn.execute(_PUT_CHECKPOINT, _checkpoint_values(checkpoint))
+
+    def _get_checkpoint(self, session_id: str) -> StoredCheckpoint | None:
+        with self._conn() as conn, translating_sqlite(f"reading the checkpoint of {session_id!r}"):
+            row = conn.execute(f"SELECT {_CHECKPOINT_COLUMNS} FROM cw_checkpoints WHERE session_id = ?", (session_id,)).fetchone()
+        return _checkpoint(row) if row else None
+
+    def _checkpoint_rows(self) -> Iterator[StoredCheckpoint]:
+        with self._conn() as conn, translating_sqlite("listing checkpoints"):
+            ids = [r[0] for r in conn.execute("SELECT session_id FROM cw_checkpoints ORDER BY session_id").fetchall()]
+        for session_id in ids:
+            stored = self._get_checkpoint(session_id)
+            if stored is not None:
+                yield stored
+
     def sessions(self) -> list[str]:
         with self._conn() as conn, translating_sqlite("listing sessions"):
             rows = conn.execute("SELECT session_id FROM cw_sessions ORDER BY session_id").fetchall()
@@ -515,3 +548,11 @@ def _row(r: tuple[Any, ...]) -> StoredRow:
         at=parse_instant(r[5]),
         idempotency_key=r[6],
     )
+
+
+def _checkpoint_values(c: StoredCheckpoint) -> tuple[Any, ...]:
+    return (c.session_id, c.seq, c.head_sha256, c.format, c.body, c.body_sha256, c.seal)
+
+
+def _checkpoint(r: tuple[Any, ...]) -> StoredCheckpoint:
+    return StoredCheckpoint(session_id=r[0], seq=int(r[1]), head_sha256=r[2], format=r[3], body=r[4], body_sha256=r[5], seal=r[6])

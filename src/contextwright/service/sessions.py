@@ -25,7 +25,7 @@ from contextwright.clock import Clock
 from contextwright.derive.surface import Surface
 from contextwright.errors import IdempotencyConflict, SeqConflict, StorageUnavailable
 from contextwright.events.envelope import Event, NewEvent
-from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredRow, VerifyReport
+from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredCheckpoint, StoredRow, VerifyReport
 from contextwright.models import ResolvedModel, resolve
 from contextwright.pressure.compactor import CompactionResult, Compactor
 from contextwright.pressure.compactor import compact as default_compact
@@ -169,6 +169,15 @@ class GuardedLog(EventLog):
 
     def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
         return self.inner._index_state(session_id)
+
+    def _put_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
+        self.inner._put_checkpoint(checkpoint)
+
+    def _get_checkpoint(self, session_id: str) -> StoredCheckpoint | None:
+        return self.inner._get_checkpoint(session_id)
+
+    def _checkpoint_rows(self) -> Iterator[StoredCheckpoint]:
+        return self.inner._checkpoint_rows()
 
 
 class LeasedCompactor:

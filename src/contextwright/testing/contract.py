@@ -86,8 +86,10 @@ class EventLogContract:
     def tamper(self, log: EventLog, what: str, **details: Any) -> None:
         """Change the stored bytes behind the log's back, as an attacker or a bad disk would.
 
-        ``what`` is ``"artifact"`` (rewrite the content stored under ``details["ref"]``) or
-        ``"last_seq"`` (set ``details["session_id"]``'s recorded last seq to ``details["seq"]``).
+        ``what`` is ``"artifact"`` (rewrite the content stored under ``details["ref"]``),
+        ``"last_seq"`` (set ``details["session_id"]``'s recorded last seq to ``details["seq"]``)
+        or ``"checkpoint"`` (set the column ``details["column"]`` of ``details["session_id"]``'s
+        checkpoint to ``details["value"]``).
         Optional: ``verify`` tests skip when a backend does not implement it."""
         raise NotImplementedError
 
@@ -618,6 +620,64 @@ class EventLogContract:
             pytest.skip("optional capability: this backend's test cannot tamper with its store")
         report = log.verify()
         assert not report.ok and any("last seq" in p for p in report.problems), report.problems
+
+    # -- checkpoints -------------------------------------------------------------
+
+    def test_a_checkpoint_is_kept_per_session_and_never_moved_back(self) -> None:
+        log = self.open()
+        log.append("s", [user("a"), user("b"), user("c")], expected_seq=0)
+        assert log.checkpoint("s") is None and log.checkpoint("other") is None
+        body = '{"folded":"\\u0000 ✓ 漢字"}'
+        stored = log.put_checkpoint("s", seq=2, format="f1", body=body, seal="seal-2")
+        assert stored.head_sha256 == log.read("s")[1].payload_sha256
+        assert log.checkpoint("s") == stored and self.peer(log).checkpoint("s") == stored
+        log.put_checkpoint("s", seq=3, format="f1", body="{}", seal="seal-3")
+        log.put_checkpoint("s", seq=1, format="f1", body="{}", seal="late")  # a slower writer
+        kept = log.checkpoint("s")
+        assert kept is not None and (kept.seq, kept.seal) == (3, "seal-3")
+        log.put_checkpoint("s", seq=1, format="f2", body="{}", seal="new format")  # another format replaces it
+        kept = log.checkpoint("s")
+        assert kept is not None and (kept.seq, kept.format) == (1, "f2")
+        assert log.verify().ok, log.verify().problems
+
+    def test_a_checkpoint_needs_its_event_and_typed_arguments(self) -> None:
+        log = self.open()
+        log.append("s", [user("a")], expected_seq=0)
+        for seq in (2, 0, -1, True, "1"):
+            try:
+                log.put_checkpoint("s", seq=seq, format="f1", body="{}", seal="")  # type: ignore[arg-type]  # wrong on purpose
+            except UsageError:
+                continue
+            raise AssertionError(f"a checkpoint at seq {seq!r} was accepted")
+        for field in ("format", "body", "seal"):
+            try:
+                log.put_checkpoint("s", seq=1, **{"format": "f1", "body": "{}", "seal": "", field: b"x"})  # type: ignore[arg-type]  # wrong on purpose
+            except UsageError:
+                continue
+            raise AssertionError(f"a checkpoint with a bytes {field} was accepted")
+        assert log.checkpoint("s") is None
+
+    def test_a_checkpoint_that_no_longer_matches_is_not_handed_out_and_verify_reports_it(self) -> None:
+        log = self.open()
+        changes = (
+            ("body", '{"changed":1}', "hash"),
+            ("head_sha256", "sha256:" + "0" * 64, "another event"),
+            ("seq", 9, "past the last event"),
+        )
+        for column, value, problem in changes:
+            session_id = f"s-{column}"
+            log.append(session_id, [user("a"), user("b")], expected_seq=0)
+            log.put_checkpoint(session_id, seq=2, format="f1", body='{"folded":1}', seal="")
+            try:
+                self.tamper(log, "checkpoint", session_id=session_id, column=column, value=value)
+            except NotImplementedError:
+                import pytest
+
+                pytest.skip("optional capability: this backend's test cannot tamper with its store")
+            assert log.checkpoint(session_id) is None, column
+            problems = log.verify().problems
+            assert any(session_id in p and "checkpoint" in p and problem in p for p in problems), (column, problems)
+        assert len(log.verify().problems) == len(changes)
 
     def test_any_text_is_an_artifact_on_every_backend(self) -> None:
         log = self.open()
