@@ -127,3 +127,20 @@ def test_a_boxed_non_zero_exit_status_is_a_failure_line():
     kept, cut = _run("\n".join(["Building wheels for collected packages: pkg", *build, *box, "Failed to build pkg"]) + "\n")
     assert {line.rstrip() for line in box if line.strip() and "See above" not in line} <= kept
     assert cut >= 0.75
+
+
+def test_an_uncaught_java_exception_spliced_with_another_streams_line_is_kept():
+    # stdout and stderr share the terminal: a log line can land right after the header.
+    log = [f"[0.{n:03d}s][info][class,load] java.util.Item{n} source: shared objects file" for n in range(303)]
+    header = 'Exception in thread "main" [0.188s][info][class,load] java.lang.Throwable$Print source: jrt:/java.base'
+    tail = [
+        *log[300:303],
+        "java.lang.RuntimeException: service failed to start",
+        "\tat app.Loader.start(Loader.java:10)",
+        "\tat app.Loader.main(Loader.java:14)",
+        "Caused by: java.io.FileNotFoundException: /etc/app/missing.properties (No such file or directory)",
+        "\tat app.Loader.read(Loader.java:6)",
+    ]
+    kept, cut = _run("\n".join(log[:200] + [header] + tail + log[200:300]) + "\n")
+    assert {header, *tail[3:]} <= kept
+    assert cut >= 0.75

@@ -76,6 +76,8 @@ _FAILURE_PATTERNS = (
     re.compile(r"^[<\s]*HTTP/[\d.]+ [45]\d\d\b|\bstatus '(?:error|failed)'"),
     # A severity placed at a file: "CMake Error at CMakeLists.txt:3 (find_package):".
     re.compile(r"\b(?:Error|ERROR)\s+(?:at|in)\s+\S+:\d"),
+    # Java's uncaught-exception header, even when another stream's line got spliced onto it.
+    re.compile(r"^Exception in thread \""),
     # A step that ended with a non-zero status: pip's boxed "│ exit code: 1", "Process finished with exit code 2".
     re.compile(r"(?i)\bexit (?:code|status)\b:?\s*[1-9]\d*\b"),
 )
@@ -440,7 +442,11 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
                     (chain is not None or follow or index <= detail_end)
                     and (label.group(2) is None or len(label.group(2)) <= _LABEL_VALUE_CHARS)
                 )
-                or (index - last_failure <= _DETAIL_REACH and label.group(1).lower() in _DETAIL_LABELS)
+                or (
+                    index - last_failure <= _DETAIL_REACH
+                    and label.group(1).lower() in _DETAIL_LABELS
+                    and _free(marks, index)  # a kind's rules may have ranked it (jest's "Expected:")
+                )
             )
         ):
             marks.must(index)
