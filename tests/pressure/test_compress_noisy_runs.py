@@ -144,3 +144,30 @@ def test_an_uncaught_java_exception_spliced_with_another_streams_line_is_kept():
     kept, cut = _run("\n".join(log[:200] + [header] + tail + log[200:300]) + "\n")
     assert {header, *tail[3:]} <= kept
     assert cut >= 0.75
+
+
+def test_numbered_failures_counted_after_the_runs_total_are_kept():
+    # jasmine: "Failures:", then "1) ...", "2) ..." separated by blank lines, then "163 specs, 3 failures".
+    body = ["Randomized with seed 56466", "Started", "." * 80 + "F" + "." * 80, "", "Failures:"]
+    titles = [f"{n}) cart handles order number {n}" for n in range(1, 4)]
+    for n, title in enumerate(titles, start=1):
+        body += [
+            title,
+            "  Message:",
+            "    AssertionError: Expected values to be strictly deep-equal:",
+            "    + actual - expected",
+            "    ",
+            "      {",
+            *[f"        field_{k}: {k}," for k in range(12)],
+            f"    +   total: {n}",
+            f"    -   total: {n + 1}",
+            "      }",
+            "  Stack:",
+            f"    error properties: Object({{ generatedMessage: true, code: 'ERR_ASSERTION', actual: {n} }})",
+            f"        at UserContext.<anonymous> (/srv/shop/spec/cartSpec.js:{n * 7}:42)",
+            "        at <Jasmine>",
+            "",
+        ]
+    body += ["163 specs, 3 failures", "Finished in 0.029 seconds"]
+    kept, _ = _run("\n".join(body) + "\n")
+    assert set(titles) <= kept

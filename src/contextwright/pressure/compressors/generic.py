@@ -538,12 +538,13 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
     return saw_failure
 
 
-_FAILING_COUNT = re.compile(r"(?i)^\s*(\d+) (?:failing|failed|failures?)\b")
+# "5 failing" (mocha), or the failures after the run's total: "163 specs, 3 failures" (jasmine).
+_FAILING_COUNT = re.compile(r"(?i)^\s*(?:\d[\d,]* [a-z]+, )?(\d+) (?:failing|failed|failures?)\b")
 _NUMBERED_ITEM = re.compile(r"^\s*(\d+)\) \S")
 
 
 def _protect_numbered_failures(lines: Sequence[str], marks: Marks, hinted: bytearray) -> None:
-    # "5 failing" (mocha, rspec's "5 failures") counts the items numbered "1) ..." to "5) ...":
+    # "5 failing" (mocha, rspec's "5 failures", jasmine's "163 specs, 5 failures") counts the items numbered "1) ..." to "5) ...":
     # each names a failed test, where it is listed and where its detail starts.
     count = 0
     for index, line in enumerate(lines):
