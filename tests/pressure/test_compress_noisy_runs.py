@@ -47,6 +47,9 @@ def test_a_test_drivers_progress_counters_are_not_totals():
     passing = "{n:3}/200 Test #{n:3}: case_{n} ..........................   Passed    0.01 sec"
     assert not is_summary_line(passing.format(n=1))
     assert is_summary_line("98% tests passed, 4 tests failed out of 200")
+    # A count after a slash is still a total when it counts items in the plural.
+    assert is_summary_line("9/10 tests passed")
+    assert is_summary_line("Failed 2/12 subtests")
     lines = []
     for n in range(1, 201):
         lines.append(f"      Start {n:3}: case_{n}")

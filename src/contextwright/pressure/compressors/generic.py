@@ -107,8 +107,10 @@ _NOUNS = (
     r"|examples?|assertions?|skipped|pending|suites?|subtests?|violations?|vulnerabilit(?:y|ies)"
 )
 _SUMMARY = re.compile(
-    # Not the "60" of a progress counter: "1/60 Test #1: case_1 ... Passed" is one test's line.
-    rf"(?i)(?<![\d:.,/])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
+    # Not the "60" of a progress counter, which names one item: "1/60 Test #1: case_1 ... Passed"
+    # is one test's line, where "9/10 tests passed" is a total.
+    rf"(?i)(?<![\d:.,])\b(?!(?<=/)\d[\d,]* (?:test|suite|subtest|example|assertion)\b)"
+    rf"\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
     r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
     r"|\b\d+ to (?:add|change|destroy)\b"
     # TAP's closing counts (node --test, tap): "# tests 43", "# fail 3"; behind a glyph, "ℹ pass 91".
