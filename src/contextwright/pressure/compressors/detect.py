@@ -258,6 +258,18 @@ def _grep(s: Sequence[str]) -> bool:
     return rows >= 0.6 or _share(s, r"^[^\s:]+\.\w+:\S") >= 0.8
 
 
+_FINDING_ROW_SHARE = 0.2
+# A search row with its matched text right after "path:line:" (or indented code after it): the
+# text is data, so a matched line that says "error" is no diagnostic of the search.
+_MATCH_TEXT = re.compile(r"^(?=[^\s:]*[./])[^\s:]*(?::\d+:(?!\d+:)|-\d+-)(?:\S|\t| {2}|$)")
+
+
+def _finding_rows(s: Sequence[str]) -> bool:
+    # A checker states a message after "path:line: " (vulture's "unused import", codespell's
+    # "teh ==> the"); grep prints the matched text right after the colon, or indented code.
+    return _share(s, r"^[^\s:]+:\d+(?::\d+)?: [\w'\"`(\[]") >= _FINDING_ROW_SHARE
+
+
 _WEAK = frozenset({"git-log", "git-status", "dir-listing", "grep"})
 """Kinds recognised by the share of lines of one shape: an output that also prints
 diagnostics is not one of them, since their rules treat lines as data."""
@@ -306,8 +318,13 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 sample skips the check's regex scans for the many outputs that lack all of them."""
 
 
-def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = frozenset()) -> str:
-    """Detect the kind from the raw ``text`` and its normalised ``lines``, never one in ``exclude``."""
+def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = frozenset(), failed: bool = False) -> str:
+    """Detect the kind from the raw ``text`` and its normalised ``lines``, never one in ``exclude``.
+
+    ``failed`` says the command exited non-zero. grep and ripgrep exit 1 when nothing
+    matched, having printed nothing, so ``path:line: message`` rows of a failed run are
+    a checker's findings, not matches; rows that carry matched text stay a search.
+    """
     nonblank = [line for line in lines[:50] if line.strip()]
     if not nonblank:
         return "generic"
@@ -327,7 +344,12 @@ def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = f
     for kind, check in _CHECKS:
         if kind in exclude or (kind in _NEEDS and not _mentions(sample, *_NEEDS[kind])) or not check(sample):
             continue
-        if kind in _WEAK:
+        if kind == "grep" and failed and _finding_rows(sample):
+            continue
+        if kind == "grep":
+            if sum(1 for line in sample if not _MATCH_TEXT.match(line) and is_diagnostic_line(line)) >= 2:
+                continue
+        elif kind in _WEAK:
             if diagnostics is None:
                 diagnostics = sum(1 for line in sample if is_diagnostic_line(line)) >= 2
             if diagnostics:

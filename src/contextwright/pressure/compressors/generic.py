@@ -76,6 +76,10 @@ _FAILURE_PATTERNS = (
     re.compile(r"^[<\s]*HTTP/[\d.]+ [45]\d\d\b|\bstatus '(?:error|failed)'"),
     # A severity placed at a file: "CMake Error at CMakeLists.txt:3 (find_package):".
     re.compile(r"\b(?:Error|ERROR)\s+(?:at|in)\s+\S+:\d"),
+    # Java's uncaught-exception header, even when another stream's line got spliced onto it.
+    re.compile(r"^Exception in thread \""),
+    # A step that ended with a non-zero status: pip's boxed "│ exit code: 1", "Process finished with exit code 2".
+    re.compile(r"(?i)\bexit (?:code|status)\b:?\s*[1-9]\d*\b"),
 )
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
@@ -103,11 +107,14 @@ _NOUNS = (
     r"|examples?|assertions?|skipped|pending|suites?|subtests?|violations?|vulnerabilit(?:y|ies)"
 )
 _SUMMARY = re.compile(
-    rf"(?i)(?<![\d:.,])\b\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
+    # Not the "60" of a progress counter, which names one item: "1/60 Test #1: case_1 ... Passed"
+    # is one test's line, where "9/10 tests passed" is a total.
+    rf"(?i)(?<![\d:.,])\b(?!(?<=/)\d[\d,]* (?:test|suite|subtest|example|assertion)\b)"
+    rf"\d[\d,]* (?:total |new |more )?(?:{_NOUNS})\b"
     r"|(?i:\b(?:failures|errors|tests run|tests|assertions|skipped|warnings)\s*:\s*\d)"
     r"|\b\d+ to (?:add|change|destroy)\b"
-    # TAP's closing counts (node --test, tap): "# tests 43", "# fail 3".
-    r"|^# (?:tests|suites|pass|fail|cancelled|skipped|todo) \d"
+    # TAP's closing counts (node --test, tap): "# tests 43", "# fail 3"; behind a glyph, "ℹ pass 91".
+    r"|^\S (?:tests|suites|pass|fail|cancelled|skipped|todo) \d"
     r"|\b\d[\d,]* files? (?:would be )?(?:reformatted|failed|left unchanged|checked|inspected|scanned)\b"
     # A line that opens with a total: "Total lines of code: 11265", coverage's "TOTAL  812  97  88%".
     r"|^\s*(?:Total|TOTAL)\b\D{0,60}\d"
@@ -166,6 +173,12 @@ _LABEL = re.compile(r"^[\s#]*([A-Za-z][A-Za-z -]{0,24}?)\s*:(?:\s+[|>][-+]?)?(\s
 _LABEL_VALUE_LINES = 4
 _LABEL_VALUE_CHARS = 40  # a longer value on the label's line is prose or a link, not a datum
 _LABELS_PER_FAILURE = 8
+# Labels that carry a failure's detail wherever they stand in its record: an assertion's
+# "actual:" and "expected:" under a stack (node's AssertionError), a database's "HINT:".
+_DETAIL_LABELS = frozenset(
+    {"actual", "expected", "received", "got", "want", "left", "right", "hint", "detail", "reason", "cause"}
+)
+_DETAIL_REACH = 20
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
@@ -404,6 +417,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
     value_lines = 0
     labels = 0
     detail_end = -1  # labelled values up to this line still belong to the last failure
+    last_failure = -_DETAIL_REACH - 1
     for index, line in enumerate(lines):
         if not line.strip():
             continue
@@ -423,10 +437,19 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
                 continue
         elif (
             label is not None
-            and (chain is not None or follow or index <= detail_end)
-            and (label.group(2) is None or len(label.group(2)) <= _LABEL_VALUE_CHARS)
             and labels < _LABELS_PER_FAILURE
             and label.group(1).lower() not in labels_outside
+            and (
+                (
+                    (chain is not None or follow or index <= detail_end)
+                    and (label.group(2) is None or len(label.group(2)) <= _LABEL_VALUE_CHARS)
+                )
+                or (
+                    index - last_failure <= _DETAIL_REACH
+                    and label.group(1).lower() in _DETAIL_LABELS
+                    and _free(marks, index)  # a kind's rules may have ranked it (jest's "Expected:")
+                )
+            )
         ):
             marks.must(index)
             labels += 1
@@ -459,6 +482,8 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
             labels = 0
+            if follow and hinted[index] and is_failure_line(line):
+                last_failure = index
             continue
         hint = hinted[index] == 1
         if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
@@ -468,6 +493,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
         elif hint and not frame and is_failure_line(line):
             marks.must(index)
             saw_failure, follow, located, labels = True, _SHOWN_FOLLOWING, False, 0
+            last_failure = index
             detail_end = index + _SHOWN_FOLLOWING + 1
             if label is not None and label.group(2) is None:
                 chain, value_indent, value_lines, follow = indent, None, 0, 0
@@ -514,12 +540,13 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
     return saw_failure
 
 
-_FAILING_COUNT = re.compile(r"(?i)^\s*(\d+) (?:failing|failed|failures?)\b")
+# "5 failing" (mocha), or the failures after the run's total: "163 specs, 3 failures" (jasmine).
+_FAILING_COUNT = re.compile(r"(?i)^\s*(?:\d[\d,]* [a-z]+, )?(\d+) (?:failing|failed|failures?)\b")
 _NUMBERED_ITEM = re.compile(r"^\s*(\d+)\) \S")
 
 
 def _protect_numbered_failures(lines: Sequence[str], marks: Marks, hinted: bytearray) -> None:
-    # "5 failing" (mocha, rspec's "5 failures") counts the items numbered "1) ..." to "5) ...":
+    # "5 failing" (mocha, rspec's "5 failures", jasmine's "163 specs, 5 failures") counts the items numbered "1) ..." to "5) ...":
     # each names a failed test, where it is listed and where its detail starts.
     count = 0
     for index, line in enumerate(lines):

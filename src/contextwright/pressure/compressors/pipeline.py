@@ -58,7 +58,6 @@ _DATA_KINDS = frozenset({"dir-listing", "git-blame", "git-diff", "git-log", "git
 _TEST_KINDS = frozenset({"cargo-test", "go-test", "jest", "pytest", "scala-test"})
 """Test runners: detected only by their own signatures, and their rules rank each failure's
 lines themselves (a test's log lines and passing events are not findings of the run)."""
-_NOT_WHEN_FAILED = frozenset({"grep"})
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
@@ -355,12 +354,7 @@ def compress_text(
 
 
 def _detect(prepared: _Input, exit_code: int | None, exclude_kinds: Collection[str]) -> str:
-    excluded = frozenset(exclude_kinds)
-    if exit_code not in (None, 0):
-        # grep and ripgrep exit 1 when nothing matched, with nothing printed: a failed run
-        # that prints "file:line: text" rows is a checker's findings (vulture, codespell).
-        excluded |= _NOT_WHEN_FAILED
-    return detect_lines(prepared.text, prepared.lines, exclude=excluded)
+    return detect_lines(prepared.text, prepared.lines, exclude=frozenset(exclude_kinds), failed=exit_code not in (None, 0))
 
 
 def _is_short(text: str, body: Sequence[str]) -> bool:
