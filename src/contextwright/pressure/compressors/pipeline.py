@@ -16,10 +16,12 @@ from typing import Literal
 
 from contextwright.errors import UsageError
 from contextwright.pressure.compressors import (
+    companions,
     compilers,
     generic,
     lint,
     listings,
+    outcomes,
     testruns,
     traces,
     vcs,
@@ -211,6 +213,9 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
         generic.protect_own_locations(view, marks)
     if kind not in _DATA_KINDS and kind not in _TEST_KINDS:
         generic.protect_findings(view, marks)
+    if kind not in _DATA_KINDS:
+        outcomes.protect_outcomes(view.lines, marks)
+        companions.protect_companions(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
