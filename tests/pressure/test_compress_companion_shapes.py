@@ -296,3 +296,20 @@ def test_frame_names_check_steps_exit_codes_and_pip_boxes_are_kept():
     ]
     pip += ["  error: subprocess-exited-with-error", "  ", *box, "", "note: This error originates from a subprocess."]
     assert not _missing(box, _kept("\n".join(pip) + "\n"))
+
+
+def test_a_trace_keeps_only_the_last_failed_path_lookups_and_counts_the_rest():
+    lookups = [
+        f'newfstatat(AT_FDCWD, "/usr/lib/python3/site-packages/mod{n}.so", 0x7ffc06c54c00, 0) = -1 ENOENT (No such file or directory)'
+        for n in range(150)
+    ]
+    denied = 'openat(AT_FDCWD, "/etc/app/config.yml", O_RDONLY) = -1 EACCES (Permission denied)'
+    lines = []
+    for n, lookup in enumerate(lookups):
+        lines += [lookup, f"mmap(NULL, {4096 * (n + 1)}, PROT_READ, MAP_PRIVATE, 3, 0) = 0x7f3e1c4b{n:04x}"]
+    lines += [denied, 'write(2, "app: cannot read config\\n", 24) = 24', "exit_group(3)                     = ?"]
+    result = compress("\n".join(lines) + "\n", budget_tokens="auto", exit_code=3)
+    kept = {line.rstrip() for line in normalize(result.text).splitlines()}
+    assert denied in kept and lookups[-1] in kept
+    assert len(kept & set(lookups)) <= 10
+    assert "failed path lookup (ENOENT)" in result.text

@@ -21,6 +21,7 @@ from contextwright.pressure.compressors import (
     generic,
     lint,
     listings,
+    lookups,
     outcomes,
     testruns,
     traces,
@@ -216,6 +217,7 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
     if kind not in _DATA_KINDS:
         outcomes.protect_outcomes(view.lines, marks)
         companions.protect_companions(view.lines, marks)
+        lookups.rank_failed_lookups(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
