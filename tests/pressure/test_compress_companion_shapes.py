@@ -313,3 +313,22 @@ def test_a_trace_keeps_only_the_last_failed_path_lookups_and_counts_the_rest():
     assert denied in kept and lookups[-1] in kept
     assert len(kept & set(lookups)) <= 10
     assert "failed path lookup (ENOENT)" in result.text
+
+
+def test_a_long_traceback_through_libraries_keeps_its_ends_and_the_projects_frames():
+    site = "/usr/lib/python3.11/site-packages"
+    frames = []
+    for n in range(22):
+        module = ("pip/_internal/cli/base_command", "setuptools/build_meta", "setuptools/_distutils/core")[n % 3]
+        frames += [f'    File "{site}/{module}.py", line {100 + n}, in step_{n}', f"      result = step_{n + 1}(options)"]
+    own = '    File "/home/dev/proj/setup.py", line 2, in <module>'
+    lines = [f"  Using cached dependency_{n}-1.0-py3-none-any.whl" for n in range(30)]
+    lines += ["  Traceback (most recent call last):", *frames[:30], own, "      import helper_config", *frames[30:]]
+    lines += ["  ModuleNotFoundError: No module named 'helper_config'", "  error: subprocess-exited-with-error"]
+    result = compress("\n".join(lines) + "\n", budget_tokens="auto", exit_code=1)
+    kept = {line.rstrip() for line in normalize(result.text).splitlines()}
+    frame_lines = frames[::2]
+    assert own in kept
+    assert set(frame_lines[:2]) <= kept and set(frame_lines[-3:]) <= kept
+    assert len(kept & set(frame_lines)) < len(frame_lines) - 8
+    assert "ModuleNotFoundError: No module named 'helper_config'" in result.text

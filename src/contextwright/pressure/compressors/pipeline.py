@@ -24,6 +24,7 @@ from contextwright.pressure.compressors import (
     lookups,
     outcomes,
     testruns,
+    tracebacks,
     traces,
     vcs,
 )
@@ -218,6 +219,7 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
         outcomes.protect_outcomes(view.lines, marks)
         companions.protect_companions(view.lines, marks)
         lookups.rank_failed_lookups(view.lines, marks)
+        tracebacks.rank_library_frames(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
