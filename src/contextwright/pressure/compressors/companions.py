@@ -10,7 +10,8 @@ Runs after every other protection, and reads which lines are kept:
 * the title lines of a numbered failure (mocha's ``  1) suite`` then ``     test title:``);
 * labelled expected/actual blocks after a failure, where the label stands alone and its
   values follow on bare lines (tcltest's ``---- Result was:``, Test::More's ``Structures
-  begin differing at:``), and the lines inside pip's ``╰─>`` error box;
+  begin differing at:``), and pip's error box: the ``│`` lines under its ``×`` line and
+  the output inside ``╰─>``;
 * where a sanitizer says the bad address lies (``0x6020... is located 0 bytes inside of
   4-byte region``).
 """
@@ -54,18 +55,23 @@ _BOX_TAIL = 5
 def protect_companions(lines: Sequence[str], marks: Marks) -> None:
     """Keep the context, title and labelled-detail lines of the diagnostics already kept."""
     kept = [priority >= MUST for priority in marks.priority]
+    in_box = False  # under pip's "× step did not run successfully." line
     for index, line in enumerate(lines):
         if not line.strip() or marks.priority[index] == NOISE:
+            in_box = False
             continue
         following = index + 1
+        if in_box and (_BOX_RAIL.match(line) or _BOX_OPEN.match(line)):
+            marks.must(index)
+            if _BOX_OPEN.match(line):
+                in_box = False
+                _protect_box_output(lines, marks, index + 1)
+            continue
+        in_box = line.lstrip().startswith("× ")
         if following < len(lines) and kept[following] and not kept[index] and _CONTEXT_HEADER.search(line):
             marks.must(index)
         elif "is located" in line and _REGION.search(line):
             marks.must(index)
-        elif ("│" in line or "╰" in line) and (_BOX_RAIL.match(line) or _BOX_OPEN.match(line)):
-            marks.must(index)
-            if _BOX_OPEN.match(line):
-                _protect_box_output(lines, marks, index + 1)
     _protect_numbered_titles(lines, marks, kept)
     _protect_labelled_details(lines, marks, kept)
 
