@@ -332,3 +332,29 @@ def test_a_long_traceback_through_libraries_keeps_its_ends_and_the_projects_fram
     assert set(frame_lines[:2]) <= kept and set(frame_lines[-3:]) <= kept
     assert len(kept & set(frame_lines)) < len(frame_lines) - 8
     assert "ModuleNotFoundError: No module named 'helper_config'" in result.text
+
+
+def test_a_run_with_dozens_of_failures_details_the_first_few_and_still_shrinks():
+    lines = ["=" * 35 + " FAILURES " + "=" * 35]
+    headers = []
+    for n in range(44):
+        header = f"{'_' * 30} test_case_{n} {'_' * 30}"
+        headers.append(header)
+        lines += [
+            header,
+            "",
+            f"    def test_case_{n}():",
+            f">       assert compute({n}) == {n + 1}",
+            f"E       assert {n} == {n + 1}",
+            f"E        +  where {n} = compute({n})",
+            "",
+            f"tests/test_calc.py:{10 + n}: AssertionError",
+        ]
+    lines += [f"FAILED tests/test_calc.py::test_case_{n} - assert {n} == {n + 1}" for n in range(44)]
+    lines.append("========================= 44 failed, 300 passed in 0.42s ==========================")
+    text = "\n".join(lines) + "\n"
+    result = compress(text, budget_tokens="auto", exit_code=1)
+    kept = {line.rstrip() for line in normalize(result.text).splitlines()}
+    assert set(headers[:10]) <= kept and "E        +  where 9 = compute(9)" in kept
+    assert "E       assert 43 == 44" in kept and "tests/test_calc.py:53: AssertionError" in kept
+    assert result.compressed_tokens <= 0.7 * result.original_tokens

@@ -39,7 +39,9 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
     go) and the ``file:line: ErrorType`` location are kept, and so are the ``FAILED``
     lines of ``-v`` progress; the frames it passed through (``file:line: in func``) are
     protected too when the run printed no short summary, since nothing else would then
-    name the failing tests.
+    name the failing tests. Past the first ``_DETAILED_FAILURES`` failures of a run that
+    prints a short summary, a failure keeps only its first ``E`` line and its location
+    (the summary names it): a run with dozens of failures must still shrink.
     """
     in_failure = False
     in_collection_error = False
@@ -52,13 +54,17 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
 
     source_line: int | None = None  # the last ">" line, which the E lines below it explain
     e_block: list[int] = []
+    failures = 0
+    detailed = True  # this failure is one of the first few, or nothing else names it
+    verbose_failures = 0
 
     def close_failure() -> None:
         if not located and last_call_site is not None:
             marks.must(last_call_site)
 
     def close_e_block() -> None:
-        _protect_e_block(e_block, marks, lines)
+        if detailed:
+            _protect_e_block(e_block, marks, lines)
         e_block.clear()
 
     for index, line in enumerate(lines):
@@ -81,7 +87,11 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
             if verbose.group(1) in ("PASSED", "XFAIL", "SKIPPED"):
                 marks.noise(index, "passed test")
             elif verbose.group(1) in ("FAILED", "ERROR"):
-                marks.must(index)  # which test failed, in the order they ran
+                verbose_failures += 1
+                if verbose_failures <= _DETAILED_FAILURES or not has_short_summary:
+                    marks.must(index)  # which test failed, in the order they ran
+                else:
+                    marks.key(index, KEY_HIGH)
                 marks.failed = True
             else:
                 marks.key(index, KEY_HIGH)
@@ -91,7 +101,12 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
             located, last_call_site = False, None
             in_collection_error = header.group(1).startswith("ERROR collecting")
             source_line = None
-            marks.must(index)  # names the failing test its body is about
+            failures += 1
+            detailed = in_collection_error or not has_short_summary or failures <= _DETAILED_FAILURES
+            if detailed:
+                marks.must(index)  # names the failing test its body is about
+            else:
+                marks.key(index, KEY_HIGH + 10, "failure header")
             marks.failed = True
         elif (section := _PY_SECTION.match(line)) is not None:
             close_failure()
@@ -104,7 +119,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
                 first_e_pending = False
             else:
                 marks.key(index, KEY if line.strip() != "E" else KEY_LOW, "assertion line")
-            if in_failure and not e_block and source_line is not None:
+            if in_failure and not e_block and source_line is not None and detailed:
                 marks.must(source_line)
                 source_line = None
             if in_failure:
@@ -130,6 +145,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
     close_failure()
 
 
+_DETAILED_FAILURES = 10
 _E_BLOCK_HEAD = 12
 _E_BLOCK_TAIL = 3
 _FULL_DIFF_HEAD = 3
