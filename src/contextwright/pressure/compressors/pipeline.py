@@ -16,11 +16,15 @@ from typing import Literal
 
 from contextwright.errors import UsageError
 from contextwright.pressure.compressors import (
+    companions,
     compilers,
     generic,
     lint,
     listings,
+    lookups,
+    outcomes,
     testruns,
+    tracebacks,
     traces,
     vcs,
 )
@@ -210,6 +214,11 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
         generic.protect_own_locations(view, marks)
     if kind not in _DATA_KINDS and kind not in _TEST_KINDS:
         generic.protect_findings(view, marks)
+    if kind not in _DATA_KINDS:
+        outcomes.protect_outcomes(view.lines, marks)
+        companions.protect_companions(view.lines, marks)
+        lookups.rank_failed_lookups(view.lines, marks)
+        tracebacks.rank_library_frames(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with

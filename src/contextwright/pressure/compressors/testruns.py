@@ -32,12 +32,16 @@ _PY_SESSION = re.compile(r"^(?:platform |rootdir: |cachedir: |plugins: |configfi
 
 
 def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
-    """pytest: the short summary, the tally, collection errors and each failure's location are kept.
+    """pytest: the short summary, the tally, collection errors and each failure's body are kept.
 
-    Of each failure body, the first ``E`` line and the ``file:line: ErrorType``
-    location are always kept; the header and the frames it passed through
-    (``file:line: in func``) are protected too when the run printed no short summary,
-    since nothing else would then name the failing tests.
+    Of each failure, the ``____ TestC.test_y ____`` header, every block of ``E``
+    lines with the ``>`` source line it explains (the middle of a very long block may
+    go) and the ``file:line: ErrorType`` location are kept, and so are the ``FAILED``
+    lines of ``-v`` progress; the frames it passed through (``file:line: in func``) are
+    protected too when the run printed no short summary, since nothing else would then
+    name the failing tests. Past the first ``_DETAILED_FAILURES`` failures of a run that
+    prints a short summary, a failure keeps only its first ``E`` line and its location
+    (the summary names it): a run with dozens of failures must still shrink.
     """
     in_failure = False
     in_collection_error = False
@@ -48,11 +52,25 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
     located = True
     last_call_site: int | None = None
 
+    source_line: int | None = None  # the last ">" line, which the E lines below it explain
+    e_block: list[int] = []
+    failures = 0
+    detailed = True  # this failure is one of the first few, or nothing else names it
+    verbose_failures = 0
+
     def close_failure() -> None:
         if not located and last_call_site is not None:
             marks.must(last_call_site)
 
+    def close_e_block() -> None:
+        if detailed:
+            _protect_e_block(e_block, marks, lines)
+        e_block.clear()
+
     for index, line in enumerate(lines):
+        is_e_line = line.startswith("E ") or line == "E"
+        if e_block and not is_e_line:
+            close_e_block()
         if _PY_SHORT.match(line) or line.startswith("!!!"):
             marks.must(index)
             if not line.startswith(("XFAIL", "XPASS")) or "strict" in line:
@@ -68,6 +86,13 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
         elif (verbose := _PY_VERBOSE.match(line)) is not None:
             if verbose.group(1) in ("PASSED", "XFAIL", "SKIPPED"):
                 marks.noise(index, "passed test")
+            elif verbose.group(1) in ("FAILED", "ERROR"):
+                verbose_failures += 1
+                if verbose_failures <= _DETAILED_FAILURES or not has_short_summary:
+                    marks.must(index)  # which test failed, in the order they ran
+                else:
+                    marks.key(index, KEY_HIGH)
+                marks.failed = True
             else:
                 marks.key(index, KEY_HIGH)
         elif (header := _PY_HEADER.match(line)) is not None:
@@ -75,22 +100,30 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
             in_failure, first_e_pending = True, True
             located, last_call_site = False, None
             in_collection_error = header.group(1).startswith("ERROR collecting")
-            if in_collection_error or not has_short_summary:
-                marks.must(index)
-                marks.failed = True
+            source_line = None
+            failures += 1
+            detailed = in_collection_error or not has_short_summary or failures <= _DETAILED_FAILURES
+            if detailed:
+                marks.must(index)  # names the failing test its body is about
             else:
                 marks.key(index, KEY_HIGH + 10, "failure header")
+            marks.failed = True
         elif (section := _PY_SECTION.match(line)) is not None:
             close_failure()
             located, last_call_site = True, None
             in_failure = section.group(1) in ("FAILURES", "ERRORS")
             marks.key(index, KEY_HIGH)
-        elif line.startswith("E ") or line == "E":
+        elif is_e_line:
             if in_collection_error or (first_e_pending and line.strip() != "E"):
                 marks.must(index)  # what failed: the first assertion line of each failure
                 first_e_pending = False
             else:
                 marks.key(index, KEY if line.strip() != "E" else KEY_LOW, "assertion line")
+            if in_failure and not e_block and source_line is not None and detailed:
+                marks.must(source_line)
+                source_line = None
+            if in_failure:
+                e_block.append(index)
         elif in_failure and _PY_LOCATION.match(line):
             call_site = _PY_CALL_SITE.match(line) is not None
             if call_site:
@@ -103,11 +136,35 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
                 marks.key(index, KEY_HIGH, "failure location")
         elif line.startswith(">"):
             marks.key(index, KEY, "failing source line")
+            source_line = index
         elif _PY_SESSION.match(line):
             marks.label(index, "session header")
         elif in_failure:
             marks.key(index, KEY_LOW - 10, "failure context")
+    close_e_block()
     close_failure()
+
+
+_DETAILED_FAILURES = 10
+_E_BLOCK_HEAD = 12
+_E_BLOCK_TAIL = 3
+_FULL_DIFF_HEAD = 3
+_FULL_DIFF_TAIL = 2
+
+
+def _head_and_tail(block: Sequence[int], head: int, tail: int) -> list[int]:
+    return list(block) if len(block) <= head + tail else [*block[:head], *block[-tail:]]
+
+
+def _protect_e_block(block: Sequence[int], marks: Marks, lines: Sequence[str]) -> None:
+    # The E lines after the first carry the difference itself ("Right contains 1 more item:",
+    # "{'k': 2} != {'k': 1}"), so they are kept; a very long block keeps its head and tail,
+    # and the "Full diff:" that -v appends, which restates them, only its ends.
+    split = next((n for n, index in enumerate(block) if lines[index][1:].strip() == "Full diff:"), len(block))
+    kept = _head_and_tail(block[:split], _E_BLOCK_HEAD, _E_BLOCK_TAIL)
+    kept += _head_and_tail(block[split:], _FULL_DIFF_HEAD, _FULL_DIFF_TAIL)
+    for index in kept:
+        marks.must(index)
 
 
 # --- go test ---------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Lines that state how one unit of a run ended, whatever tool printed them.
+
+A per-unit tally (Maven's ``Tests run: 5, Failures: 0, ... -- in com.x.FooTest``),
+what a package manager built and installed (``Successfully built a b``), and a
+non-zero exit status in any of its spellings (prove's ``Dubious, test returned 1
+(wstat 256, 0x100)``, ``│ exit code: 1`` in pip's error box, npm's
+``npm info run pkg@1.0.0 postinstall { code: 1, signal: null }`` with the line that
+named the script) are totals: they are kept. Passing test points (tcltest's
+``++++ name PASSED``, TAP's ``ok 3 - adds``) say only that nothing went wrong there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from contextwright.pressure.compressors.marks import MUST, NOISE, NORMAL, Marks
+
+_UNIT_TALLY = re.compile(r"\bTests run: \d+, Failures: \d+|^\W*Successfully (?:built|installed) \S")
+_EXIT_STATUS = re.compile(
+    r"(?i)\b(?:returned|exited with|exit (?:code|status|value)|return code)\s*(?:was\s*)?[:=]?\s*-?[1-9]\d*\b"
+    r"|\bcode: [1-9]\d*, signal: "
+)
+_NPM_SCRIPT = re.compile(r"^(npm (?:info|verb|ERR!|error) run \S+ \S+) ")
+_PASSED_POINT = re.compile(r"^\+{4} \S+ PASSED\s*$|^\s*ok \d+(?: |$)(?!.*# TODO)")
+
+
+def protect_outcomes(lines: Sequence[str], marks: Marks) -> None:
+    """Keep per-unit tallies and non-zero exit statuses; let passing test points go."""
+    failed_scripts: set[str] = set()
+    for index, line in enumerate(lines):
+        priority = marks.priority[index]
+        if priority == MUST and not marks.labels[index] and _PASSED_POINT.match(line):
+            # Kept only for following a failure line: a passing test point is not its detail.
+            marks.priority[index] = NORMAL
+            marks.noise(index, "passed test")
+            continue
+        if priority >= MUST or priority == NOISE or not line.strip():
+            continue
+        if _may_state_outcome(line) and (_UNIT_TALLY.search(line) or _EXIT_STATUS.search(line)):
+            marks.must(index)
+            if (script := _NPM_SCRIPT.match(line)) is not None:
+                failed_scripts.add(script.group(1))
+        elif priority == NORMAL and not marks.labels[index] and _PASSED_POINT.match(line):
+            marks.noise(index, "passed test")
+    if failed_scripts:
+        # The lifecycle line before the exit code names the script that failed.
+        for index, line in enumerate(lines):
+            if (script := _NPM_SCRIPT.match(line)) is not None and script.group(1) in failed_scripts:
+                if marks.priority[index] != NOISE:
+                    marks.must(index)
+
+
+def _may_state_outcome(line: str) -> bool:
+    # Substring tests first: most lines of a long log state no tally and no exit status.
+    low = line.lower()
+    return "return" in low or "exit" in low or "code: " in low or "tests run" in low or "successfully" in low
