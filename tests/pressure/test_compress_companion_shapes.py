@@ -124,6 +124,26 @@ def test_tcltest_result_blocks_are_kept_and_passing_tests_go():
     assert len(kept & set(passing)) <= 2  # only the last lines of a failed run, kept whatever they say
 
 
+def test_tcltest_result_blocks_are_kept_across_the_blank_lines_around_the_code():
+    # tcltest sets the test's script apart by single blank lines before its result blocks.
+    passing = [f"++++ add-1.{n} PASSED" for n in range(40)]
+    failure = [
+        "==== merge-1.4 merge joins FAILED",
+        "==== Contents of test case:",
+        "",
+        "    intervals::merge {{1 2} {2 3}}",
+        "",
+        "---- Result was:",
+        "{1 2} {2 3}",
+        "---- Result should have been (exact matching):",
+        "{1 3}",
+        "==== merge-1.4 FAILED",
+    ]
+    text = "\n".join([*passing[:20], "", "", *failure, "", *passing[20:], "all.tcl:\tTotal\t41\tPassed\t40\tFailed\t1"])
+    kept = _kept(text + "\n")
+    assert not _missing([line for line in failure if line.strip()], kept)
+
+
 def test_test_more_structures_that_differ_are_kept():
     ok = [f"ok {n} - positive {n}" for n in range(1, 41)]
     failures = [

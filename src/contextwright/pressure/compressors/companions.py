@@ -122,14 +122,16 @@ def _protect_labelled_details(lines: Sequence[str], marks: Marks, kept: list[boo
 
 
 def _label_lines(lines: Sequence[str], kept: list[bool]) -> list[tuple[int, bool]]:
-    # Each bare label, and whether it comes within reach of a kept line with no blank line between.
+    # Each bare label, and whether it comes within reach of a kept line with no two blank
+    # lines in a row between (tcltest sets the test's code apart by single blank lines).
     found: list[tuple[int, bool]] = []
     reach = -1
     for index, line in enumerate(lines):
         if kept[index]:
             reach = index + _DETAIL_REACH
         elif not line.strip():
-            reach = -1
+            if index and not lines[index - 1].strip():
+                reach = -1
         elif line.rstrip().endswith(":") and _DETAIL_LABEL.match(line):
             found.append((index, index <= reach))
     return found
