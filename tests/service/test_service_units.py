@@ -100,6 +100,19 @@ def test_every_engine_error_maps_to_a_deliberate_problem_type():
     assert problem_for(errors.StorageError("disk on fire")).detail == "an internal error occurred"
 
 
+def test_a_compaction_refused_by_a_store_outage_is_answered_as_the_outage():
+    # Nothing was compacted, so the client may retry: 503 with Retry-After, not a stopped run.
+    try:
+        try:
+            raise errors.StorageUnavailable("terminating connection")
+        except errors.StorageUnavailable as cause:
+            raise errors.ArchiveFailed("the compaction archive could not be written", session_id="s") from cause
+    except errors.ArchiveFailed as refused:
+        answer = problem_for(refused)
+    assert answer.type.slug == "storage-unavailable" and answer.headers == {"Retry-After": "1"}
+    assert problem_for(errors.ArchiveFailed("no room", session_id="s")).type.slug == "run-stopped"
+
+
 def test_the_guarded_log_checks_the_first_append_and_keys_every_event():
     inner = InMemoryEventLog()
     inner.append("s", [UserMessage(text="one")], expected_seq=0)

@@ -216,11 +216,16 @@ _BY_ERROR: tuple[tuple[type[BaseException], str], ...] = (
 def problem_for(error: ContextwrightError) -> Problem:
     """The problem answer for an error the engine raised on purpose."""
     slug = next((slug for cls, slug in _BY_ERROR if isinstance(error, cls)), "internal")
+    # A compaction refused because the store was down changed nothing: the same request
+    # succeeds once the store is back, so it is answered as the outage it is.
+    outage = isinstance(error, ArchiveFailed) and isinstance(error.__cause__, StorageUnavailable)
+    if outage:
+        slug = "storage-unavailable"
     extensions: dict[str, Any] = {}
     headers: dict[str, str] = {}
     if isinstance(error, SeqConflict):
         extensions = {"current_seq": error.fields["actual_seq"], "expected_seq": error.fields["expected_seq"]}
-    elif isinstance(error, (StorageUnavailable, LeaseBusy)):
+    elif outage or isinstance(error, (StorageUnavailable, LeaseBusy)):
         headers["Retry-After"] = "1"
     detail = error.message if slug != "internal" else "an internal error occurred"
     return Problem(slug, detail, headers=headers, **extensions)
