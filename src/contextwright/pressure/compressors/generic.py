@@ -420,6 +420,7 @@ class LineView:
     # line apply_needles found plain, protect_findings tests anew), and logs repeat lines.
     _failures: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
     _summaries: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _locations: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
 
     def is_failure(self, line: str) -> bool:
         """:func:`is_failure_line`, computed once per distinct line."""
@@ -433,6 +434,13 @@ class LineView:
         known = self._summaries.get(line)
         if known is None:
             known = self._summaries[line] = is_summary_line(line)
+        return known
+
+    def is_location(self, line: str) -> bool:
+        """:func:`is_location_line`, computed once per distinct line."""
+        known = self._locations.get(line)
+        if known is None:
+            known = self._locations[line] = is_location_line(line)
         return known
 
 
@@ -546,7 +554,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             detail_end = index + _SHOWN_FOLLOWING + 1
             if label is not None and label.group(2) is None:
                 chain, value_indent, value_lines, follow = indent, None, 0, 0
-            if last_frame is not None and index - last_frame <= 2 and is_location_line(lines[last_frame]):
+            if last_frame is not None and index - last_frame <= 2 and view.is_location(lines[last_frame]):
                 marks.must(last_frame)
         elif hint and is_warning_line(line):
             marks.must(index)
@@ -559,12 +567,12 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             follow = 0
         elif frame:
             # Every frame that names its place says how the program got to the failure.
-            if is_location_line(line):
+            if view.is_location(line):
                 marks.must(index)
             else:
                 marks.key(index, KEY_HIGH if follow else KEY_LOW)
             follow = 0
-        elif hint and is_location_line(line):
+        elif hint and view.is_location(line):
             # A place in a dependency or the runtime (a header's note) is part of the diagnostic too.
             if _INCLUDE_CHAIN.match(line):
                 marks.key(index, KEY_HIGH)
@@ -651,7 +659,7 @@ def protect_own_locations(view: LineView, marks: Marks) -> None:
     lines = view.lines
     for index, line in enumerate(lines):
         priority = marks.priority[index]
-        if priority >= MUST or priority == NOISE or not is_location_line(line) or _INCLUDE_CHAIN.match(line):
+        if priority >= MUST or priority == NOISE or not view.is_location(line) or _INCLUDE_CHAIN.match(line):
             continue
         marks.must(index)
         owner = marks.owner[index]
@@ -714,7 +722,7 @@ def protect_findings(view: LineView, marks: Marks) -> None:
                 or is_warning_line(line)
                 # A quiet record's tally ("[INFO] Tests run: 3, Failures: 0") is the kind's to rank.
                 or (view.is_summary(line) and _QUIET_RECORD.search(line) is None)
-                or (is_location_line(line) and not _FOREIGN.search(line) and not _INCLUDE_CHAIN.match(line))
+                or (view.is_location(line) and not _FOREIGN.search(line) and not _INCLUDE_CHAIN.match(line))
             )
         ):
             marks.must(index)
