@@ -33,7 +33,7 @@ import itertools
 import re
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NOISE, NORMAL, Marks
 
@@ -44,42 +44,60 @@ _EXCEPTION = re.compile(
 # Code or documentation that names an exception without raising it: "except KeyError:",
 # a docstring's ":raises ValueError: if empty", javadoc's "@throws IOException".
 _CODE_CONTEXT = re.compile(r"\b(?:except|catch|raises?|throws?|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
-_FAILURE_PATTERNS = (
-    re.compile(r"\bpanicked at\b|(?:^\s*|\")panic: |^fatal error: |WARNING: DATA RACE"),
-    re.compile(r"^\s*(?:\d+:\d+\s+)?(?:[✕✗✘×❌●✖]|\[(?:✗|FAIL|FAILED|ERROR)\])\s"),
-    # A finding stated as what the tool would do ("would reformat x.py") or under a label ("Issue: [B301]").
-    re.compile(r"^\s*(?i:would (?:reformat|fix|change|rewrite|update))\b:?\s+\S|^\W*(?:Issue|Problem|Violation):\s+\S"),
-    re.compile(
-        r"(?i)\"(?:action|status|state|result|outcome|level|severity|conclusion)\"\s*:\s*\"[\w-]*(?:fail(?:ed|ure)?|error|fatal|panic)\""
+# Each pattern with the words (lower-cased) that any match of it contains: on an ASCII line,
+# where lower-casing is exact, a pattern none of whose words occur is skipped. Most lines
+# of a test run carry a hint word and reached every pattern before.
+_FAILURE_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (
+        ("panic", "fatal error: ", "warning: data race"),
+        re.compile(r"\bpanicked at\b|(?:^\s*|\")panic: |^fatal error: |WARNING: DATA RACE"),
     ),
-    re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\b(?:SIGSEGV|SIGABRT|SIGKILL|SIGBUS|OOMKilled)\b"),
-    re.compile(r"^\s*(?:\[(?:error|ERROR|FATAL|fatal)\]|error(?:\[[A-Z]?\d+\])?:|ERROR\b|Error:|FATAL\b|fatal:|E: )"),
-    re.compile(r"\bFAIL(?:ED|URE|URES|S)?\b|\b(?:ERROR|FATAL|CRITICAL|SEVERE|ERR!)(?!\w)|(?i:\btests? failed\b)"),
-    re.compile(r"(?i)\b(?:failed|failure)\b(?!\s*[=:]\s*0\b)|Failure/Error"),
-    re.compile(r"^[\s│┃|>*•]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?:error|Error)(?:\[\w+\])?(?::|\s+\S)"),
-    re.compile(r"Traceback \(most recent call last\)"),
+    ((), re.compile(r"^\s*(?:\d+:\d+\s+)?(?:[✕✗✘×❌●✖]|\[(?:✗|FAIL|FAILED|ERROR)\])\s")),
+    # A finding stated as what the tool would do ("would reformat x.py") or under a label ("Issue: [B301]").
+    ((), re.compile(r"^\s*(?i:would (?:reformat|fix|change|rewrite|update))\b:?\s+\S|^\W*(?:Issue|Problem|Violation):\s+\S")),
+    (
+        (),
+        re.compile(
+            r"(?i)\"(?:action|status|state|result|outcome|level|severity|conclusion)\"\s*:\s*\"[\w-]*(?:fail(?:ed|ure)?|error|fatal|panic)\""
+        ),
+    ),
+    (
+        ("segmentation fault", "core dumped", "sig", "oomkilled"),
+        re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\b(?:SIGSEGV|SIGABRT|SIGKILL|SIGBUS|OOMKilled)\b"),
+    ),
+    ((), re.compile(r"^\s*(?:\[(?:error|ERROR|FATAL|fatal)\]|error(?:\[[A-Z]?\d+\])?:|ERROR\b|Error:|FATAL\b|fatal:|E: )")),
+    (
+        ("fail", "error", "fatal", "critical", "severe", "err!"),
+        re.compile(r"\bFAIL(?:ED|URE|URES|S)?\b|\b(?:ERROR|FATAL|CRITICAL|SEVERE|ERR!)(?!\w)|(?i:\btests? failed\b)"),
+    ),
+    (("fail",), re.compile(r"(?i)\b(?:failed|failure)\b(?!\s*[=:]\s*0\b)|Failure/Error")),
+    ((), re.compile(r"^[\s│┃|>*•]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?:error|Error)(?:\[\w+\])?(?::|\s+\S)")),
+    ((), re.compile(r"Traceback \(most recent call last\)")),
     # A status cell in a table (kubectl, docker ps): "api-7d9f  0/1  CrashLoopBackOff  7".
-    re.compile(
-        r"(?:^|\s)(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainer\w*Error|Evicted|Error|Failed"
-        r"|NotReady|Unhealthy|Exited \([1-9]\d*\))(?:\s{2,}|$)"
+    (
+        ("backoff", "errimagepull", "error", "evicted", "fail", "notready", "unhealthy", "exited ("),
+        re.compile(
+            r"(?:^|\s)(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainer\w*Error|Evicted|Error|Failed"
+            r"|NotReady|Unhealthy|Exited \([1-9]\d*\))(?:\s{2,}|$)"
+        ),
     ),
     # A severity mid-line after a separator: "file.js: line 3, col 5, Error - x"; "Severity: high".
-    re.compile(r"[,:\]|]\s*(?:Error|ERROR|error)\b\s*[-:]|(?i:^\s*severity:\s*(?:high|critical))"),
-    re.compile(r"^[\s│┃|>*•]*\[[EF]\]\s|^e: \S+:\d"),
+    (("error", "severity"), re.compile(r"[,:\]|]\s*(?:Error|ERROR|error)\b\s*[-:]|(?i:^\s*severity:\s*(?:high|critical))")),
+    ((), re.compile(r"^(?:[\s│┃|>*•]*\[[EF]\]\s|e: \S+:\d)")),
     # A failed TAP test point (node --test, prove, bats, tape): "not ok 12 - adds vat".
-    re.compile(r"^\s*not ok\b"),
+    ((), re.compile(r"^\s*not ok\b")),
     # A line that opens with a kind of error: "Parse error near line 122: ...", "Syntax error: ...".
-    re.compile(r"^\s*[A-Z]?[a-z]+ error(?: near| at| in| on|:)"),
+    ((), re.compile(r"^\s*[A-Z]?[a-z]+ error(?: near| at| in| on|:)")),
     # A merge that stopped: "CONFLICT (content): Merge conflict in app.py".
-    re.compile(r"^CONFLICT \(|\bAutomatic merge failed\b"),
+    (("conflict (", "merge failed"), re.compile(r"^CONFLICT \(|\bAutomatic merge failed\b")),
     # An HTTP error status (curl -v, wget -S): "< HTTP/1.1 404 Not Found"; a step "finished with status 'error'".
-    re.compile(r"^[<\s]*HTTP/[\d.]+ [45]\d\d\b|\bstatus '(?:error|failed)'"),
+    (("http/", "status '"), re.compile(r"^[<\s]*HTTP/[\d.]+ [45]\d\d\b|\bstatus '(?:error|failed)'")),
     # A severity placed at a file: "CMake Error at CMakeLists.txt:3 (find_package):".
-    re.compile(r"\b(?:Error|ERROR)\s+(?:at|in)\s+\S+:\d"),
+    (("error",), re.compile(r"\b(?:Error|ERROR)\s+(?:at|in)\s+\S+:\d")),
     # Java's uncaught-exception header, even when another stream's line got spliced onto it.
-    re.compile(r"^Exception in thread \""),
+    ((), re.compile(r"^Exception in thread \"")),
     # A step that ended with a non-zero status: pip's boxed "│ exit code: 1", "Process finished with exit code 2".
-    re.compile(r"(?i)\bexit (?:code|status)\b:?\s*[1-9]\d*\b"),
+    (("exit ",), re.compile(r"(?i)\bexit (?:code|status)\b:?\s*[1-9]\d*\b")),
 )
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
@@ -145,8 +163,9 @@ _BRACKET_LOCATION = re.compile(
     # and a line-number gutter over the quoted line ("  L12 |<div>").
     r'|\s*File "<[^"]+>", line \d+|\s*In \S+ line \d+:\s*$|\s*L\d+ *\|'
 )
+# One anchor before the alternatives: a search then tries the line's start alone, not every offset.
 _FRAME = re.compile(
-    r"^\s+at \S|^\s*File \"|^\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|^\t\S+\.\w+:\d+|^\s+in \S+ at \S|^\s*\d+: 0x[0-9a-f]+ - "
+    r"^(?:\s+at \S|\s*File \"|\s*#\d+\s+(?:0x[0-9a-f]+ in |\w+ \(.*\) at )|\t\S+\.\w+:\d+|\s+in \S+ at \S|\s*\d+: 0x[0-9a-f]+ - )"
 )
 _LIBRARY_FRAME = re.compile(
     r"node_modules|\(node:|\(internal/|site-packages|dist-packages|/usr/lib/|\.cargo/registry|/rustc/"
@@ -180,6 +199,7 @@ _DETAIL_LABELS = frozenset(
 )
 _DETAIL_REACH = 20
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
+_STACK_OPENER_WORDS = ("Traceback (most recent call last):", "The above exception was", "During handling of")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
@@ -254,7 +274,13 @@ def is_failure_line(line: str) -> bool:
         return False
     if "error" in line and _ERROR_AT.search(line):
         return True
-    return is_exception_line(line) or any(p.search(line) for p in _FAILURE_PATTERNS)
+    if is_exception_line(line):
+        return True
+    low = line.lower() if line.isascii() else None
+    for words, pattern in _FAILURE_PATTERNS:
+        if (low is None or not words or any(word in low for word in words)) and pattern.search(line):
+            return True
+    return False
 
 
 def is_warning_line(line: str) -> bool:
@@ -317,6 +343,11 @@ def _hinted(lines: Sequence[str]) -> bytearray:
         for match in pattern.finditer(low):
             flags[bisect.bisect_right(starts, match.start() + 1) - 1] = 1
     return flags
+
+
+def _opens_stack(line: str) -> bool:
+    # Every match of the pattern contains one of its words; the substring tests spare most lines the scan.
+    return any(word in line for word in _STACK_OPENER_WORDS) and _STACK_OPENER.search(line) is not None
 
 
 def _own_location(line: str) -> bool:
@@ -385,6 +416,32 @@ class LineView:
 
     lines: Sequence[str]
     hinted: bytearray
+    # The shape tests' answers by line text: the passes ask about the same lines again (a
+    # line apply_needles found plain, protect_findings tests anew), and logs repeat lines.
+    _failures: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _summaries: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _locations: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    def is_failure(self, line: str) -> bool:
+        """:func:`is_failure_line`, computed once per distinct line."""
+        known = self._failures.get(line)
+        if known is None:
+            known = self._failures[line] = is_failure_line(line)
+        return known
+
+    def is_summary(self, line: str) -> bool:
+        """:func:`is_summary_line`, computed once per distinct line."""
+        known = self._summaries.get(line)
+        if known is None:
+            known = self._summaries[line] = is_summary_line(line)
+        return known
+
+    def is_location(self, line: str) -> bool:
+        """:func:`is_location_line`, computed once per distinct line."""
+        known = self._locations.get(line)
+        if known is None:
+            known = self._locations[line] = is_location_line(line)
+        return known
 
 
 def view_of(lines: Sequence[str]) -> LineView:
@@ -476,13 +533,13 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             located = True
             continue
         if not _free(marks, index):
-            if _STACK_OPENER.search(line):
+            if _opens_stack(line):
                 follow = 0  # frames follow, and the frames have rules of their own
                 continue
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
             labels = 0
-            if follow and hinted[index] and is_failure_line(line):
+            if follow and hinted[index] and view.is_failure(line):
                 last_failure = index
             continue
         hint = hinted[index] == 1
@@ -490,14 +547,14 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             marks.must(index)
             _protect_listed_items(lines, marks, index)
             follow = 0
-        elif hint and not frame and is_failure_line(line):
+        elif hint and not frame and view.is_failure(line):
             marks.must(index)
             saw_failure, follow, located, labels = True, _SHOWN_FOLLOWING, False, 0
             last_failure = index
             detail_end = index + _SHOWN_FOLLOWING + 1
             if label is not None and label.group(2) is None:
                 chain, value_indent, value_lines, follow = indent, None, 0, 0
-            if last_frame is not None and index - last_frame <= 2 and is_location_line(lines[last_frame]):
+            if last_frame is not None and index - last_frame <= 2 and view.is_location(lines[last_frame]):
                 marks.must(last_frame)
         elif hint and is_warning_line(line):
             marks.must(index)
@@ -505,17 +562,17 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
         elif hint and not frame and _FAILURE_WORDS.search(line) and not _quiet(line) and not _NO_PROBLEM.match(line):
             marks.must(index)
             follow = 0
-        elif hint and is_summary_line(line):
+        elif hint and view.is_summary(line):
             marks.must(index)
             follow = 0
         elif frame:
             # Every frame that names its place says how the program got to the failure.
-            if is_location_line(line):
+            if view.is_location(line):
                 marks.must(index)
             else:
                 marks.key(index, KEY_HIGH if follow else KEY_LOW)
             follow = 0
-        elif hint and is_location_line(line):
+        elif hint and view.is_location(line):
             # A place in a dependency or the runtime (a header's note) is part of the diagnostic too.
             if _INCLUDE_CHAIN.match(line):
                 marks.key(index, KEY_HIGH)
@@ -602,7 +659,7 @@ def protect_own_locations(view: LineView, marks: Marks) -> None:
     lines = view.lines
     for index, line in enumerate(lines):
         priority = marks.priority[index]
-        if priority >= MUST or priority == NOISE or not is_location_line(line) or _INCLUDE_CHAIN.match(line):
+        if priority >= MUST or priority == NOISE or not view.is_location(line) or _INCLUDE_CHAIN.match(line):
             continue
         marks.must(index)
         owner = marks.owner[index]
@@ -661,11 +718,11 @@ def protect_findings(view: LineView, marks: Marks) -> None:
         if is_finding_shape(line) or (
             hinted[index]
             and (
-                is_failure_line(line)
+                view.is_failure(line)
                 or is_warning_line(line)
                 # A quiet record's tally ("[INFO] Tests run: 3, Failures: 0") is the kind's to rank.
-                or (is_summary_line(line) and _QUIET_RECORD.search(line) is None)
-                or (is_location_line(line) and not _FOREIGN.search(line) and not _INCLUDE_CHAIN.match(line))
+                or (view.is_summary(line) and _QUIET_RECORD.search(line) is None)
+                or (view.is_location(line) and not _FOREIGN.search(line) and not _INCLUDE_CHAIN.match(line))
             )
         ):
             marks.must(index)
