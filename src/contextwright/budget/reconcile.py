@@ -264,6 +264,39 @@ class UsageFold:
                 self._observe(self._splits.get(payload.request_index), payload.usage)
         return self.reconciler
 
+    def snapshot(self) -> dict[str, Any]:
+        """The fold as plain JSON data: its position, the plans' models, the splits and the per-model statistics."""
+        corrections = self.reconciler._models
+        return {
+            "options": self.reconciler.options(),
+            "upto_seq": self.upto_seq,
+            "models": [[epoch, model] for epoch, model in self._models.items()],
+            "splits": [[index, s.model, s.exact_tokens, s.raw_tokens] for index, s in self._splits.items()],
+            "corrections": [[model, c.observations, c.center, c.spread] for model, c in corrections.items()],
+        }
+
+    @classmethod
+    def restore(cls, data: Any, reconciler: Reconciler | None = None) -> UsageFold:
+        """The fold :meth:`snapshot` wrote, going on with ``reconciler`` (its settings must be the written ones).
+
+        Raises :class:`UsageError` for data it did not write: the caller folds the log instead."""
+        fold = cls(reconciler)
+        if data["options"] != fold.reconciler.options():
+            raise UsageError("the usage fold was written with other reconciler settings")
+        fold.upto_seq = _whole(data["upto_seq"])
+        fold._models = {_whole(epoch): _name(model) for epoch, model in data["models"]}
+        fold._splits = {
+            _whole(index): RequestSplit(model=_name(model), exact_tokens=_whole(exact), raw_tokens=_whole(raw))
+            for index, model, exact, raw in data["splits"]
+        }
+        for model, observations, center, spread in data["corrections"]:
+            if not all(isinstance(v, float) and math.isfinite(v) for v in (center, spread)):
+                raise UsageError("a correction's statistics must be finite numbers")
+            fold.reconciler._models[_name(model)] = ModelCorrection(
+                observations=_whole(observations), center=center, spread=spread
+            )
+        return fold
+
     def _observe(self, split: RequestSplit | None, usage: Any) -> None:
         if split is None or split.raw_tokens < 1:
             return
@@ -290,6 +323,18 @@ def _split_of(payload: Any, model: str | None) -> RequestSplit | None:
     if model is None or exact is None or raw is None:
         return None
     return RequestSplit(model=model, exact_tokens=exact, raw_tokens=raw)
+
+
+def _whole(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise UsageError(f"expected a count, got {value!r}")
+    return value
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"expected a model id, got {value!r}")
+    return value
 
 
 def _check_model(model: object) -> None:

@@ -5,11 +5,17 @@ relief, request building, sending, stages) are given. It holds the session's
 setup (agent, model, clock, secret, estimator, budgets, ports) and a cache of the
 session's events, re-read from the log's tail before every operation, so two
 workers can serve one session without in-process state deciding anything.
+
+What the session derives from its events (the surface fold, the facts, the plan, the
+working state, the usage fold) is followed one event at a time, and written down now and
+then as a checkpoint (:mod:`~contextwright.runtime.checkpoint`). A session opened on a
+checkpoint starts from it and reads only the events after it; the events before it are read
+from the log only when something asks for the whole history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,13 +27,15 @@ from contextwright.budget.reconcile import Reconciler, UsageFold
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import Folder, Surface
-from contextwright.errors import SeqConflict, UsageError
+from contextwright.errors import CheckpointRejected, ContextwrightError, PlanError, SeqConflict, StorageCorrupted, UsageError
+from contextwright.events.catalog import RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
 from contextwright.planner import ContextPlanner
+from contextwright.runtime.checkpoint import SessionState, read_checkpoint, write_checkpoint
 from contextwright.runtime.estimates import EstimateMemo
 from contextwright.runtime.facts import LogFacts
 from contextwright.runtime.ports import MemoryPort, RecallPort
@@ -59,6 +67,7 @@ class SessionCore:
         memory: MemoryPort | None,
         recall: RecallPort | None,
         prefix_counter: Callable[..., Any] | None = None,
+        checkpoint_every: int = 0,
     ) -> None:
         self.log = log
         self.id = session_id
@@ -72,8 +81,17 @@ class SessionCore:
         self.recall = recall
         self.prefix_counter = prefix_counter
         """Opt-in: the provider's count endpoint (``client.messages.count_tokens``), called once per epoch."""
-        self.events: list[Event] = []
-        """The events read so far, in order (the log only grows)."""
+        self._tail: list[Event] = []
+        """The events read after :attr:`base_seq`, in order (the log only grows)."""
+        self.base_seq = 0
+        """The seq of the checkpoint this session started from (0: every event was read from the log)."""
+        self.checkpoint_every = checkpoint_every
+        """Events between two checkpoints, at least (0: no checkpoint is read or written)."""
+        self.checkpoint_seq = 0
+        """The seq of the last checkpoint this process read or wrote."""
+        self.checkpoint_outcome = "none"
+        """What became of the session's checkpoint at open, and of the last one written:
+        ``none``, ``restored``, ``written``, or ``rejected: <why>`` / ``not written: <why>``."""
         self.setup_seq = 0
         """The log position at which this process last chose the agent and model: a plan
         recorded after it (by any worker) is the session's plan, adopted as it is."""
@@ -83,8 +101,10 @@ class SessionCore:
         self._kept_surface: Surface | None = None
         """The surface at the last recorded request's ``upto_seq``, kept when the fold passed it
         in one batch (a reopen): rebuilding that request for cache markers then needs no second fold."""
-        self._plan_scan: tuple[int, ContextPlan | None] = (0, None)
+        self._plan_scan: tuple[int, _Plan | None] = (0, None)
         """How many events the plan below was looked for in, and the plan found."""
+        self._base_plan: _Plan | None = None
+        """The plan as of :attr:`base_seq`."""
         self._working_state = (0, ws.WorkingState())
         """How many events the working state below has followed."""
         self._estimates = EstimateMemo()
@@ -100,17 +120,120 @@ class SessionCore:
     @property
     def last_seq(self) -> int:
         """The sequence number of the last event read."""
-        return self.events[-1].seq if self.events else 0
+        return self._tail[-1].seq if self._tail else self.base_seq
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event read so far, in order; those before a checkpoint are read from the log on first use."""
+        self._read_head()
+        return self._tail
+
+    def after(self, seq: int) -> list[Event]:
+        """The events read after ``seq`` (seqs start at 1 and have no gaps, so this is a slice)."""
+        if seq < self.base_seq:
+            self._read_head()
+        return self._tail[seq - self.base_seq :]
+
+    def read_upto(self, seq: int) -> list[Event]:
+        """The session's events up to ``seq``: from memory, or read from the log without keeping them."""
+        if not self.base_seq:
+            return self._tail[:seq]
+        if seq <= self.base_seq:
+            return self._read_range(0, seq)
+        return self._read_range(0, self.base_seq) + self._tail[: seq - self.base_seq]
+
+    def event_at(self, seq: int) -> Event | None:
+        """The event at ``seq``, or None past the events read (one event read from the log when it is before them)."""
+        if not 0 < seq <= self.last_seq:
+            return None
+        if seq > self.base_seq:
+            return self._tail[seq - self.base_seq - 1]
+        found = self.log.read(self.id, after_seq=seq - 1, limit=1)
+        return found[0] if found and found[0].seq == seq else None
+
+    def _read_head(self) -> None:
+        if self.base_seq:
+            self._tail[:0] = self._read_range(0, self.base_seq)
+            self.base_seq = 0
+
+    def _read_range(self, after: int, upto: int) -> list[Event]:
+        events = self.log.read(self.id, after_seq=after, limit=upto - after)
+        if len(events) != upto - after or (events and events[-1].seq != upto):
+            raise StorageCorrupted(f"session {self.id!r}: events {after + 1}..{upto} are no longer all in the log")
+        return events
 
     def sync(self) -> None:
         """Read the log's tail after the last event read."""
-        self.events.extend(self.log.read(self.id, after_seq=self.last_seq))
+        self._tail.extend(self.log.read(self.id, after_seq=self.last_seq))
 
     def adopt(self, history: Sequence[Event]) -> None:
         """Take events the caller already read from this session's log (they must start the session)."""
-        if self.events or (history and history[0].seq != 1):
+        if self.last_seq or (history and history[0].seq != 1):
             raise UsageError(f"session {self.id!r}: adopted history must be the session's first events, read before any other")
-        self.events.extend(history)
+        self._tail.extend(history)
+
+    def restore_checkpoint(self) -> None:
+        """Start from the session's checkpoint when it has one this session can use (before anything is read).
+
+        One that is missing, stale, sealed by another secret, of another format or that does
+        not decode is set aside: the events are then all read and folded, with the same result."""
+        if not self.checkpoint_every or self.last_seq:
+            return
+        try:
+            state = read_checkpoint(self.log, self.id, self.secret, Reconciler(**self._usage.reconciler.options()))
+        except CheckpointRejected as exc:
+            self.checkpoint_outcome = f"rejected: {exc.message}"
+            return
+        if state is None:
+            return
+        self.base_seq = self.checkpoint_seq = state.seq
+        self._folder, self._folded = state.folder, state.seq
+        # The checkpoint is taken where a request was built: the next request rebuilds that one on this surface.
+        self._kept_surface = state.folder.surface()
+        self._facts = state.facts
+        self._plan_scan = (state.seq, state.plan)
+        self._base_plan = state.plan
+        self._working_state = (state.seq, state.working_state)
+        self._usage = state.usage
+        self.checkpoint_outcome = "restored"
+
+    def checkpoint_due(self, upto_seq: int) -> SessionState | None:
+        """The state to write as a checkpoint at ``upto_seq`` (the last event read, just built on), when one is due."""
+        folder = self._folder
+        if (
+            not self.checkpoint_every
+            or upto_seq != self.last_seq
+            or upto_seq - self.checkpoint_seq < self.checkpoint_every
+            or folder is None
+            or folder.broken
+            or self._folded != upto_seq
+        ):
+            return None
+        self.facts()
+        self._current_plan()
+        self.working_state()
+        self._usage.feed(self.after(self._usage.upto_seq))
+        return SessionState(
+            seq=upto_seq,
+            folder=folder,
+            facts=self._facts,
+            plan=self._plan_scan[1],
+            working_state=self._working_state[1],
+            usage=self._usage,
+        )
+
+    def write_checkpoint(self, state: SessionState) -> None:
+        """Store ``state`` as the session's checkpoint. A cache that cannot be written is not the caller's error."""
+        head = self.event_at(state.seq)
+        if head is None:
+            return
+        try:
+            write_checkpoint(self.log, self.id, self.secret, state, head_sha256=head.payload_sha256)
+        except ContextwrightError as exc:
+            self.checkpoint_outcome = f"not written: {exc.message}"
+            return
+        self.checkpoint_seq = state.seq
+        self.checkpoint_outcome = "written"
 
     def surface(self) -> Surface:
         """The surface of the events read so far: each event is folded once, when it is first needed.
@@ -127,12 +250,13 @@ class SessionCore:
         upto = self._last_built_upto()
         if self._kept_surface is not None and self._kept_surface.upto_seq != upto:
             self._kept_surface = None  # a later request was recorded: its own build is the one kept in memory
-        if self._folded < upto < len(self.events):
-            folder.apply(self.events[self._folded : upto])
+        last = self.last_seq
+        if self._folded < upto < last:
+            folder.apply(self.after(self._folded)[: upto - self._folded])
             self._folded = upto
             self._kept_surface = folder.surface()
-        fresh = self.events[self._folded :]
-        self._folded = len(self.events)
+        fresh = self.after(self._folded)
+        self._folded = last
         folder.apply(fresh)
         return folder.surface()
 
@@ -162,7 +286,7 @@ class SessionCore:
         except SeqConflict:
             self.sync()
             raise
-        self.events.extend(e for e in stored if e.seq > self.last_seq)
+        self._tail.extend(e for e in stored if e.seq > self.last_seq)
         return stored
 
     def planner(self) -> ContextPlanner:
@@ -175,17 +299,31 @@ class SessionCore:
     def _current_plan(self) -> ContextPlan | None:
         """The greatest epoch's plan, following only the events not looked at yet."""
         seen, best = self._plan_scan
-        if seen != len(self.events):
-            fresh = self.events[seen:]
-            estimator = prefix_estimator(self.model.id, fallback=self.estimator)
-            found = ContextPlanner.from_events(
-                self.id, fresh, estimator=estimator, secret=self.secret, budgets=self.budgets
-            ).current
-            # The first plan of the greatest epoch wins, as in a scan of the whole log.
-            if found is not None and (best is None or found.epoch > best.epoch):
-                best = found
-            self._plan_scan = (len(self.events), best)
-        return best
+        if seen != self.last_seq:
+            best = _greatest_plan(self.id, self.after(seen), best)
+            self._plan_scan = (self.last_seq, best)
+        return None if best is None else best[0]
+
+    def plan_at(self, seq: int) -> ContextPlan | None:
+        """The plan that was current once the events up to ``seq`` were recorded (for rebuilds)."""
+        if seq < self.base_seq:
+            self._read_head()
+        start = self._base_plan if self.base_seq else None
+        best = _greatest_plan(self.id, self.after(self.base_seq)[: seq - self.base_seq], start)
+        return None if best is None else best[0]
+
+    def recorded_request(self, request_index: int) -> RequestBuilt:
+        """The record of request ``request_index`` (the last one is a fact; an older one is looked up in the log)."""
+        facts = self.facts()
+        if not 0 <= request_index < facts.requests_built:
+            raise UsageError(
+                f"session {self.id!r} has {facts.requests_built} recorded requests; there is no request {request_index}"
+            )
+        if request_index == facts.requests_built - 1 and facts.last_built is not None:
+            return facts.last_built
+        built = [e.payload for e in self.events if e.type == "context.request.built"]
+        record: RequestBuilt = built[request_index]
+        return record
 
     def settle_setup(self) -> None:
         """Mark the agent and model as chosen now: plans already in the log are checked against them."""
@@ -197,14 +335,14 @@ class SessionCore:
 
     def facts(self) -> LogFacts:
         """Facts of the events read so far (each event looked at once)."""
-        return self._facts.follow(self.events)
+        return self._facts.follow(self.after(self._facts.seen))
 
     def working_state(self) -> ws.WorkingState:
         """The working state as of the events read so far (each event looked at once)."""
         seen, state = self._working_state
-        if seen != len(self.events):
-            state = ws.state_at(self.events[seen:], start=state)
-            self._working_state = (len(self.events), state)
+        if seen != self.last_seq:
+            state = ws.state_at(self.after(seen), start=state)
+            self._working_state = (self.last_seq, state)
         return state
 
     def count(self, text: str) -> int:
@@ -214,7 +352,7 @@ class SessionCore:
     def estimate_factor(self, model_id: str) -> float:
         """The correction factor for ``model_id``, folded from the provider usage logged so far."""
         # The events start at seq 1 and are gapless, so the fold's position is an index.
-        return self._usage.feed(self.events[self._usage.upto_seq :]).factor(model_id)
+        return self._usage.feed(self.after(self._usage.upto_seq)).factor(model_id)
 
     def body_estimate(self, plan: ContextPlan, *, factor: float | None = None) -> Callable[[str], int]:
         """A token counter for the model of ``plan``: raw estimates times the logged correction factor.
@@ -247,3 +385,20 @@ class SessionCore:
     def counted_prefix(self, epoch: int) -> int | None:
         """The provider's exact count of ``epoch``'s prefix, when one was logged."""
         return self.facts().counted_prefixes.get(epoch)
+
+
+_Plan = tuple[ContextPlan, Mapping[str, Any]]
+"""A plan and the data it was recorded as."""
+
+
+def _greatest_plan(session_id: str, events: Sequence[Event], best: _Plan | None) -> _Plan | None:
+    """The plan of the greatest epoch in ``events``, or ``best`` when none is greater (the first of an epoch wins)."""
+    for event in events:
+        if event.type in ("context.plan.created", "context.epoch.rotated"):
+            data = event.payload.plan
+            plan = ContextPlan.from_dict(data)
+            if plan.session_id != session_id:
+                raise PlanError(f"event {event.ref} holds a plan of session {plan.session_id!r}")
+            if best is None or plan.epoch > best[0].epoch:
+                best = (plan, data)
+    return best

@@ -9,9 +9,11 @@ from typing import Any
 
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
 from contextwright.clock import Clock, SystemClock
+from contextwright.errors import UsageError
 from contextwright.log import EventLog, open_log
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
+from contextwright.runtime.checkpoint import DEFAULT_CHECKPOINT_EVERY
 from contextwright.runtime.core import Resumed
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.session import RoundPolicy, Session, session_secret
@@ -31,12 +33,17 @@ class Engine:
         estimator: TokenEstimator | None = None,
         budgets: BudgetConfig | None = None,
         secret: bytes | None = None,
+        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     ) -> None:
         self.log = log
         self.clock = clock or log.clock or SystemClock()
         # An empty estimator is falsy (it has a length): test for None, never for truth.
         self.estimator = estimator if estimator is not None else HeuristicEstimator()
         self.budgets = budgets or BudgetConfig()
+        if not isinstance(checkpoint_every, int) or isinstance(checkpoint_every, bool) or checkpoint_every < 0:
+            raise UsageError(f"checkpoint_every must be an integer >= 0 (0: no checkpoints), got {checkpoint_every!r}")
+        self.checkpoint_every = checkpoint_every
+        """Events between two checkpoints of a session, at least; 0 reads and writes none."""
         # The store keeps one random secret so that every worker, and every later
         # rebuild, derives the same envelope nonces for a session.
         self._secret = secret if secret is not None else bytes.fromhex(self.log.setting(SECRET_SETTING, secrets.token_hex(32)))
@@ -85,6 +92,7 @@ class Engine:
             ),
             resumed=resumed,
             count_prefix=count_prefix,
+            checkpoint_every=self.checkpoint_every,
         )
 
     def secret_for(self, session_id: str) -> bytes:

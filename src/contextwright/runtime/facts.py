@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import RequestBuilt
 from contextwright.events.envelope import Event
+from contextwright.events.registry import decode_stored_payload, encode_payload
 from contextwright.policy.tools import ToolPolicy
 from contextwright.runtime.limits import FORCED_REVOCATION
 
@@ -48,11 +51,15 @@ class LogFacts:
         """The provider's exact prefix counts by epoch (the first logged for an epoch wins)."""
 
     def follow(self, events: Sequence[Event]) -> LogFacts:
-        """Take in ``events[self.seen:]`` (``events`` is every event read, in order)."""
-        if self.seen == len(events):
+        """Take in the events of ``events`` after :attr:`seen` (in seq order; earlier ones are skipped).
+
+        Seqs start at 1 and have no gaps, so :attr:`seen` is also the seq of the last event followed."""
+        if not events or events[-1].seq <= self.seen:
             return self
         changed_erased = changed_policy = False
-        for event in events[self.seen :]:
+        for event in events:
+            if event.seq <= self.seen:
+                continue
             kind = event.type
             if kind == "context.request.built":
                 self.requests_built += 1
@@ -77,7 +84,7 @@ class LogFacts:
                 self.plan_seq = event.seq
             elif kind == "context.prefix.counted":
                 self.counted_prefixes.setdefault(event.payload.epoch, event.payload.input_tokens)
-        self.seen = len(events)
+        self.seen = events[-1].seq
         if changed_erased:
             self._erased_frozen = frozenset(self._erased)
         if changed_policy:
@@ -101,3 +108,55 @@ class LogFacts:
     def answers_after(self, seq: int) -> int:
         """How many answers the model gave after ``seq``."""
         return len(self._answers) - bisect.bisect_right(self._answers, seq)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The facts as plain JSON data (for a session checkpoint; :meth:`restore` reads it back)."""
+        return {
+            "seen": self.seen,
+            "requests_built": self.requests_built,
+            "last_built": None if self.last_built is None else encode_payload(self.last_built),
+            "erased": sorted(self._erased),
+            "corrected": [[memory_id, text] for memory_id, text in self.corrected.items()],
+            "revoked": sorted(self._revoked),
+            "forced_revocations": list(self.forced_revocations),
+            "answers": list(self._answers),
+            "called_names": sorted(self.called_names),
+            "plan_seq": self.plan_seq,
+            "counted_prefixes": [[epoch, tokens] for epoch, tokens in self.counted_prefixes.items()],
+        }
+
+    @classmethod
+    def restore(cls, data: Mapping[str, Any]) -> LogFacts:
+        """The facts :meth:`snapshot` wrote; a malformed value raises (the caller folds the log instead)."""
+        facts = cls()
+        facts.seen = _count(data["seen"])
+        facts.requests_built = _count(data["requests_built"])
+        last = data["last_built"]
+        if last is not None:
+            payload = decode_stored_payload("context.request.built", last)
+            if not isinstance(payload, RequestBuilt):
+                raise CheckpointRejected("the last request built is not a request")
+            facts.last_built = payload
+        facts._erased = {_text(m) for m in data["erased"]}
+        facts._erased_frozen = frozenset(facts._erased)
+        facts.corrected = {_text(m): _text(t) for m, t in data["corrected"]}
+        facts._revoked = {_text(t) for t in data["revoked"]}
+        facts._policy = ToolPolicy(revoked=frozenset(facts._revoked))
+        facts.forced_revocations = [_text(t) for t in data["forced_revocations"]]
+        facts._answers = [_count(seq) for seq in data["answers"]]
+        facts.called_names = {_text(name) for name in data["called_names"]}
+        facts.plan_seq = _count(data["plan_seq"])
+        facts.counted_prefixes = {_count(epoch): _count(tokens) for epoch, tokens in data["counted_prefixes"]}
+        return facts
+
+
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise CheckpointRejected(f"expected a count, got {value!r}")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise CheckpointRejected(f"expected a string, got {type(value).__name__}")
+    return value

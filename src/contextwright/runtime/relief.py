@@ -126,7 +126,7 @@ class Relief:
 
     def _adopt(self, compacted: Compacted, *, strict: bool) -> Event:
         """Archive the folded events, then record the compaction (archive-first)."""
-        archive_events = [e for e in self.core.events if e.seq <= compacted.upto_seq]
+        archive_events = self.core.read_upto(compacted.upto_seq)
         text = "\n".join(
             canonical_json({"seq": e.seq, "type": e.type, "at": format_instant(e.at), "payload": encode_payload(e.payload)})
             for e in archive_events

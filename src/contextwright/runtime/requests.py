@@ -18,7 +18,6 @@ from contextwright.events.catalog import Evidence, FrameRecorded, PrefixCounted,
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan
-from contextwright.planner import ContextPlanner
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.errors import is_sdk_api_error
 from contextwright.providers.wires import wire_named
@@ -161,7 +160,11 @@ class Requests:
             raw_estimate_tokens=raw,
             estimate_factor=factor,
         )
+        # Taken before the append, at the request's upto_seq: the state the next reopen rebuilds this request on.
+        due = core.checkpoint_due(result.upto_seq)
         [event] = core.append([payload])
+        if due is not None:
+            core.write_checkpoint(due)
         self._last_built = (plan.epoch, payload.request_index, result.request)
         return BuiltRequest(
             index=payload.request_index, neutral=result.request, result=result, plan=plan, event=event, previous=previous
@@ -179,22 +182,17 @@ class Requests:
         session's own fold when it kept it, and renders with the session's memo: the next
         build then reuses what this one rendered. The bytes are the same either way."""
         core = self.core
-        built = [e for e in core.events if e.type == "context.request.built"]
-        if not 0 <= request_index < len(built):
-            raise UsageError(f"session {core.id!r} has {len(built)} recorded requests; there is no request {request_index}")
-        record: RequestBuilt = built[request_index].payload
+        record = core.recorded_request(request_index)
         inputs = record.inputs or {}
         upto = inputs["upto_seq"]
-        history = [e for e in core.events if e.seq <= upto]
-        planner = ContextPlanner.from_events(core.id, history, estimator=core.estimator, secret=core.secret)
-        plan = planner.current
+        plan = core.plan_at(upto)
         if plan is None:
             raise UsageError(f"session {core.id!r}: request {request_index} was recorded before any plan")
         kept = core.surface_at(upto) if shared else None
         result = build(
             plan=plan,
             allocation=allocate(plan),
-            surface=kept if kept is not None else fold(core.id, history),
+            surface=kept if kept is not None else fold(core.id, core.read_upto(upto)),
             tail=VolatileTail.from_dict(inputs["tail"]),
             secret=core.secret,
             # Sized as it was built: requests recorded before factors were logged were built uncorrected.

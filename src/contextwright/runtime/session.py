@@ -79,6 +79,7 @@ class Session:
         engine_session: Callable[..., Session] | None = None,
         resumed: Resumed | None = None,
         count_prefix: Callable[..., Any] | None = None,
+        checkpoint_every: int = 0,
     ) -> None:
         self._core = core = SessionCore(
             log=log,
@@ -93,6 +94,7 @@ class Session:
             recall=recall,
             # Opt-in: e.g. anthropic.Anthropic().messages.count_tokens, called once per epoch.
             prefix_counter=count_prefix,
+            checkpoint_every=checkpoint_every,
         )
         self._engine_session = engine_session
         if resumed is not None:
@@ -100,6 +102,7 @@ class Session:
             core.adopt(resumed.history)
             pinned: ContextPlan | None = resumed.plan
         else:
+            core.restore_checkpoint()
             core.sync()
             pinned = core.planner().current
         core.settle_setup()

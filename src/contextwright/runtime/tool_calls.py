@@ -178,10 +178,8 @@ class ToolCalls:
     def _message_text(self, ref: str) -> tuple[str, TrustLevel] | None:
         """The whole text of a message event of this session named ``<session>#<seq>``, with its trust level."""
         session_id, _, seq = ref.rpartition("#")
-        if session_id != self.core.id or not seq.isdigit() or not 0 < int(seq) <= len(self.core.events):
-            return None
-        event = self.core.events[int(seq) - 1]
-        if event.seq != int(seq):
+        event = self.core.event_at(int(seq)) if session_id == self.core.id and seq.isdigit() else None
+        if event is None:
             return None
         if event.type == "message.user":
             return event.payload.text, event.payload.author

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from contextwright.clock import FixedClock
 from contextwright.models import ResolvedModel, anthropic, with_window
 from contextwright.runtime.engine import Engine
@@ -40,9 +42,10 @@ def open_session(
     window: int = 200_000,
     memory: InMemoryMemory | None = None,
     agent: AgentSpec | None = None,
+    **engine_options: Any,
 ) -> tuple[Engine, Session, FixedClock]:
-    """An engine on ``url`` with a fixed clock and a fixed secret, and a session on it."""
+    """An engine on ``url`` with a fixed clock and a fixed secret (and ``engine_options``), and a session on it."""
     clock = clock or FixedClock("2026-03-01T22:30:00Z")
-    engine = Engine.open(url, clock=clock, secret=TEST_SECRET)
+    engine = Engine.open(url, clock=clock, secret=TEST_SECRET, **engine_options)
     session = engine.session(session_id, agent=agent or sample_agent(), model=sample_model(window), memory=memory, recall=memory)
     return engine, session, clock
