@@ -12,6 +12,13 @@ engine and the session (reading and folding the log), and of the first request a
 new user message. The medians and a least-squares line against the session's events are
 printed; nothing is written to the docs. To compare two trees, run the script with each
 tree's ``src`` on ``PYTHONPATH``, alternating.
+
+The soak writes the session's checkpoints as any session does (every
+``DEFAULT_CHECKPOINT_EVERY`` events, at a request), and each reopen is timed twice, taking
+turns: from the checkpoint, and with checkpoints off (the whole log read and folded). The
+checkpoint writes of the growth are timed too (CPU per write, and per turn over the run).
+With ``--no-checkpoints`` the tree is measured as it was before checkpoints existed (for a
+tree without them, which has no such option, leave it out).
 """
 
 from __future__ import annotations
@@ -30,19 +37,27 @@ from _soak_stats import fit
 from soak_bench import soak
 
 from contextwright.clock import FixedClock
+from contextwright.runtime.core import SessionCore
 from contextwright.runtime.engine import Engine
 from contextwright.testing.fakes import TEST_SECRET, sample_agent, sample_model
 
 
-def reopen_once(store: _Path, window: int) -> tuple[int, float, float]:
-    """(session events, open CPU s, first request CPU s) on a fresh copy of ``store``."""
+def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple[int, float, float]:
+    """(session events, open CPU s, first request CPU s) on a fresh copy of ``store``.
+
+    ``checkpoints``: False turns them off, None leaves the engine's defaults (a tree without them)."""
     folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-"))
     try:
         shutil.copy(store, folder / "store.db")
+        options = {"checkpoint_every": 0} if checkpoints is False else {}
         start = time.process_time()
-        engine = Engine.open(f"sqlite:///{folder}/store.db", clock=FixedClock("2026-03-09T09:00:00Z"), secret=TEST_SECRET)
+        engine = Engine.open(
+            f"sqlite:///{folder}/store.db", clock=FixedClock("2026-03-09T09:00:00Z"), secret=TEST_SECRET, **options
+        )
         session = engine.session(engine.log.sessions()[-1], agent=sample_agent(), model=sample_model(window))
         opened = time.process_time() - start
+        if checkpoints:
+            assert session._core.checkpoint_outcome == "restored", session._core.checkpoint_outcome
         events = session.last_seq
         session.user("One more pass over the failing module, please.")
         start = time.process_time()
@@ -61,33 +76,84 @@ def main() -> int:
     parser.add_argument("--max-output-kb", type=float, default=20.0)
     parser.add_argument("--window", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument("--no-checkpoints", action="store_true", help="a tree without checkpoints: time plain reopens only")
     args = parser.parse_args()
-    rows: list[tuple[int, float, float]] = []
-    print("| session events | median open CPU ms | median first request CPU ms |")
-    print("|---:|---:|---:|")
+    modes: list[tuple[str, bool | None]] = (
+        [("plain", None)] if args.no_checkpoints else [("checkpoint", True), ("no checkpoint", False)]
+    )
+    rows: dict[str, list[tuple[int, float, float]]] = {name: [] for name, _ in modes}
+    writes = _WriteTimer()
+    print("| session events | reopen | median open CPU ms | median first request CPU ms | open + first |")
+    print("|---:|---|---:|---:|---:|")
     for turns in (int(t) for t in args.turns.split(",")):
         folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-grow-"))
-        _, engine = soak(
-            turns=turns,
-            max_bytes=int(args.max_output_kb * 1000),
-            seed=args.seed,
-            url=f"sqlite:///{folder}/store.db",
-            window=args.window,
-        )
+        with writes:
+            _, engine = soak(
+                turns=turns,
+                max_bytes=int(args.max_output_kb * 1000),
+                seed=args.seed,
+                url=f"sqlite:///{folder}/store.db",
+                window=args.window,
+            )
         engine.close()
-        runs = [reopen_once(folder / "store.db", args.window) for _ in range(args.repeat)]
+        runs: dict[str, list[tuple[int, float, float]]] = {name: [] for name, _ in modes}
+        for _ in range(args.repeat):
+            for name, checkpoints in modes:  # taking turns, so both see the same load
+                runs[name].append(reopen_once(folder / "store.db", args.window, checkpoints=checkpoints))
         shutil.rmtree(folder, ignore_errors=True)
-        events = runs[0][0]
-        opened = statistics.median(r[1] for r in runs)
-        first = statistics.median(r[2] for r in runs)
-        rows.append((events, opened, first))
-        print(f"| {events:,} | {opened * 1000:.0f} | {first * 1000:.0f} |", flush=True)
-    if len(rows) > 1:
-        x = [float(r[0]) for r in rows]
-        for name, values in (("open", [r[1] for r in rows]), ("first request", [r[2] for r in rows])):
-            base, slope = fit(values, x)[:2]
-            print(f"{name}: {base * 1000:.0f} ms + {slope * 1e6:.1f} ms per 1,000 events")
+        for name, _ in modes:
+            events = runs[name][0][0]
+            opened = statistics.median(r[1] for r in runs[name])
+            first = statistics.median(r[2] for r in runs[name])
+            both = statistics.median(r[1] + r[2] for r in runs[name])
+            rows[name].append((events, opened, first))
+            print(f"| {events:,} | {name} | {opened * 1000:.0f} | {first * 1000:.0f} | {both * 1000:.0f} |", flush=True)
+        if writes.spent:
+            print(
+                f"checkpoint writes while growing {turns} turns: {len(writes.spent)}, "
+                f"median {statistics.median(writes.spent) * 1000:.1f} ms CPU, largest {max(writes.spent) * 1000:.1f} ms, "
+                f"{sum(writes.spent) / turns * 1000:.2f} ms per turn over the run",
+                flush=True,
+            )
+            writes.spent.clear()
+    for name, _ in modes:
+        if len(rows[name]) > 1:
+            x = [float(r[0]) for r in rows[name]]
+            series = (
+                ("open", [r[1] for r in rows[name]]),
+                ("first request", [r[2] for r in rows[name]]),
+                ("open + first request", [r[1] + r[2] for r in rows[name]]),
+            )
+            for part, values in series:
+                base, slope = fit(values, x)[:2]
+                print(f"{name}, {part}: {base * 1000:.0f} ms + {slope * 1e6:.1f} ms per 1,000 events")
     return 0
+
+
+class _WriteTimer:
+    """Times every checkpoint a session writes while the block runs (CPU seconds per write)."""
+
+    def __init__(self) -> None:
+        self.spent: list[float] = []
+        self._original = getattr(SessionCore, "write_checkpoint", None)
+
+    def __enter__(self) -> _WriteTimer:
+        original = self._original
+        if original is None:
+            return self
+        spent = self.spent
+
+        def timed(core: SessionCore, state: object) -> None:
+            start = time.process_time()
+            original(core, state)
+            spent.append(time.process_time() - start)
+
+        SessionCore.write_checkpoint = timed  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._original is not None:
+            SessionCore.write_checkpoint = self._original  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

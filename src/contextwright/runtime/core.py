@@ -15,7 +15,7 @@ from the log only when something asks for the whole history.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ from contextwright.derive.surface import Folder, Surface
 from contextwright.errors import CheckpointRejected, ContextwrightError, PlanError, SeqConflict, StorageCorrupted, UsageError
 from contextwright.events.catalog import RequestBuilt
 from contextwright.events.envelope import Event
+from contextwright.items.region_a import MemoryFact
 from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
@@ -141,6 +142,12 @@ class SessionCore:
         if seq <= self.base_seq:
             return self._read_range(0, seq)
         return self._read_range(0, self.base_seq) + self._tail[: seq - self.base_seq]
+
+    def read_after(self, seq: int) -> list[Event]:
+        """The events read after ``seq``: those before the checkpoint are read from the log without keeping them."""
+        if seq >= self.base_seq:
+            return self._tail[seq - self.base_seq :]
+        return self._read_range(seq, self.base_seq) + self._tail
 
     def event_at(self, seq: int) -> Event | None:
         """The event at ``seq``, or None past the events read (one event read from the log when it is before them)."""
@@ -344,6 +351,11 @@ class SessionCore:
             state = ws.state_at(self.after(seen), start=state)
             self._working_state = (self.last_seq, state)
         return state
+
+    def erased_texts(self, snapshot: Iterable[MemoryFact] = ()) -> frozenset[str]:
+        """Every text an erased memory item had in this session (snapshots of every epoch, writes, corrections)."""
+        facts = self.facts()
+        return facts.history.erased_texts(facts.erased_memory, snapshot)
 
     def count(self, text: str) -> int:
         """Tokens of ``text`` for the session's model."""

@@ -20,6 +20,7 @@ from contextwright.events.catalog import RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.events.registry import decode_stored_payload, encode_payload
 from contextwright.policy.tools import ToolPolicy
+from contextwright.runtime.history_facts import HistoryFacts
 from contextwright.runtime.limits import FORCED_REVOCATION
 
 __all__ = ["LogFacts"]
@@ -49,6 +50,8 @@ class LogFacts:
         """The seq of the latest plan event (0 when there is none)."""
         self.counted_prefixes: dict[int, int] = {}
         """The provider's exact prefix counts by epoch (the first logged for an epoch wins)."""
+        self.history = HistoryFacts()
+        """Stages, artifacts, child runs, pointers and memory texts."""
 
     def follow(self, events: Sequence[Event]) -> LogFacts:
         """Take in the events of ``events`` after :attr:`seen` (in seq order; earlier ones are skipped).
@@ -57,9 +60,11 @@ class LogFacts:
         if not events or events[-1].seq <= self.seen:
             return self
         changed_erased = changed_policy = False
+        history = self.history
         for event in events:
             if event.seq <= self.seen:
                 continue
+            history.take(event)
             kind = event.type
             if kind == "context.request.built":
                 self.requests_built += 1
@@ -123,6 +128,7 @@ class LogFacts:
             "called_names": sorted(self.called_names),
             "plan_seq": self.plan_seq,
             "counted_prefixes": [[epoch, tokens] for epoch, tokens in self.counted_prefixes.items()],
+            "history": self.history.snapshot(),
         }
 
     @classmethod
@@ -147,6 +153,7 @@ class LogFacts:
         facts.called_names = {_text(name) for name in data["called_names"]}
         facts.plan_seq = _count(data["plan_seq"])
         facts.counted_prefixes = {_count(epoch): _count(tokens) for epoch, tokens in data["counted_prefixes"]}
+        facts.history = HistoryFacts.restore(data["history"])
         return facts
 
 

@@ -43,7 +43,7 @@ from contextwright.planner import PlanDecision
 from contextwright.pressure.compactor import Compactor
 from contextwright.pressure.compactor import compact as default_compact
 from contextwright.runtime.core import Resumed, SessionCore
-from contextwright.runtime.memory_rules import erased_texts, withhold_erased
+from contextwright.runtime.memory_rules import withhold_erased
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests, RoundPolicy
@@ -270,7 +270,7 @@ class Session:
         state = self.working_state
         offered = tuple(f.text for f in state.facts if not f.tainted)
         # A fact the user had erased is not offered back to memory.
-        offered, _ = withhold_erased(offered, erased_texts(self._core.events, self._requests.memory_snapshot))
+        offered, _ = withhold_erased(offered, self._core.erased_texts(self._requests.memory_snapshot))
         return self._core.append([MemoryCandidates(facts=offered, withheld=len(state.facts) - len(offered))])[0]
 
     # -- tool calls --------------------------------------------------------------------

@@ -33,7 +33,7 @@ from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.models import ResolvedModel
 from contextwright.runtime.core import SessionCore
-from contextwright.runtime.memory_rules import erased_texts, withhold_erased
+from contextwright.runtime.memory_rules import withhold_erased
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.tool_calls import ToolCalls
 
@@ -68,19 +68,18 @@ class Stages(Generic[ChildT]):
         self.core.sync()
         if self.core.surface().open_stage is not None:
             raise UsageError("a stage is already open; close it first")
-        stage_id = f"{name}-{sum(1 for e in self.core.events if e.type == 'stage.opened') + 1}"
+        stage_id = f"{name}-{self.core.facts().history.stages_opened + 1}"
         self.core.append([StageOpened(stage_id=stage_id, name=name, goal=goal)])
         return stage_id
 
     def close_stage(self, *, outcome: str, rationale: str = "") -> Event:
         """Close the open stage: record its outcome and its decision point (which replaces the stage in context)."""
         self.core.sync()
-        events = self.core.events
         stage = self.core.surface().open_stage
         if stage is None:
             raise UsageError("no stage is open")
-        start = max(e.seq for e in events if e.type == "stage.opened" and e.payload.stage_id == stage.stage_id)
-        inside = [e for e in events if e.seq > start]
+        start = self.core.facts().history.stage_starts[stage.stage_id]
+        inside = self.core.read_after(start)
         decision = harvest(stage, inside, outcome=outcome, rationale=rationale)
         stored = self.core.append([StageClosed(stage_id=stage.stage_id, outcome=outcome, rationale=rationale), decision])
         self._graduate_decisions()
@@ -97,9 +96,7 @@ class Stages(Generic[ChildT]):
             leaving.append(decisions.pop(0))
             sizes.pop(0)
         if leaving:
-            offered, withheld = withhold_erased(
-                tuple(render_decision(d.decision) for d in leaving), erased_texts(self.core.events)
-            )
+            offered, withheld = withhold_erased(tuple(render_decision(d.decision) for d in leaving), self.core.erased_texts())
             self.core.append(
                 [
                     DecisionGraduated(stage_ids=tuple(d.decision.stage_id for d in leaving)),
@@ -123,7 +120,7 @@ class Stages(Generic[ChildT]):
         if steps and not 0 <= current_step < len(steps):
             raise UsageError(f"current_step must be between 0 and {len(steps) - 1}")
         self.core.sync()
-        version = 1 + sum(1 for e in self.core.events if e.type == "artifact.declared" and e.payload.artifact_id == artifact_id)
+        version = 1 + self.core.facts().history.artifact_versions.get(artifact_id, 0)
         ref = self.core.log.put_artifact(content, kind="artifact")
         pointer = ArtifactPointer(ref=ref, trust="user", size_chars=len(content), kind="artifact")
         declared = ArtifactDeclared(
@@ -140,11 +137,11 @@ class Stages(Generic[ChildT]):
     def advance_artifact(self, artifact_id: str, step: int) -> Event:
         """Move a chunked artifact's current step (0-based)."""
         self.core.sync()
-        declared = [e.payload for e in self.core.events if e.type == "artifact.declared" and e.payload.artifact_id == artifact_id]
-        if not declared:
+        steps = self.core.facts().history.artifact_steps.get(artifact_id)
+        if steps is None:
             raise UsageError(f"no artifact {artifact_id!r} in session {self.core.id!r}")
-        if not 0 <= step < max(1, len(declared[-1].steps)):
-            raise UsageError(f"artifact {artifact_id!r} has {len(declared[-1].steps)} steps; step {step} does not exist")
+        if not 0 <= step < max(1, steps):
+            raise UsageError(f"artifact {artifact_id!r} has {steps} steps; step {step} does not exist")
         return self.core.append([ArtifactStep(artifact_id=artifact_id, current_step=step)])[0]
 
     # -- child runs --------------------------------------------------------------------
@@ -162,7 +159,7 @@ class Stages(Generic[ChildT]):
     ) -> ChildT:
         """Start a child run in its own session (own plan and epoch, same log), seeded from a slice of this one."""
         self.core.sync()
-        number = 1 + sum(1 for e in self.core.events if e.type == "child.started")
+        number = 1 + self.core.facts().history.children_started
         child_id = f"{self.core.id}/child-{number}"
         parts = [f"You are continuing part of a larger task as a sub-run: {purpose}", f"Task: {task}"]
         state = self.core.working_state()
@@ -194,27 +191,19 @@ class Stages(Generic[ChildT]):
         compaction archive, so nothing is lost and nothing is summarised again.
         """
         self.core.sync()
-        task = next(
-            (
-                e.payload.text
-                for e in self.core.events
-                if e.type == "message.user" and e.payload.author == "user" and not e.payload.steering
-            ),
-            "",
-        )
-        archives = tuple(
-            e.payload.archive.ref for e in self.core.events if e.type == "context.compacted" and e.payload.archive is not None
-        )
+        history = self.core.facts().history
+        task = history.task or ""
+        archives = tuple(history.archives)
         return self.start_child(
             "continue the session after its summary reached the depth cap", task=task, call_id=call_id, pointers=archives
         )
 
     def finish_child(self, child: ChildSession, result: str) -> list[Event]:
         """End a child run: only its final result returns, as the answer to the call that started it."""
-        started = [e.payload for e in self.core.events if e.type == "child.started" and e.payload.child_session_id == child.id]
-        if not started:
+        calls = self.core.facts().history.child_calls
+        if child.id not in calls:
             raise UsageError(f"{child.id!r} is not a child of session {self.core.id!r}")
-        call_id = started[-1].call_id
+        call_id = calls[child.id]
         stored = self.core.append([ChildFinished(child_session_id=child.id, result=result, call_id=call_id)])
         if call_id is not None:
             stored.append(self.tool_calls.tool_result(call_id, result, trust="tool"))

@@ -194,18 +194,7 @@ class ToolCalls:
         A unique prefix of at least 12 hex digits (as summaries show) is enough."""
         if not ref.startswith("sha256:") or len(ref) < len("sha256:") + 12:
             return None
-        found: dict[str, ArtifactPointer] = {}
-        for event in self.core.events:
-            if event.type == "artifact.stored":
-                pointers: tuple[ArtifactPointer, ...] = (event.payload.pointer,)
-            elif event.type == "context.compacted":
-                pointers = (*event.payload.elided, *((event.payload.archive,) if event.payload.archive else ()))
-            else:
-                continue
-            for pointer in pointers:
-                if pointer.ref.startswith(ref):
-                    found.setdefault(pointer.ref, pointer)
-        return next(iter(found.values())) if len(found) == 1 else None
+        return self.core.facts().history.pointer(ref)
 
     def pending_tool_calls(self) -> list[ToolCall]:
         """Tool calls of the last model answer that still need a result from the caller."""
