@@ -367,3 +367,49 @@ def test_checkpoint_every_must_be_a_count():
 
     with pytest.raises(UsageError, match="checkpoint_every"):
         Engine(open_log("memory://"), secret=TEST_SECRET, checkpoint_every=-1)
+
+
+def test_the_token_counts_of_the_last_request_come_back_only_for_the_estimator_that_counted_them(tmp_path):
+    from contextwright.budget.estimator import HeuristicEstimator
+    from contextwright.runtime.estimates import estimator_fingerprint, text_digest
+
+    url = f"sqlite:///{tmp_path}/store.db"
+    engine, session = grow(url, every=1)
+    model = session.model.id
+    engine.close()
+    engine, reopened, _ = open_session("s", url=copy_of(url), checkpoint_every=1)
+    core = reopened._core
+    # Check: the restored seed holds a count for every text of the last request (none counted again).
+    last, _ = reopened.rebuild(core.facts().requests_built - 1)
+    seeded = core._estimates._seeds[model]
+    texts = [part.text for message in last.messages for part in message.parts if hasattr(part, "text")]
+    assert texts and all(text_digest(t) in seeded for t in texts)
+    engine.close()
+    # Check: another estimator (or model) has another fingerprint, and one that is not pure has none.
+    heuristic = HeuristicEstimator()
+    assert estimator_fingerprint(heuristic, model) == estimator_fingerprint(HeuristicEstimator(), model)
+    assert estimator_fingerprint(heuristic, model) != estimator_fingerprint(heuristic, "gpt-4o")
+
+    class Custom:
+        def estimate(self, text, *, model):
+            return len(text)
+
+    assert estimator_fingerprint(Custom(), model) is None  # type: ignore[arg-type]
+
+
+def test_a_count_seed_of_another_estimator_is_not_used_and_the_bytes_do_not_change(tmp_path):
+    url = f"sqlite:///{tmp_path}/store.db"
+    engine, _ = grow(url, every=1)
+    engine.close()
+    _, expected = next_bytes(url, every=0)
+    stored = Engine.open(url, secret=TEST_SECRET).log.checkpoint("s")
+    assert stored is not None
+    data = parse_canonical(stored.body)
+    data["counts"]["fingerprint"] = "0" * 32
+    # Every count doubled: used, they would size the request differently.
+    data["counts"]["raw"] = [[digest, raw * 2 + 1] for digest, raw in data["counts"]["raw"]]
+    _store_checkpoint(url, body=canonical_json(data), reseal=True)
+    engine, session, _ = open_session("s", url=copy_of(url), checkpoint_every=1)
+    assert session._core.checkpoint_outcome == "restored" and not session._core._estimates._seeds
+    engine.close()
+    assert next_bytes(url, every=1) == ("restored", expected)

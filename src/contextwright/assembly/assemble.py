@@ -18,7 +18,7 @@ Assembly order is fixed and total:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
@@ -648,6 +648,13 @@ def _message_size(message: Message, estimate: Estimate, memo: RenderMemo | None)
         by_class[cls] = by_class.get(cls, 0) + tokens
         by_layer[layer] = by_layer.get(layer, 0) + tokens
     return tuple(by_class.items()), tuple(by_layer.items()), total
+
+
+def sized_texts(messages: Sequence[Message]) -> Iterator[str]:
+    """The texts the parts of ``messages`` are sized by (what a build counts tokens of)."""
+    for message in messages:
+        for part in message.parts:
+            yield _sized(part)[0]
 
 
 def _sized(part: Part) -> tuple[str, str, str]:

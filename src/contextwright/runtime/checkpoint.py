@@ -45,6 +45,18 @@ class SessionState:
     """The current plan as of ``seq`` with the data it was recorded as (None before the first)."""
     working_state: ws.WorkingState
     usage: UsageFold
+    counts: CountSeed | None = None
+    """Raw token counts of the texts the last build counted (they size the next one the same)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CountSeed:
+    """Raw token counts of one model's texts by digest, and what else they depend on."""
+
+    fingerprint: str
+    """:func:`~contextwright.runtime.estimates.estimator_fingerprint` of the estimator that counted them."""
+    model: str
+    raw: Mapping[bytes, int]
 
 
 def checkpoint_body(state: SessionState, session_id: str) -> str:
@@ -59,6 +71,7 @@ def checkpoint_body(state: SessionState, session_id: str) -> str:
             "plan": None if state.plan is None else to_plain(state.plan[1]),
             "working_state": state.working_state.to_dict(),
             "usage": state.usage.snapshot(),
+            "counts": None if state.counts is None else _counts_data(state.counts),
         }
     )
 
@@ -109,6 +122,7 @@ def restore_state(stored: StoredCheckpoint, session_id: str, secret: bytes, reco
             plan=plan,
             working_state=ws.WorkingState.from_dict(data["working_state"]),
             usage=UsageFold.restore(data["usage"], reconciler),
+            counts=None if data["counts"] is None else _counts(data["counts"]),
         )
     except CheckpointRejected:
         raise
@@ -120,3 +134,23 @@ def restore_state(stored: StoredCheckpoint, session_id: str, secret: bytes, reco
     if any(position != stored.seq for position in positions):
         raise CheckpointRejected(f"session {session_id!r}: the checkpoint's parts are not all at seq {stored.seq}")
     return state
+
+
+def _counts_data(seed: CountSeed) -> dict[str, Any]:
+    return {
+        "fingerprint": seed.fingerprint,
+        "model": seed.model,
+        "raw": [[digest.hex(), raw] for digest, raw in sorted(seed.raw.items())],
+    }
+
+
+def _counts(data: Mapping[str, Any]) -> CountSeed:
+    fingerprint, model = data["fingerprint"], data["model"]
+    if not isinstance(fingerprint, str) or not isinstance(model, str):
+        raise CheckpointRejected("a count seed names its estimator and model")
+    raw: dict[bytes, int] = {}
+    for digest, count in data["raw"]:
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise CheckpointRejected(f"expected a count, got {count!r}")
+        raw[bytes.fromhex(digest)] = count
+    return CountSeed(fingerprint=fingerprint, model=model, raw=raw)

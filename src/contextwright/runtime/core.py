@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextwright.assembly.assemble import body_tokens
+from contextwright.assembly.assemble import body_tokens, sized_texts
 from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import Message
 from contextwright.budget.estimator import TokenEstimator, prefix_estimator
@@ -36,8 +36,8 @@ from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
 from contextwright.planner import ContextPlanner
-from contextwright.runtime.checkpoint import SessionState, read_checkpoint, write_checkpoint
-from contextwright.runtime.estimates import EstimateMemo
+from contextwright.runtime.checkpoint import CountSeed, SessionState, read_checkpoint, write_checkpoint
+from contextwright.runtime.estimates import EstimateMemo, estimator_fingerprint
 from contextwright.runtime.facts import LogFacts
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.spec import AgentSpec
@@ -202,10 +202,15 @@ class SessionCore:
         self._base_plan = state.plan
         self._working_state = (state.seq, state.working_state)
         self._usage = state.usage
+        counts = state.counts
+        if counts is not None and counts.fingerprint == estimator_fingerprint(self.estimator, counts.model):
+            self._estimates.seed(counts.model, counts.raw)
+            self._raw_estimates.seed(counts.model, counts.raw)
         self.checkpoint_outcome = "restored"
 
-    def checkpoint_due(self, upto_seq: int) -> SessionState | None:
-        """The state to write as a checkpoint at ``upto_seq`` (the last event read, just built on), when one is due."""
+    def checkpoint_due(self, upto_seq: int, messages: Sequence[Message] = ()) -> SessionState | None:
+        """The state to write as a checkpoint at ``upto_seq`` (the last event read, just built on), when one is due;
+        ``messages`` are the request just built, whose token counts it keeps."""
         folder = self._folder
         if (
             not self.checkpoint_every
@@ -217,9 +222,14 @@ class SessionCore:
         ):
             return None
         self.facts()
-        self._current_plan()
+        plan = self._current_plan()
         self.working_state()
         self._usage.feed(self.after(self._usage.upto_seq))
+        counts = None
+        fingerprint = None if plan is None else estimator_fingerprint(self.estimator, plan.model.id)
+        if plan is not None and fingerprint is not None:
+            raw = self._estimates.raw_counts(self.estimator, plan.model.id, sized_texts(messages))
+            counts = CountSeed(fingerprint=fingerprint, model=plan.model.id, raw=raw)
         return SessionState(
             seq=upto_seq,
             folder=folder,
@@ -227,6 +237,7 @@ class SessionCore:
             plan=self._plan_scan[1],
             working_state=self._working_state[1],
             usage=self._usage,
+            counts=counts,
         )
 
     def write_checkpoint(self, state: SessionState) -> None:

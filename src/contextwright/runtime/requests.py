@@ -161,7 +161,7 @@ class Requests:
             estimate_factor=factor,
         )
         # Taken before the append, at the request's upto_seq: the state the next reopen rebuilds this request on.
-        due = core.checkpoint_due(result.upto_seq)
+        due = core.checkpoint_due(result.upto_seq, result.request.messages)
         [event] = core.append([payload])
         if due is not None:
             core.write_checkpoint(due)
