@@ -42,8 +42,8 @@ from contextwright.runtime.engine import Engine
 from contextwright.testing.fakes import TEST_SECRET, sample_agent, sample_model
 
 
-def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple[int, float, float]:
-    """(session events, open CPU s, first request CPU s) on a fresh copy of ``store``.
+def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple[int, float, float, int]:
+    """(session events, open CPU s, first request CPU s, events read after the checkpoint) on a fresh copy of ``store``.
 
     ``checkpoints``: False turns them off, None leaves the engine's defaults (a tree without them)."""
     folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-"))
@@ -56,6 +56,7 @@ def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple
         )
         session = engine.session(engine.log.sessions()[-1], agent=sample_agent(), model=sample_model(window))
         opened = time.process_time() - start
+        after = session.last_seq - getattr(session._core, "base_seq", 0)
         if checkpoints:
             assert session._core.checkpoint_outcome == "restored", session._core.checkpoint_outcome
         events = session.last_seq
@@ -64,7 +65,7 @@ def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple
         session.next_request().anthropic()
         first = time.process_time() - start
         engine.close()
-        return events, opened, first
+        return events, opened, first, after
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -83,8 +84,8 @@ def main() -> int:
     )
     rows: dict[str, list[tuple[int, float, float]]] = {name: [] for name, _ in modes}
     writes = _WriteTimer()
-    print("| session events | reopen | median open CPU ms | median first request CPU ms | open + first |")
-    print("|---:|---|---:|---:|---:|")
+    print("| session events | reopen | events read | median open CPU ms | median first request CPU ms | open + first |")
+    print("|---:|---|---:|---:|---:|---:|")
     for turns in (int(t) for t in args.turns.split(",")):
         folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-grow-"))
         with writes:
@@ -96,7 +97,7 @@ def main() -> int:
                 window=args.window,
             )
         engine.close()
-        runs: dict[str, list[tuple[int, float, float]]] = {name: [] for name, _ in modes}
+        runs: dict[str, list[tuple[int, float, float, int]]] = {name: [] for name, _ in modes}
         for _ in range(args.repeat):
             for name, checkpoints in modes:  # taking turns, so both see the same load
                 runs[name].append(reopen_once(folder / "store.db", args.window, checkpoints=checkpoints))
@@ -107,7 +108,10 @@ def main() -> int:
             first = statistics.median(r[2] for r in runs[name])
             both = statistics.median(r[1] + r[2] for r in runs[name])
             rows[name].append((events, opened, first))
-            print(f"| {events:,} | {name} | {opened * 1000:.0f} | {first * 1000:.0f} | {both * 1000:.0f} |", flush=True)
+            after = runs[name][0][3]
+            print(
+                f"| {events:,} | {name} | {after:,} | {opened * 1000:.0f} | {first * 1000:.0f} | {both * 1000:.0f} |", flush=True
+            )
         if writes.spent:
             print(
                 f"checkpoint writes while growing {turns} turns: {len(writes.spent)}, "

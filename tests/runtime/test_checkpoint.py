@@ -413,3 +413,26 @@ def test_a_count_seed_of_another_estimator_is_not_used_and_the_bytes_do_not_chan
     assert session._core.checkpoint_outcome == "restored" and not session._core._estimates._seeds
     engine.close()
     assert next_bytes(url, every=1) == ("restored", expected)
+
+
+def test_events_after_a_seq_are_read_without_the_history_before_the_checkpoint(tmp_path):
+    from contextwright.errors import UsageError
+
+    url = f"sqlite:///{tmp_path}/store.db"
+    engine, session = grow(url, every=1)
+    everything = session.events
+    engine.close()
+    engine, reopened, _ = open_session("s", url=url, checkpoint_every=1)
+    base = reopened._core.base_seq
+    assert base > 2
+    # Check: after the checkpoint, from memory; before it, read from the log without keeping the history.
+    assert reopened.events_after(base) == everything[base:]
+    assert reopened.events_after(2) == everything[2:]
+    assert reopened._core.base_seq == base
+    with pytest.raises(UsageError):
+        reopened.events_after(-1)
+    # Check: the request count and the last request come from the facts, as a scan gives them.
+    built = [e.payload for e in everything if e.type == "context.request.built"]
+    assert reopened.requests_built == len(built) and reopened.last_request == built[-1]
+    assert reopened._core.base_seq == base
+    engine.close()

@@ -214,10 +214,29 @@ class Session:
         self._core.sync()
         return list(self._core.events)
 
+    def events_after(self, seq: int) -> list[Event]:
+        """The session's events after ``seq``, in order (a copy; only those are read from the log)."""
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            raise UsageError(f"seq must be an integer >= 0, got {seq!r}")
+        self._core.sync()
+        return list(self._core.read_after(seq))
+
     @property
     def last_seq(self) -> int:
         """The sequence number of the last event read."""
         return self._core.last_seq
+
+    @property
+    def requests_built(self) -> int:
+        """How many requests were recorded so far."""
+        self._core.sync()
+        return self._core.facts().requests_built
+
+    @property
+    def last_request(self) -> RequestBuilt | None:
+        """The record of the last request built (None before the first)."""
+        self._core.sync()
+        return self._core.facts().last_built
 
     def _sync(self) -> None:
         self._core.sync()

@@ -307,7 +307,7 @@ class Sessions:
         """
         lock, session = self._cached(record)
         with lock, self.log.guarding(guard or Guarantees(), chained=chained) as operation:
-            session.events  # noqa: B018 - reading them syncs the tail another worker may have appended
+            session.events_after(session.last_seq)  # reads the tail another worker may have appended
             operation.session_id = session.id
             if operation.position is None:
                 operation.position = session.last_seq

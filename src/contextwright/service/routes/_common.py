@@ -107,7 +107,7 @@ def write(
             if replay is not None:
                 stored, created = replay, False
             else:
-                stored, created = [e for e in session.events if e.seq > before], True
+                stored, created = session.events_after(before), True
             if guard.key_base is not None:
                 stored = [e for e in stored if (e.idempotency_key or "").startswith(guard.key_base + "#")]
         answer = AppendOut(

@@ -26,7 +26,7 @@ def session_out(sessions: Sessions, record: RegisteredSession) -> SessionOut:
             model=parse_canonical(record.model),
             agent=parse_canonical(record.agent),
             last_seq=session.last_seq,
-            requests=sum(1 for e in session.events if e.type == "context.request.built"),
+            requests=session.requests_built,
             awaiting_model=session.awaiting_model,
             pending_tool_calls=calls_out(session.pending_tool_calls()),
         )

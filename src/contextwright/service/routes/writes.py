@@ -87,8 +87,7 @@ def add_usage(session_id: SessionPath, body: UsageIn, request: Request, response
     """Record provider usage for the last request built (when the answer was recorded without it)."""
 
     def record(session: Session) -> None:
-        built = [e.payload for e in session.events if e.type == "context.request.built"]
-        last = built[-1] if built else None
+        last = session.last_request
         usage = ModelResponse(
             provider=session.model.provider,
             model=body.model or session.model.id,
