@@ -12,5 +12,9 @@ POINTER_STUB_TOKENS = 40
 RESULT_FLOOR_TOKENS = 256
 """The least a new tool result may show, however little room the tool-result share has left."""
 
+FLOOR_RESULTS_RESERVED = 16
+"""How many results at the floor the end of the tool-result share is kept for (at most half of it):
+a new result is bounded to half the room left beyond them, so a pruning pass comes after many results."""
+
 ENVELOPE_TOKENS = 45
 """About what an envelope's two tag lines cost, in tokens."""
