@@ -10,6 +10,8 @@ and what was in it; the first marker also names the pointer to the full output.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -103,18 +105,21 @@ def _fold_repeats(stage: _Stage) -> None:
     # repeated lines fold when that saves more than a marker costs.
     order = stage.shown()
     texts = [stage.lines[i] for i in order]
-    blank = [_is_blank(text) for text in texts]
     priority = stage.marks.priority
     total = len(order)
     position = 0
-    while position < total:
-        folded = False
+    # Only a line equal to one at most a period ahead can start a fold; the comparisons run
+    # in C, so the loop below visits those lines alone.
+    for candidate in _repeat_starts(texts):
+        if candidate < position:
+            continue
+        position = candidate
         for period in range(1, _MAX_PERIOD + 1):
             # Cheap necessary condition first: the line one period ahead is the same.
             if position + 2 * period > total or texts[position + period] != texts[position]:
                 continue
             block = texts[position : position + period]
-            if all(blank[position : position + period]) or (period > 1 and len(set(block)) == 1):
+            if all(_is_blank(text) for text in block) or (period > 1 and len(set(block)) == 1):
                 continue
             copies = 0
             cursor = position + period
@@ -130,10 +135,17 @@ def _fold_repeats(stage: _Stage) -> None:
                     stage.hide(index, _REPEAT)
                     stage.period[index] = period
                 position = cursor
-                folded = True
                 break
-        if not folded:
+        else:
             position += 1
+
+
+def _repeat_starts(texts: list[str]) -> list[int]:
+    """Positions whose text recurs within ``_MAX_PERIOD`` positions after it, in order."""
+    starts: set[int] = set()
+    for period in range(1, _MAX_PERIOD + 1):
+        starts.update(itertools.compress(range(len(texts)), map(operator.eq, texts, texts[period:])))
+    return sorted(starts)
 
 
 def _fold_far_duplicates(stage: _Stage) -> None:
