@@ -78,3 +78,20 @@ def test_every_failure_word_holds_a_needle_that_is_also_a_hint_word() -> None:
 @pytest.mark.parametrize(("needle", "pattern"), generic._GATED_FINDING_SHAPES)
 def test_each_finding_shape_has_a_needle(needle: str, pattern: object) -> None:
     assert needle, pattern
+
+
+def _failure_by_every_pattern(line: str) -> bool:
+    # The failure test as a plain search of every pattern in turn, with no hint or word gates.
+    return (
+        ("error" in line and generic._ERROR_AT.search(line) is not None)
+        or (generic._EXCEPTION.search(line) is not None and generic.is_exception_line(line))
+        or any(pattern.search(line) for _, pattern in generic._FAILURE_PATTERNS)
+    )
+
+
+def test_failure_patterns_behind_one_anchor_answer_as_each_pattern_does() -> None:
+    merged = {pattern.pattern for _, pattern in generic._FAILURE_PATTERNS_ELSEWHERE}
+    assert len(merged) < len(generic._FAILURE_PATTERNS)  # some were merged
+    for line in _sample_lines():
+        if generic._has(line, generic._FAILURE_HINTS):
+            assert generic._failure_shape(line) == _failure_by_every_pattern(line), line

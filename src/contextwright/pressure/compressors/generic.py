@@ -35,14 +35,15 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from contextwright.pressure.compressors.literals import required_literals
+from contextwright.pressure.compressors.literals import required_literals, top_alternatives
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NOISE, NORMAL, Marks
 
 _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"
     r"(?::|$|\s*\[|\s*\()"
 )
-_EXCEPTION_WORDS = required_literals(_EXCEPTION.pattern) or ("",)
+# Every match names one of these endings ("Error", "Exception"...): one scan for them spares most lines the pattern.
+_EXCEPTION_WORDS = re.compile("|".join(map(re.escape, required_literals(_EXCEPTION.pattern) or ("",))))
 # Code or documentation that names an exception without raising it: "except KeyError:",
 # a docstring's ":raises ValueError: if empty", javadoc's "@throws IOException".
 _CODE_CONTEXT = re.compile(r"\b(?:except|catch|raises?|throws?|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
@@ -101,6 +102,26 @@ _FAILURE_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     # A step that ended with a non-zero status: pip's boxed "│ exit code: 1", "Process finished with exit code 2".
     (("exit ",), re.compile(r"(?i)\bexit (?:code|status)\b:?\s*[1-9]\d*\b")),
 )
+
+
+def _behind_one_anchor(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
+    # Patterns whose every alternative starts at the line start, as one pattern anchored
+    # once: a match then tries the line start alone, once, instead of a search per pattern.
+    parts: list[str] = []
+    for pattern in patterns:
+        alternatives = top_alternatives(pattern.pattern)
+        assert alternatives is not None and all(part.startswith("^") for part in alternatives), pattern.pattern
+        parts += [part[1:] for part in alternatives]
+    return re.compile("^(?:" + "|".join(parts) + ")")
+
+
+def _starts_lines(pattern: re.Pattern[str]) -> bool:
+    alternatives = top_alternatives(pattern.pattern)
+    return alternatives is not None and all(part.startswith("^") for part in alternatives)
+
+
+_FAILURE_AT_START = _behind_one_anchor([p for words, p in _FAILURE_PATTERNS if not words and _starts_lines(p)])
+_FAILURE_PATTERNS_ELSEWHERE = tuple((words, p) for words, p in _FAILURE_PATTERNS if words or not _starts_lines(p))
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
@@ -212,7 +233,6 @@ _DETAIL_LABELS = frozenset(
 )
 _DETAIL_REACH = 20
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
-_STACK_OPENER_WORDS = ("Traceback (most recent call last):", "The above exception was", "During handling of")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
@@ -269,7 +289,7 @@ _PATTERN_HINTS = tuple(
 
 def is_exception_line(line: str) -> bool:
     """True when the line names an exception (``ValueError:``, ``java.io.IOException``)."""
-    if not any(word in line for word in _EXCEPTION_WORDS):
+    if _EXCEPTION_WORDS.search(line) is None:
         return False
     match = _EXCEPTION.search(line)
     if match is None:
@@ -294,8 +314,10 @@ def _failure_shape(line: str) -> bool:
         return True
     if is_exception_line(line):
         return True
+    if _FAILURE_AT_START.match(line):
+        return True
     low = line.lower() if line.isascii() else None
-    for words, pattern in _FAILURE_PATTERNS:
+    for words, pattern in _FAILURE_PATTERNS_ELSEWHERE:
         if (low is None or not words or any(word in low for word in words)) and pattern.search(line):
             return True
     return False
@@ -410,7 +432,9 @@ def _hinted(lines: Sequence[str]) -> bytearray:
 
 def _opens_stack(line: str) -> bool:
     # Every match of the pattern contains one of its words; the substring tests spare most lines the scan.
-    return any(word in line for word in _STACK_OPENER_WORDS) and _STACK_OPENER.search(line) is not None
+    return (
+        "Traceback (most recent call last):" in line or "The above exception was" in line or "During handling of" in line
+    ) and _STACK_OPENER.search(line) is not None
 
 
 def _own_location(line: str) -> bool:
