@@ -626,7 +626,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
         elif label is not None and not follow and index > detail_end:
             labels_outside.add(label.group(1).lower())
         opener, previous = previous, index
-        if opener is not None and _free(marks, opener) and (frame or ("-->" in line and _ARROW_LOCATION.match(line))):
+        if (frame or ("-->" in line and _ARROW_LOCATION.match(line))) and opener is not None and _free(marks, opener):
             # The line that opens a stack or that a "--> file:line" points from says what went wrong;
             # a source line quoted under a frame (Python's) does not open one.
             if not _FRAME.search(lines[opener]) and (last_frame is None or opener - last_frame > 2):
@@ -819,7 +819,7 @@ def protect_findings(view: LineView, marks: Marks) -> None:
             continue
         if priority >= MUST or priority == NOISE or not line.strip() or marks.labels[index] == DIFF_LINE:
             continue
-        if _SNIPPET.match(line) or _FRAME.search(line) or marks.labels[index] == "code snippet line":
+        if marks.labels[index] == "code snippet line" or _SNIPPET.match(line) or _FRAME.search(line):
             continue
         if is_finding_shape(line) or (
             hinted[index] & HINTED
