@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.pressure.compressors import detect
-from contextwright.pressure.compressors.literals import required_literals, starts_lines_only
+from contextwright.pressure.compressors.literals import required_literals, starts_lines_only, top_alternatives
 
 
 @pytest.mark.parametrize(
@@ -86,8 +86,10 @@ def test_detection_reads_every_corpus_sample_the_same_with_and_without_needles(
     monkeypatch.setattr(detect, "required_literals", lambda pattern: None)
     monkeypatch.setattr(detect, "starts_lines_only", lambda pattern: False)
     detect._after_newline.cache_clear()
+    detect._guarded_alternatives.cache_clear()
     assert [detect.detect_kind(text) for text in texts] == with_needles
     detect._after_newline.cache_clear()
+    detect._guarded_alternatives.cache_clear()
 
 
 @pytest.mark.parametrize(
@@ -119,3 +121,32 @@ def test_a_line_start_pattern_counts_the_same_after_a_newline(pattern: str, text
     lines = detect._Sample(text.split("\n"))
     plain = len(re.findall(f"(?m)(?:{pattern}).*", lines.text))
     assert detect._count(lines, pattern) == plain, (pattern, text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "parts"),
+    [
+        (r"^a|b", ("^a", "b")),
+        (r"^(?:a|b)c", ("^(?:a|b)c",)),
+        (r"[|]x|\|y|z", ("[|]x", r"\|y", "z")),
+        (r"[]|]|d", ("[]|]", "d")),
+        (r"[^]|]|e", ("[^]|]", "e")),
+        (r"(?i:a|b)|c", ("(?i:a|b)", "c")),
+        (r"(?i)a|b", None),  # the flag applies to every part
+        (r"(a)|\1", None),  # a back reference counts groups
+        (r"[", None),
+    ],
+)
+def test_top_level_alternatives(pattern: str, parts: tuple[str, ...] | None) -> None:
+    assert top_alternatives(pattern) == parts
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    parts=st.lists(st.recursive(_PIECES, _regex, max_leaves=5), min_size=1, max_size=4),
+    text=st.text(alphabet="abAB: 1\n", max_size=40),
+)
+def test_a_pattern_narrowed_to_the_alternatives_its_text_allows_counts_the_same(parts: list[str], text: str) -> None:
+    pattern = "|".join(parts)
+    lines = detect._Sample(text.split("\n"))
+    assert detect._count(lines, pattern) == len(re.findall(f"(?m)(?:{pattern}).*", lines.text)), (pattern, text)

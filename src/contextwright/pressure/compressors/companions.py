@@ -23,17 +23,18 @@ from collections.abc import Sequence
 
 from contextwright.pressure.compressors.marks import MUST, NOISE, Marks
 
+# Anchored once before its alternatives: a match tries the line start alone.
 _CONTEXT_HEADER = re.compile(
-    r"^\S.*?: (?:In (?:static |member |)function|In (?:constructor|destructor|lambda function|instantiation of)"
+    r"^(?:\S.*?: (?:In (?:static |member |)function|In (?:constructor|destructor|lambda function|instantiation of)"
     r"|At (?:top level|global scope):)"
-    r"|^(?:\S*/)?(?:ld|ld\.\w+|lld|collect2)(?:\.exe)?: .*\bin function\b"
-    r"|^-- (?:Checking for (?:one of the )?modules?|Looking for|Check(?:ing)? (?:for|if|whether))\b"
-    r"|^checking (?:for|whether|if)\b"
+    r"|(?:\S*/)?(?:ld|ld\.\w+|lld|collect2)(?:\.exe)?: .*\bin function\b"
+    r"|-- (?:Checking for (?:one of the )?modules?|Looking for|Check(?:ing)? (?:for|if|whether))\b"
+    r"|checking (?:for|whether|if)\b"
     # A frame's name with its place on the line below (Rust's backtrace, Go's goroutine dumps).
-    r"|^\s*\d+: [\w:<>]\S*\s*$"
-    # A sanitizer or valgrind block header over its frames: "freed by thread T0 here:".
-    r"|\bhere:\s*$"
+    r"|\s*\d+: [\w:<>]\S*\s*$)"
 )
+# A sanitizer or valgrind block header over its frames: "freed by thread T0 here:".
+_BLOCK_HEADER = re.compile(r"\bhere:\s*$")
 _REGION = re.compile(r"\bis located (?:\d+ bytes )?(?:inside|to the (?:left|right)|in (?:stack|global|the))\b")
 _NUMBERED = re.compile(r"^(\s*)\d+\) \S")
 _TITLE_LINES = 4
@@ -52,6 +53,10 @@ _BOX_HEAD = 10
 _BOX_TAIL = 5
 
 
+def _is_context_header(line: str) -> bool:
+    return _CONTEXT_HEADER.match(line) is not None or ("here:" in line and _BLOCK_HEADER.search(line) is not None)
+
+
 def protect_companions(lines: Sequence[str], marks: Marks) -> None:
     """Keep the context, title and labelled-detail lines of the diagnostics already kept."""
     kept = [priority >= MUST for priority in marks.priority]
@@ -68,7 +73,7 @@ def protect_companions(lines: Sequence[str], marks: Marks) -> None:
                 _protect_box_output(lines, marks, index + 1)
             continue
         in_box = line.lstrip().startswith("× ")
-        if following < len(lines) and kept[following] and not kept[index] and _CONTEXT_HEADER.search(line):
+        if following < len(lines) and kept[following] and not kept[index] and _is_context_header(line):
             marks.must(index)
         elif "is located" in line and _REGION.search(line):
             marks.must(index)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from contextwright.pressure.compressors.generic import is_diagnostic_line
 from contextwright.pressure.compressors.jsondoc import parse_json
-from contextwright.pressure.compressors.literals import required_literals, starts_lines_only
+from contextwright.pressure.compressors.literals import required_literals, starts_lines_only, top_alternatives
 from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
 
 _HEAD_LINES = 400
@@ -50,11 +50,32 @@ def _after_newline(pattern: str) -> re.Pattern[str] | None:
     return re.compile(f"(?m)\n(?:{pattern}).*") if starts_lines_only(pattern) else None
 
 
+@functools.cache
+def _guarded_alternatives(pattern: str) -> tuple[tuple[str, tuple[str, ...] | None], ...]:
+    # Each top-level alternative with the needles every match of it holds (None: no needle known).
+    parts = top_alternatives(pattern) or (pattern,)
+    return tuple((part, required_literals(part)) for part in parts)
+
+
+def _narrowed(pattern: str, text: str) -> str | None:
+    """``pattern`` without the alternatives that cannot match in ``text``; None when none can.
+
+    A substring test rules an alternative out; the rest keep their order, so each line
+    matches as it did (the ``.*`` after the pattern ends every match at the line's end),
+    and a pattern left with line-start alternatives alone is scanned from newline to newline.
+    """
+    kept = [part for part, needles in _guarded_alternatives(pattern) if needles is None or any(n in text for n in needles)]
+    if not kept:
+        return None
+    return pattern if len(kept) == len(_guarded_alternatives(pattern)) else "|".join(kept)
+
+
 def _count(lines: Sequence[str], pattern: str) -> int:
     if isinstance(lines, _Sample):
-        needles = required_literals(pattern)
-        if needles is not None and not any(needle in lines.text for needle in needles):
-            return 0  # a substring test rules out the scan
+        narrowed = _narrowed(pattern, lines.text)
+        if narrowed is None:
+            return 0  # substring tests rule out the scan
+        pattern = narrowed
         anchored = _after_newline(pattern)
         if anchored is not None:
             text = lines.after_newline

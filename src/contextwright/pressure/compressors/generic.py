@@ -35,12 +35,15 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from contextwright.pressure.compressors.literals import required_literals, top_alternatives
 from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NOISE, NORMAL, Marks
 
 _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"
     r"(?::|$|\s*\[|\s*\()"
 )
+# Every match names one of these endings ("Error", "Exception"...): one scan for them spares most lines the pattern.
+_EXCEPTION_WORDS = re.compile("|".join(map(re.escape, required_literals(_EXCEPTION.pattern) or ("",))))
 # Code or documentation that names an exception without raising it: "except KeyError:",
 # a docstring's ":raises ValueError: if empty", javadoc's "@throws IOException".
 _CODE_CONTEXT = re.compile(r"\b(?:except|catch|raises?|throws?|import|class|def|new)\b[^:]*$|\b(?:except|catch)\s")
@@ -99,11 +102,39 @@ _FAILURE_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     # A step that ended with a non-zero status: pip's boxed "│ exit code: 1", "Process finished with exit code 2".
     (("exit ",), re.compile(r"(?i)\bexit (?:code|status)\b:?\s*[1-9]\d*\b")),
 )
+
+
+def _behind_one_anchor(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
+    # Patterns whose every alternative starts at the line start, as one pattern anchored
+    # once: a match then tries the line start alone, once, instead of a search per pattern.
+    parts: list[str] = []
+    for pattern in patterns:
+        alternatives = top_alternatives(pattern.pattern)
+        assert alternatives is not None and all(part.startswith("^") for part in alternatives), pattern.pattern
+        parts += [part[1:] for part in alternatives]
+    return re.compile("^(?:" + "|".join(parts) + ")")
+
+
+def _starts_lines(pattern: re.Pattern[str]) -> bool:
+    alternatives = top_alternatives(pattern.pattern)
+    return alternatives is not None and all(part.startswith("^") for part in alternatives)
+
+
+_FAILURE_AT_START = _behind_one_anchor([p for words, p in _FAILURE_PATTERNS if not words and _starts_lines(p)])
+_FAILURE_PATTERNS_ELSEWHERE = tuple((words, p) for words, p in _FAILURE_PATTERNS if words or not _starts_lines(p))
 _ERROR_AT = re.compile(r"\S:\d+(?::\d+)?:?\s+(?:fatal )?error\b|: error [A-Z]+\d+:|\berror TS\d+|\berror CS\d+")
 _WARNING_TAG = re.compile(
     r"^[\s│┃|>*•⚠]*(?:\d+:\d+(?:-\d+:\d+)?\s+)?(?i:warn(?:ing)?)(?:\[\w+\])?(?::|\s+\S)|\b(?:WARN|WARNING)\b|(?i:\bwarning)(?:\[\w+\])?: "
     r"|[,\]|]\s*(?:Warning|warning)\b\s*[-:]|^[\s│┃|>*•]*\[W\]\s|^w: \S+:\d|^\s*\[warn(?:ing)?\]\s|^\s*\d+:\d+\s+⚠\s"
 )
+
+
+def _needle(pattern: re.Pattern[str]) -> str:
+    # A string every match of the pattern holds, to test before the search ("" when none is known).
+    needles = required_literals(pattern.pattern)
+    return needles[0] if needles is not None and len(needles) == 1 else ""
+
+
 # Findings in shapes that carry no severity word: a rule code leading the line ("  D205: 1 blank
 # line required", "E501 line too long"), a suggested fix ("x.py:12: teh ==> the"), a place given
 # as a table cell ("L:   3 | P:  10 | LT01 | ...") or as a bare "(12,5)".
@@ -115,7 +146,8 @@ _FINDING_SHAPES = (
     re.compile(r"\w:\[\d+:\d+\]"),  # pylint's duplicate-code places: "==pkg.mod:[12:40]"
     re.compile(r"^\s*\^[\^~-]*\s+\S+\s+\S"),  # the message under a caret: "  ^-- SC2086 (info): Double quote"
 )
-_FINDING_HINTS = ("==>", "|", "(", ":[", "^")
+_GATED_FINDING_SHAPES = tuple((_needle(pattern), pattern) for pattern in _FINDING_SHAPES[1:])
+"""The shapes after the first, each with a character run that every match of it holds."""
 # A header over totals ("Total issues (by severity):") and the counts indented under it ("Low: 18").
 _TOTALS_HEADER = re.compile(r"^\s*(?:Total|TOTAL)\b[^:\d]*:\s*$")
 _COUNT_ITEM = re.compile(r"^\s+[\w ()./-]{1,40}:\s*\d[\d,.]*%?\s*$")
@@ -137,6 +169,8 @@ _SUMMARY = re.compile(
     # A line that opens with a total: "Total lines of code: 11265", coverage's "TOTAL  812  97  88%".
     r"|^\s*(?:Total|TOTAL)\b\D{0,60}\d"
 )
+_SUMMARY_MAX_CHARS = 160
+_DIGIT = re.compile(r"\d")
 _VERDICT = re.compile(
     r"(?i)^\W*(?:build|compilation|deploy(?:ment)?|tests?|all tests|apply|plan|install(?:ation)?|run|job)\b.{0,40}?"
     r"\b(?:succe(?:ss(?:ful)?|eded)|passed|complete[d!]?|failed|failure)\b"
@@ -199,7 +233,6 @@ _DETAIL_LABELS = frozenset(
 )
 _DETAIL_REACH = 20
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
-_STACK_OPENER_WORDS = ("Traceback (most recent call last):", "The above exception was", "During handling of")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
 _FAILURE_HINTS = (
@@ -256,6 +289,8 @@ _PATTERN_HINTS = tuple(
 
 def is_exception_line(line: str) -> bool:
     """True when the line names an exception (``ValueError:``, ``java.io.IOException``)."""
+    if _EXCEPTION_WORDS.search(line) is None:
+        return False
     match = _EXCEPTION.search(line)
     if match is None:
         return False
@@ -270,14 +305,19 @@ def _has(line: str, hints: tuple[str, ...]) -> bool:
 
 def is_failure_line(line: str) -> bool:
     """True when the line reports a failure or an error by its shape."""
-    if not _has(line, _FAILURE_HINTS):
-        return False
+    return _has(line, _FAILURE_HINTS) and _failure_shape(line)
+
+
+def _failure_shape(line: str) -> bool:
+    # is_failure_line past its hint test.
     if "error" in line and _ERROR_AT.search(line):
         return True
     if is_exception_line(line):
         return True
+    if _FAILURE_AT_START.match(line):
+        return True
     low = line.lower() if line.isascii() else None
-    for words, pattern in _FAILURE_PATTERNS:
+    for words, pattern in _FAILURE_PATTERNS_ELSEWHERE:
         if (low is None or not words or any(word in low for word in words)) and pattern.search(line):
             return True
     return False
@@ -310,13 +350,58 @@ def is_location_line(line: str) -> bool:
 
 def is_summary_line(line: str) -> bool:
     """True for a short line that states totals or the verdict (``3 failed, 40 passed``, ``BUILD SUCCESSFUL in 4s``)."""
-    if len(line) > 160 or not _has(line, _SUMMARY_HINTS):
-        return False
-    return _SUMMARY.search(line) is not None or _VERDICT.search(line) is not None
+    return len(line) <= _SUMMARY_MAX_CHARS and _has(line, _SUMMARY_HINTS) and _summary_shape(line)
+
+
+def _summary_shape(line: str) -> bool:
+    # is_summary_line past its length and hint tests. Every total holds a digit: a cheap
+    # scan for one spares most lines the totals pattern, which is tried at every offset.
+    return (_DIGIT.search(line) is not None and _SUMMARY.search(line) is not None) or _VERDICT.search(line) is not None
+
+
+# A line's hint flags: which groups of hint words its lower-cased text holds. A group's bit
+# answers "does the line hold one of these words" without a scan of the line, and gates the
+# patterns whose every match holds one of them.
+HINTED = 1
+"""Any hint word or place pattern: the shape tests are worth running on the line."""
+_HAS_FAILURE_HINT = 2
+_HAS_SUMMARY_HINT = 4
+_HAS_WARN = 8
+_HAS_FAILURE_WORD = 16
+# Every match of _FAILURE_WORDS on an ASCII line holds one of these (lower-cased); each is a hint word too.
+_FAILURE_WORD_NEEDLES = (
+    "error", "fail", "fatal", "exception", "panic", "abort", "assert", "fault", "traceback", "conflict",
+    "caused by", "undefined reference", "core dumped", "segmentation", "denied", "invalid", "could", "cannot",
+    "can't", "unable to", "not permitted", "is a directory", "no such file", "not found", "falsifying", "unmet",
+    "terminated",
+)  # fmt: skip
+
+
+def _hint_masks() -> tuple[tuple[str, int], ...]:
+    groups = (
+        (HINTED, _WORD_HINTS),
+        (_HAS_FAILURE_HINT, _FAILURE_HINTS),
+        (_HAS_SUMMARY_HINT, _SUMMARY_HINTS),
+        (_HAS_WARN, ("warn",)),
+        (_HAS_FAILURE_WORD, _FAILURE_WORD_NEEDLES),
+    )
+    masks: dict[str, int] = {}
+    for bit, words in groups:
+        for word in words:
+            masks[word] = masks.get(word, 0) | bit
+    # A word that holds a shorter word with the same bits or more is found with it: no scan of its own.
+    return tuple(
+        (word, mask)
+        for word, mask in masks.items()
+        if not any(other != word and other in word and masks[other] | mask == masks[other] for other in masks)
+    )
+
+
+_HINT_MASKS = _hint_masks()
 
 
 def _hinted(lines: Sequence[str]) -> bytearray:
-    # One flag per line: whether any hint occurs in it. Scans of the whole lowered text
+    # One set of hint flags per line (the bits above). Scans of the whole lowered text
     # (str.find, and regexes that start with a fixed character) find the few lines worth
     # the line regexes; per-line searches cost more in call overhead than these scans on
     # long outputs. Line starts are kept in an array, and the text is lowered once,
@@ -324,7 +409,6 @@ def _hinted(lines: Sequence[str]) -> bytearray:
     flags = bytearray(len(lines))
     if not lines:
         return flags
-    flags[0] = 1  # the first line has no newline before it for the patterns
     low = "\n".join(lines).lower()
     lowered: Sequence[str] = lines
     if len(low) != sum(map(len, lines)) + len(lines) - 1:
@@ -333,21 +417,24 @@ def _hinted(lines: Sequence[str]) -> bytearray:
     starts = array("q", itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
     del lowered
     last = len(lines) - 1
-    for hint in _WORD_HINTS:
+    for hint, mask in _HINT_MASKS:
         position = low.find(hint)
         while position != -1:
             line = bisect.bisect_right(starts, position) - 1
-            flags[line] = 1
+            flags[line] |= mask
             position = low.find(hint, starts[line + 1]) if line < last else -1
+    flags[0] |= HINTED  # the first line has no newline before it for the patterns
     for pattern in _PATTERN_HINTS:
         for match in pattern.finditer(low):
-            flags[bisect.bisect_right(starts, match.start() + 1) - 1] = 1
+            flags[bisect.bisect_right(starts, match.start() + 1) - 1] |= HINTED
     return flags
 
 
 def _opens_stack(line: str) -> bool:
     # Every match of the pattern contains one of its words; the substring tests spare most lines the scan.
-    return any(word in line for word in _STACK_OPENER_WORDS) and _STACK_OPENER.search(line) is not None
+    return (
+        "Traceback (most recent call last):" in line or "The above exception was" in line or "During handling of" in line
+    ) and _STACK_OPENER.search(line) is not None
 
 
 def _own_location(line: str) -> bool:
@@ -364,7 +451,7 @@ def is_finding_shape(line: str) -> bool:
     stripped = line.lstrip()
     if stripped[:1].isupper() and stripped[1:2].isalnum() and _FINDING_SHAPES[0].match(line):
         return True
-    return _has(line, _FINDING_HINTS) and any(pattern.search(line) for pattern in _FINDING_SHAPES[1:])
+    return any(needle in line and pattern.search(line) for needle, pattern in _GATED_FINDING_SHAPES)
 
 
 def is_diagnostic_line(line: str) -> bool:
@@ -416,25 +503,44 @@ class LineView:
 
     lines: Sequence[str]
     hinted: bytearray
+    """Each line's hint flags (``HINTED`` and the word-group bits)."""
     # The shape tests' answers by line text: the passes ask about the same lines again (a
     # line apply_needles found plain, protect_findings tests anew), and logs repeat lines.
     _failures: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
     _summaries: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
     _locations: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
 
-    def is_failure(self, line: str) -> bool:
-        """:func:`is_failure_line`, computed once per distinct line."""
+    def is_failure(self, index: int) -> bool:
+        """:func:`is_failure_line` of line ``index``, computed once per distinct line."""
+        if not self.hinted[index] & _HAS_FAILURE_HINT:
+            return False
+        line = self.lines[index]
         known = self._failures.get(line)
         if known is None:
-            known = self._failures[line] = is_failure_line(line)
+            known = self._failures[line] = _failure_shape(line)
         return known
 
-    def is_summary(self, line: str) -> bool:
-        """:func:`is_summary_line`, computed once per distinct line."""
+    def is_summary(self, index: int) -> bool:
+        """:func:`is_summary_line` of line ``index``, computed once per distinct line."""
+        line = self.lines[index]
+        if not self.hinted[index] & _HAS_SUMMARY_HINT or len(line) > _SUMMARY_MAX_CHARS:
+            return False
         known = self._summaries.get(line)
         if known is None:
-            known = self._summaries[line] = is_summary_line(line)
+            known = self._summaries[line] = _summary_shape(line)
         return known
+
+    def is_warning(self, index: int) -> bool:
+        """:func:`is_warning_line` of line ``index``."""
+        return bool(self.hinted[index] & _HAS_WARN) and _WARNING_TAG.search(self.lines[index]) is not None
+
+    def says_failure_word(self, index: int) -> bool:
+        """True when line ``index`` holds one of the words a reader scans a log for (``_FAILURE_WORDS``)."""
+        line = self.lines[index]
+        # On an ASCII line lower-casing is exact, so the word bit rules the pattern out.
+        if not self.hinted[index] & _HAS_FAILURE_WORD and line.isascii():
+            return False
+        return _FAILURE_WORDS.search(line) is not None
 
     def is_location(self, line: str) -> bool:
         """:func:`is_location_line`, computed once per distinct line."""
@@ -520,7 +626,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
         elif label is not None and not follow and index > detail_end:
             labels_outside.add(label.group(1).lower())
         opener, previous = previous, index
-        if opener is not None and _free(marks, opener) and (frame or ("-->" in line and _ARROW_LOCATION.match(line))):
+        if (frame or ("-->" in line and _ARROW_LOCATION.match(line))) and opener is not None and _free(marks, opener):
             # The line that opens a stack or that a "--> file:line" points from says what went wrong;
             # a source line quoted under a frame (Python's) does not open one.
             if not _FRAME.search(lines[opener]) and (last_frame is None or opener - last_frame > 2):
@@ -539,15 +645,15 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
             located = located and follow == 0
             labels = 0
-            if follow and hinted[index] and view.is_failure(line):
+            if follow and view.is_failure(index):
                 last_failure = index
             continue
-        hint = hinted[index] == 1
+        hint = bool(hinted[index] & HINTED)
         if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
             marks.must(index)
             _protect_listed_items(lines, marks, index)
             follow = 0
-        elif hint and not frame and view.is_failure(line):
+        elif hint and not frame and view.is_failure(index):
             marks.must(index)
             saw_failure, follow, located, labels = True, _SHOWN_FOLLOWING, False, 0
             last_failure = index
@@ -556,13 +662,13 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
                 chain, value_indent, value_lines, follow = indent, None, 0, 0
             if last_frame is not None and index - last_frame <= 2 and view.is_location(lines[last_frame]):
                 marks.must(last_frame)
-        elif hint and is_warning_line(line):
+        elif hint and view.is_warning(index):
             marks.must(index)
             follow = _SHOWN_FOLLOWING
-        elif hint and not frame and _FAILURE_WORDS.search(line) and not _quiet(line) and not _NO_PROBLEM.match(line):
+        elif hint and not frame and view.says_failure_word(index) and not _quiet(line) and not _NO_PROBLEM.match(line):
             marks.must(index)
             follow = 0
-        elif hint and view.is_summary(line):
+        elif hint and view.is_summary(index):
             marks.must(index)
             follow = 0
         elif frame:
@@ -607,7 +713,7 @@ def _protect_numbered_failures(lines: Sequence[str], marks: Marks, hinted: bytea
     # each names a failed test, where it is listed and where its detail starts.
     count = 0
     for index, line in enumerate(lines):
-        if hinted[index] and (match := _FAILING_COUNT.match(line)):
+        if hinted[index] & HINTED and (match := _FAILING_COUNT.match(line)):
             count = max(count, int(match.group(1)))
     if not count:
         return
@@ -713,15 +819,15 @@ def protect_findings(view: LineView, marks: Marks) -> None:
             continue
         if priority >= MUST or priority == NOISE or not line.strip() or marks.labels[index] == DIFF_LINE:
             continue
-        if _SNIPPET.match(line) or _FRAME.search(line) or marks.labels[index] == "code snippet line":
+        if marks.labels[index] == "code snippet line" or _SNIPPET.match(line) or _FRAME.search(line):
             continue
         if is_finding_shape(line) or (
-            hinted[index]
+            hinted[index] & HINTED
             and (
-                view.is_failure(line)
-                or is_warning_line(line)
+                view.is_failure(index)
+                or view.is_warning(index)
                 # A quiet record's tally ("[INFO] Tests run: 3, Failures: 0") is the kind's to rank.
-                or (view.is_summary(line) and _QUIET_RECORD.search(line) is None)
+                or (view.is_summary(index) and _QUIET_RECORD.search(line) is None)
                 or (view.is_location(line) and not _FOREIGN.search(line) and not _INCLUDE_CHAIN.match(line))
             )
         ):

@@ -32,11 +32,14 @@ _WORDED = re.compile(r"^(?P<loc>\S+?:\d+(?::\d+)?): (?P<sev>error|warning|note|i
 _STYLISH = re.compile(
     r"^\s+\d+:\d+(?:-\d+:\d+)?\s+(?P<sev>error|warning|info)\s+(?P<msg>.*?)(?:\s{2,}|\s)(?P<rule>[\w@/.-]+)?\s*$"
 )
-_SUMMARY = re.compile(
-    r"^(?:[✖✕×⚠✓✔]\s*)?\d+ (?:problems?|errors?|warnings?|hints?|offenses?|issues?)\b"
-    r"|\d+ files? inspected, |^Found \d+ (?:errors?|problems?)|^All checks passed|^No (?:hints|issues|problems)"
-    r"|^\d+ (?:errors?|problems?) and \d+ warnings?|potentially fixable"
+_SUMMARY_AT_START = re.compile(
+    r"^(?:(?:[✖✕×⚠✓✔]\s*)?\d+ (?:problems?|errors?|warnings?|hints?|offenses?|issues?)\b"
+    r"|Found \d+ (?:errors?|problems?)|All checks passed|No (?:hints|issues|problems)"
+    r"|\d+ (?:errors?|problems?) and \d+ warnings?)"
 )
+# Apart from the line-start forms above, each searched on its own: a pattern that starts with a
+# digit or a fixed word is found by a fast scan, where one alternation is tried at every offset.
+_SUMMARY_ANYWHERE = (re.compile(r"\d+ files? inspected, "), re.compile(r"potentially fixable"))
 _GO_STYLE_RULE = re.compile(r"^(?:S\d+|ST\d+|QF\d+|gofmt|goimports|gofumpt|lll|whitespace|wsl|godot|misspell|stylecheck|revive)$")
 # A bare path on its own line heads the findings under it ("name....Failed" leaders are not paths).
 _FILE_HEADER = re.compile(r"^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+\.\w+$|^(?!.*\.\.\.)(?:[A-Za-z]:)?[\w./\\@~+-]+/[\w.@+-]+$")
@@ -54,6 +57,10 @@ def _short(text: str) -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
+def _is_summary(line: str) -> bool:
+    return _SUMMARY_AT_START.match(line) is not None or any(pattern.search(line) for pattern in _SUMMARY_ANYWHERE)
+
+
 def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
     """Keep every finding's location line and the summaries; rank excerpts of serious findings only."""
     header: int | None = None
@@ -61,7 +68,7 @@ def analyse_lint(lines: Sequence[str], marks: Marks) -> None:
     finding: int | None = None
     serious: set[int] = set()  # findings that are errors or warnings, not style
     for index, line in enumerate(lines):
-        if _SUMMARY.search(line) and len(line) < 160:
+        if _is_summary(line) and len(line) < 160:
             marks.must(index)
             finding = None
             continue

@@ -113,3 +113,54 @@ def _starts_line(items: list[tuple[Any, Any]]) -> bool:
     if op is sre.SUBPATTERN:
         return _starts_line(list(argument[3]))
     return False
+
+
+@functools.cache
+def top_alternatives(pattern: str) -> tuple[str, ...] | None:
+    """The alternatives of ``pattern`` at its top level, as pattern strings joined back by ``|`` to ``pattern``.
+
+    None when splitting could change what a part means: inline flags (which apply to
+    the whole pattern), back references and conditionals (which count groups), or a
+    pattern the parser rejects.
+    """
+    if "(?P=" in pattern or "(?(" in pattern or re.search(r"\\[1-9]", pattern):
+        return None
+    try:
+        if sre_parse.parse(pattern).state.flags & ~sre.SRE_FLAG_UNICODE:
+            return None
+    except (re.error, RecursionError):
+        return None
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    index = 0
+    in_class = False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            # A "]" right after the opening bracket (or after "^") is a member, not the end.
+            if pattern[index + 1 : index + 2] == "^":
+                index += 1
+            if pattern[index + 1 : index + 2] == "]":
+                index += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:index])
+            start = index + 1
+        index += 1
+    parts.append(pattern[start:])
+    for part in parts:
+        try:
+            re.compile(part)
+        except re.error:
+            return None
+    return tuple(parts)

@@ -10,6 +10,8 @@ and what was in it; the first marker also names the pointer to the full output.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -103,18 +105,21 @@ def _fold_repeats(stage: _Stage) -> None:
     # repeated lines fold when that saves more than a marker costs.
     order = stage.shown()
     texts = [stage.lines[i] for i in order]
-    blank = [_is_blank(text) for text in texts]
     priority = stage.marks.priority
     total = len(order)
     position = 0
-    while position < total:
-        folded = False
+    # Only a line equal to one at most a period ahead can start a fold; the comparisons run
+    # in C, so the loop below visits those lines alone.
+    for candidate in _repeat_starts(texts):
+        if candidate < position:
+            continue
+        position = candidate
         for period in range(1, _MAX_PERIOD + 1):
             # Cheap necessary condition first: the line one period ahead is the same.
             if position + 2 * period > total or texts[position + period] != texts[position]:
                 continue
             block = texts[position : position + period]
-            if all(blank[position : position + period]) or (period > 1 and len(set(block)) == 1):
+            if all(_is_blank(text) for text in block) or (period > 1 and len(set(block)) == 1):
                 continue
             copies = 0
             cursor = position + period
@@ -130,10 +135,17 @@ def _fold_repeats(stage: _Stage) -> None:
                     stage.hide(index, _REPEAT)
                     stage.period[index] = period
                 position = cursor
-                folded = True
                 break
-        if not folded:
+        else:
             position += 1
+
+
+def _repeat_starts(texts: list[str]) -> list[int]:
+    """Positions whose text recurs within ``_MAX_PERIOD`` positions after it, in order."""
+    starts: set[int] = set()
+    for period in range(1, _MAX_PERIOD + 1):
+        starts.update(itertools.compress(range(len(texts)), map(operator.eq, texts, texts[period:])))
+    return sorted(starts)
 
 
 def _fold_far_duplicates(stage: _Stage) -> None:
@@ -239,18 +251,14 @@ def _coalesce(stage: _Stage) -> None:
 def _economize(stage: _Stage) -> None:
     # A hidden run that is cheaper than its own marker is shown instead: scattered
     # single omissions would otherwise make the output longer, not shorter.
-    run: list[int] = []
-    for index in range(len(stage.lines) + 1):
-        if index < len(stage.lines) and not stage.visible[index]:
-            run.append(index)
-            continue
-        if run and any(not _is_blank(stage.lines[i]) for i in run):
+    for start, end in _hidden_runs(stage.visible):
+        run = list(range(start, end + 1))
+        if any(not _is_blank(stage.lines[i]) for i in run):
             cost = sum(len(stage.lines[i]) + 1 for i in run)
             if cost <= len(_marker(stage, run, None)) + 1:
                 for i in run:
                     stage.visible[i] = True
                     stage.reason[i] = ""
-        run = []
 
 
 def _marker(stage: _Stage, run: list[int], pointer: str | None) -> str:
@@ -282,16 +290,25 @@ def _marker(stage: _Stage, run: list[int], pointer: str | None) -> str:
     return f"{MARKER_PREFIX}{len(run):,} lines omitted ({span}){what}{ref}{MARKER_SUFFIX}"
 
 
-def _hidden_runs(stage: _Stage, show: list[bool]) -> list[tuple[int, int]]:
+def _hidden_runs(show: list[bool]) -> list[tuple[int, int]]:
+    """The runs of False in ``show`` (a list of bools), as inclusive index ranges.
+
+    ``list.index`` finds each run's ends in C: the loop turns once per run, not per line.
+    """
     runs: list[tuple[int, int]] = []
-    start = -1
-    for index in range(len(show) + 1):
-        hidden = index < len(show) and not show[index]
-        if hidden and start < 0:
-            start = index
-        elif not hidden and start >= 0:
-            runs.append((start, index - 1))
-            start = -1
+    n = len(show)
+    position = 0
+    while position < n:
+        try:
+            start = show.index(False, position)
+        except ValueError:
+            break
+        try:
+            end = show.index(True, start)
+        except ValueError:
+            end = n
+        runs.append((start, end - 1))
+        position = end
     return runs
 
 
@@ -339,34 +356,30 @@ def _sparse_marker(runs: list[tuple[int, int]], pointer: str | None) -> str:
 
 def _render(stage: _Stage, show: list[bool], pointer: str | None) -> Rendered:
     out: list[str] = []
-    for index in range(len(stage.lines)):
-        if not show[index] and not stage.reason[index] and stage.visible[index]:
-            stage.reason[index] = stage.marks.labels[index]
-    runs = _hidden_runs(stage, show)
+    lines, reason, visible, labels = stage.lines, stage.reason, stage.visible, stage.marks.labels
+    runs = _hidden_runs(show)
+    for start, end in runs:
+        for index in range(start, end + 1):
+            if not reason[index] and visible[index]:
+                reason[index] = labels[index]
     chain_at: dict[int, int] = {}  # first line of a chain's first run -> index of its last run
     quiet: set[int] = set()  # first lines of runs a chain's marker speaks for
     for first, last in _sparse_chains(stage, runs):
         chain_at[runs[first][0]] = last
         quiet.update(start for start, _ in runs[first + 1 : last + 1])
     pointer_left = pointer
-    position = 0
-    index = 0
-    n = len(stage.lines)
-    while index < n:
-        if show[index]:
-            out.append(stage.lines[index])
-            index += 1
-            continue
-        start, end = runs[position]
+    index = 0  # the first line not yet written
+    for position, (start, end) in enumerate(runs):
+        out.extend(lines[index:start])
         if start in chain_at:
             last = chain_at[start]
             out.append(_sparse_marker(runs[position : last + 1], pointer_left))
             pointer_left = None
-        elif start not in quiet and any(not _is_blank(stage.lines[i]) for i in range(start, end + 1)):
+        elif start not in quiet and any(not _is_blank(lines[i]) for i in range(start, end + 1)):
             out.append(_marker(stage, list(range(start, end + 1)), pointer_left))
             pointer_left = None
-        position += 1
         index = end + 1
+    out.extend(lines[index:])
     return Rendered(text="\n".join(out), omitted=tuple((start + 1, end + 1) for start, end in runs))
 
 
