@@ -89,6 +89,22 @@ def test_any_spelling_of_a_tag_is_escaped(before, tag, after):
     assert not contains_tag(escaped) and unescape(escaped) == content
 
 
+_ascii_near_tags = st.lists(
+    st.sampled_from(["<", "/", "c", "C", "w", "d", "a", "t", "-", "_", " ", "\t", "\n", "&", "x", "cw-data", "</cw-data"]),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_ascii_near_tags, st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=40)))
+def test_ascii_text_is_escaped_as_the_full_patterns_escape_it(text):
+    # ASCII text is scanned with the ASCII members of each class only: the same matches, smaller classes.
+    from contextwright.assembly import envelope as module
+
+    out = text.replace("&", "&amp;")
+    assert module._escape(text) == module._TAG.sub(module._escaped_opener, out)
+
+
 def _cpu_seconds(text: str) -> float:
     best = float("inf")
     for _ in range(3):

@@ -105,7 +105,10 @@ def replay(
         engine = Engine(log, clock=clock, secret=bytes.fromhex(stored))
         first_session = None
         try:
-            with Progress(console=console, disable=as_json, transient=True) as progress, _young_collections():
+            # The bar is transient: on a console that is no terminal it would never show, yet its thread
+            # would still lay it out ten times a second.
+            shown = not as_json and console.is_terminal
+            with Progress(console=console, disable=not shown, transient=True) as progress, _young_collections():
                 task = progress.add_task("Replaying", total=len(transcripts))
                 for transcript in transcripts:
                     clock.restart(next((m.at for m in transcript.messages if m.at), None))

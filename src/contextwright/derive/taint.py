@@ -150,6 +150,10 @@ class EchoIndex:
         """The echoes in ``target`` of what was indexed so far (recorded under its ref)."""
         text = target.text
         windows = self._windows
+        if not windows:
+            # Nothing untrusted was shown yet (a chat without tools, the turns before the first result):
+            # no window can hit, so the text is not even split into words.
+            return ()
         keys = list(_window_keys(_folded_words(text)))
         hits = list(compress(count(), map(windows.__contains__, keys)))
         if not hits:

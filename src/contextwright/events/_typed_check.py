@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -28,7 +27,6 @@ from contextwright.events import _schema
 # (the byte limit is checked on the encoded bytes by the caller).
 _MAX_DEPTH = 32
 _MAX_VALUES = 100_000
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Unproven(Exception):
@@ -78,9 +76,18 @@ def _unproven(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
 
 
 def _check_str(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
-    if type(value) is not str or (not value.isascii() and _SURROGATE.search(value) is not None):
+    if type(value) is not str or (not value.isascii() and _has_surrogate(value)):
         raise _Unproven
     return value, value
+
+
+def _has_surrogate(text: str) -> bool:
+    # UTF-8 encoding refuses exactly the surrogate code points, and runs far faster than a regex scan.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _check_int(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
@@ -176,7 +183,7 @@ def _mapping_checker(item: Checker) -> Checker:
         plain = {}
         typed = {}
         for key in sorted(value):  # raises TypeError on mixed key types; type(key) below refuses the rest
-            if type(key) is not str or (not key.isascii() and _SURROGATE.search(key) is not None):
+            if type(key) is not str or (not key.isascii() and _has_surrogate(key)):
                 raise _Unproven
             plain[key], typed[key] = item(value[key], depth + 1, budget)
         # Always a new proxy, as decoding makes: one passed in may wrap a dict its caller still changes.

@@ -34,8 +34,10 @@ from contextwright.events.catalog import ArtifactPointer, Compacted, SummaryLine
 TRUSTED = frozenset({"platform", "operator", "user"})
 MAX_DEPTH = 2
 _SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.DOTALL)
+# A file name is only tried where a run of path characters starts: from anywhere later in the run it could
+# match only if it matched from the start, and trying every position made long runs quadratic.
 _IDENTIFIER = re.compile(
-    r"[\w./-]+\.(?:py|ts|js|go|rs|java|md|json|toml|yaml|yml|cfg|txt)\b|\b[A-Z][A-Za-z]+(?:Error|Exception)\b"
+    r"(?<![\w./-])[\w./-]+\.(?:py|ts|js|go|rs|java|md|json|toml|yaml|yml|cfg|txt)\b|\b[A-Z][A-Za-z]+(?:Error|Exception)\b"
 )
 
 
