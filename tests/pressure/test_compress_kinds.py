@@ -153,12 +153,17 @@ def test_typecheck_keeps_every_error():
         assert all(line in _out_lines(result.text) for line in text.split("\n") if ": note: " in line)
 
 
-def test_lint_keeps_every_warning_and_error_finding():
-    # Issue 17: warnings are diagnostics, never grouped away (style codes still group, below).
+def test_lint_keeps_every_error_and_every_warning_that_fails_the_run():
+    # Issue 17: the errors fail the run, so the warnings beside them fold into a marker that
+    # names their rule; in a report of warnings alone the warnings fail it, and none is folded.
     text, must = samples.eslint_stylish(warnings=30)
     result = compress(text, budget_tokens=40)
     shown = _out_lines(result.text)
     assert all(line in shown for line in must)
+    assert result.text.count("warning  Unexpected console statement  no-console") < 30
+    assert any("warning no-console" in marker for marker in _markers(result.text))
+    alone = "\n".join(line for line in text.split("\n") if "  error  " not in line)
+    result = compress(alone, budget_tokens=40)
     assert result.text.count("warning  Unexpected console statement  no-console") == 30
 
 
