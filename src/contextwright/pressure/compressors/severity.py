@@ -47,16 +47,17 @@ _LETTERS = {"F": FATAL, "E": ERROR, "W": WARNING, "R": STYLE, "C": STYLE, "I": I
 _SECURITY = {"high": ERROR, "medium": WARNING, "low": STYLE}
 _FIRST_KEPT = 1
 
-_LOC = r"(?P<loc>[^\s:][^:]*?:\d+(?::\d+)?)"
-# path:line[:col]: word: message   or   path:line[:col]: [word] message   (gcc, clang, mypy, cppcheck, yamllint)
+# path:line[:col]: opens every located shape below; each is then matched from where it ends.
+_LOCATED = re.compile(r"[^\s:][^:]*?:\d+(?::\d+)?:\s+")
+# word: message   or   [word] message   (gcc, clang, mypy, cppcheck, yamllint)
 _WORDED = re.compile(
-    _LOC + r":\s+(?P<open>\[)?(?P<word>fatal error|fatal|error|warning|refactor|convention|style|performance"
+    r"(?P<open>\[)?(?P<word>fatal error|fatal|error|warning|refactor|convention|style|performance"
     r"|portability|info|information|hint|remark|note)(?(open)\]|:)\s+(?P<msg>.*)$"
 )
-# path:line:col: W0621: message (symbol)   (pylint text)
-_PYLINT = re.compile(_LOC + r": (?P<code>[A-Z]\d{4}): (?P<msg>.*?)(?: \((?P<symbol>[\w-]+)\))?$")
-# path:line: [W0621(symbol), obj] message   (pylint parseable)
-_PARSEABLE = re.compile(_LOC + r": \[(?P<code>[A-Z]\d{4})(?:\((?P<symbol>[\w-]+)\))?[^\]]*\] (?P<msg>.*)$")
+# W0621: message (symbol)   (pylint text)
+_PYLINT = re.compile(r"(?P<code>[A-Z]\d{4}): (?P<msg>.*?)(?: \((?P<symbol>[\w-]+)\))?$")
+# [W0621(symbol), obj] message   (pylint parseable)
+_PARSEABLE = re.compile(r"\[(?P<code>[A-Z]\d{4})(?:\((?P<symbol>[\w-]+)\))?[^\]]*\] (?P<msg>.*)$")
 # "  18:81   error   message  (rule)"   (stylish formats under a file header: yamllint, eslint)
 _STYLISH = re.compile(r"^\s+\d+:\d+\s+(?P<word>error|warning|info)\s+(?P<msg>.*?)\s+\(?(?P<rule>[\w@/.-]+)\)?\s*$")
 # [WARNING] /src/A.java:[12,5] message   (maven)
@@ -131,14 +132,15 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
         if (m := _STYLISH.match(line)) is None:
             return None
         return _WORDS[m.group("word")], f"{m.group('word')} {m.group('rule')}"
-    if ":" not in line:
+    if ":" not in line or (located := _LOCATED.match(line)) is None:
         return None
-    if (m := _PYLINT.match(line)) is not None or (m := _PARSEABLE.match(line)) is not None:
+    at = located.end()
+    if (m := _PYLINT.match(line, at)) is not None or (m := _PARSEABLE.match(line, at)) is not None:
         code = m.group("code")
         rank = _LETTERS.get(code[0], FATAL)
         symbol = m.group("symbol")
         return rank, f"{code} {symbol}" if symbol else code
-    if (m := _WORDED.match(line)) is not None:
+    if (m := _WORDED.match(line, at)) is not None:
         word = m.group("word")
         if word == "note":
             return 0, ""
@@ -159,7 +161,9 @@ def _shape(message: str) -> str:
 
 
 def _is_note(line: str) -> bool:
-    return ": note: " in line and (m := _WORDED.match(line)) is not None and m.group("word") == "note"
+    if ": note: " not in line or (located := _LOCATED.match(line)) is None:
+        return False
+    return (m := _WORDED.match(line, located.end())) is not None and m.group("word") == "note"
 
 
 def _block_end(lines: Sequence[str], start: int, starts: set[int]) -> int:
