@@ -182,3 +182,44 @@ def test_codes_the_ladder_does_not_know_are_never_folded():
     protected = _protected(text)
     assert "pkg/mod.py:7:80: E501 line too long (91 > 79 characters)" in protected
     assert "pkg/mod.py:4:1: X1003: custom plugin finding number 3" in protected
+
+
+def test_cargo_warnings_fold_under_its_errors_with_their_place_and_excerpt():
+    lines = []
+    for n in range(40):
+        lines += [
+            f"warning: unused variable: `total_{n}`",
+            f"  --> src/report_{n // 10}.rs:{n + 12}:9",
+            "   |",
+            f"{n + 12:<3}|     let total_{n} = rows.len();",
+            f"   |         ^^^^^^^ help: if this is intentional, prefix it with an underscore: `_total_{n}`",
+            "",
+        ]
+    error = [
+        "error[E0308]: mismatched types",
+        "  --> src/main.rs:42:23",
+        "   |",
+        "42 |     let n: u32 = name;",
+        "   |            ^^^ expected `u32`, found `&str`",
+        "",
+    ]
+    lines[60:60] = error
+    lines += [
+        'warning: `report` (bin "report") generated 40 warnings',
+        'error: could not compile `report` (bin "report") due to 1 previous error; 40 warnings emitted',
+    ]
+    text = "\n".join(lines) + "\n"
+    must = [error[0], error[1], lines[-1]]
+    shown = _shown(text)
+    assert not [line for line in must if line not in shown]
+    assert "  --> src/report_2.rs:33:9" not in _protected(text)
+    assert _reduction(text) > 0.75
+
+
+def test_a_path_that_starts_like_a_severity_word_is_still_a_place():
+    # "enc/..." and "warn/..." open a path, not rustc's "error:" or "warning:" header.
+    lines = [f"enc/block_{n}.c:{n + 3}:5: warning: unused variable 'v{n}' [-Wunused-variable]" for n in range(40)]
+    lines.append("enc/encode.c:90:2: error: expected ';' before '}' token")
+    protected = _protected("\n".join(lines) + "\n")
+    assert "enc/encode.c:90:2: error: expected ';' before '}' token" in protected
+    assert "enc/block_7.c:10:5: warning: unused variable 'v7' [-Wunused-variable]" not in protected

@@ -62,6 +62,9 @@ _PARSEABLE = re.compile(r"\[(?P<code>[A-Z]\d{4})(?:\((?P<symbol>[\w-]+)\))?[^\]]
 _STYLISH = re.compile(r"^\s+\d+:\d+\s+(?P<word>error|warning|info)\s+(?P<msg>.*?)\s+\(?(?P<rule>[\w@/.-]+)\)?\s*$")
 # [WARNING] /src/A.java:[12,5] message   (maven)
 _BRACKETED = re.compile(r"^\[(?P<word>ERROR|WARNING|INFO)\] (?P<loc>\S+:\[\d+,\d+\]) (?P<msg>.*)$")
+# error[E0308]: message / warning: message, with its place on a "  --> file:line:col" line below (rustc, clippy)
+_HEADED = re.compile(r"^(?P<word>error|warning)(?:\[(?P<code>[\w:-]+)\])?: (?P<msg>.*)$")
+_ARROW = re.compile(r"^\s*--> \S+:\d+")
 _ISSUE = re.compile(r"^>> Issue: \[(?P<code>[^\]]+)\] (?P<msg>.*)$")
 _ISSUE_SEVERITY = re.compile(r"^\s+Severity: (?P<level>High|Medium|Low)\b")
 _TRAILING_RULE = re.compile(r"(?:\[(?P<bracket>-?[\w=-]+)\]|\((?P<paren>[\w-]+)\))\s*$")
@@ -124,6 +127,11 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
             if (s := _ISSUE_SEVERITY.match(follow)) is not None:
                 return _SECURITY[s.group("level").lower()], f"{m.group('code')} {s.group('level')}"
         return None
+    if (head == "e" or head == "w") and (m := _HEADED.match(line)) is not None:
+        # Without its "-->" place below, the line is a verdict or a total, not a finding.
+        if not any(_ARROW.match(follow) for follow in lines[index + 1 : index + 3]):
+            return None
+        return _WORDS[m.group("word")], f"{m.group('word')} {m.group('code') or _shape(m.group('msg'))}"
     if head == "[":
         if (m := _BRACKETED.match(line)) is None:
             return None
