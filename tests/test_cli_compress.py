@@ -176,3 +176,18 @@ def test_help_says_how_tokens_are_counted():
     result = runner.invoke(app, ["compress", "--help"])
     flat = " ".join(result.output.replace("│", " ").split())
     assert "calibrated estimate for o200k models" in flat
+
+
+def test_text_with_a_few_nul_bytes_is_compressed_with_them_escaped():
+    # A test runner can print a test name holding a NUL; one such byte used to make the whole output "binary".
+    text, must = samples.pytest_verbose(passing=200)
+    raw = text.replace("test_endpoint_17 PASSED", "test_endpoint_17[a\x00b] PASSED").encode()
+    raw = raw.replace(b"test_endpoint_18 PASSED", b"test_endpoint_18[\x00\x01] PASSED")
+    assert raw.count(b"\x00") == 2
+    result = runner.invoke(app, ["compress", "--exit-code", "1"], input=raw)
+    assert result.exit_code == 1
+    assert "binary input not shown" not in result.output
+    assert "\x00" not in result.output and "\x01" not in result.output
+    assert not [line for line in must if line not in result.output]
+    whole = runner.invoke(app, ["compress", "--budget", "100000"], input=raw).output
+    assert "test_endpoint_17[a\\x00b] PASSED" in whole and "test_endpoint_18[\\x00\\x01] PASSED" in whole

@@ -14,7 +14,7 @@ import pytest
 import unseen_samples as unseen
 
 from contextwright.pressure.compressors import LINE_MARKER_RE, auto_budget, compress, detect_kind, normalize
-from contextwright.pressure.compressors.binary import sniff_binary
+from contextwright.pressure.compressors.binary import escape_controls, sniff_binary
 from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS
 from contextwright.pressure.tool_output import ToolOutputPolicy, prepare_output
 from contextwright.testing.corpus import corpus_path
@@ -337,3 +337,22 @@ def test_the_compilers_tally_behind_a_maven_info_tag_is_kept():
     result = compress(text, budget_tokens="auto", exit_code=1)
     assert result.kind == "build"
     assert "[INFO] 30 errors " in _shown(result.text)
+
+
+def test_a_few_nul_bytes_leave_text_text_and_binaries_stay_binary():
+    text = "".join(f"tests/test_names.py::test_case_{n} PASSED\n" for n in range(200)).encode()
+    with_nuls = text.replace(b"test_case_7 ", b"test_case_7[\x00] ").replace(b"test_case_9 ", b"test_case_9[\x00\x00] ")
+    assert sniff_binary(with_nuls) is None
+    assert sniff_binary(b"name\x00with a nul\n") is None
+    # UTF-16 text without a byte-order mark is a NUL every other byte: not text to print.
+    assert sniff_binary("FAILED tests/test_x.py::test_y\n".encode("utf-16-le") * 40) is not None
+    # Records packed with NULs, an ELF object and an image keep being described.
+    assert sniff_binary(b"rec\x00\x00\x00\x01" * 500) is not None
+    assert "ELF" in sniff_binary(b"\x7fELF\x02\x01\x01" + b"\x00" * 200).guess
+    assert sniff_binary(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8).guess == "PNG image"
+
+
+def test_stray_controls_are_escaped_and_the_terminals_own_left_alone():
+    assert escape_controls("a\x00b\x07c\x7f") == "a\\x00b\\x07c\\x7f"
+    kept = "tab\tnew\ncr\rff\x0cbs\x08esc\x1b[31m"
+    assert escape_controls(kept) is kept

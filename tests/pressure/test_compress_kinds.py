@@ -134,14 +134,21 @@ def test_vitest_alias_and_failure_lines():
     assert " ✓ src/lib/math.test.ts > adds 3" not in result.text
 
 
-def test_rustc_keeps_warnings_with_their_location_like_errors():
-    # Issue 17: a warning is a diagnostic, kept with its location under any budget.
+def test_rustc_keeps_errors_with_their_location_and_ranks_a_warning_beside_them():
+    # Issue 17: the error fails the build, so the warning beside it is not protected; as the
+    # first of its kind it ranks high, shown with its location when the budget has room.
     text, must = samples.rustc_errors(noise=40)
     result = compress(text, budget_tokens=70)
     shown = _out_lines(result.text)
     assert all(line in shown for line in must)
+    assert "   Compiling dep7 v0.7.0" not in shown
+    shown = _out_lines(compress(text, budget_tokens=140).text)
     assert "warning: unused variable: `x`" in shown and " --> src/main.rs:3:9" in shown
     assert "   Compiling dep7 v0.7.0" not in shown
+    # Alone, a warning is what the build reports: kept with its location under any budget.
+    alone = text.replace("error[E0308]: mismatched types", "note: see the build log")
+    shown = _out_lines(compress(alone, budget_tokens=70).text)
+    assert "warning: unused variable: `x`" in shown and " --> src/main.rs:3:9" in shown
 
 
 def test_typecheck_keeps_every_error():
@@ -153,12 +160,17 @@ def test_typecheck_keeps_every_error():
         assert all(line in _out_lines(result.text) for line in text.split("\n") if ": note: " in line)
 
 
-def test_lint_keeps_every_warning_and_error_finding():
-    # Issue 17: warnings are diagnostics, never grouped away (style codes still group, below).
+def test_lint_keeps_every_error_and_every_warning_that_fails_the_run():
+    # Issue 17: the errors fail the run, so the warnings beside them fold into a marker that
+    # names their rule; in a report of warnings alone the warnings fail it, and none is folded.
     text, must = samples.eslint_stylish(warnings=30)
     result = compress(text, budget_tokens=40)
     shown = _out_lines(result.text)
     assert all(line in shown for line in must)
+    assert result.text.count("warning  Unexpected console statement  no-console") < 30
+    assert any("warning no-console" in marker for marker in _markers(result.text))
+    alone = "\n".join(line for line in text.split("\n") if "  error  " not in line)
+    result = compress(alone, budget_tokens=40)
     assert result.text.count("warning  Unexpected console statement  no-console") == 30
 
 

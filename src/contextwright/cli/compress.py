@@ -15,7 +15,7 @@ from contextwright.cli.artifacts import save_original
 from contextwright.errors import UsageError
 from contextwright.pressure.compressors import KIND_ALIASES, KINDS, calibrated_token_count
 from contextwright.pressure.compressors import compress as compress_text
-from contextwright.pressure.compressors.binary import sniff_binary
+from contextwright.pressure.compressors.binary import escape_controls, sniff_binary
 from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS, AUTO_SHARE
 
 SAVE_ENV = "CONTEXTWRIGHT_SAVE_DIR"
@@ -96,7 +96,8 @@ def compress(
             _print(as_json, binary.describe(pointer), kind="binary", raw=raw, digest=digest, pointer=pointer)
             _pass_on(exit_code)
             return
-        text = raw.decode("utf-8", errors="replace")
+        # A few NULs or stray controls leave text text; shown escaped, not sent to the terminal.
+        text = escape_controls(raw.decode("utf-8", errors="replace"))
         result = compress_text(
             text, kind=kind, budget_tokens=aim, exit_code=exit_code, pointer=pointer, count_tokens=calibrated_token_count
         )

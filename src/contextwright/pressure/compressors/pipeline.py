@@ -23,6 +23,7 @@ from contextwright.pressure.compressors import (
     listings,
     lookups,
     outcomes,
+    severity,
     testruns,
     tracebacks,
     traces,
@@ -219,6 +220,8 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
         companions.protect_companions(view.lines, marks)
         lookups.rank_failed_lookups(view.lines, marks)
         tracebacks.rank_library_frames(view.lines, marks)
+        # Last: it overrules the protection above for findings below the run's highest severity.
+        severity.fold_lower_severities(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)
     if exit_code not in (None, 0):
         # A failed command's last lines are evidence whatever the rules recognised; with
