@@ -7,6 +7,7 @@ reference; the contract tests that cover that guarantee must then fail.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -121,6 +122,39 @@ class VerifiesNothing(InMemoryEventLog):
         return VerifyReport(sessions=0, events=0, artifacts=0, problems=())
 
 
+class KeyedByPattern(InMemoryEventLog):
+    """Matches key prefixes as a LIKE pattern would, ``%`` and ``_`` as wildcards."""
+
+    def _read_keyed(self, session_id, key_prefix):
+        pattern = re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in key_prefix), re.DOTALL)
+        rows = self._keys.get(session_id, {})
+        return sorted((r for k, r in rows.items() if pattern.match(k)), key=lambda r: r.seq)
+
+
+class KeyedBelowTheBMP(InMemoryEventLog):
+    """Ends the prefix range at prefix + U+FFFF, as if no key held a higher code point."""
+
+    def _read_keyed(self, session_id, key_prefix):
+        end = key_prefix + "\uffff"
+        rows = self._keys.get(session_id, {})
+        return sorted((r for k, r in rows.items() if key_prefix <= k < end), key=lambda r: r.seq)
+
+
+class KeyedInKeyOrder(InMemoryEventLog):
+    """Returns the keyed events in the order of their keys, as an index walk would."""
+
+    def _read_keyed(self, session_id, key_prefix):
+        return sorted(super()._read_keyed(session_id, key_prefix), key=lambda r: r.idempotency_key)
+
+
+class KeyedCaseBlind(InMemoryEventLog):
+    """Compares keys ignoring case, as a case-insensitive collation would."""
+
+    def _read_keyed(self, session_id, key_prefix):
+        rows = self._keys.get(session_id, {})
+        return sorted((r for k, r in rows.items() if k.casefold().startswith(key_prefix.casefold())), key=lambda r: r.seq)
+
+
 def _renumber(row: StoredRow | Event, seq: int) -> StoredRow | Event:
     return dataclasses.replace(row, seq=seq)
 
@@ -144,6 +178,10 @@ CASES = [
     (NoSessionRules, "test_a_request_for_another_session_is_refused"),
     (ForgetsAnswers, "test_a_second_result_for_one_call_is_refused"),
     (VerifiesNothing, "test_verify_finds_a_rewritten_artifact"),
+    (KeyedByPattern, "test_keyed_read_finds_exactly_the_keys_with_a_prefix_in_seq_order"),
+    (KeyedBelowTheBMP, "test_keyed_read_finds_exactly_the_keys_with_a_prefix_in_seq_order"),
+    (KeyedInKeyOrder, "test_keyed_read_finds_exactly_the_keys_with_a_prefix_in_seq_order"),
+    (KeyedCaseBlind, "test_keyed_read_finds_exactly_the_keys_with_a_prefix_in_seq_order"),
 ]
 
 

@@ -29,6 +29,7 @@ SHIPPED = {
         3: "sha256:d3642232f6162bd970935f1c915d617683f9751aed08f35e4e67cd96f4778a08",
         4: "sha256:ffd83d18741ea3bae36437ec95e5174a195b5b350e233db7d0c0ae3422462f46",
         5: "sha256:8f5d55f69a0647c759350a2008a7af1572a71ce51bfc422770a390d128e2c876",
+        6: "sha256:e27a60d9519fdd1e223831165b30ed0e27b5e46414025f2bfb6573f71bf02862",
     },
 }
 LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}
@@ -126,17 +127,54 @@ def test_postgres_blank_and_reopened_and_newer(postgres_dsn, postgres_schema):
         PostgresEventLog(postgres_dsn, schema=postgres_schema)
 
 
+def _postgres_version_of(name: str) -> int:
+    return next(m.version for m in _migrations.POSTGRES if m.name == name)
+
+
+def _undo_postgres_key_index(conn, schema: str) -> None:
+    """Put back the idempotency index as stores before the code point order index had it."""
+    conn.execute(f"DROP INDEX {schema}.cw_events_idempotency_c")
+    conn.execute(
+        f"CREATE UNIQUE INDEX cw_events_idempotency ON {schema}.cw_events (session_id, idempotency_key) "
+        "WHERE idempotency_key IS NOT NULL"
+    )
+
+
+@pytest.mark.postgres
+def test_postgres_store_before_the_code_point_index_gets_it(postgres_dsn, postgres_schema):
+    import psycopg
+
+    from contextwright.errors import IdempotencyConflict
+    from contextwright.log.postgres import PostgresEventLog
+
+    previous = _postgres_version_of("idempotency keys indexed in code point order") - 1
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
+        log.append("s", [user("old", key="k:1"), user("other", key="k;")], expected_seq=0)
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        _undo_postgres_key_index(conn, postgres_schema)
+        conn.execute(f"DELETE FROM {postgres_schema}.cw_migrations WHERE version > %s", (previous,))
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
+        assert log.schema_version() == _migrations.latest_version(_migrations.POSTGRES)
+        assert [e.payload.text for e in log.read_keyed("s", "k:")] == ["old"]
+        with pytest.raises(IdempotencyConflict):
+            log.append("s", [user("changed", key="k:1")], expected_seq=2)
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        indexes = [r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (postgres_schema,))]
+    assert "cw_events_idempotency_c" in indexes and "cw_events_idempotency" not in indexes
+
+
 @pytest.mark.postgres
 def test_postgres_store_at_the_previous_version_gets_the_checkpoints_table(postgres_dsn, postgres_schema):
     import psycopg
 
     from contextwright.log.postgres import PostgresEventLog
 
-    previous = _migrations.latest_version(_migrations.POSTGRES) - 1
+    previous = _postgres_version_of("session checkpoints") - 1
     with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
         log.append("s", [user("old")], expected_seq=0)
     # Back to the previous version, as a store written before the checkpoints table was.
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        _undo_postgres_key_index(conn, postgres_schema)
         conn.execute(f"DROP TABLE {postgres_schema}.cw_checkpoints")
         conn.execute(f"DELETE FROM {postgres_schema}.cw_migrations WHERE version > %s", (previous,))
     with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:

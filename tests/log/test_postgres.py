@@ -69,3 +69,21 @@ def test_tampered_payload_is_reported_not_returned(postgres_dsn, postgres_schema
             conn.execute(f"UPDATE {postgres_schema}.cw_events SET payload = replace(payload, 'original', 'tampered')")
         with pytest.raises(StorageCorrupted):
             log.read("s")
+
+
+@pytest.mark.postgres
+def test_a_keyed_read_seeks_in_the_key_index(postgres_dsn, postgres_schema):
+    """The prefix range is answered from the code point order index, not by scanning the session."""
+    import psycopg
+
+    from contextwright.log.base import key_prefix_range
+    from contextwright.log.postgres import _READ_KEYED
+
+    with PostgresEventLog(postgres_dsn, schema=postgres_schema, clock=FixedClock()) as log:
+        log.append("s", [user(str(i), key=f"k{i % 7}:{i}") for i in range(50)], expected_seq=0)
+        assert [e.payload.text for e in log.read_keyed("s", "k3:")] == ["3", "10", "17", "24", "31", "38", "45"]
+        statement = log._sql(_READ_KEYED)
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off")  # a table this small would be scanned whatever the indexes
+        plan = " ".join(r[0] for r in conn.execute(f"EXPLAIN {statement}", ("s", *key_prefix_range("k3:"))))
+    assert "Index Scan using cw_events_idempotency_c" in plan and "idempotency_key" in plan.split("Index Cond:")[1], plan

@@ -337,3 +337,20 @@ def test_open_calls_are_the_same_whichever_path_indexed_them(tmp_path):
     assert rows[0] == rows[1] == rows[2]
     opened = ["c\x00", "d", *(f"m{i}" for i in range(12)), "b"]
     assert rows[0] == [(6, "".join(f"{json.dumps(i)}\n" for i in opened))]
+
+
+def test_a_keyed_read_seeks_in_the_key_index(tmp_path):
+    """The prefix range is answered from the idempotency index, not by scanning the session."""
+    from contextwright.log.base import key_prefix_range
+    from contextwright.log.sqlite import _READ_KEYED
+
+    with SQLiteEventLog(tmp_path / "k.db", clock=FixedClock()) as log:
+        log.append("s", [user(str(i), key=f"k{i % 7}:{i}") for i in range(50)], expected_seq=0)
+        assert [e.payload.text for e in log.read_keyed("s", "k3:")] == ["3", "10", "17", "24", "31", "38", "45"]
+    conn = sqlite3.connect(tmp_path / "k.db")
+    for analyzed in (False, True):  # with and without the statistics ANALYZE gathers
+        if analyzed:
+            conn.execute("ANALYZE")
+        plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {_READ_KEYED}", ("s", *key_prefix_range("k3:"))))
+        assert "INDEX cw_events_idempotency (session_id=? AND idempotency_key>? AND idempotency_key<?)" in plan, plan
+    conn.close()

@@ -198,6 +198,18 @@ POSTGRES: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        version=6,
+        name="idempotency keys indexed in code point order",
+        statements=(
+            # A lookup by key prefix is a range in code point order; an index in the database's
+            # collation (which may ignore punctuation) cannot answer it. Equal keys are equal bytes
+            # under any deterministic collation, so uniqueness is unchanged.
+            """CREATE UNIQUE INDEX cw_events_idempotency_c
+                ON {schema}.cw_events (session_id, idempotency_key COLLATE "C") WHERE idempotency_key IS NOT NULL""",
+            "DROP INDEX {schema}.cw_events_idempotency",
+        ),
+    ),
 )
 
 

@@ -42,6 +42,7 @@ import abc
 import dataclasses
 import datetime as _dt
 import hashlib
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,6 +193,16 @@ class EventLog(abc.ABC):
         if limit is not None and limit < 0:
             raise UsageError(f"limit must be >= 0, got {limit}")
         return with_fresh_stack(decode_rows, self._read(session_id, after_seq=after_seq, limit=limit))
+
+    def read_keyed(self, session_id: str, key_prefix: str) -> list[Event]:
+        """The session's events whose idempotency key starts with ``key_prefix``, in seq order.
+
+        Reads those events alone (an index range on the SQL backends), however long the session.
+        ``key_prefix`` follows the rules of a key (:class:`InvalidIdempotencyKey` otherwise).
+        """
+        validate_session_id(session_id)
+        validate_idempotency_key(key_prefix)
+        return with_fresh_stack(decode_rows, self._read_keyed(session_id, key_prefix))
 
     def last_seq(self, session_id: str) -> int:
         """The session's greatest seq, or 0 if it has no events."""
@@ -374,6 +385,10 @@ class EventLog(abc.ABC):
         """Rows with seq > after_seq, ascending, at most ``limit``."""
 
     @abc.abstractmethod
+    def _read_keyed(self, session_id: str, key_prefix: str) -> list[StoredRow]:
+        """Rows whose idempotency key starts with ``key_prefix``, ascending by seq (see :func:`key_prefix_range`)."""
+
+    @abc.abstractmethod
     def _last_seq(self, session_id: str) -> int:
         """The greatest seq of the session, 0 when empty."""
 
@@ -454,6 +469,24 @@ def validate_idempotency_key(key: object) -> None:
         # NUL is refused by PostgreSQL's text type, and a lone surrogate has no UTF-8 form.
         if ch < " " or ch == "\x7f" or "\ud800" <= ch <= "\udfff":
             raise InvalidIdempotencyKey(key, f"holds the control character or lone surrogate U+{ord(ch):04X} at {index}")
+
+
+def key_prefix_range(prefix: str) -> tuple[str, str]:
+    """Bounds ``(low, high)`` such that a valid key starts with ``prefix`` exactly when ``low <= key < high``.
+
+    A range an ordered index answers with a seek, with no pattern characters (``%``, ``_``) to
+    escape. The order is code point order, which is UTF-8 byte order: SQLite's default collation,
+    and PostgreSQL's under ``COLLATE "C"``.
+    """
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        if last < sys.maxunicode:
+            # No key holds a surrogate (they have no UTF-8 form): the next code point after U+D7FF is U+E000.
+            following = 0xE000 if last + 1 == 0xD800 else last + 1
+            return prefix, "".join(chars) + chr(following)
+    # Only the highest code point: every key is either below this text or a prefix of it, so below it.
+    return prefix, chr(sys.maxunicode) * (MAX_IDEMPOTENCY_KEY_LENGTH + 1)
 
 
 def prepare_events(events: Iterable[NewEvent | Any]) -> list[PreparedEvent]:

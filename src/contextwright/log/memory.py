@@ -91,6 +91,12 @@ class InMemoryEventLog(EventLog):
             rows = self._rows.get(session_id, [])[after_seq:]
         return rows if limit is None else rows[:limit]
 
+    def _read_keyed(self, session_id: str, key_prefix: str) -> list[StoredRow]:
+        with self._lock:
+            keyed = self._keys.get(session_id, {})
+            rows = [row for key, row in keyed.items() if key.startswith(key_prefix)]
+        return sorted(rows, key=lambda row: row.seq)
+
     def _last_seq(self, session_id: str) -> int:
         with self._lock:
             return len(self._rows.get(session_id, ()))

@@ -34,11 +34,17 @@ from contextwright.log.base import (
     PreparedEvent,
     StoredCheckpoint,
     StoredRow,
+    key_prefix_range,
     new_events,
     resolve_replay,
 )
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
+# Compared in code point order, the order of the index cw_events_idempotency_c whatever the database's collation.
+_READ_KEYED = (
+    f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s "
+    'AND idempotency_key COLLATE "C" >= %s AND idempotency_key COLLATE "C" < %s ORDER BY seq'
+)
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Any fixed number works; it only has to be the same for every migrating process.
 _MIGRATION_LOCK = 0x636F6E74
@@ -180,7 +186,10 @@ class PostgresEventLog(EventLog):
                 )
             used = (
                 conn.execute(
-                    self._sql(f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s AND idempotency_key = ANY(%s)"),
+                    self._sql(
+                        f"SELECT {_COLUMNS} FROM {{schema}}.cw_events "
+                        'WHERE session_id = %s AND idempotency_key COLLATE "C" = ANY(%s)'
+                    ),
                     (session_id, keys),
                 )
                 if keys
@@ -273,6 +282,12 @@ class PostgresEventLog(EventLog):
                 (session_id, after_seq, limit),
             ).fetchall()
             conn.rollback()  # end the read transaction so the pooled connection is clean
+        return [_row(r) for r in rows]
+
+    def _read_keyed(self, session_id: str, key_prefix: str) -> list[StoredRow]:
+        with translating_psycopg(f"reading keyed events of {session_id!r}"), self._pool.connection() as conn:
+            rows = conn.execute(self._sql(_READ_KEYED), (session_id, *key_prefix_range(key_prefix))).fetchall()
+            conn.rollback()
         return [_row(r) for r in rows]
 
     def _last_seq(self, session_id: str) -> int:

@@ -35,11 +35,15 @@ from contextwright.log.base import (
     PreparedEvent,
     StoredCheckpoint,
     StoredRow,
+    key_prefix_range,
     new_events,
     resolve_replay,
 )
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
+# A range on the key (BINARY collation: code point order) is a seek in the index cw_events_idempotency.
+# Sorted by the caller: asked to order by seq, SQLite would walk the session's primary key instead.
+_READ_KEYED = f"SELECT {_COLUMNS} FROM cw_events WHERE session_id = ? AND idempotency_key >= ? AND idempotency_key < ?"
 _INSERT_EVENTS = f"INSERT INTO cw_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 # The session row keeps the calls still waiting for a result in ``open_calls``: each call id as
 # its JSON string followed by a newline. A JSON string never holds a raw newline, so a call is
@@ -289,6 +293,11 @@ class SQLiteEventLog(EventLog):
                 (session_id, after_seq, -1 if limit is None else limit),
             ).fetchall()
         return [_row(r) for r in rows]
+
+    def _read_keyed(self, session_id: str, key_prefix: str) -> list[StoredRow]:
+        with self._conn() as conn, translating_sqlite(f"reading keyed events of {session_id!r}"):
+            rows = conn.execute(_READ_KEYED, (session_id, *key_prefix_range(key_prefix))).fetchall()
+        return sorted((_row(r) for r in rows), key=lambda row: row.seq)
 
     def _last_seq(self, session_id: str) -> int:
         with self._conn() as conn, translating_sqlite(f"reading the last seq of {session_id!r}"):

@@ -145,6 +145,9 @@ class GuardedLog(EventLog):
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
         return self.inner._read(session_id, after_seq=after_seq, limit=limit)
 
+    def _read_keyed(self, session_id: str, key_prefix: str) -> list[StoredRow]:
+        return self.inner._read_keyed(session_id, key_prefix)
+
     def _last_seq(self, session_id: str) -> int:
         return self.inner._last_seq(session_id)
 
@@ -376,11 +379,15 @@ class Sessions:
         if guard.idempotency_key is None:
             return None
         base, prefix = guard.key_base, f"{guard.idempotency_key}:"
-        found = [e for e in session.events if e.idempotency_key is not None and e.idempotency_key.startswith(prefix)]
+        # Looked up in the log's key index: a session reopened from a checkpoint keeps its history unread.
+        found = self.log.read_keyed(session.id, prefix)
         if not found:
             return None
         if any(e.idempotency_key is None or not e.idempotency_key.startswith(f"{base}#") for e in found):
             raise IdempotencyConflict(session.id, guard.idempotency_key, "was used for a request with a different body")
+        if found[-1].seq > session.last_seq:
+            # Another worker stored them after this operation synced: catch up, so the answer's last seq covers them.
+            session.events_after(session.last_seq)
         return found
 
     @staticmethod

@@ -279,6 +279,73 @@ class EventLogContract:
             raise AssertionError("a batch repeating an idempotency key was accepted")
         assert log.read("s") == []
 
+    # Keys that sort next to one another or next to a prefix's bounds, appended out of key order:
+    # LIKE wildcards, a key that is a prefix of others, non-ASCII, the highest code point, the code
+    # points around the surrogates, and punctuation or case a linguistic collation would ignore.
+    KEYED = (
+        "a:2",
+        "a:1",
+        "a:",
+        "a",
+        "a:%",
+        "a%",
+        "a_",
+        "ab",
+        "a;",
+        "A:1",
+        "a-b",
+        "a b",
+        "a:\u00e9",
+        "a:\U0001f600",
+        "a:\uffff",
+        "a:\U0010ffff",
+        "a:\U0010ffffz",
+        "\U0010ffff",
+        "\U0010ffff\U0010ffff",
+        "x\ud7ff",
+        "x\ud7ffy",
+        "x\ue000",
+    )
+    PREFIXES = ("a", "a:", "a%", "a_", "a:\U0010ffff", "\U0010ffff", "x\ud7ff", "x\ue000", "A", "b", "zz")
+
+    def test_keyed_read_finds_exactly_the_keys_with_a_prefix_in_seq_order(self) -> None:
+        log = self.open()
+        log.append("s", [user("plain")], expected_seq=0)
+        for i, key in enumerate(self.KEYED):
+            log.append("s", [user(f"m{i}", key=key), user(f"n{i}")], expected_seq=1 + 2 * i)
+        log.append("other", [user("a", key="a:1"), user("b", key="a:3")], expected_seq=0)
+        reader = self.peer(log)
+        stored = log.read("s")
+        for prefix in (*self.PREFIXES, *self.KEYED):
+            expected = [e for e in stored if e.idempotency_key is not None and e.idempotency_key.startswith(prefix)]
+            found = reader.read_keyed("s", prefix)
+            assert [e.idempotency_key for e in found] == [e.idempotency_key for e in expected], prefix
+            assert found == expected, prefix
+        assert [e.seq for e in reader.read_keyed("s", "a:")] == [2, 4, 6, 10, 26, 28, 30, 32, 34]
+        assert [e.payload.text for e in reader.read_keyed("other", "a:")] == ["a", "b"]
+        assert reader.read_keyed("nobody", "a") == []
+
+    def test_keyed_read_sees_replays_and_refuses_bad_prefixes(self) -> None:
+        log = self.open()
+        stored = log.append("s", [user("a", key="k#1.0"), user("b", key="k#1.1")], expected_seq=0)
+        log.append("s", [user("a", key="k#1.0"), user("b", key="k#1.1")], expected_seq=0)
+        log.append("s", [user("c", key="k#2.0")], expected_seq=2)
+        assert log.read_keyed("s", "k#1.") == stored
+        assert [e.seq for e in log.read_keyed("s", "k#")] == [1, 2, 3]
+        for prefix in ("", "k\n", "x" * 201):
+            try:
+                log.read_keyed("s", prefix)
+            except InvalidIdempotencyKey:
+                pass
+            else:
+                raise AssertionError(f"bad key prefix {prefix!r} accepted")
+        try:
+            log.read_keyed("", "k")
+        except InvalidSessionId:
+            pass
+        else:
+            raise AssertionError("an empty session id was accepted")
+
     # -- bad input -------------------------------------------------------------
 
     def test_bad_input_gets_typed_errors_and_changes_nothing(self) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 
 from contextwright.errors import UsageError
+from contextwright.events.catalog import RequestBuilt
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.wires import WIRES, wire_named
 from contextwright.runtime import BuiltRequest, Session
@@ -87,12 +88,14 @@ def inspect_request(
     sessions = sessions_of(request)
     with sessions.session(sessions.find(principal(request), session_id)) as session:
         name = _wire(wire, session.model.provider)
-        built = [e.payload for e in session.events if e.type == "context.request.built"]
-        if index >= len(built):
-            raise Problem("not-found", f"session {session_id!r} has {len(built)} recorded requests; there is no request {index}")
+        count = session.requests_built  # from the session's facts: no read of the history
+        if index >= count:
+            raise Problem("not-found", f"session {session_id!r} has {count} recorded requests; there is no request {index}")
         rebuilt, record = session.rebuild(index)
         # Cache markers depend on the request before in the same epoch, exactly as when it was sent.
-        previous = session.rebuild(index - 1)[0] if index > 0 and built[index - 1].epoch == record.epoch else None
+        previous = None
+        if index > 0 and _recorded(session, index - 1).epoch == record.epoch:
+            previous = session.rebuild(index - 1)[0]
         model = session.model
     body = wire_named(name).render(rebuilt, capabilities_for(model), previous=previous, prefix_ttl=prefix_ttl)
     return InspectOut(
@@ -108,6 +111,13 @@ def inspect_request(
         request=rebuilt.to_dict(),
         body=body,
     )
+
+
+def _recorded(session: Session, index: int) -> RequestBuilt:
+    """The record of an earlier request: the session keeps only the last one, so this reads the log."""
+    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    record: RequestBuilt = built[index]
+    return record
 
 
 @router.post("/compact", response_model=CompactOut, responses=WRITE_PROBLEMS)
