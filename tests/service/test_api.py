@@ -247,6 +247,21 @@ def test_an_idempotency_key_replays_the_stored_answer_and_refuses_another_body(s
         assert [e["payload"]["text"] for e in events] == ["retry-safe", "later"]
 
 
+def test_a_key_that_another_key_starts_with_is_its_own_key(service):
+    key = service.key("idem")
+    with http(service, key) as api:
+        name = sid()
+        open_session(service, key, name)
+        longer = api.post(f"/v1/sessions/{name}/messages", json={"text": "first", "idempotency_key": "a:x"})
+        # Check: "a" is not a conflict with "a:x" (whose stored keys begin "a:"), and each replays its own events.
+        shorter = api.post(f"/v1/sessions/{name}/messages", json={"text": "second", "idempotency_key": "a"})
+        assert (longer.status_code, shorter.status_code) == (201, 201)
+        again = api.post(f"/v1/sessions/{name}/messages", json={"text": "second", "idempotency_key": "a"})
+        assert again.status_code == 200 and again.json()["events"] == shorter.json()["events"]
+        again = api.post(f"/v1/sessions/{name}/messages", json={"text": "first", "idempotency_key": "a:x"})
+        assert again.status_code == 200 and again.json()["events"] == longer.json()["events"]
+
+
 def test_a_tool_result_retried_after_a_lost_reply_is_stored_once(service):
     key = service.key("idem")
     with http(service, key) as api:

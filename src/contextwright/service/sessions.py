@@ -9,6 +9,7 @@ log's tail first: nothing a request depends on lives only in the worker.
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -38,6 +39,10 @@ T = TypeVar("T")
 
 MAX_RETRIES = 8
 """Retries of one operation that keeps losing races, before the client is told (409 or 503)."""
+
+
+_STORED_KEY_REST = re.compile(r"[0-9a-f]{16}#\d+\.\d+\Z")
+"""What follows ``<client key>:`` in a stored idempotency key: the body's fingerprint, then the event's batch position."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -380,7 +385,11 @@ class Sessions:
             return None
         base, prefix = guard.key_base, f"{guard.idempotency_key}:"
         # Looked up in the log's key index: a session reopened from a checkpoint keeps its history unread.
-        found = self.log.read_keyed(session.id, prefix)
+        # A client key may itself hold ":" (a write keyed "a:x" stores "a:x:<fingerprint>#…"), so only keys whose
+        # rest is exactly a fingerprint and a batch position belong to this client key.
+        found = [
+            e for e in self.log.read_keyed(session.id, prefix) if _STORED_KEY_REST.match(e.idempotency_key or "", len(prefix))
+        ]
         if not found:
             return None
         if any(e.idempotency_key is None or not e.idempotency_key.startswith(f"{base}#") for e in found):
