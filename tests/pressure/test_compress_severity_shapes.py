@@ -149,3 +149,60 @@ def test_checkstyle_info_folds_and_the_file_of_a_kept_error_stays():
     assert "<file name='scripts/step_17.sh' >" in shown
     assert any("severity='error'" in line for line in shown)
     assert _reduction(text) > 0.8
+
+
+def _perl_check_loop(with_errors: bool) -> tuple[str, list[str]]:
+    # What `for f in lib/**/*.pm; do perl -wc $f; done` prints: one verdict per module,
+    # perldiag warnings, and for broken modules errors placed by "at FILE line N."
+    lines: list[str] = []
+    errors: list[str] = []
+    for n in range(90):
+        module = f"lib/Acme/Part{n}.pm"
+        if n % 9 == 4:
+            lines += [f"Subroutine helper_{k} redefined at {module} line {k * 7 + 20}." for k in range(6)]
+        if n % 11 == 2:
+            lines.append(f'Name "Acme::Part{n}::FH" used only once: possible typo at {module} line {n + 40}.')
+        if with_errors and n == 33:
+            errors += [
+                f'syntax error at {module} line 12, near "my "',
+                f'Global symbol "$tail" requires explicit package name (did you forget to declare "my $tail"?)'
+                f" at {module} line 12.",
+                f"BEGIN not safe after errors--compilation aborted at {module} line 30.",
+            ]
+            lines += errors[-3:]
+            continue
+        if with_errors and n == 71:
+            error = (
+                "Can't locate Tk.pm in @INC (you may need to install the Tk module) (@INC contains: /etc/perl"
+                f" /usr/share/perl/5.36) at {module} line 5."
+            )
+            errors += [error, f"BEGIN failed--compilation aborted at {module} line 5."]
+            lines += errors[-2:]
+            continue
+        lines.append(f"{module} syntax OK")
+    return "\n".join(lines) + "\n", errors
+
+
+def test_perl_warnings_and_ok_verdicts_fold_under_its_compile_errors():
+    text, must = _perl_check_loop(with_errors=True)
+    shown = _shown(text)
+    assert [line for line in must if line not in shown] == []
+    assert _reduction(text) > 0.7
+    assert "warning redefine" in compress(text, budget_tokens="auto", exit_code=1).text
+
+
+def test_perl_warnings_alone_are_all_kept():
+    text, _ = _perl_check_loop(with_errors=False)
+    shown = _shown(text)
+    warnings = [line for line in text.splitlines() if " redefined at " in line or "used only once" in line]
+    assert [line for line in warnings if line not in shown] == []
+
+
+def test_bare_warning_lines_fold_under_a_bare_error_line():
+    lines = [f"WARNING: Retrying (Retry(total={n % 5})) after connection broken: /simple/pkg-{n}/" for n in range(150)]
+    lines.insert(90, "ERROR: Could not find a version that satisfies the requirement acme-sdk==9.1 (from versions: none)")
+    lines.append("ERROR: No matching distribution found for acme-sdk==9.1")
+    text = "\n".join(lines) + "\n"
+    shown = _shown(text)
+    assert {lines[90], lines[-1]} <= shown
+    assert _reduction(text) > 0.8

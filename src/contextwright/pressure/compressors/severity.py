@@ -87,6 +87,23 @@ _IN_FILE_LINE = re.compile(r"^In \S.* line \d+:\s*$")
 _CHECKSTYLE = re.compile(r"^\s*<error\s[^>]*?severity=(?P<q>['\"])(?P<word>\w+)(?P=q)")
 _CHECKSTYLE_SOURCE = re.compile(r"source=(?P<q>['\"])(?P<source>[^'\"]*)(?P=q)")
 _CHECKSTYLE_FILE = re.compile(r"^\s*<file\s+name=")
+# message at FILE line N.   or   message at FILE line N, near "..."   (perl's diagnostics)
+_PERL_DIAGNOSTIC = re.compile(r"^(?P<msg>\S.*?) at (?P<file>\S+) line \d+(?:, (?:near|<\w+>|at) .*)?\.$")
+# Messages perldiag classes as warnings (W, S, D), by the category that enables them; any
+# other message at a place is taken as an error, the highest rank the ladder gives it.
+_PERL_WARNINGS = (
+    ("once", re.compile(r"^Name \S+ used only once: possible typo$")),
+    ("redefine", re.compile(r"^(?:Subroutine|Constant subroutine|Format) \S+ redefined$")),
+    ("uninitialized", re.compile(r"^Use of uninitialized value\b")),
+    ("void", re.compile(r"^Useless use of\b")),
+    ("misc", re.compile(r"^(?:\"(?:my|our|state)\" variable \S+ masks earlier declaration|Odd number of elements)\b")),
+    ("syntax", re.compile(r"^(?:Scalar value \S+ better written as|Found = in conditional|Statement unlikely to be reached)")),
+    ("closure", re.compile(r"^Variable \S+ will not stay shared$")),
+    ("prototype", re.compile(r"^(?:Prototype mismatch|\S+\(\) called too early to check prototype)\b")),
+    ("deprecated", re.compile(r"\bis deprecated\b")),
+)
+# ERROR: message   or   WARNING: message   at the start of a line, with no place (pip, bazel, scripts)
+_BARE = re.compile(r"^(?P<word>FATAL|ERROR|WARNING|Fatal|Error|Warning)\s*: (?P<msg>\S.*)$")
 _SEPARATOR = re.compile(r"^[-=*_]{5,}\s*$")
 _EXCERPT = re.compile(r"^\d+\t|^\s*\d*\s*\|")
 _DIGITS = re.compile(r"\d+")
@@ -174,10 +191,14 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
         return _checkstyle(line)
     if head == "I" and _IN_FILE_LINE.match(line) is not None:
         return _caret_paragraph(lines, index)
-    if ":" not in line:
-        return None
-    if (located := _LOCATED.match(line)) is None:
-        return _worded_or_parenthesised(line)
+    if (head == "E" or head == "W" or head == "F") and (m := _BARE.match(line)) is not None:
+        word = m.group("word").lower()
+        return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
+    located = _LOCATED.match(line) if ":" in line else None
+    if located is None:
+        if line.endswith(".") and " line " in line and (m := _PERL_DIAGNOSTIC.match(line)) is not None:
+            return _perl(m.group("msg"))
+        return _worded_or_parenthesised(line) if ":" in line else None
     at = located.end()
     if (m := _PYLINT.match(line, at)) is not None or (m := _PARSEABLE.match(line, at)) is not None:
         code = m.group("code")
@@ -213,6 +234,13 @@ def _worded_or_parenthesised(line: str) -> tuple[int, str] | None:
         word = m.group("word")
         return _WORDS[word], f"{word} {m.group('code') or _rule(m.group('msg'))}"
     return None
+
+
+def _perl(message: str) -> tuple[int, str]:
+    for category, pattern in _PERL_WARNINGS:
+        if pattern.search(message) is not None:
+            return WARNING, f"warning {category}"
+    return ERROR, f"error {_shape(message)}"
 
 
 def _checkstyle(line: str) -> tuple[int, str] | None:
