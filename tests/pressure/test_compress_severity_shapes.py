@@ -206,3 +206,21 @@ def test_bare_warning_lines_fold_under_a_bare_error_line():
     shown = _shown(text)
     assert {lines[90], lines[-1]} <= shown
     assert _reduction(text) > 0.8
+
+
+def test_starred_warnings_fold_under_starred_errors():
+    lines: list[str] = []
+    for n in range(80):
+        doc = f"lib/Acme/Doc{n}.pm"
+        if n % 4 == 1:
+            lines.append(f"*** WARNING: empty section in previous paragraph at line {n + 30} in file {doc}")
+        if n == 50:
+            lines += [f"*** ERROR: Unknown directive: =bakc at line 12 in file {doc}", f"{doc} has 1 pod syntax error."]
+            continue
+        lines.append(f"{doc} pod syntax OK.")
+    text = "\n".join(lines) + "\n"
+    shown = _shown(text)
+    assert "*** ERROR: Unknown directive: =bakc at line 12 in file lib/Acme/Doc50.pm" in shown
+    assert "lib/Acme/Doc50.pm has 1 pod syntax error." in shown
+    starred = [line for line in text.splitlines() if line.startswith("*** WARNING")]
+    assert len(set(starred) & shown) < len(starred)

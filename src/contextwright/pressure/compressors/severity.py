@@ -102,8 +102,8 @@ _PERL_WARNINGS = (
     ("prototype", re.compile(r"^(?:Prototype mismatch|\S+\(\) called too early to check prototype)\b")),
     ("deprecated", re.compile(r"\bis deprecated\b")),
 )
-# ERROR: message   or   WARNING: message   at the start of a line, with no place (pip, bazel, scripts)
-_BARE = re.compile(r"^(?P<word>FATAL|ERROR|WARNING|Fatal|Error|Warning)\s*: (?P<msg>\S.*)$")
+# ERROR: message   or   *** WARNING: message   at the start of a line (pip, bazel, podchecker)
+_BARE = re.compile(r"^(?:\*{3} )?(?P<word>FATAL|ERROR|WARNING|Fatal|Error|Warning)\s*: (?P<msg>\S.*)$")
 _SEPARATOR = re.compile(r"^[-=*_]{5,}\s*$")
 _EXCERPT = re.compile(r"^\d+\t|^\s*\d*\s*\|")
 _DIGITS = re.compile(r"\d+")
@@ -191,7 +191,7 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
         return _checkstyle(line)
     if head == "I" and _IN_FILE_LINE.match(line) is not None:
         return _caret_paragraph(lines, index)
-    if (head == "E" or head == "W" or head == "F") and (m := _BARE.match(line)) is not None:
+    if (head == "E" or head == "W" or head == "F" or head == "*") and (m := _BARE.match(line)) is not None:
         word = m.group("word").lower()
         return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
     located = _LOCATED.match(line) if ":" in line else None
@@ -218,7 +218,7 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
 
 def _worded_or_parenthesised(line: str) -> tuple[int, str] | None:
     # Places given in words (file: line 9, col 48,) or in parentheses (file(3,5):).
-    if (place := _WORDED_PLACE.match(line)) is not None:
+    if "line " in line and (place := _WORDED_PLACE.match(line)) is not None:
         at = place.end()
         if (m := _LEADING_WORD.match(line, at)) is not None:
             word = m.group("word").lower()
