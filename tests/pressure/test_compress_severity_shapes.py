@@ -224,3 +224,34 @@ def test_starred_warnings_fold_under_starred_errors():
     assert "lib/Acme/Doc50.pm has 1 pod syntax error." in shown
     starred = [line for line in text.splitlines() if line.startswith("*** WARNING")]
     assert len(set(starred) & shown) < len(starred)
+
+
+def test_shellcheck_gcc_format_coded_notes_fold_under_its_errors():
+    notes = [
+        "Not following: ../../common.sh was not specified as input (see shellcheck -x). [SC1091]",
+        "This function is never invoked. Check usage (or ignored if invoked indirectly). [SC2329]",
+        "Useless echo? Instead of 'cmd $(echo foo)', just use 'cmd foo'. [SC2116]",
+        "Double quote to prevent globbing and word splitting. [SC2086]",
+    ]
+    lines: list[str] = []
+    errors: list[str] = []
+    for n in range(150):
+        script = f"test/fast/Unit tests/case_{n}"
+        lines += [f"{script}:{n % 30 + 4 + k}:4: note: {note}" for k, note in enumerate(notes[: n % 4 + 1])]
+        if n % 50 == 7:
+            errors.append(f"{script}:14:11: error: Argument to -n is always true due to literal strings. [SC2157]")
+            lines.append(errors[-1])
+    text = "\n".join(lines) + "\n"
+    shown = _shown(text)
+    assert set(errors) <= shown
+    assert _reduction(text) > 0.8
+
+
+def test_a_note_without_a_code_stays_with_the_error_above_it():
+    lines = [f"src/unit_{n}.c:{n + 3}:5: warning: unused variable 'tmp{n}' [-Wunused-variable]" for n in range(120)]
+    lines += [
+        "src/main.c:40:12: error: conflicting types for 'parse_config'",
+        "src/config.h:8:6: note: previous declaration of 'parse_config' with type 'int(const char *)'",
+    ]
+    shown = _shown("\n".join(lines) + "\n")
+    assert set(lines[-2:]) <= shown

@@ -104,6 +104,8 @@ _PERL_WARNINGS = (
 )
 # ERROR: message   or   *** WARNING: message   at the start of a line (pip, bazel, podchecker)
 _BARE = re.compile(r"^(?:\*{3} )?(?P<word>FATAL|ERROR|WARNING|Fatal|Error|Warning)\s*: (?P<msg>\S.*)$")
+# note: message [SC2086]   (a note with a tool's own code is a finding, not an addendum)
+_CODED_NOTE = re.compile(r"\[(?P<code>[A-Z]+\d+)\]\s*$")
 _SEPARATOR = re.compile(r"^[-=*_]{5,}\s*$")
 _EXCERPT = re.compile(r"^\d+\t|^\s*\d*\s*\|")
 _DIGITS = re.compile(r"\d+")
@@ -208,6 +210,9 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
     if (m := _WORDED.match(line, at)) is not None:
         word = m.group("word")
         if word == "note":
+            # shellcheck's gcc format prints its info and style findings as coded notes.
+            if (c := _CODED_NOTE.search(m.group("msg"))) is not None:
+                return INFO, f"note {c.group('code')}"
             return 0, ""
         return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
     if line.endswith("]") and (w := _TRAILING_WORD.search(line, at)) is not None:
