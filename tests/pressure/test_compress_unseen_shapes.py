@@ -126,8 +126,14 @@ def test_a_package_manager_warning_and_an_unmet_dependency_are_kept():
         for n in range(30)
     ]
     pip[10:10] = warnings
-    pip.append("ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/")
+    # Alone, the warnings are the findings of the run and all are kept.
     assert set(warnings) <= _kept("\n".join(pip) + "\n")
+    # Beside an ERROR: line they rank below it on the severity ladder: the error is kept
+    # and the warnings fold to an example of their shape and a counted marker.
+    error = "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/"
+    kept = _kept("\n".join([*pip, error]) + "\n")
+    assert error in kept
+    assert set(warnings) & kept
     tree = ["app@1.0.0 /srv/app", *[f"├── dep-{n}@2.{n}.0" for n in range(60)]]
     tree += ["├── UNMET DEPENDENCY left-pad@^1.0.0", "└── dep-last@1.0.0"]
     assert "├── UNMET DEPENDENCY left-pad@^1.0.0" in _kept("\n".join(tree) + "\n")

@@ -27,6 +27,7 @@ from contextwright.pressure.compressors import (
     testruns,
     tracebacks,
     traces,
+    trees,
     vcs,
 )
 from contextwright.pressure.compressors.detect import detect_lines
@@ -220,6 +221,7 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
         companions.protect_companions(view.lines, marks)
         lookups.rank_failed_lookups(view.lines, marks)
         tracebacks.rank_library_frames(view.lines, marks)
+        trees.protect_tree_problems(view.lines, marks)
         # Last: it overrules the protection above for findings below the run's highest severity.
         severity.fold_lower_severities(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)

@@ -68,6 +68,44 @@ _ARROW = re.compile(r"^\s*--> \S+:\d+")
 _ISSUE = re.compile(r"^>> Issue: \[(?P<code>[^\]]+)\] (?P<msg>.*)$")
 _ISSUE_SEVERITY = re.compile(r"^\s+Severity: (?P<level>High|Medium|Low)\b")
 _TRAILING_RULE = re.compile(r"(?:\[(?P<bracket>-?[\w=-]+)\]|\((?P<paren>[\w-]+)\))\s*$")
+# file: line 9, col 48,   or   line 9 column 48 -   (jshint, eslint compact, tidy)
+_WORDED_PLACE = re.compile(r"(?:[^\s:][^:]*?:\s+)?line \d+,? col(?:umn)? \d+(?:,|\s+-|:)?\s+")
+# Error - message   or   Warning: message   after a worded place (eslint compact, tidy)
+_LEADING_WORD = re.compile(r"(?P<word>Error|Warning|Info)(?: -|:)\s+(?P<msg>.*)$", re.IGNORECASE)
+# message (W033)   (jshint, jslint: E error, W warning, I info)
+_TRAILING_CODE = re.compile(r"\((?P<code>[A-Z]\d{3,4})\)\s*$")
+# message [Error/rule]   (eslint unix)
+_TRAILING_WORD = re.compile(r"\[(?P<word>Error|Warning|Info)/(?P<rule>[^\]]+)\]\s*$", re.IGNORECASE)
+# file(3,5): error TS2322: message   or   C:\\dir\\file.c(12): warning C4996: message   (tsc, msvc)
+_PAREN_PLACE = re.compile(
+    r"^\S.*?\(\d+(?:,\d+)?\):\s+(?P<word>fatal error|error|warning|info)(?:\s+(?P<code>[A-Z]+\d+))?:\s+(?P<msg>.*)$"
+)
+# "  ^-- SC1073 (error): message"   under "In file line N:"   (shellcheck tty)
+_CARET_CODE = re.compile(r"^\s*\^-*\^?\s+(?P<code>[A-Z]+\d+) \((?P<word>error|warning|info|style)\):")
+_IN_FILE_LINE = re.compile(r"^In \S.* line \d+:\s*$")
+# <error line='3' column='5' severity='warning' message='...' source='...'/>   (checkstyle XML)
+_CHECKSTYLE = re.compile(r"^\s*<error\s[^>]*?severity=(?P<q>['\"])(?P<word>\w+)(?P=q)")
+_CHECKSTYLE_SOURCE = re.compile(r"source=(?P<q>['\"])(?P<source>[^'\"]*)(?P=q)")
+_CHECKSTYLE_FILE = re.compile(r"^\s*<file\s+name=")
+# message at FILE line N.   or   message at FILE line N, near "..."   (perl's diagnostics)
+_PERL_DIAGNOSTIC = re.compile(r"^(?P<msg>\S.*?) at (?P<file>\S+) line \d+(?:, (?:near|<\w+>|at) .*)?\.$")
+# Messages perldiag classes as warnings (W, S, D), by the category that enables them; any
+# other message at a place is taken as an error, the highest rank the ladder gives it.
+_PERL_WARNINGS = (
+    ("once", re.compile(r"^Name \S+ used only once: possible typo$")),
+    ("redefine", re.compile(r"^(?:Subroutine|Constant subroutine|Format) \S+ redefined$")),
+    ("uninitialized", re.compile(r"^Use of uninitialized value\b")),
+    ("void", re.compile(r"^Useless use of\b")),
+    ("misc", re.compile(r"^(?:\"(?:my|our|state)\" variable \S+ masks earlier declaration|Odd number of elements)\b")),
+    ("syntax", re.compile(r"^(?:Scalar value \S+ better written as|Found = in conditional|Statement unlikely to be reached)")),
+    ("closure", re.compile(r"^Variable \S+ will not stay shared$")),
+    ("prototype", re.compile(r"^(?:Prototype mismatch|\S+\(\) called too early to check prototype)\b")),
+    ("deprecated", re.compile(r"\bis deprecated\b")),
+)
+# ERROR: message   or   *** WARNING: message   at the start of a line (pip, bazel, podchecker)
+_BARE = re.compile(r"^(?:\*{3} )?(?P<word>FATAL|ERROR|WARNING|Fatal|Error|Warning)\s*: (?P<msg>\S.*)$")
+# note: message [SC2086]   (a note with a tool's own code is a finding, not an addendum)
+_CODED_NOTE = re.compile(r"\[(?P<code>[A-Z]+\d+)\]\s*$")
 _SEPARATOR = re.compile(r"^[-=*_]{5,}\s*$")
 _EXCERPT = re.compile(r"^\d+\t|^\s*\d*\s*\|")
 _DIGITS = re.compile(r"\d+")
@@ -92,6 +130,7 @@ def fold_lower_severities(lines: Sequence[str], marks: Marks) -> None:
     seen: dict[str, int] = {}
     for finding in findings:
         if finding.rank >= top:
+            _keep_file_element(lines, finding.start, marks)
             continue
         count = seen[finding.rule] = seen.get(finding.rule, 0) + 1
         label = finding.rule
@@ -104,6 +143,16 @@ def fold_lower_severities(lines: Sequence[str], marks: Marks) -> None:
             marks.priority[index] = level
             marks.labels[index] = label
         marks.block(finding.start, finding.end)
+
+
+def _keep_file_element(lines: Sequence[str], start: int, marks: Marks) -> None:
+    # A checkstyle finding names no file; the <file name=...> element around it is its place.
+    if not lines[start].lstrip().startswith("<error"):
+        return
+    for index in range(start - 1, -1, -1):
+        if _CHECKSTYLE_FILE.match(lines[index]) is not None:
+            marks.must(index)
+            return
 
 
 def _findings(lines: Sequence[str]) -> list[_Finding]:
@@ -140,8 +189,18 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
         if (m := _STYLISH.match(line)) is None:
             return None
         return _WORDS[m.group("word")], f"{m.group('word')} {m.group('rule')}"
-    if ":" not in line or (located := _LOCATED.match(line)) is None:
-        return None
+    if head == "<":
+        return _checkstyle(line)
+    if head == "I" and _IN_FILE_LINE.match(line) is not None:
+        return _caret_paragraph(lines, index)
+    if (head == "E" or head == "W" or head == "F" or head == "*") and (m := _BARE.match(line)) is not None:
+        word = m.group("word").lower()
+        return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
+    located = _LOCATED.match(line) if ":" in line else None
+    if located is None:
+        if line.endswith(".") and " line " in line and (m := _PERL_DIAGNOSTIC.match(line)) is not None:
+            return _perl(m.group("msg"))
+        return _worded_or_parenthesised(line) if ":" in line else None
     at = located.end()
     if (m := _PYLINT.match(line, at)) is not None or (m := _PARSEABLE.match(line, at)) is not None:
         code = m.group("code")
@@ -151,9 +210,64 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
     if (m := _WORDED.match(line, at)) is not None:
         word = m.group("word")
         if word == "note":
+            # shellcheck's gcc format prints its info and style findings as coded notes.
+            if (c := _CODED_NOTE.search(m.group("msg"))) is not None:
+                return INFO, f"note {c.group('code')}"
             return 0, ""
         return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
+    if line.endswith("]") and (w := _TRAILING_WORD.search(line, at)) is not None:
+        word = w.group("word").lower()
+        return _WORDS[word], f"{word} {w.group('rule')}"
     return None
+
+
+def _worded_or_parenthesised(line: str) -> tuple[int, str] | None:
+    # Places given in words (file: line 9, col 48,) or in parentheses (file(3,5):).
+    if "line " in line and (place := _WORDED_PLACE.match(line)) is not None:
+        at = place.end()
+        if (m := _LEADING_WORD.match(line, at)) is not None:
+            word = m.group("word").lower()
+            return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
+        if (c := _TRAILING_CODE.search(line, at)) is not None:
+            code = c.group("code")
+            return _LETTERS.get(code[0], FATAL), code
+        if (w := _TRAILING_WORD.search(line, at)) is not None:
+            word = w.group("word").lower()
+            return _WORDS[word], f"{word} {w.group('rule')}"
+        return None
+    if "(" in line and (m := _PAREN_PLACE.match(line)) is not None:
+        word = m.group("word")
+        return _WORDS[word], f"{word} {m.group('code') or _rule(m.group('msg'))}"
+    return None
+
+
+def _perl(message: str) -> tuple[int, str]:
+    for category, pattern in _PERL_WARNINGS:
+        if pattern.search(message) is not None:
+            return WARNING, f"warning {category}"
+    return ERROR, f"error {_shape(message)}"
+
+
+def _checkstyle(line: str) -> tuple[int, str] | None:
+    if (m := _CHECKSTYLE.match(line)) is None:
+        return None
+    source = _CHECKSTYLE_SOURCE.search(line)
+    word = m.group("word").lower()
+    # A severity the ladder does not know counts as the highest.
+    return _WORDS.get(word, FATAL), f"{word} {source.group('source') if source else ''}".rstrip()
+
+
+def _caret_paragraph(lines: Sequence[str], index: int) -> tuple[int, str] | None:
+    # "In file line N:" heads a paragraph of source and caret lines; it ranks as its highest caret.
+    best: tuple[int, str] | None = None
+    for follow in lines[index + 1 :]:
+        if not follow.strip():
+            break
+        if (m := _CARET_CODE.match(follow)) is not None:
+            rank = _WORDS[m.group("word")]
+            if best is None or rank > best[0]:
+                best = rank, m.group("code")
+    return best
 
 
 def _rule(message: str) -> str:
@@ -178,13 +292,14 @@ def _block_end(lines: Sequence[str], start: int, starts: set[int]) -> int:
     # A finding's block runs over the indented or gutter lines under it (source, caret,
     # bandit's detail lines) and its notes, up to a blank line, a separator or the next finding.
     end = start
+    paragraph = _IN_FILE_LINE.match(lines[start]) is not None
     for index in range(start + 1, len(lines)):
         line = lines[index]
         if not line.strip() or _SEPARATOR.match(line):
             break
         if index in starts:
             break
-        if line[:1].isspace() or _EXCERPT.match(line) or _is_note(line):
+        if paragraph or line[:1].isspace() or _EXCERPT.match(line) or _is_note(line):
             end = index
             continue
         break
