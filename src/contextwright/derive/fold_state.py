@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contextwright.derive.checkpoint_values import checked_count as _count
 from contextwright.derive.surface import (
     ArtifactEntry,
     AssistantReply,
@@ -185,12 +186,6 @@ def _payload(cls: type[Any], data: Any) -> Any:
     if not isinstance(payload, cls):
         raise CheckpointRejected(f"expected a {cls.__name__}, got {type(payload).__name__}")
     return payload
-
-
-def _count(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CheckpointRejected(f"expected a count, got {value!r}")
-    return value
 
 
 def _index(value: Any, size: int) -> int:

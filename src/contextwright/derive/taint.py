@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from itertools import compress, count, repeat
 from typing import Any
 
+from contextwright.derive.checkpoint_values import checked_count as _count
+from contextwright.derive.checkpoint_values import checked_text as _text
 from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import (
     TRUST_LEVELS,
@@ -244,18 +246,6 @@ def _trust(value: Any) -> TrustLevel:
         raise CheckpointRejected(f"unknown trust level {value!r}")
     trust: TrustLevel = value
     return trust
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise CheckpointRejected(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-def _count(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CheckpointRejected(f"expected a count, got {value!r}")
-    return value
 
 
 def _key(value: Any) -> int:

@@ -15,6 +15,8 @@ import bisect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextwright.derive.checkpoint_values import checked_count as _count
+from contextwright.derive.checkpoint_values import checked_text as _text
 from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import RequestBuilt
 from contextwright.events.envelope import Event
@@ -155,15 +157,3 @@ class LogFacts:
         facts.counted_prefixes = {_count(epoch): _count(tokens) for epoch, tokens in data["counted_prefixes"]}
         facts.history = HistoryFacts.restore(data["history"])
         return facts
-
-
-def _count(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CheckpointRejected(f"expected a count, got {value!r}")
-    return value
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise CheckpointRejected(f"expected a string, got {type(value).__name__}")
-    return value

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
+from contextwright.derive.checkpoint_values import checked_count as _count
+from contextwright.derive.checkpoint_values import checked_text as _text
 from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import ArtifactPointer, TrustLevel
 from contextwright.events.envelope import Event
@@ -125,15 +127,3 @@ class HistoryFacts:
             facts.pointers[_text(ref)] = ArtifactPointer(ref=ref, trust=trust, size_chars=_count(size), kind=_text(kind))
         facts.memory_texts = {_text(m): {_text(t) for t in texts} for m, texts in data["memory_texts"]}
         return facts
-
-
-def _count(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CheckpointRejected(f"expected a count, got {value!r}")
-    return value
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise CheckpointRejected(f"expected a string, got {type(value).__name__}")
-    return value
