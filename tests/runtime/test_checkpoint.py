@@ -27,6 +27,7 @@ from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.checkpoint import SESSION_FORMAT, seal
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.session import Session
+from contextwright.testing import twins
 from contextwright.testing.fakes import TEST_SECRET, open_session
 
 OUTPUTS = ("ok", "2 passed", "FAILED test_a", "ok\n" * 40)
@@ -46,44 +47,17 @@ step = st.one_of(
 )
 
 
-class Twins:
+class Twins(twins.Twins):
     """One session never closed and without checkpoints; its twin checkpointed at every request and reopened when asked."""
 
     def __init__(self, url: str, session_id: str) -> None:
-        self.url = url
-        self.session_id = session_id
-        self.live_engine, self.live, self.live_clock = open_session(session_id, checkpoint_every=0)
-        self.engine, self.reopened, self.clock = open_session(session_id, url=url, checkpoint_every=1)
+        super().__init__(url, session_id, live_options={"checkpoint_every": 0}, stored_options={"checkpoint_every": 1})
         self.outcomes: list[tuple[bool, str]] = []
 
-    def both(self) -> tuple[Session, Session]:
-        return self.live, self.reopened
-
-    def advance(self, seconds: int) -> None:
-        self.live_clock.advance(seconds)
-        self.clock.advance(seconds)
-
     def reopen(self) -> None:
-        # A new process: a fresh engine on the same store, every cache empty.
-        self.engine.close()
-        self.engine, self.reopened, _ = open_session(self.session_id, url=self.url, clock=self.clock, checkpoint_every=1)
+        super().reopen()
         built = any(e.type == "context.request.built" for e in self.live.events)
         self.outcomes.append((built, self.reopened._core.checkpoint_outcome))
-
-    def request(self, answer: AssistantMessage | None = None) -> None:
-        """Build the next request on both twins, compare them byte for byte, record the same answer on both."""
-        live, other = self.live.next_request(), self.reopened.next_request()
-        assert other.neutral == live.neutral
-        assert other.previous == live.previous
-        assert json.dumps(other.anthropic()) == json.dumps(live.anthropic())
-        assert other.event.payload == live.event.payload
-        answer = answer or AssistantMessage(text=f"Answered request {live.index}.")
-        for session in self.both():
-            session.record_assistant(answer)
-
-    def close(self) -> None:
-        self.engine.close()
-        self.live_engine.close()
 
 
 def run_turn(twins: Twins, outputs: list[int], turn: int) -> None:

@@ -11,7 +11,6 @@ store at random points by a fresh engine, and compare every request's rendered b
 from __future__ import annotations
 
 import itertools
-import json
 
 import pytest
 
@@ -21,8 +20,8 @@ from hypothesis import strategies as st
 
 from contextwright.derive.surface import fold
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.runtime.session import Session
 from contextwright.testing.fakes import open_session
+from contextwright.testing.twins import Twins
 
 OUTPUTS = ("ok", "2 passed", "FAILED test_a", "ok\n" * 40)
 
@@ -35,45 +34,6 @@ step = st.one_of(
     st.tuples(st.just("reopen"), st.just(0)),
     st.tuples(st.just("crash_pending"), st.integers(0, 3)),
 )
-
-
-class Twins:
-    """One session never closed and its twin on a store, reopened by a fresh engine when asked."""
-
-    def __init__(self, url: str, session_id: str) -> None:
-        self.url = url
-        self.session_id = session_id
-        self.live_engine, self.live, self.live_clock = open_session(session_id)
-        self.engine, self.reopened, self.clock = open_session(session_id, url=url)
-        self.reopens = 0
-
-    def both(self) -> tuple[Session, Session]:
-        return self.live, self.reopened
-
-    def advance(self, seconds: int) -> None:
-        self.live_clock.advance(seconds)
-        self.clock.advance(seconds)
-
-    def reopen(self) -> None:
-        # A new process: a fresh engine on the same store, every cache empty.
-        self.engine.close()
-        self.engine, self.reopened, _ = open_session(self.session_id, url=self.url, clock=self.clock)
-        self.reopens += 1
-
-    def request(self, answer: AssistantMessage | None = None) -> None:
-        """Build the next request on both twins, compare them byte for byte, record the same answer on both."""
-        live, other = self.live.next_request(), self.reopened.next_request()
-        assert other.neutral == live.neutral
-        assert other.previous == live.previous
-        assert json.dumps(other.anthropic()) == json.dumps(live.anthropic())
-        assert other.event.payload == live.event.payload
-        answer = answer or AssistantMessage(text=f"Answered request {live.index}.")
-        for session in self.both():
-            session.record_assistant(answer)
-
-    def close(self) -> None:
-        self.engine.close()
-        self.live_engine.close()
 
 
 def run_turn(twins: Twins, outputs: list[int], turn: int) -> None:
