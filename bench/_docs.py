@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -20,3 +21,12 @@ def update_section(name: str, body: str, *, path: Path = BENCHMARKS) -> Path:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def machine_load() -> str:
+    """The load averages and core count, for a table's caption (timings on a shared machine follow the load)."""
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"

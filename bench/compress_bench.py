@@ -31,7 +31,6 @@ _sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "tests" / "pressu
 import argparse
 import dataclasses
 import json
-import os
 import platform
 import sys
 import time
@@ -41,7 +40,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from _docs import BENCHMARKS, update_section
+from _docs import BENCHMARKS, machine_load, update_section
 
 from contextwright.budget.tokenizers import exact_token_counter
 from contextwright.pressure.compressors import calibrated_token_count, compress, detect_kind, normalize
@@ -346,7 +345,7 @@ findings and totals, all of which are kept, so they cannot shrink; without them 
 {speed[3]:.1f} ms of CPU time per 100 KB over the corpus samples of at least {LATENCY_MIN_BYTES:,} bytes
 (the public call at default settings, default token counter, best of {LATENCY_ROUNDS});
 the slowest sample (`{speed[2]}`) takes {speed[1]:.1f} ms of CPU time per 100 KB. Wall-clock:
-{speed[0]:.1f} ms per 100 KB, with a load average of {_load()} when measured (the
+{speed[0]:.1f} ms per 100 KB, with a load average of {machine_load()} when measured (the
 machine was shared); it varies with the load.
 
 ### Published figures from other tools (their claims, not measured here)
@@ -360,14 +359,6 @@ compare directly with the tables above.
 | Headroom | 60–95% fewer tokens; 93.9% on a 200-line build log, 85.5% on 200 lines of shell output, 90.6% on a 100-item JSON array, 0% on grep results | its own benchmark pages (tiktoken); its opt-in fleet telemetry reports a median of 4.8% and a mean of 11.3% per request |
 | lean-ctx | 60–90% fewer tokens; 87–88% in a simulated session | o200k counts; the session figure is driven by file reads, not shell output; its own A/B on 18 shell tasks found 33.4% average compression with task accuracy 5.6 points lower |
 """
-
-
-def _load() -> str:
-    try:
-        one, five, _ = os.getloadavg()
-    except OSError:
-        return "unknown"
-    return f"{one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
 
 
 def _without(groups: dict[str, Tally], names: set[str]) -> tuple[int, int]:
@@ -393,7 +384,7 @@ def defaults_block(
 | {unseen_total.samples} outputs of tools without rules | {unseen_total.ours_kept_lines}/{unseen_total.must_lines} | {_reduction(unseen_total.tokens_in, unseen_total.ours_out)} |
 {held}
 Latency: {speed[3]:.1f} ms of CPU time per 100 KB (slowest sample {speed[1]:.1f} ms; wall-clock
-{speed[0]:.1f} ms on a machine with load average {_load()}). Produced by
+{speed[0]:.1f} ms on a machine with load average {machine_load()}). Produced by
 `python bench/compress_bench.py`; details in [benchmarks.md](benchmarks.md#tool-output-compression-benchcompress_benchpy).
 """
 

@@ -26,12 +26,13 @@ from pathlib import Path as _Path
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "tests" / "pressure"))
 import argparse
 import json
-import os
 import platform
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from _docs import machine_load
 
 from contextwright.pressure.compressors import calibrated_token_count, compress
 from contextwright.testing.corpus import corpus_path, missing_reason
@@ -154,14 +155,6 @@ def dump(sets: dict[str, list[Output]], target: Path) -> int:
     return written
 
 
-def _load() -> str:
-    try:
-        one, five, _ = os.getloadavg()
-    except OSError:
-        return "unknown"
-    return f"{one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -182,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         slugs = {label: label.split()[0] + "-" + label.split()[-1] for label in sets}
         print(f"wrote {dump({slugs[k]: v for k, v in sets.items()}, args.dump)} files under {args.dump}")
         return 0
-    print(f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}; load {_load()}")
+    print(f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}; load {machine_load()}")
     print(f"CPU time of compress(text, exit_code=1, budget_tokens='auto'), best of {args.rounds} per output\n")
     print("| set | size band | outputs | KB | ms per call | ms per 100 KB |")
     print("|---|---|---:|---:|---:|---:|")
@@ -192,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(rows(label, timed)))
         slow.append(f"slowest per KB, {label}: {slowest(timed)}")
     print("\n" + "\n".join(slow))
-    print(f"load after: {_load()}")
+    print(f"load after: {machine_load()}")
     return 0
 
 
