@@ -1,0 +1,68 @@
+"""Totals and locations of failures in shapes printed by linters, validators and test runners.
+
+Each sample is written in the shape the tool prints, padded with ordinary lines so that
+compression has to choose, and runs as the command line runs it: ``budget_tokens="auto"``,
+``exit_code=1``, no kind.
+"""
+
+from __future__ import annotations
+
+from contextwright.pressure.compressors import compress, normalize
+
+
+def _kept(text: str, exit_code: int | None = 1) -> set[str]:
+    result = compress(text, budget_tokens="auto", exit_code=exit_code)
+    assert result.text != text, "the sample is meant to be compressed"
+    return {line.strip() for line in normalize(result.text).splitlines()}
+
+
+def _chatter(count: int, word: str = "checking") -> list[str]:
+    return [f"{word} pkg/module_{n}.py" for n in range(count)]
+
+
+def test_a_linter_statistics_table_is_kept_whole():
+    findings = [f"pkg/module_{n}.py:{n + 4}:1: E712 comparison to False should be 'if cond is False:'" for n in (3, 9)]
+    table = [
+        "1       E711 comparison to None should be 'if cond is None:'",
+        "6       E712 comparison to False should be 'if cond is False:' or 'if not cond:'",
+        "2       E713 test for membership should be 'not in'",
+        "1     F841 local variable 'e' is assigned to but never used",
+    ]
+    counters = [f"{n * 37:<10} lines processed in pass {n}" for n in range(12)]
+    text = "\n".join(_chatter(120) + findings + counters + table + ["10"]) + "\n"
+    kept = _kept(text)
+    assert set(table) <= kept
+
+
+def test_a_validator_error_object_keeps_its_place_and_message():
+    # Package names vary in shape, as real ones do: the valid lines do not fold into one run.
+    words = ["lodash", "semver", "chalk", "debug", "ms", "yargs", "glob", "minimatch", "ansi", "strip"]
+    valid = [f"{words[n % 10]}{'-' * (n % 3)}{words[n // 10 % 10]}.json valid" for n in range(400)]
+    errors = [
+        "package-7.json invalid",
+        "[",
+        "  {",
+        "    instancePath: '/engines',",
+        "    schemaPath: '#/properties/engines/type',",
+        "    keyword: 'type',",
+        "    params: {",
+        "      type: 'object'",
+        "    },",
+        "    message: 'must be object'",
+        "  },",
+        "  {",
+        "    instancePath: '/bin',",
+        "    schemaPath: '#/properties/bin/anyOf',",
+        "    keyword: 'anyOf',",
+        "    params: {},",
+        "    message: 'must match a schema in anyOf'",
+        "  }",
+        "]",
+    ]
+    kept = _kept("\n".join(valid[:200] + errors + valid[200:]) + "\n")
+    assert {
+        "instancePath: '/engines',",
+        "message: 'must be object'",
+        "instancePath: '/bin',",
+        "message: 'must match a schema in anyOf'",
+    } <= kept
