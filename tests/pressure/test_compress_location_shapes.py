@@ -66,3 +66,38 @@ def test_a_validator_error_object_keeps_its_place_and_message():
         "instancePath: '/bin',",
         "message: 'must match a schema in anyOf'",
     } <= kept
+
+
+def test_the_first_place_of_each_pytest_failure_is_kept():
+    progress = [f"tests/test_mod_{n}.py {'.' * (20 + n % 30)}" for n in range(60)]
+    failures = []
+    for n in range(3):
+        failures += [
+            f"____________________ test_case_{n} ____________________",
+            "",
+            f"    def test_case_{n}():",
+            f"        table = build(rows={n})",
+            ">       check_equal(table, expected())",
+            "",
+            f"tests/test_tables.py:{100 + n}: ",
+            "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _",
+            "",
+            f"left = 'row {n}', right = 'row {n + 1}'",
+            "",
+            "    def check_equal(left, right):",
+            ">       assert left == right",
+            "E       AssertionError",
+            "",
+            "tests/common.py:9: AssertionError",
+            *[f"captured line {m} of the failing test's own output, long enough to matter" for m in range(20)],
+        ]
+    summary = [f"FAILED tests/test_tables.py::test_case_{n} - AssertionError" for n in range(3)]
+    text = "\n".join(
+        ["============================= test session starts ==============================", *progress]
+        + ["=================================== FAILURES ==================================="]
+        + failures
+        + ["=========================== short test summary info ============================", *summary]
+        + ["========================= 3 failed, 900 passed in 4.58s ========================="]
+    )
+    kept = _kept(text + "\n")
+    assert {f"tests/test_tables.py:{100 + n}:" for n in range(3)} <= kept

@@ -24,9 +24,12 @@ _PY_PROGRESS_OK = re.compile(r"^\S+\.py [.sx]+\s*(?:\[\s*\d+%\])?$")
 _PY_PROGRESS = re.compile(r"^\S+\.py [.sxXfFE]+\s*(?:\[\s*\d+%\])?$")
 _PY_VERBOSE = re.compile(r"^\S+::\S.* (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
 _PY_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$")
-_PY_LOCATION = re.compile(r"^\S+:\d+: \S")
+# "path.py:12: AssertionError", a frame passed through ("path.py:12: in helper") or, in
+# the long traceback, a frame's place alone ("path.py:12:") above its separator.
+_PY_LOCATION = re.compile(r"^\S+:\d+:(?: \S|\s*$)")
 # "path.py:12: in helper": a frame the failure passed through, not where it was raised.
-_PY_CALL_SITE = re.compile(r"^\S+:\d+: in \S+$")
+_PY_CALL_SITE = re.compile(r"^\S+:\d+:(?: in \S+|\s*)$")
+_PY_LIBRARY = re.compile(r"(?:site|dist)-packages/|^/usr/lib/|^<")
 _PY_SECTION = re.compile(r"^=+ (.+?) =+$")
 _PY_SESSION = re.compile(r"^(?:platform |rootdir: |cachedir: |plugins: |configfile: |collecting |collected )")
 
@@ -51,6 +54,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
     # "file:line: in func" frame is then where it failed.
     located = True
     last_call_site: int | None = None
+    first_frame_pending = False  # the failure's first in-project place is still to come
 
     source_line: int | None = None  # the last ">" line, which the E lines below it explain
     e_block: list[int] = []
@@ -97,7 +101,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
                 marks.key(index, KEY_HIGH)
         elif (header := _PY_HEADER.match(line)) is not None:
             close_failure()
-            in_failure, first_e_pending = True, True
+            in_failure, first_e_pending, first_frame_pending = True, True, True
             located, last_call_site = False, None
             in_collection_error = header.group(1).startswith("ERROR collecting")
             source_line = None
@@ -130,8 +134,13 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
                 last_call_site = index
             else:
                 located = True
-            if in_collection_error or not has_short_summary or not call_site:
-                marks.must(index)  # where it failed: "path.py:12: AssertionError"
+            first_frame = first_frame_pending and detailed and not _PY_LIBRARY.search(line)
+            if first_frame:
+                first_frame_pending = False
+            if in_collection_error or not has_short_summary or not call_site or first_frame:
+                # Where it failed ("path.py:12: AssertionError") and where the test's own code
+                # stood when it did (its first frame in the project, often the test itself).
+                marks.must(index)
             else:
                 marks.key(index, KEY_HIGH, "failure location")
         elif line.startswith(">"):
