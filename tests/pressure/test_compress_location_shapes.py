@@ -101,3 +101,31 @@ def test_the_first_place_of_each_pytest_failure_is_kept():
     )
     kept = _kept(text + "\n")
     assert {f"tests/test_tables.py:{100 + n}:" for n in range(3)} <= kept
+
+
+def test_the_first_reason_line_under_each_failed_jest_test_is_kept():
+    passing = [f"    ✓ formats token {n} the way the locale asks ({n % 4} ms)" for n in range(200)]
+    failures = []
+    for n in range(12):
+        failures += [
+            f"  ● format tokens › token {n} formats",
+            "",
+            "    expect(received).toBe(expected) // Object.is equality",
+            "",
+            f'    Expected: "v{n}"',
+            f'    Received: "w{n}"',
+            "",
+            f"      {10 + n} |   test.each(cases)('%s formats', (tok, expected) => {{",
+            f"    > {11 + n} |     expect(base.format(tok)).toBe(expected);",
+            "         |                              ^",
+            f"      {12 + n} |   }});",
+            "",
+            f"      at test/format.test.js:{11 + n}:30",
+            "",
+        ]
+    text = "\n".join(
+        ["FAIL test/format.test.js", "  format tokens", *passing, "", *failures]
+        + ["Test Suites: 1 failed, 1 total", "Tests:       12 failed, 200 passed, 212 total", "Ran all test suites."]
+    )
+    kept = _kept(text + "\n")
+    assert "expect(received).toBe(expected) // Object.is equality" in kept

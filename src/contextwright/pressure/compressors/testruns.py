@@ -353,11 +353,17 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
 
     Inside a "● Test suite failed to run" block the error itself is protected too,
     because no test-level line will report that failure. The first frame in the
-    project's own code under each ● header is its location, and is kept.
+    project's own code under each ● header is its location, and is kept, and so is the
+    first line of its reason (``expect(received).toBe(expected) // Object.is equality``).
     """
     block = ""
     located = True
+    reason_pending = False
     for index, line in enumerate(lines):
+        if reason_pending and line.strip() and not _JEST_BULLET.match(line):
+            reason_pending = False
+            if not (_JEST_ANY_FRAME.match(line) or _JEST_CODE.match(line) or _JEST_TALLY.match(line)):
+                marks.must(index)
         if (suite := _JEST_SUITE.match(line)) is not None:
             block = ""
             if suite.group(1) == "FAIL":
@@ -369,7 +375,7 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
             marks.must(index)
             marks.failed = True
             block = "suite" if "failed to run" in line else "test"
-            located = False
+            located, reason_pending = False, True
         elif _JEST_TALLY.match(line):
             marks.must(index)
             block = ""
