@@ -129,3 +129,46 @@ def test_the_first_reason_line_under_each_failed_jest_test_is_kept():
     )
     kept = _kept(text + "\n")
     assert "expect(received).toBe(expected) // Object.is equality" in kept
+
+
+def test_a_doc_test_compile_error_keeps_its_place():
+    passing = [f"test src/ops_{n % 7}.rs - ops::Op{n}::apply (line {n * 13 + 5}) ... ok" for n in range(180)]
+    failure = [
+        "",
+        "failures:",
+        "",
+        "---- src/float.rs - float::Float::clamp (line 1536) stdout ----",
+        "error[E0061]: this method takes 2 arguments but 1 argument was supplied",
+        "    --> src/float.rs:1544:14",
+        "     |",
+        "1544 | assert_eq!(x.clamp(y), 2.0);",
+        "     |              ^^^^^--- argument #2 of type `{float}` is missing",
+        "     |",
+        "note: method defined here",
+        "    --> src/float.rs:1545:8",
+        *[f"     | context line {n} of the method's definition in the library" for n in range(8)],
+        "error: aborting due to 1 previous error",
+        "",
+        "Couldn't compile the test.",
+        "---- src/pow.rs - pow::pow (line 171) stdout ----",
+        "Test executable failed (exit status: 101).",
+        "",
+        "thread 'main' (3027) panicked at src/pow.rs:7:1:",
+        "assertion `left == right` failed",
+        "  left: 64",
+        " right: 16",
+        "stack backtrace:",
+        *[f"  {n:2}: core::panicking::frame_number_{n}::h{n:016x}" for n in range(30)],
+        "",
+        "failures:",
+        "    src/float.rs - float::Float::clamp (line 1536)",
+        "",
+        "test result: FAILED. 180 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 9.10s",
+    ]
+    text = "\n".join(
+        ["running 181 tests", *passing[:40], "test src/float.rs - float::Float::clamp (line 1536) ... FAILED"]
+        + passing[40:]
+        + failure
+    )
+    kept = _kept(text + "\n")
+    assert "--> src/float.rs:1544:14" in kept

@@ -284,6 +284,7 @@ def _analyse_go_json(lines: Sequence[str], marks: Marks) -> None:
 _CARGO_TEST = re.compile(r"^test (\S+)(?: - .*?)? \.\.\. (ok|FAILED|ignored|bench:.*)$")
 _CARGO_RESULT = re.compile(r"^test result: ")
 _CARGO_STDOUT = re.compile(r"^---- (\S+) std(?:out|err) ----$")
+_CARGO_ERROR_PLACE = re.compile(r"^\s*--> \S+:\d+")
 _CARGO_PROGRESS = re.compile(
     r"^\s*(?:Compiling|Checking|Finished|Running|Doc-tests|Downloaded|Downloading|Updating|Locking|Blocking)\b"
 )
@@ -293,10 +294,18 @@ _CARGO_ASSERT = re.compile(
 
 
 def analyse_cargo_test(lines: Sequence[str], marks: Marks) -> None:
-    """cargo test: FAILED tests, panics, assertion left/right and ``test result:`` are kept."""
+    """cargo test: FAILED tests, panics, assertion left/right and ``test result:`` are kept.
+
+    A doc test that does not compile prints rustc's error; the `` --> file:line:col`` right
+    under its header is where, and is kept with it.
+    """
     section = ""
     failing = False
+    error_above = False
     for index, line in enumerate(lines):
+        if error_above and _CARGO_ERROR_PLACE.match(line):
+            marks.must(index)
+        error_above = line.startswith(("error:", "error["))
         if (test := _CARGO_TEST.match(line)) is not None:
             if test.group(2) == "FAILED":
                 marks.must(index)
