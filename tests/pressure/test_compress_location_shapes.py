@@ -172,3 +172,21 @@ def test_a_doc_test_compile_error_keeps_its_place():
     )
     kept = _kept(text + "\n")
     assert "--> src/float.rs:1544:14" in kept
+
+
+def test_a_bare_path_over_its_indented_findings_is_kept():
+    # Coloured as htmlhint prints to a terminal: the escapes are what compression saves.
+    grey, red, plain = "\x1b[37m", "\x1b[31m", "\x1b[39m"
+    report = []
+    for n in range(3):
+        report += [
+            "",
+            f"   /build/site/_static/page_{n}.html",
+            f"{grey}      L{11 + n} |\x1b[90m</head>{plain}",
+            f"{grey}           ^ {red}<title> must be present in <head> tag. (title-require){plain}",
+            f'      L{380 + n} |... y="91"></rect><text x="669.5" y="106">\'>=\'</text></g><path d="M706.5 102a10"...',
+            f"{grey}                     ^ {red}Special characters must be escaped : [ > ]. (spec-char-escape){plain}",
+        ]
+    text = "\n".join([*report, "", "Scanned 40 files, found 6 errors in 3 files (363 ms)"])
+    kept = _kept(text + "\n")
+    assert {f"/build/site/_static/page_{n}.html" for n in range(3)} <= kept
