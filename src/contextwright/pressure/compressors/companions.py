@@ -12,6 +12,8 @@ Runs after every other protection, and reads which lines are kept:
   values follow on bare lines (tcltest's ``---- Result was:``, Test::More's ``Structures
   begin differing at:``), and pip's error box: the ``│`` lines under its ``×`` line and
   the output inside ``╰─>``;
+* a findings' file printed once above them, a bare path over its indented findings
+  (htmlhint's ``   /site/page.html`` over ``L12 |...`` and ``^ message (rule)``);
 * where a sanitizer says the bad address lies (``0x6020... is located 0 bytes inside of
   4-byte region``).
 """
@@ -49,6 +51,8 @@ _DETAIL_VALUE_LINES = 6
 _BOX_OPEN = re.compile(r"^\s*╰─>")
 _BOX_RAIL = re.compile(r"^\s*│")
 _BOX_END = re.compile(r"^\s*\[end of output\]\s*$")
+# A file's path alone on its line: a directory part and an extension, no spaces.
+_BARE_PATH = re.compile(r"^(?P<indent>\s*)(?:\.{0,2}/)?(?:[\w.@+-]+/)+[\w.@+-]+\.\w+\s*$")
 _BOX_HEAD = 10
 _BOX_TAIL = 5
 
@@ -77,8 +81,20 @@ def protect_companions(lines: Sequence[str], marks: Marks) -> None:
             marks.must(index)
         elif "is located" in line and _REGION.search(line):
             marks.must(index)
+        elif not kept[index] and "/" in line and _heads_kept_findings(lines, index, kept):
+            marks.must(index)
     _protect_numbered_titles(lines, marks, kept)
     _protect_labelled_details(lines, marks, kept)
+
+
+def _heads_kept_findings(lines: Sequence[str], index: int, kept: list[bool]) -> bool:
+    """A bare path whose next line is indented deeper and kept: the file those findings are in."""
+    path = _BARE_PATH.match(lines[index])
+    following = index + 1
+    if path is None or following >= len(lines) or not kept[following]:
+        return False
+    below = lines[following]
+    return len(below) - len(below.lstrip()) > len(path.group("indent"))
 
 
 def _protect_box_output(lines: Sequence[str], marks: Marks, start: int) -> None:

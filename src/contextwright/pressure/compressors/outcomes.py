@@ -7,6 +7,9 @@ non-zero exit status in any of its spellings (prove's ``Dubious, test returned 1
 ``npm info run pkg@1.0.0 postinstall { code: 1, signal: null }`` with the line that
 named the script) are totals: they are kept. Passing test points (tcltest's
 ``++++ name PASSED``, TAP's ``ok 3 - adds``) say only that nothing went wrong there.
+A linter's ``--statistics`` table (flake8, pycodestyle: ``6       E712 comparison to
+False ...``, a count, a code and its message per line) is the run's totals by code: it
+is short and kept whole.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ _EXIT_STATUS = re.compile(
     r"|\bcode: [1-9]\d*, signal: "
 )
 _NPM_SCRIPT = re.compile(r"^(npm (?:info|verb|ERR!|error) run \S+ \S+) ")
+_CODE_COUNT = re.compile(r"^\d+ +[A-Z]{1,3}\d{2,4} \S")
 _PASSED_POINT = re.compile(r"^\+{4} \S+ PASSED\s*$|^\s*ok \d+(?: |$)(?!.*# TODO)")
 
 
@@ -29,6 +33,9 @@ def protect_outcomes(lines: Sequence[str], marks: Marks) -> None:
     """Keep per-unit tallies and non-zero exit statuses; let passing test points go."""
     failed_scripts: set[str] = set()
     for index, line in enumerate(lines):
+        if _CODE_COUNT.match(line) and marks.priority[index] != NOISE:
+            marks.must(index)
+            continue
         priority = marks.priority[index]
         if priority == MUST and not marks.labels[index] and _PASSED_POINT.match(line):
             # Kept only for following a failure line: a passing test point is not its detail.

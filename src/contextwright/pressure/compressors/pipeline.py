@@ -28,6 +28,7 @@ from contextwright.pressure.compressors import (
     tracebacks,
     traces,
     trees,
+    validators,
     vcs,
 )
 from contextwright.pressure.compressors.detect import detect_lines
@@ -222,6 +223,7 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
         lookups.rank_failed_lookups(view.lines, marks)
         tracebacks.rank_library_frames(view.lines, marks)
         trees.protect_tree_problems(view.lines, marks)
+        validators.protect_error_objects(view.lines, marks)
         # Last: it overrules the protection above for findings below the run's highest severity.
         severity.fold_lower_severities(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)

@@ -24,9 +24,12 @@ _PY_PROGRESS_OK = re.compile(r"^\S+\.py [.sx]+\s*(?:\[\s*\d+%\])?$")
 _PY_PROGRESS = re.compile(r"^\S+\.py [.sxXfFE]+\s*(?:\[\s*\d+%\])?$")
 _PY_VERBOSE = re.compile(r"^\S+::\S.* (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
 _PY_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$")
-_PY_LOCATION = re.compile(r"^\S+:\d+: \S")
+# "path.py:12: AssertionError", a frame passed through ("path.py:12: in helper") or, in
+# the long traceback, a frame's place alone ("path.py:12:") above its separator.
+_PY_LOCATION = re.compile(r"^\S+:\d+:(?: \S|\s*$)")
 # "path.py:12: in helper": a frame the failure passed through, not where it was raised.
-_PY_CALL_SITE = re.compile(r"^\S+:\d+: in \S+$")
+_PY_CALL_SITE = re.compile(r"^\S+:\d+:(?: in \S+|\s*)$")
+_PY_LIBRARY = re.compile(r"(?:site|dist)-packages/|^/usr/lib/|^<")
 _PY_SECTION = re.compile(r"^=+ (.+?) =+$")
 _PY_SESSION = re.compile(r"^(?:platform |rootdir: |cachedir: |plugins: |configfile: |collecting |collected )")
 
@@ -51,6 +54,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
     # "file:line: in func" frame is then where it failed.
     located = True
     last_call_site: int | None = None
+    first_frame_pending = False  # the failure's first in-project place is still to come
 
     source_line: int | None = None  # the last ">" line, which the E lines below it explain
     e_block: list[int] = []
@@ -97,7 +101,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
                 marks.key(index, KEY_HIGH)
         elif (header := _PY_HEADER.match(line)) is not None:
             close_failure()
-            in_failure, first_e_pending = True, True
+            in_failure, first_e_pending, first_frame_pending = True, True, True
             located, last_call_site = False, None
             in_collection_error = header.group(1).startswith("ERROR collecting")
             source_line = None
@@ -130,8 +134,13 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
                 last_call_site = index
             else:
                 located = True
-            if in_collection_error or not has_short_summary or not call_site:
-                marks.must(index)  # where it failed: "path.py:12: AssertionError"
+            first_frame = first_frame_pending and detailed and not _PY_LIBRARY.search(line)
+            if first_frame:
+                first_frame_pending = False
+            if in_collection_error or not has_short_summary or not call_site or first_frame:
+                # Where it failed ("path.py:12: AssertionError") and where the test's own code
+                # stood when it did (its first frame in the project, often the test itself).
+                marks.must(index)
             else:
                 marks.key(index, KEY_HIGH, "failure location")
         elif line.startswith(">"):
@@ -275,6 +284,7 @@ def _analyse_go_json(lines: Sequence[str], marks: Marks) -> None:
 _CARGO_TEST = re.compile(r"^test (\S+)(?: - .*?)? \.\.\. (ok|FAILED|ignored|bench:.*)$")
 _CARGO_RESULT = re.compile(r"^test result: ")
 _CARGO_STDOUT = re.compile(r"^---- (\S+) std(?:out|err) ----$")
+_CARGO_ERROR_PLACE = re.compile(r"^\s*--> \S+:\d+")
 _CARGO_PROGRESS = re.compile(
     r"^\s*(?:Compiling|Checking|Finished|Running|Doc-tests|Downloaded|Downloading|Updating|Locking|Blocking)\b"
 )
@@ -284,10 +294,18 @@ _CARGO_ASSERT = re.compile(
 
 
 def analyse_cargo_test(lines: Sequence[str], marks: Marks) -> None:
-    """cargo test: FAILED tests, panics, assertion left/right and ``test result:`` are kept."""
+    """cargo test: FAILED tests, panics, assertion left/right and ``test result:`` are kept.
+
+    A doc test that does not compile prints rustc's error; the `` --> file:line:col`` right
+    under its header is where, and is kept with it.
+    """
     section = ""
     failing = False
+    error_above = False
     for index, line in enumerate(lines):
+        if error_above and _CARGO_ERROR_PLACE.match(line):
+            marks.must(index)
+        error_above = line.startswith(("error:", "error["))
         if (test := _CARGO_TEST.match(line)) is not None:
             if test.group(2) == "FAILED":
                 marks.must(index)
@@ -344,11 +362,17 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
 
     Inside a "● Test suite failed to run" block the error itself is protected too,
     because no test-level line will report that failure. The first frame in the
-    project's own code under each ● header is its location, and is kept.
+    project's own code under each ● header is its location, and is kept, and so is the
+    first line of its reason (``expect(received).toBe(expected) // Object.is equality``).
     """
     block = ""
     located = True
+    reason_pending = False
     for index, line in enumerate(lines):
+        if reason_pending and line.strip() and not _JEST_BULLET.match(line):
+            reason_pending = False
+            if not (_JEST_ANY_FRAME.match(line) or _JEST_CODE.match(line) or _JEST_TALLY.match(line)):
+                marks.must(index)
         if (suite := _JEST_SUITE.match(line)) is not None:
             block = ""
             if suite.group(1) == "FAIL":
@@ -360,7 +384,7 @@ def analyse_jest(lines: Sequence[str], marks: Marks) -> None:
             marks.must(index)
             marks.failed = True
             block = "suite" if "failed to run" in line else "test"
-            located = False
+            located, reason_pending = False, True
         elif _JEST_TALLY.match(line):
             marks.must(index)
             block = ""
