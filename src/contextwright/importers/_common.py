@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -187,6 +187,15 @@ def json_arguments(raw: object) -> dict[str, Any]:
             return value
     # Models do emit malformed arguments; the call still happened, so keep the text.
     return {"_raw": raw if isinstance(raw, str) else json.dumps(raw)}
+
+
+def entries(value: object, *, where: str) -> Sequence[Any]:
+    """A list field's entries; absent, null or empty is none, anything else but a list is a :class:`RecordProblem`."""
+    if not value:
+        return ()
+    if not isinstance(value, list):
+        raise RecordProblem(f"{where} is {type(value).__name__}, expected a list")
+    return value
 
 
 def text_of(value: object, *, where: str) -> str:

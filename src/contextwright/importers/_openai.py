@@ -9,6 +9,7 @@ from contextwright.importers._common import (
     Reader,
     RecordProblem,
     base64_size,
+    entries,
     json_arguments,
     placeholder,
     text_of,
@@ -59,7 +60,10 @@ def _map_message(item: dict[str, Any], role: object, line: int, where: str, lega
     if role == "user" or role in _SYSTEM_ROLES:
         return TranscriptMessage(role="user" if role == "user" else "system", text=text, source_line=line)
     if role == "assistant":
-        calls = [map_tool_call(call, where=f"{where}.tool_calls") for call in item.get("tool_calls") or ()]
+        calls = [
+            map_tool_call(call, where=f"{where}.tool_calls")
+            for call in entries(item.get("tool_calls"), where=f"{where}.tool_calls")
+        ]
         legacy = item.get("function_call")
         if isinstance(legacy, dict):
             # The pre-tools API had no call ids; derive one from the line so it is stable.

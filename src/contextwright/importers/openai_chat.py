@@ -23,6 +23,7 @@ from contextwright.importers._common import (
     PathLike,
     Reader,
     build_transcript,
+    entries,
     iter_jsonl,
     read_text,
 )
@@ -99,7 +100,7 @@ def _conversation(
     reader = Reader(path=reader.path, lenient=reader.lenient)
     system, messages = map_chat_messages(reader, raw, lines=lines, where=where)
     session = document.get("session_id") or document.get("id")
-    tools = [tool for tool in document.get("tools") or () if isinstance(tool, dict)]
+    tools = [tool for tool in entries(document.get("tools"), where="tools") if isinstance(tool, dict)]
     return _transcript(reader, session if isinstance(session, str) else default_id, system, messages, tools=tools)
 
 

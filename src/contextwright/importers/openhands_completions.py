@@ -18,6 +18,7 @@ from contextwright.importers._common import (
     Reader,
     RecordProblem,
     build_transcript,
+    entries,
     parse_json_document,
     read_text,
     to_utc,
@@ -70,7 +71,10 @@ def _map_response(document: dict[str, Any], *, line: int) -> TranscriptMessage:
     if not isinstance(message, dict):
         raise RecordProblem("response.choices[0] has no message")
     where = "response.choices[0].message"
-    calls = tuple(map_tool_call(call, where=f"{where}.tool_calls") for call in message.get("tool_calls") or ())
+    calls = tuple(
+        map_tool_call(call, where=f"{where}.tool_calls")
+        for call in entries(message.get("tool_calls"), where=f"{where}.tool_calls")
+    )
     stamp = document.get("timestamp")
     return TranscriptMessage(
         role="assistant",

@@ -31,6 +31,7 @@ from contextwright.importers._common import (
     Reader,
     RecordProblem,
     build_transcript,
+    entries,
     iter_jsonl,
     json_arguments,
     read_text,
@@ -149,10 +150,14 @@ def _map_action(event: dict[str, Any], line: int, at: str | None, state: _State)
     source = event.get("source")
     if action == "system" and state.system is None:
         state.system = text_of(args.get("content"), where="system action content")
-        state.tools = [tool for tool in args.get("tools") or () if isinstance(tool, dict)]
+        state.tools = [tool for tool in entries(args.get("tools"), where="system action tools") if isinstance(tool, dict)]
     elif action == "message":
         text = text_of(args.get("content", event.get("message")), where="message content")
-        images = [url_placeholder("image", url) for url in args.get("image_urls") or () if isinstance(url, str)]
+        images = [
+            url_placeholder("image", url)
+            for url in entries(args.get("image_urls"), where="message image_urls")
+            if isinstance(url, str)
+        ]
         text = "\n\n".join([text, *images]) if images else text
         role: Literal["user", "assistant"] = "user" if source == "user" else "assistant"
         state.out.append(TranscriptMessage(role=role, text=text, at=at, source_line=line))
@@ -183,7 +188,11 @@ def _map_tool_action(
     response = _object(metadata.get("model_response"))
     message = _response_message(response)
     recorded = next(
-        (c for c in message.get("tool_calls") or () if isinstance(c, dict) and c.get("id") == call_id),
+        (
+            c
+            for c in entries(message.get("tool_calls"), where="model_response tool_calls")
+            if isinstance(c, dict) and c.get("id") == call_id
+        ),
         None,
     )
     if recorded is not None and isinstance(recorded.get("function"), dict):
