@@ -40,7 +40,41 @@ from soak_bench import soak
 from contextwright.clock import FixedClock
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.engine import Engine
+from contextwright.runtime.session import Session
 from contextwright.testing.fakes import TEST_SECRET, sample_agent, sample_model
+
+
+def open_copy(store: _Path, folder: _Path, window: int, **options: object) -> tuple[Engine, Session]:
+    """A fresh engine (every cache empty) on a copy of ``store`` in ``folder``, and the store's last session.
+
+    The copy is made and the last reopen's garbage collected before the caller starts its clock."""
+    shutil.copy(store, folder / "store.db")
+    gc.collect()  # the last reopen's garbage is not this one's cost
+    engine = Engine.open(f"sqlite:///{folder}/store.db", clock=FixedClock("2026-03-09T09:00:00Z"), secret=TEST_SECRET, **options)
+    return engine, engine.session(engine.log.sessions()[-1], agent=sample_agent(), model=sample_model(window))
+
+
+def store_options(parser: argparse.ArgumentParser, *, turns: str) -> None:
+    """The options that say which stores to grow and how often to reopen each."""
+    parser.add_argument("--turns", default=turns, help="comma-separated session lengths, in soak turns")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-output-kb", type=float, default=20.0)
+    parser.add_argument("--window", type=int, default=200_000)
+    parser.add_argument("--seed", type=int, default=19)
+
+
+def grow_store(args: argparse.Namespace, turns: int, prefix: str) -> _Path:
+    """A new folder holding ``store.db``: one session grown by ``turns`` soak turns."""
+    folder = _Path(tempfile.mkdtemp(prefix=prefix))
+    _, engine = soak(
+        turns=turns,
+        max_bytes=int(args.max_output_kb * 1000),
+        seed=args.seed,
+        url=f"sqlite:///{folder}/store.db",
+        window=args.window,
+    )
+    engine.close()
+    return folder
 
 
 def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple[int, float, float, int]:
@@ -49,14 +83,9 @@ def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple
     ``checkpoints``: False turns them off, None leaves the engine's defaults (a tree without them)."""
     folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-"))
     try:
-        shutil.copy(store, folder / "store.db")
         options = {"checkpoint_every": 0} if checkpoints is False else {}
-        gc.collect()  # the last reopen's garbage is not this one's cost
         start = time.process_time()
-        engine = Engine.open(
-            f"sqlite:///{folder}/store.db", clock=FixedClock("2026-03-09T09:00:00Z"), secret=TEST_SECRET, **options
-        )
-        session = engine.session(engine.log.sessions()[-1], agent=sample_agent(), model=sample_model(window))
+        engine, session = open_copy(store, folder, window, **options)
         opened = time.process_time() - start
         after = session.last_seq - getattr(session._core, "base_seq", 0)
         if checkpoints:
@@ -74,11 +103,7 @@ def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", default="100,400,800", help="comma-separated session lengths, in soak turns")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--max-output-kb", type=float, default=20.0)
-    parser.add_argument("--window", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=19)
+    store_options(parser, turns="100,400,800")
     parser.add_argument("--no-checkpoints", action="store_true", help="a tree without checkpoints: time plain reopens only")
     args = parser.parse_args()
     modes: list[tuple[str, bool | None]] = (
@@ -89,16 +114,8 @@ def main() -> int:
     print("| session events | reopen | events read | median open CPU ms | median first request CPU ms | open + first |")
     print("|---:|---|---:|---:|---:|---:|")
     for turns in (int(t) for t in args.turns.split(",")):
-        folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-grow-"))
         with writes:
-            _, engine = soak(
-                turns=turns,
-                max_bytes=int(args.max_output_kb * 1000),
-                seed=args.seed,
-                url=f"sqlite:///{folder}/store.db",
-                window=args.window,
-            )
-        engine.close()
+            folder = grow_store(args, turns, "cw-reopen-grow-")
         runs: dict[str, list[tuple[int, float, float, int]]] = {name: [] for name, _ in modes}
         for _ in range(args.repeat):
             for name, checkpoints in modes:  # taking turns, so both see the same load

@@ -28,7 +28,6 @@ from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import argparse
-import gc
 import json
 import shutil
 import statistics
@@ -40,14 +39,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from _soak_stats import fit
-from soak_bench import soak
+from reopen_bench import grow_store, open_copy, store_options
 
 from contextwright.assembly.memo import RenderMemo
-from contextwright.clock import FixedClock
-from contextwright.runtime.engine import Engine
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import Requests
-from contextwright.testing.fakes import TEST_SECRET, sample_agent, sample_model
 
 PARTS = ("open", "previous rebuild", "new build", "request hash", "next_request", "wire render", "first request")
 
@@ -88,11 +84,8 @@ def reopen_once(store: _Path, window: int, *, previous: bool) -> tuple[int, dict
     folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-parts-"))
     spent: dict[str, float] = defaultdict(float)
     try:
-        shutil.copy(store, folder / "store.db")
-        gc.collect()  # the last reopen's garbage is not this one's cost
         start = time.process_time()
-        engine = Engine.open(f"sqlite:///{folder}/store.db", clock=FixedClock("2026-03-09T09:00:00Z"), secret=TEST_SECRET)
-        session = engine.session(engine.log.sessions()[-1], agent=sample_agent(), model=sample_model(window))
+        engine, session = open_copy(store, folder, window)
         spent["open"] = time.process_time() - start
         assert session._core.checkpoint_outcome == "restored", session._core.checkpoint_outcome
         events = session.last_seq
@@ -120,26 +113,14 @@ def reopen_once(store: _Path, window: int, *, previous: bool) -> tuple[int, dict
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", default="100,800", help="comma-separated session lengths, in soak turns")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--max-output-kb", type=float, default=20.0)
-    parser.add_argument("--window", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=19)
+    store_options(parser, turns="100,800")
     args = parser.parse_args()
     variants = (("previous", True), ("no previous", False))
     medians: dict[str, list[tuple[int, dict[str, float]]]] = {name: [] for name, _ in variants}
     print(f"| session events | body KB | first request | {' | '.join(PARTS)} |")
     print(f"|---:|---:|---|{'---:|' * len(PARTS)}")
     for turns in (int(t) for t in args.turns.split(",")):
-        folder = _Path(tempfile.mkdtemp(prefix="cw-reopen-parts-grow-"))
-        _, engine = soak(
-            turns=turns,
-            max_bytes=int(args.max_output_kb * 1000),
-            seed=args.seed,
-            url=f"sqlite:///{folder}/store.db",
-            window=args.window,
-        )
-        engine.close()
+        folder = grow_store(args, turns, "cw-reopen-parts-grow-")
         runs: dict[str, list[tuple[int, dict[str, float]]]] = {name: [] for name, _ in variants}
         for _ in range(args.repeat):
             for name, previous in variants:  # taking turns, so both see the same load
