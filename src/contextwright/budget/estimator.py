@@ -401,7 +401,12 @@ def corrected_counter(estimator: TokenEstimator, *, model: str, factor: float) -
     """A ``text -> tokens`` counter: the raw count of ``text`` times ``factor``, rounded up."""
     if factor == 1.0:
         return lambda text: raw_count(estimator, text, model=model)
-    return lambda text: math.ceil(raw_count(estimator, text, model=model) * factor - 1e-9)
+    return lambda text: corrected(raw_count(estimator, text, model=model), factor)
+
+
+def corrected(raw: int, factor: float) -> int:
+    """A raw count times ``factor``, rounded up (a product a hair over a whole number stays that number)."""
+    return raw if factor == 1.0 else math.ceil(raw * factor - 1e-9)
 
 
 def prefix_estimator(model: str, *, fallback: TokenEstimator) -> TokenEstimator:

@@ -17,7 +17,6 @@ count again every text of the history it already counted.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Iterable, Mapping
 
 from contextwright._version import __version__
@@ -25,6 +24,7 @@ from contextwright.budget.estimator import (
     ExactEstimator,
     HeuristicEstimator,
     TokenEstimator,
+    corrected,
     corrected_counter,
     encoding_for,
     profile_for,
@@ -104,9 +104,7 @@ class _Counts:
             raw = self._seed.get(text_digest(text)) if self._seed else None
             if raw is None:
                 raw = raw_count(self._estimator, text, model=self._model)
-            # The rounding of budget.estimator.corrected_counter, so a seeded count is the counted one.
-            factor = self._factor
-            known = (text, raw, raw if factor == 1.0 else math.ceil(raw * factor - 1e-9))
+            known = (text, raw, corrected(raw, self._factor))
         self._current[id(text)] = known
         return known[2]
 
