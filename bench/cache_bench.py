@@ -27,7 +27,7 @@ names the choice.
 
 ``--cache-rules lenient`` runs the simulator without a minimum cacheable length and
 without expiry (:mod:`contextwright.compare.cache_rules`). Those are not the provider's
-rules; they are the ones under which our append-only ceiling reads what issue 15's outside
+rules; they are the ones under which our append-only ceiling reads what an outside
 measurement reports for its own (93.4% at 200k), and a sliding window of the form that
 measurement likely used comes close to its 32k figures (``bench/sliding_forms.py``), so a
 run with them shows where each strategy likely stands in that measurement. The lookback, the breakpoints and what is billed as a write are unchanged:
@@ -35,7 +35,9 @@ an unlimited lookback moved no figure.
 
 Every strategy, Contextwright included, is counted by one counter: exact o200k
 counts by default (``--counting heuristic`` for the engine's estimator). The output
-names it.
+names it. The engine runs as in a live loop: each request's input total, counted by
+that counter, is reported back to its session as the provider's usage, so its
+estimates are reconciled from the second response on (``compare.counted_usage``).
 
 Acceptance targets checked at the end:
 

@@ -302,3 +302,24 @@ def test_replay_table_never_cuts_file_format_or_strategy_names(tmp_path, columns
         assert name in tables
     if columns == 200:  # wide enough for one line per transcript
         assert any(name in line and "claude-code-jsonl" in line for line in tables.splitlines())
+
+
+def test_counted_usage_reports_each_requests_own_input_back_to_the_session(today, tmp_path):
+    from contextwright.log import open_log
+
+    pytest.importorskip("tiktoken", reason="--usage counted counts with o200k (the tiktoken extra)")
+    store = tmp_path / "r.db"
+    args = ["replay", str(today), "--store", str(store), "--no-compare", "--usage", "counted"]
+    assert runner.invoke(app, args).exit_code == 0
+    log = open_log(str(store))
+    try:
+        responses = [e.payload for e in log.read("claude-code-jsonl:s-1") if e.type == "model.response"]
+    finally:
+        log.close()
+    # The recorded 3,000-token reads belong to Claude Code's own requests; what is reported now is ours.
+    assert [r.replayed for r in responses] == [False, False]
+    assert all(0 < r.usage.input_tokens < 3_000 and r.usage.cache_read_tokens == 0 for r in responses)
+    wrong = runner.invoke(app, ["replay", str(today), "--no-compare", "--usage", "guessed"])
+    assert wrong.exit_code == 2 and "--usage must be recorded or counted, not 'guessed'" in wrong.output
+    openai_wire = runner.invoke(app, ["replay", str(today), "--no-compare", "--usage", "counted", "--provider", "openai"])
+    assert openai_wire.exit_code == 2 and "use it with --provider anthropic" in openai_wire.output

@@ -32,6 +32,7 @@ from contextwright.importers.model import ToolCall, ToolResult, Transcript, Tran
 from contextwright.log import open_log
 from contextwright.models import anthropic, with_window
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
+from contextwright.providers.usage import Usage
 from contextwright.replay import replay
 from contextwright.report.html import COMPARISON_COLUMNS
 from contextwright.runtime.engine import Engine
@@ -383,3 +384,35 @@ def test_sliding_window_forms_for_measuring_how_its_form_matters():
     assert max(sizes) <= 8_000 < max(_request_tokens(s.body, counter) for s in default)
     with pytest.raises(UsageError, match="slide_to"):
         sliding_window_requests(transcript, window=SMALL, slide_to=0)
+
+
+def _estimates_over_counted(*, reported: bool) -> list[float]:
+    """Each request's estimated input over its counted input, in a replay with or without provider reports."""
+    counter = TokenCounter()
+    clock = FixedClock(step=1)
+    engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=b"s" * 32)
+    try:
+
+        def provider(built):
+            return Usage(input_tokens=sum(counter(b.text) for b in render_anthropic_blocks(built.anthropic())))
+
+        result = replay(
+            session(turns=12, chars=2_000),
+            engine=engine,
+            model=with_window(anthropic("claude-sonnet-4-6"), LARGE),
+            provider_usage=provider if reported else None,
+        )
+        return [b.result.total_tokens / provider(b).input_tokens for b in result.requests]
+    finally:
+        engine.close()
+
+
+def test_the_engine_row_reconciles_its_estimates_from_the_reports_a_live_provider_sends():
+    # The comparison runs the engine as a live loop does: each response reports the request's
+    # input total, so from the third request on the estimate comes down towards the counter.
+    unreported = _estimates_over_counted(reported=False)
+    reported = _estimates_over_counted(reported=True)
+    assert unreported[0] == reported[0]  # nothing reported yet: the uncorrected upper bound
+    assert min(unreported[2:]) > 1.3  # the Claude profile's 1.3 on top of an o200k fit that errs high
+    assert all(1.0 <= ours < theirs for ours, theirs in zip(reported[2:], unreported[2:], strict=True))
+    assert reported[-1] < 1.15  # the learned factor keeps a margin above the counter, never below it

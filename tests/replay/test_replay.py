@@ -5,7 +5,10 @@ from __future__ import annotations
 from contextwright.budget.allocator import allocate
 from contextwright.clock import FixedClock
 from contextwright.importers import load_transcripts
+from contextwright.importers.model import Transcript, TranscriptMessage
+from contextwright.log import open_log
 from contextwright.models import anthropic, with_window
+from contextwright.providers.usage import Usage
 from contextwright.replay import agent_for, constraints_in, replay, safe_tool_name, visible_in
 from contextwright.runtime.engine import Engine
 from contextwright.testing.fakes import TEST_SECRET
@@ -82,3 +85,31 @@ def test_agent_from_a_transcript_uses_its_system_prompt_and_tools(tmp_path):
     result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), WINDOW))
     assert len(result.requests) == 2 and result.overflows == 0
     assert visible_in(result.requests[-1].neutral, "x.py")
+
+
+def test_a_live_providers_reports_replace_the_recorded_usage_and_tune_the_estimates():
+    recorded = {"input_tokens": 9_999, "output_tokens": 5}
+    messages = [TranscriptMessage(role="user", text="Rename the helper and run the tests.")]
+    for turn in range(4):
+        messages.append(TranscriptMessage(role="assistant", text=f"Step {turn} done.", usage=recorded))
+        messages.append(TranscriptMessage(role="user", text=f"Go on with step {turn + 1}."))
+    transcript = Transcript(session_id="live", format="synthetic", source="test", messages=tuple(messages))
+    model = with_window(anthropic("claude-sonnet-4-6"), 32_000)
+
+    def responses(provider_usage):
+        clock = FixedClock(step=1)
+        engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=TEST_SECRET)
+        try:
+            result = replay(transcript, engine=engine, model=model, provider_usage=provider_usage)
+            events = [e.payload for e in result.session.events if e.type == "model.response"]
+            return events, [b.result.total_tokens for b in result.requests]
+        finally:
+            engine.close()
+
+    kept, estimates = responses(None)
+    assert [(r.usage.input_tokens, r.replayed) for r in kept] == [(9_999, True)] * 4
+    live, tuned = responses(lambda built: Usage(input_tokens=built.result.total_tokens // 2))
+    assert [r.replayed for r in live] == [False] * 4
+    assert [r.usage.input_tokens for r in live] == [e // 2 for e in tuned]
+    # Recorded usage belongs to other requests and teaches nothing; a live report does.
+    assert tuned[:2] == estimates[:2] and tuned[-1] < estimates[-1]

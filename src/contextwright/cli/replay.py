@@ -7,7 +7,8 @@ import datetime as dt
 import gc
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,10 @@ from contextwright.importers import FORMATS, Transcript, load_transcripts
 from contextwright.log import open_log
 from contextwright.models import anthropic, openai, with_window
 from contextwright.plan.plan import CACHE_TTLS, CacheTtl
+from contextwright.providers.usage import Usage
 from contextwright.replay import replay as replay_transcript
 from contextwright.runtime.engine import SECRET_SETTING, Engine
+from contextwright.runtime.session import BuiltRequest
 from contextwright.telemetry.records import request_records, summarize
 
 DEFAULT_START = "2026-01-01T00:00:00+00:00"
@@ -67,6 +70,14 @@ def replay(
     cache_ttl: str = typer.Option(
         "5m", "--cache-ttl", help="The agent profile's prefix cache TTL: 5m, or 1h for a long-lived agent (Anthropic)."
     ),
+    usage: str = typer.Option(
+        "recorded",
+        "--usage",
+        help="recorded: keep the transcript's provider usage for stats; it belongs to the original requests and "
+        "tunes nothing. counted: report each request's own input, counted with o200k, back to the session as a live "
+        "provider's usage would be, so it reconciles its estimates as in a live loop (Anthropic wire; needs tiktoken). "
+        "The comparison always runs the engine the counted way.",
+    ),
 ) -> None:
     """Replay transcripts through the engine at a given window and show what each request would have been.
 
@@ -81,6 +92,12 @@ def replay(
         err_console.print(f"[bold red]error:[/] --cache-ttl must be one of {', '.join(CACHE_TTLS)}, not {cache_ttl!r}")
         raise typer.Exit(code=2)
     ttl: CacheTtl = "1h" if cache_ttl == "1h" else "5m"
+    if usage not in ("recorded", "counted"):
+        err_console.print(f"[bold red]error:[/] --usage must be recorded or counted, not {usage!r}")
+        raise typer.Exit(code=2)
+    if usage == "counted" and provider != "anthropic":
+        err_console.print("[bold red]error:[/] --usage counted counts the Anthropic wire; use it with --provider anthropic")
+        raise typer.Exit(code=2)
     rows: list[dict[str, Any]] = []
     with friendly_errors():
         for path in paths:
@@ -103,6 +120,7 @@ def replay(
         if stored != secret.hex() and not as_json:
             err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
         engine = Engine(log, clock=clock, secret=bytes.fromhex(stored))
+        provider_usage = _counted_usage(model.id) if usage == "counted" else None
         first_session = None
         try:
             # The bar is transient: on a console that is no terminal it would never show, yet its thread
@@ -112,7 +130,14 @@ def replay(
                 task = progress.add_task("Replaying", total=len(transcripts))
                 for transcript in transcripts:
                     clock.restart(next((m.at for m in transcript.messages if m.at), None))
-                    result = replay_transcript(transcript, engine=engine, model=model, follow_times=clock.follow, cache_ttl=ttl)
+                    result = replay_transcript(
+                        transcript,
+                        engine=engine,
+                        model=model,
+                        follow_times=clock.follow,
+                        cache_ttl=ttl,
+                        provider_usage=provider_usage,
+                    )
                     if first_session is None and result.requests:
                         first_session = result.session
                     if dump_requests is not None:
@@ -332,3 +357,11 @@ def _file_digest(path: Path) -> str:
 
 def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:120]
+
+
+def _counted_usage(model_id: str) -> Callable[[BuiltRequest], Usage]:
+    """Each request's own input, counted with o200k, as the usage a live provider would report."""
+    # The comparison's module loads most of the engine: only a counted replay pays for it.
+    from contextwright.compare import TokenCounter, counted_usage
+
+    return partial(counted_usage, counter=TokenCounter(model_id, counting="o200k"))

@@ -41,7 +41,13 @@ The strategies:
     show a slightly higher share when what it drops is the uncached part.
 ``contextwright``
     The engine itself: :func:`~contextwright.replay.replay` and
-    :meth:`~contextwright.runtime.session.BuiltRequest.anthropic` for each request.
+    :meth:`~contextwright.runtime.session.BuiltRequest.anthropic` for each request,
+    run as a live loop runs it: after each request the provider's input total (the
+    comparison's counter over what was sent) is recorded as its ``model.response``,
+    as ``Session.send`` records a real provider's usage, so the engine reconciles its
+    estimates from the second response on. Without those reports the estimator stays
+    at its uncorrected upper bound (Claude: the o200k fit times 1.3) for a whole
+    transcript, and relief starts while the request is still well inside the window.
 
 Measures, per strategy: requests; the token-weighted cache-read share; the input
 cost (uncached + cache reads + cache writes, from the simulator's dated price
@@ -82,6 +88,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any, Final, Literal
 
 from contextwright.budget.estimator import HeuristicEstimator
@@ -94,10 +101,11 @@ from contextwright.errors import UsageError
 from contextwright.importers.model import Transcript
 from contextwright.log import open_log
 from contextwright.models import ResolvedModel, anthropic, with_window
-from contextwright.providers.cache_sim import SimRequest
+from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
 from contextwright.providers.usage import Usage
 from contextwright.replay import replay, visible_in
 from contextwright.runtime.engine import Engine
+from contextwright.runtime.session import BuiltRequest
 
 __all__ = [
     "CEILING",
@@ -120,6 +128,7 @@ __all__ = [
     "compare_transcript",
     "compare_windows",
     "comparison_rows",
+    "counted_usage",
     "engine_requests",
     "sliding_window_requests",
 ]
@@ -386,7 +395,7 @@ def compare_windows(
             elif name == "contextwright" and sent_by_engine is not None:
                 simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter, rules), 0
             elif name == "contextwright":
-                run = _contextwright(transcript, timeline, model, seed=seed)
+                run = _contextwright(transcript, timeline, model, seed=seed, counter=counter)
                 simulated, unbuilt = _simulate(run, counter, rules), run.unbuilt
             else:
                 run = _BUILDERS[name](timeline, model, counter)
@@ -487,7 +496,9 @@ def engine_requests(
 ) -> tuple[SentRequest, ...]:
     """The Anthropic requests the engine sends for ``transcript`` at ``window``, timed as in :func:`compare_windows`."""
     timeline = timeline_of(transcript)
-    return _contextwright(transcript, timeline, with_window(anthropic(model_id), window), seed=seed).sent
+    return _contextwright(
+        transcript, timeline, with_window(anthropic(model_id), window), seed=seed, counter=TokenCounter(model_id)
+    ).sent
 
 
 def baseline_requests(
@@ -813,12 +824,23 @@ def _summary_text(number: int, units: Sequence[Unit], counter: TokenCounter) -> 
 # -- the engine ------------------------------------------------------------------------
 
 
-def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel, *, seed: int) -> _Run:
+def counted_usage(built: BuiltRequest, *, counter: TokenCounter) -> Usage:
+    """What a simulated provider reports for a request: its whole input, counted as the simulator counts it.
+
+    Given to :func:`~contextwright.replay.replay` as ``provider_usage`` (with ``functools.partial``),
+    it lets a replayed session reconcile its estimates as a live one does from real usage."""
+    return Usage(input_tokens=sum(counter(block.text) for block in render_anthropic_blocks(built.anthropic())))
+
+
+def _contextwright(
+    transcript: Transcript, timeline: Timeline, model: ResolvedModel, *, seed: int, counter: TokenCounter | None = None
+) -> _Run:
     clock = FixedClock(step=1)
     secret = reproducible_secret("compare", [transcript_digest(transcript)], seed=seed)
     engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=secret)
     try:
-        result = replay(transcript, engine=engine, model=model)
+        reported = partial(counted_usage, counter=counter) if counter is not None else None
+        result = replay(transcript, engine=engine, model=model, provider_usage=reported)
         events = result.session.events
     finally:
         engine.close()

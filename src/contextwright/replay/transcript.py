@@ -95,12 +95,17 @@ def replay(
     on_request: Callable[[BuiltRequest], None] | None = None,
     cache_ttl: CacheTtl = DEFAULT_CACHE_TTL,
     follow_times: Callable[[str], None] | None = None,
+    provider_usage: Callable[[BuiltRequest], Usage] | None = None,
 ) -> ReplayResult:
     """Replay ``transcript`` into a new session on ``engine`` (as an agent profile with ``cache_ttl``).
 
     ``follow_times`` is called with each message's recorded time before the message is
     recorded (to move a clock along the transcript). Provider usage recorded with a
-    model answer is kept as that request's ``model.response``.
+    model answer is kept as that request's ``model.response``, marked replayed: it
+    belongs to the original request, so it does not tune the engine's estimates.
+    ``provider_usage`` plays a live provider instead: its report for each request built
+    is recorded as that request's ``model.response`` (not replayed, so the session
+    reconciles its estimates from it, as a live loop does) in place of the recorded one.
     """
     agent, names = agent_for(transcript, cache_ttl=cache_ttl)
     sid = session_id or _session_id(transcript)
@@ -135,8 +140,9 @@ def replay(
             else:
                 result.unanswerable += 1
             session.record_assistant(AssistantMessage(text=message.text, tool_calls=calls, model=message.model))
-            usage = _recorded_usage(message.usage)
-            if built is not None and usage is not None:
+            if built is not None and provider_usage is not None:
+                _keep_usage(engine, session, built, provider_usage(built), model=None, replayed=False)
+            elif built is not None and (usage := _recorded_usage(message.usage)) is not None:
                 _keep_usage(engine, session, built, usage, model=message.model)
         for tool_result in message.tool_results:
             pending = {c.id for c in session.pending_tool_calls()}
@@ -163,7 +169,9 @@ def _recorded_usage(raw: Any) -> Usage | None:
     return None
 
 
-def _keep_usage(engine: Engine, session: Session, built: BuiltRequest, usage: Usage, *, model: str | None) -> None:
+def _keep_usage(
+    engine: Engine, session: Session, built: BuiltRequest, usage: Usage, *, model: str | None, replayed: bool = True
+) -> None:
     # Appended as an event rather than through Session.record, and marked replayed: the recorded
     # numbers belong to the original requests, so they must not tune the engine's token estimates.
     record = UsageRecord(
@@ -179,7 +187,7 @@ def _keep_usage(engine: Engine, session: Session, built: BuiltRequest, usage: Us
         usage=record,
         request_index=built.index,
         estimated_input_tokens=built.result.total_tokens,
-        replayed=True,
+        replayed=replayed,
     )
     engine.log.append(session.id, [response], expected_seq=engine.log.last_seq(session.id))
 
