@@ -323,3 +323,12 @@ def test_counted_usage_reports_each_requests_own_input_back_to_the_session(today
     assert wrong.exit_code == 2 and "--usage must be recorded or counted, not 'guessed'" in wrong.output
     openai_wire = runner.invoke(app, ["replay", str(today), "--no-compare", "--usage", "counted", "--provider", "openai"])
     assert openai_wire.exit_code == 2 and "use it with --provider anthropic" in openai_wire.output
+
+
+def test_the_comparison_says_how_its_engine_row_heard_usage(today):
+    pytest.importorskip("tiktoken", reason="the comparison counts with o200k (the tiktoken extra)")
+    note = "the replay above used the recorded usage (--usage counted to match)"
+    recorded = runner.invoke(app, ["replay", str(today)], env={"COLUMNS": "200"})
+    assert recorded.exit_code == 0 and note in " ".join(recorded.output.split())
+    counted = runner.invoke(app, ["replay", str(today), "--usage", "counted"], env={"COLUMNS": "200"})
+    assert counted.exit_code == 0 and note not in " ".join(counted.output.split())

@@ -171,6 +171,13 @@ def replay(
     if comparison:
         what = "One transcript" if len(transcripts) == 1 else f"{len(transcripts)} transcripts (totals)"
         print_comparison(comparison, window=window, what=what)
+        if usage == "recorded":
+            # The table's engine row heard each request's counted input as a live loop would; the replay did not.
+            console.print(
+                "The contextwright row runs the engine with each request's counted input reported back as usage "
+                "(as a live loop does); the replay above used the recorded usage (--usage counted to match).",
+                highlight=False,
+            )
     if dump_requests is not None:
         console.print(f"Request bodies written to {dump_requests}")
     if report is not None:
