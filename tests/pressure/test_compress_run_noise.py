@@ -187,3 +187,93 @@ def test_a_closing_list_of_failed_places_keeps_those_records_and_lets_the_rest_g
     assert next(line for line in lines if "When I post 4 to cash" in line) not in must
     assert {"  features/ledger.feature:44  rounding", "      ASSERT FAILED: expected 0.10, got 0.1000001"} <= must
     assert undefined in _kept(text)
+
+
+def test_compiler_warnings_fold_when_the_linker_fails_the_build():
+    lines = []
+    for n, (func, flag) in enumerate(
+        (("reset", "sizeof-pointer-memaccess"), ("dump", "format-overflow="), ("load", "use-after-free"))
+    ):
+        lines += [
+            f"ledger.c: In function ‘{func}’:",
+            f"ledger.c:{40 + n}:9: warning: something questionable in ‘{func}’ [-W{flag}]",
+            f"   {40 + n} |     memset(e, 0, sizeof(e));",
+            "      |         ^~~~~~",
+        ]
+    failures = [
+        "/usr/bin/ld: /tmp/ccQ1w2e3.o: in function `main':",
+        "/srv/ledger/main.c:15: undefined reference to `ledger_total'",
+        "/usr/bin/ld: /srv/ledger/report.c:8: undefined reference to `ledger_hash'",
+        "collect2: error: ld returned 1 exit status",
+    ]
+    text = "\n".join(lines + failures) + "\n"
+    lines, marks = _marks(text)
+    must = _must(lines, marks)
+    assert set(failures[1:]) <= must
+    assert not [line for line in must if ": warning: " in line]
+    assert set(failures[1:]) <= _kept(text)
+
+
+def test_parametrised_failures_with_the_same_detail_keep_their_headlines_and_one_copy():
+    lines = []
+    for n in range(10):
+        verdict = "FAILED" if n % 2 else "PASSED"
+        if verdict == "PASSED":
+            lines.append(f"++++ window-{n} PASSED")
+            continue
+        lines += [
+            "",
+            f"==== window-{n} shifted window contains itself FAILED",
+            "==== Contents of test case:",
+            "        windows::contains [list $lo $hi] [list [expr {$lo + $k}] [expr {$hi + $k}]]",
+            "---- Result was:",
+            "0",
+            "---- Result should have been (exact matching):",
+            "1",
+            f"==== window-{n} FAILED",
+            "",
+        ]
+    lines.append("windows.test:\tTotal\t10\tPassed\t5\tSkipped\t0\tFailed\t5")
+    text = "\n".join(lines) + "\n"
+    lines, marks = _marks(text)
+    must = _must(lines, marks)
+    assert {line for line in lines if line.endswith("FAILED")} <= must
+    assert lines[-2] in must
+    results = [i for i, line in enumerate(lines) if line == "---- Result was:"]
+    assert marks.priority[results[0]] >= MUST
+    assert all(marks.priority[i] < MUST for i in results[1:])
+    kept = _kept(text)
+    assert {line for line in lines if line.endswith("FAILED")} <= kept
+    assert {"---- Result was:", "0", "1"} <= kept
+
+
+def test_runtime_frames_under_the_projects_frame_rank_below_must():
+    failure = [
+        "✖ applies the coupon (3.1ms)",
+        "  TypeError: Cannot read properties of undefined (reading 'rate')",
+        "      at applyCoupon (/srv/shop/lib/coupon.js:14:22)",
+        "      at TestContext.<anonymous> (/srv/shop/test/coupon.test.js:9:5)",
+        "      at Test.runInAsyncScope (node:async_hooks:206:9)",
+        "      at Test.run (node:internal/test_runner/test:796:25)",
+        "      at Test.start (node:internal/test_runner/test:702:17)",
+        "      at async Promise.all (index 0)",
+    ]
+    lines = [f"✔ prices item {n} (0.{n % 9 + 1}ms)" for n in range(40)]
+    lines += [*failure, "ℹ tests 41", "ℹ pass 40", "ℹ fail 1", "ℹ duration_ms 310.2"]
+    text = "\n".join(lines) + "\n"
+    lines, marks = _marks(text)
+    must = _must(lines, marks)
+    assert set(failure[:4]) <= must
+    assert not {failure[4], failure[5], failure[6]} & must
+    assert {"ℹ tests 41", "ℹ fail 1"} <= must
+
+
+def test_library_frames_above_the_projects_first_frame_stay():
+    failure = [
+        'Exception in thread "main" java.lang.IllegalStateException: ledger closed',
+        "\tat org.apache.commons.pool2.impl.GenericObjectPool.borrowObject(GenericObjectPool.java:412)",
+        "\tat com.acme.ledger.Ledger.post(Ledger.java:88)",
+        "\tat com.acme.ledger.Main.main(Main.java:12)",
+    ]
+    lines, marks = _marks("\n".join(["starting ledger", *failure]) + "\n")
+    assert set(failure) <= _must(lines, marks)

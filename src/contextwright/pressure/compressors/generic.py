@@ -844,7 +844,7 @@ def protect_listed_records(view: LineView, marks: Marks) -> None:
     listed: set[str] = set()
     items: set[int] = set()
     for index, line in enumerate(lines):
-        if not line.rstrip().endswith(":") or not view.hinted[index] & HINTED or not _FAILED_LIST_HEADER.match(line):
+        if not view.hinted[index] & HINTED or not line.rstrip().endswith(":") or not _FAILED_LIST_HEADER.match(line):
             continue
         item = index + 1
         while item < len(lines) and lines[item].strip():
@@ -893,6 +893,85 @@ def _says_more_than_place(view: LineView, index: int) -> bool:
     if view.hinted[index] & HINTED and (view.is_failure(index) or view.is_warning(index) or view.is_summary(index)):
         return True
     return _COMPILER_STYLE.match(line) is not None or is_finding_shape(line) or _opens_stack(line)
+
+
+FOREIGN_FRAME = "runtime frame under the project's"
+
+
+def rank_foreign_frames_after_own(view: LineView, marks: Marks) -> None:
+    """In a stack, rank below must the frames in dependencies or the runtime under a frame in the project's code.
+
+    A failed test's stack runs from the project's frame (the assertion, the call that threw)
+    into the runner and the runtime (``Test.run (node:internal/test_runner/test:796:25)``,
+    ``at org.junit.runners...``): those frames say how the runner got there, not where the
+    failure is. Frames before the first project frame (where a library threw) stay, and so
+    does every frame in the project's code. Python's ``File "..."`` frames have their own rule.
+    A stack is a run of frame lines, ended by a blank line or by any other ranked line.
+    """
+    lines, priority = view.lines, marks.priority
+    own_seen = False
+    for index, line in enumerate(lines):
+        # Only ranked lines are read (every frame that names its place was ranked or kept by
+        # now); an ordinary line is passed over, a blank line ends the stack.
+        if priority[index] <= NORMAL:
+            if not line.strip():
+                own_seen = False
+            continue
+        frame = _FRAME.search(line) is not None or _CALL_FRAME.match(line) is not None
+        if not frame or line.lstrip().startswith('File "'):
+            own_seen = False
+            continue
+        if not _FOREIGN.search(line):
+            own_seen = own_seen or view.is_location(line)
+            continue
+        if own_seen and marks.priority[index] >= MUST and not _says_more_than_place(view, index):
+            marks.priority[index] = KEY
+            marks.labels[index] = FOREIGN_FRAME
+
+
+REPEATED_DETAIL = "detail repeated from an earlier failure"
+_DETAIL_MAX_LINES = 30
+
+
+def fold_repeated_details(view: LineView, marks: Marks) -> None:
+    """Rank low a failure's protected detail when an earlier failure's detail reads the same.
+
+    Parametrised cases that fail alike print the same detail under each headline (tcltest's
+    ``---- Result was:`` / ``0`` / ``---- Result should have been (exact matching):`` / ``1``):
+    the headlines stay, the first copy of the detail stays, and the later copies rank low.
+    The detail of a failure is the run of protected lines after its headline, up to the next
+    failure line or a second blank line; it folds only when every line of it is the same.
+    """
+    lines = view.lines
+    headlines = [
+        index
+        for index in range(len(lines))
+        if marks.priority[index] >= MUST and view.hinted[index] & HINTED and view.is_failure(index)
+    ]
+    seen: set[tuple[str, ...]] = set()
+    for position, start in enumerate(headlines):
+        stop = headlines[position + 1] if position + 1 < len(headlines) else len(lines)
+        detail: list[int] = []
+        blanks = 0
+        for index in range(start + 1, min(stop, start + 1 + _DETAIL_MAX_LINES)):
+            if not lines[index].strip():
+                blanks += 1
+                if blanks >= 2:
+                    break
+                continue
+            blanks = 0
+            if marks.priority[index] >= MUST:
+                detail.append(index)
+        if len(detail) < 2:
+            continue
+        key = tuple(lines[index].strip() for index in detail)
+        if key not in seen:
+            seen.add(key)
+            continue
+        for index in detail:
+            if not _says_more_than_place(view, index):
+                marks.priority[index] = KEY_LOW
+                marks.labels[index] = REPEATED_DETAIL
 
 
 def protect_own_locations(view: LineView, marks: Marks) -> None:
