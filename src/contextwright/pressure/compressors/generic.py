@@ -232,6 +232,13 @@ _DETAIL_LABELS = frozenset(
     {"actual", "expected", "received", "got", "want", "left", "right", "hint", "detail", "reason", "cause"}
 )
 _DETAIL_REACH = 20
+# A line of punctuation alone: a rule between records, a YAML block's "---" or "...".
+_RULE_LINE = re.compile(r"^[\W_]+$")
+# A line that only times something: "duration_ms: 2.57", "Took 0min 0.006s", "time: 12 ms".
+_TIMING = re.compile(
+    r"(?i)^\W*(?:[\w]+[ _])?(?:duration|elapsed|time|took|runtime)(?:[ _][a-z]+)?\s*[:=]?\s*"
+    r"(?:\d+\s*min\s*)?\d[\d.,]*\s*(?:ms|s|sec|secs|seconds|milliseconds|µs|us|ns|m)?\W*$"
+)
 _STACK_OPENER = re.compile(r"Traceback \(most recent call last\):\s*$|^\W*(?:The above exception was|During handling of)")
 _RAIL_OPENERS = frozenset("=[<#*-+~|:")
 _SHOWN_FOLLOWING = 2
@@ -687,6 +694,10 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             follow = 0
         elif follow and _NEW_RECORD.match(line):
             follow = 0  # the next record of a log, not the detail of the one before
+        elif follow and (_RULE_LINE.match(line) or _TIMING.match(line)):
+            # A rule ("---", "-----") or a timing ("duration_ms: 2.5") after a failure says nothing
+            # of it: it neither counts as its detail nor takes the place of a line that does.
+            marks.key(index, KEY_LOW)
         elif follow:
             # The lines right after a failure or warning carry its detail ("left: 5", the location);
             # a quoted source line or a caret under it only repeats the source, so it merely ranks high.
@@ -752,6 +763,215 @@ def _protect_section_headers(lines: Sequence[str], marks: Marks) -> None:
                 following = index + 1
                 if following < len(lines) and lines[following].strip() and following not in indexes:
                     marks.must(index)
+
+
+# A frame that names only a call and its place: "Test.run (node:internal/test_runner/test:796:25)",
+# valgrind's "by 0x109243: main (main.c:10)", a bare "/srv/app/lib/text.js:8:37".
+_CALL_FRAME = re.compile(
+    r"^\s*(?:(?:at|by)\s+)?(?:0x[0-9A-Fa-f]+:?\s+)?(?:async\s+)?[\w$.<>\[\]~:]+(?:\s+\[as [\w$]+\])?"
+    r"\s+\([^()\s]*:\d+(?::\d+)?\)\s*$"
+    r"|^\s*(?:at\s+)?(?:file://)?[\w./@~+-]*/[\w.@~+-]+:\d+:\d+\s*$"
+)
+REPEATED_FRAME = "repeated frame"
+REPEATED_PLACE = "repeated place"
+PASSED_RECORD = "record not in the failure list"
+
+
+def place_of(line: str) -> str | None:
+    """The place a location line names (``src/a.py:12``, ``x.pl line 3``), as written; None when there is none."""
+    tokens = line.split()
+    for position, token in enumerate(tokens):
+        if (":" in token or "(" in token) and _LOCATION_TOKEN.match(token):
+            return token.strip("([\"'`<>)],;.")
+        if (
+            token == "line"
+            and 0 < position < len(tokens) - 1
+            and tokens[position + 1].rstrip(",:.").isdigit()
+            and _FILE_TOKEN.match(tokens[position - 1])
+        ):
+            return tokens[position - 1].strip("(\"',:") + " line " + tokens[position + 1].rstrip(",:.")
+    return None
+
+
+def fold_repeated_places(view: LineView, marks: Marks) -> None:
+    """Rank below must a frame or a place that an earlier protected line already showed.
+
+    The same frame under every error of a run (valgrind's ``by 0x109243: main (main.c:10)``,
+    the test runner's own frames under each failed test) and the same place named by every
+    line that uses it (a step definition, a shared helper) say nothing the first copy did
+    not: the first stays protected, the later ones rank low. A line that is a failure, a
+    warning, a finding or a total keeps its rank whatever place it names.
+    """
+    lines = view.lines
+    seen: set[str] = set()
+    for index, line in enumerate(lines):
+        if marks.priority[index] < MUST or not line.strip():
+            continue
+        frame = _FRAME.search(line) is not None or _CALL_FRAME.match(line) is not None
+        if frame:
+            key = "\x00" + line.strip()
+        elif (
+            view.hinted[index] & HINTED
+            and view.is_location(line)
+            and (place := place_of(line)) is not None
+            and not line.lstrip().startswith(place)  # a finding opens with its place; a reference trails
+        ):
+            key = place
+        else:
+            continue
+        if key not in seen:
+            seen.add(key)
+            continue
+        if _says_more_than_place(view, index):
+            continue
+        marks.priority[index] = KEY_LOW
+        marks.labels[index] = REPEATED_FRAME if frame else REPEATED_PLACE
+
+
+_FAILED_LIST_HEADER = re.compile(r"(?i)^\s*(?:\w+ ){0,2}(?:fail(?:ed|ing|ures?)|error(?:ed|s)?)(?: \w+){0,2}:\s*$")
+
+
+def protect_listed_records(view: LineView, marks: Marks) -> None:
+    """Keep the record of each failure that a closing list names by its place.
+
+    A run that ends with a list of what failed by place (``Failing scenarios:`` over
+    ``  features/cart.feature:38  Gift wrapping``) points back at the record that opened
+    with the same place (``  Scenario: Gift wrapping  # features/cart.feature:38``): the lines
+    indented under that record are the failure's steps, the failing one among them whether
+    or not it names a failure word. Records the list does not name stay as ranked.
+    """
+    lines = view.lines
+    listed: set[str] = set()
+    items: set[int] = set()
+    for index, line in enumerate(lines):
+        if not view.hinted[index] & HINTED or not line.rstrip().endswith(":") or not _FAILED_LIST_HEADER.match(line):
+            continue
+        item = index + 1
+        while item < len(lines) and lines[item].strip():
+            place = place_of(lines[item])
+            if place is None or not lines[item].lstrip().startswith(place):
+                break
+            listed.add(place)
+            items.add(item)
+            item += 1
+    if not listed:
+        return
+    files = {place.rsplit(":", 1)[0] for place in listed if ":" in place}
+    for index, line in enumerate(lines):
+        if index in items or not view.hinted[index] & HINTED:
+            continue
+        place = place_of(line)
+        if place is None or line.lstrip().startswith(place):
+            continue
+        indent = _indent(line)
+        block = range(index + 1, _block_end(lines, index, indent))
+        if place in listed:
+            marks.must(index)
+            for below in block:
+                if NOISE < marks.priority[below] < MUST and marks.labels[below] != REPEATED_FRAME:
+                    if not _FRAME.search(lines[below]):
+                        marks.must(below)
+        elif ":" in place and place.rsplit(":", 1)[0] in files:
+            # A record in the same file that the list leaves out passed: it and its steps are context.
+            for row in (index, *block):
+                if marks.priority[row] >= MUST and not _says_more_than_place(view, row):
+                    marks.priority[row] = KEY_LOW
+                    marks.labels[row] = PASSED_RECORD
+
+
+def _block_end(lines: Sequence[str], index: int, indent: int) -> int:
+    # The first line after ``index`` that is blank or no deeper than ``indent``.
+    for below in range(index + 1, len(lines)):
+        if not lines[below].strip() or _indent(lines[below]) <= indent:
+            return below
+    return len(lines)
+
+
+def _says_more_than_place(view: LineView, index: int) -> bool:
+    # A failure, a warning, a total or a finding is kept whatever record it stands in.
+    line = view.lines[index]
+    if view.hinted[index] & HINTED and (view.is_failure(index) or view.is_warning(index) or view.is_summary(index)):
+        return True
+    return _COMPILER_STYLE.match(line) is not None or is_finding_shape(line) or _opens_stack(line)
+
+
+FOREIGN_FRAME = "runtime frame under the project's"
+
+
+def rank_foreign_frames_after_own(view: LineView, marks: Marks) -> None:
+    """In a stack, rank below must the frames in dependencies or the runtime under a frame in the project's code.
+
+    A failed test's stack runs from the project's frame (the assertion, the call that threw)
+    into the runner and the runtime (``Test.run (node:internal/test_runner/test:796:25)``,
+    ``at org.junit.runners...``): those frames say how the runner got there, not where the
+    failure is. Frames before the first project frame (where a library threw) stay, and so
+    does every frame in the project's code. Python's ``File "..."`` frames have their own rule.
+    A stack is a run of frame lines, ended by a blank line or by any other ranked line.
+    """
+    lines, priority = view.lines, marks.priority
+    own_seen = False
+    for index, line in enumerate(lines):
+        # Only ranked lines are read (every frame that names its place was ranked or kept by
+        # now); an ordinary line is passed over, a blank line ends the stack.
+        if priority[index] <= NORMAL:
+            if not line.strip():
+                own_seen = False
+            continue
+        frame = _FRAME.search(line) is not None or _CALL_FRAME.match(line) is not None
+        if not frame or line.lstrip().startswith('File "'):
+            own_seen = False
+            continue
+        if not _FOREIGN.search(line):
+            own_seen = own_seen or view.is_location(line)
+            continue
+        if own_seen and marks.priority[index] >= MUST and not _says_more_than_place(view, index):
+            marks.priority[index] = KEY
+            marks.labels[index] = FOREIGN_FRAME
+
+
+REPEATED_DETAIL = "detail repeated from an earlier failure"
+_DETAIL_MAX_LINES = 30
+
+
+def fold_repeated_details(view: LineView, marks: Marks) -> None:
+    """Rank low a failure's protected detail when an earlier failure's detail reads the same.
+
+    Parametrised cases that fail alike print the same detail under each headline (tcltest's
+    ``---- Result was:`` / ``0`` / ``---- Result should have been (exact matching):`` / ``1``):
+    the headlines stay, the first copy of the detail stays, and the later copies rank low.
+    The detail of a failure is the run of protected lines after its headline, up to the next
+    failure line or a second blank line; it folds only when every line of it is the same.
+    """
+    lines = view.lines
+    headlines = [
+        index
+        for index in range(len(lines))
+        if marks.priority[index] >= MUST and view.hinted[index] & HINTED and view.is_failure(index)
+    ]
+    seen: set[tuple[str, ...]] = set()
+    for position, start in enumerate(headlines):
+        stop = headlines[position + 1] if position + 1 < len(headlines) else len(lines)
+        detail: list[int] = []
+        blanks = 0
+        for index in range(start + 1, min(stop, start + 1 + _DETAIL_MAX_LINES)):
+            if not lines[index].strip():
+                blanks += 1
+                if blanks >= 2:
+                    break
+                continue
+            blanks = 0
+            if marks.priority[index] >= MUST:
+                detail.append(index)
+        if len(detail) < 2:
+            continue
+        key = tuple(lines[index].strip() for index in detail)
+        if key not in seen:
+            seen.add(key)
+            continue
+        for index in detail:
+            if not _says_more_than_place(view, index):
+                marks.priority[index] = KEY_LOW
+                marks.labels[index] = REPEATED_DETAIL
 
 
 def protect_own_locations(view: LineView, marks: Marks) -> None:

@@ -26,7 +26,14 @@ _EXIT_STATUS = re.compile(
 )
 _NPM_SCRIPT = re.compile(r"^(npm (?:info|verb|ERR!|error) run \S+ \S+) ")
 _CODE_COUNT = re.compile(r"^\d+ +[A-Z]{1,3}\d{2,4} \S")
-_PASSED_POINT = re.compile(r"^\+{4} \S+ PASSED\s*$|^\s*ok \d+(?: |$)(?!.*# TODO)")
+_PASSED_POINT = re.compile(
+    r"^\+{4} \S+ PASSED\s*$|^\s*ok \d+(?: |$)(?!.*# TODO)"
+    # unittest's and cargo's "name ... ok", a table row's "| PASS |", a glyph's "✔ name (1.2ms)".
+    r"|\S.*? \.\.\. ok\s*$|^\S.*\s\|\s*PASS\s*\|\s*$|^\s*[✓✔] \S"
+)
+_YAML_OPEN = "---"
+_YAML_CLOSE = "..."
+_YAML_MAX_LINES = 40
 
 
 def protect_outcomes(lines: Sequence[str], marks: Marks) -> None:
@@ -41,6 +48,7 @@ def protect_outcomes(lines: Sequence[str], marks: Marks) -> None:
             # Kept only for following a failure line: a passing test point is not its detail.
             marks.priority[index] = NORMAL
             marks.noise(index, "passed test")
+            _drop_passed_block(lines, marks, index)
             continue
         if priority >= MUST or priority == NOISE or not line.strip():
             continue
@@ -50,12 +58,33 @@ def protect_outcomes(lines: Sequence[str], marks: Marks) -> None:
                 failed_scripts.add(script.group(1))
         elif priority == NORMAL and not marks.labels[index] and _PASSED_POINT.match(line):
             marks.noise(index, "passed test")
+            _drop_passed_block(lines, marks, index)
     if failed_scripts:
         # The lifecycle line before the exit code names the script that failed.
         for index, line in enumerate(lines):
             if (script := _NPM_SCRIPT.match(line)) is not None and script.group(1) in failed_scripts:
                 if marks.priority[index] != NOISE:
                     marks.must(index)
+
+
+def _drop_passed_block(lines: Sequence[str], marks: Marks, index: int) -> None:
+    # The YAML block a TAP producer indents under a passing point ("  ---", "  duration_ms: 0.4",
+    # "  ...") goes with it. Only a block whose every line was ordinary: a block that the
+    # rules ranked (a diagnostic of a passing point) stays.
+    start = index + 1
+    if start >= len(lines) or lines[start].strip() != _YAML_OPEN:
+        return
+    indent = len(line := lines[index]) - len(line.lstrip())
+    for end in range(start, min(len(lines), start + _YAML_MAX_LINES)):
+        text = lines[end]
+        if len(text) - len(text.lstrip()) <= indent and text.strip():
+            return
+        if text.strip() == _YAML_CLOSE:
+            block = range(start, end + 1)
+            if all(marks.priority[i] <= NORMAL for i in block):
+                for i in block:
+                    marks.noise(i, "passed test")
+            return
 
 
 def _may_state_outcome(line: str) -> bool:

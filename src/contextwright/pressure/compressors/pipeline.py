@@ -224,6 +224,10 @@ def analyse(lines: Sequence[str], kind: str, *, exit_code: int | None) -> tuple[
         tracebacks.rank_library_frames(view.lines, marks)
         trees.protect_tree_problems(view.lines, marks)
         validators.protect_error_objects(view.lines, marks)
+        generic.fold_repeated_places(view, marks)
+        generic.rank_foreign_frames_after_own(view, marks)
+        generic.protect_listed_records(view, marks)
+        generic.fold_repeated_details(view, marks)
         # Last: it overrules the protection above for findings below the run's highest severity.
         severity.fold_lower_severities(view.lines, marks)
     failed = marks.failed or (exit_code not in (None, 0)) or (kind == "generic" and needle_failure)

@@ -104,6 +104,8 @@ _PERL_WARNINGS = (
 )
 # ERROR: message   or   *** WARNING: message   at the start of a line (pip, bazel, podchecker)
 _BARE = re.compile(r"^(?:\*{3} )?(?P<word>FATAL|ERROR|WARNING|Fatal|Error|Warning)\s*: (?P<msg>\S.*)$")
+# collect2: error: ld returned 1 exit status   or   gcc: fatal error: no input files   (a tool's own verdict, no place)
+_TOOL_VERDICT = re.compile(r"^(?P<tool>[\w.+-]+): (?P<word>fatal error|error): (?P<msg>\S.*)$")
 # note: message [SC2086]   (a note with a tool's own code is a finding, not an addendum)
 _CODED_NOTE = re.compile(r"\[(?P<code>[A-Z]+\d+)\]\s*$")
 _SEPARATOR = re.compile(r"^[-=*_]{5,}\s*$")
@@ -198,6 +200,10 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
         return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
     located = _LOCATED.match(line) if ":" in line else None
     if located is None:
+        if (m := _TOOL_VERDICT.match(line)) is not None:
+            # The run failed at error severity even when no located finding says so (the linker's
+            # "undefined reference" lines carry no severity word): warnings beside it fold.
+            return _WORDS[m.group("word")], f"{m.group('word')} {m.group('tool')}"
         if line.endswith(".") and " line " in line and (m := _PERL_DIAGNOSTIC.match(line)) is not None:
             return _perl(m.group("msg"))
         return _worded_or_parenthesised(line) if ":" in line else None
