@@ -190,6 +190,8 @@ _LOCATION_TOKEN = re.compile(
     # "File.cs(12,3):" and "foo.c(12)" are places; a call quoted in source, "l.add(0);", is not.
     r"(?::\d|\(\d+(?:,\d+)*\)?(?:[:,]|$)|:line$)"
 )
+_PLACE_END = re.compile(r"[:(]\d|:line$")
+"""What ends every match of ``_LOCATION_TOKEN``: a token without it is no place, and the cheap search spares it the pattern."""
 _FILE_TOKEN = re.compile(r"[(\[\"'`<]*(?:[\w.@~+-]*[/\\])*[\w@~+-][\w.@~+-]*\.[A-Za-z]\w{0,11}\"?[,:]?$")
 _BRACKET_LOCATION = re.compile(
     r"\s*\[\d+(?:, \d+)*\]:|\s*-->\s*\S|LINE \d+:"
@@ -325,7 +327,14 @@ def _failure_shape(line: str) -> bool:
         return True
     low = line.lower() if line.isascii() else None
     for words, pattern in _FAILURE_PATTERNS_ELSEWHERE:
-        if (low is None or not words or any(word in low for word in words)) and pattern.search(line):
+        if low is not None and words:
+            # A plain loop: a generator per pattern and line cost more than the substring tests.
+            for word in words:
+                if word in low:
+                    break
+            else:
+                continue
+        if pattern.search(line):
             return True
     return False
 
@@ -335,15 +344,20 @@ def is_warning_line(line: str) -> bool:
     return _has(line, ("warn",)) and _WARNING_TAG.search(line) is not None
 
 
+def _may_bracket_location(line: str) -> bool:
+    # Every branch of _BRACKET_LOCATION holds one of these.
+    return "]:" in line or "-->" in line or "LINE " in line or 'File "<' in line or " line " in line or "|" in line
+
+
 def is_location_line(line: str) -> bool:
     """True when the line names a place in a file (``a.py:12``, ``x.cs(3,5)``, ``main.tf line 4``)."""
-    if _BRACKET_LOCATION.match(line):
+    if _may_bracket_location(line) and _BRACKET_LOCATION.match(line):
         return True
     if ":" not in line and "(" not in line and " line " not in line:
         return False
     tokens = line.split()
     for position, token in enumerate(tokens):
-        if (":" in token or "(" in token) and _LOCATION_TOKEN.match(token):
+        if (":" in token or "(" in token) and _PLACE_END.search(token) and _LOCATION_TOKEN.match(token):
             return True
         if (
             token == "line"
@@ -405,6 +419,8 @@ def _hint_masks() -> tuple[tuple[str, int], ...]:
 
 
 _HINT_MASKS = _hint_masks()
+_ASCII_HINT_MASKS = tuple((word, mask) for word, mask in _HINT_MASKS if word.isascii())
+"""The hint words without the glyphs ("✕", "●"): an ASCII text holds none of those, and is not scanned for them."""
 
 
 def _hinted(lines: Sequence[str]) -> bytearray:
@@ -424,7 +440,7 @@ def _hinted(lines: Sequence[str]) -> bytearray:
     starts = array("q", itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
     del lowered
     last = len(lines) - 1
-    for hint, mask in _HINT_MASKS:
+    for hint, mask in _ASCII_HINT_MASKS if low.isascii() else _HINT_MASKS:
         position = low.find(hint)
         while position != -1:
             line = bisect.bisect_right(starts, position) - 1
@@ -450,7 +466,12 @@ def _own_location(line: str) -> bool:
 
 
 def _quiet(line: str) -> bool:
-    return _QUIET_RECORD.search(line) is not None or _SNIPPET.match(line) is not None
+    return _QUIET_RECORD.search(line) is not None or _is_snippet(line)
+
+
+def _is_snippet(line: str) -> bool:
+    # Every match of _SNIPPET holds a bar, a caret or a tab: substring tests spare most lines the pattern.
+    return ("|" in line or "│" in line or "^" in line or "\t" in line) and _SNIPPET.match(line) is not None
 
 
 def is_finding_shape(line: str) -> bool:
@@ -458,7 +479,10 @@ def is_finding_shape(line: str) -> bool:
     stripped = line.lstrip()
     if stripped[:1].isupper() and stripped[1:2].isalnum() and _FINDING_SHAPES[0].match(line):
         return True
-    return any(needle in line and pattern.search(line) for needle, pattern in _GATED_FINDING_SHAPES)
+    for needle, pattern in _GATED_FINDING_SHAPES:
+        if needle in line and pattern.search(line):
+            return True
+    return False
 
 
 def is_diagnostic_line(line: str) -> bool:
@@ -511,6 +535,8 @@ class LineView:
     lines: Sequence[str]
     hinted: bytearray
     """Each line's hint flags (``HINTED`` and the word-group bits)."""
+    frames: bytearray
+    """1 for each line that is a stack frame by ``_FRAME``: the passes ask about every line again."""
     # The shape tests' answers by line text: the passes ask about the same lines again (a
     # line apply_needles found plain, protect_findings tests anew), and logs repeat lines.
     _failures: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
@@ -560,7 +586,7 @@ class LineView:
 def view_of(lines: Sequence[str]) -> LineView:
     """The :class:`LineView` of ``lines``."""
     plain = _without_rail(lines)
-    return LineView(plain, _hinted(plain))
+    return LineView(plain, _hinted(plain), bytearray(_FRAME.search(line) is not None for line in plain))
 
 
 def apply_needles(view: LineView, marks: Marks) -> bool:
@@ -569,7 +595,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
     Only lines the kind's rules left alone are looked at: a line those rules ranked or
     named (a detail line inside a failure, a style finding, a passing test) keeps its rank.
     """
-    lines, hinted = view.lines, view.hinted
+    lines, hinted, frames = view.lines, view.hinted, view.frames
     saw_failure = False
     follow = 0
     previous: int | None = None  # the last non-blank line
@@ -591,7 +617,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
     for index, line in enumerate(lines):
         if not line.strip():
             continue
-        frame = _FRAME.search(line) is not None
+        frame = bool(frames[index])
         label = _LABEL.match(line) if ":" in line else None
         indent = len(line) - len(line.lstrip())
         if chain is not None and indent > chain:
@@ -636,7 +662,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
         if (frame or ("-->" in line and _ARROW_LOCATION.match(line))) and opener is not None and _free(marks, opener):
             # The line that opens a stack or that a "--> file:line" points from says what went wrong;
             # a source line quoted under a frame (Python's) does not open one.
-            if not _FRAME.search(lines[opener]) and (last_frame is None or opener - last_frame > 2):
+            if not frames[opener] and (last_frame is None or opener - last_frame > 2):
                 marks.must(opener)
                 located = located and not frame
         if frame:
@@ -702,7 +728,7 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
             # The lines right after a failure or warning carry its detail ("left: 5", the location);
             # a quoted source line or a caret under it only repeats the source, so it merely ranks high.
             # A line with a caret line under it is quoted source too, pipe or not (javac, clang).
-            if _SNIPPET.match(line) or (index + 1 < len(lines) and _CARET.match(lines[index + 1])):
+            if _is_snippet(line) or (index + 1 < len(lines) and _CARET.match(lines[index + 1])):
                 marks.key(index, KEY_HIGH, "code snippet line")
             else:
                 marks.must(index)
@@ -724,7 +750,7 @@ def _protect_numbered_failures(lines: Sequence[str], marks: Marks, hinted: bytea
     # each names a failed test, where it is listed and where its detail starts.
     count = 0
     for index, line in enumerate(lines):
-        if hinted[index] & HINTED and (match := _FAILING_COUNT.match(line)):
+        if hinted[index] & HINTED and line.lstrip()[:1].isdecimal() and (match := _FAILING_COUNT.match(line)):
             count = max(count, int(match.group(1)))
     if not count:
         return
@@ -777,11 +803,19 @@ REPEATED_PLACE = "repeated place"
 PASSED_RECORD = "record not in the failure list"
 
 
+def _is_call_frame(line: str) -> bool:
+    # Both branches of _CALL_FRAME hold a ":line" place and end in ")" or a digit, before trailing space.
+    if ":" not in line:
+        return False
+    end = line.rstrip()[-1:]
+    return (end == ")" or end.isdecimal()) and _CALL_FRAME.match(line) is not None
+
+
 def place_of(line: str) -> str | None:
     """The place a location line names (``src/a.py:12``, ``x.pl line 3``), as written; None when there is none."""
     tokens = line.split()
     for position, token in enumerate(tokens):
-        if (":" in token or "(" in token) and _LOCATION_TOKEN.match(token):
+        if (":" in token or "(" in token) and _PLACE_END.search(token) and _LOCATION_TOKEN.match(token):
             return token.strip("([\"'`<>)],;.")
         if (
             token == "line"
@@ -807,7 +841,7 @@ def fold_repeated_places(view: LineView, marks: Marks) -> None:
     for index, line in enumerate(lines):
         if marks.priority[index] < MUST or not line.strip():
             continue
-        frame = _FRAME.search(line) is not None or _CALL_FRAME.match(line) is not None
+        frame = bool(view.frames[index]) or _is_call_frame(line)
         if frame:
             key = "\x00" + line.strip()
         elif (
@@ -869,7 +903,7 @@ def protect_listed_records(view: LineView, marks: Marks) -> None:
             marks.must(index)
             for below in block:
                 if NOISE < marks.priority[below] < MUST and marks.labels[below] != REPEATED_FRAME:
-                    if not _FRAME.search(lines[below]):
+                    if not view.frames[below]:
                         marks.must(below)
         elif ":" in place and place.rsplit(":", 1)[0] in files:
             # A record in the same file that the list leaves out passed: it and its steps are context.
@@ -917,7 +951,7 @@ def rank_foreign_frames_after_own(view: LineView, marks: Marks) -> None:
             if not line.strip():
                 own_seen = False
             continue
-        frame = _FRAME.search(line) is not None or _CALL_FRAME.match(line) is not None
+        frame = bool(view.frames[index]) or _is_call_frame(line)
         if not frame or line.lstrip().startswith('File "'):
             own_seen = False
             continue
@@ -1039,7 +1073,7 @@ def protect_findings(view: LineView, marks: Marks) -> None:
             continue
         if priority >= MUST or priority == NOISE or not line.strip() or marks.labels[index] == DIFF_LINE:
             continue
-        if marks.labels[index] == "code snippet line" or _SNIPPET.match(line) or _FRAME.search(line):
+        if marks.labels[index] == "code snippet line" or _is_snippet(line) or view.frames[index]:
             continue
         if is_finding_shape(line) or (
             hinted[index] & HINTED

@@ -40,11 +40,11 @@ def protect_outcomes(lines: Sequence[str], marks: Marks) -> None:
     """Keep per-unit tallies and non-zero exit statuses; let passing test points go."""
     failed_scripts: set[str] = set()
     for index, line in enumerate(lines):
-        if _CODE_COUNT.match(line) and marks.priority[index] != NOISE:
+        if line[:1].isdecimal() and _CODE_COUNT.match(line) and marks.priority[index] != NOISE:
             marks.must(index)
             continue
         priority = marks.priority[index]
-        if priority == MUST and not marks.labels[index] and _PASSED_POINT.match(line):
+        if priority == MUST and not marks.labels[index] and _may_pass(line) and _PASSED_POINT.match(line):
             # Kept only for following a failure line: a passing test point is not its detail.
             marks.priority[index] = NORMAL
             marks.noise(index, "passed test")
@@ -56,7 +56,7 @@ def protect_outcomes(lines: Sequence[str], marks: Marks) -> None:
             marks.must(index)
             if (script := _NPM_SCRIPT.match(line)) is not None:
                 failed_scripts.add(script.group(1))
-        elif priority == NORMAL and not marks.labels[index] and _PASSED_POINT.match(line):
+        elif priority == NORMAL and not marks.labels[index] and _may_pass(line) and _PASSED_POINT.match(line):
             marks.noise(index, "passed test")
             _drop_passed_block(lines, marks, index)
     if failed_scripts:
@@ -85,6 +85,11 @@ def _drop_passed_block(lines: Sequence[str], marks: Marks, index: int) -> None:
                 for i in block:
                     marks.noise(i, "passed test")
             return
+
+
+def _may_pass(line: str) -> bool:
+    # Every match of _PASSED_POINT holds one of these: substring tests spare most lines its ".*" scans.
+    return "ok" in line or "PASS" in line or "✓" in line or "✔" in line
 
 
 def _may_state_outcome(line: str) -> bool:

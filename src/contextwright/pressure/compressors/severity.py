@@ -188,7 +188,7 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
             return None
         return _WORDS[m.group("word").lower()], f"{m.group('word').lower()} {_shape(m.group('msg'))}"
     if head.isspace():
-        if (m := _STYLISH.match(line)) is None:
+        if ":" not in line or (m := _STYLISH.match(line)) is None:
             return None
         return _WORDS[m.group("word")], f"{m.group('word')} {m.group('rule')}"
     if head == "<":
@@ -200,7 +200,7 @@ def _place(lines: Sequence[str], index: int, line: str) -> tuple[int, str] | Non
         return _WORDS[word], f"{word} {_rule(m.group('msg'))}"
     located = _LOCATED.match(line) if ":" in line else None
     if located is None:
-        if (m := _TOOL_VERDICT.match(line)) is not None:
+        if "error: " in line and (m := _TOOL_VERDICT.match(line)) is not None:
             # The run failed at error severity even when no located finding says so (the linker's
             # "undefined reference" lines carry no severity word): warnings beside it fold.
             return _WORDS[m.group("word")], f"{m.group('word')} {m.group('tool')}"

@@ -25,7 +25,8 @@ _OPTIONAL_LABEL = "UNMET OPTIONAL DEPENDENCY"
 def protect_tree_problems(lines: Sequence[str], marks: Marks) -> None:
     """Keep every tree node that carries a problem marker; label unmet optional nodes."""
     for index, line in enumerate(lines):
-        if (m := _NODE.match(line)) is None:
+        # Every branch holds "─", "-- " or "+-": substring tests spare most lines the pattern.
+        if not ("─" in line or "-- " in line or "+-" in line) or (m := _NODE.match(line)) is None:
             continue
         node = m.group("node")
         if _PROBLEM.search(node) is not None:
