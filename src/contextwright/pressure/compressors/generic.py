@@ -586,7 +586,8 @@ class LineView:
 def view_of(lines: Sequence[str]) -> LineView:
     """The :class:`LineView` of ``lines``."""
     plain = _without_rail(lines)
-    return LineView(plain, _hinted(plain), bytearray(_FRAME.search(line) is not None for line in plain))
+    # The frame test in C-level maps: no Python frame per line.
+    return LineView(plain, _hinted(plain), bytearray(map(bool, map(_FRAME.search, plain))))
 
 
 def apply_needles(view: LineView, marks: Marks) -> bool:
