@@ -832,15 +832,13 @@ def counted_usage(built: BuiltRequest, *, counter: TokenCounter) -> Usage:
     return Usage(input_tokens=sum(counter(block.text) for block in render_anthropic_blocks(built.anthropic())))
 
 
-def _contextwright(
-    transcript: Transcript, timeline: Timeline, model: ResolvedModel, *, seed: int, counter: TokenCounter | None = None
-) -> _Run:
+def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel, *, seed: int, counter: TokenCounter) -> _Run:
     clock = FixedClock(step=1)
     secret = reproducible_secret("compare", [transcript_digest(transcript)], seed=seed)
     engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=secret)
     try:
-        reported = partial(counted_usage, counter=counter) if counter is not None else None
-        result = replay(transcript, engine=engine, model=model, provider_usage=reported)
+        # As a live loop: each response reports the request's input, counted as the simulator counts it.
+        result = replay(transcript, engine=engine, model=model, provider_usage=partial(counted_usage, counter=counter))
         events = result.session.events
     finally:
         engine.close()
