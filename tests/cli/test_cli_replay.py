@@ -304,31 +304,35 @@ def test_replay_table_never_cuts_file_format_or_strategy_names(tmp_path, columns
         assert any(name in line and "claude-code-jsonl" in line for line in tables.splitlines())
 
 
-def test_counted_usage_reports_each_requests_own_input_back_to_the_session(today, tmp_path):
+def test_simulated_usage_reports_each_requests_own_usage_back_to_the_session(today, tmp_path):
     from contextwright.log import open_log
 
-    pytest.importorskip("tiktoken", reason="--usage counted counts with o200k (the tiktoken extra)")
+    pytest.importorskip("tiktoken", reason="--usage simulated counts with o200k (the tiktoken extra)")
     store = tmp_path / "r.db"
-    args = ["replay", str(today), "--store", str(store), "--no-compare", "--usage", "counted"]
+    args = ["replay", str(today), "--store", str(store), "--no-compare", "--usage", "simulated"]
     assert runner.invoke(app, args).exit_code == 0
     log = open_log(str(store))
     try:
         responses = [e.payload for e in log.read("claude-code-jsonl:s-1") if e.type == "model.response"]
     finally:
         log.close()
-    # The recorded 3,000-token reads belong to Claude Code's own requests; what is reported now is ours.
+    # The recorded 3,000-token reads belong to Claude Code's own requests; what is reported now is ours,
+    # priced by the simulator (this prefix is under Sonnet's minimum cacheable length: nothing is cached).
     assert [r.replayed for r in responses] == [False, False]
-    assert all(0 < r.usage.input_tokens < 3_000 and r.usage.cache_read_tokens == 0 for r in responses)
+    totals = [r.usage.input_tokens + r.usage.cache_read_tokens + r.usage.cache_write_5m_tokens for r in responses]
+    assert all(0 < total < 3_000 for total in totals) and totals[1] > totals[0]
+    stats = runner.invoke(app, ["stats", str(store)], env={"COLUMNS": "200"}).output
+    assert "0.0%" in next(line for line in stats.splitlines() if "claude-code-jsonl:s-1" in line)
     wrong = runner.invoke(app, ["replay", str(today), "--no-compare", "--usage", "guessed"])
-    assert wrong.exit_code == 2 and "--usage must be recorded or counted, not 'guessed'" in wrong.output
-    openai_wire = runner.invoke(app, ["replay", str(today), "--no-compare", "--usage", "counted", "--provider", "openai"])
+    assert wrong.exit_code == 2 and "--usage must be recorded or simulated, not 'guessed'" in wrong.output
+    openai_wire = runner.invoke(app, ["replay", str(today), "--no-compare", "--usage", "simulated", "--provider", "openai"])
     assert openai_wire.exit_code == 2 and "use it with --provider anthropic" in openai_wire.output
 
 
 def test_the_comparison_says_how_its_engine_row_heard_usage(today):
     pytest.importorskip("tiktoken", reason="the comparison counts with o200k (the tiktoken extra)")
-    note = "the replay above used the recorded usage (--usage counted to match)"
+    note = "the replay above used the recorded usage (--usage simulated to match)"
     recorded = runner.invoke(app, ["replay", str(today)], env={"COLUMNS": "200"})
     assert recorded.exit_code == 0 and note in " ".join(recorded.output.split())
-    counted = runner.invoke(app, ["replay", str(today), "--usage", "counted"], env={"COLUMNS": "200"})
-    assert counted.exit_code == 0 and note not in " ".join(counted.output.split())
+    simulated = runner.invoke(app, ["replay", str(today), "--usage", "simulated"], env={"COLUMNS": "200"})
+    assert simulated.exit_code == 0 and note not in " ".join(simulated.output.split())

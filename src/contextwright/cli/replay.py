@@ -8,7 +8,6 @@ import gc
 import hashlib
 import json
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +73,10 @@ def replay(
         "recorded",
         "--usage",
         help="recorded: keep the transcript's provider usage for stats; it belongs to the original requests and "
-        "tunes nothing. counted: report each request's own input, counted with o200k, back to the session as a live "
-        "provider's usage would be, so it reconciles its estimates as in a live loop (Anthropic wire; needs tiktoken). "
-        "The comparison always runs the engine the counted way.",
+        "tunes nothing. simulated: report each request's own usage back to the session as a live provider would, "
+        "from the offline cache simulator (o200k counts, cache reads and writes at the transcript's times), so the "
+        "session reconciles its estimates as in a live loop and stats shows what these requests would cost "
+        "(Anthropic wire; needs tiktoken). The comparison always hears its engine's usage.",
     ),
 ) -> None:
     """Replay transcripts through the engine at a given window and show what each request would have been.
@@ -92,11 +92,11 @@ def replay(
         err_console.print(f"[bold red]error:[/] --cache-ttl must be one of {', '.join(CACHE_TTLS)}, not {cache_ttl!r}")
         raise typer.Exit(code=2)
     ttl: CacheTtl = "1h" if cache_ttl == "1h" else "5m"
-    if usage not in ("recorded", "counted"):
-        err_console.print(f"[bold red]error:[/] --usage must be recorded or counted, not {usage!r}")
+    if usage not in ("recorded", "simulated"):
+        err_console.print(f"[bold red]error:[/] --usage must be recorded or simulated, not {usage!r}")
         raise typer.Exit(code=2)
-    if usage == "counted" and provider != "anthropic":
-        err_console.print("[bold red]error:[/] --usage counted counts the Anthropic wire; use it with --provider anthropic")
+    if usage == "simulated" and provider != "anthropic":
+        err_console.print("[bold red]error:[/] --usage simulated simulates the Anthropic cache; use it with --provider anthropic")
         raise typer.Exit(code=2)
     rows: list[dict[str, Any]] = []
     with friendly_errors():
@@ -120,7 +120,7 @@ def replay(
         if stored != secret.hex() and not as_json:
             err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
         engine = Engine(log, clock=clock, secret=bytes.fromhex(stored))
-        provider_usage = _counted_usage(model.id) if usage == "counted" else None
+        provider_usage = _simulated_usage(model.id, clock) if usage == "simulated" else None
         first_session = None
         try:
             # The bar is transient: on a console that is no terminal it would never show, yet its thread
@@ -175,7 +175,7 @@ def replay(
             # The table's engine row heard each request's counted input as a live loop would; the replay did not.
             console.print(
                 "The contextwright row runs the engine with each request's counted input reported back as usage "
-                "(as a live loop does); the replay above used the recorded usage (--usage counted to match).",
+                "(as a live loop does); the replay above used the recorded usage (--usage simulated to match).",
                 highlight=False,
             )
     if dump_requests is not None:
@@ -366,9 +366,16 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:120]
 
 
-def _counted_usage(model_id: str) -> Callable[[BuiltRequest], Usage]:
-    """Each request's own input, counted with o200k, as the usage a live provider would report."""
-    # The comparison's module loads most of the engine: only a counted replay pays for it.
-    from contextwright.compare import TokenCounter, counted_usage
+def _simulated_usage(model_id: str, clock: TranscriptClock) -> Callable[[BuiltRequest], Usage]:
+    """Each request's usage as a live provider would report it: the offline cache simulator's, at the transcript's time."""
+    # The comparison's modules load most of the engine: only a simulated replay pays for them.
+    from contextwright.compare import CacheRules, TokenCounter
+    from contextwright.providers.cache_sim import SimRequest
 
-    return partial(counted_usage, counter=TokenCounter(model_id, counting="o200k"))
+    # One simulator for the whole run, as one provider account serves every session.
+    simulator = CacheRules().simulator(TokenCounter(model_id, counting="o200k"))
+
+    def report(built: BuiltRequest) -> Usage:
+        return simulator.request(SimRequest(at=clock.now(), body=built.anthropic())).usage
+
+    return report
