@@ -15,7 +15,13 @@ absent is skipped with the reason printed.
 several settings (exit code 0 and 1, the automatic budget and none, the command line's
 token counter), one file each, so two trees can be compared with ``diff -r``.
 
-    python bench/compress_latency.py [--small DIR] [--rounds N] [--dump DIR]
+``--against TREE`` compares this tree with another checkout of the project (its ``src``
+is imported instead): one worker process per tree, each warmed up once, and every output
+timed in both in turn (which tree goes first alternates), ``--rounds`` times, the least
+CPU time kept. A machine whose speed drifts within minutes then still gives both trees
+the same conditions, output by output, so the ratio means something.
+
+    python bench/compress_latency.py [--small DIR] [--rounds N] [--dump DIR] [--against TREE]
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ from pathlib import Path as _Path
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "tests" / "pressure"))
 import argparse
 import json
+import os
 import platform
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -155,12 +164,79 @@ def dump(sets: dict[str, list[Output]], target: Path) -> int:
     return written
 
 
+def serve(sets: dict[str, list[Output]]) -> int:
+    """Worker mode: warm up, then answer ``SET INDEX`` lines on stdin with one call's CPU seconds."""
+    by_label = {label.split()[0]: outputs for label, outputs in sets.items()}
+    for outputs in by_label.values():
+        for output in outputs:
+            _call(output.text)
+    print("ready", flush=True)
+    for request in sys.stdin:
+        label, index = request.split()
+        print(repr(best_cpu(by_label[label][int(index)], 1)), flush=True)
+    return 0
+
+
+class _Worker:
+    """This script in worker mode, importing ``contextwright`` from ``src``."""
+
+    def __init__(self, src: Path, forwarded: list[str]) -> None:
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve", *forwarded]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        assert self.process.stdout is not None and self.process.stdin is not None
+        self._in, self._out = self.process.stdin, self.process.stdout
+        if self._out.readline().strip() != "ready":
+            raise SystemExit(f"the worker for {src} did not start (is it a checkout of this project?)")
+
+    def time(self, label: str, index: int) -> float:
+        self._in.write(f"{label} {index}\n")
+        self._in.flush()
+        return float(self._out.readline())
+
+    def close(self) -> None:
+        self._in.close()
+        self.process.wait()
+
+
+def compare_trees(sets: dict[str, list[Output]], other: Path, rounds: int, forwarded: list[str]) -> None:
+    """Time every output in this tree and in ``other`` in turn; print each band's CPU time per 100 KB and the ratio."""
+    here = Path(__file__).resolve().parents[1] / "src"
+    workers = [_Worker(here, forwarded), _Worker(other / "src", forwarded)]
+    print("| set | size band | outputs | KB | this tree, ms per 100 KB | other tree | this / other |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    try:
+        for label, outputs in sets.items():
+            best = [[float("inf")] * len(outputs) for _ in workers]
+            turn = 0
+            for _ in range(rounds):
+                for index in range(len(outputs)):
+                    order = (0, 1) if turn % 2 == 0 else (1, 0)
+                    turn += 1
+                    for which in order:
+                        best[which][index] = min(best[which][index], workers[which].time(label.split()[0], index))
+            for band, low, high in [("all", 0, float("inf")), *SIZE_BANDS]:
+                chosen = [i for i, o in enumerate(outputs) if low <= o.size < high]
+                if not chosen:
+                    continue
+                size = sum(outputs[i].size for i in chosen)
+                ours, theirs = (sum(times[i] for i in chosen) for times in best)
+                ratio = f"{ours / theirs:.2f}" if theirs else "–"
+                row = f"| {label} | {band} | {len(chosen)} | {size / 1000:,.1f} | {per_100_kb(ours, size)} | "
+                print(row + f"{per_100_kb(theirs, size)} | {ratio} |")
+    finally:
+        for worker in workers:
+            worker.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--small", type=Path, help="a directory of real outputs (*.txt) of failed runs")
     parser.add_argument("--rounds", type=int, default=3, help="calls per output; the least CPU time counts")
     parser.add_argument("--dump", type=Path, help="write the compressed outputs here instead of timing")
+    parser.add_argument("--against", type=Path, help="another checkout of the project: time both, output by output, in turn")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # a worker of --against
     args = parser.parse_args(argv)
     sources = {
         "shared corpus": corpus_outputs(),
@@ -168,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         "small real outputs": directory_outputs(args.small),
     }
     sets = {label: outputs for label, (outputs, _) in sources.items() if outputs}
+    if args.serve:
+        return serve(sets)
     for label, (_, reason) in sources.items():
         if reason:
             print(f"skipped {label}: {reason}")
@@ -177,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}; load {machine_load()}")
     print(f"CPU time of compress(text, exit_code=1, budget_tokens='auto'), best of {args.rounds} per output\n")
+    if args.against:
+        compare_trees(sets, args.against.resolve(), args.rounds, ["--small", str(args.small)] if args.small else [])
+        print(f"load after: {machine_load()}")
+        return 0
     print("| set | size band | outputs | KB | ms per call | ms per 100 KB |")
     print("|---|---|---:|---:|---:|---:|")
     slow: list[str] = []
