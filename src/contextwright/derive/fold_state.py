@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from contextwright.derive.checkpoint_values import checked_count as _count
+from contextwright.derive.checkpoint_values import checked_text as _text
 from contextwright.derive.surface import (
     ArtifactEntry,
     AssistantReply,
@@ -198,12 +199,6 @@ def _index(value: Any, size: int) -> int:
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise CheckpointRejected(f"expected true or false, got {value!r}")
-    return value
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise CheckpointRejected(f"expected a string, got {type(value).__name__}")
     return value
 
 
