@@ -355,18 +355,7 @@ def is_location_line(line: str) -> bool:
         return True
     if ":" not in line and "(" not in line and " line " not in line:
         return False
-    tokens = line.split()
-    for position, token in enumerate(tokens):
-        if (":" in token or "(" in token) and _PLACE_END.search(token) and _LOCATION_TOKEN.match(token):
-            return True
-        if (
-            token == "line"
-            and 0 < position < len(tokens) - 1
-            and tokens[position + 1].rstrip(",:.").isdigit()  # Perl ends the sentence: "at w.pl line 3."
-            and _FILE_TOKEN.match(tokens[position - 1])
-        ):
-            return True
-    return False
+    return place_of(line) is not None
 
 
 def is_summary_line(line: str) -> bool:
@@ -821,7 +810,7 @@ def place_of(line: str) -> str | None:
         if (
             token == "line"
             and 0 < position < len(tokens) - 1
-            and tokens[position + 1].rstrip(",:.").isdigit()
+            and tokens[position + 1].rstrip(",:.").isdigit()  # Perl ends the sentence: "at w.pl line 3."
             and _FILE_TOKEN.match(tokens[position - 1])
         ):
             return tokens[position - 1].strip("(\"',:") + " line " + tokens[position + 1].rstrip(",:.")
