@@ -22,6 +22,7 @@ from contextwright.compare import (
     compare,
     compare_transcript,
     comparison_rows,
+    counted_usage,
     engine_requests,
     exact_counting_available,
     sliding_window_requests,
@@ -32,7 +33,6 @@ from contextwright.importers.model import ToolCall, ToolResult, Transcript, Tran
 from contextwright.log import open_log
 from contextwright.models import anthropic, with_window
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
-from contextwright.providers.usage import Usage
 from contextwright.replay import replay
 from contextwright.report.html import COMPARISON_COLUMNS
 from contextwright.runtime.engine import Engine
@@ -394,7 +394,7 @@ def _estimates_over_counted(*, reported: bool) -> list[float]:
     try:
 
         def provider(built):
-            return Usage(input_tokens=sum(counter(b.text) for b in render_anthropic_blocks(built.anthropic())))
+            return counted_usage(built.anthropic(), counter=counter)
 
         result = replay(
             session(turns=12, chars=2_000),

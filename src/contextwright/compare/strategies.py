@@ -88,7 +88,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
-from functools import partial
 from typing import Any, Final, Literal
 
 from contextwright.budget.estimator import HeuristicEstimator
@@ -824,21 +823,28 @@ def _summary_text(number: int, units: Sequence[Unit], counter: TokenCounter) -> 
 # -- the engine ------------------------------------------------------------------------
 
 
-def counted_usage(built: BuiltRequest, *, counter: TokenCounter) -> Usage:
-    """What a simulated provider reports for a request: its whole input, counted as the simulator counts it.
+def counted_usage(body: Mapping[str, Any], *, counter: TokenCounter) -> Usage:
+    """What a simulated provider reports for a Messages ``body``: its whole input, counted as the simulator counts it.
 
-    Given to :func:`~contextwright.replay.replay` as ``provider_usage`` (with ``functools.partial``),
-    it lets a replayed session reconcile its estimates as a live one does from real usage."""
-    return Usage(input_tokens=sum(counter(block.text) for block in render_anthropic_blocks(built.anthropic())))
+    Reported back for each request (``replay(..., provider_usage=...)``), it lets a replayed
+    session reconcile its estimates as a live one does from real usage."""
+    return Usage(input_tokens=sum(counter(block.text) for block in render_anthropic_blocks(body)))
 
 
 def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel, *, seed: int, counter: TokenCounter) -> _Run:
     clock = FixedClock(step=1)
     secret = reproducible_secret("compare", [transcript_digest(transcript)], seed=seed)
     engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=secret)
-    try:
+    # Each body is rendered once: for the report and for the request the simulator prices.
+    bodies: dict[int, dict[str, Any]] = {}
+
+    def report(built: BuiltRequest) -> Usage:
         # As a live loop: each response reports the request's input, counted as the simulator counts it.
-        result = replay(transcript, engine=engine, model=model, provider_usage=partial(counted_usage, counter=counter))
+        body = bodies[built.index] = built.anthropic()
+        return counted_usage(body, counter=counter)
+
+    try:
+        result = replay(transcript, engine=engine, model=model, provider_usage=report)
         events = result.session.events
     finally:
         engine.close()
@@ -865,5 +871,5 @@ def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedMo
         seen = None
         if task is not None and stated is not None and built.result.upto_seq >= stated:
             seen = visible_in(built.neutral, task)
-        sent.append(SentRequest(at=at, body=built.anthropic(), task=seen, relief=built.result.yields))
+        sent.append(SentRequest(at=at, body=bodies[built.index], task=seen, relief=built.result.yields))
     return _Run(sent=tuple(sent), unbuilt=result.overflows)
