@@ -117,6 +117,11 @@ def _envelope_headers(body: Mapping[str, Any]) -> list[str]:
     return [m for text in _strings(body.get("messages", [])) for m in re.findall(r'<cw-data id="[0-9a-f]+"', text)]
 
 
+def markup_tokens(block: Mapping[str, Any], counter: TokenCounter) -> int:
+    """Tokens of the envelope header and footer lines in one content block (its strings as the model reads them)."""
+    return sum(counter(line) for text in _strings(block) for line in _ENVELOPE_LINE.findall(text))
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -140,7 +145,7 @@ def _split(body: Mapping[str, Any], counter: TokenCounter, known: set[str]) -> C
     for message in body.get("messages", []):
         for block in message["content"]:
             whole = counter.block(block)
-            markup = sum(counter(line) for text in _strings(block) for line in _ENVELOPE_LINE.findall(text))
+            markup = markup_tokens(block, counter)
             # In user turns every text not written by the platform is enveloped.
             platform_text = message["role"] == "user" and block.get("type") == "text" and not markup
             out["envelope markup"] += min(markup, whole)

@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from cache_bench import miss_run
+from overhead_bench import markup_tokens
 
 from contextwright.compare import CEILING, CacheRules, SentRequest, TokenCounter, baseline_requests, engine_requests
 from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
 
-_ENVELOPE_LINE = re.compile(r'<cw-data id="[0-9a-f]+"[^>\n]*>\n|\n</cw-data id="[0-9a-f]+">')
 PARTS = ("first", "tail: markup", "tail: content", "after relief")
 
 
@@ -63,27 +61,11 @@ def _tally(requests: Sequence[SentRequest], counter: TokenCounter, totals: dict[
             totals["after relief"] += missed
         else:
             common = sum(1 for _ in itertools.takewhile(lambda pair: pair[0] == pair[1], zip(before, identities)))
-            markup = sum(
-                counter(line)
-                for b in blocks[common:]
-                for text in _strings(json.loads(b.text))
-                for line in _ENVELOPE_LINE.findall(text)
-            )
+            markup = sum(markup_tokens(json.loads(b.text), counter) for b in blocks[common:])
             # Markup is new only where the tail is; a miss below it (expiry, the minimum) is content.
             totals["tail: markup"] += min(markup, missed)
             totals["tail: content"] += missed - min(markup, missed)
         before = identities
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _print(window: int, engine: dict[str, dict[str, int]], ceiling: dict[str, dict[str, int]]) -> None:
