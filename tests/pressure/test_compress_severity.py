@@ -8,19 +8,11 @@ as the command line runs them: ``budget_tokens="auto"``, ``exit_code=1``, no kin
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize
+import as_cli as cli
+
+from contextwright.pressure.compressors import compress
 from contextwright.pressure.compressors.marks import MUST
 from contextwright.pressure.compressors.pipeline import analyse
-
-
-def _shown(text: str) -> set[str]:
-    result = compress(text, budget_tokens="auto", exit_code=1)
-    return {line.rstrip() for line in normalize(result.text).splitlines()}
-
-
-def _reduction(text: str) -> float:
-    result = compress(text, budget_tokens="auto", exit_code=1)
-    return 1 - result.compressed_tokens / result.original_tokens
 
 
 def _protected(text: str) -> set[str]:
@@ -60,9 +52,9 @@ def _pylint(parseable: bool) -> tuple[str, list[str]]:
 def test_pylint_conventions_and_warnings_fold_under_its_errors():
     for parseable in (False, True):
         text, must = _pylint(parseable)
-        shown = _shown(text)
+        shown = cli.shown(text)
         assert not [line for line in must if line not in shown], parseable
-        assert _reduction(text) > 0.75, parseable
+        assert cli.reduction(text) > 0.75, parseable
         # The markers say which codes were folded.
         assert "W0621 redefined-outer-name" in compress(text, budget_tokens="auto", exit_code=1).text
 
@@ -84,14 +76,14 @@ def test_yamllint_warnings_fold_under_its_errors_in_both_formats():
             must.append(error)
             standard.append(f"  {n + 4}:81      error    line too long (97 > 80 characters)  (line-length)")
     text = "\n".join(parsable) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert not [line for line in must if line not in shown]
-    assert _reduction(text) > 0.75
+    assert cli.reduction(text) > 0.75
     text = "\n".join(standard) + "\n"
     errors = [line for line in standard if " error " in line]
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert not [line for line in errors if line.rstrip() not in shown]
-    assert _reduction(text) > 0.6
+    assert cli.reduction(text) > 0.6
 
 
 def _bandit_issue(code: str, name: str, severity: str, place: str, row: int, source: str) -> list[str]:
@@ -130,10 +122,10 @@ def test_bandit_low_findings_fold_under_a_high_one():
     ]
     lines += ["", "Code scanned:", "\tTotal lines of code: 5120", "", *totals, ""]
     text = "\n".join(lines)
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert not [line for line in must if line not in shown]
     assert "\tTotal issues (by severity):" in text and "Total issues (by severity):" in {s.strip() for s in shown}
-    assert _reduction(text) > 0.75
+    assert cli.reduction(text) > 0.75
 
 
 def test_gcc_warnings_fold_under_its_errors_with_their_source_and_caret():
@@ -154,9 +146,9 @@ def test_gcc_warnings_fold_under_its_errors_with_their_source_and_caret():
     lines += ["make: *** [Makefile:41: build/enc_4.o] Error 1", "make: Target 'all' not remade because of errors."]
     must += lines[-2:]
     text = "\n".join(line for line in lines if line) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert not [line for line in must if line not in shown]
-    assert _reduction(text) > 0.75
+    assert cli.reduction(text) > 0.75
     # The source line under an error is shown with it; under a folded warning it is not protected.
     assert "   53 |     window_12 = 0;" in shown
     assert "   52 |   uint32_t bits = total_12;" not in _protected(text)
@@ -167,7 +159,7 @@ def test_a_report_of_warnings_alone_keeps_every_warning():
     lines = [f"lib/parser_{n // 10}.rb:{n + 5}:3: warning: assigned but unused variable - token_{n} (unused)" for n in range(60)]
     lines.append("60 warnings found")
     text = "\n".join(lines) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert not [line for line in lines if line not in shown]
 
 
@@ -210,10 +202,10 @@ def test_cargo_warnings_fold_under_its_errors_with_their_place_and_excerpt():
     ]
     text = "\n".join(lines) + "\n"
     must = [error[0], error[1], lines[-1]]
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert not [line for line in must if line not in shown]
     assert "  --> src/report_2.rs:33:9" not in _protected(text)
-    assert _reduction(text) > 0.75
+    assert cli.reduction(text) > 0.75
 
 
 def test_a_path_that_starts_like_a_severity_word_is_still_a_place():

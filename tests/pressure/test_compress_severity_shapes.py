@@ -7,17 +7,9 @@ fails the run among many lower ones, compressed as the command line does it.
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize
+import as_cli as cli
 
-
-def _shown(text: str) -> set[str]:
-    result = compress(text, budget_tokens="auto", exit_code=1)
-    return {line.rstrip() for line in normalize(result.text).splitlines()}
-
-
-def _reduction(text: str) -> float:
-    result = compress(text, budget_tokens="auto", exit_code=1)
-    return 1 - result.compressed_tokens / result.original_tokens
+from contextwright.pressure.compressors import compress
 
 
 def _flood(lower: str, errors: dict[int, str], total: str, count: int = 400) -> tuple[str, list[str]]:
@@ -40,9 +32,9 @@ def test_jshint_warning_codes_fold_under_its_error_codes():
         },
         "402 errors",
     )
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert set(must) <= shown
-    assert _reduction(text) > 0.8
+    assert cli.reduction(text) > 0.8
     # One W033 stays as the example of what folded.
     assert sum("(W033)" in line for line in shown) >= 1
 
@@ -59,8 +51,8 @@ def test_eslint_compact_and_unix_warnings_fold_under_errors():
         "401 problems",
     )
     for text, must in ((compact, compact_must), (unix, unix_must)):
-        assert set(must) <= _shown(text)
-        assert _reduction(text) > 0.8
+        assert set(must) <= cli.shown(text)
+        assert cli.reduction(text) > 0.8
 
 
 def test_tidy_places_in_words_with_a_severity_after_a_dash():
@@ -69,8 +61,8 @@ def test_tidy_places_in_words_with_a_severity_after_a_dash():
         {150: "line 60 column 3 - Error: <blink> is not recognized!"},
         "Tidy found 400 warnings and 1 error!",
     )
-    assert set(must) <= _shown(text)
-    assert _reduction(text) > 0.8
+    assert set(must) <= cli.shown(text)
+    assert cli.reduction(text) > 0.8
 
 
 def test_tsc_and_msvc_places_in_parentheses():
@@ -85,8 +77,8 @@ def test_tsc_and_msvc_places_in_parentheses():
         "Build FAILED.",
     )
     for text, must in ((tsc, tsc_must), (msvc, msvc_must)):
-        assert set(must) <= _shown(text)
-        assert _reduction(text) > 0.7
+        assert set(must) <= cli.shown(text)
+        assert cli.reduction(text) > 0.7
 
 
 def _shellcheck_paragraph(file: str, row: int, source: str, caret: str) -> list[str]:
@@ -113,12 +105,12 @@ def test_shellcheck_tty_paragraphs_below_an_error_fold():
     lines.append("For more information:")
     lines.append("  https://www.shellcheck.net/wiki/SC1073 -- Couldn't parse this test expression.")
     text = "\n".join(lines) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert {
         "In deploy.sh line 400:",
         "  ^-- SC1073 (error): Couldn't parse this test expression. Fix to allow more checks.",
     } <= shown
-    assert _reduction(text) > 0.7
+    assert cli.reduction(text) > 0.7
 
 
 def test_checkstyle_info_folds_and_the_file_of_a_kept_error_stays():
@@ -145,10 +137,10 @@ def test_checkstyle_info_folds_and_the_file_of_a_kept_error_stays():
         lines.append("</file>")
     lines.append("</checkstyle>")
     text = "\n".join(lines) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert "<file name='scripts/step_17.sh' >" in shown
     assert any("severity='error'" in line for line in shown)
-    assert _reduction(text) > 0.8
+    assert cli.reduction(text) > 0.8
 
 
 def _perl_check_loop(with_errors: bool) -> tuple[str, list[str]]:
@@ -185,15 +177,15 @@ def _perl_check_loop(with_errors: bool) -> tuple[str, list[str]]:
 
 def test_perl_warnings_and_ok_verdicts_fold_under_its_compile_errors():
     text, must = _perl_check_loop(with_errors=True)
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert [line for line in must if line not in shown] == []
-    assert _reduction(text) > 0.7
+    assert cli.reduction(text) > 0.7
     assert "warning redefine" in compress(text, budget_tokens="auto", exit_code=1).text
 
 
 def test_perl_warnings_alone_are_all_kept():
     text, _ = _perl_check_loop(with_errors=False)
-    shown = _shown(text)
+    shown = cli.shown(text)
     warnings = [line for line in text.splitlines() if " redefined at " in line or "used only once" in line]
     assert [line for line in warnings if line not in shown] == []
 
@@ -203,9 +195,9 @@ def test_bare_warning_lines_fold_under_a_bare_error_line():
     lines.insert(90, "ERROR: Could not find a version that satisfies the requirement acme-sdk==9.1 (from versions: none)")
     lines.append("ERROR: No matching distribution found for acme-sdk==9.1")
     text = "\n".join(lines) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert {lines[90], lines[-1]} <= shown
-    assert _reduction(text) > 0.8
+    assert cli.reduction(text) > 0.8
 
 
 def test_starred_warnings_fold_under_starred_errors():
@@ -219,7 +211,7 @@ def test_starred_warnings_fold_under_starred_errors():
             continue
         lines.append(f"{doc} pod syntax OK.")
     text = "\n".join(lines) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert "*** ERROR: Unknown directive: =bakc at line 12 in file lib/Acme/Doc50.pm" in shown
     assert "lib/Acme/Doc50.pm has 1 pod syntax error." in shown
     starred = [line for line in text.splitlines() if line.startswith("*** WARNING")]
@@ -242,9 +234,9 @@ def test_shellcheck_gcc_format_coded_notes_fold_under_its_errors():
             errors.append(f"{script}:14:11: error: Argument to -n is always true due to literal strings. [SC2157]")
             lines.append(errors[-1])
     text = "\n".join(lines) + "\n"
-    shown = _shown(text)
+    shown = cli.shown(text)
     assert set(errors) <= shown
-    assert _reduction(text) > 0.8
+    assert cli.reduction(text) > 0.8
 
 
 def test_a_note_without_a_code_stays_with_the_error_above_it():
@@ -253,5 +245,5 @@ def test_a_note_without_a_code_stays_with_the_error_above_it():
         "src/main.c:40:12: error: conflicting types for 'parse_config'",
         "src/config.h:8:6: note: previous declaration of 'parse_config' with type 'int(const char *)'",
     ]
-    shown = _shown("\n".join(lines) + "\n")
+    shown = cli.shown("\n".join(lines) + "\n")
     assert set(lines[-2:]) <= shown
