@@ -118,15 +118,18 @@ def measure(outputs: list[Output], rounds: int) -> list[tuple[Output, float]]:
     return [(output, best_cpu(output, rounds)) for output in outputs]
 
 
+def bands(outputs: list[Output]) -> Iterator[tuple[str, list[int], int]]:
+    """The whole set, then each size band that holds outputs: its name, its outputs' positions and their bytes."""
+    for band, low, high in [("all", 0, float("inf")), *SIZE_BANDS]:
+        chosen = [i for i, output in enumerate(outputs) if low <= output.size < high]
+        if chosen:
+            yield band, chosen, sum(outputs[i].size for i in chosen)
+
+
 def rows(label: str, timed: list[tuple[Output, float]]) -> Iterator[str]:
     """Table rows for one set: the whole set, then each size band that holds outputs."""
-    bands = [("all", 0, float("inf")), *SIZE_BANDS]
-    for band, low, high in bands:
-        chosen = [(o, t) for o, t in timed if low <= o.size < high]
-        if not chosen:
-            continue
-        size = sum(o.size for o, _ in chosen)
-        seconds = sum(t for _, t in chosen)
+    for band, chosen, size in bands([output for output, _ in timed]):
+        seconds = sum(timed[i][1] for i in chosen)
         per_call = 1000 * seconds / len(chosen)
         yield f"| {label} | {band} | {len(chosen)} | {size / 1000:,.1f} | {per_call:.2f} | {per_100_kb(seconds, size)} |"
 
@@ -215,11 +218,7 @@ def compare_trees(sets: dict[str, list[Output]], other: Path, rounds: int, forwa
                     turn += 1
                     for which in order:
                         best[which][index] = min(best[which][index], workers[which].time(label.split()[0], index))
-            for band, low, high in [("all", 0, float("inf")), *SIZE_BANDS]:
-                chosen = [i for i, o in enumerate(outputs) if low <= o.size < high]
-                if not chosen:
-                    continue
-                size = sum(outputs[i].size for i in chosen)
+            for band, chosen, size in bands(outputs):
                 ours, theirs = (sum(times[i] for i in chosen) for times in best)
                 ratio = f"{ours / theirs:.2f}" if theirs else "–"
                 row = f"| {label} | {band} | {len(chosen)} | {size / 1000:,.1f} | {per_100_kb(ours, size)} | "
