@@ -8,13 +8,18 @@ cached block after it.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from contextwright.assembly.request import NeutralRequest, TextPart
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.runtime.relief import bounds_only_new
+from contextwright.runtime import requests as requests_module
+from contextwright.runtime.relief import Relief, bounds_only_new
 from contextwright.testing.fakes import open_session
 
 WINDOW = 32_000
 LARGE = "A line of the pasted report, numbered and verbose enough.\n" * 3_000
+DENSE = '{"k": [1, 2, 3], "v": "0x1f"},\n' * 3_000
+"""About one token per character: a view of it is sized in a few halvings, so the factor decides its size."""
 
 
 def _rounds(session, count: int, *, start: int = 0) -> None:
@@ -87,3 +92,79 @@ def test_a_manual_compaction_after_a_bounded_request_is_not_followed_by_another(
     # Check the history the manual compaction rewrote is measured afresh, not compacted again.
     assert "compaction" not in after.result.yields
     assert sum(1 for e in session.events if e.type == "context.compacted") == 1
+
+
+def _answer_with_usage(session, text: str, ratio: float, *, call: str | None = None) -> None:
+    """Record an answer whose provider usage reports the request as ``ratio`` times its raw estimate."""
+    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    content: list[dict] = [{"type": "text", "text": text}]
+    if call is not None:
+        content.append({"type": "tool_use", "id": call, "name": "run_tests", "input": {}})
+    session.record(
+        {
+            "id": f"msg_{built.request_index}",
+            "type": "message",
+            "role": "assistant",
+            "model": session.model.id,
+            "content": content,
+            "stop_reason": "tool_use" if call else "end_turn",
+            "usage": {"input_tokens": built.exact_tokens + round(ratio * built.raw_estimate_tokens), "output_tokens": 9},
+        }
+    )
+    if call is not None:
+        session.tool_result(call, "3 passed")
+
+
+def _bounded_while_the_factor_moves(session) -> list:
+    """A pasted report shown bounded over four requests, each answered with usage that moves the factor."""
+    session.user("Fix the failing build.")
+    session.next_request()
+    _answer_with_usage(session, "Please paste the report.", 0.6)
+    session.user("Here it is:\n" + DENSE + "End of the report.")
+    requests = []
+    for n in range(4):
+        requests.append(session.next_request())
+        _answer_with_usage(session, f"Reading it ({n}).", 0.6, call=f"r{n}")
+    return requests
+
+
+def _bounded_message(request: NeutralRequest) -> str:
+    [text] = [p.text for m in request.messages for p in m.parts if isinstance(p, TextPart) and "not shown here" in p.text]
+    return text
+
+
+def test_a_bounded_view_keeps_its_bytes_when_the_estimate_is_reconciled():
+    _, session, _ = open_session(window=WINDOW)
+    requests = _bounded_while_the_factor_moves(session)
+    factors = [e.payload.estimate_factor for e in session.events if e.type == "context.request.built"]
+    assert len(set(factors[1:])) > 1, "the provider reports should move the correction factor"
+    # Check every request shows the report bounded the same way and repeats what the previous one cached.
+    assert all("oversized_items" in r.result.yields and "compaction" not in r.result.yields for r in requests)
+    assert len({_bounded_message(r.neutral) for r in requests}) == 1
+    assert all(bounds_only_new(later.neutral, earlier.neutral) for earlier, later in pairwise(requests))
+    # Check a rebuild from the log gives the same bytes.
+    assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
+
+
+def test_a_log_whose_views_were_sized_with_the_factor_still_rebuilds_byte_for_byte(monkeypatch):
+    # Requests recorded before views were sized uncorrected carry no "views" input and were
+    # sized with the recorded factor: rebuilding them must still give the bytes that were sent.
+    sized_with_factor = Relief._build_now
+
+    def old_build(self, plan, allocation, tail):
+        with monkeypatch.context() as patch:
+            patch.setattr(self.core, "view_estimate", lambda plan: self.core.body_estimate(plan))
+            return sized_with_factor(self, plan, allocation, tail)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Relief, "_build_now", old_build)
+        patch.setattr(requests_module, "_rebuild_inputs", _inputs_without_views)
+        _, session, _ = open_session(window=WINDOW)
+        requests = _bounded_while_the_factor_moves(session)
+    assert all("views" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
+    assert len({_bounded_message(r.neutral) for r in requests}) > 1, "the old sizing moved with the factor"
+    assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
+
+
+def _inputs_without_views(result, tail) -> dict:
+    return {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}

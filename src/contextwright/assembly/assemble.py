@@ -148,15 +148,16 @@ class _Assembler:
     drop_recall: bool
     cap_tokens: int | None = None
     """The most one history item may take (None: unbounded, for sizing)."""
-    estimate: Estimate | None = None
+    view_estimate: Estimate | None = None
+    """Sizes bounded views."""
     memo: RenderMemo | None = None
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
 
     def bounded(self, text: str, ref: str | None) -> str:
-        if self.cap_tokens is None or self.estimate is None:
+        if self.cap_tokens is None or self.view_estimate is None:
             return text
-        return bounded_view(text, cap_tokens=self.cap_tokens, estimate=self.estimate, ref=ref)
+        return bounded_view(text, cap_tokens=self.cap_tokens, estimate=self.view_estimate, ref=ref)
 
     def arguments(self, arguments: dict[str, Any], ref: str) -> dict[str, Any]:
         if self.cap_tokens is None:
@@ -521,6 +522,7 @@ def build(
     yields: tuple[str, ...] | None = None,
     memo: RenderMemo | None = None,
     bounded: bool = False,
+    view_estimate: Estimate | None = None,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
@@ -533,6 +535,9 @@ def build(
     entries that did not change; the request is the same with or without it.
     ``bounded`` starts with oversized items shown bounded (the previous request showed them
     so): showing one whole again would rewrite every cached block after it.
+    ``view_estimate`` sizes those bounded views (default: ``estimate``). The runtime gives
+    an uncorrected counter here, so that a view keeps its bytes when reconciliation moves
+    ``estimate``'s correction factor.
     """
     if memo is None:
         system, tools, prefix_hash = _prefix(plan, secret)
@@ -551,7 +556,7 @@ def build(
             secret=secret,
             drop_recall="recall" in taken,
             cap_tokens=item_cap(allocation.history) if BOUNDED_YIELD in taken else None,
-            estimate=estimate,
+            view_estimate=estimate if view_estimate is None else view_estimate,
             memo=memo,
         )
         messages = assembler.run()

@@ -8,8 +8,11 @@ is kept, which ``context_read_artifact`` pages back in. Pinned items (the task
 statement, steering notes) are shown this way too: they are never compacted, so a
 bounded view is the only way a huge one leaves room for the rest of the session.
 
-The view depends only on the text, the budget and the reference, so a rebuild
-from the log gives the same bytes.
+The view depends only on the text, the budget, the reference and the estimator, so
+a rebuild from the log gives the same bytes. The runtime sizes views with the
+uncorrected estimate: a view sized with the reconciled one would change size
+whenever a provider report moved the correction factor, and with it every cached
+block after it.
 """
 
 from __future__ import annotations

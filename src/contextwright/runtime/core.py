@@ -116,6 +116,7 @@ class SessionCore:
         own = getattr(estimator, "reconciler", None)
         self._usage = UsageFold(Reconciler(**own.options()) if isinstance(own, Reconciler) else None)
         self._raw_estimates = EstimateMemo()
+        self._view_estimates = EstimateMemo()
         self._facts = LogFacts()
 
     @property
@@ -384,6 +385,13 @@ class SessionCore:
         model_id = plan.model.id
         chosen = self.estimate_factor(model_id) if factor is None else factor
         return self._estimates.counter(self.estimator, model_id, factor=chosen)
+
+    def view_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
+        """The uncorrected counter that sizes bounded views (assembly/bounded.py).
+
+        Never corrected: a view sized with the reconciled factor would change its bytes
+        whenever the factor moves, rewriting every cached block after it."""
+        return self._view_estimates.counter(self.estimator, plan.model.id, factor=1.0)
 
     def split(self, plan: ContextPlan, messages: Sequence[Message]) -> tuple[int, int]:
         """``(exact, raw)``: the tokens of a request counted exactly, and the raw estimate of the rest.

@@ -215,6 +215,7 @@ class Relief:
             tail=tail,
             secret=self.core.secret,
             estimate=self.core.body_estimate(plan),
+            view_estimate=self.core.view_estimate(plan),
             memo=self.core.render_memo,
         )
 

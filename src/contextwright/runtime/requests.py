@@ -30,6 +30,8 @@ from contextwright.runtime.spec import AgentSpec
 
 PREFIX_COUNT_ATTEMPTS: Final[int] = 3
 """Failed calls to the provider's count endpoint, per epoch and process, before estimates stand in for good."""
+UNCORRECTED_VIEWS: Final[str] = "uncorrected"
+"""A recorded request's ``inputs["views"]``: its bounded views were sized by the uncorrected estimate."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -155,7 +157,7 @@ class Requests:
             yields=result.yields,
             pressure=result.pressure,
             dedupe_hits=result.dedupe_hits,
-            inputs={"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)},
+            inputs=_rebuild_inputs(result, tail),
             exact_tokens=exact,
             raw_estimate_tokens=raw,
             estimate_factor=factor,
@@ -197,6 +199,8 @@ class Requests:
             secret=core.secret,
             # Sized as it was built: requests recorded before factors were logged were built uncorrected.
             estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
+            # Requests recorded before views were sized uncorrected sized them with the factor above.
+            view_estimate=core.view_estimate(plan) if inputs.get("views") == UNCORRECTED_VIEWS else None,
             yields=tuple(inputs["yields"]),
             memo=core.render_memo if kept is not None else None,
         )
@@ -409,6 +413,14 @@ class Requests:
         current = recall.current(ids, now=now)
         self._recall_cache = (revision, tuple(ids), current)
         return current
+
+
+def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
+    """What a rebuild needs besides the log: the cut point, the volatile tail, the yields taken, and how views were sized."""
+    inputs: dict[str, Any] = {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
+    if BOUNDED_YIELD in result.yields:
+        inputs["views"] = UNCORRECTED_VIEWS
+    return inputs
 
 
 def _recalled(entry: Entry) -> tuple[Evidence, ...]:
