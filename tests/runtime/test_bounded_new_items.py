@@ -168,3 +168,33 @@ def test_a_log_whose_views_were_sized_with_the_factor_still_rebuilds_byte_for_by
 
 def _inputs_without_views(result, tail) -> dict:
     return {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
+
+
+def test_an_item_cached_whole_is_shown_bounded_rather_than_compacting_the_history():
+    # A pasted report that fits whole at first; later turns fill the window until it fits only bounded.
+    _, session, _ = open_session(window=WINDOW)
+    session.user("Fix the failing build.")
+    session.next_request()
+    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.user("Here it is:\n" + LARGE[: len(LARGE) // 5] + "End of the report.")
+    whole = session.next_request()
+    assert "oversized_items" not in whole.result.yields
+    requests = [whole]
+    for n in range(12):
+        session.record_assistant(AssistantMessage(text=f"Noted part {n}."))
+        session.user(f"Part {n} of the notes: " + "the build log repeats this warning line again. " * 250)
+        requests.append(session.next_request())
+        if requests[-1].result.yields:
+            break
+    bounded, before = requests[-1], requests[-2]
+    # Check nothing was folded: the view rewrites the history from the report on, a summary all of it.
+    assert bounded.result.yields == ("oversized_items",)
+    assert not any(e.type == "context.compacted" for e in session.events)
+    report = next(i for i, m in enumerate(before.neutral.messages) if "End of the report." in _text(m))
+    assert bounded.neutral.messages[:report] == before.neutral.messages[:report]
+    assert "not shown here" in _text(bounded.neutral.messages[report])
+    assert session.inspect(bounded.index).sha256() == bounded.neutral.sha256()
+
+
+def _text(message) -> str:
+    return "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
