@@ -17,8 +17,15 @@ except ImportError:  # the dev extra is absent: the property tests skip, each wi
     pass
 else:
     # Timing is measured by the benchmarks, never asserted: no per-example deadline, so a
-    # loaded CI machine cannot turn a slow example into a failure.
-    settings.register_profile("contextwright", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    # loaded CI machine cannot turn a slow example into a failure. In CI the examples are
+    # derived from each test's name, so a run is repeatable; elsewhere they vary, and a
+    # failure found there prints the example to add to tests/fuzz/corpus.
+    settings.register_profile(
+        "contextwright",
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+        derandomize=os.environ.get("CI", "").lower() in ("1", "true", "yes"),
+    )
     settings.load_profile("contextwright")
 
 POSTGRES_DSN = os.environ.get("CONTEXTWRIGHT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
