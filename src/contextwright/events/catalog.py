@@ -182,7 +182,7 @@ class RequestBuilt:
     dedupe_hits: int = 0
     """Surface entries shown once or not at all because they repeated or were superseded."""
     inputs: dict[str, Any] | None = None
-    """What is needed to rebuild the request byte for byte (volatile inputs, cut points)."""
+    """What is needed to rebuild the request byte for byte (volatile inputs, cut points, how bounded views were sized)."""
     exact_tokens: int | None = None
     """Tokens counted exactly (the prefix, where a real tokenizer or a provider count measured it).
 
