@@ -8,6 +8,7 @@ Run from the repository root:
     python bench/cache_bench.py --counting heuristic   # the engine's estimator instead of o200k
     python bench/cache_bench.py --cache-rules-on 2026-11-30   # one date's cache rules for every request
     python bench/cache_bench.py --cache-rules lenient  # no minimum cacheable length, no expiry (issue 15's figures)
+    python bench/cache_bench.py --engine-budget tool_results_share=0.99 --reconcile-margin 0   # a what-if engine row
 
 Every transcript is replayed by every strategy of :mod:`contextwright.compare` in
 the same run, on the Anthropic wire (claude-sonnet-4-6) through the offline cache
@@ -39,6 +40,10 @@ names it. The engine runs as in a live loop: each request's input total, counted
 that counter, is reported back to its session as the provider's usage, so its
 estimates are reconciled from the second response on (``compare.counted_usage``).
 
+``--engine-budget NAME=VALUE`` (repeatable) and ``--reconcile-margin X`` change what the
+engine row runs with (:class:`contextwright.compare.EngineSettings`): a what-if run, not
+the engine as it ships. The output says so; the baselines are unchanged.
+
 Acceptance targets checked at the end:
 
 * at 200k, Contextwright's input cost is at most 1.03x the append-only ceiling's and
@@ -68,6 +73,7 @@ from contextwright.compare import (
     COUNTINGS,
     STRATEGIES,
     CacheRules,
+    EngineSettings,
     StrategyResult,
     StrategyRow,
     TokenCounter,
@@ -105,9 +111,11 @@ def main() -> None:
         default="documented",
         help="the provider's documented rules (default) or 'lenient': no minimum cacheable length, no expiry",
     )
+    add_engine_options(parser)
     args = parser.parse_args()
     try:
         cache_rules = cache_rules_named(args.cache_rules, rules_on=args.cache_rules_on)
+        engine = engine_settings(args)
     except UsageError as exc:
         parser.error(str(exc))
     traces = corpus_path("traces")
@@ -122,6 +130,8 @@ def main() -> None:
     console.print(
         f"{machine}, {time.strftime('%Y-%m-%d')}, {len(transcripts)} transcripts, tokens counted with {args.counting}, {rules}"
     )
+    if not engine.default:
+        console.print(f"[bold]What-if run[/]: the engine row runs with {engine.describe()}")
 
     per_window: dict[int, list[tuple[StrategyResult, ...]]] = defaultdict(list)
     per_format: dict[tuple[int, str], list[tuple[StrategyResult, ...]]] = defaultdict(list)
@@ -129,7 +139,9 @@ def main() -> None:
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("Replaying transcripts through every strategy", total=len(transcripts))
         for kind, transcript in transcripts:
-            for window, results in compare_windows(transcript, windows=windows, counter=counter, cache_rules=cache_rules).items():
+            for window, results in compare_windows(
+                transcript, windows=windows, counter=counter, cache_rules=cache_rules, engine=engine
+            ).items():
                 per_window[window].append(results)
                 per_format[window, kind].append(results)
             progress.advance(task)
@@ -251,6 +263,26 @@ class MissRun:
     windows: list[int]
     rules: CacheRules
     transcripts: list[tuple[str, Transcript]]
+    engine: EngineSettings
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--engine-budget`` and ``--reconcile-margin``: what-if settings for the engine row."""
+    parser.add_argument(
+        "--engine-budget",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change one of the engine's budgets for a what-if run (repeatable), e.g. tool_results_share=0.5",
+    )
+    parser.add_argument(
+        "--reconcile-margin", type=float, default=None, help="the reconciler's smallest log-margin for a what-if run"
+    )
+
+
+def engine_settings(args: argparse.Namespace) -> EngineSettings:
+    """The engine row's settings from :func:`add_engine_options`' options (raises UsageError on a bad one)."""
+    return EngineSettings.parse(args.engine_budget, reconcile_margin=args.reconcile_margin)
 
 
 def miss_run(description: str | None) -> MissRun:
@@ -265,16 +297,20 @@ def miss_run(description: str | None) -> MissRun:
         help="as in bench/cache_bench.py (default: each request's date)",
     )
     parser.add_argument("--cache-rules", choices=CACHE_RULES, default="documented", help="as in bench/cache_bench.py")
+    add_engine_options(parser)
     args = parser.parse_args()
     try:
         rules = cache_rules_named(args.cache_rules, rules_on=args.cache_rules_on)
+        engine = engine_settings(args)
     except UsageError as exc:
         parser.error(str(exc))
     traces = corpus_path("traces")
     if traces is None:
         raise SystemExit(f"skipped: {missing_reason('traces')}")
     windows = [int(w) for w in args.windows.split(",")]
-    return MissRun(windows=windows, rules=rules, transcripts=load_traces(traces, quick=args.quick))
+    if not engine.default:
+        print(f"What-if run: the engine row runs with {engine.describe()}")
+    return MissRun(windows=windows, rules=rules, transcripts=load_traces(traces, quick=args.quick), engine=engine)
 
 
 def _targets(rows: dict[int, list[StrategyRow]]) -> list[str]:

@@ -31,7 +31,7 @@ from datetime import timedelta
 
 from cache_bench import miss_run
 
-from contextwright.compare import CacheRules, TokenCounter, engine_requests
+from contextwright.compare import CacheRules, EngineSettings, TokenCounter, engine_requests
 from contextwright.importers.model import Transcript
 from contextwright.providers.cache_sim import SimRequest, anthropic_rules_for, render_anthropic_blocks
 
@@ -47,14 +47,22 @@ def main() -> None:
     for window in run.windows:
         totals: dict[str, int] = defaultdict(int)
         for transcript in transcripts:
-            _split(transcript, window, counter, totals, rules=run.rules)
+            _split(transcript, window, counter, totals, rules=run.rules, engine=run.engine)
         _print(window, len(transcripts), totals)
 
 
-def _split(transcript: Transcript, window: int, counter: TokenCounter, totals: dict[str, int], *, rules: CacheRules) -> None:
+def _split(
+    transcript: Transcript,
+    window: int,
+    counter: TokenCounter,
+    totals: dict[str, int],
+    *,
+    rules: CacheRules,
+    engine: EngineSettings,
+) -> None:
     simulator = rules.simulator(counter)
     previous = None
-    for sent in engine_requests(transcript, window=window):
+    for sent in engine_requests(transcript, window=window, engine=engine):
         blocks = render_anthropic_blocks(sent.body)
         identities = [b.identity for b in blocks]
         tokens = list(itertools.accumulate(counter(b.text) for b in blocks))

@@ -42,7 +42,13 @@ def main() -> None:
     for window in run.windows:
         per_format: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for kind, transcript in transcripts:
-            _tally(engine_requests(transcript, window=window), counter, per_format[kind], window=window, rules=run.rules)
+            _tally(
+                engine_requests(transcript, window=window, engine=run.engine),
+                counter,
+                per_format[kind],
+                window=window,
+                rules=run.rules,
+            )
         _print(window, per_format, ceiling)
 
 

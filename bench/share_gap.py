@@ -45,7 +45,7 @@ def main() -> None:
     for window in run.windows:
         engine: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for kind, transcript in run.transcripts:
-            _tally(engine_requests(transcript, window=window), counter, engine[kind], rules=run.rules)
+            _tally(engine_requests(transcript, window=window, engine=run.engine), counter, engine[kind], rules=run.rules)
         _print(window, engine, ceiling)
 
 

@@ -15,6 +15,7 @@ from contextwright.compare import (
     SLIDE_TO,
     STRATEGIES,
     CacheRules,
+    EngineSettings,
     TokenCounter,
     aggregate,
     baseline_requests,
@@ -34,6 +35,7 @@ from contextwright.log import open_log
 from contextwright.models import anthropic, with_window
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
 from contextwright.replay import replay
+from contextwright.replay.transcript import REPLAY_BUDGETS
 from contextwright.report.html import COMPARISON_COLUMNS
 from contextwright.runtime.engine import Engine
 
@@ -416,3 +418,47 @@ def test_the_engine_row_reconciles_its_estimates_from_the_reports_a_live_provide
     assert min(unreported[2:]) > 1.3  # the Claude profile's 1.3 on top of an o200k fit that errs high
     assert all(1.0 <= ours < theirs for ours, theirs in zip(reported[2:], unreported[2:], strict=True))
     assert reported[-1] < 1.15  # the learned factor keeps a margin above the counter, never below it
+
+
+def test_engine_settings_read_budgets_from_the_command_line():
+    settings = EngineSettings.parse(["tool_results_share=0.5", "keep_recent_rounds=2"], reconcile_margin=0.0)
+    assert settings.budget_config().tool_results_share == 0.5
+    assert settings.budget_config().keep_recent_rounds == 2
+    assert settings.estimator().reconciler.margin == 0.0
+    assert "tool_results_share=0.5" in settings.describe() and "reconcile margin 0" in settings.describe()
+    assert EngineSettings().default and EngineSettings().estimator() is None
+    assert EngineSettings().budget_config() == REPLAY_BUDGETS
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("tool_results_share", "expected NAME=VALUE"),
+        ("=0.5", "expected NAME=VALUE"),
+        ("tool_result_share=0.5", "no budget named 'tool_result_share'; choose from"),
+        ("tool_results_share=half", "needs a number, got 'half'"),
+        ("keep_recent_rounds=1.5", "needs a number, got '1.5'"),
+        ("tool_results_share=1.5", "tool_results_share must be between 0 and 1"),
+    ],
+)
+def test_bad_engine_settings_are_refused_with_the_reason(assignment, message):
+    with pytest.raises(UsageError, match=message):
+        EngineSettings.parse([assignment])
+
+
+def test_a_negative_reconcile_margin_is_refused():
+    with pytest.raises(UsageError, match="reconcile margin must be 0 or more"):
+        EngineSettings(reconcile_margin=-0.1)
+
+
+def test_engine_settings_change_the_engine_row_only(small):
+    # With a tool-result share that the reads never reach, no pass prunes them; the baselines do not move.
+    loose = EngineSettings.parse(["tool_results_share=0.9"])
+    default_passes = [s.relief for s in engine_requests(session(), window=SMALL) if "tool_results_to_pointers" in s.relief]
+    loose_passes = [
+        s.relief for s in engine_requests(session(), window=SMALL, engine=loose) if "tool_results_to_pointers" in s.relief
+    ]
+    assert default_passes and len(loose_passes) < len(default_passes)
+    rows = {r.name: r for r in compare_transcript(session(), window=SMALL, engine=loose)}
+    assert all(rows[name] == small[name] for name in STRATEGIES if name != "contextwright")
+    assert rows["contextwright"] != small["contextwright"]

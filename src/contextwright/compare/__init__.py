@@ -16,6 +16,7 @@ from contextwright._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from contextwright.compare.cache_rules import CACHE_RULES, CacheRules, cache_rules_named
+    from contextwright.compare.engine_settings import EngineSettings
     from contextwright.compare.strategies import (
         CEILING,
         COUNTINGS,
@@ -51,6 +52,7 @@ _LAZY = {
         "contextwright.compare.strategies",
     ),
     **dict.fromkeys(("CACHE_RULES", "CacheRules", "cache_rules_named"), "contextwright.compare.cache_rules"),
+    "EngineSettings": "contextwright.compare.engine_settings",
     **dict.fromkeys(("MODEL_CALL_PACE", "ModelCall", "Timeline", "timeline_of"), "contextwright.compare.timeline"),
 }  # fmt: skip
 
@@ -67,6 +69,7 @@ __all__ = [
     "SLIDE_TO",
     "STRATEGIES",
     "CacheRules",
+    "EngineSettings",
     "ModelCall",
     "SentRequest",
     "StrategyResult",

@@ -94,6 +94,7 @@ from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
 from contextwright.compare.cache_rules import CacheRules
+from contextwright.compare.engine_settings import EngineSettings
 from contextwright.compare.nonces import reproducible_secret, transcript_digest
 from contextwright.compare.timeline import Timeline, Unit, timeline_of
 from contextwright.errors import UsageError
@@ -326,6 +327,7 @@ def compare_transcript(
     counter: TokenCounter | None = None,
     cache_rules_on: date | None = None,
     cache_rules: CacheRules | None = None,
+    engine: EngineSettings | None = None,
 ) -> tuple[StrategyResult, ...]:
     """Every strategy in ``strategies`` on ``transcript`` at ``window`` (the ceiling is always computed).
 
@@ -333,7 +335,8 @@ def compare_transcript(
     recorded session): the Contextwright row then prices those, instead of a fresh replay.
     ``cache_rules_on`` applies the simulator's cache rules of that date to every request
     (:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`'s ``rules_on``);
-    ``cache_rules`` gives a whole rule set instead (not both).
+    ``cache_rules`` gives a whole rule set instead (not both). ``engine`` changes what the
+    engine row runs with (:class:`~contextwright.compare.engine_settings.EngineSettings`).
     """
     return compare_windows(
         transcript,
@@ -345,6 +348,7 @@ def compare_transcript(
         counter=counter,
         cache_rules_on=cache_rules_on,
         cache_rules=cache_rules,
+        engine=engine,
     )[window]
 
 
@@ -359,6 +363,7 @@ def compare_windows(
     counter: TokenCounter | None = None,
     cache_rules_on: date | None = None,
     cache_rules: CacheRules | None = None,
+    engine: EngineSettings | None = None,
 ) -> dict[int, tuple[StrategyResult, ...]]:
     """:func:`compare_transcript` at several windows; window-independent strategies are simulated once.
 
@@ -394,7 +399,7 @@ def compare_windows(
             elif name == "contextwright" and sent_by_engine is not None:
                 simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter, rules), 0
             elif name == "contextwright":
-                run = _contextwright(transcript, timeline, model, seed=seed, counter=counter)
+                run = _contextwright(transcript, timeline, model, seed=seed, counter=counter, settings=engine)
                 simulated, unbuilt = _simulate(run, counter, rules), run.unbuilt
             else:
                 run = _BUILDERS[name](timeline, model, counter)
@@ -491,13 +496,17 @@ def compare(
 
 
 def engine_requests(
-    transcript: Transcript, *, window: int, model_id: str = DEFAULT_MODEL, seed: int = 0
+    transcript: Transcript,
+    *,
+    window: int,
+    model_id: str = DEFAULT_MODEL,
+    seed: int = 0,
+    engine: EngineSettings | None = None,
 ) -> tuple[SentRequest, ...]:
     """The Anthropic requests the engine sends for ``transcript`` at ``window``, timed as in :func:`compare_windows`."""
     timeline = timeline_of(transcript)
-    return _contextwright(
-        transcript, timeline, with_window(anthropic(model_id), window), seed=seed, counter=TokenCounter(model_id)
-    ).sent
+    model = with_window(anthropic(model_id), window)
+    return _contextwright(transcript, timeline, model, seed=seed, counter=TokenCounter(model_id), settings=engine).sent
 
 
 def baseline_requests(
@@ -831,10 +840,19 @@ def counted_usage(body: Mapping[str, Any], *, counter: TokenCounter) -> Usage:
     return Usage(input_tokens=sum(counter(block.text) for block in render_anthropic_blocks(body)))
 
 
-def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedModel, *, seed: int, counter: TokenCounter) -> _Run:
+def _contextwright(
+    transcript: Transcript,
+    timeline: Timeline,
+    model: ResolvedModel,
+    *,
+    seed: int,
+    counter: TokenCounter,
+    settings: EngineSettings | None = None,
+) -> _Run:
+    settings = settings or EngineSettings()
     clock = FixedClock(step=1)
     secret = reproducible_secret("compare", [transcript_digest(transcript)], seed=seed)
-    engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=secret)
+    engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=secret, estimator=settings.estimator())
     # Each body is rendered once: for the report and for the request the simulator prices.
     bodies: dict[int, dict[str, Any]] = {}
 
@@ -844,7 +862,7 @@ def _contextwright(transcript: Transcript, timeline: Timeline, model: ResolvedMo
         return counted_usage(body, counter=counter)
 
     try:
-        result = replay(transcript, engine=engine, model=model, provider_usage=report)
+        result = replay(transcript, engine=engine, model=model, provider_usage=report, budgets=settings.budget_config())
         events = result.session.events
     finally:
         engine.close()

@@ -96,6 +96,7 @@ def replay(
     cache_ttl: CacheTtl = DEFAULT_CACHE_TTL,
     follow_times: Callable[[str], None] | None = None,
     provider_usage: Callable[[BuiltRequest], Usage] | None = None,
+    budgets: BudgetConfig = REPLAY_BUDGETS,
 ) -> ReplayResult:
     """Replay ``transcript`` into a new session on ``engine`` (as an agent profile with ``cache_ttl``).
 
@@ -106,11 +107,12 @@ def replay(
     ``provider_usage`` plays a live provider instead: its report for each request built
     is recorded as that request's ``model.response`` (not replayed, so the session
     reconciles its estimates from it, as a live loop does) in place of the recorded one.
+    ``budgets`` replaces the replay's own (:data:`REPLAY_BUDGETS`), for what-if comparisons.
     """
     agent, names = agent_for(transcript, cache_ttl=cache_ttl)
     sid = session_id or _session_id(transcript)
     session = engine.session(sid, agent=agent, model=model)
-    session.budgets = REPLAY_BUDGETS
+    session.budgets = budgets
     result = ReplayResult(session=session, transcript=transcript)
     for message in transcript.messages:
         if follow_times is not None and message.at is not None:
