@@ -50,7 +50,7 @@ class EngineSettings:
             if not sep or not name:
                 raise UsageError(f"expected NAME=VALUE for an engine budget, got {assignment!r}")
             if name not in kinds:
-                raise UsageError(f"no budget named {name!r}; choose from {', '.join(sorted(kinds))}")
+                raise _unknown_budget(name)
             try:
                 budgets[name] = int(text) if kinds[name] in (int, "int") else float(text)
             except ValueError:
@@ -66,7 +66,7 @@ class EngineSettings:
         """The replay's budgets with :attr:`budgets` changed (checked as any budget is)."""
         unknown = sorted(set(self.budgets) - {f.name for f in fields(BudgetConfig)})
         if unknown:
-            raise UsageError(f"no budget named {unknown[0]!r}")
+            raise _unknown_budget(unknown[0])
         changes: dict[str, Any] = dict(self.budgets)  # each field's own check runs in BudgetConfig
         return replace(REPLAY_BUDGETS, **changes)
 
@@ -84,3 +84,8 @@ class EngineSettings:
         if self.reconcile_margin is not None:
             parts.append(f"reconcile margin {self.reconcile_margin:g}")
         return ", ".join(parts)
+
+
+def _unknown_budget(name: str) -> UsageError:
+    names = ", ".join(sorted(f.name for f in fields(BudgetConfig)))
+    return UsageError(f"no budget named {name!r}; choose from {names}")
