@@ -446,9 +446,11 @@ def test_bad_engine_settings_are_refused_with_the_reason(assignment, message):
         EngineSettings.parse([assignment])
 
 
-def test_a_negative_reconcile_margin_is_refused():
+def test_settings_made_directly_are_checked_too():
     with pytest.raises(UsageError, match="reconcile margin must be 0 or more"):
         EngineSettings(reconcile_margin=-0.1)
+    with pytest.raises(UsageError, match="no budget named 'nope'; choose from"):
+        EngineSettings(budgets={"nope": 1})
 
 
 def test_engine_settings_change_the_engine_row_only(small):
