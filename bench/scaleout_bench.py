@@ -275,8 +275,17 @@ def run_phase(phase: Phase) -> dict[str, Any]:
             Agent(f"a{i}", f"s{i % phase.sessions}", turn_locks[i % phase.sessions], key, balancer, results)
             for i in range(phase.agents)
         ]
+
+        def faults_due() -> bool:
+            # A fault run goes on past its request cap until each fault it injects has happened once:
+            # on a fast machine the cap can come before the first cut.
+            return bool(phase.kill_every and not results.kills) or bool(phase.cut_every and not results.cuts)
+
+        def go_on() -> bool:
+            return results.requests < phase.max_requests or faults_due()
+
         for agent in agents:
-            agent.budget = lambda: results.requests < phase.max_requests
+            agent.budget = go_on
         stop = threading.Event()
         faults = _fault_threads(phase, workers, balancer, results, application, stop)
         cpu_before = {"client": _client_cpu(), "workers": sum(_cpu_seconds(w.process.pid) for w in workers if w.process)}
@@ -284,7 +293,7 @@ def run_phase(phase: Phase) -> dict[str, Any]:
         for agent in agents:
             agent.start()
         deadline = started + phase.duration
-        while time.monotonic() < deadline and results.requests < phase.max_requests:
+        while time.monotonic() < deadline and go_on():
             time.sleep(0.05)
         for agent in agents:
             agent.stop.set()
