@@ -155,7 +155,7 @@ def main() -> None:
         )
     )
     console.print(f"Replayed in {elapsed:.0f} s.")
-    for line in _targets(rows):
+    for line in _targets(rows, what_if=not engine.default):
         console.print(line)
     by_format = {key: aggregate(results) for key, results in sorted(per_format.items())}
     console.print(
@@ -313,8 +313,8 @@ def miss_run(description: str | None) -> MissRun:
     return MissRun(windows=windows, rules=rules, transcripts=load_traces(traces, quick=args.quick), engine=engine)
 
 
-def _targets(rows: dict[int, list[StrategyRow]]) -> list[str]:
-    lines = ["Acceptance targets:"]
+def _targets(rows: dict[int, list[StrategyRow]], *, what_if: bool = False) -> list[str]:
+    lines = ["Acceptance targets (a what-if engine row, not the engine as it ships):" if what_if else "Acceptance targets:"]
     if 200_000 in rows:
         by_name = {r.name: r for r in rows[200_000]}
         cw = by_name["contextwright"]
