@@ -26,6 +26,8 @@ SHIPPED = {
     "postgres": {1: "sha256:0a62c185bd7f67df3d80ef22ad991846c6dd97f1c8b8ad2bd85473c6e5549d41"},
 }
 LISTS = {"sqlite": _migrations.SQLITE, "postgres": _migrations.POSTGRES}
+ROUNDS = 150
+"""Sessions opened at once by many callers: the race lost about one round in a hundred."""
 
 runner = CliRunner()
 
@@ -135,3 +137,41 @@ def test_postgres_service_tables_migrate_once_under_concurrent_opens(postgres_ds
     assert stores[2].schema_version() == _migrations.POSTGRES[-1].version
     for store in stores:
         store.close()
+
+
+@pytest.mark.postgres
+def test_postgres_registers_a_session_once_when_workers_open_it_at_once(postgres_dsn, postgres_schema):
+    # Two agents open one session through two workers at the same moment: every caller gets the
+    # record, exactly one of them as new. (The insert must not fail on the log id's own unique key.)
+    import threading
+
+    stores = [PostgresServiceStore(postgres_dsn, schema=postgres_schema, pool_size=4) for _ in range(2)]
+    callers = 8
+    outcomes: list[tuple[str, bool]] = []
+    errors: list[BaseException] = []
+    try:
+        for n in range(ROUNDS):
+            barrier = threading.Barrier(callers)
+            threads = [
+                threading.Thread(target=_register, args=(stores[i % 2], f"race-{n}", barrier, outcomes, errors))
+                for i in range(callers)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert errors == []
+        assert len(outcomes) == ROUNDS * callers
+        assert sorted(sid for sid, new in outcomes if new) == sorted(f"race-{n}" for n in range(ROUNDS))
+    finally:
+        for store in stores:
+            store.close()
+
+
+def _register(store, session_id, barrier, outcomes, errors) -> None:
+    barrier.wait()
+    try:
+        record, new = store.register_session("acme", session_id, agent="{}", model="{}", spec_sha256="sha256:a")
+        outcomes.append((record.session_id, new))
+    except BaseException as exc:  # collected for the assertion in the test
+        errors.append(exc)

@@ -31,7 +31,8 @@ def test_the_bounded_fault_run_loses_nothing(postgres_dsn, monkeypatch):
     results, verification = outcome["results"], outcome["verification"]
     # Check: faults happened, and every request was answered in the end.
     assert results.cuts >= 1 and results.kills >= 1
-    assert results.failures == []
+    # A failure names what the workers logged, so a rare one can be traced from a CI log.
+    assert results.failures == [], outcome["crashes"]
     # Check: every session verifies from the log, with every acknowledged write in it once.
     assert verification["problems"] == []
     assert verification["sessions"] == phase.sessions and verification["acked"] > 0 and verification["requests"] > 0

@@ -24,7 +24,7 @@ from typing import Any
 
 from contextwright._optional import require
 from contextwright.clock import Clock, SystemClock, format_instant
-from contextwright.errors import SchemaTooNew, UsageError
+from contextwright.errors import SchemaTooNew, StorageError, UsageError
 from contextwright.log import parse_store_url
 from contextwright.log._errors import translating_psycopg, translating_sqlite
 from contextwright.log._migrations import Migration, latest_version
@@ -187,7 +187,11 @@ class ServiceStore(abc.ABC):
         )
         inserted = self._insert_session(record)
         stored = self.session(tenant, session_id)
-        assert stored is not None
+        if stored is None:
+            raise StorageError(
+                f"session {session_id!r} of tenant {tenant!r} was neither inserted nor found; its log id "
+                f"{record.log_session_id!r} is held by another row"
+            )
         if stored.spec_sha256 != spec_sha256:
             raise SessionExists(
                 f"session {session_id!r} is already open with another agent spec or model",
@@ -239,7 +243,10 @@ class ServiceStore(abc.ABC):
     def _insert_session(self, record: RegisteredSession) -> bool:
         changed = self._execute(
             "INSERT INTO {p}cw_service_sessions (tenant, session_id, log_session_id, agent, model, spec_sha256, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO NOTHING",
+            # No conflict target: the log id is unique too, and two workers inserting the same
+            # session at once may collide on either key (PostgreSQL checks only a named target).
+            # The log id is a function of (tenant, session_id), so both keys name the same session.
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (
                 record.tenant,
                 record.session_id,
