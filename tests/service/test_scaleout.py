@@ -241,3 +241,40 @@ def test_workers_starting_together_on_a_fresh_schema_migrate_it_once(postgres_ds
     finally:
         for worker in workers:
             worker.kill()
+
+
+def test_a_keyed_write_stored_by_another_worker_after_the_lookup_is_answered_as_a_replay(store_url, monkeypatch):
+    # Worker A looks the key up and finds nothing; worker B stores the same answer before A acts.
+    # A's action then meets B's open tool call: it must answer B's events as a replay, not an error.
+    app_a, app_b = create_app(config(store_url)), create_app(config(store_url))
+    _, key = app_a.state.store.create_key("acme")
+    headers = {"Authorization": f"Bearer {key}"}
+    call = {"id": "c1", "name": "run_tests", "arguments": {}}
+    body = {"text": "Running the tests.", "tool_calls": [call], "idempotency_key": "answer-1"}
+    with serving(app_a) as url_a, serving(app_b) as url_b:
+        with Client(url_a, key) as client:
+            session = client.session("keyed", agent=AGENT, model=MODEL)
+            session.user("Run the tests.")
+            session.next_request()
+        sessions_a = app_a.state.sessions
+        lookup = sessions_a.replayed
+        raced: list[int] = []
+
+        def late_lookup(session, guard):
+            found = lookup(session, guard)
+            if found is None and not raced:
+                with httpx2.Client(base_url=url_b, headers=headers, timeout=30) as http:
+                    raced.append(http.post("/v1/sessions/keyed/assistant", json=body).status_code)
+            return found
+
+        monkeypatch.setattr(sessions_a, "replayed", late_lookup)
+        with httpx2.Client(base_url=url_a, headers=headers, timeout=30) as http:
+            response = http.post("/v1/sessions/keyed/assistant", json=body)
+        assert raced == [201]
+        assert response.status_code == 200, response.text
+        assert response.json()["replayed"] is True
+        with Client(url_b, key) as client:
+            stored = events(client, "keyed")
+        assert sum(1 for e in stored if e["type"] == "message.assistant") == 1
+    for app in (app_a, app_b):
+        app.state.store.close()

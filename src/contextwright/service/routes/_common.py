@@ -9,7 +9,7 @@ from fastapi import Request, Security
 from fastapi.security import HTTPBearer
 
 from contextwright.clock import format_instant
-from contextwright.errors import SeqConflict
+from contextwright.errors import ContextwrightError
 from contextwright.events.catalog import ToolCall
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
@@ -99,9 +99,12 @@ def write(
             try:
                 Sessions.check_expected(session, guard)
                 action(session)
-            except SeqConflict:
-                # The same request, sent twice at once to two workers: the other one stored it.
-                replay = sessions.replayed(session, guard)
+            except ContextwrightError:
+                # The same request, sent twice at once to two workers: the other one stored it after
+                # the lookup above. The append then conflicts, or the action already sees the other
+                # copy (an answer whose tool calls are open refuses a second answer): either way
+                # the write is done, and its events are the answer.
+                replay = sessions.replayed(session, guard) if guard.idempotency_key is not None else None
                 if replay is None:
                     raise
             if replay is not None:
