@@ -92,37 +92,14 @@ SHARE_32K = 0.90
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
-    parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
+    parser = run_parser(__doc__)
     parser.add_argument("--markdown", action="store_true", help="also print the results as a markdown table")
     parser.add_argument(
         "--counting", choices=COUNTINGS, default="o200k", help="token counter for every strategy (default: exact o200k)"
     )
-    parser.add_argument(
-        "--cache-rules-on",
-        default="request",
-        type=cache_rules_date,
-        help="cache rules of each request's own date ('request', the default) or of one YYYY-MM-DD date for all",
-    )
-    parser.add_argument(
-        "--cache-rules",
-        choices=CACHE_RULES,
-        default="documented",
-        help="the provider's documented rules (default) or 'lenient': no minimum cacheable length, no expiry",
-    )
-    add_engine_options(parser)
     args = parser.parse_args()
-    try:
-        cache_rules = cache_rules_named(args.cache_rules, rules_on=args.cache_rules_on)
-        engine = engine_settings(args)
-    except UsageError as exc:
-        parser.error(str(exc))
-    traces = corpus_path("traces")
-    if traces is None:
-        raise SystemExit(f"skipped: {missing_reason('traces')}")
-    windows = [int(w) for w in args.windows.split(",")]
-    transcripts = load_traces(traces, quick=args.quick)
+    run = load_run(parser, args)
+    cache_rules, engine, windows, transcripts = run.rules, run.engine, run.windows, run.transcripts
     console = Console(width=170)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     counter = TokenCounter(counting=args.counting)
@@ -258,7 +235,7 @@ def load_traces(traces: Path, *, quick: bool) -> list[tuple[str, Transcript]]:
 
 @dataclass(frozen=True)
 class MissRun:
-    """What the cache-miss breakdowns read from their command line."""
+    """What a comparison run reads from its command line: windows, cache rules, corpus, what-if settings."""
 
     windows: list[int]
     rules: CacheRules
@@ -266,8 +243,23 @@ class MissRun:
     engine: EngineSettings
 
 
-def add_engine_options(parser: argparse.ArgumentParser) -> None:
-    """``--engine-budget`` and ``--reconcile-margin``: what-if settings for the engine row."""
+def run_parser(description: str | None) -> argparse.ArgumentParser:
+    """A parser with the options every comparison run shares: ``--quick``, ``--windows``, the cache rules, what-if settings."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
+    parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
+    parser.add_argument(
+        "--cache-rules-on",
+        default="request",
+        type=cache_rules_date,
+        help="cache rules of each request's own date ('request', the default) or of one YYYY-MM-DD date for all",
+    )
+    parser.add_argument(
+        "--cache-rules",
+        choices=CACHE_RULES,
+        default="documented",
+        help="the provider's documented rules (default) or 'lenient': no minimum cacheable length, no expiry",
+    )
     parser.add_argument(
         "--engine-budget",
         action="append",
@@ -278,39 +270,30 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reconcile-margin", type=float, default=None, help="the reconciler's smallest log-margin for a what-if run"
     )
+    return parser
 
 
-def engine_settings(args: argparse.Namespace) -> EngineSettings:
-    """The engine row's settings from :func:`add_engine_options`' options (raises UsageError on a bad one)."""
-    return EngineSettings.parse(args.engine_budget, reconcile_margin=args.reconcile_margin)
-
-
-def miss_run(description: str | None) -> MissRun:
-    """Parse the options the miss breakdowns share (``--quick``, ``--windows``, the cache rules) and load the corpus."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
-    parser.add_argument("--windows", default="32000,200000", help="comma-separated window sizes")
-    parser.add_argument(
-        "--cache-rules-on",
-        default="request",
-        type=cache_rules_date,
-        help="as in bench/cache_bench.py (default: each request's date)",
-    )
-    parser.add_argument("--cache-rules", choices=CACHE_RULES, default="documented", help="as in bench/cache_bench.py")
-    add_engine_options(parser)
-    args = parser.parse_args()
+def load_run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> MissRun:
+    """The rules, the what-if settings, the windows and the corpus :func:`run_parser`'s options name."""
     try:
         rules = cache_rules_named(args.cache_rules, rules_on=args.cache_rules_on)
-        engine = engine_settings(args)
+        engine = EngineSettings.parse(args.engine_budget, reconcile_margin=args.reconcile_margin)
     except UsageError as exc:
         parser.error(str(exc))
     traces = corpus_path("traces")
     if traces is None:
         raise SystemExit(f"skipped: {missing_reason('traces')}")
     windows = [int(w) for w in args.windows.split(",")]
-    if not engine.default:
-        print(f"What-if run: the engine row runs with {engine.describe()}")
     return MissRun(windows=windows, rules=rules, transcripts=load_traces(traces, quick=args.quick), engine=engine)
+
+
+def miss_run(description: str | None) -> MissRun:
+    """Parse :func:`run_parser`'s options for a miss breakdown and load the corpus."""
+    parser = run_parser(description)
+    run = load_run(parser, parser.parse_args())
+    if not run.engine.default:
+        print(f"What-if run: the engine row runs with {run.engine.describe()}")
+    return run
 
 
 def _targets(rows: dict[int, list[StrategyRow]], *, what_if: bool = False) -> list[str]:
