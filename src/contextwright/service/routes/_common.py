@@ -104,7 +104,7 @@ def write(
                 # the lookup above. The append then conflicts, or the action already sees the other
                 # copy (an answer whose tool calls are open refuses a second answer): either way
                 # the write is done, and its events are the answer.
-                replay = sessions.replayed(session, guard) if guard.idempotency_key is not None else None
+                replay = sessions.replayed(session, guard)  # None for a write without a key
                 if replay is None:
                     raise
             if replay is not None:
