@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextwright.budget.allocator import allocate
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.testing.fakes import open_session
@@ -82,3 +83,46 @@ def test_a_relief_pass_sheds_to_the_low_water_mark_counting_tool_call_arguments(
         # Each pass goes deep (a cache break buys many rounds), not just under the limit.
         assert built[i].plan.prefix_token_total + built[i].result.body_tokens <= 0.6 * limit, i
     assert len(relieved) <= len(built) // 8
+
+
+def _module(turn: int) -> str:
+    return "".join(f"def total_{turn}_{i}(rows):\n    return sum(r.amount for r in rows) * {i}\n\n" for i in range(12))
+
+
+def test_a_compaction_prunes_the_current_runs_older_results_in_the_same_request():
+    # A writing run fills the window; a reading run follows. The compaction folds the writing
+    # run and rewrites everything after its summary, so pruning the reading run's older
+    # results in that request costs no further cache read and puts the next pass off.
+    _, session, clock = open_session("reader", window=32_000)
+    session.user("Write the billing modules one by one.")
+    for turn in range(32):
+        session.next_request()
+        call = ToolCall(id=f"w{turn}", name="edit_file", arguments={"path": f"billing/m{turn}.py", "content": _module(turn)})
+        session.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
+        session.tool_result(call.id, f"wrote billing/m{turn}.py (12 functions)")
+        clock.advance(20)
+    session.next_request()
+    session.record_assistant(AssistantMessage(text="All modules written."))
+    session.user("Now read each module back and check the totals.")
+    for turn in range(30):
+        built = session.next_request()
+        if "compaction" in built.result.yields:
+            break
+        call = ToolCall(id=f"r{turn}", name="read_file", arguments={"path": f"billing/m{turn}.py"})
+        session.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        session.tool_result(call.id, _module(turn))
+        clock.advance(20)
+    else:
+        raise AssertionError("the window never filled")
+    # Check the compaction's request also pruned the reading run's results, all but the last round.
+    assert built.result.yields == ("compaction", "tool_results_to_pointers")
+    [pruned] = [e.payload for e in session.events if e.type == "context.pruned"]
+    assert pruned.call_ids and all(c.startswith("r") for c in pruned.call_ids)
+    assert f"r{turn - 1}" not in pruned.call_ids
+    # Check the results left are under the low-water mark, and the pass is recorded and rebuilt.
+    allocation = allocate(built.plan)
+    low_water = allocation.tool_results * built.plan.budgets.relief_tool_results_target
+    assert built.result.tokens_by_class["tool_results"] <= low_water
+    truncated = [e.payload.relief for e in session.events if e.type == "context.layer.truncated"]
+    assert truncated == ["compaction", "tool_results_to_pointers"]
+    assert session.inspect(built.index).sha256() == built.neutral.sha256()

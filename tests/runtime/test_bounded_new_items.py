@@ -198,3 +198,45 @@ def test_an_item_cached_whole_is_shown_bounded_rather_than_compacting_the_histor
 
 def _text(message) -> str:
     return "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+
+
+def _source(n: int) -> str:
+    return "".join(f"def helper_{n}_{i}(value):\n    return value * {i} + {n}  # keeps item {i}\n" for i in range(40))
+
+
+def _read_round(session, n: int):
+    session.record_assistant(
+        AssistantMessage(text=f"Reading {n}.", tool_calls=(ToolCall(id=f"c{n}", name="read_file", arguments={}),))
+    )
+    session.tool_result(f"c{n}", _source(n))
+    return session.next_request()
+
+
+def _report_shown(request: NeutralRequest) -> str:
+    [message] = [m for m in request.messages if "End of the report." in _text(m)]
+    return "bounded" if "not shown here" in _text(message) else "whole"
+
+
+def test_a_pruning_pass_keeps_a_bounded_item_bounded():
+    # Files read, then a pasted report that later turns push into a bounded view; then a
+    # pruning pass (B2) frees room. Showing the report whole again would rewrite the history
+    # from the report on, and the next few requests would bound it again: a second rewrite.
+    _, session, _ = open_session(window=WINDOW)
+    session.user("Fix the failing build.")
+    session.next_request()
+    for n in range(8):
+        _read_round(session, n)
+    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.user("Here it is:\n" + LARGE[: len(LARGE) // 3] + "End of the report.")
+    requests = [session.next_request()]
+    for n in range(8, 32):
+        requests.append(_read_round(session, n))
+    bounded_at = next(i for i, r in enumerate(requests) if _report_shown(r.neutral) == "bounded")
+    passes = [i for i, r in enumerate(requests) if "tool_results_to_pointers" in r.result.yields and i > bounded_at]
+    assert passes, "the scenario should prune tool results after the report was bounded"
+    # Check the pass shows the report as the request before it did, and no later request rewrites the cached history.
+    assert all(_report_shown(requests[i].neutral) == "bounded" for i in passes)
+    for earlier, later in pairwise(requests[bounded_at:]):
+        if "tool_results_to_pointers" not in later.result.yields:
+            assert bounds_only_new(later.neutral, earlier.neutral)
+    assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests[bounded_at:])
