@@ -74,6 +74,38 @@ class FixedClock:
         return f"FixedClock({self._now.isoformat()!r})"
 
 
+class TranscriptClock:
+    """A clock that follows the times a recorded transcript gives, one millisecond per reading in between.
+
+    Replays use it so that the engine sees the transcript's own pauses, as a live loop sees
+    real ones (a pause longer than a provider's cache lifetime changes what relief costs).
+    """
+
+    def __init__(self, start: _dt.datetime | str) -> None:
+        self._now = _coerce(start)
+        self._step = _dt.timedelta(milliseconds=1)
+
+    def now(self) -> _dt.datetime:
+        """The current time; the next call is one millisecond later."""
+        current = self._now
+        self._now = current + self._step
+        return current
+
+    def restart(self, at: str | None) -> None:
+        """Start a new transcript at its first recorded time (or where the previous one ended)."""
+        if at is not None:
+            self._now = parse_instant(at)
+
+    def follow(self, at: str) -> None:
+        """Move to a message's recorded time; times out of order never move it back."""
+        when = parse_instant(at)
+        if when > self._now:
+            self._now = when
+
+    def __repr__(self) -> str:
+        return f"TranscriptClock({self._now.isoformat()!r})"
+
+
 def format_instant(when: _dt.datetime) -> str:
     """Return the canonical text of an instant: UTC, ISO-8601, microseconds, ``Z``."""
     if when.tzinfo is None:

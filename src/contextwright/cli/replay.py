@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import gc
 import hashlib
 import json
@@ -18,7 +17,7 @@ from rich.progress import Progress
 from contextwright.cli._common import console, err_console, friendly_errors, print_rows
 from contextwright.cli._compare import comparison_json, print_comparison
 from contextwright.cli.store import check_reachable
-from contextwright.clock import parse_instant
+from contextwright.clock import TranscriptClock
 from contextwright.compare.nonces import reproducible_secret
 from contextwright.errors import UsageError
 from contextwright.importers import FORMATS, Transcript, load_transcripts
@@ -200,32 +199,6 @@ def _young_collections() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-class TranscriptClock:
-    """A clock that follows the times a transcript recorded, one millisecond per event in between."""
-
-    def __init__(self, start: str) -> None:
-        self._start = parse_instant(start)
-        self._now = self._start
-        self._step = dt.timedelta(milliseconds=1)
-
-    def now(self) -> dt.datetime:
-        """The current time; the next call is one millisecond later."""
-        current = self._now
-        self._now = current + self._step
-        return current
-
-    def restart(self, at: str | None) -> None:
-        """Start a new transcript at its first recorded time (or where the previous one ended)."""
-        if at is not None:
-            self._now = parse_instant(at)
-
-    def follow(self, at: str) -> None:
-        """Move to a message's recorded time; times out of order never move it back."""
-        when = parse_instant(at)
-        if when > self._now:
-            self._now = when
 
 
 def _row(transcript: Transcript, result: Any) -> dict[str, Any]:

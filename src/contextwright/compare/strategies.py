@@ -48,6 +48,8 @@ The strategies:
     estimates from the second response on. Without those reports the estimator stays
     at its uncorrected upper bound (Claude: the o200k fit times 1.3) for a whole
     transcript, and relief starts while the request is still well inside the window.
+    The engine's clock follows the timeline too (for a timed transcript, its own times),
+    so it sees a pause that outlasts the provider's cache as a live loop would.
 
 Measures, per strategy: requests; the token-weighted cache-read share; the input
 cost (uncached + cache reads + cache writes, from the simulator's dated price
@@ -92,11 +94,11 @@ from typing import Any, Final, Literal
 
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
-from contextwright.clock import FixedClock
+from contextwright.clock import TranscriptClock
 from contextwright.compare.cache_rules import CacheRules
 from contextwright.compare.engine_settings import EngineSettings
 from contextwright.compare.nonces import reproducible_secret, transcript_digest
-from contextwright.compare.timeline import Timeline, Unit, timeline_of
+from contextwright.compare.timeline import PACE_START, Timeline, Unit, timeline_of
 from contextwright.errors import UsageError
 from contextwright.importers.model import Transcript
 from contextwright.log import open_log
@@ -850,7 +852,11 @@ def _contextwright(
     settings: EngineSettings | None = None,
 ) -> _Run:
     settings = settings or EngineSettings()
-    clock = FixedClock(step=1)
+    # The engine sees the timeline's pauses, as a live loop sees real ones (a pause longer than the
+    # cache lifetime makes relief free): a timed transcript moves the clock along its own times.
+    clock = TranscriptClock(PACE_START)
+    if timeline.timed:
+        clock.restart(next((m.at for m in transcript.messages if m.at), None))
     secret = reproducible_secret("compare", [transcript_digest(transcript)], seed=seed)
     engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=secret, estimator=settings.estimator())
     # Each body is rendered once: for the report and for the request the simulator prices.
@@ -862,7 +868,14 @@ def _contextwright(
         return counted_usage(body, counter=counter)
 
     try:
-        result = replay(transcript, engine=engine, model=model, provider_usage=report, budgets=settings.budget_config())
+        result = replay(
+            transcript,
+            engine=engine,
+            model=model,
+            provider_usage=report,
+            budgets=settings.budget_config(),
+            follow_times=clock.follow if timeline.timed else None,
+        )
         events = result.session.events
     finally:
         engine.close()

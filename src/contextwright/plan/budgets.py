@@ -43,6 +43,12 @@ class BudgetConfig:
     so that passes are rare and batched rather than one per round."""
     relief_tool_results_target: float = 0.25
     """A pruning pass leaves at most this share of the tool-result budget visible."""
+    expired_cache_relief: float = 0.60
+    """Share of the input limit above which a request relieves pressure early when the provider's
+    cache has expired since the previous request (a pause longer than its lifetime): that request
+    writes its whole history again anyway, so a pass costs no cache read, and a later one would.
+    At 32k, every shared transcript on their own timing: 87.37% -> 87.76% read under the documented
+    cache rules (``bench/cache_bench.py``); 1 turns it off."""
     keep_recent_rounds: int = 1
     """Tool exchanges of the most recent rounds that pruning never touches."""
     decision_points_tokens: int = 2_000
@@ -59,6 +65,8 @@ class BudgetConfig:
         for name in ("tool_results_share", "body_margin", "soft_pressure", "relief_target", "relief_tool_results_target"):
             if not 0 <= getattr(self, name) < 1:
                 raise UsageError(f"budget {name} must be between 0 and 1, got {getattr(self, name)!r}")
+        if self.expired_cache_relief > 1:
+            raise UsageError(f"budget expired_cache_relief must be between 0 and 1 (1: off), got {self.expired_cache_relief!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values, for the plan event."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal
 
 from contextwright.errors import UsageError
@@ -98,11 +99,34 @@ class ProviderCapabilities:
     tokenizer: str | None = None
     """An exact offline encoding name, or None where none is public."""
 
+    @property
+    def history_cache_lifetime(self) -> timedelta:
+        """How long after a request the provider may still hold the history it read or wrote.
+
+        A request that starts later writes its whole history again, whatever relief it carries.
+        Anthropic: the shortest TTL, the one every history marker carries (a hit restarts it).
+        OpenAI: 24 hours with extended retention; in memory, entries go after 5 to 10 idle
+        minutes and never last more than an hour.
+        """
+        if self.provider == "anthropic":
+            return _duration(self.ttls[0])
+        extended = self.supports_cache_retention and self.cache_retention == "24h"
+        return timedelta(hours=24) if extended else timedelta(hours=1)
+
     def __post_init__(self) -> None:
         if self.max_breakpoints < 0 or self.lookback_blocks < 0 or self.min_cacheable_tokens < 0:
             raise UsageError(f"capabilities for {self.model}: limits must not be negative")
         if not self.ttls:
             raise UsageError(f"capabilities for {self.model}: at least one cache TTL is needed")
+
+
+def _duration(ttl: str) -> timedelta:
+    """A cache TTL as the providers write it ("5m", "1h", "24h")."""
+    match = re.fullmatch(r"(\d+)([mh])", ttl)
+    if match is None:
+        raise UsageError(f"unknown cache TTL {ttl!r}: expected minutes or hours such as '5m' or '1h'")
+    amount = int(match[1])
+    return timedelta(minutes=amount) if match[2] == "m" else timedelta(hours=amount)
 
 
 def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h") -> ProviderCapabilities:

@@ -2,7 +2,7 @@
 
 A session derives everything it needs from its log: the surface fold, the facts it looks
 up on every request, the current plan, the working state and the usage fold. A checkpoint
-holds all of them as of one seq (format ``session-1``), sealed with a keyed hash under the
+holds all of them as of one seq (format ``session-2``), sealed with a keyed hash under the
 session's secret. It is only a cache: a checkpoint that is missing, past the log's end,
 folded from another event, unsealed, of another format or that does not decode is set
 aside, and the session folds its log from the start, with the same result.
@@ -26,7 +26,7 @@ from contextwright.log.base import EventLog, StoredCheckpoint
 from contextwright.plan.plan import ContextPlan
 from contextwright.runtime.facts import LogFacts
 
-SESSION_FORMAT: Final[str] = "session-1"
+SESSION_FORMAT: Final[str] = "session-2"
 """The layout below; a change to it (or to what any of its parts keep) is a new name."""
 
 DEFAULT_CHECKPOINT_EVERY: Final[int] = 400

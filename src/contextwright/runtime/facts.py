@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
+from contextwright.clock import format_instant, parse_instant
 from contextwright.derive.checkpoint_values import checked_count as _count
 from contextwright.derive.checkpoint_values import checked_text as _text
 from contextwright.errors import CheckpointRejected
@@ -36,6 +38,10 @@ class LogFacts:
         """How many events have been followed."""
         self.requests_built = 0
         self.last_built: RequestBuilt | None = None
+        self.last_built_at: datetime | None = None
+        """When the last request was built: what it read from the provider's cache lives from then on."""
+        self.last_event_at: datetime | None = None
+        """When the latest event was recorded."""
         self._erased: set[str] = set()
         self._erased_frozen: frozenset[str] = frozenset()
         self.corrected: dict[str, str] = {}
@@ -71,6 +77,7 @@ class LogFacts:
             if kind == "context.request.built":
                 self.requests_built += 1
                 self.last_built = event.payload
+                self.last_built_at = event.at
             elif kind == "message.assistant":
                 self._answers.append(event.seq)
                 self.called_names.update(call.name for call in event.payload.tool_calls)
@@ -92,6 +99,7 @@ class LogFacts:
             elif kind == "context.prefix.counted":
                 self.counted_prefixes.setdefault(event.payload.epoch, event.payload.input_tokens)
         self.seen = events[-1].seq
+        self.last_event_at = events[-1].at
         if changed_erased:
             self._erased_frozen = frozenset(self._erased)
         if changed_policy:
@@ -122,6 +130,8 @@ class LogFacts:
             "seen": self.seen,
             "requests_built": self.requests_built,
             "last_built": None if self.last_built is None else encode_payload(self.last_built),
+            "last_built_at": None if self.last_built_at is None else format_instant(self.last_built_at),
+            "last_event_at": None if self.last_event_at is None else format_instant(self.last_event_at),
             "erased": sorted(self._erased),
             "corrected": [[memory_id, text] for memory_id, text in self.corrected.items()],
             "revoked": sorted(self._revoked),
@@ -145,6 +155,8 @@ class LogFacts:
             if not isinstance(payload, RequestBuilt):
                 raise CheckpointRejected("the last request built is not a request")
             facts.last_built = payload
+        facts.last_built_at = _instant(data["last_built_at"])
+        facts.last_event_at = _instant(data["last_event_at"])
         facts._erased = {_text(m) for m in data["erased"]}
         facts._erased_frozen = frozenset(facts._erased)
         facts.corrected = {_text(m): _text(t) for m, t in data["corrected"]}
@@ -157,3 +169,11 @@ class LogFacts:
         facts.counted_prefixes = {_count(epoch): _count(tokens) for epoch, tokens in data["counted_prefixes"]}
         facts.history = HistoryFacts.restore(data["history"])
         return facts
+
+
+def _instant(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise CheckpointRejected(f"an instant must be text, not {type(value).__name__}")
+    return parse_instant(value)

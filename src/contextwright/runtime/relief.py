@@ -155,11 +155,13 @@ class Relief:
         *,
         previous: NeutralRequest | None = None,
         bounded: bool = False,
+        expired: bool = False,
     ) -> BuildResult:
         """Build the request, relieving pressure by pruning and then by compaction; every step is recorded.
 
         ``previous`` is the last request of this epoch; ``bounded`` says it showed oversized
         items bounded, so this build starts so too until a relief pass rewrites the history.
+        ``expired`` says the provider's cache no longer holds what ``previous`` sent.
         """
         self._bounded = bounded
         # Relief order: the builder drops in-turn recall itself; then old tool results
@@ -181,7 +183,14 @@ class Relief:
             result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True)
             if pruned:
                 relief.append("tool_results_to_pointers")
-        result, compactions = self._compaction_passes(plan, allocation, tail, result)
+        elif expired and self._above_expired_level(allocation, result):
+            # The pause outlasted the provider's cache: this request writes its whole history again
+            # whatever it carries, so relief a later request would pay a rewrite for is free now.
+            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True, rewritten=True)
+            if pruned:
+                relief.append("tool_results_to_pointers")
+        early = expired and result is not None and self._above_expired_level(allocation, result)
+        result, compactions = self._compaction_passes(plan, allocation, tail, result, early=early)
         relief += ["compaction"] * compactions
         if compactions and result is not None:
             # The summary rewrites the whole history after it, so pruning the current run's older
@@ -212,6 +221,11 @@ class Relief:
                 ]
             )
         return replace(result, yields=result.yields + tuple(relief))
+
+    def _above_expired_level(self, allocation: Allocation, result: BuildResult) -> bool:
+        """True when the request stands above the share of the input limit where an expired cache makes relief early."""
+        level = allocation.input_limit * self.core.budgets.expired_cache_relief
+        return allocation.prefix_tokens + allocation.with_margin(result.body_tokens) > level
 
     def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
         return build(
@@ -273,8 +287,13 @@ class Relief:
         allocation: Allocation,
         tail: VolatileTail,
         result: BuildResult | None,
+        *,
+        early: bool = False,
     ) -> tuple[BuildResult | None, int]:
-        """Compaction when pruning was not enough, each adoption recorded; the result and how many were adopted."""
+        """Compaction when pruning was not enough, each adoption recorded; the result and how many were adopted.
+
+        ``early``: compact once even though the body fits (the provider's cache expired).
+        """
         adopted = 0
         for attempt_no in range(3):
             # Only when the body does not fit, or is still over the soft threshold with nothing cheaper left to shed.
@@ -282,7 +301,7 @@ class Relief:
             # the history from that item on, where a summary would rewrite all of it and leave a request
             # too small to read much from the cache (32k, every shared transcript, lenient rules:
             # 88.8% -> 89.1% read, Cursor's long pastes 73.7% -> 77.1%; bench/cache_bench.py).
-            if result is not None and (result.pressure == "none" or attempt_no > 0):
+            if result is not None and (attempt_no > 0 or (result.pressure == "none" and not early)):
                 break
             proposal = self._pressure_proposal(plan, attempt_no)
             if proposal.compacted is None:

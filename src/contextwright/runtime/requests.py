@@ -140,7 +140,8 @@ class Requests:
         previous = self._previous_request(plan.epoch)
         last = core.facts().last_built
         bounded = previous is not None and last is not None and BOUNDED_YIELD in last.yields
-        result = self.relief.build(plan, allocation, tail, previous=previous, bounded=bounded)
+        expired = previous is not None and self._cache_expired(plan)
+        result = self.relief.build(plan, allocation, tail, previous=previous, bounded=bounded, expired=expired)
         surface = core.surface()
         validate(result.request, plan, core.render_memo)
         self._count_prefix(plan, result.request)
@@ -295,6 +296,17 @@ class Requests:
             raise UsageError(f"the prefix counter answered {answer!r}; expected an input_tokens count")
         if tokens > 0:
             core.append([PrefixCounted(epoch=plan.epoch, input_tokens=tokens, counted_by="anthropic.messages.count_tokens")])
+
+    def _cache_expired(self, plan: ContextPlan) -> bool:
+        """True when the provider's cache can no longer hold what the last request sent.
+
+        Read from the log, not the clock: the latest event (this turn's message, frame or tool
+        result) against the last request built, so a rebuild or another worker decides alike.
+        """
+        facts = self.core.facts()
+        if facts.last_built_at is None or facts.last_event_at is None:
+            return False
+        return facts.last_event_at - facts.last_built_at >= capabilities_for(plan.model).history_cache_lifetime
 
     def _previous_request(self, epoch: int) -> NeutralRequest | None:
         """The last request built in ``epoch`` (from memory, or rebuilt from the log)."""
