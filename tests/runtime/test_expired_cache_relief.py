@@ -18,6 +18,7 @@ from contextwright.plan.budgets import BudgetConfig
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.facts import LogFacts
+from contextwright.telemetry.records import summarize
 from contextwright.testing.fakes import TEST_SECRET, open_session, sample_agent, sample_model
 
 WINDOW = 32_000
@@ -72,6 +73,10 @@ def test_compaction_follows_when_pruning_leaves_the_request_above_the_level():
     built = _after_pause(session, clock, LONG)
     assert built.result.yields == ("tool_results_to_pointers", "compaction")
     assert built.result.total_tokens < before.total_tokens // 4
+    # Check the log says why a body that fit was folded.
+    [compacted] = [e.payload for e in session.events if e.type == "context.compacted"]
+    assert compacted.trigger == "cache_expired"
+    assert summarize(session.events).compactions_by_trigger == {"cache_expired": 1}
     assert session.inspect(built.index).sha256() == built.neutral.sha256()
 
 

@@ -46,6 +46,9 @@ class ArtifactPointer:
 
 
 ReasoningProvider = Literal["anthropic", "openai"]
+CompactionTrigger = Literal["pressure", "overflow", "manual", "cache_expired"]
+"""Why a compaction ran: the body did not fit, the provider refused the request, a person asked,
+or the provider's cache had expired, so folding cost no cache read."""
 """Whose signed reasoning a :class:`ReasoningBlock` holds; only that provider's wire sends it back."""
 
 _REASONING_TYPES: dict[str, frozenset[str]] = {
@@ -213,7 +216,7 @@ class Compacted:
     source_event_seqs: tuple[int, ...]
     elided: tuple[ArtifactPointer, ...] = ()
     archive: ArtifactPointer | None = None
-    trigger: Literal["pressure", "overflow", "manual"] = "pressure"
+    trigger: CompactionTrigger = "pressure"
     archive_failed: bool = False
     lines: tuple[SummaryLine, ...] = ()
     """The summary's lines after its header, each with the lowest trust of what it came from.

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from contextwright.derive.surface import AssistantReply, Entry, Exchange, Summary, Surface, UserTurn
 from contextwright.derive.taint import Echo, summary_lines
-from contextwright.events.catalog import ArtifactPointer, Compacted, SummaryLine, TrustLevel
+from contextwright.events.catalog import ArtifactPointer, Compacted, CompactionTrigger, SummaryLine, TrustLevel
 
 TRUSTED = frozenset({"platform", "operator", "user"})
 MAX_DEPTH = 2
@@ -58,7 +58,7 @@ class Compactor(Protocol):
         surface: Surface,
         *,
         epoch: int,
-        trigger: Literal["pressure", "overflow", "manual"],
+        trigger: CompactionTrigger,
         max_summary_chars: int = ...,
     ) -> CompactionResult:
         """Propose a compaction of ``surface``; a retry under pressure asks for a summary of at most ``max_summary_chars``."""
@@ -69,7 +69,7 @@ def compact(
     surface: Surface,
     *,
     epoch: int,
-    trigger: Literal["pressure", "overflow", "manual"] = "pressure",
+    trigger: CompactionTrigger = "pressure",
     max_depth: int = MAX_DEPTH,
     max_line_chars: int = 240,
     max_summary_chars: int = 16_000,

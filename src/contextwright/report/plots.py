@@ -422,7 +422,7 @@ def _short(kind: str, records: Sequence[RequestRecord], index: int) -> str:
     if kind != "compacted":
         return {"pruned": "prune", "epoch": "epoch"}[kind]
     triggers = [c.split(":", 1)[1] for r in records if r.request_index == index for c in r.changes if c.startswith("compacted:")]
-    # Pressure is the usual trigger; name only the unusual ones (manual, overflow).
+    # Pressure is the usual trigger; name only the unusual ones (manual, overflow, cache_expired).
     unusual = [t for t in dict.fromkeys(triggers) if t != "pressure"]
     return "compact" + (f" ({', '.join(unusual)})" if unusual else "")
 

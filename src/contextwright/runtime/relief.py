@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from contextwright.assembly.assemble import (
     BudgetExceeded,
@@ -28,6 +28,7 @@ from contextwright.errors import (
 from contextwright.events.catalog import (
     ArtifactPointer,
     Compacted,
+    CompactionTrigger,
     LayerTruncated,
     Pruned,
 )
@@ -109,7 +110,7 @@ class Relief:
         self._bounded = False
         self._result_sizes = RenderMemo()
 
-    def compact(self, *, trigger: Literal["pressure", "overflow", "manual"] = "manual") -> Event | None:
+    def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
         """Fold history before the current run into a summary now.
 
         Strict: the folded events are archived first, and if the archive cannot be
@@ -195,7 +196,7 @@ class Relief:
         if compactions and result is not None:
             # The summary rewrites the whole history after it, so pruning the current run's older
             # results in the same request costs no further cache read and puts the next pass off
-            # (32k, every shared transcript, lenient rules: 89.18% -> 89.29% read; Claude Code 92.7% -> 93.0%).
+            # (32k, every shared transcript, lenient rules: 89.18% -> 89.27% read; Claude Code 92.7% -> 93.0%).
             result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True, rewritten=True)
             if pruned:
                 relief.append("tool_results_to_pointers")
@@ -303,7 +304,9 @@ class Relief:
             # 88.8% -> 89.1% read, Cursor's long pastes 73.7% -> 77.1%; bench/cache_bench.py).
             if result is not None and (attempt_no > 0 or (result.pressure == "none" and not early)):
                 break
-            proposal = self._pressure_proposal(plan, attempt_no)
+            # A body that fits is folded early only because the provider's cache expired: say so in the log.
+            trigger: CompactionTrigger = "cache_expired" if result is not None and result.pressure == "none" else "pressure"
+            proposal = self._pressure_proposal(plan, attempt_no, trigger)
             if proposal.compacted is None:
                 continue  # the next attempt asks for a tighter summary
             before_body = result.body_tokens if result else -1
@@ -344,15 +347,15 @@ class Relief:
         self._bounded = False
         return result
 
-    def _pressure_proposal(self, plan: ContextPlan, attempt_no: int) -> CompactionResult:
+    def _pressure_proposal(self, plan: ContextPlan, attempt_no: int, trigger: CompactionTrigger) -> CompactionResult:
         surface = self.core.surface()
         if attempt_no == 0:
-            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure")
+            proposal = self.compactor(surface, epoch=plan.epoch, trigger=trigger)
         else:
             # A later attempt asks for a summary half the size of the current one (a quarter on the third).
             current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
             tighter = max(1_000, current // (2 * attempt_no))
-            proposal = self.compactor(surface, epoch=plan.epoch, trigger="pressure", max_summary_chars=tighter)
+            proposal = self.compactor(surface, epoch=plan.epoch, trigger=trigger, max_summary_chars=tighter)
         if proposal.escalate:
             raise EscalationRequired(proposal.reason, session_id=self.core.id)
         return proposal
@@ -368,9 +371,9 @@ class Relief:
         after round. When it does not fit and the pass must
         be ``deep``, it runs only when it sheds at least half of what reaching the
         low-water mark takes; otherwise compaction, which folds far more, goes first.
-        When the request already rewrites every result (``rewritten``: a compaction was
-        adopted), a pass costs no cache read: it runs whenever the results stand above
-        the low-water mark.
+        When the request rewrites every result anyway (``rewritten``: a compaction was
+        adopted, or the provider's cache expired), a pass costs no cache read: it runs
+        whenever the results stand above the low-water mark.
         """
         surface = self.core.surface()
         estimate = self.core.body_estimate(plan)

@@ -25,6 +25,7 @@ from contextwright.derive import working_state as ws
 from contextwright.errors import StorageCorrupted, UsageError
 from contextwright.events.catalog import (
     AssistantMessage,
+    CompactionTrigger,
     MemoryCandidates,
     MemoryCorrected,
     MemoryErased,
@@ -351,7 +352,7 @@ class Session:
         """True when a request can be built now: something to answer and no tool call waiting for its result."""
         return self._requests.awaiting_model()
 
-    def compact(self, *, trigger: Literal["pressure", "overflow", "manual"] = "manual") -> Event | None:
+    def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
         """Fold history before the current run into a summary now (archive first; :class:`ArchiveFailed` changes nothing)."""
         return self._relief.compact(trigger=trigger)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.budget.estimator import TokenEstimator
@@ -25,6 +25,7 @@ from contextwright.canonical import canonical_json, content_hash, parse_canonica
 from contextwright.clock import Clock
 from contextwright.derive.surface import Surface
 from contextwright.errors import IdempotencyConflict, SeqConflict, StorageUnavailable
+from contextwright.events.catalog import CompactionTrigger
 from contextwright.events.envelope import Event, NewEvent
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredCheckpoint, StoredRow, VerifyReport
 from contextwright.models import ResolvedModel, resolve
@@ -203,9 +204,7 @@ class LeasedCompactor:
         self.session_id = session_id
         self.wait = wait
 
-    def __call__(
-        self, surface: Surface, *, epoch: int, trigger: Literal["pressure", "overflow", "manual"], **options: Any
-    ) -> CompactionResult:
+    def __call__(self, surface: Surface, *, epoch: int, trigger: CompactionTrigger, **options: Any) -> CompactionResult:
         operation = _CURRENT.get()
         name = f"compact:{self.session_id}"
         if operation is not None and name not in operation.held:

@@ -151,7 +151,7 @@ class SessionSummary:
     prefix_hashes_by_epoch: dict[int, int] = field(default_factory=dict)
     """Distinct prefix hashes per epoch; anything above 1 is a broken cache prefix."""
     compactions_by_trigger: dict[str, int] = field(default_factory=dict)
-    """Compactions adopted, by trigger (pressure, overflow, manual)."""
+    """Compactions adopted, by trigger (pressure, overflow, manual, cache_expired)."""
     prunes: int = 0
     """Batched pruning passes."""
     yields_by_kind: dict[str, int] = field(default_factory=dict)
