@@ -63,7 +63,10 @@ PART_OVERHEAD_TOKENS = 3
 
 
 BOUNDED_YIELD = "oversized_items"
-"""The yield that shows items larger than a share of the history budget as bounded views."""
+"""The yield that shows items larger than a share of the history budget as bounded views (pinned ones excepted)."""
+PINNED_BOUNDED_YIELD = "oversized_pinned"
+"""The last resort, taken by the runtime when relief could not make room: pinned items (the task
+statement, steering notes) larger than the share are shown bounded too."""
 
 
 class BudgetExceeded(BuildError):
@@ -148,6 +151,8 @@ class _Assembler:
     drop_recall: bool
     cap_tokens: int | None = None
     """The most one history item may take (None: unbounded, for sizing)."""
+    bound_pinned: bool = False
+    """Whether pinned items over the cap are shown bounded too."""
     view_estimate: Estimate | None = None
     """Sizes bounded views."""
     memo: RenderMemo | None = None
@@ -390,7 +395,8 @@ class _Assembler:
                 parts.append(self._evidence(evidence, f"{fref}/recall/{evidence.id}", layer="project_memory"))
         author = entry.message.author
         cls = "steering" if entry.message.steering else "history"
-        shown = self.bounded(entry.message.text, entry.ref)
+        # The task and steering notes yield last: relief folds and prunes everything else first.
+        shown = self.bounded(entry.message.text, entry.ref) if self.bound_pinned or not entry.pinned else entry.message.text
         text = self.wrap(shown, source=author, trust=author, ref=entry.ref)
         parts.append(TextPart(text=text, trust=author, source=author, ref=entry.ref, budget_class=cls, layer=layer))
         self._add("user", parts)
@@ -522,7 +528,9 @@ def build(
     yields: tuple[str, ...] | None = None,
     memo: RenderMemo | None = None,
     bounded: bool = False,
+    bounded_pinned: bool = False,
     view_estimate: Estimate | None = None,
+    pinned_with_items: bool = False,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
@@ -534,7 +542,11 @@ def build(
     ``memo`` (optional) reuses what earlier builds of the same session rendered for
     entries that did not change; the request is the same with or without it.
     ``bounded`` starts with oversized items shown bounded (the previous request showed them
-    so): showing one whole again would rewrite every cached block after it.
+    so): showing one whole again would rewrite every cached block after it. Pinned items
+    (the task statement, steering notes) stay whole unless ``bounded_pinned``
+    (:data:`PINNED_BOUNDED_YIELD`), which only the runtime's last resort takes;
+    ``pinned_with_items`` bounds them with the other items, as requests recorded before
+    pinned items yielded last did (for rebuilds of those).
     ``view_estimate`` sizes those bounded views (default: ``estimate``). The runtime gives
     an uncorrected counter here, so that a view keeps its bytes when reconciliation moves
     ``estimate``'s correction factor.
@@ -545,7 +557,8 @@ def build(
         system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
-    taken: tuple[str, ...] = tuple(yields or ((BOUNDED_YIELD,) if bounded else ()))
+    starting = (BOUNDED_YIELD, PINNED_BOUNDED_YIELD) if bounded_pinned else (BOUNDED_YIELD,) if bounded else ()
+    taken: tuple[str, ...] = tuple(yields or starting)
     if memo is not None:
         memo.next_pass()
     while True:
@@ -556,6 +569,7 @@ def build(
             secret=secret,
             drop_recall="recall" in taken,
             cap_tokens=item_cap(allocation.history) if BOUNDED_YIELD in taken else None,
+            bound_pinned=PINNED_BOUNDED_YIELD in taken or (pinned_with_items and BOUNDED_YIELD in taken),
             view_estimate=estimate if view_estimate is None else view_estimate,
             memo=memo,
         )

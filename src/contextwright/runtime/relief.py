@@ -108,6 +108,7 @@ class Relief:
         # decline): its own memo makes that incremental like the builds, same messages and sums.
         self._sizing_memo = RenderMemo()
         self._bounded = False
+        self._bounded_pinned = False
         self._result_sizes = RenderMemo()
 
     def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
@@ -156,15 +157,18 @@ class Relief:
         *,
         previous: NeutralRequest | None = None,
         bounded: bool = False,
+        bounded_pinned: bool = False,
         expired: bool = False,
     ) -> BuildResult:
         """Build the request, relieving pressure by pruning and then by compaction; every step is recorded.
 
         ``previous`` is the last request of this epoch; ``bounded`` says it showed oversized
-        items bounded, so this build starts so too until a relief pass rewrites the history.
+        items bounded, so this build starts so too until a relief pass rewrites the history;
+        ``bounded_pinned``, that it showed the task statement or a steering note bounded as well.
         ``expired`` says the provider's cache no longer holds what ``previous`` sent.
         """
-        self._bounded = bounded
+        self._bounded = bounded or bounded_pinned
+        self._bounded_pinned = bounded_pinned
         # Relief order: the builder drops in-turn recall itself; then old tool results
         # become pointers in one batched pass; then history is compacted. Each pass
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
@@ -173,7 +177,7 @@ class Relief:
         if self._bounded and result is not None and not bounds_only_new(result.request, previous):
             # The history changed since the previous request (a manual compaction, an erasure):
             # keeping its bounded views saves no cache read, so measure afresh.
-            self._bounded = False
+            self._bounded = self._bounded_pinned = False
             result = self._try_build(plan, allocation, tail)
         # The tool-result share (B2) binds on every build. Most of it is kept at entry: a new
         # result is bounded to the room the share has left (runtime/tool_calls.py), which costs
@@ -205,6 +209,10 @@ class Relief:
             result, pruned = self._prune_pass(plan, allocation, tail, result, deep=False)
             if pruned:
                 relief.append("tool_results_to_pointers")
+        if result is None and not self._bounded_pinned:
+            # The last resort: the task statement and steering notes, over their share, are shown bounded too.
+            self._bounded = self._bounded_pinned = True
+            result = self._try_build(plan, allocation, tail)
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.
             result = self._build_now(plan, allocation, tail)
@@ -231,6 +239,7 @@ class Relief:
     def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
         return build(
             bounded=self._bounded,
+            bounded_pinned=self._bounded_pinned,
             plan=plan,
             allocation=allocation,
             surface=self.core.surface(),
@@ -333,9 +342,10 @@ class Relief:
 
         The summary rewrites everything after it, so bounding costs no extra cache read now; showing a
         large item of the current run whole again would leave the request near the limit, and the next
-        compaction (another full rewrite) a few rounds away.
+        compaction (another full rewrite) a few rounds away. The task statement and steering notes
+        are measured afresh too: they are shown bounded only when nothing else makes room.
         """
-        self._bounded = False
+        self._bounded = self._bounded_pinned = False
         result = self._try_build(plan, allocation, tail)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
         if result is None or allocation.prefix_tokens + allocation.with_margin(result.body_tokens) <= target_input:

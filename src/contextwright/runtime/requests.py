@@ -7,7 +7,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from contextwright.assembly.assemble import BOUNDED_YIELD, BuildResult, Correction, VolatileTail, build
+from contextwright.assembly.assemble import (
+    BOUNDED_YIELD,
+    PINNED_BOUNDED_YIELD,
+    BuildResult,
+    Correction,
+    VolatileTail,
+    build,
+)
 from contextwright.assembly.request import NeutralRequest
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
@@ -32,6 +39,8 @@ PREFIX_COUNT_ATTEMPTS: Final[int] = 3
 """Failed calls to the provider's count endpoint, per epoch and process, before estimates stand in for good."""
 UNCORRECTED_VIEWS: Final[str] = "uncorrected"
 """A recorded request's ``inputs["views"]``: its bounded views were sized by the uncorrected estimate."""
+PINNED_LAST: Final[str] = "last"
+"""A recorded request's ``inputs["pinned"]``: pinned items were bounded only under their own yield."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -139,9 +148,17 @@ class Requests:
         factor = core.estimate_factor(plan.model.id)
         previous = self._previous_request(plan.epoch)
         last = core.facts().last_built
-        bounded = previous is not None and last is not None and BOUNDED_YIELD in last.yields
+        shown = last.yields if previous is not None and last is not None else ()
         expired = previous is not None and self._cache_expired(plan)
-        result = self.relief.build(plan, allocation, tail, previous=previous, bounded=bounded, expired=expired)
+        result = self.relief.build(
+            plan,
+            allocation,
+            tail,
+            previous=previous,
+            bounded=BOUNDED_YIELD in shown,
+            bounded_pinned=PINNED_BOUNDED_YIELD in shown,
+            expired=expired,
+        )
         surface = core.surface()
         validate(result.request, plan, core.render_memo)
         self._count_prefix(plan, result.request)
@@ -202,6 +219,8 @@ class Requests:
             estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
             # Requests recorded before views were sized uncorrected sized them with the factor above.
             view_estimate=core.view_estimate(plan) if inputs.get("views") == UNCORRECTED_VIEWS else None,
+            # Requests recorded before pinned items yielded last bounded them with the other items.
+            pinned_with_items=inputs.get("pinned") != PINNED_LAST,
             yields=tuple(inputs["yields"]),
             memo=core.render_memo if kept is not None else None,
         )
@@ -432,6 +451,7 @@ def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
     inputs: dict[str, Any] = {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
     if BOUNDED_YIELD in result.yields:
         inputs["views"] = UNCORRECTED_VIEWS
+        inputs["pinned"] = PINNED_LAST
     return inputs
 
 
