@@ -14,10 +14,13 @@ import contextwright.errors as errors
 from contextwright.errors import ContextwrightError, SeqConflict, UsageError
 from contextwright.events import UserMessage
 from contextwright.log import InMemoryEventLog
+from contextwright.service import create_app
+from contextwright.service import sessions as service_sessions
 from contextwright.service.config import ServiceConfig
 from contextwright.service.limits import RateLimit, RateLimiter, retry_after
 from contextwright.service.problems import PROBLEM_TYPES, problem_for
-from contextwright.service.sessions import GuardedLog, guarantees
+from contextwright.service.sessions import Guarantees, GuardedLog, guarantees
+from contextwright.service.store import Principal
 
 
 class Ticks:
@@ -152,3 +155,47 @@ def test_settings_travel_to_workers_through_the_environment():
         ServiceConfig.from_env({"CONTEXTWRIGHT_SERVICE_BURST": "many"})
     with pytest.raises(UsageError):
         ServiceConfig(max_body_bytes=10)
+
+
+def _one_session(tmp_path):
+    app = create_app(ServiceConfig(store=f"sqlite:///{tmp_path}/s.db", rate_limit=RateLimit(per_second=10_000, burst=10_000)))
+    key, _ = app.state.store.create_key("acme")
+    principal = Principal(tenant="acme", key_id=key.key_id)
+    record, _ = app.state.sessions.open(
+        principal, "s", {"policy": "Be careful."}, {"provider": "anthropic", "id": "claude-sonnet-4-6"}
+    )
+    return app, record
+
+
+def _losing(times: int, *, append_first: bool = False):
+    """An action that loses the seq race ``times`` times (after storing a message, with ``append_first``)."""
+    lost = 0
+
+    def action(session):
+        nonlocal lost
+        if lost < times:
+            lost += 1
+            if append_first:
+                session.user(f"stored before the race was lost ({lost})")
+            raise SeqConflict(session.id, expected_seq=session.last_seq, actual_seq=session.last_seq + 1)
+        return "stored"
+
+    return action
+
+
+def test_a_write_without_a_seq_outlasts_a_long_run_of_lost_races(tmp_path, monkeypatch):
+    # Two workers writing one session flat out made a write lose 5 to 7 times in a row routinely;
+    # a 409 the client did not ask for (it named no seq) would only make it retry itself.
+    monkeypatch.setattr(service_sessions.time, "sleep", lambda seconds: None)
+    app, record = _one_session(tmp_path)
+    sessions = app.state.sessions
+    assert sessions.run(record, Guarantees(), _losing(40)) == ("stored", 40)
+    # Check the races still end: past the budget the client gets the conflict.
+    with pytest.raises(SeqConflict):
+        sessions.run(record, Guarantees(), _losing(service_sessions.MAX_CONFLICT_RETRIES + 1))
+    # Check a write that named a seq, or stored part of itself, is never run again.
+    with pytest.raises(SeqConflict):
+        sessions.run(record, Guarantees(expected_seq=0), _losing(1))
+    with pytest.raises(SeqConflict):
+        sessions.run(record, Guarantees(), _losing(1, append_first=True))
+    app.state.store.close()
