@@ -2,7 +2,7 @@ import datetime as dt
 
 import pytest
 
-from contextwright.clock import Clock, FixedClock, SystemClock, format_instant, parse_instant
+from contextwright.clock import Clock, FixedClock, SystemClock, TranscriptClock, format_instant, parse_instant
 
 
 def test_fixed_clock_stands_still_until_moved():
@@ -52,3 +52,17 @@ def test_instant_text_matches_the_strftime_form_and_reads_back():
         assert text == when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         assert parse_instant(text) == when
     assert format_instant(dt.datetime(5, 1, 1, tzinfo=dt.UTC)) == "0005-01-01T00:00:00.000000Z"
+
+
+def test_a_transcript_clock_follows_recorded_times_and_never_runs_back():
+    clock = TranscriptClock("2026-01-01T00:00:00Z")
+    first, second = clock.now(), clock.now()
+    assert second - first == dt.timedelta(milliseconds=1)
+    clock.follow("2026-01-01T00:10:00Z")
+    assert clock.now() == dt.datetime(2026, 1, 1, 0, 10, tzinfo=dt.UTC)
+    clock.follow("2026-01-01T00:05:00Z")  # out of order: ignored
+    assert clock.now() > dt.datetime(2026, 1, 1, 0, 10, tzinfo=dt.UTC)
+    clock.restart("2025-06-01T12:00:00Z")  # the next transcript starts at its own first time
+    assert clock.now() == dt.datetime(2025, 6, 1, 12, tzinfo=dt.UTC)
+    clock.restart(None)
+    assert clock.now() > dt.datetime(2025, 6, 1, 12, tzinfo=dt.UTC)

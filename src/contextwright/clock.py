@@ -2,7 +2,8 @@
 
 Every component that needs "now" takes a :class:`Clock`. Production uses
 :class:`SystemClock`; tests use :class:`FixedClock`, which only moves when told to,
-so that logs, requests and reports are identical on every run.
+so that logs, requests and reports are identical on every run; replays use
+:class:`TranscriptClock`, which follows the times a transcript recorded.
 """
 
 from __future__ import annotations
