@@ -336,3 +336,14 @@ def test_the_comparison_says_how_its_engine_row_heard_usage(today):
     assert recorded.exit_code == 0 and note in " ".join(recorded.output.split())
     simulated = runner.invoke(app, ["replay", str(today), "--usage", "simulated"], env={"COLUMNS": "200"})
     assert simulated.exit_code == 0 and note not in " ".join(simulated.output.split())
+
+
+def test_dumped_requests_say_whether_the_engine_heard_provider_usage(today, tmp_path):
+    recorded = runner.invoke(app, ["replay", str(today), "--dump-requests", str(tmp_path / "a"), "--no-compare"])
+    assert recorded.exit_code == 0, recorded.output
+    assert "built without provider usage" in " ".join(recorded.output.split())
+    simulated = runner.invoke(
+        app, ["replay", str(today), "--dump-requests", str(tmp_path / "b"), "--no-compare", "--usage", "simulated"]
+    )
+    assert simulated.exit_code == 0, simulated.output
+    assert "built without provider usage" not in " ".join(simulated.output.split())

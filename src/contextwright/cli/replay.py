@@ -178,7 +178,15 @@ def replay(
                 highlight=False,
             )
     if dump_requests is not None:
-        console.print(f"Request bodies written to {dump_requests}")
+        console.print(f"Request bodies written to {dump_requests}", highlight=False)
+        if usage == "recorded":
+            # Recorded usage belongs to the original requests and tunes nothing, so relief sized these
+            # bodies with the estimator's conservative bound; a live loop hears each request's usage.
+            console.print(
+                "They were built without provider usage: the engine's estimates stayed at their conservative "
+                "bound, so relief may start earlier than in a live loop (--usage simulated builds them as one would).",
+                highlight=False,
+            )
     if report is not None:
         console.print(f"Report: {report}")
 
