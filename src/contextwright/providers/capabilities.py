@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal
+from typing import Final, Literal
 
 from contextwright.errors import UsageError
 from contextwright.models import ResolvedModel
@@ -20,6 +20,13 @@ __all__ = ["CacheTtl", "Provider", "ProviderCapabilities", "Retention", "capabil
 Provider = Literal["anthropic", "openai"]
 Retention = Literal["in_memory", "24h"]
 CacheTtl = Literal["30m", "12h"]
+
+ANTHROPIC_TTLS: Final[dict[str, timedelta]] = {"5m": timedelta(minutes=5), "1h": timedelta(hours=1)}
+"""Anthropic's cache lifetimes, by the name a ``cache_control`` marker gives."""
+OPENAI_IN_MEMORY_CAP: Final = timedelta(hours=1)
+"""The longest an OpenAI cache entry lives in memory (it may go after 5 to 10 idle minutes)."""
+OPENAI_EXTENDED_CAP: Final = timedelta(hours=24)
+"""The longest an OpenAI cache entry lives with extended retention (``prompt_cache_retention="24h"``)."""
 
 # Model families that accept prompt_cache_retention="24h", as listed in
 # https://developers.openai.com/api/docs/guides/prompt-caching (snapshot Aug-Sep 2026).
@@ -109,24 +116,15 @@ class ProviderCapabilities:
         minutes and never last more than an hour.
         """
         if self.provider == "anthropic":
-            return _duration(self.ttls[0])
+            return ANTHROPIC_TTLS[self.ttls[0]]
         extended = self.supports_cache_retention and self.cache_retention == "24h"
-        return timedelta(hours=24) if extended else timedelta(hours=1)
+        return OPENAI_EXTENDED_CAP if extended else OPENAI_IN_MEMORY_CAP
 
     def __post_init__(self) -> None:
         if self.max_breakpoints < 0 or self.lookback_blocks < 0 or self.min_cacheable_tokens < 0:
             raise UsageError(f"capabilities for {self.model}: limits must not be negative")
         if not self.ttls:
             raise UsageError(f"capabilities for {self.model}: at least one cache TTL is needed")
-
-
-def _duration(ttl: str) -> timedelta:
-    """A cache TTL as the providers write it ("5m", "1h", "24h")."""
-    match = re.fullmatch(r"(\d+)([mh])", ttl)
-    if match is None:
-        raise UsageError(f"unknown cache TTL {ttl!r}: expected minutes or hours such as '5m' or '1h'")
-    amount = int(match[1])
-    return timedelta(minutes=amount) if match[2] == "m" else timedelta(hours=amount)
 
 
 def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h") -> ProviderCapabilities:

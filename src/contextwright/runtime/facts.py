@@ -172,8 +172,4 @@ class LogFacts:
 
 
 def _instant(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise CheckpointRejected(f"an instant must be text, not {type(value).__name__}")
-    return parse_instant(value)
+    return None if value is None else parse_instant(_text(value))

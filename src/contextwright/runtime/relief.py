@@ -185,15 +185,11 @@ class Relief:
         # oldest first and deep, so that passes are rare; the renderers keep a cache marker in
         # front of the first result a pass may change, so a pass rewrites only what follows it.
         if result is None or result.pressure != "none" or result.tool_results_over_share:
-            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True)
-            if pruned:
-                relief.append("tool_results_to_pointers")
+            result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True)
         elif expired and self._above_expired_level(allocation, result):
             # The pause outlasted the provider's cache: this request writes its whole history again
             # whatever it carries, so relief a later request would pay a rewrite for is free now.
-            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True, rewritten=True)
-            if pruned:
-                relief.append("tool_results_to_pointers")
+            result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True, rewritten=True)
         early = expired and result is not None and self._above_expired_level(allocation, result)
         result, compactions = self._compaction_passes(plan, allocation, tail, result, early=early)
         relief += ["compaction"] * compactions
@@ -201,14 +197,10 @@ class Relief:
             # The summary rewrites the whole history after it, so pruning the current run's older
             # results in the same request costs no further cache read and puts the next pass off
             # (32k, every shared transcript, lenient rules: 89.18% -> 89.27% read; Claude Code 92.7% -> 93.0%).
-            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=True, rewritten=True)
-            if pruned:
-                relief.append("tool_results_to_pointers")
+            result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True, rewritten=True)
         if result is None:
             # Compaction found nothing to fold: any pruning at all is better than no request.
-            result, pruned = self._prune_pass(plan, allocation, tail, result, deep=False)
-            if pruned:
-                relief.append("tool_results_to_pointers")
+            result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=False)
         if result is None and not self._bounded_pinned:
             # The last resort: the task statement and steering notes, over their share, are shown bounded too.
             self._bounded = self._bounded_pinned = True
@@ -263,14 +255,15 @@ class Relief:
         tail: VolatileTail,
         result: BuildResult | None,
         *,
+        relief: list[str],
         deep: bool,
         rewritten: bool = False,
-    ) -> tuple[BuildResult | None, bool]:
-        """One batched pruning pass, recorded; the rebuilt result and whether anything was pruned."""
+    ) -> BuildResult | None:
+        """One batched pruning pass, recorded in the log and in ``relief``; the rebuilt result."""
         before = result.tokens_by_class.get("tool_results", 0) if result else None
         pruned = self._prune(plan, allocation, must=result is None, deep=deep, rewritten=rewritten)
         if not pruned:
-            return result, False
+            return result
         # Views the previous request showed bounded stay bounded: a pass frees room, but showing such an
         # item whole again rewrites the history from the item on and leaves the request near the limit,
         # so the next few requests bound it again, a second rewrite (32k, every shared transcript,
@@ -289,7 +282,8 @@ class Relief:
                 )
             ]
         )
-        return result, True
+        relief.append("tool_results_to_pointers")
+        return result
 
     def _compaction_passes(
         self,
@@ -398,18 +392,18 @@ class Relief:
         candidates = [r for r, _ in sized]
         if not candidates:
             return 0
+        visible_results = sum(results.visible for results in per_entry if results is not None)
+        over_low_water = visible_results - int(allocation.tool_results * self.core.budgets.relief_tool_results_target)
+        if rewritten and over_low_water <= 0:
+            return 0  # before sizing the body, which renders all of it
         # Within the layer, the least relevant to the current stage's goal go first.
         goal = surface.open_stage.goal if surface.open_stage is not None else None
         candidates = least_relevant_first(
             candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
         )
-        visible_results = sum(results.visible for results in per_entry if results is not None)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
         body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
-        over_low_water = visible_results - int(allocation.tool_results * self.core.budgets.relief_tool_results_target)
-        if rewritten and over_low_water <= 0:
-            return 0
         shed = max(allocation.prefix_tokens + allocation.with_margin(body) - target_input, over_low_water, 1)
         chosen: list[str] = []
         saved = 0

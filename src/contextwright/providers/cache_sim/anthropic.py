@@ -108,6 +108,7 @@ from contextwright.providers.cache_sim.base import (
     summarize,
     utc_day,
 )
+from contextwright.providers.capabilities import ANTHROPIC_TTLS as TTLS
 from contextwright.providers.errors import ProviderError, classify_provider_error
 from contextwright.providers.pricing import UnknownModel, normalize_model_id
 from contextwright.providers.usage import Usage
@@ -122,7 +123,6 @@ __all__ = [
 ]
 
 Ttl = Literal["5m", "1h"]
-TTLS: Final[dict[str, timedelta]] = {"5m": timedelta(minutes=5), "1h": timedelta(hours=1)}
 MAX_BREAKPOINTS: Final = 4
 LOOKBACK: Final = 20
 NO_EXPIRY: Final = timedelta(days=36_500)

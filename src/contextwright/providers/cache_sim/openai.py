@@ -92,6 +92,8 @@ from contextwright.providers.cache_sim.base import (
     price_and_cost,
     summarize,
 )
+from contextwright.providers.capabilities import OPENAI_EXTENDED_CAP as EXTENDED_CAP
+from contextwright.providers.capabilities import OPENAI_IN_MEMORY_CAP as IN_MEMORY_CAP
 from contextwright.providers.errors import ProviderError, classify_provider_error
 from contextwright.providers.pricing import normalize_model_id
 from contextwright.providers.usage import Usage
@@ -115,8 +117,6 @@ BREAKPOINT_TTLS: Final[dict[str, timedelta]] = {
     "30m": timedelta(minutes=30),
     "12h": timedelta(hours=12),
 }
-IN_MEMORY_CAP: Final = timedelta(hours=1)
-EXTENDED_CAP: Final = timedelta(hours=24)
 
 _HIDDEN_SETTINGS: Final = (
     "parallel_tool_calls",
