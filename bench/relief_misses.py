@@ -9,8 +9,8 @@ Run from the repository root:
 The engine's requests (the ones ``bench/cache_bench.py`` prices) go through the offline
 Anthropic cache simulator with exact o200k counts, and so do the append-only ceiling's.
 Each engine request is labelled by what its build did: ``compaction``,
-``tool_results_to_pointers`` (a pruning pass), ``bounded`` (oversized items shown as
-bounded views), or ``append`` when none of these ran. The previous request of the
+``tool_results_to_pointers`` (a pruning pass), or ``append`` when neither ran (oversized
+items are bounded on arrival, a rule rather than a yield, so they add no label). The previous request of the
 transcript is compared block by block with it: the *rewritten* part is the input after
 the first block that changed. Per label the table gives the requests, their share of
 all input tokens, and the misses (cache writes plus uncached input) as a share of all
@@ -25,11 +25,10 @@ from collections import defaultdict
 
 from cache_bench import miss_run
 
-from contextwright.assembly.assemble import BOUNDED_YIELD
 from contextwright.compare import CEILING, CacheRules, SentRequest, TokenCounter, baseline_requests, engine_requests
 from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
 
-LABELS = ("first", "append", BOUNDED_YIELD, "tool_results_to_pointers", "compaction")
+LABELS = ("first", "append", "tool_results_to_pointers", "compaction")
 
 
 def main() -> None:

@@ -1,17 +1,20 @@
-"""An oversized item that arrives new is shown bounded without a compaction, and stays bounded.
+"""An oversized item is shown bounded from the first request it appears in, and stays so.
 
 Bounding a message that the previous request did not carry changes no cached block, so it
-is no reason to compact (a full rewrite of the history after the summary). Once shown
-bounded, later requests show it the same way: showing it whole again would rewrite every
-cached block after it.
+is no reason to compact (a full rewrite of the history after the summary). Bounding it on
+arrival, whatever the pressure, decides its view once: bounding it later, when the window
+fills, would rewrite every cached block after it. Logs recorded before, when items were
+bounded only under pressure, still rebuild byte for byte.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import pairwise
 
 from contextwright.assembly.request import NeutralRequest, TextPart
 from contextwright.events import AssistantMessage, ToolCall
+from contextwright.runtime import relief as relief_module
 from contextwright.runtime import requests as requests_module
 from contextwright.runtime.relief import Relief, bounds_only_new
 from contextwright.testing.fakes import open_session
@@ -43,9 +46,10 @@ def test_a_new_oversized_message_is_bounded_without_compaction():
     session.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + LARGE + "End of the report.")
     after = session.next_request()
-    # Check nothing was compacted and every message the previous request cached is repeated as it was.
-    assert "compaction" not in after.result.yields
-    assert "oversized_items" in after.result.yields
+    # Check nothing was compacted, the report is bounded (a rule, not a yield), and every message
+    # the previous request cached is repeated as it was.
+    assert after.result.yields == ()
+    assert _report_shown(after.neutral) == "bounded"
     assert _repeats_cached(after.neutral, before.neutral)
     text = "\n".join(p.text for m in after.neutral.messages for p in m.parts if isinstance(p, TextPart))
     assert "Fix the failing build." in text and "End of the report." in text
@@ -53,7 +57,7 @@ def test_a_new_oversized_message_is_bounded_without_compaction():
     session.record_assistant(AssistantMessage(text="Reading it.", tool_calls=(ToolCall(id="r", name="run_tests", arguments={}),)))
     session.tool_result("r", "ok")
     later = session.next_request()
-    assert "oversized_items" in later.result.yields and "compaction" not in later.result.yields
+    assert "compaction" not in later.result.yields
     assert _repeats_cached(later.neutral, after.neutral)
     # Check a rebuild from the log gives the same bytes.
     assert session.inspect(later.index).sha256() == later.neutral.sha256()
@@ -84,7 +88,7 @@ def test_a_manual_compaction_after_a_bounded_request_is_not_followed_by_another(
     session.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + LARGE + "End of the report.")
     bounded = session.next_request()
-    assert "oversized_items" in bounded.result.yields
+    assert _report_shown(bounded.neutral) == "bounded"
     session.record_assistant(AssistantMessage(text="Reading it.", tool_calls=(ToolCall(id="r", name="run_tests", arguments={}),)))
     session.tool_result("r", "ok")
     assert session.compact() is not None
@@ -139,7 +143,7 @@ def test_a_bounded_view_keeps_its_bytes_when_the_estimate_is_reconciled():
     factors = [e.payload.estimate_factor for e in session.events if e.type == "context.request.built"]
     assert len(set(factors[1:])) > 1, "the provider reports should move the correction factor"
     # Check every request shows the report bounded the same way and repeats what the previous one cached.
-    assert all("oversized_items" in r.result.yields and "compaction" not in r.result.yields for r in requests)
+    assert all("compaction" not in r.result.yields for r in requests)
     assert len({_bounded_message(r.neutral) for r in requests}) == 1
     assert all(bounds_only_new(later.neutral, earlier.neutral) for earlier, later in pairwise(requests))
     # Check a rebuild from the log gives the same bytes.
@@ -158,6 +162,7 @@ def test_a_log_whose_views_were_sized_with_the_factor_still_rebuilds_byte_for_by
 
     with monkeypatch.context() as patch:
         patch.setattr(Relief, "_build_now", old_build)
+        patch.setattr(relief_module, "build", partial(relief_module.build, bounded=False))
         patch.setattr(requests_module, "_rebuild_inputs", _inputs_without_views)
         _, session, _ = open_session(window=WINDOW)
         requests = _bounded_while_the_factor_moves(session)
@@ -170,30 +175,68 @@ def _inputs_without_views(result, tail) -> dict:
     return {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
 
 
-def test_an_item_cached_whole_is_shown_bounded_rather_than_compacting_the_history():
-    # A pasted report that fits whole at first; later turns fill the window until it fits only bounded.
-    _, session, _ = open_session(window=WINDOW)
+def _fill_until_compacted(session, report: str) -> list:
+    """A pasted report, then notes that fill the window until relief compacts: the requests up to that one."""
     session.user("Fix the failing build.")
-    session.next_request()
+    requests = [session.next_request()]
     session.record_assistant(AssistantMessage(text="Please paste the report."))
-    session.user("Here it is:\n" + LARGE[: len(LARGE) // 5] + "End of the report.")
-    whole = session.next_request()
-    assert "oversized_items" not in whole.result.yields
-    requests = [whole]
-    for n in range(12):
+    session.user("Here it is:\n" + report + "End of the report.")
+    requests.append(session.next_request())
+    for n in range(40):
         session.record_assistant(AssistantMessage(text=f"Noted part {n}."))
         session.user(f"Part {n} of the notes: " + "the build log repeats this warning line again. " * 250)
         requests.append(session.next_request())
         if requests[-1].result.yields:
             break
-    bounded, before = requests[-1], requests[-2]
-    # Check nothing was folded: the view rewrites the history from the report on, a summary all of it.
-    assert bounded.result.yields == ("oversized_items",)
-    assert not any(e.type == "context.compacted" for e in session.events)
-    report = next(i for i, m in enumerate(before.neutral.messages) if "End of the report." in _text(m))
-    assert bounded.neutral.messages[:report] == before.neutral.messages[:report]
-    assert "not shown here" in _text(bounded.neutral.messages[report])
-    assert session.inspect(bounded.index).sha256() == bounded.neutral.sha256()
+    return requests
+
+
+def test_an_oversized_item_is_bounded_on_arrival_even_with_room_to_spare():
+    # A report that would fit whole at first (a fifth of the window's history budget and more)
+    # is bounded anyway: later turns fill the window, and bounding it then would rewrite the
+    # history from the report on.
+    _, session, _ = open_session(window=WINDOW)
+    requests = _fill_until_compacted(session, LARGE[: len(LARGE) // 5])
+    pasted = requests[1]
+    assert pasted.result.total_tokens < (WINDOW - pasted.plan.model.output_reserve) // 2, "the whole report had room"
+    assert _report_shown(pasted.neutral) == "bounded"
+    assert "oversized_items" not in pasted.result.yields
+    # Check no request before the first relief pass changes what the one before it cached.
+    relieved = next(i for i, r in enumerate(requests) if r.result.yields)
+    for earlier, later in pairwise(requests[:relieved]):
+        assert bounds_only_new(later.neutral, earlier.neutral)
+    assert all(_report_shown(r.neutral) == "bounded" for r in requests[1:relieved])
+    assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
+
+
+def test_an_item_under_the_cap_is_shown_whole():
+    _, session, _ = open_session(window=WINDOW)
+    requests = _fill_until_compacted(session, LARGE[: len(LARGE) // 20])
+    assert _report_shown(requests[1].neutral) == "whole"
+    assert "not shown here" not in "".join(_text(m) for m in requests[1].neutral.messages)
+
+
+def test_a_log_that_bounded_items_only_under_pressure_still_rebuilds_byte_for_byte(monkeypatch):
+    # Requests recorded before items were bounded on arrival carry no "bounded" input: they showed
+    # the report whole until the body did not fit, then bounded it under the "oversized_items" yield.
+    with monkeypatch.context() as patch:
+        patch.setattr(relief_module, "build", partial(relief_module.build, bounded=False))
+        patch.setattr(requests_module, "_rebuild_inputs", _inputs_without_bounded)
+        _, session, _ = open_session(window=WINDOW)
+        requests = _fill_until_compacted(session, LARGE[: len(LARGE) // 5])
+    shown = [_report_shown(r.neutral) for r in requests[1:]]
+    assert shown[0] == "whole" and "bounded" in shown, "the old rule bounded the report only when the window filled"
+    assert any("oversized_items" in r.result.yields for r in requests)
+    assert all("bounded" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
+    assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
+
+
+def _inputs_without_bounded(result, tail) -> dict:
+    inputs = {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
+    if "oversized_items" in result.yields:
+        inputs["views"] = "uncorrected"
+        inputs["pinned"] = "last"
+    return inputs
 
 
 def _text(message) -> str:

@@ -3,7 +3,7 @@
 A session folds only the events it has not seen and reuses what it rendered for
 entries that did not change. These properties drive random event sequences (user
 messages, answers, parallel tool calls with repeated and failing results, compaction,
-pruning, another writer appending, reopening the session) and check after every
+pruning, another writer appending, reopening the session, pastes shown bounded) and check after every
 request that the incremental request equals the one rebuilt from the log alone,
 that a fresh session on the same log folds the same surface, and that the rendered
 bodies are the same bytes.
@@ -44,7 +44,10 @@ step = st.one_of(
     st.tuples(st.just("prune"), st.integers(1, 3)),
     st.tuples(st.just("other_writer"), st.integers(0, 3)),
     st.tuples(st.just("reopen"), st.just(0)),
+    st.tuples(st.just("paste"), st.integers(0, 3)),
 )
+PASTE_LINE = "a line of the pasted build log, numbered {n} and {arg}, verbose enough to be long\n"
+"""A paste of 3,000 such lines is over the item cap of a 200k window: it is shown bounded (assembly/bounded.py)."""
 
 
 def reopen(engine, session: Session) -> Session:
@@ -122,6 +125,9 @@ def test_incremental_and_from_scratch_assembly_agree(steps):
             for call, (_, output) in zip(tool_calls, arg, strict=True):
                 failed = OUTPUTS[output].startswith("FAILED")
                 session.tool_result(call.id, OUTPUTS[output], exit_code=1 if failed else 0)
+        elif kind == "paste":
+            # An oversized message: its bounded view is rendered through the memo like any other entry.
+            session.user("Here is the log:\n" + "".join(PASTE_LINE.format(n=n, arg=arg) for n in range(3_000)))
         elif kind == "compact":
             session.compact()
         elif kind == "prune":

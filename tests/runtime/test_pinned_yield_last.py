@@ -71,7 +71,8 @@ def test_a_log_whose_task_was_bounded_with_the_other_items_still_rebuilds_byte_f
     # Requests recorded before pinned items yielded last bounded the task under "oversized_items"
     # and carry no "pinned" input: rebuilding them must still give the bytes that were sent.
     with monkeypatch.context() as patch:
-        patch.setattr(relief_module, "build", partial(relief_module.build, pinned_with_items=True))
+        # Such requests were also built with whole items until the body did not fit (bounded=False).
+        patch.setattr(relief_module, "build", partial(relief_module.build, pinned_with_items=True, bounded=False))
         patch.setattr(requests_module, "_rebuild_inputs", _inputs_without_pinned)
         _, session, clock = open_session("task", window=WINDOW)
         task = _task(300)

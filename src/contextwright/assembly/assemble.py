@@ -63,7 +63,10 @@ PART_OVERHEAD_TOKENS = 3
 
 
 BOUNDED_YIELD = "oversized_items"
-"""The yield that shows items larger than a share of the history budget as bounded views (pinned ones excepted)."""
+"""Items larger than a share of the history budget shown as bounded views (pinned ones excepted).
+
+A yield only in builds that start with whole items (``bounded=False``) and in requests recorded
+before items were bounded on arrival; a default build bounds them from the first request on."""
 PINNED_BOUNDED_YIELD = "oversized_pinned"
 """The last resort, taken by the runtime when relief could not make room: pinned items (the task
 statement, steering notes) larger than the share are shown bounded too."""
@@ -180,16 +183,26 @@ class _Assembler:
     def layer(self, seq: int) -> str:
         return "live" if seq >= self.surface.seed_seq else "stage_local"
 
+    def views(self) -> tuple[Hashable, ...]:
+        """What sizes bounded views besides the text: entries rendered under other views are rendered afresh."""
+        return (self.cap_tokens, self.bound_pinned, self.view_estimate if self.cap_tokens is not None else None)
+
     def run(self) -> tuple[Message, ...]:
-        # Bounded views depend on the estimator's current numbers, so they are never memoized.
-        memo = self.memo if self.cap_tokens is None else None
+        memo = self.memo
         if memo is None:
             for entry in self.surface.entries:
                 self._entry(entry)
         else:
             memo.begin(self.secret)
             surface = self.surface
-            inputs = (surface.seed_seq, surface.echoes, surface.stale_reasoning, self.tail.erased_evidence, self.drop_recall)
+            inputs = (
+                surface.seed_seq,
+                surface.echoes,
+                surface.stale_reasoning,
+                self.tail.erased_evidence,
+                self.drop_recall,
+                self.views(),
+            )
             kept, messages, removed, newest = memo.run_prefix(surface.entries, inputs)
             self.messages.extend(messages)
             self.removed += removed
@@ -214,6 +227,7 @@ class _Assembler:
     def _memo_key(self, entry: Entry) -> Hashable:
         """Every input besides the entry itself that shapes what it renders to."""
         seed = self.surface.seed_seq
+        views = self.views()
         newest = entry.last_seq if isinstance(entry, Exchange) else entry.seq
         # Parts at or after the run's first message are "live": only a seed inside the entry splits it.
         # An entry wholly before the seed is all "stage_local": -1, never 0, which is a seed of 0
@@ -223,11 +237,11 @@ class _Assembler:
             case UserTurn():
                 recall = entry.frame.recall if entry.frame is not None else ()
                 erased = tuple(evidence.id in self.tail.erased_evidence for evidence in recall)
-                return (split, self.drop_recall and entry.seq == seed, erased)
+                return (split, self.drop_recall and entry.seq == seed, erased, views)
             case Exchange() | AssistantReply():
-                return (split, self.surface.echoes.get(entry.ref, ()), entry.seq in self.surface.stale_reasoning)
+                return (split, self.surface.echoes.get(entry.ref, ()), entry.seq in self.surface.stale_reasoning, views)
             case _:
-                return (split,)
+                return (split, views)
 
     def _entry(self, entry: Entry) -> None:
         match entry:
@@ -527,22 +541,25 @@ def build(
     estimate: Estimate,
     yields: tuple[str, ...] | None = None,
     memo: RenderMemo | None = None,
-    bounded: bool = False,
+    bounded: bool = True,
     bounded_pinned: bool = False,
     view_estimate: Estimate | None = None,
     pinned_with_items: bool = False,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
-    ``estimate`` sizes a text in tokens (conservatively). When the body does not
-    fit, the yields ``build`` takes itself are dropping the current turn's recall,
-    then showing oversized items bounded (:data:`BOUNDED_YIELD`); beyond that it raises :class:`BudgetExceeded` and the runtime relieves
+    ``estimate`` sizes a text in tokens (conservatively). An item larger than a share of
+    the history budget (assembly/bounded.py) is shown bounded from the first request it
+    appears in, like a tool output capped at call time (R1): its view is decided once, so
+    no later request rewrites the cached history after it by bounding it then.
+    ``bounded=False`` starts with every item whole and bounds oversized ones only when the
+    body does not fit (:data:`BOUNDED_YIELD`), as requests recorded before did. When the
+    body does not fit, the yield ``build`` takes itself is dropping the current turn's
+    recall; beyond that it raises :class:`BudgetExceeded` and the runtime relieves
     pressure (pruning, compaction) with recorded writes, then builds again.
     ``yields`` replays a recorded decision instead of measuring (used by rebuilds).
     ``memo`` (optional) reuses what earlier builds of the same session rendered for
-    entries that did not change; the request is the same with or without it.
-    ``bounded`` starts with oversized items shown bounded (the previous request showed them
-    so): showing one whole again would rewrite every cached block after it. Pinned items
+    entries that did not change; the request is the same with or without it. Pinned items
     (the task statement, steering notes) stay whole unless ``bounded_pinned``
     (:data:`PINNED_BOUNDED_YIELD`), which only the runtime's last resort takes;
     ``pinned_with_items`` bounds them with the other items, as requests recorded before
@@ -557,18 +574,19 @@ def build(
         system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
-    starting = (BOUNDED_YIELD, PINNED_BOUNDED_YIELD) if bounded_pinned else (BOUNDED_YIELD,) if bounded else ()
+    starting = (BOUNDED_YIELD, PINNED_BOUNDED_YIELD) if bounded_pinned and not bounded else (PINNED_BOUNDED_YIELD,) if bounded_pinned else ()
     taken: tuple[str, ...] = tuple(yields or starting)
     if memo is not None:
         memo.next_pass()
     while True:
+        capped = bounded or BOUNDED_YIELD in taken
         assembler = _Assembler(
             plan=plan,
             surface=surface,
             tail=tail,
             secret=secret,
             drop_recall="recall" in taken,
-            cap_tokens=item_cap(allocation.history) if BOUNDED_YIELD in taken else None,
+            cap_tokens=item_cap(allocation.history) if capped else None,
             bound_pinned=PINNED_BOUNDED_YIELD in taken or (pinned_with_items and BOUNDED_YIELD in taken),
             view_estimate=estimate if view_estimate is None else view_estimate,
             memo=memo,
@@ -580,7 +598,7 @@ def build(
         if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface):
             taken = (*taken, "recall")
             continue
-        if BOUNDED_YIELD not in taken:
+        if not capped:
             # Then oversized items (assembly/bounded.py) are shown bounded: no single input may wedge a session.
             taken = (*taken, BOUNDED_YIELD)
             continue

@@ -4,7 +4,7 @@ A running session builds a request per model call, and between two calls only th
 newest surface entries change: the fold keeps the others as the same objects. The
 memo keeps, per entry object, the messages rendered for it under the inputs that
 shape them (the layer split at the run's first message, echoes, stale reasoning,
-erased recall), and per message its canonical JSON, so a build renders, envelopes
+erased recall, how bounded views are sized), and per message its canonical JSON, so a build renders, envelopes
 and encodes only what is new. Nothing is decided by the memo: a build without it
 (a fresh process, ``rebuild``, ``inspect``) gives the same bytes, and the property
 tests check that it does.
@@ -81,7 +81,7 @@ class RenderMemo:
         """How many leading entries render as in the last pass over a surface, with what they rendered to.
 
         ``inputs`` are the surface-wide inputs of the entries' keys: (run seed, echoes, stale
-        reasoning, erased evidence, recall dropped). An entry's key is the same as last time when
+        reasoning, erased evidence, recall dropped, how bounded views are sized). An entry's key is the same as last time when
         it is the very same entry and these did not change in a way that reaches it: echoes and
         stale reasoning of earlier answers are never withdrawn, but may be added (then nothing is
         taken over); a new run seed splits only entries at or after the earlier seed. Returns
@@ -90,10 +90,11 @@ class RenderMemo:
         last = self._run
         kept = 0
         if last is not None:
-            seed, echoes, stale, erased, drop = inputs
-            old_seed, old_echoes, old_stale, old_erased, old_drop = last.inputs
+            seed, echoes, stale, erased, drop, views = inputs
+            old_seed, old_echoes, old_stale, old_erased, old_drop, old_views = last.inputs
             same = (
-                stale == old_stale
+                views == old_views
+                and stale == old_stale
                 and erased == old_erased
                 and drop == old_drop
                 and (not drop or seed == old_seed)

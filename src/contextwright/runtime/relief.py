@@ -107,7 +107,6 @@ class Relief:
         # Sizing a pruning pass renders the whole body, on every request under pressure (most
         # decline): its own memo makes that incremental like the builds, same messages and sums.
         self._sizing_memo = RenderMemo()
-        self._bounded = False
         self._bounded_pinned = False
         self._result_sizes = RenderMemo()
 
@@ -156,28 +155,25 @@ class Relief:
         tail: VolatileTail,
         *,
         previous: NeutralRequest | None = None,
-        bounded: bool = False,
         bounded_pinned: bool = False,
         expired: bool = False,
     ) -> BuildResult:
         """Build the request, relieving pressure by pruning and then by compaction; every step is recorded.
 
-        ``previous`` is the last request of this epoch; ``bounded`` says it showed oversized
-        items bounded, so this build starts so too until a relief pass rewrites the history;
-        ``bounded_pinned``, that it showed the task statement or a steering note bounded as well.
-        ``expired`` says the provider's cache no longer holds what ``previous`` sent.
+        ``previous`` is the last request of this epoch; ``bounded_pinned`` says it showed the task
+        statement or a steering note bounded, so this build starts so too until a relief pass
+        rewrites the history. ``expired`` says the provider's cache no longer holds what ``previous`` sent.
         """
-        self._bounded = bounded or bounded_pinned
         self._bounded_pinned = bounded_pinned
         # Relief order: the builder drops in-turn recall itself; then old tool results
         # become pointers in one batched pass; then history is compacted. Each pass
         # sheds down to a low-water mark, so passes are rare (one cache miss each).
         relief: list[str] = []
         result = self._try_build(plan, allocation, tail)
-        if self._bounded and result is not None and not bounds_only_new(result.request, previous):
+        if self._bounded_pinned and result is not None and not bounds_only_new(result.request, previous):
             # The history changed since the previous request (a manual compaction, an erasure):
-            # keeping its bounded views saves no cache read, so measure afresh.
-            self._bounded = self._bounded_pinned = False
+            # keeping its bounded task statement saves no cache read, so measure afresh.
+            self._bounded_pinned = False
             result = self._try_build(plan, allocation, tail)
         # The tool-result share (B2) binds on every build. Most of it is kept at entry: a new
         # result is bounded to the room the share has left (runtime/tool_calls.py), which costs
@@ -203,7 +199,7 @@ class Relief:
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=False)
         if result is None and not self._bounded_pinned:
             # The last resort: the task statement and steering notes, over their share, are shown bounded too.
-            self._bounded = self._bounded_pinned = True
+            self._bounded_pinned = True
             result = self._try_build(plan, allocation, tail)
         if result is None:
             # Nothing left to relieve: let the builder report the numbers.
@@ -230,7 +226,6 @@ class Relief:
 
     def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
         return build(
-            bounded=self._bounded,
             bounded_pinned=self._bounded_pinned,
             plan=plan,
             allocation=allocation,
@@ -264,10 +259,6 @@ class Relief:
         pruned = self._prune(plan, allocation, must=result is None, deep=deep, rewritten=rewritten)
         if not pruned:
             return result
-        # Views the previous request showed bounded stay bounded: a pass frees room, but showing such an
-        # item whole again rewrites the history from the item on and leaves the request near the limit,
-        # so the next few requests bound it again, a second rewrite (32k, every shared transcript,
-        # lenient rules: 89.05% -> 89.18% read, Claude Code 92.3% -> 92.7%; bench/cache_bench.py).
         result = self._try_build(plan, allocation, tail)
         self.core.append(
             [
@@ -301,10 +292,6 @@ class Relief:
         adopted = 0
         for attempt_no in range(3):
             # Only when the body does not fit, or is still over the soft threshold with nothing cheaper left to shed.
-            # A body that fits once an item the cache holds whole is shown bounded fits: the view rewrites
-            # the history from that item on, where a summary would rewrite all of it and leave a request
-            # too small to read much from the cache (32k, every shared transcript, lenient rules:
-            # 88.8% -> 89.1% read, Cursor's long pastes 73.7% -> 77.1%; bench/cache_bench.py).
             if result is not None and (attempt_no > 0 or (result.pressure == "none" and not early)):
                 break
             # A body that fits is folded early only because the provider's cache expired: say so in the log.
@@ -332,24 +319,12 @@ class Relief:
         return result, adopted
 
     def _after_compaction(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult | None:
-        """The build after a compaction: oversized items stay bounded when whole ones would keep the request above the relief target.
+        """The build after a compaction: the task statement and steering notes are measured afresh.
 
-        The summary rewrites everything after it, so bounding costs no extra cache read now; showing a
-        large item of the current run whole again would leave the request near the limit, and the next
-        compaction (another full rewrite) a few rounds away. The task statement and steering notes
-        are measured afresh too: they are shown bounded only when nothing else makes room.
-        """
-        self._bounded = self._bounded_pinned = False
-        result = self._try_build(plan, allocation, tail)
-        target_input = int(allocation.context_window * self.core.budgets.relief_target)
-        if result is None or allocation.prefix_tokens + allocation.with_margin(result.body_tokens) <= target_input:
-            return result
-        self._bounded = True
-        tighter = self._try_build(plan, allocation, tail)
-        if tighter is not None and tighter.body_tokens < result.body_tokens:
-            return tighter
-        self._bounded = False
-        return result
+        They are shown bounded only when nothing else makes room, and the summary rewrote the history
+        after it anyway."""
+        self._bounded_pinned = False
+        return self._try_build(plan, allocation, tail)
 
     def _pressure_proposal(self, plan: ContextPlan, attempt_no: int, trigger: CompactionTrigger) -> CompactionResult:
         surface = self.core.surface()

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from contextwright.assembly.assemble import (
-    BOUNDED_YIELD,
     PINNED_BOUNDED_YIELD,
     BuildResult,
     Correction,
@@ -41,6 +40,9 @@ UNCORRECTED_VIEWS: Final[str] = "uncorrected"
 """A recorded request's ``inputs["views"]``: its bounded views were sized by the uncorrected estimate."""
 PINNED_LAST: Final[str] = "last"
 """A recorded request's ``inputs["pinned"]``: pinned items were bounded only under their own yield."""
+ITEMS_ON_ARRIVAL: Final[str] = "on_arrival"
+"""A recorded request's ``inputs["bounded"]``: oversized items were shown bounded from the first request
+they appeared in, whatever the pressure (before, only under the ``oversized_items`` yield)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -155,7 +157,6 @@ class Requests:
             allocation,
             tail,
             previous=previous,
-            bounded=BOUNDED_YIELD in shown,
             bounded_pinned=PINNED_BOUNDED_YIELD in shown,
             expired=expired,
         )
@@ -217,6 +218,8 @@ class Requests:
             secret=core.secret,
             # Sized as it was built: requests recorded before factors were logged were built uncorrected.
             estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
+            # Requests recorded before items were bounded on arrival bounded them under a yield only.
+            bounded=inputs.get("bounded") == ITEMS_ON_ARRIVAL,
             # Requests recorded before views were sized uncorrected sized them with the factor above.
             view_estimate=core.view_estimate(plan) if inputs.get("views") == UNCORRECTED_VIEWS else None,
             # Requests recorded before pinned items yielded last bounded them with the other items.
@@ -448,11 +451,14 @@ class Requests:
 
 def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
     """What a rebuild needs besides the log: the cut point, the volatile tail, the yields taken, and how views were sized."""
-    inputs: dict[str, Any] = {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
-    if BOUNDED_YIELD in result.yields:
-        inputs["views"] = UNCORRECTED_VIEWS
-        inputs["pinned"] = PINNED_LAST
-    return inputs
+    return {
+        "upto_seq": result.upto_seq,
+        "tail": tail.to_dict(),
+        "yields": list(result.yields),
+        "bounded": ITEMS_ON_ARRIVAL,
+        "views": UNCORRECTED_VIEWS,
+        "pinned": PINNED_LAST,
+    }
 
 
 def _recalled(entry: Entry) -> tuple[Evidence, ...]:
