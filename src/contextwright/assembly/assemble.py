@@ -574,7 +574,13 @@ def build(
         system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
-    starting = (BOUNDED_YIELD, PINNED_BOUNDED_YIELD) if bounded_pinned and not bounded else (PINNED_BOUNDED_YIELD,) if bounded_pinned else ()
+    starting = (
+        (BOUNDED_YIELD, PINNED_BOUNDED_YIELD)
+        if bounded_pinned and not bounded
+        else (PINNED_BOUNDED_YIELD,)
+        if bounded_pinned
+        else ()
+    )
     taken: tuple[str, ...] = tuple(yields or starting)
     if memo is not None:
         memo.next_pass()
