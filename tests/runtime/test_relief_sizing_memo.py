@@ -6,6 +6,7 @@ import random
 import statistics
 
 from contextwright.assembly.assemble import VolatileTail, render_messages
+from contextwright.budget.allocator import allocate
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.relief import Relief
 from contextwright.testing.fakes import open_session
@@ -35,7 +36,14 @@ def test_memoised_sizing_builds_the_same_requests_as_sizing_from_scratch(monkeyp
 
     def from_scratch(self, plan, allocation):
         calls.append(1)
-        return render_messages(plan=plan, surface=self.core.surface(), tail=VolatileTail(), secret=self.core.secret)
+        return render_messages(
+            plan=plan,
+            allocation=allocation,
+            surface=self.core.surface(),
+            tail=VolatileTail(),
+            secret=self.core.secret,
+            view_estimate=self.core.view_estimate(plan),
+        )
 
     monkeypatch.setattr(Relief, "_last_messages", from_scratch)
     scratch = _run("memo")
@@ -96,3 +104,18 @@ def test_pruning_passes_with_memoised_result_sizes_decide_as_from_scratch(monkey
     monkeypatch.setattr(Relief, "__init__", init)
     assert _run("sizes") == memoised
     assert memoised[1], "no relief pass ran"
+
+
+def test_sizing_shows_oversized_items_bounded_as_the_build_does():
+    # Sized whole, a pasted report would count thousands of tokens the request never carries,
+    # and a pruning pass would shed tool results to make room that is already there.
+    _, session, _ = open_session("sizing", window=32_000)
+    session.user("Fix the failing build.")
+    session.next_request()
+    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.user("Here it is:\n" + "A line of the pasted report, numbered and verbose enough.\n" * 3_000)
+    built = session.next_request()
+    sized = Relief(session._core, compactor=None)._last_messages(built.plan, allocate(built.plan))
+    # The request's messages less its volatile tail (sizing renders none).
+    assert sized == built.neutral.messages[: built.neutral.stable_messages]
+    assert any("not shown here" in getattr(p, "text", "") for m in sized for p in m.parts)

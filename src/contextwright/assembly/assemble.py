@@ -522,13 +522,31 @@ class _Assembler:
 
 
 def render_messages(
-    *, plan: ContextPlan, surface: Surface, tail: VolatileTail, secret: bytes, memo: RenderMemo | None = None
+    *,
+    plan: ContextPlan,
+    allocation: Allocation,
+    surface: Surface,
+    tail: VolatileTail,
+    secret: bytes,
+    view_estimate: Estimate,
+    memo: RenderMemo | None = None,
 ) -> tuple[Message, ...]:
     """The messages a request would carry, with no yields taken (for sizing relief passes).
 
+    Oversized items are bounded as a default :func:`build` bounds them (sized by ``view_estimate``):
+    sized whole, a pass would shed room they never take.
     ``memo`` reuses what earlier calls rendered; give it a memo of its own, not a build's.
     """
-    return _Assembler(plan=plan, surface=surface, tail=tail, secret=secret, drop_recall=False, memo=memo).run()
+    return _Assembler(
+        plan=plan,
+        surface=surface,
+        tail=tail,
+        secret=secret,
+        drop_recall=False,
+        cap_tokens=item_cap(allocation.history),
+        view_estimate=view_estimate,
+        memo=memo,
+    ).run()
 
 
 def build(

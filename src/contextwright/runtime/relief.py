@@ -398,10 +398,18 @@ class Relief:
         return len(chosen)
 
     def _last_messages(self, plan: ContextPlan, allocation: Allocation) -> tuple[Any, ...]:
-        """The messages as they would be built now, with every yield allowed (for sizing)."""
+        """The messages as they would be built now, before any yield (for sizing)."""
         surface = self.core.surface()
         self._sizing_memo.next_pass()
-        return render_messages(plan=plan, surface=surface, tail=VolatileTail(), secret=self.core.secret, memo=self._sizing_memo)
+        return render_messages(
+            plan=plan,
+            allocation=allocation,
+            surface=surface,
+            tail=VolatileTail(),
+            secret=self.core.secret,
+            view_estimate=self.core.view_estimate(plan),
+            memo=self._sizing_memo,
+        )
 
     def relieve_overflow(self, plan: ContextPlan) -> bool:
         """Forced relief after a provider overflow: compact, or prune everything prunable; False when nothing was freed."""
