@@ -592,13 +592,10 @@ def build(
         system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
-    starting = (
-        (BOUNDED_YIELD, PINNED_BOUNDED_YIELD)
-        if bounded_pinned and not bounded
-        else (PINNED_BOUNDED_YIELD,)
-        if bounded_pinned
-        else ()
-    )
+    starting: tuple[str, ...] = ()
+    if bounded_pinned:
+        # Pinned items are bounded by the same cap as the others, so the cap is on too.
+        starting = (PINNED_BOUNDED_YIELD,) if bounded else (BOUNDED_YIELD, PINNED_BOUNDED_YIELD)
     taken: tuple[str, ...] = tuple(yields or starting)
     if memo is not None:
         memo.next_pass()

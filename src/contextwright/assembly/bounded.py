@@ -6,11 +6,10 @@ text, a tool call's arguments, a correction line) would take more than
 line and its tail instead, from the first request the item appears in (a view decided
 later, when the window fills, would rewrite every cached block after it); the marker
 names the event under which the whole text is kept, which ``context_read_artifact``
-pages back in. Pinned items (the task
-statement, steering notes) are never compacted, so relief can always make room around
-them: they are shown this way only as the last resort, when nothing else gives way
-(``oversized_pinned``), since a bounded view is then the only way a huge one leaves room
-for the rest of the session.
+pages back in. Pinned items (the task statement, steering notes) are never compacted,
+so relief can always make room around them: they are shown this way only as the last
+resort, when nothing else gives way (``oversized_pinned``), since a bounded view is then
+the only way a huge one leaves room for the rest of the session.
 
 The view depends only on the text, the budget, the reference and the estimator, so
 a rebuild from the log gives the same bytes. The runtime sizes views with the

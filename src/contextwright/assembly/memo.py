@@ -4,8 +4,8 @@ A running session builds a request per model call, and between two calls only th
 newest surface entries change: the fold keeps the others as the same objects. The
 memo keeps, per entry object, the messages rendered for it under the inputs that
 shape them (the layer split at the run's first message, echoes, stale reasoning,
-erased recall, how bounded views are sized), and per message its canonical JSON, so a build renders, envelopes
-and encodes only what is new. Nothing is decided by the memo: a build without it
+erased recall, how bounded views are sized), and per message its canonical JSON, so
+a build renders, envelopes and encodes only what is new. Nothing is decided by the memo: a build without it
 (a fresh process, ``rebuild``, ``inspect``) gives the same bytes, and the property
 tests check that it does.
 """
@@ -81,12 +81,13 @@ class RenderMemo:
         """How many leading entries render as in the last pass over a surface, with what they rendered to.
 
         ``inputs`` are the surface-wide inputs of the entries' keys: (run seed, echoes, stale
-        reasoning, erased evidence, recall dropped, how bounded views are sized). An entry's key is the same as last time when
-        it is the very same entry and these did not change in a way that reaches it: echoes and
-        stale reasoning of earlier answers are never withdrawn, but may be added (then nothing is
-        taken over); a new run seed splits only entries at or after the earlier seed. Returns
-        the count, the messages and evidence removed of those entries, and the greatest seq among
-        them (per entry), which the caller extends with the entries it renders (see :meth:`ran`)."""
+        reasoning, erased evidence, recall dropped, how bounded views are sized). An entry's
+        key is the same as last time when it is the very same entry and these did not change
+        in a way that reaches it: echoes and stale reasoning of earlier answers are never
+        withdrawn, but may be added (then nothing is taken over); a new run seed splits only
+        entries at or after the earlier seed. Returns the count, the messages and evidence
+        removed of those entries, and the greatest seq among them (per entry), which the
+        caller extends with the entries it renders (see :meth:`ran`)."""
         last = self._run
         kept = 0
         if last is not None:
