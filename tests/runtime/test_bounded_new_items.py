@@ -18,6 +18,7 @@ from contextwright.runtime import relief as relief_module
 from contextwright.runtime import requests as requests_module
 from contextwright.runtime.relief import Relief, bounds_only_new
 from contextwright.testing.fakes import open_session
+from tests.runtime.conftest import old_rebuild_inputs
 
 WINDOW = 32_000
 LARGE = "A line of the pasted report, numbered and verbose enough.\n" * 3_000
@@ -163,16 +164,12 @@ def test_a_log_whose_views_were_sized_with_the_factor_still_rebuilds_byte_for_by
     with monkeypatch.context() as patch:
         patch.setattr(Relief, "_build_now", old_build)
         patch.setattr(relief_module, "build", partial(relief_module.build, bounded=False))
-        patch.setattr(requests_module, "_rebuild_inputs", _inputs_without_views)
+        patch.setattr(requests_module, "_rebuild_inputs", old_rebuild_inputs(views=False, pinned=False))
         _, session, _ = open_session(window=WINDOW)
         requests = _bounded_while_the_factor_moves(session)
     assert all("views" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
     assert len({_bounded_message(r.neutral) for r in requests}) > 1, "the old sizing moved with the factor"
     assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
-
-
-def _inputs_without_views(result, tail) -> dict:
-    return {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
 
 
 def _fill_until_compacted(session, report: str) -> list:
@@ -221,7 +218,7 @@ def test_a_log_that_bounded_items_only_under_pressure_still_rebuilds_byte_for_by
     # the report whole until the body did not fit, then bounded it under the "oversized_items" yield.
     with monkeypatch.context() as patch:
         patch.setattr(relief_module, "build", partial(relief_module.build, bounded=False))
-        patch.setattr(requests_module, "_rebuild_inputs", _inputs_without_bounded)
+        patch.setattr(requests_module, "_rebuild_inputs", old_rebuild_inputs(views=True, pinned=True))
         _, session, _ = open_session(window=WINDOW)
         requests = _fill_until_compacted(session, LARGE[: len(LARGE) // 5])
     shown = [_report_shown(r.neutral) for r in requests[1:]]
@@ -229,14 +226,6 @@ def test_a_log_that_bounded_items_only_under_pressure_still_rebuilds_byte_for_by
     assert any("oversized_items" in r.result.yields for r in requests)
     assert all("bounded" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
     assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
-
-
-def _inputs_without_bounded(result, tail) -> dict:
-    inputs = {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
-    if "oversized_items" in result.yields:
-        inputs["views"] = "uncorrected"
-        inputs["pinned"] = "last"
-    return inputs
 
 
 def _text(message) -> str:

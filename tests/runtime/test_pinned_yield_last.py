@@ -16,6 +16,7 @@ from contextwright.replay import visible_in
 from contextwright.runtime import relief as relief_module
 from contextwright.runtime import requests as requests_module
 from contextwright.testing.fakes import open_session
+from tests.runtime.conftest import old_rebuild_inputs
 
 WINDOW = 32_000
 
@@ -73,7 +74,7 @@ def test_a_log_whose_task_was_bounded_with_the_other_items_still_rebuilds_byte_f
     with monkeypatch.context() as patch:
         # Such requests were also built with whole items until the body did not fit (bounded=False).
         patch.setattr(relief_module, "build", partial(relief_module.build, pinned_with_items=True, bounded=False))
-        patch.setattr(requests_module, "_rebuild_inputs", _inputs_without_pinned)
+        patch.setattr(requests_module, "_rebuild_inputs", old_rebuild_inputs(views=True, pinned=False))
         _, session, clock = open_session("task", window=WINDOW)
         task = _task(300)
         session.user(task)
@@ -81,10 +82,3 @@ def test_a_log_whose_task_was_bounded_with_the_other_items_still_rebuilds_byte_f
     assert any(not visible_in(b.neutral, task) for b in built), "the old rule bounded the task"
     assert all("pinned" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
     assert all(session.inspect(b.index).sha256() == b.neutral.sha256() for b in built)
-
-
-def _inputs_without_pinned(result, tail) -> dict:
-    inputs = {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields)}
-    if "oversized_items" in result.yields:
-        inputs["views"] = "uncorrected"
-    return inputs
