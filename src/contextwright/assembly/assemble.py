@@ -55,6 +55,7 @@ from contextwright.derive.taint import lowest_trust, summary_lines
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
 from contextwright.events.catalog import AssistantMessage, Evidence
+from contextwright.items.region_a import READ_TOOL_NAME
 from contextwright.plan.plan import ContextPlan
 
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -158,6 +159,8 @@ class _Assembler:
     """Whether pinned items over the cap are shown bounded too."""
     view_estimate: Estimate | None = None
     """Sizes bounded views."""
+    read_tool: str | None = READ_TOOL_NAME
+    """The tool that markers and pointer stubs name for reading the whole text (None: the prefix pins none)."""
     memo: RenderMemo | None = None
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
@@ -165,7 +168,7 @@ class _Assembler:
     def bounded(self, text: str, ref: str | None) -> str:
         if self.cap_tokens is None or self.view_estimate is None:
             return text
-        return bounded_view(text, cap_tokens=self.cap_tokens, estimate=self.view_estimate, ref=ref)
+        return bounded_view(text, cap_tokens=self.cap_tokens, estimate=self.view_estimate, ref=ref if self.read_tool else None)
 
     def arguments(self, arguments: dict[str, Any], ref: str) -> dict[str, Any]:
         if self.cap_tokens is None:
@@ -184,8 +187,8 @@ class _Assembler:
         return "live" if seq >= self.surface.seed_seq else "stage_local"
 
     def views(self) -> tuple[Hashable, ...]:
-        """What sizes bounded views besides the text: entries rendered under other views are rendered afresh."""
-        return (self.cap_tokens, self.bound_pinned, self.view_estimate if self.cap_tokens is not None else None)
+        """What shapes bounded views and pointers besides the text: entries rendered under others are rendered afresh."""
+        return (self.cap_tokens, self.bound_pinned, self.view_estimate if self.cap_tokens is not None else None, self.read_tool)
 
     def run(self) -> tuple[Message, ...]:
         memo = self.memo
@@ -354,7 +357,8 @@ class _Assembler:
         )
 
     def _artifact(self, entry: ArtifactEntry) -> None:
-        text = self.wrap(render_artifact(entry.declared, entry.current_step), source="artifact", trust="user", ref=entry.ref)
+        shown = render_artifact(entry.declared, entry.current_step, read_tool=self.read_tool)
+        text = self.wrap(shown, source="artifact", trust="user", ref=entry.ref)
         self._add(
             "user",
             [
@@ -450,7 +454,7 @@ class _Assembler:
                     ToolResultPart(
                         call_id=call.id,
                         name=result.tool_name,
-                        text=_pointer_stub(result),
+                        text=_pointer_stub(result, self.read_tool),
                         is_error=result.is_error,
                         trust="platform",
                         ref=stored.ref,
@@ -545,6 +549,7 @@ def render_messages(
         drop_recall=False,
         cap_tokens=item_cap(allocation.history),
         view_estimate=view_estimate,
+        read_tool=read_tool_of(plan),
         memo=memo,
     ).run()
 
@@ -563,6 +568,7 @@ def build(
     bounded_pinned: bool = False,
     view_estimate: Estimate | None = None,
     pinned_with_items: bool = False,
+    legacy_read_refs: bool = False,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
@@ -581,7 +587,9 @@ def build(
     (the task statement, steering notes) stay whole unless ``bounded_pinned``
     (:data:`PINNED_BOUNDED_YIELD`), which only the runtime's last resort takes;
     ``pinned_with_items`` bounds them with the other items, as requests recorded before
-    pinned items yielded last did (for rebuilds of those).
+    pinned items yielded last did (for rebuilds of those). Markers and pointer stubs name the
+    read tool only when the prefix pins it; ``legacy_read_refs`` names it always, as requests
+    recorded before did (for rebuilds of those).
     ``view_estimate`` sizes those bounded views (default: ``estimate``). The runtime gives
     an uncorrected counter here, so that a view keeps its bytes when reconciliation moves
     ``estimate``'s correction factor.
@@ -610,6 +618,7 @@ def build(
             cap_tokens=item_cap(allocation.history) if capped else None,
             bound_pinned=PINNED_BOUNDED_YIELD in taken or (pinned_with_items and BOUNDED_YIELD in taken),
             view_estimate=estimate if view_estimate is None else view_estimate,
+            read_tool=READ_TOOL_NAME if legacy_read_refs else read_tool_of(plan),
             memo=memo,
         )
         messages = assembler.run()
@@ -664,6 +673,11 @@ def build(
         upto_seq=surface.upto_seq,
         dedupe_hits=surface.dedupe_hits,
     )
+
+
+def read_tool_of(plan: ContextPlan) -> str | None:
+    """The tool markers name for reading a whole text back: the control tool where the prefix pins it."""
+    return READ_TOOL_NAME if READ_TOOL_NAME in plan.prefix.tool_names() else None
 
 
 def _prefix(plan: ContextPlan, secret: bytes) -> tuple[tuple[SystemBlock, ...], tuple[ToolDefinition, ...], str]:
@@ -741,10 +755,13 @@ def render_decision(decision: Any) -> str:
     return "\n".join(lines)
 
 
-def render_artifact(declared: Any, current: int) -> str:
-    """An artifact: whole when it has no steps; otherwise only the current step and its neighbours."""
+def render_artifact(declared: Any, current: int, *, read_tool: str | None = READ_TOOL_NAME) -> str:
+    """An artifact: whole when it has no steps; otherwise only the current step and its neighbours.
+
+    ``read_tool`` is the tool that reads the rest (None: the prefix pins none, so none is named)."""
     head = f"{declared.title} (v{declared.version}): {declared.summary}"
-    ref = f"context_read_artifact ref={declared.pointer.ref[:19]}"
+    short = declared.pointer.ref[:19]
+    ref = f"{read_tool} ref={short}" if read_tool else f"the session log (ref={short})"
     if not declared.steps:
         return f"{head}\nFull text: {ref}"
     total = len(declared.steps)
@@ -765,9 +782,10 @@ def _repeat_stub(stored: Any) -> str | None:
     return None
 
 
-def _pointer_stub(result: Any) -> str:
+def _pointer_stub(result: Any, read_tool: str | None) -> str:
     pointer = result.artifact
     if pointer is None:
         return f"[{result.tool_name} output ({result.trust}, {len(result.output):,} chars) removed from context; kept in the log]"
-    # A 12-digit prefix of the ref is enough for context_read_artifact within the session.
-    return f"[{result.tool_name} output ({pointer.trust}, {pointer.size_chars:,} chars) out of context; read: context_read_artifact ref={pointer.ref[:19]}]"
+    # A 12-digit prefix of the ref is enough for the read tool within the session.
+    where = f"read: {read_tool} ref={pointer.ref[:19]}" if read_tool else f"kept in the session log, ref={pointer.ref[:19]}"
+    return f"[{result.tool_name} output ({pointer.trust}, {pointer.size_chars:,} chars) out of context; {where}]"

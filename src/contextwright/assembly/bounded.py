@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from contextwright.items.region_a import READ_TOOL_NAME
+
 ITEM_SHARE = 0.25
 """The most of the history budget one item may take before it is shown bounded."""
 MIN_ITEM_TOKENS = 256
@@ -37,7 +39,10 @@ def item_cap(history_tokens: int) -> int:
 
 
 def bounded_view(text: str, *, cap_tokens: int, estimate: Callable[[str], int], ref: str | None) -> str:
-    """``text`` itself when it fits ``cap_tokens``; else its head, a marker naming ``ref``, and its tail."""
+    """``text`` itself when it fits ``cap_tokens``; else its head, a marker and its tail.
+
+    The marker names the read tool with ``ref``; with no ``ref`` (the prefix pins no read tool, or
+    the text has no event of its own) it says only that the whole text is kept."""
     if len(text) * _MAX_TOKENS_PER_CHAR <= cap_tokens or estimate(text) <= cap_tokens:
         return text
     room = cap_tokens * 3
@@ -52,6 +57,6 @@ def _cut(text: str, room: int, ref: str | None) -> str:
     head = int(room * _HEAD_SHARE)
     tail = max(0, room - head)
     omitted = len(text) - head - tail
-    where = f"; the whole text: context_read_artifact ref={ref}" if ref else "; the whole text is kept in the log"
+    where = f"; the whole text: {READ_TOOL_NAME} ref={ref}" if ref else "; the whole text is kept in the log"
     marker = f"[... {omitted:,} of {len(text):,} characters not shown here{where} ...]"
     return f"{text[:head]}\n{marker}\n{text[len(text) - tail :] if tail else ''}"

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 from contextwright.errors import UsageError
 from contextwright.events.catalog import ArtifactPointer
+from contextwright.items.region_a import READ_TOOL_NAME as READ_TOOL_NAME  # defined beside the prefix items: markers name it
 from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
 from contextwright.pressure.compressors import auto_budget, detect_kind
 from contextwright.pressure.compressors.pipeline import compress_text
 from contextwright.pressure.output_view import bounded_view
 
-READ_TOOL_NAME = "context_read_artifact"
 # Sent with every request: worded for the model and no longer than it needs. The handler
 # checks every argument itself, so the schema carries types, not limits.
 READ_TOOL_DESCRIPTION = (

@@ -40,6 +40,9 @@ UNCORRECTED_VIEWS: Final[str] = "uncorrected"
 """A recorded request's ``inputs["views"]``: its bounded views were sized by the uncorrected estimate."""
 PINNED_LAST: Final[str] = "last"
 """A recorded request's ``inputs["pinned"]``: pinned items were bounded only under their own yield."""
+READ_REFS_WHEN_PINNED: Final[str] = "when_pinned"
+"""A recorded request's ``inputs["read_refs"]``: markers named ``context_read_artifact`` only where the
+prefix pins it (before, always, even to a model that lacked the tool)."""
 ITEMS_ON_ARRIVAL: Final[str] = "on_arrival"
 """A recorded request's ``inputs["bounded"]``: oversized items were shown bounded from the first request
 they appeared in, whatever the pressure (before, only under the ``oversized_items`` yield)."""
@@ -218,6 +221,8 @@ class Requests:
             secret=core.secret,
             # Sized as it was built: requests recorded before factors were logged were built uncorrected.
             estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
+            # Requests recorded before markers named the read tool only where the prefix pins it named it always.
+            legacy_read_refs=inputs.get("read_refs") != READ_REFS_WHEN_PINNED,
             # Requests recorded before items were bounded on arrival bounded them under a yield only.
             bounded=inputs.get("bounded") == ITEMS_ON_ARRIVAL,
             # Requests recorded before views were sized uncorrected sized them with the factor above.
@@ -458,6 +463,7 @@ def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
         "bounded": ITEMS_ON_ARRIVAL,
         "views": UNCORRECTED_VIEWS,
         "pinned": PINNED_LAST,
+        "read_refs": READ_REFS_WHEN_PINNED,
     }
 
 

@@ -31,6 +31,7 @@ from contextwright.events.catalog import (
 )
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
+from contextwright.items.region_a import READ_TOOL_NAME
 from contextwright.models import ResolvedModel
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.memory_rules import withhold_erased
@@ -171,7 +172,11 @@ class Stages(Generic[ChildT]):
             else []
         )
         if pointers:
-            parts.append("Material you can read with context_read_artifact: " + ", ".join(pointers))
+            child_agent = agent or self.core.agent
+            # Name the read tool only to a child whose prefix pins it.
+            reads = READ_TOOL_NAME in child_agent.prefix().tool_names()
+            where = f"Material you can read with {READ_TOOL_NAME}: " if reads else "Material kept in the session log: "
+            parts.append(where + ", ".join(pointers))
         seed = "\n\n".join(parts)
         self.core.append([ChildStarted(child_session_id=child_id, purpose=purpose, call_id=call_id, seed=seed)])
         # Share the pointed-to artifacts with the child, at their original trust, before its first message.
