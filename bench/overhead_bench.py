@@ -4,6 +4,7 @@ Run from the repository root:
 
     python bench/overhead_bench.py            # every shared transcript, 200k window
     python bench/overhead_bench.py --quick    # two transcripts per format
+    python bench/overhead_bench.py --format aider-chat-md    # one transcript format only
 
 Every transcript is replayed by the engine (:func:`contextwright.replay.replay`,
 Anthropic wire, claude-sonnet-4-6) and by the append-only ceiling of
@@ -55,13 +56,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two transcripts per format instead of all")
     parser.add_argument("--window", type=int, default=200_000, help="context window (default 200000)")
+    parser.add_argument("--format", help="only the transcripts of this format (a folder of the traces, e.g. aider-chat-md)")
     args = parser.parse_args()
     traces = corpus_path("traces")
     if traces is None:
         raise SystemExit(f"skipped: {missing_reason('traces')}")
     counter = TokenCounter(counting="o200k")
     console = Console(width=150)
-    transcripts = _transcripts(traces, quick=args.quick)
+    transcripts = _transcripts(traces, quick=args.quick, only=args.format)
+    if not transcripts:
+        raise SystemExit(f"no transcripts of format {args.format!r} in {traces}")
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     console.print(f"{machine}, {time.strftime('%Y-%m-%d')}, {len(transcripts)} transcripts, window {args.window:,}, o200k counts")
     model = with_window(anthropic("claude-sonnet-4-6"), args.window)
@@ -89,8 +93,10 @@ def main() -> None:
     )
 
 
-def _transcripts(traces: Path, *, quick: bool) -> list[Transcript]:
+def _transcripts(traces: Path, *, quick: bool, only: str | None = None) -> list[Transcript]:
     files = sorted(p for p in traces.rglob("*") if p.is_file() and p.name not in ("README.md", "manifest.jsonl"))
+    if only is not None:
+        files = [p for p in files if p.relative_to(traces).parts[0] == only]
     if quick:
         seen: Counter[str] = Counter()
         picked = []
