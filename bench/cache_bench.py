@@ -8,6 +8,7 @@ Run from the repository root:
     python bench/cache_bench.py --counting heuristic   # the engine's estimator instead of o200k
     python bench/cache_bench.py --cache-rules-on 2026-11-30   # one date's cache rules for every request
     python bench/cache_bench.py --cache-rules lenient  # no minimum cacheable length, no expiry (issue 15's figures)
+    python bench/cache_bench.py --cache-rules no_minimum   # documented less one rule (also: no_expiry)
     python bench/cache_bench.py --engine-budget tool_results_share=0.99 --reconcile-margin 0   # a what-if engine row
 
 Every transcript is replayed by every strategy of :mod:`contextwright.compare` in
@@ -219,7 +220,10 @@ def describe_rules(name: str, rules_on: date | None) -> str:
     """How the output names the cache rules of a run."""
     if name == "lenient":
         return "lenient cache rules (no minimum cacheable length, no expiry)"
-    return f"documented cache rules of {rules_on}" if rules_on else "documented cache rules of each request's date"
+    if name == "no_minimum":
+        return "documented cache rules without the minimum cacheable length"
+    dated = f"documented cache rules of {rules_on}" if rules_on else "documented cache rules of each request's date"
+    return f"{dated}, without expiry" if name == "no_expiry" else dated
 
 
 def load_traces(traces: Path, *, quick: bool) -> list[tuple[str, Transcript]]:
@@ -258,7 +262,7 @@ def run_parser(description: str | None) -> argparse.ArgumentParser:
         "--cache-rules",
         choices=CACHE_RULES,
         default="documented",
-        help="the provider's documented rules (default) or 'lenient': no minimum cacheable length, no expiry",
+        help="the provider's documented rules (default), 'lenient' (no minimum cacheable length, no expiry), or one of the two dropped",
     )
     parser.add_argument(
         "--engine-budget",

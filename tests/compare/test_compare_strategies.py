@@ -355,6 +355,20 @@ def test_lenient_cache_rules_read_across_gaps_and_short_prefixes():
     assert CACHE_RULES["documented"] == CacheRules()
 
 
+def test_the_diagnostic_rule_sets_each_drop_one_documented_rule():
+    # Long gaps over a large history: only expiry stops reads. A short history without gaps: only the minimum does.
+    gapped = session(turns=6, chars=4_000, gap=timedelta(minutes=12))
+    short = session(turns=2, chars=100)
+
+    def read(transcript: Transcript, name: str) -> int:
+        rules = cache_rules_named(name)
+        return compare_transcript(transcript, window=LARGE, strategies=(CEILING,), cache_rules=rules)[0].usage.cache_read_tokens
+
+    assert read(gapped, "documented") == read(gapped, "no_minimum") == 0 < read(gapped, "no_expiry")
+    assert read(short, "documented") == read(short, "no_expiry") == 0 < read(short, "no_minimum")
+    assert cache_rules_named("no_expiry", rules_on=date(2026, 11, 30)).expiry is False
+
+
 def test_cache_rule_sets_refuse_what_they_cannot_mean():
     with pytest.raises(UsageError, match="unknown cache rules"):
         cache_rules_named("strict")

@@ -11,6 +11,9 @@ Two named sets:
     provider's behaviour: it is the rule set under which the append-only ceiling reads
     what issue 15's outside measurement reports for it (93.4% at 200k), so figures taken
     with it can be set beside that measurement's.
+``no_minimum``, ``no_expiry``
+    The documented rules less one of the two: run both to see which of them a gap between
+    ``documented`` and ``lenient`` comes from.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class CacheRules:
 CACHE_RULES: Final[dict[str, CacheRules]] = {
     "documented": CacheRules(),
     "lenient": CacheRules(name="lenient", min_cacheable_tokens=0, expiry=False),
+    "no_minimum": CacheRules(name="no_minimum", min_cacheable_tokens=0),
+    "no_expiry": CacheRules(name="no_expiry", expiry=False),
 }
 """The named rule sets, default first."""
 
