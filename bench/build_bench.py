@@ -5,6 +5,7 @@ Run from the repository root:
     python bench/build_bench.py                  # 10 to 20,000 messages, and a 1,000-turn session
     python bench/build_bench.py --quick          # 10 to 1,000 messages, and a 200-turn session
     python bench/build_bench.py --sizes 1000,5000 --turns 300
+    python bench/build_bench.py --quick --pasted # the same with a pasted log shown bounded early on
 
 Steady state: a generated coding session (user messages, answers with parallel tool
 calls and their outputs) is loaded into an in-memory log and opened; then each measured
@@ -49,14 +50,23 @@ def open_engine() -> Engine:
     return Engine.open("memory://", clock=FixedClock("2026-03-01T09:00:00Z", step=1), secret=TEST_SECRET)
 
 
-def history(messages: int) -> list[Any]:
-    """Events of a coding session with about ``messages`` model-visible messages, ending with a user message."""
+def pasted_log(chars: int) -> str:
+    """A pasted build log of about ``chars`` characters: over the item cap, so every request shows it bounded."""
+    line = "a line of the pasted build log, numbered {n}, with enough words to be a long one\n"
+    return "Here is the whole build log:\n" + "".join(line.format(n=n) for n in range(chars // len(line) + 1))
+
+
+def history(messages: int, *, pasted: int = 0) -> list[Any]:
+    """Events of a coding session with about ``messages`` model-visible messages, ending with a user message.
+
+    ``pasted``: the second turn's ask carries a pasted log of that many characters (0: none)."""
     payloads: list[Any] = []
     turn = 0
     # Each turn is four messages: the ask, the answer with its calls, the outputs, the closing answer.
     while turn * 4 < messages - 1:
         seq = len(payloads) + 1
-        payloads.append(UserMessage(text=f"Turn {turn}: run the billing tests and fix what fails in module {turn % 7}."))
+        ask = f"Turn {turn}: run the billing tests and fix what fails in module {turn % 7}."
+        payloads.append(UserMessage(text=ask + "\n" + pasted_log(pasted) if pasted and turn == 1 else ask))
         payloads.append(
             FrameRecorded(turn_seq=seq, runtime=f"Current date and time: Sunday, 2026-03-01 {9 + turn % 10:02d}:00 UTC.")
         )
@@ -88,11 +98,12 @@ def request_and_render(session: Session) -> tuple[dict[str, Any], float]:
     return cpu(lambda: session.next_request().anthropic())
 
 
-def steady_state(messages: int, turns: int) -> dict[str, Any]:
+def steady_state(messages: int, turns: int, *, pasted: bool = False) -> dict[str, Any]:
     engine = open_engine()
     window = max(1_000_000, messages * 400)
     session = open_session(engine, f"bench-{messages}", window)
-    payloads = history(messages)
+    # Twice the window in characters is over a quarter of the history budget in tokens: shown bounded.
+    payloads = history(messages, pasted=2 * window if pasted else 0)
     for start in range(0, len(payloads), 5_000):  # the log takes batches of at most 10,000 events
         session.log.append(session.id, payloads[start : start + 5_000], expected_seq=start)
     body, first = request_and_render(session)  # opening a long session reads and folds it once
@@ -145,6 +156,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",") if x], help="message counts, comma-separated")
     parser.add_argument("--turns", type=int, help="turns of the whole-session run (default 1,000; 200 with --quick)")
     parser.add_argument("--measured", type=int, default=7, help="measured turns per size")
+    parser.add_argument("--pasted", action="store_true", help="steady state with a pasted log shown bounded in every request")
     args = parser.parse_args()
     sizes = args.sizes if args.sizes is not None else ([10, 100, 1_000] if args.quick else [10, 100, 1_000, 5_000, 20_000])
     turns = args.turns if args.turns is not None else (200 if args.quick else 1_000)
@@ -153,10 +165,11 @@ def main() -> None:
     console.print(machine)
 
     header = ("messages", "body KiB", "open + first request (ms)", "turn (ms)", "json.dumps (ms)", "turn ÷ json.dumps")
-    table = Table(*header, title="next_request() + anthropic(), steady state, CPU time")
+    title = "next_request() + anthropic(), steady state, CPU time" + (", a pasted log shown bounded" if args.pasted else "")
+    table = Table(*header, title=title)
     for size in sizes:
         with console.status(f"{size:,} messages"):
-            row = steady_state(size, args.measured)
+            row = steady_state(size, args.measured, pasted=args.pasted)
         cells = (
             f"{row['messages']:,}",
             f"{row['kib']:,.0f}",
