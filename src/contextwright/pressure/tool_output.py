@@ -29,9 +29,10 @@ from contextwright.pressure.output_view import bounded_view
 # Sent with every request: worded for the model and no longer than it needs. The handler
 # checks every argument itself, so the schema carries types, not limits.
 READ_TOOL_DESCRIPTION = (
-    "Read the full text behind a 'sha256:…' pointer that replaced or shortened a tool output, as numbered "
-    "lines: page with start_line and max_lines (defaults 1 and 200, at most 400) or filter with grep (a substring)."
+    "Read the whole text behind a ref that a shortened or removed text names, as numbered lines: page with "
+    "start_line and max_lines (defaults 1 and 200, at most 400) or filter with grep (a substring)."
 )
+"""Refs are 'sha256:…' pointers (tool outputs, archives) and message refs (a message shown bounded)."""
 READ_TOOL_SCHEMA = {
     "type": "object",
     "required": ["ref"],
