@@ -198,19 +198,20 @@ class _Assembler:
         else:
             memo.begin(self.secret)
             surface = self.surface
+            views = self.views()
             inputs = (
                 surface.seed_seq,
                 surface.echoes,
                 surface.stale_reasoning,
                 self.tail.erased_evidence,
                 self.drop_recall,
-                self.views(),
+                views,
             )
             kept, messages, removed, newest = memo.run_prefix(surface.entries, inputs)
             self.messages.extend(messages)
             self.removed += removed
             for entry in surface.entries[kept:]:
-                key = self._memo_key(entry)
+                key = self._memo_key(entry, views)
                 known = memo.get(entry, key)
                 if known is not None:
                     self.messages.extend(known[0])
@@ -227,10 +228,9 @@ class _Assembler:
             self._add("user", tail)
         return tuple(self.messages)
 
-    def _memo_key(self, entry: Entry) -> Hashable:
-        """Every input besides the entry itself that shapes what it renders to."""
+    def _memo_key(self, entry: Entry, views: Hashable) -> Hashable:
+        """Every input besides the entry itself that shapes what it renders to (``views``: :meth:`views`)."""
         seed = self.surface.seed_seq
-        views = self.views()
         newest = entry.last_seq if isinstance(entry, Exchange) else entry.seq
         # Parts at or after the run's first message are "live": only a seed inside the entry splits it.
         # An entry wholly before the seed is all "stage_local": -1, never 0, which is a seed of 0
@@ -549,7 +549,7 @@ def render_messages(
         drop_recall=False,
         cap_tokens=item_cap(allocation.history),
         view_estimate=view_estimate,
-        read_tool=read_tool_of(plan),
+        read_tool=plan.prefix.read_tool(),
         memo=memo,
     ).run()
 
@@ -605,6 +605,7 @@ def build(
         # Pinned items are bounded by the same cap as the others, so the cap is on too.
         starting = (PINNED_BOUNDED_YIELD,) if bounded else (BOUNDED_YIELD, PINNED_BOUNDED_YIELD)
     taken: tuple[str, ...] = tuple(yields or starting)
+    read_tool = READ_TOOL_NAME if legacy_read_refs else plan.prefix.read_tool()
     if memo is not None:
         memo.next_pass()
     while True:
@@ -618,7 +619,7 @@ def build(
             cap_tokens=item_cap(allocation.history) if capped else None,
             bound_pinned=PINNED_BOUNDED_YIELD in taken or (pinned_with_items and BOUNDED_YIELD in taken),
             view_estimate=estimate if view_estimate is None else view_estimate,
-            read_tool=READ_TOOL_NAME if legacy_read_refs else read_tool_of(plan),
+            read_tool=read_tool,
             memo=memo,
         )
         messages = assembler.run()
@@ -673,11 +674,6 @@ def build(
         upto_seq=surface.upto_seq,
         dedupe_hits=surface.dedupe_hits,
     )
-
-
-def read_tool_of(plan: ContextPlan) -> str | None:
-    """The tool markers name for reading a whole text back: the control tool where the prefix pins it."""
-    return READ_TOOL_NAME if READ_TOOL_NAME in plan.prefix.tool_names() else None
 
 
 def _prefix(plan: ContextPlan, secret: bytes) -> tuple[tuple[SystemBlock, ...], tuple[ToolDefinition, ...], str]:

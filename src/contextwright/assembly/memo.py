@@ -5,9 +5,9 @@ newest surface entries change: the fold keeps the others as the same objects. Th
 memo keeps, per entry object, the messages rendered for it under the inputs that
 shape them (the layer split at the run's first message, echoes, stale reasoning,
 erased recall, how bounded views are sized), and per message its canonical JSON, so
-a build renders, envelopes and encodes only what is new. Nothing is decided by the memo: a build without it
-(a fresh process, ``rebuild``, ``inspect``) gives the same bytes, and the property
-tests check that it does.
+a build renders, envelopes and encodes only what is new. Nothing is decided by the memo:
+a build without it (a fresh process, ``rebuild``, ``inspect``) gives the same bytes, and
+the property tests check that it does.
 """
 
 from __future__ import annotations

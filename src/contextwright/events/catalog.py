@@ -46,10 +46,10 @@ class ArtifactPointer:
 
 
 ReasoningProvider = Literal["anthropic", "openai"]
+"""Whose signed reasoning a :class:`ReasoningBlock` holds; only that provider's wire sends it back."""
 CompactionTrigger = Literal["pressure", "overflow", "manual", "cache_expired"]
 """Why a compaction ran: the body did not fit, the provider refused the request, a person asked,
 or the provider's cache had expired, so folding cost no cache read."""
-"""Whose signed reasoning a :class:`ReasoningBlock` holds; only that provider's wire sends it back."""
 
 _REASONING_TYPES: dict[str, frozenset[str]] = {
     # https://platform.claude.com/docs/en/build-with-claude/extended-thinking (thinking, redacted_thinking)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from contextwright.canonical import content_hash, to_plain
 from contextwright.items.region_a import (
+    READ_TOOL_NAME,
     AgentInstructions,
     Framing,
     MemoryFact,
@@ -61,6 +62,10 @@ class Prefix:
     def tool_names(self) -> tuple[str, ...]:
         """Names of the pinned tools, in order."""
         return tuple(tool.name for tool in self.tools)
+
+    def read_tool(self) -> str | None:
+        """The tool markers name for reading a whole text back: the engine's, where this prefix pins it."""
+        return READ_TOOL_NAME if any(tool.name == READ_TOOL_NAME for tool in self.tools) else None
 
     def without_tool(self, name: str) -> Prefix:
         """The same prefix minus one tool (only for an operator-forced immediate revocation)."""

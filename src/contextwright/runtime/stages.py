@@ -31,7 +31,6 @@ from contextwright.events.catalog import (
 )
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
-from contextwright.items.region_a import READ_TOOL_NAME
 from contextwright.models import ResolvedModel
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.memory_rules import withhold_erased
@@ -172,10 +171,9 @@ class Stages(Generic[ChildT]):
             else []
         )
         if pointers:
-            child_agent = agent or self.core.agent
             # Name the read tool only to a child whose prefix pins it.
-            reads = READ_TOOL_NAME in child_agent.prefix().tool_names()
-            where = f"Material you can read with {READ_TOOL_NAME}: " if reads else "Material kept in the session log: "
+            read_tool = (agent or self.core.agent).prefix().read_tool()
+            where = f"Material you can read with {read_tool}: " if read_tool else "Material kept in the session log: "
             parts.append(where + ", ".join(pointers))
         seed = "\n\n".join(parts)
         self.core.append([ChildStarted(child_session_id=child_id, purpose=purpose, call_id=call_id, seed=seed)])
