@@ -306,7 +306,8 @@ def test_a_stream_cut_midway_records_no_answer_and_the_next_call_retries():
         with session.stream(client.messages.stream) as stream:
             for _ in stream.text_stream:
                 pass
-    assert info.value.retryable and isinstance(info.value.__cause__, httpx2.RemoteProtocolError)
+    assert info.value.retryable and "stream broke midway" in str(info.value)
+    assert any(isinstance(cause, httpx2.RemoteProtocolError) for cause in _causes(info.value))
     assert [e.type for e in session.events][-1] == "context.request.built"
     assert not any(e.type in ("message.assistant", "model.response") for e in session.events)
     with session.stream(client.messages.stream) as stream:
@@ -315,6 +316,47 @@ def test_a_stream_cut_midway_records_no_answer_and_the_next_call_retries():
     assert len(built) == 2 and built[0].request_sha256 == built[1].request_sha256
     assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
     assert session.inspect(0).sha256() == session.inspect(1).sha256()
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    cause = exc.__cause__
+    while cause is not None:
+        yield cause
+        cause = cause.__cause__ or cause.__context__
+
+
+def _bare_break() -> Exception:
+    return httpx2.RemoteProtocolError("peer closed connection without sending complete message body")
+
+
+def _sdk_wrapped_break() -> Exception:
+    # How anthropic 2.17 and later report a stream cut while it is read: the transport error wrapped.
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    try:
+        try:
+            raise _bare_break()
+        except httpx2.RemoteProtocolError as exc:
+            raise anthropic.APIConnectionError(message=f"Connection failed: {exc}", request=request) from exc
+    except anthropic.APIConnectionError as wrapped:
+        return wrapped
+
+
+@pytest.mark.parametrize("broken", [_bare_break, _sdk_wrapped_break], ids=["transport-error", "sdk-connection-error"])
+def test_a_broken_stream_is_the_same_retryable_error_whichever_way_the_sdk_wraps_it(broken):
+    _, session, _ = open_session()
+    provider = Provider([anthropic_message("Never read.", n=0), anthropic_message("Read on the retry.", n=1)])
+    client, _ = clients(provider)
+    session.user("Explain the export.")
+    with pytest.raises(ProviderUnavailable) as info:
+        with session.stream(client.messages.stream) as stream:
+            next(iter(stream.text_stream))
+            raise broken()
+    assert info.value.retryable and info.value.fields["code"] == "connection"
+    assert "stream broke midway (RemoteProtocolError" in str(info.value)
+    assert not any(e.type in ("message.assistant", "model.response") for e in session.events)
+    with session.stream(client.messages.stream) as stream:
+        assert "".join(stream.text_stream) == "Read on the retry."
+    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
 
 
 def test_a_stream_that_ends_before_its_last_event_is_an_incomplete_stream_not_an_answer():

@@ -139,22 +139,44 @@ class AsyncRecordingStream(_Opening):
 
 def _raise_translated(exc: BaseException, *, wire: str) -> None:
     """Raise the typed provider error for an SDK error or a lost connection inside the block; others go on as they are."""
-    if isinstance(exc, Exception) and is_sdk_api_error(exc):
-        raise from_sdk_exception(exc) from exc
-    names = [cls.__name__ for cls in type(exc).__mro__]
-    if "TransportError" in names and type(exc).__module__.startswith("httpx"):
-        # The SDKs wrap transport errors while sending, not while a stream is read: the connection dropped midway.
+    broken = _transport_break(exc)
+    if broken is not None:
+        # The connection dropped midway. SDK releases differ in whether they let the transport error through
+        # or wrap it in their own connection error; the caller sees the same typed, retryable error either way.
         provider = "anthropic" if wire == "anthropic" else "openai"
         raise ProviderUnavailable(
-            f"{provider} stream broke midway ({type(exc).__name__}: {exc}); no answer was recorded, the request can be retried",
+            f"{provider} stream broke midway ({type(broken).__name__}: {broken}); "
+            "no answer was recorded, the request can be retried",
             provider=provider,
             status=None,
             error_type=None,
             code="connection",
-            provider_message=str(exc),
+            provider_message=str(broken),
             request_id=None,
             retryable=True,
         ) from exc
+    if isinstance(exc, Exception) and is_sdk_api_error(exc):
+        raise from_sdk_exception(exc) from exc
+
+
+def _transport_break(exc: BaseException) -> BaseException | None:
+    """The httpx transport error behind ``exc``: ``exc`` itself, or the cause of an SDK connection error."""
+    if _is_transport_error(exc):
+        return exc
+    if not (isinstance(exc, Exception) and is_sdk_api_error(exc)):
+        return None
+    if "APIConnectionError" not in _mro_names(exc) or "APITimeoutError" in _mro_names(exc):
+        return None
+    cause = exc.__cause__ or exc.__context__
+    return cause if cause is not None and _is_transport_error(cause) else None
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    return "TransportError" in _mro_names(exc) and type(exc).__module__.startswith("httpx")
+
+
+def _mro_names(exc: BaseException) -> list[str]:
+    return [cls.__name__ for cls in type(exc).__mro__]
 
 
 _ACCUMULATORS = ("get_final_message", "get_final_completion", "get_final_response")
