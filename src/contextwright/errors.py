@@ -6,6 +6,7 @@
     ├── MissingDependencyError (also ImportError)  an optional extra is not installed
     ├── UsageError                                 the API was called wrongly (a bug in the caller)
     │   ├── CanonicalJsonError (also ValueError)   a value has no canonical JSON form
+    │   ├── InvalidToolCallId (also ValueError)    a tool call id is empty or repeats in one answer
     │   └── SharedBodyChanged (also TypeError)     a shared part of a rendered body was changed in place
     ├── EventError                                 an event is not acceptable
     │   ├── UnknownEventType
@@ -89,6 +90,18 @@ class CanonicalJsonError(UsageError, ValueError):
 
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(f"{message} (at {path})", path=path)
+
+
+class InvalidToolCallId(UsageError, ValueError):
+    """A tool call's id is empty, or two calls of one answer share it; ``call_id`` names it.
+
+    A ``ValueError`` too, so that decoding a stored answer still reports it as a malformed payload."""
+
+    call_id: str
+    problem: str
+
+    def __init__(self, call_id: str, problem: str) -> None:
+        super().__init__(f"tool call id {call_id!r}: {problem}", call_id=call_id, problem=problem)
 
 
 class SharedBodyChanged(UsageError, TypeError):
@@ -241,13 +254,32 @@ class PrefixOverBudget(PlanError):
     """A frozen-prefix class is larger than its absolute cap; the session cannot open."""
 
     def __init__(self, budget_class: str, *, size: int, cap: int, unit: str = "tokens") -> None:
+        setting = _CAP_SETTINGS.get((budget_class, unit))
+        raise_it = (
+            f"raise the cap: pass budgets=contextwright.BudgetConfig({setting}=...) to Engine.open or engine.session"
+            if setting
+            else "raise the cap"
+        )
         super().__init__(
-            f"{budget_class} is {size:,} {unit}, cap {cap:,}; shorten it or raise the cap",
+            f"{budget_class} is {size:,} {unit}, cap {cap:,}; shorten it or {raise_it}",
             budget_class=budget_class,
             size=size,
             cap=cap,
             unit=unit,
+            setting=setting,
         )
+
+
+_CAP_SETTINGS = {
+    ("policy", "tokens"): "policy_tokens",
+    ("framing", "tokens"): "framing_tokens",
+    ("instructions", "tokens"): "instructions_tokens",
+    ("tools", "tokens"): "tools_tokens",
+    ("tools", "tools"): "tools_count",
+    ("memory_snapshot", "tokens"): "memory_tokens",
+    ("memory_snapshot", "items"): "memory_items",
+}
+"""The BudgetConfig field that holds each prefix class's cap, by (class, unit)."""
 
 
 class BuildError(ContextwrightError):

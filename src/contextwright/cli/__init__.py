@@ -16,6 +16,7 @@ from contextwright.cli import demo as _demo
 from contextwright.cli import inspect as _inspect
 from contextwright.cli import keys as _keys
 from contextwright.cli import replay as _replay
+from contextwright.cli import run as _run
 from contextwright.cli import serve as _serve
 from contextwright.cli import store as _store
 from contextwright.cli._common import refresh_width
@@ -86,6 +87,8 @@ app.command("replay", cls=_Command)(_replay.replay)
 app.command("inspect", cls=_Command)(_inspect.inspect)
 app.command("stats", cls=_Command)(_inspect.stats)
 app.command("compress", cls=_Command)(_compress.compress)
+# Everything after the command's name is its own: `run pytest -x` passes -x to pytest.
+app.command("run", cls=_Command, context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})(_run.run)
 app.command("show-artifact", cls=_Command)(_artifacts.show_artifact)
 app.command("compact", cls=_Command)(_compact.compact)
 app.command("sessions", cls=_Command)(_store.sessions)

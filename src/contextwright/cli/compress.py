@@ -75,10 +75,11 @@ def compress(
     With no options the output is cut to about a fifth of its tokens (at most 500); binary input is described, not printed.
 
     Example: pytest -x > out.txt 2>&1; contextwright compress out.txt --exit-code $?
-    (exits with pytest's status, so `&&` and CI steps still see the failure)
+    (exits with pytest's status, so `&&` and CI steps still see the failure). In a pipe, $? is the
+    status of the command before the pipe, not pytest's: use `contextwright run -- pytest -x` instead.
     """
     with friendly_errors():
-        aim = _budget(budget)
+        _budget(budget)  # a bad --budget fails before the input is read
         if file is None or str(file) == "-":
             raw = sys.stdin.buffer.read()
         else:
@@ -89,6 +90,13 @@ def compress(
                 err_console.print(f"[bold red]error:[/] {file} is a directory; give a file, or pipe the output in")
                 raise typer.Exit(code=1)
             raw = file.read_bytes()
+    emit(raw, kind=kind, budget=budget, exit_code=exit_code, save=save, as_json=as_json)
+
+
+def emit(raw: bytes, *, kind: str, budget: str, exit_code: int | None, save: Path | None, as_json: bool) -> None:
+    """Compress ``raw`` (a command's output), print it, and exit with ``exit_code`` when it is not 0."""
+    with friendly_errors():
+        aim = _budget(budget)
         digest = "sha256:" + hashlib.sha256(raw).hexdigest()
         pointer = _pointer(save_original(save, raw)) if save is not None else None
         binary = sniff_binary(raw)
