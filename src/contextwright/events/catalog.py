@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from contextwright.errors import MalformedPayload
+from contextwright.errors import InvalidToolCallId, MalformedPayload
 from contextwright.events.registry import event_type
 
 TrustLevel = Literal["platform", "operator", "user", "tool", "external_untrusted"]
@@ -29,7 +29,7 @@ class ToolCall:
 
     def __post_init__(self) -> None:
         if not self.id:
-            raise ValueError("a tool call needs a non-empty id")
+            raise InvalidToolCallId(self.id, f"a tool call ({self.name or 'unnamed'}) needs a non-empty id")
         if not self.name:
             raise ValueError("a tool call needs a non-empty name")
 
@@ -115,7 +115,9 @@ class AssistantMessage:
                 path="payload.tool_calls",
             )
         if len(calls) > 1 and len({call.id for call in calls}) != len(calls):
-            raise ValueError("tool call ids must be unique within one message")
+            ids = [call.id for call in calls]
+            repeated = next(call_id for i, call_id in enumerate(ids) if call_id in ids[:i])
+            raise InvalidToolCallId(repeated, "two tool calls of one message share it; ids must be unique within a message")
         if self.reasoning == ():
             return  # the usual message: the checks below are about reasoning blocks alone
         parts = (1 if self.text else 0) + len(calls)
