@@ -18,6 +18,7 @@ from contextwright.canonical import (
     content_hash,
     is_tagged_hash,
     parse_canonical,
+    plain_canonical_bytes,
     sha256_tagged,
 )
 from contextwright.errors import CanonicalJsonError
@@ -93,6 +94,24 @@ def test_list_order_matters():
 def test_values_without_a_canonical_form_are_rejected(bad):
     with pytest.raises(CanonicalJsonError):
         canonical_json({"v": bad} if not isinstance(bad, dict) else bad)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, float("1e400")], ids=repr)
+@pytest.mark.parametrize("encode", [canonical_bytes, plain_canonical_bytes, content_hash], ids=lambda f: f.__name__)
+def test_non_finite_numbers_are_refused_by_every_encoder_never_written_as_null(encode, bad):
+    # A payload that also holds a real null: the fast encoder writes NaN as null too.
+    with pytest.raises(CanonicalJsonError, match="not allowed") as caught:
+        encode({"arguments": {"x": bad}, "model": None})
+    assert caught.value.path == "$.arguments.x"
+
+
+@pytest.mark.parametrize("encode", [canonical_bytes, plain_canonical_bytes, content_hash], ids=lambda f: f.__name__)
+def test_a_lone_surrogate_is_refused_with_the_typed_error_naming_where(encode):
+    with pytest.raises(CanonicalJsonError, match="U\\+D800") as caught:
+        encode(["tool_result", {"output": "ok \ud800", "call_id": "c1"}])
+    assert caught.value.path == "$[1].output"
+    # A surrogate pair decodes to one character and is valid text.
+    assert encode({"output": parse_canonical('"\\ud83d\\ude00"')})
 
 
 def test_nan_literals_are_rejected_when_parsing():

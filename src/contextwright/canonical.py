@@ -17,7 +17,12 @@ When ``orjson`` is installed (the ``fast`` extra) it writes the bytes; the stand
 library writes them otherwise. Both give the same bytes for every value: a value the
 fast encoder would write differently (small floats in exponent form, ints beyond 64
 bits, subclasses of the JSON types, NaN, tuples) or accept wrongly (UUIDs, enums) is
-handed to the pure-Python path, which is the reference.
+handed to the pure-Python path, which is the reference. The fast encoder writes NaN and
+the infinities as ``null``, so every output holding ``null`` is read back before it is
+trusted, on every path: a non-finite number is refused, never stored as ``null``.
+
+A lone surrogate (which ``json`` decodes from ``"\\ud800"``) has no UTF-8 form: the
+functions that return bytes (and the hashes) refuse it with the same typed error.
 """
 
 from __future__ import annotations
@@ -72,7 +77,7 @@ def canonical_bytes(value: Any) -> bytes:
     fast = _fast_bytes(value)
     if fast is not None:
         return fast
-    return _pure_json(value).encode("utf-8")
+    return _utf8(_pure_json(value), value)
 
 
 def plain_canonical_bytes(value: Any) -> bytes:
@@ -80,12 +85,13 @@ def plain_canonical_bytes(value: Any) -> bytes:
 
     That is: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``, finite ``float``,
     ``bool`` and ``None``, no subclass, no tuple. Such a value is one the fast encoder
-    cannot change, so its output is not read back to be compared.
+    cannot change, so its output is read back only when it holds ``null`` (where a
+    non-finite float would have gone): NaN and the infinities are refused here too.
     """
     fast = _fast_bytes(value, read_back=False)
     if fast is not None:
         return fast
-    return _pure_json(value).encode("utf-8")
+    return _utf8(_pure_json(value), value)
 
 
 def fast_encoder_available() -> bool:
@@ -131,9 +137,13 @@ def _fast_bytes(value: Any, *, read_back: bool = True) -> bytes | None:
         return None
     # orjson writes NaN and Infinity as null, UUIDs as strings and enums as their values;
     # reading the bytes back finds every such change (and tuples, which read back as lists).
-    if read_back and _orjson.loads(out) != value:
+    # A value of exact JSON types can only have changed where a non-finite float became null.
+    if (read_back or _NULL in out) and _orjson.loads(out) != value:
         return None
     return out
+
+
+_NULL = b"null"
 
 
 def _pure_json(value: Any) -> str:
@@ -144,6 +154,39 @@ def _pure_json(value: Any) -> str:
         return _encoder.encode(value)
     except ValueError as exc:  # allow_nan=False reports NaN/Infinity this way
         raise CanonicalJsonError(str(exc), path="$") from exc
+
+
+def _utf8(text: str, value: Any) -> bytes:
+    """``text`` (the canonical JSON of ``value``) as UTF-8, or the typed error naming the lone surrogate in it."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise CanonicalJsonError(
+            f"lone surrogate U+{ord(bad):04X} is not valid Unicode text", path=_surrogate_path(value, "$") or "$"
+        ) from None
+
+
+def _surrogate_path(value: Any, path: str) -> str | None:
+    """Where in ``value`` a string (or key) holds a lone surrogate (only walked once one was found)."""
+    if isinstance(value, str):
+        return path if not value.isascii() and _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return path
+            found = _surrogate_path(item, f"{path}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _surrogate_path(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def sha256_tagged(data: bytes | str) -> str:
