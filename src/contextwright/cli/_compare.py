@@ -20,6 +20,14 @@ def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
             "peak_request_tokens": row.peak_request_tokens,
             "overflows": row.overflows,
             "task_visible": None if row.task_visible is None else round(row.task_visible, 4),
+            "evidence_recall": None if row.evidence.share is None else round(row.evidence.share, 4),
+            "relative_cost_with_read_backs": None
+            if row.relative_cost_with_read_backs is None
+            else round(row.relative_cost_with_read_backs, 3),
+            "read_backs": row.evidence.read_backs,
+            "evidence_pairs": row.evidence.pairs,
+            "evidence_misses": dict(row.evidence.misses),
+            "read_back_tokens": row.evidence.read_back_tokens,
             "counting": row.counting,
         }
         for row in rows

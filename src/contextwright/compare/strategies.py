@@ -56,8 +56,12 @@ cost (uncached + cache reads + cache writes, from the simulator's dated price
 table; output is the same for every strategy and left out); that cost relative to
 the ceiling's; the peak request; overflows (requests whose input is over ``window -
 output reserve``, plus, for Contextwright, model calls it could not build at all);
-and ``task_visible``, the share of requests after the task was stated that carry
-the task text verbatim.
+``task_visible``, the share of requests after the task was stated that carry
+the task text verbatim; and ``evidence`` (:mod:`contextwright.compare.evidence`): the
+share of the strings the recorded model used at each call that the request built for
+that call still shows, its misses by cause, and the read-backs through
+``context_read_artifact`` a pointer would cost (``relative_cost_with_read_backs`` adds
+them to the input cost).
 
 Token counting: every block of every body, the engine's and the baselines' alike, is
 counted by one shared :class:`TokenCounter`. By default it is exact: the o200k encoding
@@ -97,6 +101,7 @@ from contextwright.canonical import canonical_json
 from contextwright.clock import TranscriptClock
 from contextwright.compare.cache_rules import CacheRules
 from contextwright.compare.engine_settings import EngineSettings
+from contextwright.compare.evidence import Recall, evidence_recall, used_strings
 from contextwright.compare.nonces import reproducible_secret, transcript_digest
 from contextwright.compare.timeline import PACE_START, Timeline, Unit, timeline_of
 from contextwright.errors import UsageError
@@ -104,6 +109,7 @@ from contextwright.importers.model import Transcript
 from contextwright.log import open_log
 from contextwright.models import ResolvedModel, anthropic, with_window
 from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
+from contextwright.providers.cache_sim.base import default_price_lookup, price_and_cost
 from contextwright.providers.usage import Usage
 from contextwright.replay import replay, visible_in
 from contextwright.runtime.engine import Engine
@@ -255,6 +261,10 @@ class StrategyResult:
     """Of those, requests that carry the task verbatim."""
     counting: str = "o200k"
     """The token counter every strategy was counted with (:data:`COUNTINGS`)."""
+    evidence: Recall = field(default_factory=Recall)
+    """Evidence recall of its requests (:mod:`contextwright.compare.evidence`)."""
+    relative_cost_with_read_backs: float | None = None
+    """``input_cost`` plus the read-backs' cost, divided by the ceiling's input cost."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -287,6 +297,10 @@ class StrategyRow:
     """Of those, requests that carry the task verbatim."""
     counting: str = "o200k"
     """The token counter every strategy was counted with (:data:`COUNTINGS`)."""
+    evidence: Recall = field(default_factory=Recall)
+    """Summed evidence recall (:mod:`contextwright.compare.evidence`)."""
+    relative_cost_with_read_backs: float | None = None
+    """Summed input cost plus read-backs, over the ceiling's summed input cost."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -298,6 +312,8 @@ class SentRequest:
     task: bool | None
     relief: tuple[str, ...] = ()
     """The yields the engine took to build it (relief passes, bounded views); empty for the baselines."""
+    ordinal: int | None = None
+    """The assistant message it was built for (:attr:`ModelCall.ordinal`); None: the baselines send one per call, in order."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -316,6 +332,7 @@ class _Simulated:
     totals: tuple[int, ...]
     task_checks: int
     task_seen: int
+    evidence: Recall = field(default_factory=Recall)
 
 
 def compare_transcript(
@@ -382,14 +399,20 @@ def compare_windows(
     rules = _rules(cache_rules, cache_rules_on)
     counter = counter or TokenCounter(model_id)
     timeline = timeline_of(transcript)
+    used = used_strings(timeline)
     models = {w: with_window(anthropic(model_id), w) for w in windows}
     wanted = [s for s in STRATEGIES if s in strategies or s == CEILING]
+
+    def measured(name: str, run: _Run) -> _Simulated:
+        recall = evidence_recall(timeline, run.sent, strategy=name, used=used, count=counter, price=_read_back_price(model_id))
+        return replace(_simulate(run, counter, rules), evidence=recall)
+
     shared: dict[str, _Simulated] = {}
     for name in ("keep_all_single_breakpoint", "volatile_after_system", CEILING):
         if name in wanted:
             # Keeping everything does not depend on the window (only max_tokens differs, and the
             # simulator ignores it for these models): simulate once, count overflows per window.
-            shared[name] = _simulate(_BUILDERS[name](timeline, models[windows[0]], counter), counter, rules)
+            shared[name] = measured(name, _BUILDERS[name](timeline, models[windows[0]], counter))
     out: dict[int, tuple[StrategyResult, ...]] = {}
     for window in windows:
         model = models[window]
@@ -399,19 +422,23 @@ def compare_windows(
             if name in shared:
                 simulated, unbuilt = shared[name], 0
             elif name == "contextwright" and sent_by_engine is not None:
-                simulated, unbuilt = _simulate(_Run(sent=tuple(sent_by_engine)), counter, rules), 0
+                simulated, unbuilt = measured(name, _Run(sent=tuple(sent_by_engine))), 0
             elif name == "contextwright":
                 run = _contextwright(transcript, timeline, model, seed=seed, counter=counter, settings=engine)
-                simulated, unbuilt = _simulate(run, counter, rules), run.unbuilt
+                simulated, unbuilt = measured(name, run), run.unbuilt
             else:
                 run = _BUILDERS[name](timeline, model, counter)
-                simulated, unbuilt = _simulate(run, counter, rules), run.unbuilt
+                simulated, unbuilt = measured(name, run), run.unbuilt
             # The ceiling has no window: it shows the best case, not a deployable strategy.
             over = 0 if name == CEILING else sum(1 for total in simulated.totals if total > limit)
             results[name] = replace(_result(name, simulated, overflows=over + unbuilt), counting=counter.counting)
         ceiling = results[CEILING].input_cost
         out[window] = tuple(
-            replace(r, relative_input_cost=float(r.input_cost / ceiling) if ceiling else None)
+            replace(
+                r,
+                relative_input_cost=float(r.input_cost / ceiling) if ceiling else None,
+                relative_cost_with_read_backs=float((r.input_cost + r.evidence.read_back_cost) / ceiling) if ceiling else None,
+            )
             for name, r in results.items()
             if name in strategies
         )
@@ -435,6 +462,7 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
                     "checks": 0,
                     "seen": 0,
                     "counting": r.counting,
+                    "evidence": Recall(),
                 },
             )
             t["transcripts"] += 1
@@ -445,6 +473,7 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
             t["over"] += r.overflows
             t["checks"] += r.task_checks
             t["seen"] += r.task_seen
+            t["evidence"] = t["evidence"] + r.evidence
             if t["counting"] != r.counting:
                 raise UsageError(f"results counted with {t['counting']} and {r.counting} cannot be summed")
     ceiling = totals.get(CEILING, {}).get("cost")
@@ -466,6 +495,8 @@ def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[Strate
                 task_checks=t["checks"],
                 task_seen=t["seen"],
                 counting=t["counting"],
+                evidence=t["evidence"],
+                relative_cost_with_read_backs=float((t["cost"] + t["evidence"].read_back_cost) / ceiling) if ceiling else None,
             )
         )
     return rows
@@ -553,6 +584,7 @@ def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[s
             "peak_request_tokens": r.peak_request_tokens,
             "overflows": r.overflows,
             "task_visible": r.task_visible,
+            "evidence_recall": r.evidence.share,
         }
         for r in rows
     ]
@@ -565,6 +597,15 @@ def _rules(cache_rules: CacheRules | None, cache_rules_on: date | None) -> Cache
     if cache_rules is not None and cache_rules_on is not None:
         raise UsageError("give cache_rules or cache_rules_on, not both (a rule set carries its own date)")
     return cache_rules or CacheRules(rules_on=cache_rules_on)
+
+
+def _read_back_price(model_id: str) -> Callable[[datetime, int], Decimal]:
+    """Read-back tokens priced as uncached input on the day of the call that needs them."""
+
+    def price(at: datetime, tokens: int) -> Decimal:
+        return price_and_cost(default_price_lookup, model_id, at, Usage(input_tokens=tokens)) or Decimal(0)
+
+    return price
 
 
 def _simulate(run: _Run, counter: TokenCounter, rules: CacheRules) -> _Simulated:
@@ -594,6 +635,7 @@ def _result(name: str, simulated: _Simulated, *, overflows: int) -> StrategyResu
         usage=simulated.usage,
         task_checks=simulated.task_checks,
         task_seen=simulated.task_seen,
+        evidence=simulated.evidence,
     )
 
 
@@ -887,6 +929,7 @@ def _contextwright(
     # Each recorded assistant message follows the request built for it, if one was built;
     # its ordinal gives the call's start time, the same one the baselines use.
     times: list[datetime] = []
+    ordinals: list[int] = []
     built_since = False
     ordinal = 0
     for event in events:
@@ -895,12 +938,13 @@ def _contextwright(
         elif event.type == "message.assistant":
             if built_since:
                 times.append(timeline.assistant_times[ordinal])
+                ordinals.append(ordinal)
             built_since = False
             ordinal += 1
     sent = []
-    for built, at in zip(result.requests, times, strict=True):
+    for built, at, number in zip(result.requests, times, ordinals, strict=True):
         seen = None
         if task is not None and stated is not None and built.result.upto_seq >= stated:
             seen = visible_in(built.neutral, task)
-        sent.append(SentRequest(at=at, body=bodies[built.index], task=seen, relief=built.result.yields))
+        sent.append(SentRequest(at=at, body=bodies[built.index], task=seen, relief=built.result.yields, ordinal=number))
     return _Run(sent=tuple(sent), unbuilt=result.overflows)

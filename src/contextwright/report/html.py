@@ -31,6 +31,9 @@ COMPARISON_COLUMNS: dict[str, str] = {
     "peak_request_tokens": "peak request",
     "overflows": "over window",
     "task_visible": "task visible",
+    "evidence_recall": "evidence recall",
+    "relative_cost_with_read_backs": "vs ceiling, with read-backs",
+    "read_backs": "read-backs",
 }
 """Known comparison keys and their column headings, in display order; other keys follow as given.
 
@@ -287,10 +290,14 @@ def comparison_cell(column: str, value: Any) -> str:
         return f"{float(value):.1%}"
     if column == "input_cost_usd" and (number or isinstance(value, str)):
         return f"${Decimal(str(value)).quantize(Decimal('0.0001'))}"
-    if column == "relative_input_cost" and number:
+    if column in ("relative_input_cost", "relative_cost_with_read_backs") and number:
         return f"{float(value):.2f}×"
     if column == "task_visible" and number:
         return f"{float(value):.0%}"
+    if column == "evidence_recall" and number:
+        return f"{float(value):.1%}"
+    if column == "evidence_misses" and isinstance(value, dict):
+        return ", ".join(f"{cause} {count:,}" for cause, count in value.items()) or "none"
     return _plain(value)
 
 
