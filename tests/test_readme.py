@@ -16,7 +16,7 @@ def test_readme_starts_with_the_two_commands():
     block = re.search(r"```console\n(.*?)```", text, re.S).group(1).strip().splitlines()
     assert block == [
         'python3 -m pip install -e ".[report]" && contextwright demo',
-        'python3 -m pip install -e ".[dev]" && python3 -m pytest',
+        'python3 -m pip install -c constraints.txt -e ".[dev]" && python3 -m pytest',
     ]
     ci = (README.parent / ".ci" / "run").read_text()
     assert block[1] in ci
