@@ -113,18 +113,22 @@ class ContextPlanner:
 
     # -- decisions --------------------------------------------------------------
 
-    def plan(self, model: ResolvedModel, prefix: Prefix, *, cache_ttl: CacheTtl = DEFAULT_CACHE_TTL) -> PlanDecision:
+    def plan(
+        self, model: ResolvedModel, prefix: Prefix, *, cache_ttl: CacheTtl = DEFAULT_CACHE_TTL, kept: Prefix | None = None
+    ) -> PlanDecision:
         """Pin the first plan, or return the current one (idempotent).
 
         A different model or provider, or a different cache TTL, rotates the epoch.
         A different prefix is refused with :class:`PrefixChanged`: use :meth:`edit_prefix`.
+        ``kept`` is the same prefix in the engine texts the current plan pinned, when they are
+        not ``prefix``'s: the plan is compared with it, and a new epoch takes ``prefix``.
         """
         current = self.current
         if current is None:
             return self._new_plan(1, model, prefix, reason=None, cache_ttl=cache_ttl)
         if current.model != model:
             return self._new_plan(current.epoch + 1, model, prefix, reason="model_changed", cache_ttl=cache_ttl)
-        if self._hash(prefix) != current.prefix_sha256:
+        if self._hash(kept or prefix) != current.prefix_sha256:
             raise PrefixChanged(
                 f"session {self.session_id!r}: the prefix differs from epoch {current.epoch}'s; "
                 "call edit_prefix() to start a new epoch on purpose",
@@ -141,11 +145,19 @@ class ContextPlanner:
         check_prefix_caps(prefix, tokens, self.budgets)
 
     def edit_prefix(
-        self, prefix: Prefix, *, reason: Literal["prefix_edited", "memory_erased"] = "prefix_edited", note: str = ""
+        self,
+        prefix: Prefix,
+        *,
+        reason: Literal["prefix_edited", "memory_erased"] = "prefix_edited",
+        note: str = "",
+        kept: Prefix | None = None,
     ) -> PlanDecision:
-        """Start a new epoch with an edited prefix (an explicit edit, or a memory item erased from the snapshot)."""
+        """Start a new epoch with an edited prefix (an explicit edit, or a memory item erased from the snapshot).
+
+        ``kept`` as for :meth:`plan`: a prefix that is the current one in its pinned engine texts is no edit.
+        """
         current = self._require_current("edit the prefix")
-        if self._hash(prefix) == current.prefix_sha256:
+        if self._hash(kept or prefix) == current.prefix_sha256:
             return PlanDecision(plan=current)
         return self._new_plan(current.epoch + 1, current.model, prefix, reason=reason, cache_ttl=current.cache_ttl, note=note)
 

@@ -23,11 +23,12 @@ from contextwright.errors import UsageError
 from contextwright.events.catalog import Evidence, FrameRecorded, PrefixCounted, RecallRevisionFailed, RequestBuilt
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
-from contextwright.plan.plan import CacheTtl, ContextPlan
+from contextwright.plan.plan import CacheTtl, ContextPlan, Prefix
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.errors import is_sdk_api_error
 from contextwright.providers.wires import wire_named
 from contextwright.runtime.core import SessionCore
+from contextwright.runtime.engine_texts import CURRENT, pinned_texts
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
 from contextwright.runtime.limits import ENVELOPE_TOKENS
 from contextwright.runtime.per_entry import PerEntry
@@ -252,18 +253,20 @@ class Requests:
     def check_prefix_fits(self) -> None:
         """B3 at open: a prefix over its caps fails before anything is logged."""
         core = self.core
-        core.planner().check_fits(core.model, core.agent.prefix(self.snapshot_now()))
+        planner = core.planner()
+        prefix, kept = _agent_prefix(core.agent, self.snapshot_now(), planner.current)
+        planner.check_fits(core.model, kept or prefix)
 
     def edit_prefix(self, agent: AgentSpec, *, note: str) -> ContextPlan | None:
         """P5: an explicit prefix edit on a live session starts a new epoch, recorded with ``note``."""
         core = self.core
         planner = core.planner()
-        prefix = agent.prefix(self.snapshot_now())
+        prefix, kept = _agent_prefix(agent, self.snapshot_now(), planner.current)
         if planner.current is None:
             planner.check_fits(core.model, prefix)
             core.agent = agent  # the first plan will pin it
             return None
-        decision = planner.edit_prefix(prefix, reason="prefix_edited", note=note)
+        decision = planner.edit_prefix(prefix, reason="prefix_edited", note=note, kept=kept)
         core.agent = agent
         core.settle_setup()
         if decision.events:
@@ -287,11 +290,12 @@ class Requests:
             # one's own pin): the log's plan is the session's, model included.
             core.model = current.model
             return current
-        prefix = core.agent.prefix(self.snapshot_now(erased))
+        prefix, kept = _agent_prefix(core.agent, self.snapshot_now(erased), current)
         # Tools an operator removed at once left the prefix in a new epoch; keep them out.
         for tool in core.facts().forced_revocations:
             prefix = prefix.without_tool(tool)
-        decision = planner.plan(core.model, prefix, cache_ttl=core.agent.cache_ttl)
+            kept = kept.without_tool(tool) if kept is not None else None
+        decision = planner.plan(core.model, prefix, cache_ttl=core.agent.cache_ttl, kept=kept)
         if decision.events:
             core.append([e.payload for e in decision.events])
         return decision.plan
@@ -452,6 +456,19 @@ class Requests:
         current = recall.current(ids, now=now)
         self._recall_cache = (revision, tuple(ids), current)
         return current
+
+
+def _agent_prefix(agent: AgentSpec, memory: Sequence[MemoryFact], plan: ContextPlan | None) -> tuple[Prefix, Prefix | None]:
+    """The agent's prefix in the newest engine texts, and in the texts ``plan`` pinned when they are older.
+
+    An open session keeps the texts its plan pinned, so an upgrade that rewords them changes
+    nothing it sends; a new epoch takes the newest (see :mod:`contextwright.runtime.engine_texts`).
+    """
+    prefix = agent.prefix(memory)
+    if plan is None:
+        return prefix, None
+    texts = pinned_texts(plan.prefix)
+    return prefix, (None if texts is CURRENT else agent.prefix(memory, texts=texts))
 
 
 def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:

@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextwright.assembly.envelope import FRAMING_TEXT
-from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
-from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
 from contextwright.errors import UsageError
 from contextwright.items.region_a import (
     AgentInstructions,
@@ -19,12 +17,8 @@ from contextwright.items.region_a import (
     ToolSpec,
 )
 from contextwright.plan.plan import CACHE_TTLS, DEFAULT_CACHE_TTL, CacheTtl, Prefix
-from contextwright.pressure.tool_output import (
-    READ_TOOL_DESCRIPTION,
-    READ_TOOL_NAME,
-    READ_TOOL_SCHEMA,
-    ToolOutputPolicy,
-)
+from contextwright.pressure.tool_output import ToolOutputPolicy
+from contextwright.runtime.engine_texts import CURRENT, EngineTexts, is_engine_framing
 
 
 def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = None) -> ToolSpec:
@@ -36,11 +30,8 @@ def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = N
     )
 
 
-CONTROL_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(name=WORKING_STATE_TOOL, description=UPDATE_TOOL_DESCRIPTION, input_schema=UPDATE_TOOL_SCHEMA),
-    ToolSpec(name=READ_TOOL_NAME, description=READ_TOOL_DESCRIPTION, input_schema=READ_TOOL_SCHEMA),
-)
-"""Tools the engine itself provides; they are pinned after the agent's tools."""
+CONTROL_TOOLS: tuple[ToolSpec, ...] = CURRENT.control_tools
+"""Tools the engine itself provides (in their newest texts); they are pinned after the agent's tools."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,6 +42,8 @@ class AgentSpec:
     instructions: str = ""
     tools: Sequence[ToolSpec] = field(default_factory=tuple)
     framing: str = FRAMING_TEXT
+    """The envelope rules. The engine's own framing, in any version, stands for the engine's: a session
+    pins the version its plan holds (:mod:`contextwright.runtime.engine_texts`)."""
     control_tools: bool = True
     """Pin the engine's control tools (working state, artifact reading) after the agent's tools."""
     tool_output: Mapping[str, ToolOutputPolicy] = field(default_factory=dict)
@@ -67,16 +60,16 @@ class AgentSpec:
         """How outputs of ``tool_name`` are compressed and capped."""
         return self.tool_output.get(tool_name, self.default_tool_output)
 
-    def prefix(self, memory: Sequence[MemoryFact] = ()) -> Prefix:
-        """The region-A prefix of a session that opens with ``memory``."""
-        tools = tuple(self.tools) + (CONTROL_TOOLS if self.control_tools else ())
+    def prefix(self, memory: Sequence[MemoryFact] = (), *, texts: EngineTexts = CURRENT) -> Prefix:
+        """The region-A prefix of a session that opens with ``memory``, in the engine's ``texts`` (the newest by default)."""
+        tools = tuple(self.tools) + (texts.control_tools if self.control_tools else ())
         names = [t.name for t in tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise UsageError(f"tool name(s) used twice: {', '.join(duplicates)}")
         return Prefix(
             policy=PlatformPolicy(text=self.policy),
-            framing=Framing(text=self.framing),
+            framing=Framing(text=texts.framing if is_engine_framing(self.framing) else self.framing),
             instructions=AgentInstructions(text=self.instructions),
             tools=tools,
             memory=MemorySnapshot(facts=tuple(memory)),
