@@ -96,7 +96,10 @@ class SQLiteEventLog(EventLog):
     ) -> None:
         super().__init__(clock=clock)
         if str(path) in ("", ":memory:"):
-            raise UsageError("an in-memory SQLite log cannot be shared between threads; use InMemoryEventLog")
+            raise UsageError(
+                "an in-memory SQLite database cannot be shared between threads; "
+                "for a store that lives in memory open 'memory://' (Engine.open(\"memory://\"))"
+            )
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise UsageError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
         self.path = Path(path)

@@ -350,32 +350,31 @@ class Requests:
         return self._rebuild(last.request_index, shared=True)[0]
 
     def _check_something_to_answer(self, surface: Surface) -> None:
+        if not surface.entries:
+            raise NothingToSend(
+                f"session {self.core.id!r} has no message yet; record one first (session.user(...))",
+                session_id=self.core.id,
+            )
         if not _answerable(surface):
             raise NothingToSend(
                 f"session {self.core.id!r}: the last message is the model's own answer; record a user message first",
                 session_id=self.core.id,
             )
 
-    def _frame_current_turn(self, surface: Surface) -> None:
+    def _frame_current_turn(self, surface: Surface, notes: list[RecallUnavailable | RecallRevisionFailed]) -> bool:
+        """Record the current turn's frame unless it has one; True when it was recorded now."""
         core = self.core
         turn = surface.current_turn()
         if turn is None or turn.frame is not None:
-            return
+            return False
         now = core.clock.now()
         runtime = f"Current date and time: {now.astimezone(dt.UTC):%A, %Y-%m-%d %H:%M} UTC."
         state = core.working_state()
         evidence: tuple[Evidence, ...] = ()
-        if core.recall is not None:
-            # In-turn recall is capped: the port's ranking decides what fits.
-            kept: list[Evidence] = []
-            used = 0
-            for item in core.recall.recall(turn.message.text, now=now):
-                cost = core.count(item.text) + ENVELOPE_TOKENS
-                if used + cost > core.budgets.recall_tokens:
-                    break
-                kept.append(item)
-                used += cost
-            evidence = tuple(kept)
+        recall = core.recall
+        if recall is not None:
+            found = self._ask_port("recall", lambda: tuple(recall.recall(turn.message.text, now=now)), notes)
+            evidence = self._fitting(found or (), core.budgets.recall_tokens)
         core.append(
             [
                 FrameRecorded(
