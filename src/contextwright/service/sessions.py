@@ -32,6 +32,7 @@ from contextwright.models import ResolvedModel, resolve
 from contextwright.pressure.compactor import CompactionResult, Compactor
 from contextwright.pressure.compactor import compact as default_compact
 from contextwright.runtime import AgentSpec, Engine, Session, Tool
+from contextwright.runtime.engine_texts import is_engine_framing
 from contextwright.service.errors import LeaseBusy, SessionNotFound
 from contextwright.service.leases import Leases
 from contextwright.service.store import Principal, RegisteredSession, ServiceStore
@@ -283,7 +284,7 @@ class Sessions:
     ) -> tuple[RegisteredSession, bool]:
         """Register the session (validating spec and model first); the same spec again finds it."""
         # Defaults spelled out, so a body that omits them and one that repeats them are the same spec.
-        agent = {**agent, "framing": agent.get("framing") or FRAMING_TEXT}
+        agent = {**agent, "framing": self._framing(principal, session_id, agent.get("framing"))}
         spec = agent_spec(agent)
         spec.prefix()  # duplicate tool names and other spec errors surface now, not at the first request
         resolved = resolved_model(model)
@@ -296,6 +297,19 @@ class Sessions:
             model=model_json,
             spec_sha256=content_hash([agent_json, model_json]),
         )
+
+    def _framing(self, principal: Principal, session_id: str, framing: str | None) -> str:
+        """The framing a body asks for, spelled out: the engine's unless the body brings its own.
+
+        The engine's framing in any version stands for the engine's: a session registered before
+        an upgrade reworded it keeps the words it was registered with, so the same body (or a
+        newer client's, which spells out its own) finds it again instead of another spec.
+        """
+        if framing and not is_engine_framing(framing):
+            return framing
+        stored = self.store.session(principal.tenant, session_id)
+        registered = parse_canonical(stored.agent).get("framing") if stored is not None else None
+        return registered if isinstance(registered, str) and is_engine_framing(registered) else FRAMING_TEXT
 
     def find(self, principal: Principal, session_id: str) -> RegisteredSession:
         """The principal's session; another tenant's reads exactly like a missing one."""
