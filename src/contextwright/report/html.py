@@ -18,7 +18,7 @@ from typing import Any
 
 from contextwright._version import __version__
 from contextwright.errors import UsageError
-from contextwright.report.plots import Plot, cache_read_share_plot, context_tokens_plot
+from contextwright.report.plots import Plot, cache_read_share_plot, context_tokens_plot, recall_cost_plot
 from contextwright.telemetry.records import RequestRecord, SessionSummary
 
 __all__ = ["COMPARISON_COLUMNS", "comparison_cell", "render_html", "write_report"]
@@ -116,8 +116,17 @@ def render_html(
             '<section aria-labelledby="comparison-heading">',
             '<h2 id="comparison-heading">Strategies compared</h2>',
             _comparison_table(comparison, caption=comparison_caption),
-            "</section>",
         ]
+        frontier = recall_cost_plot(comparison) if plots else None
+        if frontier is not None:
+            parts += [
+                f'<figure aria-labelledby="{frontier.key}-caption">',
+                frontier.svg.rstrip(),
+                f'<figcaption id="{frontier.key}-caption"><strong>{escape(frontier.title)}.</strong> '
+                f"{escape(frontier.description)}</figcaption>",
+                "</figure>",
+            ]
+        parts.append("</section>")
     if figures:
         parts += ['<section aria-labelledby="plots-heading">', '<h2 id="plots-heading">Over the session</h2>']
         for plot in figures:

@@ -10,8 +10,9 @@ written and text is drawn as paths (so no font is needed to view it).
 from __future__ import annotations
 
 import io
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -19,7 +20,15 @@ from typing import Any
 from contextwright._optional import require
 from contextwright.telemetry.records import RequestRecord
 
-__all__ = ["CLASS_ORDER", "PREFIX_CLASSES", "Plot", "cache_read_share_plot", "context_tokens_plot", "tokens_figure"]
+__all__ = [
+    "CLASS_ORDER",
+    "PREFIX_CLASSES",
+    "Plot",
+    "cache_read_share_plot",
+    "context_tokens_plot",
+    "recall_cost_plot",
+    "tokens_figure",
+]
 
 _FEATURE = "plots in the HTML report"
 
@@ -310,6 +319,79 @@ def cache_read_share_plot(records: Sequence[RequestRecord], *, key: str = "cache
         f"{len(measured)} of {len(records)} requests; a line shows the running token-weighted share, "
         f"which ends at {running[-1]:.1%}. {misses} requests read nothing from the cache. "
         "Dashed verticals mark pruning and compaction, which change the cached history."
+    )
+    return Plot(key=key, title=title, description=description, svg=_inline(svg, key=key, title=title, description=description))
+
+
+def recall_cost_plot(rows: Sequence[Mapping[str, Any]], *, key: str = "frontier") -> Plot | None:
+    """Evidence recall against input cost (relative to the ceiling), one point per strategy and window.
+
+    ``rows`` are comparison rows (``strategy``, ``relative_input_cost``, ``evidence_recall``
+    and, when several windows are compared, ``window``); None when no row has both measures.
+    """
+    points = [
+        (str(r["strategy"]), r.get("window"), float(r["relative_input_cost"]), float(r["evidence_recall"]))
+        for r in rows
+        if r.get("relative_input_cost") is not None and r.get("evidence_recall") is not None
+    ]
+    if not points:
+        return None
+    require("matplotlib", extra="report", feature=_FEATURE)
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, NullLocator, PercentFormatter
+
+    title = "Evidence recall against input cost, per strategy"
+    strategies = list(dict.fromkeys(p[0] for p in points))
+    windows = list(dict.fromkeys(p[1] for p in points))
+    palette = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#999999")
+    markers = ("o", "s", "^", "D", "v", "P")
+    with _rc():
+        fig = Figure(figsize=(9, 4.6))
+        ax = fig.add_subplot()
+        for number, strategy in enumerate(strategies):
+            mine = sorted((p for p in points if p[0] == strategy), key=lambda p: p[2])
+            colour = palette[number % len(palette)]
+            if len(mine) > 1:
+                ax.plot([p[2] for p in mine], [p[3] for p in mine], color=colour, linewidth=1, alpha=0.6)
+            for _, window, x, y in mine:
+                marker = markers[windows.index(window) % len(markers)]
+                ax.scatter([x], [y], color=colour, marker=marker, s=46, zorder=3)
+            ax.plot([], [], color=colour, marker="o", linestyle="-", label=strategy.replace("_", " "))
+        if len(windows) > 1:
+            for index, window in enumerate(windows):
+                name = f"{window:,}-token window" if isinstance(window, int) else str(window)
+                ax.scatter([], [], color="#555555", marker=markers[index % len(markers)], label=name)
+        lowest = min(p[3] for p in points)
+        ax.set_ylim(max(0.0, math.floor(lowest * 10 - 0.5) / 10), 1.02)
+        costs = [p[2] for p in points if p[2] > 0]
+        if costs and max(costs) > 3 * min(costs):
+            # Keeping everything costs several times the ceiling: a log scale keeps the cheap end readable.
+            ax.set_xscale("log")
+            ticks = [t for t in (0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20) if min(costs) / 1.3 <= t <= max(costs) * 1.3]
+            ax.set_xticks(ticks)
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xlim(min(costs) / 1.15, max(costs) * 1.15)
+        else:
+            ax.set_xlim(0, max(1.1, max(p[2] for p in points) * 1.08))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}×"))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_title(title, loc="left", fontsize=12)
+        ax.set_xlabel("Input cost, relative to the append-only ceiling")
+        ax.set_ylabel("Evidence recall")
+        ax.grid(color="#e5e5e5", linewidth=0.6)
+        ax.set_axisbelow(True)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        fig.subplots_adjust(left=0.1, right=0.70, top=0.9, bottom=0.13)
+        svg = _svg(fig)
+    listed = "; ".join(
+        f"{strategy.replace('_', ' ')}{f' at {window:,}' if isinstance(window, int) else ''}: {y:.1%} recall at {x:.2f}x cost"
+        for strategy, window, x, y in points
+    )
+    description = (
+        "Each point is one strategy"
+        + (" at one window" if len(windows) > 1 else "")
+        + ": across, its input cost relative to the append-only ceiling; up, the share of the strings the "
+        "recorded model used that the strategy's requests still showed. Up and to the left is better. " + listed + "."
     )
     return Plot(key=key, title=title, description=description, svg=_inline(svg, key=key, title=title, description=description))
 
