@@ -8,27 +8,36 @@ import typer
 from rich.table import Table
 
 from contextwright.cli._common import console, friendly_errors
-from contextwright.cli.store import check_reachable
+from contextwright.cli.store import STORE_FORMS, NewStore, check_reachable, must_exist
 
 if TYPE_CHECKING:
     from contextwright.service.store import ServiceStore
 
 DEFAULT_STORE = "sqlite:///contextwright.db"
 STORE_OPTION = typer.Option(
-    DEFAULT_STORE, "--store", envvar="CONTEXTWRIGHT_STORE", help="The service's store: sqlite:///file.db or postgresql://..."
+    DEFAULT_STORE,
+    "--store",
+    envvar="CONTEXTWRIGHT_STORE",
+    help=f"The service's store, the same for 'serve' and 'keys': {STORE_FORMS}. "
+    "The default is contextwright.db in the current directory.",
 )
 
 app = typer.Typer(help="API keys of the HTTP service: one tenant per key, stored hashed.", no_args_is_help=True)
 
 
-def _store(url: str) -> ServiceStore:
+def _store(url: str, *, create: bool = False) -> ServiceStore:
+    """The service tables of the store at ``url``; only ``create`` makes a store that is not there."""
     from contextwright.log import open_log
     from contextwright.service.store import open_service_store
 
     # One quick connection first: an unreachable server is one line with its cause, not the pool's retries.
     check_reachable(url)
+    if not create:
+        must_exist(url, why=": keys live in the store 'serve' uses; name it with --store (or CONTEXTWRIGHT_STORE)")
+    new = NewStore(url)
     # Opening the log first creates and migrates the store, so a key can come before the first serve.
-    open_log(url).close()
+    open_log(url, create=create).close()
+    new.announce()
     return open_service_store(url)
 
 
@@ -42,7 +51,7 @@ def create(
 ) -> None:
     """Create a key and print it once: only its hash is stored."""
     with friendly_errors():
-        keys = _store(store)
+        keys = _store(store, create=True)
         try:
             record, key = keys.create_key(tenant, label=label, rate_per_second=rate, burst=burst)
         finally:

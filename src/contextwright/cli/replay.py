@@ -7,6 +7,7 @@ import gc
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,12 @@ from rich.progress import Progress
 
 from contextwright.cli._common import console, err_console, friendly_errors, print_rows
 from contextwright.cli._compare import comparison_json, print_comparison
-from contextwright.cli.store import check_reachable
+from contextwright.cli.store import STORE_FORMS, NewStore, check_reachable
 from contextwright.clock import TranscriptClock
 from contextwright.compare.nonces import reproducible_secret
 from contextwright.errors import UsageError
 from contextwright.importers import FORMATS, Transcript, load_transcripts
-from contextwright.log import open_log
+from contextwright.log import EventLog, open_log, parse_store_url
 from contextwright.models import anthropic, openai, with_window
 from contextwright.plan.plan import CACHE_TTLS, CacheTtl
 from contextwright.providers.usage import Usage
@@ -40,7 +41,18 @@ def replay(
     format: str = typer.Option("auto", "--format", "-f", help=f"auto, or one of: {', '.join(FORMATS)}."),
     provider: str = typer.Option("anthropic", "--provider", help="anthropic or openai: which wire to render and simulate."),
     window: int = typer.Option(200_000, "--window", min=8_000, help="Context window in tokens."),
-    store: str = typer.Option("memory://", "--store", help="Where to record the replayed sessions (memory:// keeps nothing)."),
+    store: str = typer.Option(
+        "memory://",
+        "--store",
+        help=f"Where to record the replayed sessions (memory://, the default, keeps nothing): {STORE_FORMS}. "
+        "A transcript already stored there is skipped, so running the same replay again adds nothing.",
+    ),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="Replay transcripts the store already holds (an interrupted replay, or one with other settings) again, "
+        "as a new session; the log is append-only, so the earlier copy stays under its own id.",
+    ),
     dump_requests: Path | None = typer.Option(
         None, "--dump-requests", help="Write every provider request body here, one JSON file each (the folder is created)."
     ),
@@ -106,47 +118,76 @@ def replay(
                 raise UsageError(f"{path} is a directory; give the transcript files (for example {path}/*.jsonl)")
         if dump_requests is not None:
             _prepare_folder(dump_requests)
-        transcripts = load_transcripts(list(paths), format=format, lenient=lenient, strict=strict)
+        digests = [_file_digest(p) for p in paths]
+        loaded = [
+            (transcript, digest)
+            for path, digest in zip(paths, digests, strict=True)
+            for transcript in load_transcripts([path], format=format, lenient=lenient, strict=strict)
+        ]
+        transcripts = [transcript for transcript, _ in loaded]
         if not as_json:  # JSON carries the same facts per transcript ("empty", "unsupported_blocks")
             _warn_about(transcripts)
         model = with_window(anthropic("claude-sonnet-4-6") if provider == "anthropic" else openai("gpt-4.1"), window)
         wire = "anthropic" if provider == "anthropic" else "openai_chat"
         clock = TranscriptClock(DEFAULT_START)
-        secret = reproducible_secret("replay", [_file_digest(p) for p in paths], seed=seed)
+        secret = reproducible_secret("replay", digests, seed=seed)
         check_reachable(store)
+        new_store = NewStore(store)
         log = open_log(store, clock=clock)
+        new_store.announce()
+        settings = {"window": window, "provider": provider, "usage": usage, "cache_ttl": ttl}
+        try:
+            plans, notes = _plan(log, loaded, settings=settings, replace=replace)
+        except BaseException:
+            log.close()
+            raise
+        transcripts = [plan.transcript for plan in plans]  # a transcript given twice is replayed once
         stored = log.setting(SECRET_SETTING, secret.hex())
         if stored != secret.hex() and not as_json:
             err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
         engine = Engine(log, clock=clock, secret=bytes.fromhex(stored))
         provider_usage = _simulated_usage(model.id, clock) if usage == "simulated" else None
-        first_session = None
+        first_session: tuple[str, list[Any]] | None = None
+        tally = _Tally(store=store, kept=parse_store_url(store)[0] != "memory")
         try:
             # The bar is transient: on a console that is no terminal it would never show, yet its thread
             # would still lay it out ten times a second.
             shown = not as_json and console.is_terminal
             with Progress(console=console, disable=not shown, transient=True) as progress, _young_collections():
-                task = progress.add_task("Replaying", total=len(transcripts))
-                for transcript in transcripts:
-                    clock.restart(next((m.at for m in transcript.messages if m.at), None))
+                task = progress.add_task("Replaying", total=len(plans))
+                for plan in plans:
+                    if plan.skip:
+                        events = log.read(plan.session_id)
+                        if first_session is None and events:
+                            first_session = (plan.session_id, events)
+                        rows.append(_row(plan.transcript, plan.session_id, events, overflows=plan.overflows, stored=plan.skip))
+                        progress.advance(task)
+                        continue
+                    tally.current = plan
+                    clock.restart(next((m.at for m in plan.transcript.messages if m.at), None))
                     result = replay_transcript(
-                        transcript,
+                        plan.transcript,
                         engine=engine,
                         model=model,
+                        session_id=plan.session_id,
                         follow_times=clock.follow,
                         cache_ttl=ttl,
                         provider_usage=provider_usage,
                     )
+                    _mark_stored(log, plan, settings=settings, overflows=result.overflows)
+                    tally.current = None
+                    tally.done.append(plan)
                     if first_session is None and result.requests:
-                        first_session = result.session
+                        first_session = (result.session.id, result.session.events)
                     if dump_requests is not None:
                         for built in result.requests:
                             body = json.dumps(built.body(wire), indent=1, ensure_ascii=False, sort_keys=True)
                             _write(dump_requests / f"{_safe(result.session.id)}-{built.index:04d}.json", body)
-                    rows.append(_row(transcript, result))
+                    rows.append(_row(plan.transcript, result.session.id, result.session.events, overflows=result.overflows))
                     progress.advance(task)
                     del result  # what only this transcript's session held is garbage now, cycles included
                     gc.collect(0)
+            tally.replaying = False
             comparison = None
             if compare_strategies and provider == "anthropic" and any(row["requests"] for row in rows):
                 from contextwright.compare import compare
@@ -158,7 +199,10 @@ def replay(
                 ):
                     comparison = comparison_json(compare(transcripts, window=window, seed=seed))
             if report is not None and first_session is not None:
-                _write_report(report, first_session, window=window, comparison=comparison, transcripts=len(transcripts))
+                _write_report(report, *first_session, window=window, comparison=comparison, transcripts=len(transcripts))
+        except KeyboardInterrupt:
+            tally.interrupted(log)
+            raise typer.Exit(code=130) from None
         finally:
             engine.close()
         if not any(row["requests"] for row in rows):
@@ -166,7 +210,15 @@ def replay(
     if as_json:
         typer.echo(json.dumps({"transcripts": rows, "comparison": comparison}, indent=2))
         return
-    _print_table(rows, window=window, provider=provider)
+    for note in notes:
+        console.print(note, markup=False, highlight=False)
+    _print_table(rows, window=window, provider=provider, usage=usage, model=model.id, transcripts=transcripts)
+    if compare_strategies and provider != "anthropic":
+        console.print(
+            "No comparison with common strategies: it simulates the Anthropic cache, and these requests were "
+            "rendered for OpenAI (run without --provider openai to see it).",
+            highlight=False,
+        )
     if comparison:
         what = "One transcript" if len(transcripts) == 1 else f"{len(transcripts)} transcripts (totals)"
         print_comparison(comparison, window=window, what=what)
@@ -209,16 +261,164 @@ def _young_collections() -> Iterator[None]:
             gc.enable()
 
 
-def _row(transcript: Transcript, result: Any) -> dict[str, Any]:
-    events = result.session.events
+@dataclass(kw_only=True, slots=True)
+class _Plan:
+    """What the replay does with one transcript, decided from the store before any work starts."""
+
+    transcript: Transcript
+    digest: str
+    """The transcript's own hash: its file's bytes and its session id there."""
+    session_id: str
+    skip: bool = False
+    """Already stored with these settings: shown from the store, not replayed."""
+    overflows: int = 0
+    """For a skipped transcript: the overflows its stored replay met."""
+
+
+def _plan(
+    log: EventLog, loaded: list[tuple[Transcript, str]], *, settings: dict[str, Any], replace: bool
+) -> tuple[list[_Plan], list[str]]:
+    """One plan per distinct transcript, and a line for each one not simply replayed.
+
+    A transcript's session id is stable: its readable id (format and session id), claimed in
+    the store by the first transcript to use it; another transcript with the same readable
+    id (an earlier version, or a file of the same name) gets that id and a hash of its
+    content. A replay is marked complete once its last event is in: so a transcript already
+    stored is skipped, and one stored only in part (an interrupted replay) or with other
+    settings is refused, naming --replace, rather than appended to (its times would run
+    backwards and every figure would count twice). The log is append-only: --replace
+    replays into the next free id (``ID~2``, ...), and the earlier copy stays.
+    """
+    plans: list[_Plan] = []
+    notes: list[str] = []
+    refused: list[str] = []
+    seen: dict[str, Transcript] = {}
+    for transcript, file_digest in loaded:
+        name = _name(transcript)
+        digest = hashlib.sha256(f"{file_digest}\n{transcript.session_id}".encode("utf-8", "surrogatepass")).hexdigest()
+        if digest in seen:
+            notes.append(f"{name}: the same transcript as {_name(seen[digest])}, replayed once")
+            continue
+        seen[digest] = transcript
+        readable = _readable_id(transcript)
+        base = readable
+        # The first transcript to claim an id keeps it (a setting is written once, and races have one winner).
+        if log.setting(_owner_key(readable), digest) != digest:
+            base = f"{readable}@{digest[:10]}"
+        current, free = _generations(log, base)
+        if current is None:
+            plans.append(_Plan(transcript=transcript, digest=digest, session_id=base))
+            if base != readable:
+                notes.append(
+                    f"{name}: session {readable} holds another transcript with the same id (an earlier version of "
+                    f"this one?); this one is stored as {base}"
+                )
+            continue
+        marker = log.setting(_marker_key(current), "")  # a session with events and no marker: interrupted
+        recorded = json.loads(marker) if marker else None
+        if replace:
+            plans.append(_Plan(transcript=transcript, digest=digest, session_id=free))
+            notes.append(f"{name}: replayed again as session {free}; the earlier copy {current} stays in the append-only log")
+        elif recorded is not None and recorded["settings"] == settings:
+            plans.append(
+                _Plan(transcript=transcript, digest=digest, session_id=current, skip=True, overflows=recorded["overflows"])
+            )
+            notes.append(f"{name}: already stored as session {current}, skipped (--replace replays it again)")
+        elif recorded is None:
+            refused.append(f"{name} is partly stored as session {current} (an interrupted replay)")
+        else:
+            differ = ", ".join(
+                f"--{k.replace('_', '-')} {recorded['settings'].get(k)} (not {settings[k]})"
+                for k in settings
+                if recorded["settings"].get(k) != settings[k]
+            )
+            refused.append(f"{name} is stored as session {current}, replayed with {differ}")
+    if refused:
+        raise UsageError(
+            "; ".join(refused)
+            + ". Nothing was replayed: add --replace to replay "
+            + ("it" if len(refused) == 1 else "them")
+            + " again as a new session (the log is append-only: the earlier copy stays), or give another --store"
+        )
+    return plans, notes
+
+
+def _readable_id(transcript: Transcript) -> str:
+    raw = f"{transcript.format}:{transcript.session_id}"
+    return "".join(ch if ch.isprintable() else "_" for ch in raw)[:180].strip() or "replay"
+
+
+def _generations(log: EventLog, base: str) -> tuple[str | None, str]:
+    """The latest session replaying this transcript (None if none), and the next free id."""
+    current, generation = None, 1
+    while True:
+        session_id = base if generation == 1 else f"{base}~{generation}"
+        if log.last_seq(session_id) == 0:
+            return current, session_id
+        current, generation = session_id, generation + 1
+
+
+def _owner_key(session_id: str) -> str:
+    return "replay.owner:" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def _marker_key(session_id: str) -> str:
+    return "replay.stored:" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def _mark_stored(log: EventLog, plan: _Plan, *, settings: dict[str, Any], overflows: int) -> None:
+    """Record that ``plan``'s session holds its whole replay (written after its last event)."""
+    value = {"settings": settings, "transcript": plan.digest, "overflows": overflows}
+    log.setting(_marker_key(plan.session_id), json.dumps(value, sort_keys=True))
+
+
+def _name(transcript: Transcript) -> str:
+    return Path(transcript.source).name
+
+
+@dataclass(kw_only=True, slots=True)
+class _Tally:
+    """Which transcripts a replay has stored, to say so when it is interrupted."""
+
+    store: str
+    kept: bool
+    done: list[_Plan] = field(default_factory=list)
+    current: _Plan | None = None
+    replaying: bool = True
+
+    def interrupted(self, log: EventLog) -> None:
+        """Say on stderr what an interrupted replay left in the store."""
+        say = err_console.print
+        if not self.kept:
+            say("Interrupted: nothing was kept (the store is memory://).", markup=False, highlight=False)
+            return
+        if not self.replaying:
+            say(f"Interrupted while pricing the comparison; every transcript is stored in {self.store}.", markup=False)
+            return
+        stored = ", ".join(f"{_name(p.transcript)} ({p.session_id})" for p in self.done) or "none"
+        say(f"Interrupted. Stored completely in {self.store}: {stored}.", markup=False, highlight=False)
+        plan = self.current
+        if plan is not None and log.last_seq(plan.session_id) > 0:
+            say(
+                f"{_name(plan.transcript)} was interrupted: partly stored as session {plan.session_id}. "
+                "Run the same command again with --replace to replay it whole as a new session.",
+                markup=False,
+                highlight=False,
+            )
+        elif plan is not None:
+            say(f"{_name(plan.transcript)} was interrupted before anything of it was stored.", markup=False)
+
+
+def _row(transcript: Transcript, session_id: str, events: list[Any], *, overflows: int, stored: bool = False) -> dict[str, Any]:
     stats = summarize(events) if events else None  # a transcript can hold no messages at all
     return {
         "file": transcript.source,
         "format": transcript.format,
-        "session": result.session.id,
+        "session": session_id,
+        "stored_before": stored,
         "messages": len(transcript.messages),
         "requests": stats.requests if stats else 0,
-        "overflows": result.overflows,
+        "overflows": overflows,
         "peak_request_tokens": stats.peak_request_tokens if stats else 0,
         "compactions": sum(stats.compactions_by_trigger.values()) if stats else 0,
         "prunes": stats.prunes if stats else 0,
@@ -249,7 +449,9 @@ def _warn_about(transcripts: list[Transcript]) -> None:
             )
 
 
-def _print_table(rows: list[dict[str, Any]], *, window: int, provider: str) -> None:
+def _print_table(
+    rows: list[dict[str, Any]], *, window: int, provider: str, usage: str, model: str, transcripts: list[Transcript]
+) -> None:
     headers = [
         "file",
         "format",
@@ -281,14 +483,25 @@ def _print_table(rows: list[dict[str, Any]], *, window: int, provider: str) -> N
         if len(headers) > 10:
             line.append(str(row["skipped_records"]))
         cells.append(line)
-    title = f"Replayed at a {window:,}-token window ({provider} wire); cache read and cost as the transcripts recorded them"
+    if usage == "simulated":
+        how = "cache read and cost simulated offline for these requests (Anthropic cache rules)"
+    else:
+        how = "cache read and cost from the usage the transcripts recorded"
+    title = f"Replayed at a {window:,}-token window ({provider} wire); {how}"
     print_rows(headers, cells, title=title, numeric=headers[2:4] + headers[4:])
+    recorded = sorted({m.model for t in transcripts for m in t.messages if m.role == "assistant" and m.model})
+    if usage == "recorded" and any(m != model for m in recorded):
+        console.print(
+            f"The cost prices the recorded token counts at the list prices of {model}, the model these requests "
+            f"were built for; the transcripts recorded {', '.join(recorded[:3])}{', ...' if len(recorded) > 3 else ''}, "
+            "so it is not what they cost.",
+            highlight=False,
+        )
 
 
-def _write_report(report: Path, session: Any, *, window: int, comparison: Any, transcripts: int) -> None:
+def _write_report(report: Path, session_id: str, events: list[Any], *, window: int, comparison: Any, transcripts: int) -> None:
     from contextwright.report.html import write_report
 
-    events = session.events
     if transcripts == 1:
         caption = "Each strategy on this transcript (offline cache simulation)"
     else:
@@ -299,7 +512,7 @@ def _write_report(report: Path, session: Any, *, window: int, comparison: Any, t
             report,
             summarize(events),
             request_records(events),
-            title=f"Replay of {session.id} at {window:,} tokens",
+            title=f"Replay of {session_id} at {window:,} tokens",
             comparison=comparison,
             comparison_caption=caption,
             plots=plots,

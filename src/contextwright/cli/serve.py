@@ -8,7 +8,7 @@ import typer
 
 from contextwright.cli._common import console, friendly_errors
 from contextwright.cli.keys import STORE_OPTION
-from contextwright.cli.store import check_reachable
+from contextwright.cli.store import NewStore, check_reachable, describe_store
 
 
 def serve(
@@ -44,10 +44,14 @@ def serve(
         from contextwright.log import open_log
 
         check_reachable(store)  # one line with the cause, not the pool's retries
+        new = NewStore(store)
         open_log(store).close()
+        new.announce()
         with open_service_store(store) as keys:
             no_keys = not keys.keys()
     os.environ.update(config.to_env())
+    # Keys live in the store: name it, so a key created in another one is not a mystery.
+    console.print(f"Store: {describe_store(store)}", markup=False, highlight=False)
     if no_keys:
         console.print(
             f"No API keys yet: create one with [bold]contextwright keys create TENANT --store {store}[/]", highlight=False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 from rich.markup import escape
@@ -10,13 +11,18 @@ from rich.table import Table
 
 from contextwright._optional import require
 from contextwright.canonical import canonical_json
-from contextwright.cli._common import console, friendly_errors, shorten
+from contextwright.cli._common import console, err_console, friendly_errors, shorten
 from contextwright.errors import NotAStore, StorageUnavailable, StoreNotFound, UsageError
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.log import EventLog, open_log, parse_store_url
 
-STORE_HELP = "The store: a SQLite file path, sqlite:///file.db, or postgresql://... (add ?schema=name)."
+STORE_FORMS = (
+    "a SQLite file path (./agent.db, /var/cw/agent.db), sqlite:///relative/path.db, "
+    "sqlite:////absolute/path.db (four slashes), or postgresql://user@host/db (add ?schema=name)"
+)
+"""The store URLs every command takes, for help texts."""
+STORE_HELP = f"The store: {STORE_FORMS}."
 
 
 POSTGRES_CONNECT_TIMEOUT = 5
@@ -40,15 +46,75 @@ def check_reachable(store: str) -> None:
         raise StorageUnavailable(f"cannot connect to PostgreSQL: {cause}") from None
 
 
+def sqlite_file(store: str) -> Path | None:
+    """The absolute path of a SQLite store's file; None for other stores."""
+    backend, location, _ = parse_store_url(store)
+    return Path(location).absolute() if backend == "sqlite" else None
+
+
+def describe_store(store: str) -> str:
+    """Where a store is, for people: a SQLite file's absolute path, a server URL without its password."""
+    path = sqlite_file(store)
+    if path is not None:
+        return str(path)
+    parts = urlsplit(store)
+    if parts.password is None:
+        return store
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+def must_exist(store: str, *, why: str = "") -> None:
+    """Raise :class:`StoreNotFound` (with the absolute path, then ``why``) unless a SQLite store's file exists."""
+    path = sqlite_file(store)
+    if path is None:
+        return
+    if not path.exists():
+        raise StoreNotFound(f"no store at {path}{why}{_relative_hint(store)}", path=str(path))
+    if path.is_dir():
+        raise NotAStore(f"{path} is a directory, not a store file", path=str(path))
+
+
+class NewStore:
+    """Notes, before a command opens a store for writing, whether it will create it; then says where it went.
+
+    A SQLite URL is easy to misread (sqlite:///tmp/x.db is the relative tmp/x.db): a store that
+    appears is always named by its absolute path, and the four-slash form is offered when the
+    relative reading created folders where an absolute path was likely meant.
+    """
+
+    def __init__(self, store: str) -> None:
+        self.store = store
+        self.path = sqlite_file(store)
+        self.created = self.path is not None and not self.path.exists()
+        self._new_folder = self.path is not None and not self.path.parent.exists()
+
+    def announce(self) -> None:
+        """Print (on stderr) where a store this command created is."""
+        if not self.created or self.path is None:
+            return
+        folder = f" (the folder {self.path.parent} was created for it)" if self._new_folder else ""
+        err_console.print(f"Created a new store: {self.path}{folder}{_relative_hint(self.store)}", markup=False, highlight=False)
+
+
+def _relative_hint(store: str) -> str:
+    """For sqlite:///tmp/x.db where /tmp exists: how to write the absolute path instead."""
+    backend, location, _ = parse_store_url(store)
+    if backend != "sqlite" or not store.startswith("sqlite://") or Path(location).is_absolute():
+        return ""
+    top = Path(location).parts[0] if Path(location).parts else ""
+    if not top or not Path("/", top).exists() or (Path(top).exists() and Path(top).resolve() == Path("/", top).resolve()):
+        return ""
+    return (
+        f"; note: {store} is the relative path {location} (three slashes); for /{location} write "
+        f"sqlite:////{location} (four slashes) or the plain path /{location}"
+    )
+
+
 def open_existing(store: str, *, read_only: bool = True) -> EventLog:
     """Open a store that must already exist; by default read-only, so looking never changes a file."""
     check_reachable(store)
-    if "://" not in store:
-        path = Path(store)
-        if not path.exists():
-            raise StoreNotFound(f"no such file: {store}")
-        if path.is_dir():
-            raise NotAStore(f"{store} is a directory, not a store file")
+    must_exist(store)
     return open_log(store, create=False, read_only=read_only)
 
 
