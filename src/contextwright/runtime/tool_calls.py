@@ -225,7 +225,14 @@ class ToolCalls:
         is_error: bool | None = None,
         trust: TrustLevel = "tool",
     ) -> Event:
-        """Record the output of a tool call the model made."""
+        """Record the output of a tool call the model made (at any trust but the platform's)."""
+        if trust == "platform":
+            # Platform text is shown without an envelope, in the platform's voice: a tool's output never is.
+            raise UsageError(
+                f"tool result {call_id!r}: a tool's output cannot carry 'platform' trust; "
+                "use 'tool' (the default), 'external_untrusted', 'user' or 'operator'",
+                call_id=call_id,
+            )
         pending = {c.id: c for c in self.pending_tool_calls()}
         call = pending.get(call_id)
         if call is None:
