@@ -24,6 +24,7 @@ from contextwright._optional import require
 from contextwright.errors import ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.models import ResolvedModel
+from contextwright.plan.plan import DEFAULT_CACHE_TTL
 from contextwright.runtime.spec import AgentSpec
 
 __all__ = ["Client", "RemoteRequest", "RemoteSession", "ServiceProblem"]
@@ -205,9 +206,16 @@ class RemoteSession:
 
     # -- requests --------------------------------------------------------------------------
 
-    def next_request(self, *, wire: str | None = None, prefix_ttl: str = "5m", expected_seq: int | None = None) -> RemoteRequest:
-        """Build, record and render the next request (for ``wire``; the model's provider by default)."""
-        body: dict[str, Any] = {"wire": wire, "prefix_ttl": prefix_ttl}
+    def next_request(
+        self, *, wire: str | None = None, prefix_ttl: str | None = None, expected_seq: int | None = None
+    ) -> RemoteRequest:
+        """Build, record and render the next request (for ``wire``; the model's provider by default).
+
+        The prefix is cached for the agent's ``cache_ttl`` unless ``prefix_ttl`` overrides it.
+        """
+        body: dict[str, Any] = {"wire": wire}
+        if prefix_ttl is not None:
+            body["prefix_ttl"] = prefix_ttl
         if expected_seq is not None:
             body["expected_seq"] = expected_seq
         built = self.client.call("POST", self._path + "/requests", body, session_id=self.id)
@@ -293,7 +301,7 @@ class RemoteSession:
 class RemoteRequest:
     """A request the service built and recorded, rendered for the wire that was asked for."""
 
-    def __init__(self, session: RemoteSession, data: Mapping[str, Any], *, prefix_ttl: str = "5m") -> None:
+    def __init__(self, session: RemoteSession, data: Mapping[str, Any], *, prefix_ttl: str | None = None) -> None:
         self.session = session
         self.index: int = data["index"]
         self.wire: str = data["wire"]
@@ -302,7 +310,8 @@ class RemoteRequest:
         self.total_tokens: int = data["total_tokens"]
         self.tokens_by_class: dict[str, int] = dict(data["tokens_by_class"])
         self.yields: tuple[str, ...] = tuple(data["yields"])
-        self._prefix_ttl = prefix_ttl
+        self._prefix_ttl = prefix_ttl or session.agent.cache_ttl
+        """The TTL the body was rendered with: the one asked for, else the agent's."""
         self._bodies: dict[str, dict[str, Any]] = {self.wire: dict(data["body"])}
 
     def render(self, wire: str, *, prefix_ttl: str | None = None) -> dict[str, Any]:
@@ -343,13 +352,17 @@ def _wire_of(call: Callable[..., Any]) -> str | None:
 
 def agent_json(agent: AgentSpec) -> dict[str, Any]:
     """The JSON the service takes for an agent spec (per-tool output policies stay with the service's defaults)."""
-    return {
+    data: dict[str, Any] = {
         "policy": agent.policy,
         "instructions": agent.instructions,
         "tools": [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in agent.tools],
         "framing": agent.framing,
         "control_tools": agent.control_tools,
     }
+    # Sent only when it is not the default, so a service that predates the field still opens the others.
+    if agent.cache_ttl != DEFAULT_CACHE_TTL:
+        data["cache_ttl"] = agent.cache_ttl
+    return data
 
 
 def model_json(model: ResolvedModel) -> dict[str, Any]:

@@ -58,7 +58,8 @@ def service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
     urls = _store_url(request.param, tmp_path_factory, request)
     store_url = next(urls)
-    config = ServiceConfig(store=store_url, max_body_bytes=MAX_BODY, rate_limit=RateLimit(per_second=1000, burst=1000))
+    generous = RateLimit(per_second=1000, burst=1000)
+    config = ServiceConfig(store=store_url, max_body_bytes=MAX_BODY, rate_limit=generous, auth_failure_limit=generous)
     app = create_app(config)
     with serving(app) as url:
         yield Running(url=url, app=app, store_url=store_url)

@@ -35,6 +35,8 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
             store=f"sqlite:///{tmp_path_factory.mktemp('props')}/store.db",
             max_body_bytes=256 * 1024,
             rate_limit=RateLimit(per_second=10_000, burst=10_000),
+            # Generated cases send invalid keys on purpose: they must meet a 401, not the limit on failures.
+            auth_failure_limit=RateLimit(per_second=10_000, burst=10_000),
         )
     )
     _, key = app.state.store.create_key("props")

@@ -50,6 +50,22 @@ def test_a_token_bucket_allows_its_burst_then_refills_at_its_rate():
     assert [limiter.take("k") for _ in range(4)][-1] > 0
 
 
+def test_a_look_at_a_bucket_takes_nothing_and_the_buckets_kept_are_bounded():
+    ticks = Ticks()
+    limiter = RateLimiter(RateLimit(per_second=1.0, burst=2), monotonic=ticks, max_keys=3)
+    assert limiter.wait("a") == 0.0 and len(limiter) == 0  # an unknown key has a full bucket; none is made
+    assert [limiter.take("a"), limiter.take("a")] == [0.0, 0.0]
+    assert limiter.wait("a") == pytest.approx(1.0) and limiter.wait("a") == pytest.approx(1.0)
+    # Check: one bucket per key at most max_keys, the least recently used dropped (clients pick the keys).
+    for address in ("b", "c", "d"):
+        limiter.take(address)
+    assert len(limiter) == 3
+    assert limiter.wait("a") == 0.0  # "a" was dropped: it starts full again
+    for n in range(10_000):
+        limiter.take(f"10.0.{n // 256}.{n % 256}")
+    assert len(limiter) == 3
+
+
 def _subclasses(cls: type) -> set[type]:
     out: set[type] = set()
     for sub in cls.__subclasses__():
@@ -149,7 +165,12 @@ def test_the_guarded_log_checks_the_first_append_and_keys_every_event():
 
 
 def test_settings_travel_to_workers_through_the_environment():
-    config = ServiceConfig(store="postgresql://h/db?schema=x", max_body_bytes=2048, rate_limit=RateLimit(per_second=2.5, burst=7))
+    config = ServiceConfig(
+        store="postgresql://h/db?schema=x",
+        max_body_bytes=2048,
+        rate_limit=RateLimit(per_second=2.5, burst=7),
+        auth_failure_limit=RateLimit(per_second=0.25, burst=4),
+    )
     assert ServiceConfig.from_env(config.to_env()) == config
     with pytest.raises(UsageError):
         ServiceConfig.from_env({"CONTEXTWRIGHT_SERVICE_BURST": "many"})

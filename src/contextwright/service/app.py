@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -70,8 +71,11 @@ def create_app(
     if config.console:
         app.include_router(console.router)
     _handle_errors(app)
-    limiter = RateLimiter(config.rate_limit, **({"monotonic": monotonic} if monotonic else {}))
-    app.add_middleware(Gate, store=store, limiter=limiter, max_body_bytes=config.max_body_bytes)
+    ticks = monotonic or time.monotonic
+    limiter = RateLimiter(config.rate_limit, monotonic=ticks)
+    # Keyed by client address, which anyone can vary: fewer buckets than keys.
+    failures = RateLimiter(config.auth_failure_limit, monotonic=ticks, max_keys=10_000)
+    app.add_middleware(Gate, store=store, limiter=limiter, failures=failures, max_body_bytes=config.max_body_bytes)
     return app
 
 

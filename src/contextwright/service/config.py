@@ -18,7 +18,7 @@ _ENV = "CONTEXTWRIGHT_SERVICE_"
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServiceConfig:
-    """The store, the size limit and the default rate limit of one service."""
+    """The store, the size limit and the rate limits of one service."""
 
     store: str = "sqlite:///contextwright.db"
     """The store URL, as for the CLI: a SQLite file (default) or ``postgresql://...``."""
@@ -26,6 +26,9 @@ class ServiceConfig:
     """Largest request body accepted; larger ones get a 413 before anything is read into the engine."""
     rate_limit: RateLimit = field(default_factory=RateLimit)
     """Token bucket per key, for keys that do not carry their own."""
+    auth_failure_limit: RateLimit = field(default_factory=lambda: RateLimit(per_second=1.0, burst=20))
+    """Token bucket per client address for requests without a valid key: each one costs a
+    lookup in the store, so past the burst they get a 429 without one."""
     console: bool = True
     """Serve the web console at ``/console``."""
     pool_size: int = 8
@@ -39,8 +42,9 @@ class ServiceConfig:
             raise UsageError(f"max_body_bytes must be at least 1024, not {self.max_body_bytes}")
         if self.pool_size < 1:
             raise UsageError(f"pool_size must be at least 1, not {self.pool_size}")
-        if not self.rate_limit.per_second > 0 or self.rate_limit.burst < 1:
-            raise UsageError("the rate limit needs a rate above 0 and a burst of at least 1")
+        for limit in (self.rate_limit, self.auth_failure_limit):
+            if not limit.per_second > 0 or limit.burst < 1:
+                raise UsageError("a rate limit needs a rate above 0 and a burst of at least 1")
 
     def to_env(self) -> dict[str, str]:
         """The settings as environment variables for worker processes."""
@@ -49,6 +53,8 @@ class ServiceConfig:
             _ENV + "MAX_BODY_BYTES": str(self.max_body_bytes),
             _ENV + "RATE": repr(self.rate_limit.per_second),
             _ENV + "BURST": str(self.rate_limit.burst),
+            _ENV + "AUTH_FAILURE_RATE": repr(self.auth_failure_limit.per_second),
+            _ENV + "AUTH_FAILURE_BURST": str(self.auth_failure_limit.burst),
             _ENV + "CONSOLE": "1" if self.console else "0",
             _ENV + "POOL_SIZE": str(self.pool_size),
         }
@@ -65,6 +71,10 @@ class ServiceConfig:
                 rate_limit=RateLimit(
                     per_second=float(env.get(_ENV + "RATE", defaults.rate_limit.per_second)),
                     burst=int(env.get(_ENV + "BURST", defaults.rate_limit.burst)),
+                ),
+                auth_failure_limit=RateLimit(
+                    per_second=float(env.get(_ENV + "AUTH_FAILURE_RATE", defaults.auth_failure_limit.per_second)),
+                    burst=int(env.get(_ENV + "AUTH_FAILURE_BURST", defaults.auth_failure_limit.burst)),
                 ),
                 console=env.get(_ENV + "CONSOLE", "1") != "0",
                 pool_size=int(env.get(_ENV + "POOL_SIZE", defaults.pool_size)),

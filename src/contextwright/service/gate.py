@@ -8,6 +8,8 @@ cannot write, and cannot make the server buffer more than the limit.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -31,10 +33,14 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 class Gate:
     """Authenticate, rate-limit and bound the body of every API request."""
 
-    def __init__(self, app: ASGIApp, *, store: ServiceStore, limiter: RateLimiter, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, store: ServiceStore, limiter: RateLimiter, max_body_bytes: int, failures: RateLimiter | None = None
+    ) -> None:
         self.app = app
         self.store = store
         self.limiter = limiter
+        self.failures = failures
+        """Buckets by client address, taken from by each request that fails to authenticate."""
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -42,7 +48,7 @@ class Gate:
             await self.app(scope, receive, send)
             return
         try:
-            principal = await self._authenticate(scope)
+            principal = await self._authenticate_limited(scope)
             wait = self.limiter.take(
                 principal.key_id,
                 RateLimit(
@@ -60,6 +66,7 @@ class Gate:
             if scope["method"] in _BODY_METHODS:
                 self._check_media_type(scope)
                 body = await self._read_body(scope, receive)
+                check_json_values(body)
                 receive = _replay(body, receive)
         except Problem as problem:
             await send_problem(send, problem, instance=scope["path"])
@@ -67,6 +74,26 @@ class Gate:
         state = scope.setdefault("state", {})
         state["principal"] = principal
         await self.app(scope, receive, _noting_retries(state, send))
+
+    async def _authenticate_limited(self, scope: Scope) -> Any:
+        """The principal; an address whose requests keep failing to authenticate is refused before the store is asked."""
+        if self.failures is None:
+            return await self._authenticate(scope)
+        address = _client_address(scope)
+        wait = self.failures.wait(address)
+        if wait > 0:
+            raise Problem(
+                "rate-limited",
+                f"too many requests without a valid API key from {address}; retry in {wait:.2f} s",
+                headers={"Retry-After": retry_after(wait)},
+                retry_after_seconds=round(wait, 3),
+            )
+        try:
+            return await self._authenticate(scope)
+        except Problem as problem:
+            if problem.type.slug == "unauthenticated":
+                self.failures.take(address)
+            raise
 
     async def _authenticate(self, scope: Scope) -> Any:
         header = _header(scope, b"authorization")
@@ -121,6 +148,67 @@ class Gate:
         return b"".join(chunks)
 
 
+# What a body must hold for Python's parser to give a value with no canonical form: NaN or
+# Infinity (which it accepts), a number too large for a float (it parses to infinity: an
+# exponent of three digits, or 309 digits in a row), or an escaped surrogate. Only bodies
+# that match are parsed here; the match may be inside a string, which costs a parse, no more.
+_SUSPECT = re.compile(rb"NaN|Infinity|[eE][+-]?[0-9]{3}|[0-9]{309}|\\u[dD][89a-fA-F]")
+
+
+def check_json_values(body: bytes) -> None:
+    """Refuse a JSON body holding a non-finite number or a lone surrogate, with a 422 naming where.
+
+    The route's parser would take ``NaN``, ``Infinity`` and ``1e400`` as floats (and the
+    schema's JSON form would turn them into null), and ``"\\ud800"`` as a string that has no
+    UTF-8 form: neither may reach the engine. A body that is not JSON passes, for the route
+    to answer.
+    """
+    if _SUSPECT.search(body) is None:
+        return
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return
+    found = _bad_value(value)
+    if found is None:
+        return
+    loc, msg, kind = found
+    where = ".".join(["body", *loc])
+    raise Problem("invalid-request", f"{where}: {msg}", errors=[{"loc": ["body", *loc], "msg": msg, "type": kind}])
+
+
+def _bad_value(value: Any) -> tuple[list[str], str, str] | None:
+    """The path, message and error type of the first value with no canonical form, or None."""
+    stack: list[tuple[Any, list[str]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            what = "NaN" if math.isnan(item) else "an infinite number (or one too large for a 64-bit float, such as 1e400)"
+            return path, f"{what} has no JSON form; send finite numbers", "finite_number"
+        if isinstance(item, str) and _has_surrogate(item):
+            return path, "holds a lone surrogate, which is not valid Unicode text", "unicode_text"
+        if isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                if _has_surrogate(key):
+                    return (
+                        [*path, key.encode("utf-8", "backslashreplace").decode()],
+                        "the key holds a lone surrogate",
+                        "unicode_text",
+                    )
+                stack.append((child, [*path, key]))
+        elif isinstance(item, list):
+            stack.extend((child, [*path, str(index)]) for index, child in reversed(list(enumerate(item))))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _noting_retries(state: MutableMapping[str, Any], send: Send) -> Send:
     """A send that adds ``Contextwright-Retries`` when the route retried its operation after losing a race."""
 
@@ -145,6 +233,12 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+def _client_address(scope: Scope) -> str:
+    """The client's host (after the server's proxy-header handling, when it is configured)."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -136,7 +136,7 @@ _TYPES = (
         slug="rate-limited",
         status=429,
         title="Too many requests for this key",
-        advice="Wait Retry-After seconds; each key has its own token bucket.",
+        advice="Wait Retry-After seconds; each key has its own token bucket, and so has each client address for requests without a valid key.",
     ),
     ProblemType(slug="internal", status=500, title="Internal error", advice="The server logged the cause."),
     ProblemType(

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from contextwright.service.store import MAX_CLIENT_SESSION_ID
 
 SessionId = Field(
     min_length=1, max_length=MAX_CLIENT_SESSION_ID, pattern=r"^[^\s/\x00-\x1f\x7f](?:[^/\x00-\x1f\x7f]*[^\s/\x00-\x1f\x7f])?$"
 )
-Trust = Literal["platform", "operator", "user", "tool", "external_untrusted"]
+ToolTrust = Literal["operator", "user", "tool", "external_untrusted"]
+"""The trust a tool result may carry: any level but the platform's, whose text is shown without an envelope."""
+MAX_USAGE_TOKENS = 100_000_000
+"""Largest token count one usage figure may hold: a hundred times the largest context window on offer."""
+UsageTokens = Field(default=0, ge=0, le=MAX_USAGE_TOKENS)
 
 
 class _Body(BaseModel):
@@ -51,6 +55,9 @@ class AgentIn(_Body):
     tools: list[ToolIn] = Field(default_factory=list, max_length=256)
     framing: str | None = None
     control_tools: bool = True
+    cache_ttl: Literal["5m", "1h"] = Field(
+        default="5m", description="How long the provider keeps the cached prefix: the plan's TTL, used by every request."
+    )
 
 
 class ModelIn(_Body):
@@ -72,6 +79,14 @@ class OpenSessionIn(_Body):
     session_id: str = SessionId
     agent: AgentIn
     model: ModelIn
+
+    @field_validator("session_id")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        # The pattern cannot say "printable" for all of Unicode (U+200B, U+202E, ...); the log's own rule can.
+        if not value.isprintable():
+            raise ValueError("the session id must be printable text: no format or control characters such as U+200B or U+202E")
+        return value
 
 
 class UserMessageIn(_Append):
@@ -112,17 +127,17 @@ class ToolResultIn(_Append):
     output: str
     exit_code: int | None = None
     is_error: bool | None = None
-    trust: Trust = "tool"
+    trust: ToolTrust = Field(default="tool", description="Never 'platform': a tool's output is not the platform's voice.")
 
 
 class UsageIn(_Append):
     """Provider usage for the last request, in the one shape for every provider."""
 
-    input_tokens: int = Field(ge=0)
-    output_tokens: int = Field(ge=0)
-    cache_read_tokens: int = Field(default=0, ge=0)
-    cache_write_5m_tokens: int = Field(default=0, ge=0)
-    cache_write_1h_tokens: int = Field(default=0, ge=0)
+    input_tokens: int = Field(ge=0, le=MAX_USAGE_TOKENS)
+    output_tokens: int = Field(ge=0, le=MAX_USAGE_TOKENS)
+    cache_read_tokens: int = UsageTokens
+    cache_write_5m_tokens: int = UsageTokens
+    cache_write_1h_tokens: int = UsageTokens
     model: str | None = None
 
 
@@ -130,7 +145,9 @@ class BuildIn(_Body):
     """Ask for the next request."""
 
     wire: str | None = Field(default=None, description="anthropic, openai_chat, openai_responses; default: the model's provider.")
-    prefix_ttl: Literal["5m", "1h"] = "5m"
+    prefix_ttl: Literal["5m", "1h"] | None = Field(
+        default=None, description="Override the cache TTL of the prefix for this rendering; default: the agent's cache_ttl."
+    )
     expected_seq: int | None = Field(default=None, ge=0)
 
 

@@ -24,11 +24,20 @@ from contextwright.budget.estimator import TokenEstimator
 from contextwright.canonical import canonical_json, content_hash, parse_canonical
 from contextwright.clock import Clock
 from contextwright.derive.surface import Surface
-from contextwright.errors import IdempotencyConflict, SeqConflict, StorageUnavailable
+from contextwright.errors import (
+    IdempotencyConflict,
+    MalformedPayload,
+    PayloadLimitExceeded,
+    SeqConflict,
+    StorageUnavailable,
+    UsageError,
+)
 from contextwright.events.catalog import CompactionTrigger
 from contextwright.events.envelope import Event, NewEvent
+from contextwright.events.limits import MAX_PAYLOAD_DEPTH, check_payload
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredCheckpoint, StoredRow, VerifyReport
 from contextwright.models import ResolvedModel, resolve
+from contextwright.plan.plan import DEFAULT_CACHE_TTL
 from contextwright.pressure.compactor import CompactionResult, Compactor
 from contextwright.pressure.compactor import compact as default_compact
 from contextwright.runtime import AgentSpec, Engine, Session, Tool
@@ -235,6 +244,8 @@ def agent_spec(data: dict[str, Any]) -> AgentSpec:
     options: dict[str, Any] = {}
     if data.get("framing") is not None:
         options["framing"] = data["framing"]
+    if data.get("cache_ttl") is not None:
+        options["cache_ttl"] = data["cache_ttl"]
     return AgentSpec(
         policy=data["policy"],
         instructions=data.get("instructions", ""),
@@ -242,6 +253,26 @@ def agent_spec(data: dict[str, Any]) -> AgentSpec:
         control_tools=data.get("control_tools", True),
         **options,
     )
+
+
+_PLAN_CREATED = "context.plan.created"
+_PLAN_TOOLS_PATH = re.compile(r"payload\.plan\.prefix\.tools\[(\d+)\]")
+_SCHEMA_DEPTH = MAX_PAYLOAD_DEPTH - 5
+"""How deep a tool's input schema may nest, itself included: the plan event holds it five levels down."""
+
+
+def _unrecordable(spec: AgentSpec, error: MalformedPayload) -> str:
+    """What in the agent the plan event cannot hold, said in the agent's terms."""
+    problem = error.fields["problem"]
+    match = _PLAN_TOOLS_PATH.match(error.fields["path"])
+    if match is not None and int(match.group(1)) < len(spec.tools):
+        name = spec.tools[int(match.group(1))].name
+        if isinstance(error, PayloadLimitExceeded) and error.fields.get("limit") == MAX_PAYLOAD_DEPTH:
+            return (
+                f"tool {name!r}: input_schema is nested deeper than {_SCHEMA_DEPTH} levels, more than the session's plan can hold"
+            )
+        return f"tool {name!r} cannot be recorded in the session's plan: {problem}"
+    return f"the agent cannot be recorded in the session's plan: {error.message}"
 
 
 def resolved_model(data: dict[str, Any]) -> ResolvedModel:
@@ -282,11 +313,25 @@ class Sessions:
     def open(
         self, principal: Principal, session_id: str, agent: dict[str, Any], model: dict[str, Any]
     ) -> tuple[RegisteredSession, bool]:
-        """Register the session (validating spec and model first); the same spec again finds it."""
-        # Defaults spelled out, so a body that omits them and one that repeats them are the same spec.
+        """Register the session (validating id, spec and model first); the same spec again finds it.
+
+        Everything the session will record about its setup is checked before the registry row
+        is written: a refused open writes nothing.
+        """
+        # Defaults spelled out, so a body that omits them and one that repeats them are the same spec;
+        # the default cache TTL left out, so sessions opened before the agent had one keep their spec.
         agent = {**agent, "framing": self._framing(principal, session_id, agent.get("framing"))}
+        if agent.get("cache_ttl") in (None, DEFAULT_CACHE_TTL):
+            agent.pop("cache_ttl", None)
         spec = agent_spec(agent)
-        spec.prefix()  # duplicate tool names and other spec errors surface now, not at the first request
+        prefix = spec.prefix()  # duplicate tool names and other spec errors surface now, not at the first request
+        try:
+            # The plan event holds the prefix at this depth (payload.plan.prefix): what it cannot
+            # hold (a tool schema nested too deep, text that is not valid Unicode) is refused now,
+            # not by every build after the session was opened.
+            check_payload(_PLAN_CREATED, {"plan": {"prefix": prefix.content()}})
+        except MalformedPayload as exc:
+            raise UsageError(_unrecordable(spec, exc), path=exc.fields["path"]) from exc
         resolved = resolved_model(model)
         agent_json = canonical_json(agent)
         model_json = canonical_json(resolved.to_dict())

@@ -28,6 +28,7 @@ from contextwright.errors import SchemaTooNew, StorageError, UsageError
 from contextwright.log import parse_store_url
 from contextwright.log._errors import translating_psycopg, translating_sqlite
 from contextwright.log._migrations import Migration, latest_version
+from contextwright.log.base import validate_session_id
 from contextwright.service import _migrations
 from contextwright.service.errors import InvalidTenant, KeyNotFound, SessionExists
 
@@ -174,8 +175,10 @@ class ServiceStore(abc.ABC):
     ) -> tuple[RegisteredSession, bool]:
         """Register a session, or find the same one again; return it and whether it is new.
 
-        The same id with another spec raises :class:`SessionExists`.
+        The same id with another spec raises :class:`SessionExists`; an id the event log would
+        refuse raises :class:`~contextwright.errors.InvalidSessionId`, before anything is written.
         """
+        validate_session_id(log_session_id(tenant, session_id))
         record = RegisteredSession(
             tenant=tenant,
             session_id=session_id,

@@ -82,7 +82,9 @@ def inspect_request(
     index: Annotated[int, Path(ge=0, le=10_000_000)],
     request: Request,
     wire: Annotated[str | None, Query(description=f"One of {', '.join(WIRES)}; default: the model's provider.")] = None,
-    prefix_ttl: Annotated[str, Query(pattern="^(5m|1h)$")] = "5m",
+    prefix_ttl: Annotated[
+        str | None, Query(pattern="^(5m|1h)$", description="Cache TTL of the prefix; default: the agent's cache_ttl.")
+    ] = None,
 ) -> InspectOut:
     """Exactly what the model saw on request ``index``: rebuilt from the log, checked against its recorded hash."""
     sessions = sessions_of(request)
@@ -97,7 +99,9 @@ def inspect_request(
         if index > 0 and _recorded(session, index - 1).epoch == record.epoch:
             previous = session.rebuild(index - 1)[0]
         model = session.model
-    body = wire_named(name).render(rebuilt, capabilities_for(model), previous=previous, prefix_ttl=prefix_ttl)
+        # The service's agent is frozen per session, so every epoch's plan has the agent's TTL.
+        ttl = prefix_ttl or session.agent.cache_ttl
+    body = wire_named(name).render(rebuilt, capabilities_for(model), previous=previous, prefix_ttl=ttl)
     return InspectOut(
         index=index,
         epoch=record.epoch,

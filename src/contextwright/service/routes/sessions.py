@@ -7,6 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from contextwright.canonical import parse_canonical
+from contextwright.errors import InvalidSessionId
+from contextwright.log.base import validate_session_id
 from contextwright.service.routes._common import READ_PROBLEMS, WRITE_PROBLEMS, bearer, calls_out, principal, sessions_of
 from contextwright.service.schemas import OpenSessionIn, SessionList, SessionListItem, SessionOut
 from contextwright.service.sessions import Sessions
@@ -58,6 +60,8 @@ def list_sessions(request: Request, who: Annotated[Principal, Depends(principal)
     sessions = sessions_of(request)
     items = []
     for record in sessions.store.sessions(who.tenant):
+        if not _loggable(record):
+            continue
         model = parse_canonical(record.model)
         items.append(
             SessionListItem(
@@ -69,6 +73,15 @@ def list_sessions(request: Request, who: Annotated[Principal, Depends(principal)
             )
         )
     return SessionList(sessions=items)
+
+
+def _loggable(record: RegisteredSession) -> bool:
+    """False for a registry row of an open the log refused (earlier services wrote the row first): no events can be under it."""
+    try:
+        validate_session_id(record.log_session_id)
+    except InvalidSessionId:
+        return False
+    return True
 
 
 @router.get("/sessions/{session_id}", response_model=SessionOut, responses=READ_PROBLEMS)

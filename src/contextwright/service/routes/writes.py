@@ -9,11 +9,20 @@ from fastapi import APIRouter, Request, Response
 from contextwright.budget.reconcile import reconciled_total
 from contextwright.events.catalog import ModelResponse, UsageRecord
 from contextwright.events.registry import decode_payload
+from contextwright.providers.usage import Usage
 from contextwright.runtime import Session
 from contextwright.service.problems import Problem
 from contextwright.service.routes._common import WRITE_PROBLEMS, bearer, write
 from contextwright.service.routes.sessions import SessionPath
-from contextwright.service.schemas import AppendOut, AssistantIn, ProviderResponseIn, ToolResultIn, UsageIn, UserMessageIn
+from contextwright.service.schemas import (
+    MAX_USAGE_TOKENS,
+    AppendOut,
+    AssistantIn,
+    ProviderResponseIn,
+    ToolResultIn,
+    UsageIn,
+    UserMessageIn,
+)
 from contextwright.service.sessions import GuardedLog, guarantees
 
 router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["recording"], dependencies=[bearer])
@@ -67,10 +76,28 @@ def add_provider_response(session_id: SessionPath, body: ProviderResponseIn, req
     from contextwright.providers.responses import parse_response
 
     try:
-        parse_response(body.response)
+        _, usage = parse_response(body.response)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise Problem("invalid-operation", f"the response does not have the shape of a provider response: {exc!r}") from exc
+    if usage is not None:
+        _check_usage(usage)
     return _answer(response, write(request, session_id, _guard("response", body), lambda s: s.record(body.response)))
+
+
+_USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens")
+
+
+def _check_usage(usage: Usage) -> None:
+    """Refuse a provider response whose usage no request can have had (it would inflate the session's cost for good)."""
+    for name in _USAGE_COUNTS:
+        value = getattr(usage, name)
+        if value > MAX_USAGE_TOKENS:
+            msg = f"{value} tokens is more than one request can use (at most {MAX_USAGE_TOKENS:,})"
+            raise Problem(
+                "invalid-request",
+                f"response usage {name}: {msg}",
+                errors=[{"loc": ["body", "response", "usage"], "msg": f"{name}: {msg}", "type": "less_than_equal"}],
+            )
 
 
 @router.post("/tool-results", status_code=201, response_model=AppendOut, responses=_WRITTEN)
