@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from contextwright.events import AssistantMessage, ToolCall
+from contextwright.events import AssistantMessage, ToolCall, payload_json
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.testing.fakes import open_session, sample_agent, sample_model
 
@@ -143,14 +143,18 @@ def test_a_revision_hook_that_knows_no_revision_means_a_fresh_read_every_time():
     assert "Python 3.12" in everything(third)
 
 
-def test_a_failing_revision_hook_falls_back_to_a_fresh_read_and_is_recorded():
+def test_a_failing_revision_hook_falls_back_to_a_fresh_read_and_is_recorded(caplog):
     memory = FlakyRevision({"py": "Python 3.10 support."}, mode="raise")
     session = _recall_session(memory)
     session.user("python support")
     session.next_request()
     memory.write("py", "Python 3.12 support.")
     answer(session)
-    second = session.next_request()
+    with caplog.at_level("WARNING", logger="contextwright"):
+        second = session.next_request()
     assert "Python 3.12" in everything(second)
     failures = [e.payload for e in session.events if e.type == "context.recall.revision_failed"]
-    assert failures and "revision service unreachable" in failures[0].error
+    # ADR-0183: only the exception's class is kept, in the log and in the event; its message may carry data.
+    assert failures and failures[-1].error == "ConnectionError"
+    assert not any("unreachable" in payload_json(e.payload) for e in session.events)
+    assert "ConnectionError" in caplog.text and "unreachable" not in caplog.text

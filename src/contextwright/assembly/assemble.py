@@ -12,8 +12,9 @@ Assembly order is fixed and total:
 2. history in provider-valid chronological order (summaries first, then turns:
    each turn's frame, which holds the turn's runtime metadata, working state and
    recall, then the user's message; then tool exchanges and replies);
-3. the volatile tail of this step (correction lines, working-state changes made
-   during the turn, nudges), as the last user message.
+3. the volatile tail of this step (evidence recall found since the turn's frame,
+   correction lines, working-state changes made during the turn, nudges), as the last
+   user message.
 """
 
 from __future__ import annotations
@@ -96,15 +97,21 @@ class VolatileTail:
     nudges: tuple[str, ...] = ()
     erased_evidence: frozenset[str] = frozenset()
     """Evidence ids erased (or expired) since delivery: removed from the surface."""
+    evidence: tuple[Evidence, ...] = ()
+    """Evidence recall found for this step that no frame delivered (it appeared during the turn)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values, recorded with the request so it can be rebuilt."""
-        return {
+        data = {
             "corrections": [{"evidence_id": c.evidence_id, "text": c.text, "trust": c.trust} for c in self.corrections],
             "working_state": None if self.working_state is None else self.working_state.to_dict(),
             "nudges": list(self.nudges),
             "erased_evidence": sorted(self.erased_evidence),
         }
+        if self.evidence:
+            # Only when there is some: a step without fresh evidence records what steps recorded before it.
+            data["evidence"] = [{"id": e.id, "text": e.text, "trust": e.trust, "source": e.source} for e in self.evidence]
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> VolatileTail:
@@ -116,6 +123,9 @@ class VolatileTail:
             working_state=None if data["working_state"] is None else WorkingState.from_dict(data["working_state"]),
             nudges=tuple(data["nudges"]),
             erased_evidence=frozenset(data["erased_evidence"]),
+            evidence=tuple(
+                Evidence(id=e["id"], text=e["text"], trust=e["trust"], source=e["source"]) for e in data.get("evidence", ())
+            ),
         )
 
 
@@ -419,9 +429,17 @@ class _Assembler:
         parts.append(TextPart(text=text, trust=author, source=author, ref=entry.ref, budget_class=cls, layer=layer))
         self._add("user", parts)
 
-    def _evidence(self, evidence: Evidence, ref: str, *, layer: str) -> TextPart:
+    def _evidence(self, evidence: Evidence, ref: str, *, layer: str, volatile: bool = False) -> TextPart:
         text = self.wrap(evidence.text, source=f"{evidence.source}:{evidence.id}", trust=evidence.trust, ref=ref)
-        return TextPart(text=text, trust=evidence.trust, source=evidence.source, ref=ref, budget_class="recall", layer=layer)
+        return TextPart(
+            text=text,
+            trust=evidence.trust,
+            source=evidence.source,
+            ref=ref,
+            budget_class="recall",
+            layer=layer,
+            volatile=volatile,
+        )
 
     def _exchange(self, entry: Exchange) -> None:
         self._add("assistant", self._assistant_parts(entry.message, entry.ref, entry.seq))
@@ -480,6 +498,10 @@ class _Assembler:
     def _tail(self) -> list[Part]:
         parts: list[Part] = []
         base = f"{self.surface.session_id}#tail@{self.surface.upto_seq}"
+        if not self.drop_recall:
+            # Evidence that appeared during the turn: in the tail, so the cached history before it stays as sent.
+            for evidence in self.tail.evidence:
+                parts.append(self._evidence(evidence, f"{base}/recall/{evidence.id}", layer="live", volatile=True))
         for correction in self.tail.corrections:
             ref = f"{base}/correction/{correction.evidence_id}"
             now_reads = self.bounded(correction.text, None)
@@ -626,7 +648,7 @@ def build(
         by_class, by_layer, body = _account(messages, estimate, memo)
         if decided or allocation.fits(body):
             break
-        if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface):
+        if "recall" not in taken and by_class.get("recall", 0) and _current_turn_has_recall(surface, tail):
             taken = (*taken, "recall")
             continue
         if not capped:
@@ -735,7 +757,9 @@ def _sized(part: Part) -> tuple[str, str, str]:
     return part.text, part.budget_class, part.layer
 
 
-def _current_turn_has_recall(surface: Surface) -> bool:
+def _current_turn_has_recall(surface: Surface, tail: VolatileTail) -> bool:
+    if tail.evidence:
+        return True
     turn = surface.current_turn()
     return bool(turn and turn.frame and turn.frame.recall)
 

@@ -39,6 +39,7 @@ from contextwright.events.catalog import (
     ChildFinished,
     ChildStarted,
     Compacted,
+    CompactionRejected,
     ContextOverflow,
     DecisionGraduated,
     DecisionPoint,
@@ -59,6 +60,7 @@ from contextwright.events.catalog import (
     PrefixCounted,
     Pruned,
     RecallRevisionFailed,
+    RecallUnavailable,
     RequestBuilt,
     StageClosed,
     StageOpened,
@@ -379,6 +381,8 @@ class _Fold:
                 | FrameworkItemsCleared()
                 | FrameworkHistorySeen()
                 | RecallRevisionFailed()
+                | RecallUnavailable()
+                | CompactionRejected()
             ):
                 pass  # plans, telemetry, memory, policy and a framework's own records are read elsewhere
             case _:

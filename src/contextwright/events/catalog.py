@@ -226,6 +226,18 @@ class Compacted:
     Empty in compactions recorded before lines carried trust: those render as one block."""
 
 
+@event_type("context.compaction.rejected")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompactionRejected:
+    """A plugged compactor's proposal broke the trust labels a summary must keep; the extractive one was used instead."""
+
+    epoch: int
+    compactor: str
+    """The plugged compactor's dotted name."""
+    problems: tuple[str, ...]
+    """Each breach, named by line number, label and reference (never by the text)."""
+
+
 @event_type("context.working_state.updated")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class WorkingStateUpdated:
@@ -335,6 +347,19 @@ class RecallRevisionFailed:
     """The recall port's revision hook failed; evidence was read fresh instead of reused."""
 
     error: str
+    """The exception's class name (events recorded before kept its message too): never the message,
+    which may carry a connection string or the data asked for."""
+
+
+@event_type("context.recall.unavailable")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecallUnavailable:
+    """The recall port raised: the request recorded after this was built without what it would have read."""
+
+    operation: Literal["recall", "current"]
+    """``recall``: evidence for the turn was not looked up; ``current``: evidence shown earlier was not checked."""
+    error_class: str
+    """The exception's class name only: its message may carry a connection string or the data asked for."""
 
 
 @event_type("context.frame.recorded")
@@ -556,6 +581,7 @@ EventPayload = (
     | EpochRotated
     | RequestBuilt
     | Compacted
+    | CompactionRejected
     | WorkingStateUpdated
     | ModelResponse
     | MemoryWritten
@@ -583,5 +609,6 @@ EventPayload = (
     | FrameworkItemsCleared
     | FrameworkHistorySeen
     | RecallRevisionFailed
+    | RecallUnavailable
 )
 """Every event payload type, so folds can match them exhaustively (a test checks it against the registry)."""

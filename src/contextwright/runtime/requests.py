@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, TypeVar
 
 from contextwright.assembly.assemble import (
     PINNED_BOUNDED_YIELD,
@@ -17,10 +18,18 @@ from contextwright.assembly.assemble import (
 from contextwright.assembly.request import NeutralRequest
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
+from contextwright.budget.estimator import CORPUS_CALIBRATION, calibration_of
 from contextwright.derive import working_state as ws
 from contextwright.derive.surface import AssistantReply, Entry, Surface, UserTurn, fold
 from contextwright.errors import UsageError
-from contextwright.events.catalog import Evidence, FrameRecorded, PrefixCounted, RecallRevisionFailed, RequestBuilt
+from contextwright.events.catalog import (
+    Evidence,
+    FrameRecorded,
+    PrefixCounted,
+    RecallRevisionFailed,
+    RecallUnavailable,
+    RequestBuilt,
+)
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan, Prefix
@@ -34,6 +43,9 @@ from contextwright.runtime.limits import ENVELOPE_TOKENS
 from contextwright.runtime.per_entry import PerEntry
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.spec import AgentSpec
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 PREFIX_COUNT_ATTEMPTS: Final[int] = 3
 """Failed calls to the provider's count endpoint, per epoch and process, before estimates stand in for good."""
@@ -139,7 +151,16 @@ class Requests:
         return current.prefix.memory.facts if current is not None else self._opened_snapshot
 
     def next_request(self) -> BuiltRequest:
-        """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request."""
+        """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request.
+
+        Recall is read for every request: the turn's first request records what it found in the
+        turn's frame; each later one reads again and shows evidence no frame delivered in its
+        volatile tail, so evidence that appears during the turn reaches the very next request
+        and the cached history before the tail stays as sent. A recall port that raises never
+        stops a request: it is built without what the port would have given, a
+        ``context.recall.unavailable`` event (the exception's class only) is recorded with it, a
+        warning is logged, and the next request asks the port again.
+        """
         core = self.core
         core.sync()
         surface = core.surface()
@@ -148,9 +169,10 @@ class Requests:
         self._check_something_to_answer(surface)
         plan = self.pin_plan()
         allocation = allocate(plan)
-        self._frame_current_turn(surface)
+        notes: list[RecallUnavailable | RecallRevisionFailed] = []
+        framed = self._frame_current_turn(surface, notes)
         surface = core.surface()
-        tail = self._tail(surface)
+        tail = self._tail(surface, read_recall=not framed, notes=notes)
         factor = core.estimate_factor(plan.model.id)
         previous = self._previous_request(plan.epoch)
         last = core.facts().last_built
@@ -180,14 +202,15 @@ class Requests:
             yields=result.yields,
             pressure=result.pressure,
             dedupe_hits=result.dedupe_hits,
-            inputs=_rebuild_inputs(result, tail),
+            inputs={**_rebuild_inputs(result, tail), **_estimator_inputs(core)},
             exact_tokens=exact,
             raw_estimate_tokens=raw,
             estimate_factor=factor,
         )
         # Taken before the append, at the request's upto_seq: the state the next reopen rebuilds this request on.
         due = core.checkpoint_due(result.upto_seq, result.request.messages)
-        [event] = core.append([payload])
+        # What the recall port failed to give is recorded with the request it shaped, after its upto_seq.
+        event = core.append([*notes, payload])[-1]
         if due is not None:
             core.write_checkpoint(due)
         self._last_built = (plan.epoch, payload.request_index, result.request)
@@ -210,6 +233,8 @@ class Requests:
         record = core.recorded_request(request_index)
         inputs = record.inputs or {}
         upto = inputs["upto_seq"]
+        # Requests recorded before estimators had calibrations were sized with the corpus one.
+        calibration = inputs.get("estimator", CORPUS_CALIBRATION)
         plan = core.plan_at(upto)
         if plan is None:
             raise UsageError(f"session {core.id!r}: request {request_index} was recorded before any plan")
@@ -221,13 +246,13 @@ class Requests:
             tail=VolatileTail.from_dict(inputs["tail"]),
             secret=core.secret,
             # Sized as it was built: requests recorded before factors were logged were built uncorrected.
-            estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0),
+            estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0, calibration=calibration),
             # Requests recorded before markers named the read tool only where the prefix pins it named it always.
             legacy_read_refs=inputs.get("read_refs") != READ_REFS_WHEN_PINNED,
             # Requests recorded before items were bounded on arrival bounded them under a yield only.
             bounded=inputs.get("bounded") == ITEMS_ON_ARRIVAL,
             # Requests recorded before views were sized uncorrected sized them with the factor above.
-            view_estimate=core.view_estimate(plan) if inputs.get("views") == UNCORRECTED_VIEWS else None,
+            view_estimate=core.view_estimate(plan, calibration=calibration) if inputs.get("views") == UNCORRECTED_VIEWS else None,
             # Requests recorded before pinned items yielded last bounded them with the other items.
             pinned_with_items=inputs.get("pinned") != PINNED_LAST,
             yields=tuple(inputs["yields"]),
@@ -385,8 +410,42 @@ class Requests:
                 )
             ]
         )
+        return True
 
-    def _tail(self, surface: Surface) -> VolatileTail:
+    def _fitting(self, found: Sequence[Evidence], budget: int) -> tuple[Evidence, ...]:
+        """In-turn recall is capped: the port's ranking decides what fits in ``budget`` tokens."""
+        kept: list[Evidence] = []
+        used = 0
+        for item in found:
+            cost = self.core.count(item.text) + ENVELOPE_TOKENS
+            if used + cost > budget:
+                break
+            kept.append(item)
+            used += cost
+        return tuple(kept)
+
+    def _ask_port(
+        self,
+        operation: Literal["recall", "current"],
+        read: Callable[[], _T],
+        notes: list[RecallUnavailable | RecallRevisionFailed],
+    ) -> _T | None:
+        """``read()``, or None when the recall port raised: noted for the log (the exception's class, never
+        its message, which may hold a connection string or the data asked for) and logged as a warning."""
+        try:
+            return read()
+        except Exception as exc:  # a port outage must not stop the session: the next request asks again
+            error = type(exc).__name__
+            notes.append(RecallUnavailable(operation=operation, error_class=error))
+            _log.warning(
+                "session %r: the recall port raised %s on %s(); this request is built without it", self.core.id, error, operation
+            )
+            return None
+
+    def _tail(
+        self, surface: Surface, *, read_recall: bool, notes: list[RecallUnavailable | RecallRevisionFailed]
+    ) -> VolatileTail:
+        """This step's volatile tail; ``read_recall``: ask the recall port for evidence no frame delivered."""
         core = self.core
         corrections: list[Correction] = []
         erased: set[str] = set()
@@ -396,14 +455,22 @@ class Requests:
                 delivered[evidence.id] = evidence
         opening = surface.current_turn()  # found from the end, where it almost always is
         frame_state = opening.frame.working_state if opening is not None and opening.frame is not None else None
+        # A port that failed to say what became of the evidence shown is not asked for more this request:
+        # what it showed stays as it was shown (it is history), and the next request asks again.
+        current: Mapping[str, Evidence | None] | None = {}
         if delivered and core.recall is not None:
-            current = self._read_evidence(sorted(delivered))
+            current = self._read_evidence(sorted(delivered), notes)
+        available = core.recall is not None and current is not None
+        if current is not None:
             for evidence_id, shown in sorted(delivered.items()):
                 now_evidence = current.get(evidence_id)
                 if now_evidence is None:
                     erased.add(evidence_id)
                 elif now_evidence.text != shown.text:
                     corrections.append(Correction(evidence_id=evidence_id, text=now_evidence.text, trust=now_evidence.trust))
+        fresh: tuple[Evidence, ...] = ()
+        if read_recall and available and opening is not None and opening.frame is not None:
+            fresh = self._fresh_evidence(opening, delivered, erased, notes)
         # The snapshot in the prefix is frozen for the epoch: a correction of one of its facts
         # reaches the model as a correction line in the body, on the very next request.
         if self.memory_snapshot:
@@ -425,35 +492,71 @@ class Requests:
             )
         nudges = (self.rounds.nudge_text,) if rounds >= self.rounds.nudge_after else ()
         return VolatileTail(
-            corrections=tuple(corrections), working_state=changed, nudges=nudges, erased_evidence=frozenset(erased)
+            corrections=tuple(corrections),
+            working_state=changed,
+            nudges=nudges,
+            erased_evidence=frozenset(erased),
+            evidence=fresh,
         )
 
-    def _read_evidence(self, ids: list[str]) -> Mapping[str, Evidence | None]:
+    def _fresh_evidence(
+        self,
+        turn: UserTurn,
+        delivered: Mapping[str, Evidence],
+        erased: set[str],
+        notes: list[RecallUnavailable | RecallRevisionFailed],
+    ) -> tuple[Evidence, ...]:
+        """Evidence recall finds now for the turn's message that no frame delivered, in what the frame left of the cap.
+
+        Read on every request after the turn's first (ADR-0183: no bundle is kept between assemblies),
+        so evidence written or prepared during the turn reaches the next request of the same turn."""
+        core = self.core
+        recall = core.recall
+        assert recall is not None and turn.frame is not None
+        now = core.clock.now()
+        found = self._ask_port("recall", lambda: tuple(recall.recall(turn.message.text, now=now)), notes)
+        if not found:
+            return ()
+        shown = sum(core.count(e.text) + ENVELOPE_TOKENS for e in turn.frame.recall if e.id not in erased)
+        new = {e.id: e for e in found if e.id not in delivered}
+        return self._fitting(tuple(new.values()), core.budgets.recall_tokens - shown)
+
+    def _read_evidence(
+        self, ids: list[str], notes: list[RecallUnavailable | RecallRevisionFailed]
+    ) -> Mapping[str, Evidence | None] | None:
         """Fresh read on every assembly; reuse only behind the explicit revision hook (ADR-0183).
 
         The hook may say ``None`` (no revision known: read fresh) or fail (read fresh, and
-        record the failure); a stale answer is never reused in either case.
+        record the failure's class); a stale answer is never reused in either case. None when
+        the port itself failed (noted in ``notes``).
         """
         recall = self.core.recall
         assert recall is not None
         now = self.core.clock.now()
+
+        def read() -> Mapping[str, Evidence | None] | None:
+            return self._ask_port("current", lambda: recall.current(ids, now=now), notes)
+
         revision_of = getattr(recall, "revision", None)
         if not (self.reuse_recall_by_revision and revision_of is not None):
-            return recall.current(ids, now=now)
+            return read()
         try:
             known = revision_of()
         except Exception as exc:  # a broken hook must not break assembly: fall back to a fresh read
             self._recall_cache = None
-            self.core.append([RecallRevisionFailed(error=f"{type(exc).__name__}: {exc}"[:500])])
-            return recall.current(ids, now=now)
+            # ADR-0183: a revision failure is known by its class alone; its message may carry data.
+            error = type(exc).__name__
+            notes.append(RecallRevisionFailed(error=error))
+            _log.warning("session %r: the recall revision hook raised %s; reading fresh", self.core.id, error)
+            return read()
         if known is None:
             self._recall_cache = None
-            return recall.current(ids, now=now)
+            return read()
         revision = str(known)
         if self._recall_cache is not None and self._recall_cache[:2] == (revision, tuple(ids)):
             return self._recall_cache[2]
-        current = recall.current(ids, now=now)
-        self._recall_cache = (revision, tuple(ids), current)
+        current = read()
+        self._recall_cache = None if current is None else (revision, tuple(ids), current)
         return current
 
 
@@ -481,6 +584,12 @@ def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
         "pinned": PINNED_LAST,
         "read_refs": READ_REFS_WHEN_PINNED,
     }
+
+
+def _estimator_inputs(core: SessionCore) -> dict[str, Any]:
+    """``{"estimator": calibration}`` for a heuristic estimator, so a rebuild sizes with the same weights; else nothing."""
+    calibration = calibration_of(core.estimator)
+    return {} if calibration is None else {"estimator": calibration}
 
 
 def _recalled(entry: Entry) -> tuple[Evidence, ...]:
