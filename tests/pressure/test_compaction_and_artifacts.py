@@ -81,7 +81,8 @@ def test_manual_compaction_refuses_when_the_archive_fails(monkeypatch):
     assert session.events == before
 
 
-def test_automatic_compaction_proceeds_and_records_the_archive_failure(monkeypatch):
+def test_automatic_compaction_proceeds_and_records_the_archive_failure(monkeypatch, caplog):
+    caplog.set_level("WARNING", logger="contextwright")
     engine, session, _ = open_session(window=16_000)
     session.user("Start: fix the flaky billing tests.")
     for turn in range(12):
@@ -103,6 +104,10 @@ def test_automatic_compaction_proceeds_and_records_the_archive_failure(monkeypat
             monkeypatch.setattr(session.log, "put_artifact", archive_fails)
     compactions = [e.payload for e in session.events if e.type == "context.compacted"]
     assert compactions and any(c.archive_failed for c in compactions)
+    # ADR-0101 D5: besides the metric, a loud line in the process log names the session and the failure's class.
+    loud = [r for r in caplog.records if r.levelname == "ERROR" and "compaction archive could not be written" in r.getMessage()]
+    assert len(loud) == sum(c.archive_failed for c in compactions)
+    assert "'s1'" in loud[0].getMessage() and "StorageUnavailable" in loud[0].getMessage()
 
 
 def test_depth_is_capped_and_then_escalation_is_signalled():

@@ -13,6 +13,7 @@ from contextwright.errors import UsageError
 from contextwright.log import EventLog, open_log
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
+from contextwright.pressure.compactor import Compactor, compact
 from contextwright.runtime.checkpoint import DEFAULT_CHECKPOINT_EVERY
 from contextwright.runtime.core import Resumed
 from contextwright.runtime.ports import MemoryPort, RecallPort
@@ -68,11 +69,25 @@ class Engine:
         budgets: BudgetConfig | None = None,
         resumed: Resumed | None = None,
         count_prefix: Callable[..., Any] | None = None,
+        compactor: Compactor | None = None,
     ) -> Session:
         """Open or resume a session (``budgets`` overrides the engine's for this session).
 
         ``count_prefix`` (opt-in, Anthropic models): the SDK's ``client.messages.count_tokens``;
-        each epoch's prefix is then counted exactly once, and estimates are reconciled on the body alone."""
+        each epoch's prefix is then counted exactly once, and estimates are reconciled on the body alone.
+
+        ``compactor`` (default: the extractive :func:`contextwright.pressure.compactor.compact`) is
+        called like it (see :class:`~contextwright.pressure.compactor.Compactor`) and may summarise
+        with a model. Its labels are checked before anything is adopted
+        (:mod:`contextwright.pressure.compaction_check`): the header is the platform's, each line
+        keeps the trust of what it came from (no untrusted text under a trusted label), and a
+        pointer keeps its output's trust. A proposal that breaks them is rejected, not raised: a
+        ``context.compaction.rejected`` event names the compactor and each breach, a warning is
+        logged, and the extractive summary of the same history is adopted instead, so a faulty
+        plugin never stops a session nor puts untrusted text in a trusted voice. Child runs use
+        the same compactor."""
+        if compactor is not None and not callable(compactor):
+            raise UsageError(f"compactor must be callable like contextwright.pressure.compactor.compact, got {compactor!r}")
         return Session(
             log=self.log,
             session_id=session_id,
@@ -86,9 +101,10 @@ class Engine:
             recall=recall,
             rounds=rounds,
             reuse_recall_by_revision=reuse_recall_by_revision,
-            # Child runs share the parent's ports and its prefix counter.
+            compactor=compactor or compact,
+            # Child runs share the parent's ports, its prefix counter and its compactor.
             engine_session=lambda sid, **kw: self.session(
-                sid, **{"memory": memory, "recall": recall, "count_prefix": count_prefix, **kw}
+                sid, **{"memory": memory, "recall": recall, "count_prefix": count_prefix, "compactor": compactor, **kw}
             ),
             resumed=resumed,
             count_prefix=count_prefix,

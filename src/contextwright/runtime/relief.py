@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -28,6 +29,7 @@ from contextwright.errors import (
 from contextwright.events.catalog import (
     ArtifactPointer,
     Compacted,
+    CompactionRejected,
     CompactionTrigger,
     LayerTruncated,
     Pruned,
@@ -35,7 +37,8 @@ from contextwright.events.catalog import (
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.plan.plan import ContextPlan
-from contextwright.pressure.compactor import CompactionResult, Compactor
+from contextwright.pressure.compaction_check import label_problems
+from contextwright.pressure.compactor import CompactionResult, Compactor, compact
 from contextwright.pressure.ranking import least_relevant_first
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
@@ -43,6 +46,8 @@ from contextwright.runtime.errors import (
     EscalationRequired,
 )
 from contextwright.runtime.limits import ENVELOPE_TOKENS, POINTER_STUB_TOKENS
+
+_log = logging.getLogger(__name__)
 
 
 def visible_tool_result_tokens(surface: Surface, estimate: Callable[[str], int], memo: RenderMemo | None = None) -> int:
@@ -103,12 +108,41 @@ class Relief:
 
     def __init__(self, core: SessionCore, compactor: Compactor) -> None:
         self.core = core
-        self.compactor = compactor
+        self.plugged = compactor
+        """The compactor the session was given (the extractive :func:`compact` unless one was plugged in)."""
         # Sizing a pruning pass renders the whole body, on every request under pressure (most
         # decline): its own memo makes that incremental like the builds, same messages and sums.
         self._sizing_memo = RenderMemo()
         self._bounded_pinned = False
         self._result_sizes = RenderMemo()
+
+    def compactor(
+        self, surface: Surface, *, epoch: int, trigger: CompactionTrigger, max_summary_chars: int | None = None
+    ) -> CompactionResult:
+        """The plugged compactor's proposal, once its labels are checked (:mod:`contextwright.pressure.compaction_check`).
+
+        A proposal that breaks them is not adopted: a ``context.compaction.rejected`` event names
+        the compactor and each breach (never the text), a warning is logged, and the extractive
+        compactor's proposal for the same surface stands in, so no pass is lost to a faulty plugin."""
+        options = {} if max_summary_chars is None else {"max_summary_chars": max_summary_chars}
+        proposal = self.plugged(surface, epoch=epoch, trigger=trigger, **options)
+        if self.plugged is compact or proposal.compacted is None:
+            return proposal
+        problems = label_problems(surface, proposal.compacted)
+        if not problems:
+            return proposal
+        fallback = compact(surface, epoch=epoch, trigger=trigger, **options)
+        if fallback == proposal:
+            return proposal  # a wrapper of the extractive compactor (a lease, a metric): its labels are the extractive ones
+        name = _name(self.plugged)
+        self.core.append([CompactionRejected(epoch=epoch, compactor=name, problems=problems)])
+        _log.warning(
+            "session %r: compactor %s proposed a summary that breaks its trust labels (%s); the extractive summary stands in",
+            self.core.id,
+            name,
+            "; ".join(problems),
+        )
+        return fallback
 
     def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
         """Fold history before the current run into a summary now.
@@ -140,7 +174,15 @@ class Relief:
                     f"session {self.core.id!r}: the compaction archive could not be written ({exc.message}); nothing was compacted",
                     session_id=self.core.id,
                 ) from exc
-            # The automatic path is a safety valve: compact anyway, and say so in the log.
+            # The automatic path is a safety valve (ADR-0101 D5): compact anyway, say so in the event
+            # (the metric counts it) and loudly in the process log.
+            _log.error(
+                "session %r: the compaction archive could not be written (%s); compacting up to seq %d anyway, "
+                "and the folded events stay in the log",
+                self.core.id,
+                type(exc).__name__,
+                compacted.upto_seq,
+            )
             return self.core.append([replace(compacted, archive_failed=True)])[0]
         # The archive holds the folded events verbatim, tool output included: reading it back
         # must carry the lowest trust of what it holds, never the platform's.
@@ -420,3 +462,9 @@ class Relief:
             self._adopt(proposal.compacted, strict=False)
             return True
         return self._prune(plan, allocate(plan), must=True) > 0
+
+
+def _name(compactor: Compactor) -> str:
+    """A compactor's dotted name, for the record of a rejected proposal."""
+    named = compactor if hasattr(compactor, "__qualname__") else type(compactor)
+    return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}"

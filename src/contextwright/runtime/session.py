@@ -194,12 +194,12 @@ class Session:
 
     @property
     def compactor(self) -> Compactor:
-        """The compactor relief and :meth:`compact` use."""
-        return self._relief.compactor
+        """The compactor relief and :meth:`compact` use (a plugged one's proposals are checked; see :meth:`Engine.session`)."""
+        return self._relief.plugged
 
     @compactor.setter
     def compactor(self, compactor: Compactor) -> None:
-        self._relief.compactor = compactor
+        self._relief.plugged = compactor
 
     def engine_session(self, session_id: str, **options: Any) -> Session:
         """Open another session on the same engine (used for child runs)."""
