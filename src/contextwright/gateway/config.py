@@ -1,0 +1,51 @@
+"""How a gateway is set up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from contextwright.errors import UsageError
+from contextwright.service.config import ServiceConfig
+
+Mode = Literal["observe", "manage"]
+MODES: tuple[Mode, ...] = ("observe", "manage")
+
+ANTHROPIC_API = "https://api.anthropic.com"
+OPENAI_API = "https://api.openai.com"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GatewayConfig:
+    """The store, the mode, the providers' addresses and the limits of one gateway."""
+
+    store: str = "sqlite:///contextwright.db"
+    """Where sessions are recorded: a SQLite file or ``postgresql://...``, as for every command."""
+    mode: Mode = "observe"
+    """``observe``: requests and answers pass unchanged and are recorded. ``manage`` (the engine
+    builds what goes upstream from the log) is not available yet."""
+    anthropic_upstream: str = ANTHROPIC_API
+    """Where Anthropic requests go (``/v1/messages``, ``count_tokens`` and the rest of the API)."""
+    openai_upstream: str = OPENAI_API
+    """Where OpenAI requests go (``/v1/responses``, ``/v1/chat/completions`` and the rest); a base ending
+    in ``/v1`` works too."""
+    gateway_key: str | None = None
+    """When set, every request must carry it in ``x-contextwright-key`` (for a gateway others reach)."""
+    max_body_bytes: int = ServiceConfig().max_body_bytes
+    """Largest request body accepted (the service's limit); larger ones get 413 before anything is read."""
+    upstream_timeout: float = 600.0
+    """Seconds to wait for the provider to connect, or between two chunks of its answer."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise UsageError(f"mode must be observe or manage, not {self.mode!r}")
+        if self.mode == "manage":
+            raise UsageError("manage mode is not available yet: run the gateway with --mode observe")
+        if self.max_body_bytes < 1024:
+            raise UsageError(f"max_body_bytes must be at least 1024, not {self.max_body_bytes}")
+        for name in ("anthropic_upstream", "openai_upstream"):
+            url = getattr(self, name)
+            if not url.startswith(("http://", "https://")):
+                raise UsageError(f"{name} must be an http:// or https:// URL, not {url!r}")
+        if self.gateway_key is not None and len(self.gateway_key) < 16:
+            raise UsageError("a gateway key must be at least 16 characters long")

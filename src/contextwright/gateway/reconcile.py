@@ -1,0 +1,101 @@
+"""An incoming message list against the log: which run it continues, and what in it is new.
+
+A client sends its whole history on every request. The gateway keeps, per run, the
+fingerprints of the turns it recorded (``framework.history.seen`` events, the same
+bookkeeping the client adapters keep), and the agent the run was opened with (system
+text, tools, model). A request continues the run whose recorded turns are the start
+of its own and whose agent is the same; the turns after that start are new and are
+recorded once. So a client retry (the same history again, while the run waits for the
+answer) records nothing.
+
+Anything else is a client that rewrote its history (its own compaction, ``/clear``, an
+edited or dropped message, another system prompt or model) or a side conversation that
+shares the session's key (a title request, a quick check): it starts a new run of the
+session, ``<key>~2``, ``<key>~3``, ..., with the whole history it sent. The runs before
+it stay in the log as they were, never edited: they are the archive. Later requests go
+to whichever run they continue, so a main conversation and its side requests do not
+push each other into new runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from contextwright.canonical import content_hash, to_plain
+from contextwright.gateway.wires import Turn
+from contextwright.items.region_a import ToolSpec
+from contextwright.runtime.session import Session
+
+RUN_SEPARATOR = "~"
+
+
+@dataclass(kw_only=True, slots=True)
+class Run:
+    """One run of a session in the log, as the gateway tracks it."""
+
+    session_id: str
+    agent: str
+    """A hash of the system text, the tools and the model the run was opened with."""
+    session: Session
+    fingerprints: list[str] = field(default_factory=list)
+    """The turns recorded so far, in order."""
+    awaiting: bool = False
+    """A request was built for the last turns and its answer is not recorded yet."""
+
+
+def agent_signature(provider: str, model: str, system: str, tools: Sequence[ToolSpec]) -> str:
+    """What must stay the same for requests to belong to one run: provider, model, system text and tools.
+
+    The same from a request's conversation and from a run read back from the log (its plan)."""
+    listed = [[t.name, t.description, to_plain(t.input_schema)] for t in tools]
+    return content_hash({"provider": provider, "model": model, "system": system, "tools": listed})
+
+
+def run_id(key: str, number: int) -> str:
+    """The session id of a key's ``number``-th run (the first run is the key itself)."""
+    return key if number == 1 else f"{key}{RUN_SEPARATOR}{number}"
+
+
+def run_number(key: str, session_id: str) -> int | None:
+    """Which run of ``key`` the session id ``session_id`` is, or None when it is not one of them."""
+    if session_id == key:
+        return 1
+    head, sep, tail = session_id.rpartition(RUN_SEPARATOR)
+    if sep and head == key and tail.isdigit() and int(tail) >= 2:
+        return int(tail)
+    return None
+
+
+def continued_run(runs: Sequence[Run], fingerprints: Sequence[str], agent: str) -> Run | None:
+    """The run these turns continue: same agent, its recorded turns a start of them (the longest such), or None.
+
+    A run whose turns are all of them continues only while it waits for its answer (a retry);
+    once answered, the same history again is a new conversation from that point."""
+    best: Run | None = None
+    for run in runs:
+        recorded = run.fingerprints
+        if run.agent != agent or list(fingerprints[: len(recorded)]) != recorded:
+            continue
+        if len(fingerprints) == len(recorded) and not run.awaiting:
+            continue
+        if best is None or len(recorded) > len(best.fingerprints):
+            best = run
+    return best
+
+
+def record_turns(session: Session, turns: Sequence[Turn]) -> None:
+    """Record turns through the session's public API: user text, answers, tool results."""
+    for turn in turns:
+        if turn.kind == "user":
+            session.user(turn.text, author=turn.author)
+        elif turn.kind == "assistant":
+            assert turn.message is not None
+            session.record_assistant(turn.message)
+        else:
+            pending = {call.id for call in session.pending_tool_calls()}
+            for result in turn.results:
+                if result.call_id in pending:
+                    session.tool_result(result.call_id, result.output, is_error=result.is_error)
+                # Otherwise the engine answered that call itself (a revoked tool), or no call of
+                # this run asked for it; the turn's fingerprint still records that it was seen.

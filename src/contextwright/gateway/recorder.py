@@ -1,0 +1,228 @@
+"""The log side of the gateway: each request's new turns and built request, then its answer and usage.
+
+Every call runs in a worker thread, and one session key's calls run one at a time in
+the order the requests arrived (:class:`KeyQueue`): a request's answer is recorded
+before the next request of the same key is reconciled, however the threads are
+scheduled.
+
+Each run is an ordinary engine session (``Engine.session`` with the agent the client
+sent: its system text as the instructions, its tools, no control tools), so ``inspect``,
+``stats``, the console and the cache simulators read it like any other. For each
+request the gateway records what is new, then builds the request the engine would
+send (``context.request.built``): in observe mode that request is not sent, it is the
+record of what the engine makes of the conversation, and the provider's usage is
+recorded against it. A session that cannot be recorded (a prefix over any budget the
+window allows, a store that fails) is logged and skipped; the client's traffic never
+waits on it or fails because of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from contextwright.canonical import canonical_json
+from contextwright.derive.framework_items import fold_seen_history
+from contextwright.errors import ContextwrightError, UsageError
+from contextwright.events.catalog import FrameworkHistorySeen
+from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
+from contextwright.gateway.wires import Conversation, answer_turn, response_output_for_turn
+from contextwright.integrations import _seams as seams
+from contextwright.models import ResolvedModel, resolve
+from contextwright.plan.budgets import BudgetConfig
+from contextwright.providers.responses import parse_response
+from contextwright.runtime.engine import Engine
+from contextwright.runtime.resume import reopen
+from contextwright.runtime.spec import AgentSpec
+
+logger = logging.getLogger("contextwright.gateway")
+
+UNKNOWN_MODEL_WINDOW = 200_000
+"""The window assumed for a model the engine's table does not know (its requests still pass unchanged)."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Ticket:
+    """What recording a request left for recording its answer."""
+
+    key: str
+    run: Run | None
+    built: bool
+
+
+class KeyQueue:
+    """Runs jobs one at a time per key, in the order they were queued (not the order threads wake up)."""
+
+    def __init__(self) -> None:
+        self._tails: dict[str, asyncio.Future[None]] = {}
+
+    def submit(self, key: str, job: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
+        """Queue ``job`` behind the key's earlier jobs; the task ends when it has run."""
+        previous = self._tails.get(key)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._tails[key] = done
+
+        async def run() -> T:
+            try:
+                if previous is not None:
+                    await asyncio.shield(previous)
+                return await job()
+            finally:
+                done.set_result(None)
+                if self._tails.get(key) is done:
+                    del self._tails[key]
+
+        return asyncio.create_task(run())
+
+
+class Recorder:
+    """Records conversations into engine sessions, one run per uninterrupted history."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._runs: dict[str, list[Run]] = {}
+        self._lock = threading.Lock()
+        self.responses: dict[str, str] = {}
+        """Response ids recorded here → their session key (for ``previous_response_id``)."""
+
+    # -- requests ---------------------------------------------------------------------
+
+    def record_request(self, key: str, conversation: Conversation) -> Ticket:
+        """Record what is new in the request and build the engine's request; never raises."""
+        try:
+            return self._record_request(key, conversation)
+        except Exception:
+            logger.exception("gateway: the request of session %s was not recorded", key)
+            self._forget(key)
+            return Ticket(key=key, run=None, built=False)
+
+    def _record_request(self, key: str, conversation: Conversation) -> Ticket:
+        turns = conversation.turns
+        if not turns:
+            return Ticket(key=key, run=None, built=False)
+        fingerprints = [turn.fingerprint for turn in turns]
+        agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
+        runs = self._known_runs(key)
+        run = continued_run(runs, fingerprints, agent)
+        if run is None:
+            number = 1 + max((run_number(key, r.session_id) or 0 for r in runs), default=self._last_run_number(key))
+            run = Run(session_id=run_id(key, number), agent=agent, session=self._open(run_id(key, number), conversation))
+            runs.append(run)
+            if number > 1:
+                logger.info("gateway: session %s continues in a new run %s (its history was rewritten)", key, run.session_id)
+        new = turns[len(run.fingerprints) :]
+        session = run.session
+        if new:
+            record_turns(session, new)
+            seams.append(session, [FrameworkHistorySeen(fingerprints=tuple(fingerprints[len(run.fingerprints) :]))])
+            run.fingerprints = list(fingerprints)
+        elif run.awaiting:
+            return Ticket(key=key, run=run, built=True)  # a retry: the request is built already
+        try:
+            session.next_request()
+        except ContextwrightError as exc:
+            logger.warning("gateway: no request built for session %s: %s", run.session_id, exc)
+            run.awaiting = False
+            return Ticket(key=key, run=run, built=False)
+        run.awaiting = True
+        return Ticket(key=key, run=run, built=True)
+
+    # -- answers ----------------------------------------------------------------------
+
+    def record_answer(self, ticket: Ticket, answer: Mapping[str, Any] | None) -> None:
+        """Record the provider's answer and usage in the ticket's run (nothing for None); never raises."""
+        run = ticket.run
+        if run is None or answer is None:
+            return
+        try:
+            if isinstance(answer.get("output"), list):
+                answer = {**answer, "output": response_output_for_turn(answer["output"])}
+            turn = answer_turn(answer)
+            if ticket.built and run.awaiting:
+                run.session.record(answer)
+            else:
+                run.session.record_assistant(parse_response(answer)[0])
+            seams.append(run.session, [FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
+            run.fingerprints.append(turn.fingerprint)
+            run.awaiting = False
+            if isinstance(answer.get("id"), str) and answer.get("object") == "response":
+                self.responses[answer["id"]] = ticket.key
+        except Exception:
+            logger.exception("gateway: the answer in session %s was not recorded", run.session_id)
+            self._forget(ticket.key)
+
+    # -- runs -------------------------------------------------------------------------
+
+    def _known_runs(self, key: str) -> list[Run]:
+        """The key's runs: tracked in memory, or read back from the log once (after a restart)."""
+        with self._lock:
+            runs = self._runs.get(key)
+            if runs is not None:
+                return runs
+            runs = self._runs[key] = []
+        for session_id in self.engine.log.sessions():
+            if run_number(key, session_id) is None:
+                continue
+            try:
+                session = reopen(self.engine, session_id)
+            except UsageError:
+                continue  # no request was built in it: nothing to continue
+            events = session.events
+            built = [e for e in events if e.type == "context.request.built"]
+            answered = [e for e in events if e.type == "message.assistant"]
+            runs.append(
+                Run(
+                    session_id=session_id,
+                    agent=agent_signature(
+                        session.model.provider, session.model.id, session.agent.instructions, session.agent.tools
+                    ),
+                    session=session,
+                    fingerprints=fold_seen_history(events),
+                    awaiting=bool(built) and (not answered or built[-1].seq > answered[-1].seq),
+                )
+            )
+        return runs
+
+    def _last_run_number(self, key: str) -> int:
+        return max((run_number(key, s) or 0 for s in self.engine.log.sessions()), default=0)
+
+    def _forget(self, key: str) -> None:
+        """Drop what is tracked for ``key``: the next request reads its runs back from the log."""
+        with self._lock:
+            self._runs.pop(key, None)
+
+    def _open(self, session_id: str, conversation: Conversation) -> Any:
+        agent = AgentSpec(
+            policy="",
+            instructions=conversation.system,
+            tools=conversation.tools,
+            control_tools=False,
+        )
+        return self.engine.session(
+            session_id, agent=agent, model=model_for(conversation), budgets=budgets_for(conversation, self.engine.budgets)
+        )
+
+
+def model_for(conversation: Conversation) -> ResolvedModel:
+    """The engine's model for the request's model id (a window of 200,000 tokens when the table does not know it)."""
+    try:
+        return resolve(conversation.provider, conversation.model)
+    except UsageError:
+        return resolve(conversation.provider, conversation.model, context_window=UNKNOWN_MODEL_WINDOW)
+
+
+def budgets_for(conversation: Conversation, base: BudgetConfig) -> BudgetConfig:
+    """Budgets whose prefix caps hold the client's own system text and tools (the client owns its prefix)."""
+    tools_chars = len(canonical_json([[t.name, t.description, t.input_schema] for t in conversation.tools]))
+    return replace(
+        base,
+        instructions_tokens=max(base.instructions_tokens, 2 * len(conversation.system) + 1024),
+        tools_tokens=max(base.tools_tokens, 2 * tools_chars + 1024),
+        tools_count=max(base.tools_count, len(conversation.tools)),
+    )

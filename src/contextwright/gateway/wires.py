@@ -1,0 +1,350 @@
+"""What a client's request says, per wire: the agent's prefix, the model and the conversation as turns.
+
+Three wires carry a conversation: Anthropic Messages (``/v1/messages``), OpenAI Responses
+(``/v1/responses``) and OpenAI Chat Completions (``/v1/chat/completions``). Each parser
+turns a request body into a :class:`Conversation`: the system text and tools the agent
+sent (its prefix), the model, and the history as :class:`Turn` values in the order the
+log records them (user text, one model answer, the results of its tool calls).
+
+Every turn has a fingerprint: a content hash of what it says in neutral form (text,
+tool calls with their ids and arguments, results), so the same turn has the same
+fingerprint whichever way the client serialised it (cache markers, citations, block
+ids and signed reasoning do not count). An answer the gateway recorded from the
+provider gets the fingerprint the client's copy of it will have on the next request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contextwright.canonical import content_hash
+from contextwright.events.catalog import AssistantMessage
+from contextwright.items.region_a import ToolSpec
+from contextwright.providers.responses import parse_response
+
+WireName = Literal["anthropic", "openai_responses", "openai_chat"]
+Provider = Literal["anthropic", "openai"]
+
+PROVIDER_OF: dict[WireName, Provider] = {"anthropic": "anthropic", "openai_responses": "openai", "openai_chat": "openai"}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Result:
+    """The output of one tool call, as the client sent it back."""
+
+    call_id: str
+    output: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Turn:
+    """One step of a conversation, as the log records it."""
+
+    kind: Literal["user", "assistant", "results"]
+    text: str = ""
+    author: Literal["user", "operator"] = "user"
+    message: AssistantMessage | None = None
+    results: tuple[Result, ...] = ()
+
+    @property
+    def fingerprint(self) -> str:
+        """A content hash of what the turn says, the same for any serialisation of it."""
+        if self.kind == "assistant":
+            assert self.message is not None
+            calls = [[c.id, c.name, c.arguments] for c in self.message.tool_calls]
+            return content_hash({"kind": "assistant", "text": self.message.text, "calls": calls})
+        if self.kind == "results":
+            return content_hash({"kind": "results", "results": [[r.call_id, r.output, r.is_error] for r in self.results]})
+        return content_hash({"kind": "user", "author": self.author, "text": self.text})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Conversation:
+    """A request body read as a conversation: the prefix the agent sent, the model, the turns."""
+
+    wire: WireName
+    model: str
+    system: str
+    tools: tuple[ToolSpec, ...]
+    turns: tuple[Turn, ...]
+    stream: bool = False
+    hints: dict[str, str] = field(default_factory=dict)
+    """What the body says about the session: ``metadata.user_id``, ``prompt_cache_key``, ``previous_response_id``."""
+
+    @property
+    def provider(self) -> Provider:
+        """Whose API the wire belongs to."""
+        return PROVIDER_OF[self.wire]
+
+    @property
+    def first_user_text(self) -> str:
+        """The text of the first user turn ('' when there is none)."""
+        return next((t.text for t in self.turns if t.kind == "user" and t.author == "user"), "")
+
+
+class NotAConversation(ValueError):
+    """The body is not a request this wire's parser can read as a conversation (it is forwarded all the same)."""
+
+
+def parse_request(wire: WireName, body: Any) -> Conversation:
+    """The conversation of a request body on ``wire``; :class:`NotAConversation` when it holds none."""
+    if not isinstance(body, Mapping):
+        raise NotAConversation(f"the body is {type(body).__name__}, not a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise NotAConversation("the body names no model")
+    try:
+        if wire == "anthropic":
+            return _anthropic(body, model)
+        if wire == "openai_responses":
+            return _responses(body, model)
+        return _chat(body, model)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise NotAConversation(f"unreadable {wire} body: {type(exc).__name__}: {exc}") from exc
+
+
+def answer_turn(answer: Mapping[str, Any]) -> Turn:
+    """The assistant turn of a provider's answer (a whole message, completion or response)."""
+    message, _ = parse_response(answer)
+    return Turn(kind="assistant", message=message)
+
+
+# -- Anthropic Messages -----------------------------------------------------------------
+
+
+def _anthropic(body: Mapping[str, Any], model: str) -> Conversation:
+    hints = {}
+    metadata = body.get("metadata")
+    if isinstance(metadata, Mapping) and isinstance(metadata.get("user_id"), str):
+        hints["user_id"] = metadata["user_id"]
+    turns: list[Turn] = []
+    for message in _list(body.get("messages")):
+        role = message.get("role")
+        blocks = _blocks(message.get("content"))
+        if role == "assistant":
+            answer = {"type": "message", "role": "assistant", "content": [b for b in blocks if isinstance(b, Mapping)]}
+            turns.append(answer_turn(answer))
+            continue
+        results, texts = [], []
+        for block in blocks:
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind == "tool_result":
+                results.append(
+                    Result(
+                        call_id=str(block["tool_use_id"]),
+                        output=_result_text(block.get("content")),
+                        is_error=bool(block.get("is_error")),
+                    )
+                )
+            elif kind == "text":
+                texts.append(str(block.get("text", "")))
+            elif kind is not None:
+                texts.append(_placeholder(block))
+        if results:
+            turns.append(Turn(kind="results", results=tuple(results)))
+        text = "\n\n".join(t for t in texts if t.strip())
+        if text:
+            # Claude Code sends its environment notes as a "system" message among the others.
+            turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator"))
+    tools = tuple(
+        _tool(t.get("name"), t.get("description"), t.get("input_schema"), kind=t.get("type")) for t in _list(body.get("tools"))
+    )
+    return Conversation(
+        wire="anthropic",
+        model=model,
+        system=_system_text(body.get("system")),
+        tools=tuple(t for t in tools if t is not None),
+        turns=tuple(turns),
+        stream=bool(body.get("stream")),
+        hints=hints,
+    )
+
+
+def _system_text(system: Any) -> str:
+    if isinstance(system, str):
+        return system
+    return "\n\n".join(str(b.get("text", "")) for b in _list(system) if b.get("type", "text") == "text")
+
+
+def _result_text(content: Any) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    parts = []
+    for block in _list(content):
+        parts.append(str(block.get("text", "")) if block.get("type") == "text" else _placeholder(block))
+    return "\n".join(parts)
+
+
+def _placeholder(block: Mapping[str, Any]) -> str:
+    """A short stand-in for a block the log keeps no text for (an image, a document, a block type added later)."""
+    size = len(json.dumps(block, ensure_ascii=False, default=str))
+    return f"[{block.get('type')} block, {size:,} bytes]"
+
+
+# -- OpenAI Responses -------------------------------------------------------------------
+
+_ANSWER_ITEMS = frozenset({"function_call", "custom_tool_call", "reasoning"})
+_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def _responses(body: Mapping[str, Any], model: str) -> Conversation:
+    hints = {k: body[k] for k in ("prompt_cache_key", "previous_response_id") if isinstance(body.get(k), str) and body[k]}
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"type": "message", "role": "user", "content": items}]
+    turns: list[Turn] = []
+    answer: list[dict[str, Any]] = []
+    results: list[Result] = []
+
+    def flush() -> None:
+        if answer:
+            turns.append(answer_turn({"object": "response", "output": list(answer)}))
+            answer.clear()
+        if results:
+            turns.append(Turn(kind="results", results=tuple(results)))
+            results.clear()
+
+    for item in _list(items):
+        kind = item.get("type", "message")
+        role = item.get("role")
+        if kind == "message" and role == "assistant":
+            if results:
+                flush()
+            answer.append({"type": "message", "role": "assistant", "content": _output_parts(item.get("content"))})
+        elif kind in _ANSWER_ITEMS:
+            if results:
+                flush()
+            answer.append(_as_function_call(item))
+        elif kind in _OUTPUT_ITEMS:
+            if answer:
+                flush()
+            results.append(Result(call_id=str(item["call_id"]), output=_content_text(item.get("output"))))
+        elif kind == "message":
+            flush()
+            author: Literal["user", "operator"] = "user" if role == "user" else "operator"
+            text = _content_text(item.get("content"))
+            if text.strip():
+                turns.append(Turn(kind="user", text=text, author=author))
+        # Hosted tool calls and other item kinds stay in the client's history only.
+    flush()
+    tools = tuple(
+        _tool(t.get("name"), t.get("description"), t.get("parameters"), kind=t.get("type")) for t in _list(body.get("tools"))
+    )
+    instructions = body.get("instructions")
+    return Conversation(
+        wire="openai_responses",
+        model=model,
+        system=instructions if isinstance(instructions, str) else "",
+        tools=tuple(t for t in tools if t is not None),
+        turns=tuple(turns),
+        stream=bool(body.get("stream")),
+        hints=hints,
+    )
+
+
+def _as_function_call(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A custom tool call (free-form input) read as a function call whose arguments hold that input."""
+    if item.get("type") != "custom_tool_call":
+        return dict(item)
+    return {
+        "type": "function_call",
+        "call_id": item["call_id"],
+        "name": item["name"],
+        "arguments": json.dumps({"input": item.get("input", "")}),
+    }
+
+
+def response_output_for_turn(output: Sequence[Any]) -> list[dict[str, Any]]:
+    """A Responses answer's output items, with custom tool calls read as function calls."""
+    return [_as_function_call(item) for item in output if isinstance(item, Mapping)]
+
+
+def _output_parts(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "output_text", "text": _content_text(content)}]
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in _list(content):
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text"):
+            parts.append(str(part.get("text", "")))
+        elif kind == "refusal":
+            parts.append(str(part.get("refusal", "")))
+        else:
+            parts.append(_placeholder(part))
+    return "\n".join(p for p in parts if p)
+
+
+# -- OpenAI Chat Completions ------------------------------------------------------------
+
+
+def _chat(body: Mapping[str, Any], model: str) -> Conversation:
+    system: list[str] = []
+    turns: list[Turn] = []
+    results: list[Result] = []
+    leading = True
+    for message in _list(body.get("messages")):
+        role = message.get("role")
+        if role != "tool" and results:
+            turns.append(Turn(kind="results", results=tuple(results)))
+            results = []
+        if leading and role in ("system", "developer"):
+            system.append(_content_text(message.get("content")))
+            continue
+        leading = False
+        if role == "assistant":
+            turns.append(answer_turn({"choices": [{"message": dict(message), "finish_reason": None}]}))
+        elif role == "tool":
+            results.append(Result(call_id=str(message["tool_call_id"]), output=_content_text(message.get("content"))))
+        else:
+            text = _content_text(message.get("content"))
+            if text.strip():
+                turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator"))
+    if results:
+        turns.append(Turn(kind="results", results=tuple(results)))
+    tools = []
+    for entry in _list(body.get("tools")):
+        function = entry.get("function") if isinstance(entry.get("function"), Mapping) else {}
+        tools.append(_tool(function.get("name"), function.get("description"), function.get("parameters"), kind="function"))
+    return Conversation(
+        wire="openai_chat",
+        model=model,
+        system="\n\n".join(system),
+        tools=tuple(t for t in tools if t is not None),
+        turns=tuple(turns),
+        stream=bool(body.get("stream")),
+    )
+
+
+# -- shared -----------------------------------------------------------------------------
+
+
+def _tool(name: Any, description: Any, schema: Any, *, kind: Any) -> ToolSpec | None:
+    """A tool the client advertises; a hosted tool (web search and the like) goes by its type."""
+    name = name if isinstance(name, str) and name else kind if isinstance(kind, str) else None
+    if not name:
+        return None
+    return ToolSpec(
+        name=name,
+        description=description if isinstance(description, str) else "",
+        input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object", "properties": {}},
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return _list(content)
