@@ -300,3 +300,27 @@ def test_three_slashes_before_an_absolute_looking_path_say_how_to_write_it(tmp_p
 def test_help_shows_every_store_url_form(command):
     text = " ".join(runner.invoke(app, [*command, "--help"], env={"COLUMNS": "250"}).output.split())
     assert "sqlite:////absolute/path.db" in text and "sqlite:///relative/path.db" in text
+
+
+def test_the_readmes_keys_commands_find_the_key_its_create_command_made(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = README.read_text()
+    [create] = re.findall(r"^contextwright keys create .*$", text, re.M)
+    made = runner.invoke(app, create.split()[1:], env={"COLUMNS": "250"})
+    assert made.exit_code == 0, made.output
+    listing = re.findall(r"`(contextwright keys list[^`]*)`", text)
+    assert listing
+    for command in listing:
+        shown = runner.invoke(app, command.split()[1:], env={"COLUMNS": "250"})
+        assert shown.exit_code == 0 and "acme" in shown.output, (command, shown.output)
+
+
+def test_a_skipped_transcript_writes_no_request_bodies_and_says_so(tmp_path):
+    path, store, dump = _session_file(tmp_path / "a.jsonl", "s-1"), str(tmp_path / "r.db"), tmp_path / "bodies"
+    args = ["replay", str(path), "--store", store, "--no-compare", "--dump-requests", str(dump)]
+    assert runner.invoke(app, args).exit_code == 0
+    written = sorted(p.name for p in dump.iterdir())
+    again = runner.invoke(app, args, env={"COLUMNS": "300"})
+    assert again.exit_code == 0, again.output
+    assert "No request bodies written" in again.output and "contextwright inspect" in again.output
+    assert sorted(p.name for p in dump.iterdir()) == written

@@ -230,8 +230,19 @@ def replay(
                 highlight=False,
             )
     if dump_requests is not None:
-        console.print(f"Request bodies written to {dump_requests}", highlight=False)
-        if usage == "recorded":
+        skipped = sum(plan.skip for plan in plans)
+        if skipped == len(plans):
+            console.print(f"No request bodies written to {dump_requests}: every transcript was already stored", highlight=False)
+        else:
+            console.print(f"Request bodies written to {dump_requests}", highlight=False)
+        if skipped:
+            # A skipped transcript builds nothing; its requests are in the store, rebuilt by inspect.
+            console.print(
+                f"{skipped} already stored transcript(s) were not replayed, so their bodies are not written: "
+                f"contextwright inspect {store} -s SESSION -r N --wire {wire} prints one from the store.",
+                highlight=False,
+            )
+        if usage == "recorded" and skipped < len(plans):
             # Recorded usage belongs to the original requests and tunes nothing, so relief sized these
             # bodies with the estimator's conservative bound; a live loop hears each request's usage.
             console.print(
