@@ -2,9 +2,12 @@
 
 ``anthropic("claude-sonnet-4-6")`` and ``openai("gpt-5")`` look a model up in a
 small, dated table (window, output limit, caching rules, tokenizer) and return a
-:class:`ResolvedModel`. Every field can be overridden, and unknown models are
-accepted when their window is given. Figures as published by the providers on
-2026-08-21; see docs for sources.
+:class:`ResolvedModel`. Every field can be overridden. A model the table does not know
+takes its window and output limit from LiteLLM's maintained model map when LiteLLM is
+installed (:mod:`contextwright._model_map`), and is otherwise accepted when its window is
+given. Router prefixes (``anthropic/claude-sonnet-4-6``) are looked up without the route;
+the id is kept as written. Figures as published by the providers on 2026-08-21; see docs
+for sources.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from contextwright import _model_map
 from contextwright.errors import UsageError
 
 Provider = Literal["anthropic", "openai"]
@@ -143,13 +147,26 @@ OPENAI_MODELS: dict[str, _Known] = {
     "gpt-5.1": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-5": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-5-mini": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-5-nano": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-5.2": _Known(window=400_000, max_output=128_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-4.1": _Known(window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-4.1-mini": _Known(
+        window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"
+    ),
+    "gpt-4.1-nano": _Known(
         window=1_047_576, max_output=32_768, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"
     ),
     "gpt-4o": _Known(window=128_000, max_output=16_384, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-4o-mini": _Known(window=128_000, max_output=16_384, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
     "gpt-4-turbo": _Known(window=128_000, max_output=4_096, min_cacheable=1_024, token_family="cl100k", tokenizer="cl100k_base"),
+    # Reasoning models of the o series.
+    "o4-mini": _Known(window=200_000, max_output=100_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "o3": _Known(window=200_000, max_output=100_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "o3-mini": _Known(window=200_000, max_output=100_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "o1": _Known(window=200_000, max_output=100_000, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    # Open-weight models, served behind OpenAI-compatible APIs; their tokenizer extends o200k.
+    "gpt-oss-120b": _Known(window=131_072, max_output=131_072, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
+    "gpt-oss-20b": _Known(window=131_072, max_output=131_072, min_cacheable=1_024, token_family="o200k", tokenizer="o200k_base"),
 }
 
 
@@ -181,8 +198,10 @@ def with_window(model: ResolvedModel, context_window: int) -> ResolvedModel:
 def _lookup(model_id: str, table: dict[str, _Known]) -> tuple[str, _Known] | None:
     # Longest known name that the id starts with: "gpt-5-mini" before "gpt-5",
     # and dated snapshots ("claude-opus-4-1-20250805") resolve to their family.
+    # A router prefix ("anthropic/claude-...", "openai/gpt-5", "litellm_proxy/...") names the route, not the model.
+    bare = model_id.rsplit("/", 1)[-1].lower()
     for name in sorted(table, key=len, reverse=True):
-        if model_id == name or model_id.startswith(name + "-") or model_id.startswith(name + "@"):
+        if bare == name or bare.startswith(name + "-") or bare.startswith(name + "@"):
             return name, table[name]
     return None
 
@@ -195,16 +214,18 @@ def _resolve(
     unknown = set(overrides) - allowed
     if unknown:
         raise UsageError(f"unknown model option(s): {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}")
-    if found is None and "context_window" not in overrides:
+    mapped = _model_map.lookup(model_id, provider) if found is None else None
+    if found is None and "context_window" not in overrides and (mapped is None or mapped.max_input_tokens is None):
         raise UsageError(
             f"unknown {provider} model {model_id!r}: pass context_window=... or use one of {', '.join(sorted(table))}"
+            + ("; LiteLLM's model map does not know it either" if _model_map.available() else "")
         )
     known = (
         found[1]
         if found
         else _Known(
-            window=overrides["context_window"],
-            max_output=DEFAULT_OUTPUT_RESERVE,
+            window=overrides.get("context_window") or (mapped.max_input_tokens if mapped else None) or 0,
+            max_output=(mapped.max_output_tokens if mapped else None) or DEFAULT_OUTPUT_RESERVE,
             min_cacheable=1_024,
             token_family="claude-4.7" if provider == "anthropic" else "o200k",
         )

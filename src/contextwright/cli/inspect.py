@@ -122,6 +122,9 @@ def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
     rows = [_stats_row(s) for s in summaries]
     title = f"{len(summaries)} session(s) in {store}" + (": usage and cost simulated by the demo" if simulated else "")
     print_rows(_STATS_HEADERS, rows, title=title, numeric=_STATS_HEADERS[1:3] + ("cache read", "cost"))
+    sources = list(dict.fromkeys(source for s in summaries for source in s.priced_by))
+    if sources:
+        console.print("Costs priced with: " + "; ".join(sources), highlight=False)
 
 
 _STATS_HEADERS = (

@@ -36,6 +36,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Final, Literal
 
+from contextwright import _model_map
 from contextwright.errors import UsageError
 from contextwright.providers.usage import Usage
 
@@ -324,12 +325,51 @@ def price_for(model: str, on: date | None = None, *, table: Iterable[Price] = PR
     key = normalize_model_id(model)
     candidates = [row for row in rows if row.model == key]
     if not candidates:
-        raise UnknownModel(model, known=known_models(rows))
+        mapped = _mapped_price(model) if table is PRICES else None
+        if mapped is None:
+            raise UnknownModel(model, known=known_models(rows))
+        return mapped
     in_effect = [row for row in candidates if on is None or row.effective_from is None or row.effective_from <= on]
     if not in_effect:
         earliest = min(row.effective_from for row in candidates if row.effective_from is not None)
         raise NoPriceOnDate(model, on, earliest=earliest)  # type: ignore[arg-type]  # on is a date here: without one every row is in effect
     return max(in_effect, key=lambda row: row.effective_from or date.min)
+
+
+def _mapped_price(model: str) -> Price | None:
+    """A price from LiteLLM's model map for a model the table does not know (see :mod:`contextwright._model_map`).
+
+    Only an entry found under the id itself counts: a host's price is not another host's.
+    Anthropic's 1-hour write is twice the input rate; OpenAI-style writes are ordinary input.
+    """
+    entry = _model_map.lookup(model)
+    if entry is None or not entry.exact or entry.input_per_token is None or entry.output_per_token is None:
+        return None
+    inp, out = _per_million(entry.input_per_token), _per_million(entry.output_per_token)
+    read = inp if entry.cache_read_per_token is None else _per_million(entry.cache_read_per_token)
+    anthropic = entry.provider == "anthropic"
+    if anthropic:
+        write_5m = inp * Decimal("1.25") if entry.cache_write_per_token is None else _per_million(entry.cache_write_per_token)
+        write_1h = inp * 2
+    else:
+        write_5m = write_1h = inp
+    return Price(
+        model=entry.key,
+        provider="anthropic" if anthropic else "openai",
+        effective_from=None,
+        input=inp,
+        cache_write_5m=write_5m,
+        cache_write_1h=write_1h,
+        cache_read=read,
+        output=out,
+        source=f"{entry.source}, entry {entry.key!r}",
+    )
+
+
+def _per_million(per_token: float) -> Decimal:
+    # repr() gives the shortest decimal that reads back as the same float: 1.1e-06 -> 1.1 per million.
+    rate = (Decimal(repr(per_token)) * _MILLION).normalize()
+    return rate.quantize(Decimal(1)) if rate == rate.to_integral_value() else rate  # 60, not 6E+1
 
 
 def cost(usage: Usage, price: Price) -> Decimal:

@@ -104,6 +104,8 @@ class RequestRecord:
     """Time of the matching ``model.response`` event, when the provider reported one."""
     cost_usd: Decimal | None = None
     """Exact cost of the usage at the dated list price, or None without usage or price."""
+    priced_by: str | None = None
+    """Where the price came from (the engine's dated table, or LiteLLM's model map); None without a cost."""
 
     @property
     def usage(self) -> Usage | None:
@@ -171,6 +173,8 @@ class SessionSummary:
     """Token-weighted share of input read from cache over requests with usage; None without any."""
     total_cost_usd: Decimal | None = None
     """Cost of every request with usage; None without usage or when one of them has no price."""
+    priced_by: tuple[str, ...] = ()
+    """Every price source the cost was computed with, in order of first use."""
     denied_tool_calls: int = 0
     """Tool calls refused by the call-time policy check."""
     memory_candidates_offered: int = 0
@@ -281,6 +285,7 @@ def summarize(
         # Token-weighted: a big request's cache miss matters more than a small one's.
         cache_read_share=read / total_input if total_input else (0.0 if with_usage_ else None),
         total_cost_usd=None if not costs or len(known_costs) < len(costs) else sum(known_costs, Decimal(0)),
+        priced_by=tuple(dict.fromkeys(r.priced_by for r in with_usage_ if r.priced_by is not None)),
         denied_tool_calls=sum(1 for e in ordered if e.type == "tool.result" and e.payload.denied),
         memory_candidates_offered=sum(len(c.facts) for c in candidates),
         memory_candidates_withheld=sum(c.withheld for c in candidates),
@@ -473,19 +478,20 @@ def _attach(
         reasoning_output_tokens=usage.reasoning_output_tokens,
         usage_source=source,
         responded_at=responded_at,
-        cost_usd=_price(record, usage, price_lookup),
+        **_price(record, usage, price_lookup),
     )
 
 
-def _price(record: RequestRecord, usage: Usage, price_lookup: PriceLookup | None) -> Decimal | None:
+def _price(record: RequestRecord, usage: Usage, price_lookup: PriceLookup | None) -> dict[str, Any]:
+    """The record's ``cost_usd`` and ``priced_by``, both None without a lookup or a price."""
     if price_lookup is None:
-        return None
+        return {"cost_usd": None, "priced_by": None}
     try:
         price = price_lookup(record.model, utc_day(record.at))
     except LookupError:
         # An unpriced model has no cost, not a wrong one (UnknownModel is a LookupError).
-        return None
-    return cost(usage, price)
+        return {"cost_usd": None, "priced_by": None}
+    return {"cost_usd": cost(usage, price), "priced_by": price.source}
 
 
 def _recoveries(overflows: list[Any]) -> int:
