@@ -585,6 +585,8 @@ def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[s
             "overflows": r.overflows,
             "task_visible": r.task_visible,
             "evidence_recall": r.evidence.share,
+            "relative_cost_with_read_backs": r.relative_cost_with_read_backs,
+            "read_backs": r.evidence.read_backs,
         }
         for r in rows
     ]
