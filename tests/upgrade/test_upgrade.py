@@ -48,7 +48,14 @@ def restore(tree: str, backend: str, tmp_path: Path, request: pytest.FixtureRequ
     return f"{dsn}?schema={schema}"
 
 
-@pytest.fixture(params=[(tree, backend) for tree in TREES for backend in BACKENDS] or [None])
+STORES = [
+    pytest.param((tree, backend), id=f"{tree}-{backend}", marks=[pytest.mark.postgres] if backend == "postgres" else [])
+    for tree in TREES
+    for backend in ("sqlite", "postgres")
+]
+
+
+@pytest.fixture(params=STORES or [None])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
     if request.param is None:
         pytest.fail("no upgrade fixture in tests/upgrade/fixtures")
