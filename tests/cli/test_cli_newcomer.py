@@ -324,3 +324,22 @@ def test_a_skipped_transcript_writes_no_request_bodies_and_says_so(tmp_path):
     assert again.exit_code == 0, again.output
     assert "No request bodies written" in again.output and "contextwright inspect" in again.output
     assert sorted(p.name for p in dump.iterdir()) == written
+
+
+def test_ctrl_c_while_pricing_the_comparison_says_every_transcript_is_stored(tmp_path, monkeypatch):
+    import contextwright.compare
+
+    path, store = _session_file(tmp_path / "a.jsonl", "s-1"), str(tmp_path / "r.db")
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(contextwright.compare, "compare", ctrl_c)
+    result = runner.invoke(app, ["replay", str(path), "--store", store], env={"COLUMNS": "300"})
+    assert result.exit_code == 130, result.output
+    said = " ".join(result.output.split())
+    assert f"Interrupted while pricing the comparison; every transcript is stored in {store}" in said
+    # Check the store agrees: the next run skips it.
+    monkeypatch.undo()
+    again = runner.invoke(app, ["replay", str(path), "--store", store, "--no-compare"], env={"COLUMNS": "300"})
+    assert "already stored" in again.output
