@@ -501,7 +501,8 @@ def _print_table(
     title = f"Replayed at a {window:,}-token window ({provider} wire); {how}"
     print_rows(headers, cells, title=title, numeric=headers[2:4] + headers[4:])
     recorded = sorted({m.model for t in transcripts for m in t.messages if m.role == "assistant" and m.model})
-    if usage == "recorded" and any(m != model for m in recorded):
+    priced = any(row["cost_usd"] is not None for row in rows)
+    if usage == "recorded" and priced and any(m != model for m in recorded):
         console.print(
             f"The cost prices the recorded token counts at the list prices of {model}, the model these requests "
             f"were built for; the transcripts recorded {', '.join(recorded[:3])}{', ...' if len(recorded) > 3 else ''}, "
