@@ -23,6 +23,7 @@
     │   ├── CheckpointRejected                     a stored checkpoint cannot stand for its log
     │   └── StorageError                           the database failed
     │       ├── StorageUnavailable                 cannot connect / locked / out of space
+    │       ├── StoreReadOnly                      the store can be read here, not written
     │       └── StorageCorrupted                   the stored bytes are not what was written
     ├── PlanError
     │   └── PrefixOverBudget
@@ -240,6 +241,11 @@ class StorageError(LogError):
 
 class StorageUnavailable(StorageError):
     """The database cannot be reached right now (connection, lock, disk space)."""
+
+
+class StoreReadOnly(StorageError):
+    """The store can be read but not written here (file or directory permissions, an immutable
+    file, a read-only mount): reading works, every write is refused and nothing is written."""
 
 
 class StorageCorrupted(StorageError):

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contextwright.cli import app
-from contextwright.errors import NotAStore, StorageUnavailable, StoreNotFound
+from contextwright.errors import NotAStore, StoreNotFound, StoreReadOnly
 from contextwright.events import UserMessage
 from contextwright.log import open_log
 from contextwright.log.sqlite import SQLiteEventLog
@@ -101,7 +101,7 @@ def test_read_only_sqlite_log_refuses_writes_and_missing_files(tmp_path):
     with SQLiteEventLog(path, read_only=True) as log:
         assert [e.seq for e in log.read("s")] == [1]
         assert log.setting("absent", "default") == "default"  # answered, not stored
-        with pytest.raises(StorageUnavailable):
+        with pytest.raises(StoreReadOnly, match="read-only"):
             log.append("s", [UserMessage(text="no")], expected_seq=1)
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM cw_meta WHERE key = 'absent'").fetchone()[0] == 0
     with pytest.raises(StoreNotFound):

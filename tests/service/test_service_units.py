@@ -84,6 +84,7 @@ SERVER_SIDE = {
     "NotAStore",
     "SchemaTooNew",
     "CheckpointRejected",
+    "StoreReadOnly",
 }
 SERVER_SIDE |= {
     "MissingDependencyError",

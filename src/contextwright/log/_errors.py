@@ -20,11 +20,15 @@ from contextwright.errors import (
     StorageCorrupted,
     StorageError,
     StorageUnavailable,
+    StoreReadOnly,
 )
 
 _FEATURE = "the PostgreSQL event log"
 _SQLITE_UNAVAILABLE_HINTS = ("locked", "busy", "unable to open", "disk", "readonly", "read-only", "full")
 _SQLITE_CORRUPT_HINTS = ("malformed", "corrupt")
+# SQLITE_READONLY (the file was opened read-only: it cannot be written here) and its _DIRECTORY
+# variant. The other SQLITE_READONLY_* codes (recovery, a lock, a moved file) pass with time.
+_SQLITE_READ_ONLY_CODES = (8, 1544)
 
 
 def map_sqlite_error(exc: sqlite3.Error | sqlite3.Warning, *, context: str) -> ContextwrightError:
@@ -32,6 +36,8 @@ def map_sqlite_error(exc: sqlite3.Error | sqlite3.Warning, *, context: str) -> C
     text = str(exc).lower()
     name = type(exc).__name__
     if isinstance(exc, sqlite3.OperationalError):
+        if getattr(exc, "sqlite_errorcode", None) in _SQLITE_READ_ONLY_CODES:
+            return StoreReadOnly(f"the SQLite store is read-only here ({context}): {exc}", driver_error=name)
         if any(hint in text for hint in _SQLITE_UNAVAILABLE_HINTS):
             return StorageUnavailable(f"SQLite is unavailable while {context}: {exc}", driver_error=name)
         return StorageError(f"SQLite failed while {context}: {exc}", driver_error=name)

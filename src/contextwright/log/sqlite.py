@@ -24,7 +24,16 @@ from typing import Any
 
 from contextwright.canonical import canonical_str, parse_canonical
 from contextwright.clock import UTC, Clock, format_instant, parse_instant
-from contextwright.errors import ContextwrightError, NotAStore, SchemaTooNew, SeqConflict, StoreNotFound, UsageError
+from contextwright.errors import (
+    ContextwrightError,
+    NotAStore,
+    SchemaTooNew,
+    SeqConflict,
+    StorageError,
+    StoreNotFound,
+    StoreReadOnly,
+    UsageError,
+)
 from contextwright.events.envelope import Event
 from contextwright.log import _migrations
 from contextwright.log._errors import map_sqlite_error, translating_sqlite
@@ -116,8 +125,44 @@ class SQLiteEventLog(EventLog):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if read_only:
             self._check_schema()
-        else:
+            return
+        if self.path.exists() and not self._writable():
+            self._open_read_only(None)
+            return
+        try:
             self._migrate(create=create)
+        except StorageError as exc:
+            if not _cannot_write(exc):
+                raise
+            self._open_read_only(exc)
+
+    def _writable(self) -> bool:
+        """False when this process cannot write the file, or create the write-ahead log beside it.
+
+        Asked of the operating system, which knows permissions, immutable files and read-only
+        mounts; SQLite would otherwise open such a file read-only without saying so, and fail
+        at the first write, or refuse it with "unable to open database file".
+        """
+        if not os.access(self.path, os.W_OK):
+            return False
+        return os.access(self.path.parent, os.W_OK) or Path(f"{self.path}-wal").exists()
+
+    def _open_read_only(self, refused: StorageError | None) -> None:
+        """Read a store this process cannot write, as ``read_only=True`` does: every write then raises StoreReadOnly."""
+        with self._pool_lock:
+            writable, self._idle = self._idle, []
+        for conn in writable:
+            conn.close()
+        self.read_only = True
+        try:
+            self._check_schema()
+        except NotAStore as exc:
+            if "older than" not in exc.message:
+                raise
+            raise StoreReadOnly(
+                f"{self.path} is read-only here, and its schema needs an upgrade that writes: {exc.message}",
+                path=str(self.path),
+            ) from (refused or exc)
 
     # -- connections ----------------------------------------------------------
 
@@ -438,6 +483,21 @@ class _IndexReader:
 def _open_tokens(text: str) -> list[str]:
     """The JSON strings of the open calls stored as ``text``."""
     return text.split("\n")[:-1]
+
+
+def _cannot_write(error: StorageError) -> bool:
+    """True when opening for writing failed because the file or its directory cannot be written here.
+
+    SQLite answers "attempt to write a readonly database" when the file is not writable, and
+    "unable to open database file" when the directory is not (the journal cannot be created).
+    """
+    cause = error.__cause__
+    code = getattr(cause, "sqlite_errorcode", None)
+    return isinstance(error, StoreReadOnly) or code in (_SQLITE_CANTOPEN, _SQLITE_READONLY_DIRECTORY)
+
+
+_SQLITE_CANTOPEN = 14
+_SQLITE_READONLY_DIRECTORY = 1544
 
 
 def _appended_alone(conn: sqlite3.Connection, session_id: str, event: PreparedEvent, expected_seq: int) -> bool:
