@@ -45,6 +45,13 @@ def test_run_of_a_command_that_does_not_exist_is_127_with_its_name():
     assert "command not found: contextwright-no-such-command" in result.output
 
 
+def test_run_of_a_command_killed_by_a_signal_exits_as_a_shell_would():
+    script = "import os, signal; print('halfway'); os.kill(os.getpid(), signal.SIGTERM)"
+    result = runner.invoke(app, ["run", "--", sys.executable, "-c", script])
+    assert result.exit_code == 128 + 15, result.output
+    assert "was stopped by SIGTERM" in " ".join(result.output.split()) and "halfway" in result.output
+
+
 def test_the_readme_pipes_no_exit_status_into_compress():
     text = README.read_text()
     # `cmd | contextwright compress --exit-code $?` hands compress the status of the command before the pipe.
