@@ -73,6 +73,10 @@ def model() -> Any:
     return models.anthropic(MODEL["id"])
 
 
+CONTINUED = 3
+"""The number of the first turn HEAD adds to a fixture's session."""
+
+
 def turn(session: Any, n: int, *, tools: bool) -> None:
     """One turn: a question, a test run whose long output is stored whole, a working-state update, an answer."""
     session.user(f"Turn {n}: CI fails on main. Fix it without changing the public API.")
@@ -88,3 +92,14 @@ def turn(session: Any, n: int, *, tools: bool) -> None:
         session.record_assistant(AssistantMessage(text="Noting the constraint.", tool_calls=(note,)))
         session.next_request()
     session.record_assistant(AssistantMessage(text=f"test_parse fails on an off-by-one; fixed in turn {n}."))
+
+
+def history(session: Any, *, tools: bool) -> None:
+    """What a fixture's session records before the upgrade: turns, a steering note, a compaction, a turn after it."""
+    turn(session, 0, tools=tools)
+    turn(session, 1, tools=tools)
+    session.user("Keep the parser's public names as they are.", steering=True)
+    session.next_request()
+    session.record_assistant(AssistantMessage(text="Understood: the public names stay."))
+    session.compact()
+    turn(session, 2, tools=tools)

@@ -97,7 +97,7 @@ def test_library_sessions_rebuild_byte_for_byte_and_go_on_in_their_epoch(store):
             for index in range(spec["requests"]):
                 session.inspect(index)  # raises StorageCorrupted unless the bytes are the recorded ones
             before = built(session.events)
-            scenario.turn(session, 2, tools=spec["agent"].get("control_tools", True))
+            scenario.turn(session, scenario.CONTINUED, tools=spec["agent"].get("control_tools", True))
             after = built(session.events)
             assert len(after) > len(before)
             assert set(after) == set(before[-1:]), f"{tree} {spec['id']}: the upgrade moved the prefix"
@@ -125,7 +125,7 @@ def test_http_sessions_rebuild_byte_for_byte_and_go_on_in_their_epoch(store):
                     assert session.inspect(index)["verified"], f"{tree} {spec['id']} request {index}"
                 before = built(session.events)
                 assert len(before) == spec["requests"]
-                scenario.turn(session, 2, tools=True)
+                scenario.turn(session, scenario.CONTINUED, tools=True)
                 after = built(session.events)
                 assert len(after) > len(before)
                 assert set(after) == set(before[-1:]), f"{tree} {spec['id']}: the upgrade moved the prefix"

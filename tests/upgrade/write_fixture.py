@@ -35,7 +35,6 @@ from contextwright.log import open_log
 from contextwright.runtime import Engine, InMemoryMemory
 
 SCHEMA = "cw_upgrade_fixture"
-TURNS = 2
 
 
 def write_store(url: str) -> dict[str, int]:
@@ -50,8 +49,7 @@ def write_store(url: str) -> dict[str, int]:
         session = engine.session(
             spec["id"], agent=scenario.agent_spec(spec["agent"]), model=scenario.model(), memory=InMemoryMemory(spec["memory"])
         )
-        for n in range(TURNS):
-            scenario.turn(session, n, tools=session.agent.control_tools)
+        scenario.history(session, tools=session.agent.control_tools)
         built[spec["id"]] = len([e for e in log.read(spec["id"]) if e.type == "context.request.built"])
     log.close()
     built.update(_write_over_http(url, clock))
@@ -72,8 +70,7 @@ def _write_over_http(url: str, clock: FixedClock) -> dict[str, int]:
             key = app.state.store.create_key(spec["tenant"])[1]
             with Client(base, key) as client:
                 session = client.session(spec["id"], agent=scenario.agent_spec(spec["agent"]), model=scenario.model())
-                for n in range(TURNS):
-                    scenario.turn(session, n, tools=True)
+                scenario.history(session, tools=True)
                 events = session.events() if callable(session.events) else session.events
                 built[spec["id"]] = len([e for e in events if e["type"] == "context.request.built"])
     return built
@@ -117,7 +114,6 @@ def main(argv: list[str] | None = None) -> int:
         "tree": args.tree,
         "version": getattr(contextwright, "__version__", ""),
         "schema": SCHEMA,
-        "turns": TURNS,
         "sessions": [{**spec, "requests": built[spec["id"]]} for spec in scenario.SESSIONS],
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
