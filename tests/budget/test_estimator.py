@@ -148,7 +148,7 @@ def test_a_memo_hit_skips_the_model_lookup_and_bad_models_are_still_refused(monk
     first = e.estimate(TEXT, model="gpt-4o")
     looked_up: list[str] = []
     real = est_mod.profile_for
-    monkeypatch.setattr(est_mod, "profile_for", lambda model: looked_up.append(model) or real(model))
+    monkeypatch.setattr(est_mod, "profile_for", lambda model, *rest: looked_up.append(model) or real(model, *rest))
     assert e.estimate(TEXT, model="gpt-4o") == first and looked_up == []
     for bad in ("", "   "):
         with pytest.raises(UsageError):

@@ -86,10 +86,15 @@ FEATURES: Final[tuple[str, ...]] = (
     # Last, so that a payload without them sums exactly as it did before they existed.
     "arabic_marks",  # Arabic diacritics (harakat, shadda, sukun): about a token each
     "cyrillic_upper_pairs",  # non-overlapping pairs of Cyrillic capitals (all-caps words split badly)
+    # Added for the "stress" calibration; the "corpus" one gives them no weight.
+    "controls",  # C0 control characters but tab, newline and carriage return (ANSI escapes start with ESC)
+    "alnum_16",  # sum over runs of ASCII letters and digits of floor(len / 16): base64, keys, hashes
+    "cyrillic_rare",  # Cyrillic letters rare in Russian (ж ф щ э ю ъ ё ... and the Ukrainian ones): made-up words, names
 )
 """Names of the census counts, in vector order."""
 
 _INDEX: Final[dict[str, int]] = {name: i for i, name in enumerate(FEATURES)}
+_CYRILLIC_AT: Final = _INDEX["cyrillic"]
 
 
 def _table(classes: dict[int, bytes], default: int = 0x20) -> bytes:
@@ -121,6 +126,9 @@ _T_SCRIPT = _table({0x41 + i: bytes(leads) for i, leads in enumerate(_SCRIPT_LEA
 # Lead bytes never occur as continuation bytes in UTF-8, so these match whole characters.
 _ARABIC_MARK: Final = re.compile(rb"\xd9[\x8b-\x9f\xb0]")  # U+064B-065F, U+0670
 _CYRILLIC_UPPER_PAIR: Final = re.compile(rb"\xd0[\x80-\xaf]\xd0[\x80-\xaf]")  # U+0400-042F twice
+_CONTROLS: Final = bytes(c for c in (*range(0x20), 0x7F) if c not in b"\t\n\r")
+_T_ALNUM = _table({0x61: _LOWER + _UPPER + _DIGITS})
+_CYRILLIC_RARE: Final = re.compile("[жшюцщэфъёіїєґўЖШЮЦЩЭФЪЁІЇЄҐЎ]")
 _SCRIPT_SYMBOLS: Final[tuple[bytes, ...]] = tuple(bytes([0x41 + i]) for i in range(len(_SCRIPT_LEADS)))
 _NOT_SCRIPT_LEAD: Final = bytes(byte for byte in range(256) if _T_SCRIPT[byte] == 0x20)
 """Bytes that lead no counted script's character: dropped before the per-script counts, which then scan only leads."""
@@ -186,6 +194,9 @@ def census(text: str) -> CharCensus:
         counts.extend(scripts.count(symbol) for symbol in _SCRIPT_SYMBOLS)
         counts.append(len(_ARABIC_MARK.findall(raw)) if b"\xd9" in raw else 0)
         counts.append(len(_CYRILLIC_UPPER_PAIR.findall(raw)) if b"\xd0" in raw else 0)
+    counts.append(len(raw) - len(raw.translate(None, _CONTROLS)))
+    counts.append(raw.translate(_T_ALNUM).count(b"a" * 16))
+    counts.append(len(_CYRILLIC_RARE.findall(text)) if counts[_CYRILLIC_AT] else 0)
     return CharCensus(counts=tuple(counts))
 
 

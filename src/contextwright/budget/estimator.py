@@ -22,6 +22,14 @@ Model families map to calibration profiles:
   :class:`~contextwright.budget.reconcile.Reconciler` from provider-reported usage.
 * Anything else: the element-wise maximum of both fits times :data:`UNKNOWN_FACTOR`,
   the most conservative profile.
+
+Weights come in calibrations (:data:`CALIBRATIONS`). ``corpus`` is the fit above alone;
+``stress`` (the default) adds per-family surcharges (``surcharges.json``) for the text
+shapes the corpora hardly hold and that tokenize worst: ANSI escapes, short-key JSON,
+long letter-digit runs (base64), scripts, made-up Cyrillic words. They are fitted on the
+payloads of :mod:`contextwright.testing.stress` by ``bench/estimator_bench.py --stress
+--fit-stress --write``. A recorded request names the calibration it was sized with, so
+rebuilding it sizes it the same way however the default moves on.
 """
 
 from __future__ import annotations
@@ -71,6 +79,21 @@ UNKNOWN_FACTOR: Final[float] = 1.7
 """Extra factor for models of unknown family, on top of the larger of both fits: as
 large as the largest known family's, so an unknown model is never sized below one."""
 
+CORPUS_CALIBRATION: Final[str] = "corpus"
+"""The weights fitted on the shared corpora and translation catalogs alone (``coefficients.json``)."""
+
+STRESS_CALIBRATION: Final[str] = "stress"
+"""The corpus weights plus per-family surcharges for the text shapes that tokenize worst (ANSI
+escapes, decimal numbers, long letter-digit runs, scripts, made-up Cyrillic words), fitted on
+:mod:`contextwright.testing.stress` payloads. Plain English text without them costs the same."""
+
+CALIBRATIONS: Final[tuple[str, ...]] = (CORPUS_CALIBRATION, STRESS_CALIBRATION)
+"""Every calibration a :class:`HeuristicEstimator` can use, oldest first. Requests record the one
+they were sized with, so a rebuild sizes them with it again."""
+
+DEFAULT_CALIBRATION: Final[str] = STRESS_CALIBRATION
+
+
 DEFAULT_MEMO_SIZE: Final[int] = 4096
 MEMO_TEXT_KEY_CHARS: Final[int] = 16_384
 """Texts up to this length key the memo themselves (a str caches its own hash), longer ones by digest."""
@@ -115,6 +138,9 @@ class CalibrationProfile:
     encoding: str | None = None
     """The exact tokenizer encoding of the family, when one is public."""
 
+    calibration: str = CORPUS_CALIBRATION
+    """Which of :data:`CALIBRATIONS` the weights belong to."""
+
     def raw(self, counts: CharCensus, kind: ContentKind) -> float:
         """Return the uncorrected, unrounded estimate for a census of the given kind."""
         # Summed in a fixed order, so the same census always gives the same float.
@@ -132,15 +158,23 @@ def apply_margin(tokens: int, margin: float = BODY_MARGIN) -> int:
 COEFFICIENTS_FILE: Final[str] = "coefficients.json"
 """The fitted weights, package data next to this module, written by ``bench/estimator_bench.py --fit --write``."""
 
+SURCHARGES_FILE: Final[str] = "surcharges.json"
+"""Per-family weights the ``stress`` calibration adds to every kind's fitted ones, written by
+``bench/estimator_bench.py --fit-stress --write``."""
+
+
+def _load(file: str) -> Any:
+    return json.loads(resources.files("contextwright.budget").joinpath(file).read_text(encoding="utf-8"))
+
 
 def _load_fitted() -> dict[str, dict[str, dict[str, float]]]:
     """Family → content kind → feature name → weight, as the benchmark fitted them."""
-    text = resources.files("contextwright.budget").joinpath(COEFFICIENTS_FILE).read_text(encoding="utf-8")
-    fitted: dict[str, dict[str, dict[str, float]]] = json.loads(text)
+    fitted: dict[str, dict[str, dict[str, float]]] = _load(COEFFICIENTS_FILE)
     return fitted
 
 
 _FITTED: Final = _load_fitted()
+_SURCHARGES: Final[dict[str, dict[str, float]]] = _load(SURCHARGES_FILE)
 
 
 def _dense(weights: Mapping[str, float]) -> tuple[float, ...]:
@@ -150,60 +184,104 @@ def _dense(weights: Mapping[str, float]) -> tuple[float, ...]:
     return tuple(float(weights.get(name, 0.0)) for name in FEATURES)
 
 
-def _fitted(family: str) -> dict[ContentKind, tuple[float, ...]]:
-    return {kind: _dense(_FITTED[family][kind]) for kind in CONTENT_KINDS}
+def _fitted(family: str, calibration: str) -> dict[ContentKind, tuple[float, ...]]:
+    extra = _dense(_SURCHARGES[family] if calibration == STRESS_CALIBRATION else {})
+    # Added only where a surcharge is: an unchanged weight keeps its exact float.
+    return {
+        kind: tuple(w + x if x else w for w, x in zip(_dense(_FITTED[family][kind]), extra, strict=True))
+        for kind in CONTENT_KINDS
+    }
 
 
 def _elementwise_max(*tables: Mapping[ContentKind, tuple[float, ...]]) -> dict[ContentKind, tuple[float, ...]]:
     return {kind: tuple(map(max, *(t[kind] for t in tables))) for kind in CONTENT_KINDS}
 
 
-O200K: Final = CalibrationProfile(name="o200k", coefficients=_fitted("o200k"), encoding="o200k_base")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Profiles:
+    o200k: CalibrationProfile
+    cl100k: CalibrationProfile
+    anthropic: CalibrationProfile
+    anthropic_47: CalibrationProfile
+    unknown: CalibrationProfile
+
+
+def _profiles(calibration: str) -> _Profiles:
+    o200k = CalibrationProfile(
+        name="o200k", coefficients=_fitted("o200k", calibration), encoding="o200k_base", calibration=calibration
+    )
+    cl100k = CalibrationProfile(
+        name="cl100k", coefficients=_fitted("cl100k", calibration), encoding="cl100k_base", calibration=calibration
+    )
+    return _Profiles(
+        o200k=o200k,
+        cl100k=cl100k,
+        anthropic=CalibrationProfile(
+            name="anthropic", coefficients=o200k.coefficients, scale=ANTHROPIC_FACTOR, calibration=calibration
+        ),
+        anthropic_47=CalibrationProfile(
+            name="anthropic-4.7", coefficients=o200k.coefficients, scale=ANTHROPIC_47_FACTOR, calibration=calibration
+        ),
+        unknown=CalibrationProfile(
+            name="unknown",
+            coefficients=_elementwise_max(o200k.coefficients, cl100k.coefficients),
+            scale=UNKNOWN_FACTOR,
+            calibration=calibration,
+        ),
+    )
+
+
+_PROFILES: Final[dict[str, _Profiles]] = {name: _profiles(name) for name in CALIBRATIONS}
+
+O200K: Final = _PROFILES[DEFAULT_CALIBRATION].o200k
 """Profile for OpenAI ``o200k_base`` models."""
 
-CL100K: Final = CalibrationProfile(name="cl100k", coefficients=_fitted("cl100k"), encoding="cl100k_base")
+CL100K: Final = _PROFILES[DEFAULT_CALIBRATION].cl100k
 """Profile for OpenAI ``cl100k_base`` models."""
 
-ANTHROPIC: Final = CalibrationProfile(name="anthropic", coefficients=O200K.coefficients, scale=ANTHROPIC_FACTOR)
+ANTHROPIC: Final = _PROFILES[DEFAULT_CALIBRATION].anthropic
 """Profile for Claude models up to 4.6: the o200k fit times :data:`ANTHROPIC_FACTOR`."""
 
-ANTHROPIC_47: Final = CalibrationProfile(name="anthropic-4.7", coefficients=O200K.coefficients, scale=ANTHROPIC_47_FACTOR)
+ANTHROPIC_47: Final = _PROFILES[DEFAULT_CALIBRATION].anthropic_47
 """Profile for Claude 4.7 and newer: the o200k fit times :data:`ANTHROPIC_47_FACTOR`."""
 
-_CLAUDE_47_MODEL = re.compile(r"claude-(opus-4-[789]|opus-[5-9]|sonnet-[5-9]|haiku-[5-9]|fable|mythos)")
-
-UNKNOWN: Final = CalibrationProfile(
-    name="unknown",
-    coefficients=_elementwise_max(O200K.coefficients, CL100K.coefficients),
-    scale=UNKNOWN_FACTOR,
-)
+UNKNOWN: Final = _PROFILES[DEFAULT_CALIBRATION].unknown
 """Profile for models of unknown family: the most conservative one."""
 
+_CLAUDE_47_MODEL = re.compile(r"claude-(opus-4-[789]|opus-[5-9]|sonnet-[5-9]|haiku-[5-9]|fable|mythos)")
 _O200K_MODEL = re.compile(r"^(?:chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o\d)(?:\b|[-_.:])")
 _CL100K_MODEL = re.compile(r"^(?:gpt-4|gpt-3\.5|gpt-35|text-embedding-3|text-embedding-ada-002)(?:\b|[-_.:])")
 
 
-def profile_for(model: str) -> CalibrationProfile:
+def check_calibration(calibration: str) -> str:
+    """Return ``calibration`` when it is one of :data:`CALIBRATIONS`, else raise :class:`UsageError`."""
+    if calibration not in _PROFILES:
+        raise UsageError(f"unknown calibration {calibration!r}; choose one of {CALIBRATIONS}", calibration=calibration)
+    return calibration
+
+
+def profile_for(model: str, calibration: str = DEFAULT_CALIBRATION) -> CalibrationProfile:
     """Return the calibration profile of ``model`` (unknown families get the most conservative)."""
-    if type(model) is str:
+    if type(model) is str and type(calibration) is str:
         # A session asks with the same few names again and again: the answer depends on the name alone.
-        return _profile_of_name(model)
-    return _profile_of(_model_name(model))
+        return _profile_of_name(model, calibration)
+    return _profile_of(_model_name(model), check_calibration(calibration))
 
 
 @functools.lru_cache(maxsize=256)
-def _profile_of_name(model: str) -> CalibrationProfile:
-    return _profile_of(_model_name(model))
+def _profile_of_name(model: str, calibration: str) -> CalibrationProfile:
+    return _profile_of(_model_name(model), check_calibration(calibration))
 
 
-def _profile_of(name: str) -> CalibrationProfile:
+def _profile_of(name: str, calibration: str) -> CalibrationProfile:
+    profiles = _PROFILES[calibration]
     if _O200K_MODEL.match(name):
-        return O200K
+        return profiles.o200k
     if _CL100K_MODEL.match(name):
-        return CL100K
+        return profiles.cl100k
     if "claude" in name:
-        return ANTHROPIC_47 if _CLAUDE_47_MODEL.search(name) else ANTHROPIC
-    return UNKNOWN
+        return profiles.anthropic_47 if _CLAUDE_47_MODEL.search(name) else profiles.anthropic
+    return profiles.unknown
 
 
 def encoding_for(model: str) -> str | None:
@@ -231,13 +309,24 @@ class HeuristicEstimator:
     reconciler's current correction factor for the model is applied on every call, so
     a factor learned from provider usage also re-sizes payloads seen before. With
     unchanged state (same reconciler factors), the same call returns the same number.
+    ``calibration`` picks the weights (one of :data:`CALIBRATIONS`); :meth:`calibrated`
+    gives an estimator of another one, to size requests recorded under it.
     """
 
-    def __init__(self, *, reconciler: Reconciler | None = None, memo_size: int = DEFAULT_MEMO_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        reconciler: Reconciler | None = None,
+        memo_size: int = DEFAULT_MEMO_SIZE,
+        calibration: str = DEFAULT_CALIBRATION,
+    ) -> None:
         if memo_size < 0:
             raise UsageError(f"memo_size must be >= 0, got {memo_size!r}", memo_size=memo_size)
         self.reconciler = reconciler if reconciler is not None else Reconciler()
         """Source of the per-model correction factors."""
+        self.calibration = check_calibration(calibration)
+        """Which of :data:`CALIBRATIONS` the raw estimates use."""
+        self._siblings: dict[str, HeuristicEstimator] = {calibration: self}
         self._memo_size = memo_size
         self._memo: OrderedDict[tuple[str, str | None, str | bytes], float] = OrderedDict()
         self._lock = threading.Lock()
@@ -252,6 +341,16 @@ class HeuristicEstimator:
     def exact(self) -> bool:
         """Always False: these are upper-bound estimates."""
         return False
+
+    def calibrated(self, calibration: str) -> HeuristicEstimator:
+        """This estimator under ``calibration``: itself, or a sibling with the same reconciler and memo size (kept)."""
+        with self._lock:
+            sibling = self._siblings.get(calibration)
+            if sibling is None:
+                sibling = HeuristicEstimator(reconciler=self.reconciler, memo_size=self._memo_size, calibration=calibration)
+                sibling._siblings = self._siblings
+                self._siblings[calibration] = sibling
+            return sibling
 
     def raw(self, text: str, *, model: str, kind: str | None = None) -> float:
         """Return the memoized estimate before correction and rounding."""
@@ -269,7 +368,7 @@ class HeuristicEstimator:
                     self._memo.move_to_end(key)
                     self.memo_hits += 1
                     return cached
-        profile = profile_for(model)
+        profile = profile_for(model, self.calibration)
         if not isinstance(text, str):
             raise UsageError(f"text must be str, got {type(text).__name__}")
         if not text:
@@ -382,6 +481,16 @@ class ExactEstimator:
 
                 counter = self._counters[encoding] = exact_token_counter(encoding)
             return counter
+
+
+def calibration_of(estimator: TokenEstimator) -> str | None:
+    """The calibration a heuristic estimator sizes with; None for any other (an exact count has none)."""
+    return estimator.calibration if isinstance(estimator, HeuristicEstimator) else None
+
+
+def as_calibrated(estimator: TokenEstimator, calibration: str) -> TokenEstimator:
+    """``estimator`` under ``calibration`` when it is a heuristic one, else ``estimator`` itself."""
+    return estimator.calibrated(calibration) if isinstance(estimator, HeuristicEstimator) else estimator
 
 
 def raw_count(estimator: TokenEstimator, text: str, *, model: str) -> int:

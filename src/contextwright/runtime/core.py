@@ -22,7 +22,7 @@ from typing import Any
 from contextwright.assembly.assemble import body_tokens, sized_texts
 from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import Message
-from contextwright.budget.estimator import TokenEstimator, prefix_estimator
+from contextwright.budget.estimator import TokenEstimator, as_calibrated, prefix_estimator
 from contextwright.budget.reconcile import Reconciler, UsageFold
 from contextwright.clock import Clock
 from contextwright.derive import working_state as ws
@@ -117,6 +117,8 @@ class SessionCore:
         self._usage = UsageFold(Reconciler(**own.options()) if isinstance(own, Reconciler) else None)
         self._raw_estimates = EstimateMemo()
         self._view_estimates = EstimateMemo()
+        self._recorded_estimates: dict[str, tuple[EstimateMemo, EstimateMemo]] = {}
+        """Body and view counts of requests rebuilt under a calibration other than the estimator's own, by calibration."""
         self._facts = LogFacts()
 
     @property
@@ -378,20 +380,42 @@ class SessionCore:
         # The events start at seq 1 and are gapless, so the fold's position is an index.
         return self._usage.feed(self.after(self._usage.upto_seq)).factor(model_id)
 
-    def body_estimate(self, plan: ContextPlan, *, factor: float | None = None) -> Callable[[str], int]:
+    def body_estimate(
+        self, plan: ContextPlan, *, factor: float | None = None, calibration: str | None = None
+    ) -> Callable[[str], int]:
         """A token counter for the model of ``plan``: raw estimates times the logged correction factor.
 
-        ``factor`` replays a recorded one (rebuilds); by default it is folded from the log."""
+        ``factor`` replays a recorded one (rebuilds); by default it is folded from the log.
+        ``calibration`` replays a recorded request's (see :meth:`_calibrated`)."""
         model_id = plan.model.id
         chosen = self.estimate_factor(model_id) if factor is None else factor
-        return self._estimates.counter(self.estimator, model_id, factor=chosen)
+        estimator, memo = self._calibrated(calibration, view=False)
+        return memo.counter(estimator, model_id, factor=chosen)
 
-    def view_estimate(self, plan: ContextPlan) -> Callable[[str], int]:
+    def view_estimate(self, plan: ContextPlan, *, calibration: str | None = None) -> Callable[[str], int]:
         """The uncorrected counter that sizes bounded views (assembly/bounded.py).
 
         Never corrected: a view sized with the reconciled factor would change its bytes
         whenever the factor moves, rewriting every cached block after it."""
-        return self._view_estimates.counter(self.estimator, plan.model.id, factor=1.0)
+        estimator, memo = self._calibrated(calibration, view=True)
+        return memo.counter(estimator, plan.model.id, factor=1.0)
+
+    def _calibrated(self, calibration: str | None, *, view: bool) -> tuple[TokenEstimator, EstimateMemo]:
+        """The session's estimator under ``calibration`` (None: as it is), and the memo its counts are kept in.
+
+        A heuristic estimator sizes a rebuilt request with the calibration the request was
+        built with; its counts then go to a memo of their own, so they never mix with (or
+        evict) the current calibration's."""
+        own = self._view_estimates if view else self._estimates
+        if calibration is None:
+            return self.estimator, own
+        estimator = as_calibrated(self.estimator, calibration)
+        if estimator is self.estimator:
+            return estimator, own
+        memos = self._recorded_estimates.get(calibration)
+        if memos is None:
+            memos = self._recorded_estimates[calibration] = (EstimateMemo(), EstimateMemo())
+        return estimator, memos[1] if view else memos[0]
 
     def split(self, plan: ContextPlan, messages: Sequence[Message]) -> tuple[int, int]:
         """``(exact, raw)``: the tokens of a request counted exactly, and the raw estimate of the rest.

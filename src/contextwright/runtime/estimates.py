@@ -119,7 +119,7 @@ def estimator_fingerprint(estimator: TokenEstimator, model: str) -> str | None:
 
     The package version stands for the counting code; the coefficients and the encoding for the data."""
     if type(estimator) is HeuristicEstimator:
-        profile = profile_for(model)
+        profile = profile_for(model, estimator.calibration)
         shape = [profile.name, {k: list(v) for k, v in sorted(profile.coefficients.items())}, profile.scale, profile.encoding]
     elif type(estimator) is ExactEstimator:
         shape = [encoding_for(model)]
