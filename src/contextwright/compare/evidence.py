@@ -106,9 +106,8 @@ _CAMEL = re.compile(r"[a-z][A-Z]")
 _CODE = re.compile(r"\b[A-Z]{1,5}-?\d{3,6}\b")
 _HEX = re.compile(r"\b[0-9a-f]{7,64}\b")
 _NUMBER = re.compile(r"\b\d[\d,._]{2,}\d\b|\b\d{4,}\b")
-_QUOTED = re.compile(
-    r"\"([^\"\n]{6,%(n)d})\"|(?<!\w)'([^'\n]{6,%(n)d})'(?!\w)|`([^`\n]{6,%(n)d})`".replace("%(n)d", str(QUOTED_MAX))
-)
+_SPAN = rf"{{6,{QUOTED_MAX}}}"
+_QUOTED = re.compile(rf"\"([^\"\n]{_SPAN})\"|(?<!\w)'([^'\n]{_SPAN})'(?!\w)|`([^`\n]{_SPAN})`")
 _STUB = re.compile(r"^\[[^\]\n]* output \([^)]*\) (?:out of|removed from) context;")
 _NOT_TEXT: Final = frozenset(("type", "id", "tool_use_id", "cache_control", "role"))
 """Keys of a body whose values are wire syntax, not text the model reads."""
