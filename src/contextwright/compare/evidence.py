@@ -257,9 +257,10 @@ def evidence_recall(
     by_ordinal: dict[int, Any] = {}
     for index, request in enumerate(sent):
         ordinal = getattr(request, "ordinal", None)
-        if ordinal is None:
+        if ordinal is None and index < len(timeline.calls):
             ordinal = timeline.calls[index].ordinal
-        by_ordinal[ordinal] = request
+        if ordinal is not None:
+            by_ordinal[ordinal] = request
     count = count or (lambda text: (len(text) + 3) // 4)
     misses: Counter[str] = Counter()
     pairs = seen = 0
