@@ -17,6 +17,7 @@ EDGE_PREFIXES = (
     "contextwright.cli",
     "contextwright.testing",
     "contextwright.service",
+    "contextwright.gateway",
     "contextwright.integrations",
 )
 

@@ -13,6 +13,7 @@ from contextwright.cli import artifacts as _artifacts
 from contextwright.cli import compact as _compact
 from contextwright.cli import compress as _compress
 from contextwright.cli import demo as _demo
+from contextwright.cli import gateway as _gateway
 from contextwright.cli import inspect as _inspect
 from contextwright.cli import keys as _keys
 from contextwright.cli import replay as _replay
@@ -95,6 +96,7 @@ app.command("sessions", cls=_Command)(_store.sessions)
 app.command("events", cls=_Command)(_store.events)
 app.command("verify", cls=_Command)(_store.verify)
 app.command("serve", cls=_Command)(_serve.serve)
+app.command("gateway", cls=_Command)(_gateway.gateway)
 app.add_typer(_keys.app, name="keys")
 
 

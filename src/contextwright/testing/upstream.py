@@ -16,6 +16,7 @@ goes out as given, never streamed. Other paths answer ``{"path": ...}`` with sta
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -52,12 +53,19 @@ class Received:
 Script = Callable[[Received], Reply]
 
 
+_numbers = itertools.count(1)
+
+
 def anthropic_message(
-    *content: dict[str, Any], stop_reason: str = "end_turn", usage: dict[str, int] | None = None, model: str = "claude-sonnet-4-5"
+    *content: dict[str, Any],
+    stop_reason: str = "end_turn",
+    usage: dict[str, int] | None = None,
+    model: str = "claude-sonnet-4-5",
+    message_id: str | None = None,
 ) -> dict[str, Any]:
-    """An Anthropic Messages answer with these content blocks."""
+    """An Anthropic Messages answer with these content blocks (a fresh id unless given: clients tell answers apart by it)."""
     return {
-        "id": "msg_fake",
+        "id": message_id or f"msg_fake{next(_numbers):04d}",
         "type": "message",
         "role": "assistant",
         "model": model,

@@ -1,0 +1,70 @@
+"""``contextwright gateway``: the providers' own endpoints on a local port, conversations recorded on the way."""
+
+from __future__ import annotations
+
+import typer
+
+from contextwright.cli._common import console, friendly_errors
+from contextwright.cli.store import STORE_HELP, NewStore, check_reachable, describe_store
+
+
+def gateway(
+    store: str = typer.Option("sqlite:///contextwright.db", "--store", help=STORE_HELP),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on (loopback by default; set --gateway-key before opening it wider)."
+    ),
+    port: int = typer.Option(8787, "--port", help="Port to listen on."),
+    mode: str = typer.Option(
+        "observe", "--mode", help="observe: requests and answers pass unchanged and are recorded (manage is not available yet)."
+    ),
+    anthropic_upstream: str = typer.Option(
+        "https://api.anthropic.com", "--anthropic-upstream", help="Where Anthropic requests go."
+    ),
+    openai_upstream: str = typer.Option("https://api.openai.com", "--openai-upstream", help="Where OpenAI requests go."),
+    gateway_key: str | None = typer.Option(
+        None,
+        "--gateway-key",
+        envvar="CONTEXTWRIGHT_GATEWAY_KEY",
+        help="Require this key in the x-contextwright-key header of every request (for a gateway others reach).",
+    ),
+    max_body_bytes: int = typer.Option(4 * 1024 * 1024, "--max-body-bytes", help="Largest request body; larger ones get 413."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level."),
+) -> None:
+    """Serve the Anthropic and OpenAI APIs locally: point a client's base URL here and its sessions are recorded.
+
+    Claude Code: ANTHROPIC_BASE_URL=http://127.0.0.1:8787. Codex: a model provider with
+    base_url = "http://127.0.0.1:8787/v1". aider: OPENAI_API_BASE=http://127.0.0.1:8787/v1.
+    The client's own API key goes to the provider and is never stored.
+    """
+    from contextwright._optional import require
+
+    with friendly_errors():
+        uvicorn = require("uvicorn", extra="gateway", feature="contextwright gateway")
+        from contextwright.gateway import GatewayConfig, create_gateway_app
+        from contextwright.log import open_log
+
+        config = GatewayConfig(
+            store=store,
+            mode=mode,  # type: ignore[arg-type]  # checked by GatewayConfig, which names the choices
+            anthropic_upstream=anthropic_upstream,
+            openai_upstream=openai_upstream,
+            gateway_key=gateway_key,
+            max_body_bytes=max_body_bytes,
+        )
+        check_reachable(store)
+        new = NewStore(store)
+        log = open_log(store)
+        new.announce()
+        app = create_gateway_app(config, log=log)
+    console.print(f"Store: {describe_store(store)}", markup=False, highlight=False)
+    if host not in ("127.0.0.1", "localhost", "::1") and gateway_key is None:
+        console.print("[yellow]Listening beyond loopback without --gateway-key: anyone who reaches the port can use it.[/]")
+    console.print(
+        f"Contextwright gateway ({mode}) on http://{host}:{port}  →  Anthropic {anthropic_upstream}, OpenAI {openai_upstream}",
+        markup=False,
+        highlight=False,
+    )
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
+    finally:
+        log.close()
