@@ -92,10 +92,14 @@ def test_keeping_everything_sees_every_pair_and_a_request_without_the_tool_outpu
     assert recall.seen < everything.seen
     assert set(recall.misses) == {"pruned"}
     assert recall.read_backs == 1  # one output, read back once however many strings it held
-    # Cut without any pointer: a shortened view, nothing to read back.
+    # Shortened without any pointer: nothing to read back.
     cut = [_replace_output(s, "c1", "FAILED") for s in keep]
     shortened = evidence_recall(timeline, cut, strategy="contextwright")
-    assert set(shortened.misses) == {"bounded"} and shortened.read_backs == 0
+    assert set(shortened.misses) == {"compressed"} and shortened.read_backs == 0
+    # A bounded view of its head and tail, naming the read tool.
+    view = "FAILED\n[... 52 of 60 characters not shown here; the whole text: context_read_artifact ref=#3 ...]\n"
+    bounded = evidence_recall(timeline, [_replace_output(s, "c1", view) for s in keep], strategy="contextwright")
+    assert set(bounded.misses) == {"bounded"} and bounded.read_backs == 1
 
 
 def test_a_call_with_no_request_misses_everything_it_used():

@@ -34,7 +34,8 @@ only loses a pair by leaving the text out.
 **Evidence recall** is the share of pairs visible. Each miss is put down to what
 happened to the latest message that held the string, as the request shows it
 (:data:`CAUSES`): its tool output stands as a pointer (``pruned``), stands
-shortened (``bounded``: cut or compressed at arrival, or a bounded view), was folded
+shortened (``compressed``: compressed or capped on arrival; ``bounded``: a bounded view
+of its head and tail, whose marker says how many characters are not shown), was folded
 into a repeat stub (``repeat``), or is gone from the request (``compacted`` for the
 engine once a compaction ran, ``trimmed`` for the sliding window, ``summarized`` for
 the summarizer, else ``dropped``); ``not_built`` when no request was built.
@@ -81,6 +82,7 @@ EDIT_LINE_CHARS: Final = 20
 QUOTED_MAX: Final = 200
 """Longest quoted span taken whole."""
 CAUSES: Final[tuple[str, ...]] = (
+    "compressed",
     "bounded",
     "pruned",
     "repeat",
@@ -113,6 +115,8 @@ _NOT_TEXT: Final = frozenset(("type", "id", "tool_use_id", "cache_control", "rol
 """Keys of a body whose values are wire syntax, not text the model reads."""
 _POINTER = re.compile(re.escape(READ_TOOL_NAME) + r"|full output: sha256:[0-9a-f]{12}")
 """What names a whole text the read tool returns: a marker or stub naming the tool, or a compressor's pointer."""
+_BOUNDED = re.compile(r"\[\.\.\. [\d,]+ of [\d,]+ characters not shown here")
+"""A bounded view's marker (its head and tail shown); any other shortened output was compressed."""
 _REPEAT = re.compile(r"^\[(?:same output as call|this attempt failed; call)")
 
 
@@ -338,7 +342,9 @@ class _View:
             if _REPEAT.match(stripped):
                 return "repeat", False
             pointer = _POINTER.search(shown) is not None
-            return ("pruned" if _STUB.match(stripped) else "bounded"), pointer
+            if _STUB.match(stripped):
+                return "pruned", pointer
+            return ("bounded" if _BOUNDED.search(shown) else "compressed"), pointer
         head = normalize(unit.text)[:160]
         return ("bounded" if head and head in self.user else "dropped"), False
 
