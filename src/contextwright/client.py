@@ -266,6 +266,14 @@ class RemoteSession:
             )
         return data
 
+    def renew_prefix(self, *, note: str = "", expected_seq: int | None = None) -> dict[str, Any]:
+        """Pin the session's prefix as this release writes it, in a new epoch if it differs (the way on
+        after a ``session-state`` problem saying the prefix differs from its epoch's)."""
+        body: dict[str, Any] = {"note": note}
+        if expected_seq is not None:
+            body["expected_seq"] = expected_seq
+        return dict(self.client.call("POST", self._path + "/prefix", body, retry_safe=True, session_id=self.id))
+
     def compact(self) -> dict[str, Any] | None:
         """Manual compaction: archive first, or refuse. Returns the event, or None when there was nothing to fold."""
         event = self.client.call("POST", self._path + "/compact")["event"]

@@ -386,6 +386,7 @@ def _every_endpoint(name: str) -> list[tuple[str, str, dict | None]]:
         ("POST", base + "/usage", {"input_tokens": 1, "output_tokens": 1}),
         ("POST", base + "/requests", {}),
         ("GET", base + "/requests/0", None),
+        ("POST", base + "/prefix", {}),
         ("POST", base + "/compact", None),
         ("GET", base + "/events", None),
         ("GET", base + "/artifacts/sha256:" + "0" * 64, None),

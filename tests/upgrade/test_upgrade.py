@@ -9,6 +9,7 @@ the same prefix bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Iterator
@@ -216,3 +217,51 @@ def test_a_session_registered_with_an_earlier_engine_framing_is_found_again_by_t
         own = AgentSpec(policy=agent.policy, instructions=agent.instructions, tools=agent.tools, framing="My own framing.")
         with pytest.raises(ServiceProblem, match="another agent spec"):
             client.session("opened-before", agent=own, model=model)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_session_whose_pinned_texts_this_release_does_not_know_goes_on_after_renewing_its_prefix_over_http(
+    backend, tmp_path, request
+):
+    """The way on over HTTP for what versioning cannot cover (texts older than every version kept): an explicit edit."""
+    pytest.importorskip("fastapi", reason='the service needs its extras: pip install "contextwright[service,client]"')
+    from contextwright.client import Client, ServiceProblem, model_json
+    from contextwright.planner import ContextPlanner
+    from contextwright.runtime import Engine
+    from contextwright.runtime.engine_texts import CURRENT, EngineTexts, pinned_texts
+    from contextwright.service import ServiceConfig, create_app
+    from contextwright.service.sessions import resolved_model
+    from contextwright.testing.service import serving
+
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path}/store.db"
+    else:
+        url = f"{request.getfixturevalue('postgres_dsn')}?schema={request.getfixturevalue('postgres_schema')}"
+    [spec] = sessions(OLDER_TEXTS, "http")
+    agent, model = scenario.agent_spec(spec["agent"]), scenario.model()
+    # Registered, and planned by a release whose read tool said what no version kept here says.
+    before = create_app(ServiceConfig(store=url))
+    key = before.state.store.create_key("acme")[1]
+    with serving(before) as base, Client(base, key) as client:
+        client.session("stranded", agent=agent, model=model).user("Hello.")
+    [control, read] = CURRENT.control_tools
+    unknown = EngineTexts(version=0, framing=CURRENT.framing, control_tools=(control, dataclasses.replace(read, description="?")))
+    engine = Engine.open(url)
+    try:
+        log_id = "acme/stranded"
+        planner = ContextPlanner(log_id, estimator=engine.estimator, secret=engine.secret_for(log_id), budgets=engine.budgets)
+        decision = planner.plan(resolved_model(model_json(model)), agent.prefix(texts=unknown))
+        engine.log.append(log_id, list(decision.events), expected_seq=engine.log.last_seq(log_id))
+    finally:
+        engine.log.close()
+    assert pinned_texts(decision.plan.prefix) is CURRENT  # not a version this release knows
+    # This release's service, started on the store.
+    app = create_app(ServiceConfig(store=url))
+    with serving(app) as base, Client(base, key) as client:
+        session = client.session("stranded", agent=agent, model=model)
+        with pytest.raises(ServiceProblem, match="POST /v1/sessions/{session_id}/prefix"):
+            session.next_request()
+        renewed = session.renew_prefix(note="texts from before versions were kept")
+        assert renewed["rotated"] and renewed["epoch"] == 2
+        assert session.next_request().index == 0
+        assert not session.renew_prefix()["rotated"]

@@ -228,4 +228,6 @@ def problem_for(error: ContextwrightError) -> Problem:
     elif outage or isinstance(error, (StorageUnavailable, LeaseBusy)):
         headers["Retry-After"] = "1"
     detail = error.message if slug != "internal" else "an internal error occurred"
+    if isinstance(error, PrefixChanged):
+        detail += "; over HTTP: POST /v1/sessions/{session_id}/prefix"
     return Problem(slug, detail, headers=headers, **extensions)

@@ -257,6 +257,22 @@ class ArtifactOut(BaseModel):
     content: str
 
 
+class PrefixIn(_Body):
+    """Pin the session's prefix as this release writes it, in a new epoch if it differs."""
+
+    note: str = Field(default="", max_length=2000, description="Why, recorded with the new epoch.")
+    expected_seq: int | None = Field(default=None, ge=0)
+
+
+class PrefixOut(BaseModel):
+    """The session's plan after a prefix renewal."""
+
+    rotated: bool = Field(description="A new epoch was started (false: the prefix was already the one pinned).")
+    epoch: int | None = Field(description="The current epoch; null before the session's first request.")
+    prefix_sha256: str | None
+    last_seq: int
+
+
 class CompactOut(BaseModel):
     """The result of a manual compaction."""
 

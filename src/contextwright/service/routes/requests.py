@@ -22,7 +22,7 @@ from contextwright.service.routes._common import (
     sessions_of,
 )
 from contextwright.service.routes.sessions import SessionPath
-from contextwright.service.schemas import BuildIn, BuiltOut, CompactOut, InspectOut
+from contextwright.service.schemas import BuildIn, BuiltOut, CompactOut, InspectOut, PrefixIn, PrefixOut
 from contextwright.service.sessions import Guarantees, Sessions
 
 router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["requests"], dependencies=[bearer])
@@ -122,6 +122,34 @@ def _recorded(session: Session, index: int) -> RequestBuilt:
     built = [e.payload for e in session.events if e.type == "context.request.built"]
     record: RequestBuilt = built[index]
     return record
+
+
+@router.post("/prefix", response_model=PrefixOut, responses=WRITE_PROBLEMS)
+def renew_prefix(session_id: SessionPath, body: PrefixIn, request: Request) -> PrefixOut:
+    """Pin the session's prefix as this release writes it, in a new epoch (SPEC P5: an explicit edit).
+
+    A session goes on with the engine texts its plan pinned across upgrades, so this is needed
+    only by one whose pinned texts this release does not know: its requests are refused with
+    ``session-state`` (the prefix differs from its epoch's) until it is renewed. A prefix that
+    is the pinned one records nothing."""
+    sessions = sessions_of(request)
+    record = sessions.find(principal(request), session_id)
+    guard = Guarantees(expected_seq=body.expected_seq)
+
+    def renew(session: Session) -> PrefixOut:
+        Sessions.check_expected(session, guard)
+        before = session.plan
+        plan = session.edit_prefix(session.agent, note=body.note or "prefix renewed over HTTP")
+        return PrefixOut(
+            rotated=plan is not None and before is not None and plan.epoch != before.epoch,
+            epoch=None if plan is None else plan.epoch,
+            prefix_sha256=None if plan is None else plan.prefix_sha256,
+            last_seq=session.last_seq,
+        )
+
+    answer, retries = sessions.run(record, guard, renew, rederive=True)
+    note_retries(request, retries)
+    return answer
 
 
 @router.post("/compact", response_model=CompactOut, responses=WRITE_PROBLEMS)
