@@ -97,7 +97,10 @@ _TYPES = (
         slug="session-state",
         status=409,
         title="Not possible in the session's current state",
-        advice="Read the session (pending tool calls, awaiting_model) and do what it needs next.",
+        advice=(
+            "Read the session (pending tool calls, awaiting_model) and do what it needs next. When the "
+            "prefix differs from its epoch's, POST /v1/sessions/{id}/prefix starts a new epoch."
+        ),
     ),
     ProblemType(
         slug="run-stopped",
