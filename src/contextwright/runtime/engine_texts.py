@@ -6,9 +6,10 @@ still holds the old words in its plan, byte for byte, and its prefix hash covers
 rebuilding its prefix with the new words would either change the prefix of an open
 session (every cached request lost) or, as the planner refuses that, leave the session
 unable to build another request. So the texts are versioned, like the build rules a
-recorded request names (``inputs``): a session goes on with the texts its plan pinned
-until its epoch rotates for a reason P5 names (or its cache TTL changes), and new
-sessions and new epochs get the newest texts.
+recorded request names (``inputs``): a session goes on with the texts its plan pinned,
+and new sessions get the newest. So does a new epoch started by a model change, a cache
+TTL change or an edit of the prefix; a forced revocation or an erased memory item only
+takes something out of the pinned prefix, so the epoch it starts keeps its texts.
 
 A plan does not name its version: it holds the texts themselves, so :func:`pinned_texts`
 finds the version from the plan's prefix (only texts the engine shipped count, so an
@@ -140,7 +141,7 @@ VERSIONS: tuple[EngineTexts, ...] = (
 )
 
 CURRENT: EngineTexts = VERSIONS[-1]
-"""The texts new sessions and new epochs pin."""
+"""The texts new sessions pin, and new epochs started by a model change, a TTL change or an edit."""
 
 _FRAMINGS = frozenset(texts.framing for texts in VERSIONS)
 
