@@ -288,6 +288,11 @@ def test_inspect_and_stats_read_gateway_sessions_like_any_other(gateway: Any) ->
     assert "rebuilt from the log; it matches the recorded hash" in inspected.output
     stats = runner.invoke(cli_app, ["stats", str(gateway.store)])
     assert stats.exit_code == 0 and SESSION[:8] in stats.output
+    listed = runner.invoke(cli_app, ["sessions", str(gateway.store), "--json"])
+    assert listed.exit_code == 0, listed.output
+    (row,) = [json.loads(line) for line in listed.output.splitlines()]
+    assert row["session_id"] == CC_SESSION and row["requests"] == 2
+    assert row["events"] == len(gateway.events(CC_SESSION))
 
 
 def test_claude_code_session_ids() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -118,15 +119,27 @@ def open_existing(store: str, *, read_only: bool = True) -> EventLog:
     return open_log(store, create=False, read_only=read_only)
 
 
-def sessions(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
+def sessions(
+    store: str = typer.Argument(..., help=STORE_HELP),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object per session (session_id, events, requests, first_event, last_event)."
+    ),
+) -> None:
     """List the sessions in a store with their event counts."""
     with friendly_errors(), open_existing(store) as log:
         table = Table("session", "events", "first event", "last event", title=f"Sessions in {store}")
         for session_id in log.sessions():
             first = log.read(session_id, limit=1)[0]
             last = log.read(session_id, after_seq=log.last_seq(session_id) - 1)[0]
+            if as_json:
+                requests = sum(1 for e in log.read(session_id) if e.type == "context.request.built")
+                row = {"session_id": session_id, "events": last.seq, "requests": requests}
+                row |= {"first_event": first.at.isoformat(), "last_event": last.at.isoformat()}
+                typer.echo(json.dumps(row, ensure_ascii=False))
+                continue
             table.add_row(session_id, str(last.seq), first.at.isoformat(), last.at.isoformat())
-        console.print(table)
+        if not as_json:
+            console.print(table)
 
 
 def events(
