@@ -265,3 +265,29 @@ def test_a_session_whose_pinned_texts_this_release_does_not_know_goes_on_after_r
         assert renewed["rotated"] and renewed["epoch"] == 2
         assert session.next_request().index == 0
         assert not session.renew_prefix()["rotated"]
+
+
+def test_a_tool_revoked_at_once_after_the_upgrade_leaves_the_pinned_texts_as_they_are(tmp_path, request):
+    from contextwright.runtime import Engine, InMemoryMemory
+    from contextwright.runtime.engine_texts import VERSIONS, pinned_texts
+
+    url = restore(OLDER_TEXTS, "sqlite", tmp_path, request)
+    [spec, *_] = sessions(OLDER_TEXTS, "library")
+    engine = Engine.open(url)
+    try:
+        session = engine.session(
+            spec["id"], agent=scenario.agent_spec(spec["agent"]), model=scenario.model(), memory=InMemoryMemory(spec["memory"])
+        )
+        session.force_revoke_tool("run_tests")
+        session.user("Go on without the test runner.")
+        plan = session.next_request().plan
+        assert plan.epoch == 2 and "run_tests" not in plan.prefix.tool_names()
+        assert pinned_texts(plan.prefix) is VERSIONS[0]
+        # Reopened (a restart, another worker): the agent's prefix is checked against the plan again.
+        again = engine.session(
+            spec["id"], agent=scenario.agent_spec(spec["agent"]), model=scenario.model(), memory=InMemoryMemory(spec["memory"])
+        )
+        again.user("And once more.")
+        assert again.next_request().plan == plan
+    finally:
+        engine.log.close()
