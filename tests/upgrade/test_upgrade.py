@@ -104,6 +104,8 @@ def test_library_sessions_rebuild_byte_for_byte_and_go_on_in_their_epoch(store):
             assert set(after) == set(before[-1:]), f"{tree} {spec['id']}: the upgrade moved the prefix"
             for index in range(session.requests_built):
                 session.inspect(index)
+        report = engine.log.verify()  # every hash and counter of the migrated store, with what HEAD added
+        assert report.ok, report.problems
     finally:
         engine.log.close()
 
