@@ -6,6 +6,7 @@ Run from the repository root:
     python bench/evidence_bench.py --quick                # two transcripts per format
     python bench/evidence_bench.py --markdown --plot frontier.html
     python bench/evidence_bench.py --engine-budget tool_results_share=0.5   # a what-if engine row
+    python bench/evidence_bench.py --quick --windows 32000 --worst 5        # where the engine misses most
 
 Each transcript goes through every strategy of :mod:`contextwright.compare` (the same
 run as ``bench/cache_bench.py``, with its options). Per window and strategy the table
@@ -37,6 +38,9 @@ def main() -> None:
     parser = run_parser(__doc__)
     parser.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     parser.add_argument("--plot", type=Path, default=None, help="write the recall-against-cost figure to this HTML file")
+    parser.add_argument(
+        "--worst", type=int, default=0, metavar="N", help="also list the N transcripts where the engine misses most pairs"
+    )
     args = parser.parse_args()
     run = load_run(parser, args)
     counter = TokenCounter(counting="o200k")
@@ -48,6 +52,7 @@ def main() -> None:
         print(f"What-if run: the engine row runs with {run.engine.describe()}")
     per_window: dict[int, list[tuple[StrategyResult, ...]]] = defaultdict(list)
     per_format: dict[tuple[int, str], list[tuple[StrategyResult, ...]]] = defaultdict(list)
+    engine_misses: dict[int, list[tuple[int, str, StrategyResult]]] = defaultdict(list)
     started = time.perf_counter()
     for kind, transcript in run.transcripts:
         for window, results in compare_windows(
@@ -55,11 +60,19 @@ def main() -> None:
         ).items():
             per_window[window].append(results)
             per_format[window, kind].append(results)
+            engine = next(r for r in results if r.name == "contextwright")
+            engine_misses[window].append((engine.evidence.pairs - engine.evidence.seen, transcript.source, engine))
     elapsed = time.perf_counter() - started
     rows = {window: aggregate(per_window[window]) for window in run.windows}
     print(_table(rows, markdown=args.markdown))
     print(f"\nReplayed in {elapsed:.0f} s.\n")
     print(_format_table({key: aggregate(results) for key, results in sorted(per_format.items())}, markdown=args.markdown))
+    if args.worst:
+        for window in run.windows:
+            print(f"\nWhere the engine misses most at {window:,} (missed / pairs, by cause):")
+            for missed, source, r in sorted(engine_misses[window], key=lambda m: (-m[0], m[1]))[: args.worst]:
+                causes = ", ".join(f"{cause} {n}" for cause, n in r.evidence.misses.items())
+                print(f"  {missed} / {r.evidence.pairs}  {Path(source).name}  ({causes or 'none'})")
     if args.plot is not None:
         _write_plot(args.plot, rows)
         print(f"\nFigure: {args.plot}")
