@@ -15,9 +15,10 @@ import httpx2
 
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.integrations.anthropic import ContextwrightMiddleware
-from contextwright.integrations.errors import HistoryRewritten
+from contextwright.integrations.errors import HistoryRewritten, PrefixMismatch
 from contextwright.runtime.errors import ThinkingBudgetInvalid
-from contextwright.testing.fakes import open_session
+from contextwright.runtime.spec import AgentSpec
+from contextwright.testing import fakes
 from contextwright.testing.provider import ScriptedProvider
 
 TASK = "CI fails on main. Fix it without changing the public API."
@@ -61,6 +62,11 @@ class Wire:
         if failure is not None:
             return httpx2.Response(failure[0], json=failure[1], headers={"request-id": "req_fail"})
         return self.provider.handler(request)
+
+
+def open_session(**options: Any) -> Any:
+    """A session whose spec holds only the platform policy: the caller's first call pins its system prompt and tools."""
+    return fakes.open_session(agent=options.pop("agent", None) or AgentSpec(policy=fakes.sample_agent().policy), **options)
 
 
 CALLER_TOOLS = [{"name": "run_tests", "description": "Run the test suite", "input_schema": {"type": "object", "properties": {}}}]
@@ -112,8 +118,8 @@ def test_ten_rounds_of_an_unchanged_loop_send_only_engine_bodies():
     built = [e.payload for e in session.events if e.type == "context.request.built"]
     assert len(built) == ROUNDS
     for body in wire.bodies:
-        # Check: the engine's system and tools went out, not the caller's.
-        assert "caller's own system prompt" not in json.dumps(body["system"])
+        # Check: the engine's system and tools went out, the caller's system prompt and tools pinned in them.
+        assert "caller's own system prompt" in json.dumps(body["system"])
         assert "Never push to main" in json.dumps(body["system"])
         assert {t["name"] for t in body["tools"]} >= {"run_tests", "context_read_artifact"}
         assert _markers(body) <= 4
@@ -407,11 +413,9 @@ def test_signed_thinking_goes_back_byte_identical_in_a_three_round_tool_loop():
 
 
 def test_the_agent_profile_cache_ttl_reaches_the_wire():
-    from dataclasses import replace
-
     from contextwright.testing.fakes import sample_agent
 
-    _, session, clock = open_session(agent=replace(sample_agent(), cache_ttl="1h"))
+    _, session, clock = open_session(agent=AgentSpec(policy=sample_agent().policy, cache_ttl="1h"))
     wire = Wire(ScriptedProvider(answers(2), clock=clock))
     caller_loop(_client(session, wire, max_retries=0), [])
     # Check: the prefix breakpoint carries the orchestrator's 1h TTL on every request.
@@ -501,3 +505,70 @@ def test_thinking_the_engine_leaves_out_as_stale_is_not_put_back_from_the_caller
 
 def _assistant_turns(body: dict[str, Any]) -> list[list[dict[str, Any]]]:
     return [m["content"] for m in body["messages"] if m["role"] == "assistant" and isinstance(m["content"], list)]
+
+
+SEARCH = {
+    "name": "search_code",
+    "description": "Search the repository",
+    "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+}
+
+
+def test_the_first_call_pins_the_callers_system_prompt_and_tools_in_the_prefix():
+    _, session, clock = open_session()
+    wire = Wire(ScriptedProvider(answers(3), clock=clock))
+    client = _client(session, wire, max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    options = {"model": "claude-sonnet-4-6", "max_tokens": 1024, "tools": [*CALLER_TOOLS, SEARCH]}
+    system = [{"type": "text", "text": "You fix CI. Prefer the smallest diff."}]
+    for _ in range(3):
+        response = client.messages.create(system=system, messages=messages, **options)
+        messages.append({"role": "assistant", "content": response.content})
+        calls = [block for block in response.content if block.type == "tool_use"]
+        messages += [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": c.id, "content": "ok"} for c in calls]}]
+    assert len(wire.bodies) == 3
+    for body in wire.bodies:
+        # Check: the caller's system text and tools reach the model, pinned after the platform policy.
+        text = json.dumps(body["system"])
+        assert "Prefer the smallest diff." in text and "Never push to main" in text
+        names = [tool["name"] for tool in body["tools"]]
+        assert names[:2] == ["run_tests", "search_code"] and "context_read_artifact" in names
+        assert next(t for t in body["tools"] if t["name"] == "search_code")["input_schema"] == SEARCH["input_schema"]
+    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    assert len({(b.epoch, b.prefix_sha256) for b in built}) == 1
+    assert session.agent.instructions == "You fix CI. Prefer the smallest diff."
+
+
+def test_a_call_that_differs_from_the_spec_is_refused_naming_each_difference():
+    _, session, clock = open_session(agent=fakes.sample_agent(tools=("run_tests", "read_file")))
+    wire = Wire(ScriptedProvider(answers(1), clock=clock))
+    client = _client(session, wire, max_retries=0)
+    tools = [*CALLER_TOOLS, {"type": "web_search_20250305", "name": "web_search"}]
+    with pytest.raises(PrefixMismatch) as raised:
+        client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=1024,
+            system="caller's own system prompt",
+            tools=tools,
+            messages=[{"role": "user", "content": TASK}],
+        )
+    differences = raised.value.differences
+    assert any("'web_search'" in d and "cannot be pinned" in d for d in differences)
+    assert any("system prompt" in d and "caller's own system prompt" in d for d in differences)
+    assert any("'run_tests'" in d and "Run the test suite" in d for d in differences)
+    assert any("does not pass: read_file" in d for d in differences)
+    # Check: refused before anything was recorded or sent.
+    assert wire.bodies == [] and not [e for e in session.events if e.type == "message.user"]
+
+
+def test_a_later_call_that_adds_a_tool_is_refused():
+    _, session, clock = open_session()
+    wire = Wire(ScriptedProvider(answers(2), clock=clock))
+    client = _client(session, wire, max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    response = client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, tools=CALLER_TOOLS, messages=messages)
+    messages.append({"role": "assistant", "content": response.content})
+    messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_00", "content": "ok"}]})
+    with pytest.raises(PrefixMismatch, match="'search_code' is passed by the call but not pinned"):
+        client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, tools=[*CALLER_TOOLS, SEARCH], messages=messages)
+    assert len(wire.bodies) == 1

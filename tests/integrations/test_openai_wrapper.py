@@ -14,10 +14,11 @@ import httpx2
 import openai
 
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.integrations.errors import HistoryRewritten
+from contextwright.integrations.errors import HistoryRewritten, PrefixMismatch
 from contextwright.integrations.openai import wrap
 from contextwright.models import openai as openai_model
 from contextwright.models import with_window
+from contextwright.runtime.spec import AgentSpec
 from contextwright.testing.fakes import TEST_SECRET, sample_agent
 from contextwright.testing.provider import ScriptedProvider
 
@@ -50,7 +51,8 @@ def open_session(window: int = 64_000):
     from contextwright.runtime.engine import Engine
 
     engine = Engine.open("memory://", clock=FixedClock("2026-03-01T22:30:00Z"), secret=TEST_SECRET)
-    return engine.session("s1", agent=sample_agent(), model=with_window(openai_model("gpt-5.5"), window))
+    # The spec holds only the platform policy: the caller's first call pins its system prompt and tools.
+    return engine.session("s1", agent=AgentSpec(policy=sample_agent().policy), model=with_window(openai_model("gpt-5.5"), window))
 
 
 def _client(handler: Any, *, asynchronous: bool = False) -> Any:
@@ -81,7 +83,8 @@ def _check_engine_bodies(session, bodies: list[dict[str, Any]], history_key: str
     assert len(keys) == 1
     for body in bodies:
         text = json.dumps(body[history_key])
-        assert "caller's own system prompt" not in text and "Never push to main" in text
+        # Check: the caller's system prompt is pinned after the platform policy, never dropped.
+        assert "caller's own system prompt" in text and "Never push to main" in text
         assert "test_case_300 PASSED" not in text  # no tool output reaches the model whole
 
 
@@ -240,7 +243,6 @@ def test_responses_loop_keeps_reasoning_items_unchanged():
         history += [{"type": "function_call_output", "call_id": c.call_id, "output": pytest_output(1)} for c in calls]
     assert len(bodies) == 2
     _check_engine_bodies(session, bodies, "input")
-    assert "caller's own system prompt" not in json.dumps(bodies)
     assert all(body["include"] == ["reasoning.encrypted_content"] for body in bodies)
     # Check: the reasoning item went back byte-identical, right before its function call.
     second = bodies[1]["input"]
@@ -400,3 +402,41 @@ def test_a_stream_that_overflows_when_it_opens_is_recovered_once():
     assert any(t in ("context.compacted", "context.pruned") for t in types)
     assert [e.payload.text for e in session.events if e.type == "message.assistant"][-1] == "Compacted and done."
     assert bodies[1]["stream_options"] == {"include_usage": True}
+
+
+FUNCTION = {
+    "type": "function",
+    "function": {"name": "run_tests", "description": "Run the test suite", "parameters": {"type": "object", "properties": {}}},
+}
+
+
+def test_chat_completions_pin_the_callers_tools_and_refuse_a_later_change():
+    session = open_session()
+    provider = ScriptedProvider(answers(2), provider="openai")
+    client = wrap(_client(provider.handler), session)
+    messages: list[Any] = [{"role": "developer", "content": "You fix CI."}, {"role": "user", "content": TASK}]
+    response = client.chat.completions.create(model="gpt-5.5", messages=messages, tools=[FUNCTION])
+    body = provider.bodies[0]
+    assert [t["function"]["name"] for t in body["tools"]][0] == "run_tests"
+    assert "You fix CI." in json.dumps(body["messages"][:1])
+    messages.append(response.choices[0].message)
+    messages.append({"role": "tool", "tool_call_id": "call_00", "content": "ok"})
+    other = {"type": "function", "function": {**FUNCTION["function"], "description": "Run only the fast tests"}}
+    with pytest.raises(PrefixMismatch, match="'run_tests': the call describes it as 'Run only the fast tests'"):
+        client.chat.completions.create(model="gpt-5.5", messages=messages, tools=[other])
+    assert len(provider.bodies) == 1
+
+
+def test_responses_refuse_a_hosted_tool_and_a_system_prompt_the_spec_does_not_hold():
+    from contextwright.clock import FixedClock
+    from contextwright.runtime.engine import Engine
+
+    engine = Engine.open("memory://", clock=FixedClock("2026-03-01T22:30:00Z"), secret=TEST_SECRET)
+    session = engine.session("s2", agent=sample_agent(), model=openai_model("gpt-5.5"))
+    provider = ScriptedProvider(answers(1), provider="openai")
+    client = wrap(_client(provider.handler), session)
+    with pytest.raises(PrefixMismatch) as raised:
+        client.responses.create(model="gpt-5.5", input=TASK, instructions="Answer in French.", tools=[{"type": "web_search"}])
+    assert any("'web_search'" in d for d in raised.value.differences)
+    assert any("'Answer in French.'" in d for d in raised.value.differences)
+    assert provider.bodies == []

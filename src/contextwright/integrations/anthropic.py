@@ -4,6 +4,10 @@
 its own ``messages`` list and calls ``client.messages.create`` as before. For each
 logical call the middleware
 
+* checks the caller's ``system`` and ``tools`` against the session's prefix: on the
+  first request what the ``AgentSpec`` leaves open is taken from the call and pinned,
+  and any difference is a :class:`~contextwright.integrations.errors.PrefixMismatch`
+  naming it (:mod:`contextwright.integrations._caller_prefix`), never a silent swap,
 * records what is new in the caller's history (user text, tool results; an assistant
   turn it recorded itself from the answer is recognised, not recorded twice),
 * builds the engine's request and replaces the body with it (caller options such as
@@ -34,6 +38,7 @@ from anthropic import Middleware  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
 from contextwright.integrations import _seams as seams  # noqa: E402
+from contextwright.integrations._caller_prefix import CallerPrefix, function_tools, settle_prefix, tool_spec  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
 from contextwright.providers.responses import parse_response  # noqa: E402
@@ -113,6 +118,7 @@ class ContextwrightMiddleware(Middleware):
         with self._lock:
             if self._built is not None and key and self._built[0] == key:
                 return self._built[1]
+            settle_prefix(self.session, caller_prefix(request.json or {}), adapter="anthropic middleware")
             record_new_history(
                 self.session,
                 list((request.json or {}).get("messages") or ()),
@@ -215,6 +221,24 @@ class ContextwrightMiddleware(Middleware):
         elif span.is_recording():
             otel.annotate(span, record, meter_provider=meter_provider)
         # A stream read after the SDK ended its span: that span has the usage; a second one would double it.
+
+
+def caller_prefix(body: Mapping[str, Any]) -> CallerPrefix:
+    """The ``system`` and ``tools`` a Messages API body passes (see :mod:`contextwright.integrations._caller_prefix`)."""
+    system = body.get("system")
+    if isinstance(system, list):
+        system = "\n\n".join(str(_plain(block).get("text", "")) for block in system if isinstance(_plain(block), Mapping))
+    tools = body.get("tools")
+    if tools is None:
+        return CallerPrefix(system=system if isinstance(system, str) else None)
+    specs = []
+    for tool in map(_plain, tools):
+        if "input_schema" in tool and tool.get("type") in (None, "custom"):
+            specs.append(tool_spec(tool.get("name"), tool.get("description"), tool.get("input_schema")))
+        else:
+            specs.append(f"tool {tool.get('name') or tool.get('type')!r} (type {tool.get('type')!r})")
+    pinnable, unpinnable = function_tools(specs)
+    return CallerPrefix(system=system if isinstance(system, str) else None, tools=pinnable, unpinnable=unpinnable)
 
 
 def _is_messages_create(request: Any) -> bool:

@@ -6,7 +6,8 @@
     └── IntegrationError                     an adapter cannot do what it was asked
         ├── FrameworkSessionClosed (also RuntimeError)   the session was closed
         ├── ConflictingCacheMiddleware       another middleware also places cache markers
-        └── HistoryRewritten                 the caller's history changes what is already recorded
+        ├── HistoryRewritten                 the caller's history changes what is already recorded
+        └── PrefixMismatch                   the caller's system prompt or tools differ from the pinned prefix
 """
 
 from __future__ import annotations
@@ -28,3 +29,11 @@ class ConflictingCacheMiddleware(IntegrationError):
 
 class HistoryRewritten(IntegrationError):
     """The caller's message history differs from what the session already recorded."""
+
+
+class PrefixMismatch(IntegrationError):
+    """A drop-in caller passed a system prompt or tools that differ from the session's prefix.
+
+    ``differences`` names each one (the tool, the side it is missing on, or the system text)."""
+
+    differences: tuple[str, ...]

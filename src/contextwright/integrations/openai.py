@@ -5,9 +5,13 @@ four calls that carry a conversation: ``chat.completions.create`` / ``.stream`` 
 ``responses.create`` / ``.stream``, on ``OpenAI`` and ``AsyncOpenAI`` alike; every
 other attribute is the client's own. Per call it
 
+* checks the caller's system prompt (``instructions``, leading system/developer
+  messages) and function ``tools`` against the session's prefix: on the first request
+  what the ``AgentSpec`` leaves open is taken from the call and pinned, and any
+  difference is a :class:`~contextwright.integrations.errors.PrefixMismatch` naming it
+  (:mod:`contextwright.integrations._caller_prefix`), never a silent swap,
 * records what is new in the caller's history (``messages`` or ``input``: user text,
-  tool results; an answer it recorded itself is recognised, not recorded twice; the
-  caller's system prompt is the engine's business and is not recorded),
+  tool results; an answer it recorded itself is recognised, not recorded twice),
 * builds the engine's request and sends its body (caller options such as
   ``temperature``, ``reasoning`` or ``include`` are kept; the output limit never
   exceeds the engine's reserve); reasoning items of the caller's Responses history
@@ -36,6 +40,7 @@ import openai  # noqa: E402
 from contextwright.canonical import content_hash  # noqa: E402
 from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
 from contextwright.integrations import _seams as seams  # noqa: E402
+from contextwright.integrations._caller_prefix import CallerPrefix, function_tools, settle_prefix, tool_spec  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, text_of, with_reasoning  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
@@ -62,6 +67,7 @@ class _Wire:
     record: Callable[[Session, list[Any]], None]
     answer_items: Callable[[Any], list[Any]]
     finish: Callable[[dict[str, Any], list[Any]], dict[str, Any]]
+    prefix: Callable[[Mapping[str, Any]], CallerPrefix]
 
 
 class _Client:
@@ -145,6 +151,7 @@ class _Endpoint:
     # -- internals -----------------------------------------------------------------------
 
     def _prepare(self, kwargs: Mapping[str, Any]) -> BuiltRequest:
+        settle_prefix(self.session, self.wire.prefix(kwargs), adapter=f"OpenAI wrapper ({self.wire.name})")
         record_new_history(
             self.session, self.wire.history(kwargs), fingerprint=self.wire.fingerprint, record=self.wire.record, what="history"
         )
@@ -188,6 +195,27 @@ class _StreamHost:
 
 
 # -- Chat Completions ---------------------------------------------------------------------
+
+
+def _caller_prefix(kwargs: Mapping[str, Any], history: list[Any], system: str | None, flat: bool) -> CallerPrefix:
+    """The system text (``system`` and the history's leading system/developer messages) and function tools of a call."""
+    texts = [system] if system else []
+    for item in map(_plain, history):
+        if not isinstance(item, Mapping) or item.get("role") not in ("system", "developer"):
+            break
+        texts.append(text_of(item.get("content")))
+    joined = "\n\n".join(t for t in texts if t) or None
+    if kwargs.get("tools") is None:
+        return CallerPrefix(system=joined)
+    specs = []
+    for tool in map(_plain, kwargs["tools"]):
+        function = tool if flat else tool.get("function") or {}
+        if tool.get("type") == "function" and function.get("name"):
+            specs.append(tool_spec(function["name"], function.get("description"), function.get("parameters")))
+        else:
+            specs.append(f"tool {tool.get('name') or tool.get('type')!r} (type {tool.get('type')!r})")
+    pinnable, unpinnable = function_tools(specs)
+    return CallerPrefix(system=joined, tools=pinnable, unpinnable=unpinnable)
 
 
 def _plain(value: Any) -> Any:
@@ -242,6 +270,7 @@ _CHAT = _Wire(
     record=_record_chat,
     answer_items=lambda response: [response.choices[0].message],
     finish=lambda body, history: body,
+    prefix=lambda kwargs: _caller_prefix(kwargs, list(kwargs.get("messages") or ()), None, flat=False),
 )
 
 
@@ -282,4 +311,5 @@ _RESPONSES = _Wire(
     record=record_items,
     answer_items=lambda response: list(response.output),
     finish=_responses_finish,
+    prefix=lambda kwargs: _caller_prefix(kwargs, _responses_history(kwargs), kwargs.get("instructions"), flat=True),
 )
