@@ -171,6 +171,7 @@ def test_settings_travel_to_workers_through_the_environment():
         max_body_bytes=2048,
         rate_limit=RateLimit(per_second=2.5, burst=7),
         auth_failure_limit=RateLimit(per_second=0.25, burst=4),
+        cache_events=1234,
     )
     assert ServiceConfig.from_env(config.to_env()) == config
     with pytest.raises(UsageError):
@@ -220,4 +221,28 @@ def test_a_write_without_a_seq_outlasts_a_long_run_of_lost_races(tmp_path, monke
         sessions.run(record, Guarantees(expected_seq=0), _losing(1))
     with pytest.raises(SeqConflict):
         sessions.run(record, Guarantees(), _losing(1, append_first=True))
+    app.state.store.close()
+
+
+def test_the_worker_keeps_cached_sessions_bounded_by_the_events_they_hold(tmp_path):
+    # Count alone did not bound memory: 256 long sessions hold their whole folds.
+    app, _ = _one_session(tmp_path)
+    sessions = app.state.sessions
+    sessions.cache_events = 25
+    principal = Principal(tenant="acme", key_id="k")
+    spec = ({"policy": "Be careful."}, {"provider": "anthropic", "id": "claude-sonnet-4-6"})
+    records = [sessions.open(principal, f"long-{i}", *spec)[0] for i in range(4)]
+    for record in records:
+        with sessions.session(record) as session:
+            for n in range(10):
+                session.user(f"message {n}")
+    # Check: at most 25 events held (each session holds 10), the most recently used kept.
+    held = sessions.cached()
+    assert held == [r.log_session_id for r in records[-2:]]
+    # Check: a session that grows is weighed again when its operation ends; one larger than
+    # the whole bound is still kept (the last used always is).
+    with sessions.session(records[-1]) as session:
+        for n in range(20):
+            session.user(f"more {n}")
+    assert sessions.cached() == [records[-1].log_session_id]
     app.state.store.close()

@@ -64,7 +64,15 @@ def create_app(
     )
     app.state.config = config
     app.state.store = store
-    app.state.sessions = Sessions(log=log, store=store, clock=clock, estimator=HeuristicEstimator(), secret=secret, leases=leases)
+    app.state.sessions = Sessions(
+        log=log,
+        store=store,
+        clock=clock,
+        estimator=HeuristicEstimator(),
+        secret=secret,
+        leases=leases,
+        cache_events=config.cache_events,
+    )
     for module in (sessions, writes, requests, reads):
         app.include_router(module.router)
     app.include_router(problem_pages.router)

@@ -29,6 +29,9 @@ class ServiceConfig:
     auth_failure_limit: RateLimit = field(default_factory=lambda: RateLimit(per_second=1.0, burst=20))
     """Token bucket per client address for requests without a valid key: each one costs a
     lookup in the store, so past the burst they get a 429 without one."""
+    cache_events: int = 30_000
+    """Events the sessions a worker keeps between requests may hold between them (a few KiB each):
+    the bound on that cache's memory, however long sessions grow (it also keeps 256 sessions at most)."""
     console: bool = True
     """Serve the web console at ``/console``."""
     pool_size: int = 8
@@ -40,6 +43,8 @@ class ServiceConfig:
     def __post_init__(self) -> None:
         if self.max_body_bytes < 1024:
             raise UsageError(f"max_body_bytes must be at least 1024, not {self.max_body_bytes}")
+        if self.cache_events < 0:
+            raise UsageError(f"cache_events must be at least 0, not {self.cache_events}")
         if self.pool_size < 1:
             raise UsageError(f"pool_size must be at least 1, not {self.pool_size}")
         for limit in (self.rate_limit, self.auth_failure_limit):
@@ -55,6 +60,7 @@ class ServiceConfig:
             _ENV + "BURST": str(self.rate_limit.burst),
             _ENV + "AUTH_FAILURE_RATE": repr(self.auth_failure_limit.per_second),
             _ENV + "AUTH_FAILURE_BURST": str(self.auth_failure_limit.burst),
+            _ENV + "CACHE_EVENTS": str(self.cache_events),
             _ENV + "CONSOLE": "1" if self.console else "0",
             _ENV + "POOL_SIZE": str(self.pool_size),
         }
@@ -76,6 +82,7 @@ class ServiceConfig:
                     per_second=float(env.get(_ENV + "AUTH_FAILURE_RATE", defaults.auth_failure_limit.per_second)),
                     burst=int(env.get(_ENV + "AUTH_FAILURE_BURST", defaults.auth_failure_limit.burst)),
                 ),
+                cache_events=int(env.get(_ENV + "CACHE_EVENTS", defaults.cache_events)),
                 console=env.get(_ENV + "CONSOLE", "1") != "0",
                 pool_size=int(env.get(_ENV + "POOL_SIZE", defaults.pool_size)),
             )

@@ -296,6 +296,7 @@ class Sessions:
         compactor: Compactor = default_compact,
         lease_wait: float = 10.0,
         cache_size: int = 256,
+        cache_events: int = 30_000,
     ) -> None:
         self.log = GuardedLog(log)
         self.store = store
@@ -307,6 +308,10 @@ class Sessions:
         self.lease_wait = lease_wait
         """How long an operation that needs to compact waits for another worker's compaction of the session."""
         self.cache_size = cache_size
+        """Sessions a worker keeps between requests, at most."""
+        self.cache_events = cache_events
+        """Events those sessions hold between them, at most (a few KiB each as folded), so that what
+        the cache keeps is bounded by memory as well as by count, however long the sessions grow."""
         self._cache: OrderedDict[str, tuple[threading.Lock, Session]] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -380,12 +385,16 @@ class Sessions:
         the cache saves re-reading and re-deciding the past, never decides anything.
         """
         lock, session = self._cached(record)
-        with lock, self.log.guarding(guard or Guarantees(), chained=chained) as operation:
-            session.events_after(session.last_seq)  # reads the tail another worker may have appended
-            operation.session_id = session.id
-            if operation.position is None:
-                operation.position = session.last_seq
-            yield session, operation
+        try:
+            with lock, self.log.guarding(guard or Guarantees(), chained=chained) as operation:
+                session.events_after(session.last_seq)  # reads the tail another worker may have appended
+                operation.session_id = session.id
+                if operation.position is None:
+                    operation.position = session.last_seq
+                yield session, operation
+        finally:
+            with self._cache_lock:
+                self._evict()  # the session may have grown: the bound holds between operations
 
     def run(
         self, record: RegisteredSession, guard: Guarantees, action: Callable[[Session], T], *, rederive: bool = False
@@ -440,9 +449,24 @@ class Sessions:
         with self._cache_lock:
             entry = self._cache.setdefault(key, (threading.Lock(), session))
             self._cache.move_to_end(key)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+            self._evict()
         return entry
+
+    def _evict(self) -> None:
+        """Drop the least recently used sessions while the cache holds too many, or too many events.
+
+        The session just used (the last) always stays. A dropped session that is still in an
+        operation finishes it; the next request reads the session from the store again.
+        """
+        held = sum(session.last_seq for _, session in self._cache.values())
+        while len(self._cache) > 1 and (len(self._cache) > self.cache_size or held > self.cache_events):
+            _, (_, dropped) = self._cache.popitem(last=False)
+            held -= dropped.last_seq
+
+    def cached(self) -> list[str]:
+        """The log ids of the sessions this worker keeps, least recently used first (for tests and monitoring)."""
+        with self._cache_lock:
+            return list(self._cache)
 
     def replayed(self, session: Session, guard: Guarantees) -> list[Event] | None:
         """The events an earlier request with this idempotency key stored, or None if there was none.
