@@ -89,6 +89,7 @@ def test_streamed_request_and_answer_pass_unchanged_and_are_recorded(gateway: An
     sent = gateway.upstream.received[-1]
     assert sent.path == "/v1/messages" and sent.query == "beta=true"
     assert sent.body == json.dumps(body).encode()
+    assert sent.headers["content-length"] == str(len(sent.body)) and "transfer-encoding" not in sent.headers
     assert sent.headers["x-api-key"] == KEY
     assert sent.headers["anthropic-beta"] == "context-management-2025-06-27"
 
@@ -258,6 +259,20 @@ def test_body_limit(make_gateway: Any) -> None:
     response = post(gateway.url, claude_body([{"role": "user", "content": "x" * 5000}]))
     assert response.status_code == 413 and response.json()["error"]["type"] == "request_too_large"
     assert gateway.upstream.received == []
+
+
+def test_body_limit_without_a_declared_length(make_gateway: Any) -> None:
+    gateway = make_gateway(max_body_bytes=4096)
+    data = json.dumps(claude_body([{"role": "user", "content": "x" * 5000}])).encode()
+
+    def chunks() -> Any:
+        for start in range(0, len(data), 1000):
+            yield data[start : start + 1000]
+
+    headers = {"x-api-key": KEY, "content-type": "application/json"}
+    response = httpx2.post(gateway.url + "/v1/messages", content=chunks(), headers=headers, timeout=30)
+    assert response.status_code == 413
+    assert gateway.log.sessions() == []
 
 
 def test_an_unreachable_upstream_is_a_502_in_the_providers_shape(tmp_path: Any) -> None:

@@ -77,75 +77,91 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
     async def handle(request: Request) -> Response:
         if config.gateway_key is not None and not _key_matches(request.headers.get(KEY_HEADER), config.gateway_key):
             return _error(request, 401, "authentication_error", f"send the gateway key in the {KEY_HEADER} header")
-        try:
-            body = await _read_body(request, config.max_body_bytes)
-        except _TooLarge:
-            return _error(
-                request,
-                413,
-                "request_too_large",
-                f"the body is larger than this gateway accepts ({config.max_body_bytes:,} bytes)",
-            )
+        too_large = _error(
+            request, 413, "request_too_large", f"the body is larger than this gateway accepts ({config.max_body_bytes:,} bytes)"
+        )
+        body = _Body(request, config.max_body_bytes)
+        if body.declared_too_large:
+            return too_large
         wire = _CONVERSATIONS.get(request.url.path.rstrip("/")) if request.method == "POST" else None
         provider = PROVIDER_OF[wire] if wire else _provider_of(request)
         base = config.anthropic_upstream if provider == "anthropic" else config.openai_upstream
         url = upstream_url(base, request.url.path, request.url.query)
-        answer_sink = _recording(request, wire, body) if wire else None
         try:
-            upstream = await open_upstream(state["client"], request.method, url, request.headers, body)
+            # The body goes upstream as it arrives: the provider reads the start while the client still sends the end.
+            content = body.chunks() if request.method in _BODY_METHODS else await body.read()
+            upstream = await open_upstream(state["client"], request.method, url, request.headers, content)
+        except _TooLarge:
+            return too_large
         except httpx2.HTTPError as exc:
-            if answer_sink is not None:
-                answer_sink[1].set_result(None)
+            if isinstance(exc.__cause__, _TooLarge) or isinstance(exc.__context__, _TooLarge):
+                return too_large
             logger.warning("gateway: %s upstream unreachable: %s", provider, type(exc).__name__)
             message = f"the gateway could not reach {base}: {type(exc).__name__}"
             return Response(unreachable_body(provider, message), status_code=502, media_type="application/json")
+        if wire is None:
+            return StreamingResponse(
+                upstream.body(_ignore, _ignore), status_code=upstream.status, headers=_header_dict(upstream.headers)
+            )
         reader = None
-        if answer_sink is not None:
-            if 200 <= upstream.status < 300:
-                streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
-                reader = AnswerReader(answer_sink[0], streamed=streamed)
-            else:
-                answer_sink[1].set_result(None)
-                answer_sink = None
+        if 200 <= upstream.status < 300:
+            streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
+            reader = AnswerReader(wire, streamed=streamed)
+        forwarded = asyncio.Event()
+        answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
 
         def on_chunk(chunk: bytes) -> None:
+            forwarded.set()
             if reader is not None:
                 reader.feed(chunk)
 
         def on_end(complete: bool) -> None:
-            if answer_sink is not None and not answer_sink[1].done():
-                answer_sink[1].set_result(reader.answer() if complete and reader is not None else None)
+            forwarded.set()
+            if not answer.done():
+                answer.set_result(reader.answer() if complete and reader is not None else None)
 
+        _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer)))
         return StreamingResponse(
             upstream.body(on_chunk, on_end), status_code=upstream.status, headers=_header_dict(upstream.headers)
         )
 
-    def _recording(
-        request: Request, wire: WireName, body: bytes
-    ) -> tuple[WireName, asyncio.Future[dict[str, Any] | None]] | None:
-        """Queue the recording of this request and of its answer (the future the forwarder resolves)."""
+    async def _record(
+        headers: Any, wire: WireName, body: _Body, forwarded: asyncio.Event, answer: asyncio.Future[dict[str, Any] | None]
+    ) -> None:
+        """Queue the recording of a request and of its answer, once the client has the answer's first byte.
+
+        Nothing of the recording runs before that byte has gone: the time to first byte is the
+        provider's. Requests of one conversation follow each other (the next is sent once the
+        answer is read), so each one's jobs are queued behind the previous one's."""
+        # A response that never starts (the client left first) gives up after the upstream's timeout.
+        limit = config.upstream_timeout + 60
         try:
-            conversation = parse_request(wire, json.loads(body))
+            await asyncio.wait_for(forwarded.wait(), timeout=limit)
+        except TimeoutError:
+            return
+        if not body.complete:
+            return  # the provider answered before the whole request was sent: nothing to read it from
+        try:
+            conversation = await asyncio.to_thread(parse_request, wire, json.loads(body.whole()))
         except (ValueError, NotAConversation) as exc:
             logger.debug("gateway: not recorded: %s", exc)
-            return None
-        key, _ = session_key(conversation, request.headers, responses=recorder.responses)
-        answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+            return
+        key, _ = session_key(conversation, headers, responses=recorder.responses)
         ticket_task = queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation))
 
         async def record_answer() -> None:
             ticket: Ticket = await ticket_task
             try:
-                # A response that never started (the client left first) resolves nothing: give up on it.
-                result = await asyncio.wait_for(answer, timeout=config.upstream_timeout + 60)
+                result = await asyncio.wait_for(answer, timeout=limit)
             except TimeoutError:
                 result = None
             await asyncio.to_thread(recorder.record_answer, ticket, result)
 
-        task = queue.submit(key, record_answer)
+        _keep(queue.submit(key, record_answer))
+
+    def _keep(task: asyncio.Task[Any]) -> None:
         background.add(task)
         task.add_done_callback(background.discard)
-        return wire, answer
 
     app = Starlette(
         routes=[Route("/{path:path}", handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"])],
@@ -156,17 +172,41 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
     return app
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _TooLarge
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+class _Body:
+    """A request body read once, within the limit, as it arrives; kept for recording."""
+
+    def __init__(self, request: Request, limit: int) -> None:
+        self.request = request
+        self.limit = limit
+        declared = request.headers.get("content-length")
+        self.declared_too_large = declared is not None and declared.isdigit() and int(declared) > limit
+        self.complete = False
+        self._parts: list[bytes] = []
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body chunk by chunk; :class:`_TooLarge` past the limit (a body without a declared length)."""
+        size = 0
+        async for chunk in self.request.stream():
+            size += len(chunk)
+            if size > self.limit:
+                raise _TooLarge
+            self._parts.append(chunk)
+            if chunk:
+                yield chunk
+        self.complete = True
+
+    async def read(self) -> bytes:
+        """The whole body at once."""
+        async for _ in self.chunks():
+            pass
+        return self.whole()
+
+    def whole(self) -> bytes:
+        """What was read, joined."""
+        return b"".join(self._parts)
 
 
 def _key_matches(given: str | None, expected: str) -> bool:
@@ -179,6 +219,10 @@ def _provider_of(request: Request) -> str:
     if "anthropic-version" in headers or "x-api-key" in headers or request.url.path.startswith("/v1/messages"):
         return "anthropic"
     return "openai"
+
+
+def _ignore(*_: Any) -> None:
+    pass
 
 
 def _header_dict(headers: list[tuple[str, str]]) -> dict[str, str]:

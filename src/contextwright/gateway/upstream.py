@@ -75,9 +75,15 @@ class Upstream:
             on_end(complete)
 
 
-async def open_upstream(client: httpx2.AsyncClient, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Upstream:
-    """Send the request and wait for the answer's status and headers (not its body)."""
-    request = client.build_request(method, url, headers=request_headers(headers), content=body)
+async def open_upstream(
+    client: httpx2.AsyncClient, method: str, url: str, headers: Mapping[str, str], body: bytes | AsyncIterator[bytes]
+) -> Upstream:
+    """Send the request (a body given as chunks goes as they come) and wait for the answer's status and headers."""
+    outgoing = request_headers(headers)
+    declared = headers.get("content-length")
+    if not isinstance(body, bytes) and declared is not None:
+        outgoing["content-length"] = declared  # sent with the client's length, not re-framed as chunks
+    request = client.build_request(method, url, headers=outgoing, content=body)
     response = await client.send(request, stream=True)
     return Upstream(status=response.status_code, headers=response_headers(response.headers), response=response)
 
