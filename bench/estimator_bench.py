@@ -5,7 +5,11 @@ the estimator section of ``docs/benchmarks.md``; ``--fit`` refits the heuristic 
 prints them (``--write`` stores them as ``contextwright/budget/coefficients.json``).
 ``--usage`` instead replays the provider usage recorded in the transcripts against
 reconciled estimates, per transcript format (see ``bench/usage_transcripts.py``), and
-writes its own section.
+writes its own section. ``--stress`` measures the generated stress payloads
+(:mod:`contextwright.testing.stress`) per family under both calibrations; with
+``--fit-stress`` it refits the ``stress`` calibration's surcharges first (``--write`` stores
+them as ``contextwright/budget/surcharges.json``). ``--calibration corpus`` measures the
+corpora with the old weights.
 """
 
 from __future__ import annotations
@@ -619,6 +623,8 @@ def stress_table(rows: list[tuple[str, Row, Row]]) -> str:
 
 def stress_main(console: Any, *, fit_first: bool, write: bool) -> int:
     """Fit the surcharges (optionally) and print the stress figures, both families, before and after."""
+    import importlib
+
     root = Path(__file__).resolve().parents[1]
     if fit_first:
         fitted = fit_surcharges(stress_samples(seed=STRESS_FIT_SEED, per_family=STRESS_FIT_PER_FAMILY))
@@ -627,8 +633,6 @@ def stress_main(console: Any, *, fit_first: bool, write: bool) -> int:
             console.print("surcharges written to src/contextwright/budget/surcharges.json")
         else:
             console.print(fitted)
-    import importlib
-
     if "contextwright.budget.estimator" in _sys.modules:
         importlib.reload(_sys.modules["contextwright.budget.estimator"])
     samples = stress_samples()

@@ -25,3 +25,14 @@ def test_the_benchmark_writes_exactly_the_file_the_estimator_reads(bench: Module
     bench.write_coefficients(estimator._FITTED, target)
     shipped = resources.files("contextwright.budget").joinpath(estimator.COEFFICIENTS_FILE).read_bytes()
     assert target.read_bytes() == shipped
+
+
+def test_the_benchmark_writes_exactly_the_surcharges_the_estimator_reads(bench: ModuleType, tmp_path: Path) -> None:
+    target = tmp_path / "surcharges.json"
+    bench.write_surcharges(estimator._SURCHARGES, target)
+    shipped = resources.files("contextwright.budget").joinpath(estimator.SURCHARGES_FILE).read_bytes()
+    assert target.read_bytes() == shipped
+    # Only the features the fit may raise, and every family the corpus fit has.
+    assert set(estimator._SURCHARGES) == set(estimator._FITTED)
+    for weights in estimator._SURCHARGES.values():
+        assert set(weights) <= set(bench.SURCHARGE_FEATURES) and all(w > 0 for w in weights.values())

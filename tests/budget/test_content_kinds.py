@@ -30,6 +30,8 @@ def test_run_counts_match_regex_counts(text: str) -> None:
     punct = r"[!-/:-@\[-`{-~]"
     assert c["punct_runs"] == len(re.findall(punct + "+", text))
     assert c["space_runs"] == len(re.findall(r"[ \t]{2,}", text))
+    assert c["alnum_16"] == sum(len(r) // 16 for r in re.findall(r"[A-Za-z0-9]+", text))
+    assert c["controls"] == len(re.findall(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", text))
 
 
 @settings(max_examples=300, deadline=None)
@@ -116,3 +118,13 @@ def test_census_between_equals_the_census_of_the_joined_text(head: str, body: st
 def test_census_between_refuses_a_head_or_tail_of_several_lines() -> None:
     with pytest.raises(ValueError, match="single lines"):
         census_between("a\nb", census("x"), "x", "c")
+
+
+def test_stress_counts_escapes_long_letter_digit_runs_and_rare_cyrillic() -> None:
+    c = census("\x1b[31mred\x1b[0m\x07 " + "aGVsbG8gd29ybGQh" * 2 + "/x " + "a" * 15 + " Щёлкните файл")
+    assert c["controls"] == 3  # two ESC and a bell; tab, newline and CR are whitespace
+    assert census("a\tb\nc\r")["controls"] == 0
+    assert c["alnum_16"] == 2  # a 32-character run counts twice, a 15-character one not at all
+    assert c["cyrillic_rare"] == 3  # Щ, ё, ф
+    assert census("ПРИВЕТ мир")["cyrillic_rare"] == 0
+    assert census("x" * 16)["cyrillic_rare"] == census("Щ")["alnum_16"] == 0
