@@ -18,6 +18,7 @@ __all__ = [
     "RoundLimitExceeded",
     "StreamIncomplete",
     "StreamingRequired",
+    "SummaryUnavailable",
     "ThinkingBudgetInvalid",
     "ToolCallUnknown",
     "WireMismatch",
@@ -50,3 +51,12 @@ class ThinkingBudgetInvalid(UsageError):
 
 class StreamIncomplete(ContextwrightError):
     """A stream ended without its final event; nothing was recorded as an answer and the request can be retried."""
+
+
+class SummaryUnavailable(ContextwrightError):
+    """A model-backed compactor has no summary to propose: its model call failed, timed out or gave nothing usable.
+
+    ``reason`` is ``failed``, ``timeout``, ``empty`` or ``too_long``; the session adopts the
+    extractive summary instead and records why (``context.compaction.rejected``)."""
+
+    reason: str

@@ -44,6 +44,7 @@ from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ArchiveFailed,
     EscalationRequired,
+    SummaryUnavailable,
 )
 from contextwright.runtime.limits import ENVELOPE_TOKENS, POINTER_STUB_TOKENS
 
@@ -123,10 +124,19 @@ class Relief:
 
         A proposal that breaks them is not adopted: a ``context.compaction.rejected`` event names
         the compactor and each breach (never the text), a warning is logged, and the extractive
-        compactor's proposal for the same surface stands in, so no pass is lost to a faulty plugin."""
+        compactor's proposal for the same surface stands in, so no pass is lost to a faulty plugin.
+        A plugin that raises (a model call that failed or timed out: :class:`SummaryUnavailable`)
+        is recorded the same way, with the engine's reason or the exception's class."""
         options = {} if max_summary_chars is None else {"max_summary_chars": max_summary_chars}
-        proposal = self.plugged(surface, epoch=epoch, trigger=trigger, **options)
-        if self.plugged is compact or proposal.compacted is None:
+        if self.plugged is compact:
+            return compact(surface, epoch=epoch, trigger=trigger, **options)
+        try:
+            proposal = self.plugged(surface, epoch=epoch, trigger=trigger, **options)
+        except Exception as exc:  # a plugin's failure (a model call, say) never stops a pass
+            # Only the engine's own message is recorded; another exception is named by its class.
+            said = exc.message if isinstance(exc, SummaryUnavailable) else type(exc).__name__
+            return self._rejected(surface, epoch, trigger, options, (f"it proposed nothing: {said}",), "failed")
+        if proposal.compacted is None:
             return proposal
         problems = label_problems(surface, proposal.compacted)
         if not problems:
@@ -134,15 +144,28 @@ class Relief:
         fallback = compact(surface, epoch=epoch, trigger=trigger, **options)
         if fallback == proposal:
             return proposal  # a wrapper of the extractive compactor (a lease, a metric): its labels are the extractive ones
+        return self._rejected(surface, epoch, trigger, options, problems, "proposed a summary that breaks its trust labels")
+
+    def _rejected(
+        self,
+        surface: Surface,
+        epoch: int,
+        trigger: CompactionTrigger,
+        options: dict[str, int],
+        problems: tuple[str, ...],
+        what: str,
+    ) -> CompactionResult:
+        """Record why the plugged compactor's proposal is not adopted, and return the extractive one instead."""
         name = _name(self.plugged)
         self.core.append([CompactionRejected(epoch=epoch, compactor=name, problems=problems)])
         _log.warning(
-            "session %r: compactor %s proposed a summary that breaks its trust labels (%s); the extractive summary stands in",
+            "session %r: compactor %s %s (%s); the extractive summary stands in",
             self.core.id,
             name,
+            what,
             "; ".join(problems),
         )
-        return fallback
+        return compact(surface, epoch=epoch, trigger=trigger, **options)
 
     def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
         """Fold history before the current run into a summary now.
