@@ -86,7 +86,7 @@ def run_multi_stage_session():
             session, f"g{step}", "grep", "src/export/csv.py:88: total = round(total, 2)\n", pattern="round(", path="src/export"
         )  # a duplicate
         request()
-        source = "".join(f"def helper_{step}_{i}(row):\n    return Decimal(row[{i}]).quantize(CENT)\n\n" for i in range(40))
+        source = "".join(f"def helper_{step}_{i}(row):\n    return Decimal(row[{i}]).quantize(CENT)\n\n" for i in range(12))
         # The model explains at length: history, not only tool output, fills the small window.
         reasoning = "Reading this part to check how each helper rounds before the change. " * 20
         call(session, f"f{step}", "read_file", source, text=reasoning, path=f"src/export/part_{step}.py")

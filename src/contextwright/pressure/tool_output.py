@@ -1,12 +1,19 @@
 """What happens to a tool's output on its way into the context.
 
 1. The full text is stored as an artifact (content-addressed, never deleted).
-2. A per-kind compressor removes noise, keeping every failure line verbatim. A
-   long output is first cut to a bounded view (its head, its tail, and the lines of
-   the middle that mention a failure; :mod:`~contextwright.pressure.output_view`), so
-   memory stays a fraction of the output and time stays linear whatever a tool prints.
-3. The result is capped: bounded head + a fixed omission marker naming the
-   artifact + bounded tail, so both ends survive.
+2. Reductions that lose nothing apply to every output: colour codes and carriage-return
+   redraws resolved, trailing blanks dropped, runs of one repeated line folded into a
+   counted marker. Kinds that really print noise (test runs, builds, package installs)
+   also lose it: passing tests, download progress, compiler chatter. For the other kinds
+   (a listing, a search, a file view, a diff, a JSON answer) the content is the evidence,
+   and it is kept whole. A long output is first cut to a bounded view (its head, its tail,
+   and the lines of the middle that mention a failure;
+   :mod:`~contextwright.pressure.output_view`), so memory stays a fraction of the output
+   and time stays linear whatever a tool prints.
+3. Only an output that still exceeds its allowance (``budget_tokens``: the runtime sets
+   it from the room the window has left) is cut, by the per-kind compressor, which keeps
+   every failure line verbatim; then it is capped: bounded head + a fixed omission marker
+   naming the artifact + bounded tail, so both ends survive.
 
 The model sees the result of 2 and 3 with a typed pointer to the original; the
 ``context_read_artifact`` control tool pages the original back in, at its
@@ -22,7 +29,8 @@ from contextwright.errors import UsageError
 from contextwright.events.catalog import ArtifactPointer
 from contextwright.items.region_a import READ_TOOL_NAME as READ_TOOL_NAME  # defined beside the prefix items: markers name it
 from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
-from contextwright.pressure.compressors import auto_budget, detect_kind
+from contextwright.pressure.compressors import KIND_ALIASES, auto_budget, detect_kind
+from contextwright.pressure.compressors.normalize import lossless
 from contextwright.pressure.compressors.pipeline import compress_text
 from contextwright.pressure.output_view import bounded_view
 
@@ -45,6 +53,9 @@ READ_TOOL_SCHEMA = {
 }
 READ_MAX_CHARS = 20_000
 _NOT_COMMAND_OUTPUT = frozenset({"generic", "json"})
+NOISY_KINDS = frozenset({"build", "cargo-test", "go-test", "jest", "package-install", "pytest", "rustc", "scala-test"})
+"""Kinds whose outputs carry real noise (passing tests, download progress, build chatter): their noise
+filter runs whatever the room. Every other kind's lines are its content."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -58,13 +69,15 @@ class ToolOutputPolicy:
     kind: str = "auto"
     """The output's kind, or ``"auto"`` to detect it."""
     budget_tokens: int | None = None
-    """Upper bound for the compressor's aim; None leaves it to ``auto_budget`` (or to the cap)."""
-    auto_budget: bool = True
-    """Aim command outputs at ``auto_budget`` (a fifth of the output, 60 to 500 tokens), as the
-    command line does by default; ``budget_tokens`` still bounds it. A command output is one of a recognised
-    kind (a test run, a build, a listing) or one that failed; other results (a file read, a page
-    of prose, an API body) are left to ``budget_tokens`` and the cap. On by default, so a session
-    compresses what the command line compresses; False aims every output at ``budget_tokens`` alone."""
+    """The output's allowance: an output that still exceeds it after the reductions that lose nothing
+    (and the noise filter of a noisy kind) is cut to it by the compressor; None leaves it to the cap."""
+    auto_budget: bool = False
+    """Aim command outputs at ``auto_budget`` (a fifth of the output, 60 to 500 tokens) whatever the
+    room, as the command line does by default; ``budget_tokens`` still bounds it. A command output is
+    one of a recognised kind (a test run, a build, a listing) or one that failed; other results (a file
+    read, a page of prose, an API body) are left to ``budget_tokens`` and the cap. Off by default: a
+    listing, a search or a file view is the evidence the model asked for, so a session keeps an output
+    whole unless it exceeds ``budget_tokens``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -88,7 +101,9 @@ def prepare_output(
 ) -> PreparedOutput:
     """Compress and cap ``output`` whose original is stored under ``ref``."""
     text, kind = bounded_view(output, ref=ref), "text"
-    if policy.compress:
+    if policy.compress and not policy.auto_budget:
+        text, kind = _reduce_by_value(text, ref=ref, exit_code=exit_code, policy=policy, count_tokens=count_tokens)
+    elif policy.compress:
         kind = policy.kind
         budget = policy.budget_tokens
         # Detection and the automatic budget read the bounded view too, so a huge output is read once.
@@ -108,6 +123,23 @@ def prepare_output(
     capped = cap_output(text, max_chars=policy.max_chars, pointer=ref)
     pointer = ArtifactPointer(ref=ref, trust=trust, size_chars=len(output), kind=kind)  # type: ignore[arg-type]  # a compressor's kind is one of the pointer's kinds
     return PreparedOutput(text=capped.text, pointer=pointer, kind=kind, changed=capped.text != output)
+
+
+def _reduce_by_value(
+    view: str, *, ref: str, exit_code: int | None, policy: ToolOutputPolicy, count_tokens: Callable[[str], int]
+) -> tuple[str, str]:
+    """``view`` reduced without losing content, cut by its kind's compressor only when over ``budget_tokens``."""
+    kind = detect_kind(view) if policy.kind == "auto" else KIND_ALIASES.get(policy.kind, policy.kind)
+    if kind in NOISY_KINDS:
+        # The noise filter alone (no budget): passing tests, progress, chatter; every failure line stays.
+        reduced, kind = compress_text(view, kind=kind, exit_code=exit_code, pointer=ref, count_tokens=count_tokens)
+    else:
+        reduced = lossless(view, pointer=ref)
+    budget = policy.budget_tokens
+    if budget is None or count_tokens(reduced) <= budget:
+        return reduced, kind
+    # Over the allowance: the compressor reads the view itself, so its markers' line numbers are the artifact's.
+    return compress_text(view, kind=kind, budget_tokens=budget, exit_code=exit_code, pointer=ref, count_tokens=count_tokens)
 
 
 def read_slice(content: str, arguments: Mapping[str, object]) -> str:

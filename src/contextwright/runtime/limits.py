@@ -10,11 +10,7 @@ POINTER_STUB_TOKENS = 40
 """What a pruned tool result still costs: the pointer line."""
 
 RESULT_FLOOR_TOKENS = 256
-"""The least a new tool result may show, however little room the tool-result share has left."""
-
-FLOOR_RESULTS_RESERVED = 16
-"""How many results at the floor the end of the tool-result share is kept for (at most half of it):
-a new result is bounded to half the room left beyond them, so a pruning pass comes after many results."""
+"""The least a new tool result may show, however many results its exchange already holds."""
 
 ENVELOPE_TOKENS = 45
 """About what an envelope's two tag lines cost, in tokens."""

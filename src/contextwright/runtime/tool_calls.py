@@ -41,13 +41,14 @@ from contextwright.runtime.errors import (
 )
 from contextwright.runtime.limits import (
     ENVELOPE_TOKENS,
-    FLOOR_RESULTS_RESERVED,
     FORCED_REVOCATION,
     RESULT_FLOOR_TOKENS,
     UNTRUSTED,
 )
 from contextwright.runtime.per_entry import PerEntry
-from contextwright.runtime.relief import visible_tool_result_tokens
+
+_FRAMED = 2 * ENVELOPE_TOKENS
+"""What a result costs besides its text: the envelope and the result block around it (about 90 tokens)."""
 
 
 class ToolCalls:
@@ -117,30 +118,27 @@ class ToolCalls:
         return replace(message, tool_calls=calls)
 
     def _output_policy(self, tool_name: str) -> ToolOutputPolicy:
-        """The tool's policy, tightened to the room the tool-result share (B2) has left.
+        """The tool's policy, with the allowance of a new result set from the room the window gives.
 
-        A new result is new content at the end of the request, so bounding it costs no
-        cache read; the floor keeps a result useful, and when even the floor does not fit
-        the next build prunes older results in one batch (runtime/relief.py).
+        A new result is new content at the end of the request, so bounding it costs no cache
+        read; it is decided once, here. The results of the latest exchange are the last to yield,
+        so together they may take the whole tool-result share (B2): a new result's allowance is
+        what the share has left beyond the results of its exchange that arrived before it, split
+        evenly among the calls still waiting. Older results make room for it by becoming pointers
+        (runtime/relief.py): what older outputs hold never cuts the newest, the one the model reads next.
         """
         policy = self.core.agent.output_policy(tool_name)
         plan = self.core.planner().current
         if plan is None:
             return policy
         share = allocate(plan).tool_results
-        room = (
-            share
-            - visible_tool_result_tokens(self.core.surface(), self.core.body_estimate(plan), self.core.render_memo)
-            - ENVELOPE_TOKENS
-        )
-        # Half the room, not all of it: results shrink as the share fills, so a pruning pass
-        # (a cache break) comes only after many of them. The last part of the share is kept
-        # for results shown at the floor: without it the share fills within a few large
-        # results and every few more set off a pass (32k, all shared transcripts: 86 passes
-        # and 84.3% read without it, 38 and 85.7% with it; at 200k a result may still take
-        # up to half of the share).
-        reserve = min(FLOOR_RESULTS_RESERVED * (RESULT_FLOOR_TOKENS + ENVELOPE_TOKENS), share // 2)
-        limit_tokens = max(RESULT_FLOOR_TOKENS, (min(share, room) - reserve) // 2)
+        exchange = self.core.surface().open_exchange
+        held, waiting = 0, 1
+        if exchange is not None:
+            estimate = self.core.body_estimate(plan)
+            held = sum(estimate(r.result.output) + _FRAMED for r in exchange.results if not r.pruned)
+            waiting = max(1, len(exchange.missing))
+        limit_tokens = max(RESULT_FLOOR_TOKENS, (share - held) // waiting - _FRAMED)
         # Three characters per token is a conservative conversion for code and logs.
         return replace(
             policy,

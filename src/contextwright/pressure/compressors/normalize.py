@@ -75,3 +75,41 @@ def probe_lines(lines: Sequence[str]) -> list[str]:
 def normalize(text: str) -> str:
     """The display form of ``text``: what a terminal would show, one line per line."""
     return "\n".join(normalize_lines(text))
+
+
+REPEAT_MIN = 3
+"""A line repeated at least this many times in a row is shown once, with a counted marker."""
+_BLANK_RUN = 2
+
+
+def lossless(text: str, *, pointer: str | None = None) -> str:
+    """``text`` with what carries no content removed: colour codes, carriage-return redraws,
+    trailing blanks, blank runs beyond two lines, and a line repeated in a row (shown once,
+    with a marker that counts the repeats and names their lines). ``text`` itself when
+    nothing changes."""
+    lines = [line.rstrip() for line in normalize_lines(text)]
+    out: list[str] = []
+    ref = f"; full output: {pointer}" if pointer else ""
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        end = index + 1
+        while end < len(lines) and lines[end] == line:
+            end += 1
+        run = end - index
+        if not line:
+            out += [""] * min(run, _BLANK_RUN) if end < len(lines) else [""] * run
+        else:
+            out.append(line)
+            if run >= REPEAT_MIN:
+                times = run - 1
+                marker = f"[... previous line repeated {times:,} more times (lines {index + 2}-{end}){ref} ...]"
+                if len(marker) < len(line) * times:
+                    out.append(marker)
+                else:
+                    out += [line] * times
+            else:
+                out += [line] * (run - 1)
+        index = end
+    reduced = "\n".join(out)
+    return text if reduced == text or len(reduced) >= len(text) else reduced
