@@ -266,14 +266,22 @@ def _without_calls(message: TranscriptMessage, dropped: set[str]) -> TranscriptM
 
 
 def first_task(messages: Iterable[TranscriptMessage]) -> str | None:
-    """The first non-meta user text; failing that, the first user text of any kind.
+    """The first non-meta user text; failing that, the first injected text that is not a command echo.
 
     The fallback covers sessions opened by a command (a slash command whose echo and
-    expanded prompt are both injected): the echo still names what was asked.
+    expanded prompt are both injected): the expanded prompt is what was asked, and the
+    echo (``<command-name>/init</command-name>``, tags only) only names the command; it is
+    the task when nothing follows it.
     """
     users = [m for m in messages if m.role == "user" and m.text.strip()]
-    chosen = next((m for m in users if not m.meta), users[0] if users else None)
+    chosen = next((m for m in users if not m.meta), None)
+    if chosen is None:
+        chosen = next((m for m in users if not _COMMAND_ECHO.match(m.text)), users[0] if users else None)
     return chosen.text if chosen else None
+
+
+_COMMAND_ECHO = re.compile(r"^\s*(?:<(?P<tag>[a-z][a-z0-9-]*)>.*?</(?P=tag)>\s*)+$", re.DOTALL)
+"""A text made only of tagged parts: a harness's echo of a command, not a prompt."""
 
 
 def build_transcript(

@@ -114,14 +114,17 @@ def replay(
     session = engine.session(sid, agent=agent, model=model)
     session.budgets = budgets
     result = ReplayResult(session=session, transcript=transcript)
+    task = transcript.task.strip() if transcript.task else None
     for message in transcript.messages:
         if follow_times is not None and message.at is not None:
             follow_times(message.at)
         if message.role in ("user", "system"):
             if message.text.strip():
-                # Injected messages (reminders, command echoes) come from the harness, not the user.
-                author = "user" if message.role == "user" and not message.meta else "operator"
-                session.user(message.text, author=author)
+                # Injected messages (reminders, command echoes) come from the harness, not the user;
+                # the expanded prompt of a command that opened the session is the user's task all the same.
+                asked = message.role == "user" and (not message.meta or message.text.strip() == task)
+                task = None if asked else task
+                session.user(message.text, author="user" if asked else "operator")
         elif message.role == "assistant":
             calls = tuple(
                 ToolCall(id=c.id, name=names.get(c.name, safe_tool_name(c.name)), arguments=to_plain(c.arguments))
