@@ -84,8 +84,8 @@ CORPUS_CALIBRATION: Final[str] = "corpus"
 
 STRESS_CALIBRATION: Final[str] = "stress"
 """The corpus weights plus per-family surcharges for the text shapes that tokenize worst (ANSI
-escapes, decimal numbers, long letter-digit runs, scripts, made-up Cyrillic words), fitted on
-:mod:`contextwright.testing.stress` payloads. Plain English text without them costs the same."""
+escapes, short-key JSON, long letter-digit runs, scripts, made-up Cyrillic words), fitted on
+:mod:`contextwright.testing.stress` payloads. English prose without them costs the same."""
 
 CALIBRATIONS: Final[tuple[str, ...]] = (CORPUS_CALIBRATION, STRESS_CALIBRATION)
 """Every calibration a :class:`HeuristicEstimator` can use, oldest first. Requests record the one
