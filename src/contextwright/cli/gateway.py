@@ -7,6 +7,9 @@ import typer
 from contextwright.cli._common import console, friendly_errors
 from contextwright.cli.store import STORE_HELP, NewStore, check_reachable, describe_store
 
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The service's default body limit, the same for the gateway (``gateway.config`` holds it too, behind its extra)."""
+
 
 def gateway(
     store: str = typer.Option("sqlite:///contextwright.db", "--store", help=STORE_HELP),
@@ -27,7 +30,9 @@ def gateway(
         envvar="CONTEXTWRIGHT_GATEWAY_KEY",
         help="Require this key in the x-contextwright-key header of every request (for a gateway others reach).",
     ),
-    max_body_bytes: int = typer.Option(4 * 1024 * 1024, "--max-body-bytes", help="Largest request body; larger ones get 413."),
+    max_body_bytes: int = typer.Option(
+        DEFAULT_MAX_BODY_BYTES, "--max-body-bytes", help="Largest request body; larger ones get 413."
+    ),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level."),
 ) -> None:
     """Serve the Anthropic and OpenAI APIs locally: point a client's base URL here and its sessions are recorded.

@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contextwright.errors import UsageError
-from contextwright.service.config import ServiceConfig
 
 Mode = Literal["observe", "manage"]
 MODES: tuple[Mode, ...] = ("observe", "manage")
 
 ANTHROPIC_API = "https://api.anthropic.com"
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The service's default body limit (``ServiceConfig.max_body_bytes``), the same for the gateway."""
 OPENAI_API = "https://api.openai.com"
 
 
@@ -31,7 +32,7 @@ class GatewayConfig:
     in ``/v1`` works too."""
     gateway_key: str | None = None
     """When set, every request must carry it in ``x-contextwright-key`` (for a gateway others reach)."""
-    max_body_bytes: int = ServiceConfig().max_body_bytes
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     """Largest request body accepted (the service's limit); larger ones get 413 before anything is read."""
     upstream_timeout: float = 600.0
     """Seconds to wait for the provider to connect, or between two chunks of its answer."""
