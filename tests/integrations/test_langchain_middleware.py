@@ -17,7 +17,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from contextwright.clock import FixedClock
-from contextwright.integrations.errors import ConflictingCacheMiddleware, HistoryRewritten
+from contextwright.integrations.errors import ConflictingCacheMiddleware, ConflictingContextMiddleware, HistoryRewritten
 from contextwright.integrations.langchain import ContextwrightMiddleware
 from contextwright.models import anthropic as anthropic_model
 from contextwright.models import with_window
@@ -448,3 +448,78 @@ def test_thinking_the_engine_leaves_out_as_stale_does_not_come_back_from_graph_s
     # Check: graph state still holds every thinking block.
     state = agent.get_state(config).values
     assert all(thinking_of(state["messages"]))
+
+
+def _chat_completion(n: int, message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-5.5",
+        "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop", "message": message}],
+        "usage": {
+            "prompt_tokens": 1200,
+            "completion_tokens": 9,
+            "total_tokens": 1209,
+            "prompt_tokens_details": {"cached_tokens": 1024 * n},
+        },
+    }
+
+
+def test_chat_openai_on_the_wire_carries_the_sessions_prompt_cache_key(tmp_path):
+    httpx2 = pytest.importorskip("httpx2")
+    pytest.importorskip("langchain_openai", reason="needs langchain-openai (the langchain extra)")
+    from langchain_openai import ChatOpenAI
+
+    from contextwright.models import openai as openai_model
+
+    bodies: list[dict[str, Any]] = []
+    replies = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "run_tests", "arguments": '{"turn": 0}'}}],
+        },
+        {"role": "assistant", "content": "One rounding test fails; fixing it next."},
+    ]
+
+    def handler(request):
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=_chat_completion(len(bodies) - 1, replies[len(bodies) - 1]))
+
+    chat = ChatOpenAI(
+        model="gpt-5.5",
+        api_key="test",
+        base_url="http://oai.test/v1",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
+    engine = open_engine(tmp_path)
+    cw = ContextwrightMiddleware(engine, model=with_window(openai_model("gpt-5.5"), 32_000))
+    agent = create_agent(chat, tools=[run_tests], system_prompt="You fix billing bugs.", middleware=[cw])
+    agent.invoke({"messages": [HumanMessage(TASK)]}, {"configurable": {"thread_id": "t1"}})
+
+    assert len(bodies) == 2
+    session = cw.session("t1")
+    engine_key = session.rebuild(session.requests_built - 1)[0].cache_key
+    # Check: every body ChatOpenAI sent carries the session's own cache key (one per epoch).
+    assert {body.get("prompt_cache_key") for body in bodies} == {engine_key}
+    assert engine_key and "<cw-data" in json.dumps(bodies[1]["messages"])
+
+
+@pytest.mark.parametrize("fired", [False, True], ids=["before-it-fires", "after-it-fired"])
+def test_combining_with_summarization_middleware_is_refused_naming_it(tmp_path, fired):
+    from langchain.agents.middleware import SummarizationMiddleware
+
+    engine = open_engine(tmp_path)
+    model = scripted(2)
+    summarizer = SummarizationMiddleware(
+        GenericFakeChatModel(messages=iter([AIMessage("Summary.")])), trigger=("messages", 2 if fired else 500)
+    )
+    agent = create_agent(model, tools=[run_tests], middleware=[summarizer, middleware(engine)])
+    with pytest.raises(ConflictingContextMiddleware, match="SummarizationMiddleware is on the same agent"):
+        agent.invoke(
+            {"messages": [HumanMessage(TASK), AIMessage("Noted."), HumanMessage("Go on.")]}, {"configurable": {"thread_id": "t1"}}
+        )
+    # Refused before anything was recorded.
+    assert [e for e in engine.log.read("t1") if e.type == "message.user"] == []

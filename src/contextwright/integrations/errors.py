@@ -6,6 +6,7 @@
     └── IntegrationError                     an adapter cannot do what it was asked
         ├── FrameworkSessionClosed (also RuntimeError)   the session was closed
         ├── ConflictingCacheMiddleware       another middleware also places cache markers
+        ├── ConflictingContextMiddleware     another middleware rewrites the history the adapter records
         ├── HistoryRewritten                 the caller's history changes what is already recorded
         └── PrefixMismatch                   the caller's system prompt or tools differ from the pinned prefix
 """
@@ -25,6 +26,10 @@ class FrameworkSessionClosed(IntegrationError, RuntimeError):
 
 class ConflictingCacheMiddleware(IntegrationError):
     """Another middleware places prompt-cache markers on requests the engine already marks."""
+
+
+class ConflictingContextMiddleware(IntegrationError):
+    """Another middleware rewrites the conversation the adapter records (LangChain's ``SummarizationMiddleware``)."""
 
 
 class HistoryRewritten(IntegrationError):

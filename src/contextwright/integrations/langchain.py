@@ -13,8 +13,12 @@
   middleware's ``tools``; their calls are answered by the engine, never run;
 * thinking blocks of an AI message go back to the model exactly as they came, from the log
   (where a compaction made them stale on a prefix-checking model, they stay out);
+* ``ChatOpenAI`` (and the other ``langchain_openai`` chat models) get the session's
+  ``prompt_cache_key`` as a model setting, so every request of a session shares one cache;
 * LangChain's ``AnthropicPromptCachingMiddleware`` places its own breakpoints on the
-  same request, so combining the two is refused with :class:`ConflictingCacheMiddleware`.
+  same request, so combining the two is refused with :class:`ConflictingCacheMiddleware`;
+  its ``SummarizationMiddleware`` replaces the graph's messages with a summary, so
+  combining the two is refused from the first call with :class:`ConflictingContextMiddleware`.
 
 What the session has seen is mirrored in its log (``framework.items.added``, one
 content hash per message), so a restarted worker resumes where the last one stopped,
@@ -50,7 +54,7 @@ from contextwright.integrations._langchain_messages import (  # noqa: E402
     to_langchain,
     usage_of,
 )
-from contextwright.integrations.errors import ConflictingCacheMiddleware  # noqa: E402
+from contextwright.integrations.errors import ConflictingCacheMiddleware, ConflictingContextMiddleware  # noqa: E402
 from contextwright.models import ResolvedModel  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
 from contextwright.providers.shared_json import mutable  # noqa: E402
@@ -156,6 +160,7 @@ class ContextwrightMiddleware(AgentMiddleware):
 
     def _prepare(self, request: ModelRequest, handler: Callable[..., Any]) -> tuple[Session, BuiltRequest]:
         _refuse_other_cache_markers(request, handler)
+        _refuse_summarization(request)
         session = self._session_for(request)
         record_new_history(
             session, list(request.messages), fingerprint=fingerprint, record=record_messages, what="graph messages"
@@ -174,7 +179,13 @@ class ContextwrightMiddleware(AgentMiddleware):
 
     def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:
         if built.plan.model.provider != "anthropic":
-            return from_chat_body(request, built.openai_chat())
+            body = built.openai_chat()
+            plain = from_chat_body(request, body)
+            if not _is_chat_openai(request.model):
+                return plain
+            # ChatOpenAI sends model settings as request fields: the session's cache key keeps its prefix on one cache.
+            keys: dict[str, Any] = {key: body[key] for key in ("prompt_cache_key", "prompt_cache_retention") if key in body}
+            return plain.override(model_settings={**request.model_settings, **keys})
         anthropic_native = _is_chat_anthropic(request.model)
         # LangChain and its chat models get containers of their own, not the ones later requests share.
         body = mutable(built.anthropic(prefix_ttl=self.prefix_ttl))
@@ -232,6 +243,34 @@ def _refuse_other_cache_markers(request: ModelRequest, handler: Callable[..., An
             "Contextwright places the cache breakpoints itself, and Anthropic accepts at most 4 per request; "
             "remove the other caching middleware"
         )
+
+
+def _refuse_summarization(request: ModelRequest) -> None:
+    """Refuse LangChain's ``SummarizationMiddleware`` on the same agent: it rewrites the graph's messages under us.
+
+    Found by the running graph's nodes (``SummarizationMiddleware.before_model``) from the first
+    call on, or by the summary message it leaves in state (``lc_source="summarization"``)."""
+    summarised = any(
+        (getattr(message, "additional_kwargs", None) or {}).get("lc_source") == "summarization" for message in request.messages
+    )
+    if summarised or any(node.startswith("SummarizationMiddleware.") for node in _graph_nodes()):
+        raise ConflictingContextMiddleware(
+            "SummarizationMiddleware is on the same agent: it replaces the graph's messages with its own summary, "
+            "which changes the history Contextwright already recorded; Contextwright bounds what the model sees "
+            "itself (compaction summaries, pointers to tool output) and leaves graph state whole, so remove "
+            "SummarizationMiddleware from create_agent(middleware=[...])"
+        )
+
+
+def _graph_nodes() -> set[str]:
+    """The node names of the running graph, read from the channels LangGraph hands a node (empty outside a run)."""
+    try:
+        from langgraph.config import get_config
+
+        channels = get_config()["configurable"]["__pregel_read"].args[1]
+    except (RuntimeError, KeyError, AttributeError, IndexError, TypeError):
+        return set()
+    return {name[len("branch:to:") :] for name in channels if isinstance(name, str) and name.startswith("branch:to:")}
 
 
 def _caching_middleware_inside(handler: Callable[..., Any]) -> bool:
@@ -292,3 +331,11 @@ def _is_chat_anthropic(model: Any) -> bool:
     except ImportError:
         return False
     return isinstance(model, ChatAnthropic)
+
+
+def _is_chat_openai(model: Any) -> bool:
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:
+        return False
+    return isinstance(model, BaseChatOpenAI)
