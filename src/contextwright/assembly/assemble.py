@@ -19,7 +19,7 @@ Assembly order is fixed and total:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
@@ -52,7 +52,7 @@ from contextwright.derive.surface import (
     Surface,
     UserTurn,
 )
-from contextwright.derive.taint import lowest_trust, summary_lines
+from contextwright.derive.taint import Echo, lowest_trust, summary_lines
 from contextwright.derive.working_state import WorkingState
 from contextwright.errors import BuildError
 from contextwright.events.catalog import AssistantMessage, Evidence
@@ -172,8 +172,15 @@ class _Assembler:
     read_tool: str | None = READ_TOOL_NAME
     """The tool that markers and pointer stubs name for reading the whole text (None: the prefix pins none)."""
     memo: RenderMemo | None = None
+    verbatim_echoes: bool = False
+    """Envelope echoes by the verbatim rule alone, as requests recorded before the normalised rule did."""
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
+
+    @property
+    def echoes(self) -> Mapping[str, tuple[Echo, ...]]:
+        """The echoes this build envelopes, by the rule it was built under."""
+        return self.surface.verbatim_echoes if self.verbatim_echoes else self.surface.echoes
 
     def bounded(self, text: str, ref: str | None) -> str:
         if self.cap_tokens is None or self.view_estimate is None:
@@ -211,7 +218,7 @@ class _Assembler:
             views = self.views()
             inputs = (
                 surface.seed_seq,
-                surface.echoes,
+                self.echoes,
                 surface.stale_reasoning,
                 self.tail.erased_evidence,
                 self.drop_recall,
@@ -252,7 +259,7 @@ class _Assembler:
                 erased = tuple(evidence.id in self.tail.erased_evidence for evidence in recall)
                 return (split, self.drop_recall and entry.seq == seed, erased, views)
             case Exchange() | AssistantReply():
-                return (split, self.surface.echoes.get(entry.ref, ()), entry.seq in self.surface.stale_reasoning, views)
+                return (split, self.echoes.get(entry.ref, ()), entry.seq in self.surface.stale_reasoning, views)
             case _:
                 return (split, views)
 
@@ -303,7 +310,7 @@ class _Assembler:
     def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
         # What the assistant repeated of untrusted text keeps that text's trust: it is
         # enveloped in place, so an echoed instruction never reads as the assistant's own.
-        echoes = self.surface.echoes.get(ref, ())
+        echoes = self.echoes.get(ref, ())
         view = self.bounded(text, ref)
         if view is not text and view != text:
             # Too large to show whole: the bounded view goes in one envelope at the lowest
@@ -591,6 +598,7 @@ def build(
     view_estimate: Estimate | None = None,
     pinned_with_items: bool = False,
     legacy_read_refs: bool = False,
+    verbatim_echoes: bool = False,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
@@ -611,7 +619,9 @@ def build(
     ``pinned_with_items`` bounds them with the other items, as requests recorded before
     pinned items yielded last did (for rebuilds of those). Markers and pointer stubs name the
     read tool only when the prefix pins it; ``legacy_read_refs`` names it always, as requests
-    recorded before did (for rebuilds of those).
+    recorded before did (for rebuilds of those). What the assistant repeated of untrusted text is
+    enveloped by the normalised echo rule (``surface.echoes``); ``verbatim_echoes`` envelopes by the
+    verbatim rule alone, as requests recorded before did (for rebuilds of those).
     ``view_estimate`` sizes those bounded views (default: ``estimate``). The runtime gives
     an uncorrected counter here, so that a view keeps its bytes when reconciliation moves
     ``estimate``'s correction factor.
@@ -643,6 +653,7 @@ def build(
             view_estimate=estimate if view_estimate is None else view_estimate,
             read_tool=read_tool,
             memo=memo,
+            verbatim_echoes=verbatim_echoes,
         )
         messages = assembler.run()
         by_class, by_layer, body = _account(messages, estimate, memo)

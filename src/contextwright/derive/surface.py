@@ -213,7 +213,9 @@ class Surface:
     dedupe_hits: int = 0
     """Entries shown once or not at all because they repeat or were superseded."""
     echoes: Mapping[str, tuple[Echo, ...]] = field(default_factory=dict)
-    """Spans of assistant texts (by event ref) that repeat untrusted text shown before them."""
+    """Spans of assistant texts (by event ref) that repeat untrusted text shown before them (the normalised rule)."""
+    verbatim_echoes: Mapping[str, tuple[Echo, ...]] = field(default_factory=dict)
+    """The same by the verbatim rule alone, which requests recorded before the normalised rule were built with."""
     stale_reasoning: frozenset[int] = frozenset()
     """Seqs of answers whose signed reasoning predates a change to the history before them."""
 
@@ -274,7 +276,8 @@ class Folder:
     def surface(self) -> Surface:
         """The surface of every event applied so far (the same object until another event is applied)."""
         if self._surface is None:
-            self._surface = self._state.surface(echoes=self._echoes.update(()))
+            verbatim = self._echoes.update(())
+            self._surface = self._state.surface(echoes=self._echoes.normalised(), verbatim_echoes=verbatim)
         return self._surface
 
 
@@ -479,7 +482,11 @@ class _Fold:
             ArtifactEntry(seq=event.seq, ref=event.ref, declared=payload, current_step=payload.current_step, stage=self.stage_id)
         )
 
-    def surface(self, echoes: Mapping[str, tuple[Echo, ...]] | None = None) -> Surface:
+    def surface(
+        self,
+        echoes: Mapping[str, tuple[Echo, ...]] | None = None,
+        verbatim_echoes: Mapping[str, tuple[Echo, ...]] | None = None,
+    ) -> Surface:
         """The surface at the last folded event (deferred entries go last, then repeats are marked)."""
         ordered, repeats = self.repeats.mark(self.entries + self.deferred if self.deferred else self.entries, self.pruned)
         open_exchange = ordered[self.open_index] if self.open_index is not None else None
@@ -499,6 +506,7 @@ class _Fold:
             open_stage=self.stage,
             dedupe_hits=repeats + self.replaced_versions,
             echoes={} if echoes is None else echoes,
+            verbatim_echoes={} if verbatim_echoes is None else verbatim_echoes,
             stale_reasoning=self.stale_frozen,
             open_exchange=open_exchange if isinstance(open_exchange, Exchange) else None,
         )

@@ -49,7 +49,7 @@ def label_problems(surface: Surface, compacted: Compacted) -> tuple[str, ...]:
     # Each line against every untrusted text the surface shows, as an assistant text is checked (seq past them all).
     after = surface.upto_seq + 1
     targets = [Target(seq=after, ref=str(number), text=line.text) for number, line in enumerate(lines, 1)]
-    for ref, echoes in find_echoes(targets, list(_sources(surface))).items():
+    for ref, echoes in find_echoes(targets, list(_sources(surface)), normalised=True).items():
         label = lines[int(ref) - 1].trust
         for echo in echoes:
             if _less_trusted(echo.trust, label):

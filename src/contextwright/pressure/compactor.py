@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from contextwright.derive.surface import AssistantReply, Entry, Exchange, Summary, Surface, UserTurn
-from contextwright.derive.taint import Echo, summary_lines
+from contextwright.derive.taint import Echo, lowest_trust, summary_lines
 from contextwright.events.catalog import ArtifactPointer, Compacted, CompactionTrigger, SummaryLine, TrustLevel
 
 TRUSTED = frozenset({"platform", "operator", "user"})
@@ -103,9 +103,13 @@ def compact(
 
     def assistant(text: str, ref: str) -> None:
         # The assistant's words are a record, not the user's voice; what it repeated of
-        # untrusted text is elided (never quoted or paraphrased into the summary).
-        spoken = _without_echoes(text, surface.echoes.get(ref, ()))
-        lines.append(SummaryLine(text=f"  Assistant: {_extract(spoken, max_line_chars)}", trust="tool"))
+        # untrusted text is elided (never quoted or paraphrased into the summary), and the
+        # line keeps the lowest trust it repeated: a remnant of an external page the echo
+        # rule did not reach stays external_untrusted, never reads as a tool's.
+        echoes = surface.echoes.get(ref, ())
+        spoken = _without_echoes(text, echoes)
+        trust = lowest_trust(("tool", *(echo.trust for echo in echoes)))
+        lines.append(SummaryLine(text=f"  Assistant: {_extract(spoken, max_line_chars)}", trust=trust))
 
     for entry in foldable:
         match entry:

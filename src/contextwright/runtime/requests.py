@@ -56,6 +56,10 @@ PINNED_LAST: Final[str] = "last"
 READ_REFS_WHEN_PINNED: Final[str] = "when_pinned"
 """A recorded request's ``inputs["read_refs"]``: markers named ``context_read_artifact`` only where the
 prefix pins it (before, always, even to a model that lacked the tool)."""
+NORMALISED_ECHOES: Final[str] = "normalised"
+"""A recorded request's ``inputs["echoes"]``: the assistant's echoes of untrusted text were found by the
+normalised rule (format characters, compatibility forms and light rewording seen through; before, verbatim
+word runs only, see :mod:`contextwright.derive.taint`)."""
 ITEMS_ON_ARRIVAL: Final[str] = "on_arrival"
 """A recorded request's ``inputs["bounded"]``: oversized items were shown bounded from the first request
 they appeared in, whatever the pressure (before, only under the ``oversized_items`` yield)."""
@@ -255,6 +259,8 @@ class Requests:
             view_estimate=core.view_estimate(plan, calibration=calibration) if inputs.get("views") == UNCORRECTED_VIEWS else None,
             # Requests recorded before pinned items yielded last bounded them with the other items.
             pinned_with_items=inputs.get("pinned") != PINNED_LAST,
+            # Requests recorded before the normalised echo rule enveloped verbatim echoes only.
+            verbatim_echoes=inputs.get("echoes") != NORMALISED_ECHOES,
             yields=tuple(inputs["yields"]),
             memo=core.render_memo if kept is not None else None,
         )
@@ -583,6 +589,7 @@ def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
         "views": UNCORRECTED_VIEWS,
         "pinned": PINNED_LAST,
         "read_refs": READ_REFS_WHEN_PINNED,
+        "echoes": NORMALISED_ECHOES,
     }
 
 
