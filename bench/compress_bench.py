@@ -18,7 +18,7 @@ With ``--heldout DIR``, a set of real outputs kept outside the repository (``DIR
 with the lines each must keep in ``DIR/must/NAME.must``) is run the way ``contextwright
 compress --exit-code 1`` runs it, and gets a table of its own.
 
-    python bench/compress_bench.py [--budget auto|N] [--quick] [--no-write] [--heldout DIR]
+    python bench/compress_bench.py [--budget auto|keep|N] [--quick] [--no-write] [--heldout DIR]
 """
 
 from __future__ import annotations
@@ -179,7 +179,8 @@ def run(
     total = Tally()
     for sample in samples:
         options = {
-            "budget_tokens": budget,
+            "budget_tokens": None if budget == "keep" else budget,
+            "keep_content": budget == "keep",
             "exit_code": sample.exit_code,
             "count_tokens": calibrated_token_count if as_cli else count,
         }
@@ -306,6 +307,8 @@ def results_block(
     aim = (
         "the default budget (`auto`: a fifth of each output, from 60 to 500 tokens)"
         if budget == "auto"
+        else "`keep_content` (the command line's default: nothing of the content cut)"
+        if budget == "keep"
         else f"a {budget}-token budget"
     )
     machine = f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}"
@@ -392,12 +395,16 @@ Latency: {speed[3]:.1f} ms of CPU time per 100 KB (slowest sample {speed[1]:.1f}
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--budget", default="auto", help="'auto' (default) or a number of tokens per output")
+    parser.add_argument(
+        "--budget",
+        default="auto",
+        help="'auto' (default), 'keep' (the command line's default: the content kept) or a number of tokens per output",
+    )
     parser.add_argument("--quick", action="store_true", help=f"only samples up to {QUICK_MAX_BYTES:,} bytes")
     parser.add_argument("--no-write", action="store_true", help="print only; leave the docs alone")
     parser.add_argument("--heldout", type=Path, help="a held-out set: DIR/out/NAME.txt with DIR/must/NAME.must")
     args = parser.parse_args(argv)
-    budget: int | str = args.budget if args.budget == "auto" else int(args.budget)
+    budget: int | str = args.budget if args.budget in ("auto", "keep") else int(args.budget)
     count = exact_token_counter("o200k_base")
     corpus = run(corpus_samples(args.quick), budget, count)
     unseen = run(unseen_samples(), budget, count)

@@ -23,31 +23,61 @@ def _lines(output: str) -> list[str]:
     return output.split("\n")
 
 
-def test_the_headline_usage_compresses_with_no_options():
-    # `pytest 2>&1 | contextwright compress --exit-code $?` used to print its input unchanged.
+def test_no_options_keep_the_content_and_a_budget_cuts_it():
+    # 44 failures, each with its traceback: all of it is content, so the default keeps every line.
     text, must = samples.pytest_run(passing=300, failures=44)
     result = runner.invoke(app, ["compress", "--exit-code", "1"], input=text)
     assert result.exit_code == 1, result.output
-    # Each of the 44 failures keeps its first E line and its location (the floor of any budget).
-    assert default_token_count(result.output) <= 0.6 * default_token_count(text)
-    assert not [line for line in must if line not in _lines(result.output)]
-    assert sum(line.endswith(": ZeroDivisionError") for line in _lines(result.output)) == 44
+    assert set(_lines(text)) <= set(_lines(result.output))
+    # --budget asks for a lossy cut; each failure keeps its first E line and its location all the same.
+    cut = runner.invoke(app, ["compress", "--exit-code", "1", "--budget", "500"], input=text)
+    assert cut.exit_code == 1, cut.output
+    assert default_token_count(cut.output) <= 0.6 * default_token_count(text)
+    assert not [line for line in must if line not in _lines(cut.output)]
+    assert sum(line.endswith(": ZeroDivisionError") for line in _lines(cut.output)) == 44
+
+
+def test_the_default_drops_noise_only_where_a_kind_prints_it():
+    # A verbose pytest run: the passing tests are noise, the failure and the summary are kept.
+    lines = ["============================= test session starts =============================="]
+    lines += [f"tests/test_calc.py::test_ok_{n} PASSED{' ' * 20}[{n // 4:3d}%]" for n in range(400)]
+    lines += [
+        "tests/test_calc.py::test_div FAILED                                      [100%]",
+        "=================================== FAILURES ===================================",
+        "E       ZeroDivisionError: division by zero",
+        "tests/test_calc.py:12: ZeroDivisionError",
+        "FAILED tests/test_calc.py::test_div - ZeroDivisionError: division by zero",
+        "========================= 1 failed, 400 passed in 0.42s ==========================",
+    ]
+    run = "\n".join(lines) + "\n"
+    out = runner.invoke(app, ["compress", "--exit-code", "1"], input=run).output
+    assert len(out) < len(run) / 4
+    assert set(lines[-6:]) <= set(_lines(out))
+    # A colourised, redrawn log that repeats itself: colour, redraws and repeats go, every distinct line stays.
+    log = "".join(f"\x1b[32mINFO\x1b[0m worker {n % 7} ready\r\x1b[32mINFO\x1b[0m worker {n % 7} ready\n" * 5 for n in range(60))
+    kept = runner.invoke(app, ["compress", "--kind", "generic"], input=log).output
+    assert "\x1b" not in kept and len(kept) < len(log) / 3
+    assert {f"INFO worker {n} ready" for n in range(7)} <= set(_lines(kept))
+    assert "previous line repeated 4 more times" in kept
 
 
 def test_help_names_the_default_budget():
     result = runner.invoke(app, ["compress", "--help"])
     assert result.exit_code == 0
     flat = " ".join(result.output.replace("│", " ").split())
-    assert "'auto' (the default: 20% of the input, from 60 to 500 tokens)" in flat
+    assert "'keep' (the default) keeps the content" in flat
+    assert "A number asks for a lossy cut" in flat and "kept at every setting" in flat
     assert "--save" in flat and "show-artifact" in flat
 
 
 def test_budget_none_and_numbers_and_bad_values():
     text, _ = samples.pytest_run(passing=300, failures=2)
     none = runner.invoke(app, ["compress", "--budget", "none", "--json"], input=text)
-    auto = runner.invoke(app, ["compress", "--json"], input=text)
+    keep = runner.invoke(app, ["compress", "--json"], input=text)
+    auto = runner.invoke(app, ["compress", "--budget", "auto", "--json"], input=text)
     fixed = runner.invoke(app, ["compress", "--budget", "900", "--json"], input=text)
     assert json.loads(none.output)["budget_tokens"] is None
+    assert json.loads(none.output)["text"] == json.loads(keep.output)["text"]  # 'none' is the old spelling of keep
     assert json.loads(fixed.output)["budget_tokens"] == 900
     assert json.loads(auto.output)["tokens_after"] < json.loads(fixed.output)["tokens_after"]
     bad = runner.invoke(app, ["compress", "--budget", "lots"], input=text)
@@ -148,13 +178,14 @@ def test_show_artifact_mistakes_are_one_line_errors(tmp_path):
     assert result.exit_code == 1 and result.output.startswith("error:")
 
 
-def test_a_long_git_log_shrinks_with_no_options():
-    # The issue measured `git log --oneline` at 41,991 tokens in and 41,991 out.
+def test_a_long_git_log_is_kept_by_default_and_shrinks_with_a_budget():
     log = "".join(f"{n:07x}{n:033x}"[:7] + f" Refactor module {n % 97}: split the loader and add tests\n" for n in range(3_000))
     result = runner.invoke(app, ["compress"], input=log)
     assert result.exit_code == 0
-    assert default_token_count(result.output) <= 0.05 * default_token_count(log)
-    assert result.output.split("\n")[0] == log.split("\n")[0]  # the newest commit stays
+    assert result.output == log  # every commit is content: nothing goes unless a size is asked for
+    cut = runner.invoke(app, ["compress", "--budget", "auto"], input=log)
+    assert default_token_count(cut.output) <= 0.05 * default_token_count(log)
+    assert cut.output.split("\n")[0] == log.split("\n")[0]  # the newest commit stays
 
 
 def test_the_budget_is_counted_with_the_calibrated_estimator():

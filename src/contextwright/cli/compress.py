@@ -16,28 +16,34 @@ from contextwright.errors import UsageError
 from contextwright.pressure.compressors import KIND_ALIASES, KINDS, calibrated_token_count
 from contextwright.pressure.compressors import compress as compress_text
 from contextwright.pressure.compressors.binary import escape_controls, sniff_binary
-from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS, AUTO_SHARE
+from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS, AUTO_SHARE, NOISY_KINDS
 
 SAVE_ENV = "CONTEXTWRIGHT_SAVE_DIR"
 """Environment variable that sets ``--save`` for every run."""
+DEFAULT_BUDGET = "keep"
+"""``--budget`` when not given: keep the content, drop only what carries none and the noise of noisy kinds."""
 
 _BUDGET_HELP = (
-    f"Tokens to aim for: 'auto' (the default: {AUTO_SHARE:.0%} of the input, from {AUTO_MIN_TOKENS} to "
-    f"{AUTO_MAX_TOKENS} tokens), a number, or 'none' to drop noise only. Tokens are the engine's calibrated "
-    "estimate for o200k models (GPT-4o and newer), which errs high, not characters/4. Failure, warning, "
-    "location and total lines are kept whatever it costs."
+    "What may go. 'keep' (the default) keeps the content: colour codes, carriage-return redraws, trailing "
+    "blanks and runs of one repeated line (folded into a counted marker) go, and so does the noise of the "
+    f"kinds that print it ({', '.join(sorted(NOISY_KINDS))}: passing tests, download progress, build "
+    "chatter); a listing, a search, a diff or a JSON answer comes back whole. A number asks for a lossy cut "
+    f"to about that many tokens; 'auto' for one to {AUTO_SHARE:.0%} of the input ({AUTO_MIN_TOKENS} to "
+    f"{AUTO_MAX_TOKENS} tokens). Tokens are the engine's calibrated estimate for o200k models (GPT-4o and "
+    "newer), which errs high, not characters/4. Failure, warning, location and total lines are kept at "
+    "every setting."
 )
 
 
-def _budget(value: str) -> int | Literal["auto"] | None:
+def _budget(value: str) -> int | Literal["auto", "keep"]:
     spelled = value.strip().lower()
-    if spelled == "auto":
-        return "auto"
+    if spelled in ("auto", "keep"):
+        return "auto" if spelled == "auto" else "keep"
     if spelled in ("none", "0"):
-        return None
+        return "keep"  # the old spelling of "drop noise only"
     if spelled.isdigit():
         return int(spelled)
-    raise UsageError(f"--budget takes 'auto', 'none' or a number of tokens, not {value!r}", budget=value)
+    raise UsageError(f"--budget takes 'keep', 'auto' or a number of tokens, not {value!r}", budget=value)
 
 
 def _pointer(path: Path) -> str:
@@ -51,7 +57,7 @@ def compress(
     kind: str = typer.Option(
         "auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."
     ),
-    budget: str = typer.Option("auto", "--budget", "-b", help=_BUDGET_HELP),
+    budget: str = typer.Option(DEFAULT_BUDGET, "--budget", "-b", help=_BUDGET_HELP),
     exit_code: int | None = typer.Option(
         None,
         "--exit-code",
@@ -72,7 +78,7 @@ def compress(
 ) -> None:
     """Compress a command's output for an LLM: noise out, every failure line kept.
 
-    With no options the output is cut to about a fifth of its tokens (at most 500); binary input is described, not printed.
+    With no options nothing of the content is lost (--budget N asks for a cut to a size); binary input is described, not printed.
 
     Example: pytest -x > out.txt 2>&1; contextwright compress out.txt --exit-code $?
     (exits with pytest's status, so `&&` and CI steps still see the failure). In a pipe, $? is the
@@ -107,7 +113,13 @@ def emit(raw: bytes, *, kind: str, budget: str, exit_code: int | None, save: Pat
         # A few NULs or stray controls leave text text; shown escaped, not sent to the terminal.
         text = escape_controls(raw.decode("utf-8", errors="replace"))
         result = compress_text(
-            text, kind=kind, budget_tokens=aim, exit_code=exit_code, pointer=pointer, count_tokens=calibrated_token_count
+            text,
+            kind=kind,
+            budget_tokens=None if aim == "keep" else aim,
+            keep_content=aim == "keep",
+            exit_code=exit_code,
+            pointer=pointer,
+            count_tokens=calibrated_token_count,
         )
     if as_json:
         typer.echo(

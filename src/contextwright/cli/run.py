@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from contextwright.cli._common import err_console
-from contextwright.cli.compress import _BUDGET_HELP, SAVE_ENV, emit
+from contextwright.cli.compress import _BUDGET_HELP, DEFAULT_BUDGET, SAVE_ENV, emit
 from contextwright.pressure.compressors import KIND_ALIASES, KINDS
 
 NOT_FOUND = 127
@@ -28,7 +28,7 @@ def run(
     kind: str = typer.Option(
         "auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."
     ),
-    budget: str = typer.Option("auto", "--budget", "-b", help=_BUDGET_HELP),
+    budget: str = typer.Option(DEFAULT_BUDGET, "--budget", "-b", help=_BUDGET_HELP),
     save: Path | None = typer.Option(
         None,
         "--save",

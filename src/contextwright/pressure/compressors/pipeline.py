@@ -39,7 +39,7 @@ from contextwright.pressure.compressors.jsondoc import (
     reports_error,
 )
 from contextwright.pressure.compressors.marks import MUST, Marks, Policy
-from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
+from contextwright.pressure.compressors.normalize import lossless, normalize_lines, probe_lines
 from contextwright.pressure.compressors.render import render
 
 Analyser = Callable[[Sequence[str], Marks], None]
@@ -65,6 +65,11 @@ _DATA_KINDS = frozenset({"dir-listing", "git-blame", "git-diff", "git-log", "git
 _TEST_KINDS = frozenset({"cargo-test", "go-test", "jest", "pytest", "scala-test"})
 """Test runners: detected only by their own signatures, and their rules rank each failure's
 lines themselves (a test's log lines and passing events are not findings of the run)."""
+NOISY_KINDS: frozenset[str] = frozenset(
+    {"build", "cargo-test", "go-test", "jest", "package-install", "pytest", "rustc", "scala-test"}
+)
+"""Kinds whose outputs print noise (passing tests, download progress, build chatter). When the
+content is kept (``keep_content``), only these lose lines; every other kind's lines are its content."""
 _FAILED_TAIL_LINES = 10
 _FAILED_TAIL_LINES_KNOWN = 3
 
@@ -294,6 +299,7 @@ def compress(
     pointer: str | None = None,
     count_tokens: Callable[[str], int] | None = None,
     exclude_kinds: Collection[str] = (),
+    keep_content: bool = False,
 ) -> Compressed:
     """Compress one tool output for a model's context, keeping every failure line verbatim.
 
@@ -305,13 +311,26 @@ def compress(
     ``pointer`` is an opaque reference to the full output that omission markers name.
     ``count_tokens`` defaults to ``ceil(len / 4)``. ``exclude_kinds`` are kinds that
     detection may not choose (to measure how the rest copes with an unseen format).
+    ``keep_content`` (with no budget) loses nothing of the content: what carries none goes
+    (colour codes, carriage-return redraws, trailing blanks, runs of one repeated line folded
+    into a counted marker; :func:`~contextwright.pressure.compressors.normalize.lossless`), and
+    so does the noise of :data:`NOISY_KINDS`; a JSON document comes back whole.
     """
+    if keep_content and budget_tokens is not None:
+        raise UsageError("keep_content keeps the content whatever its size: give it no budget_tokens")
     prepared = _prepare(text, kind, budget_tokens, pointer, count_tokens)
-    return _compress_prepared(prepared, exit_code=exit_code, pointer=pointer, exclude_kinds=exclude_kinds)
+    return _compress_prepared(
+        prepared, exit_code=exit_code, pointer=pointer, exclude_kinds=exclude_kinds, keep_content=keep_content
+    )
 
 
 def _compress_prepared(
-    prepared: _Input, *, exit_code: int | None, pointer: str | None, exclude_kinds: Collection[str] = ()
+    prepared: _Input,
+    *,
+    exit_code: int | None,
+    pointer: str | None,
+    exclude_kinds: Collection[str] = (),
+    keep_content: bool = False,
 ) -> Compressed:
     text, body, budget, count = prepared.text, prepared.body, prepared.budget, prepared.count
     resolved = prepared.kind
@@ -336,13 +355,15 @@ def _compress_prepared(
     if resolved == "json" and (document := parse_json(text)) is not None:
         failed = exit_code not in (None, 0) or reports_error(document)
         must = protected_keys(document)
-        if prepared.left_whole:
+        if prepared.left_whole or keep_content:
             return unchanged(must, failed)
         out = compress_json(document, text, budget=budget, count_tokens=count, failed=failed, pointer=pointer)
         return _guarded(text, out, (), unchanged(must, failed), count)
 
     marks, policy, failed = analyse(body, resolved if resolved != "json" else "generic", exit_code=exit_code)
     must = sum(1 for p in marks.priority if p >= MUST)
+    if keep_content and resolved not in NOISY_KINDS:
+        return _guarded(text, lossless(text, pointer=pointer), (), unchanged(must, failed), count)
     if prepared.left_whole:
         return unchanged(must, failed)
     newline = "\n" if prepared.trailing_newline else ""
