@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 import httpx2
@@ -314,3 +315,48 @@ def test_claude_code_session_ids() -> None:
     assert claude_code_session(json.dumps({"device_id": "x", "session_id": "abc-1"})) == "abc-1"
     assert claude_code_session("user_9f2_account__session_0a1b-2c3d") == "0a1b-2c3d"
     assert claude_code_session("someone") is None
+
+
+def test_a_restarted_gateway_continues_the_runs_in_the_log(tmp_path: Any) -> None:
+    from contextwright.gateway import GatewayConfig, create_gateway_app
+    from contextwright.log import open_log
+    from contextwright.testing.service import serving
+    from contextwright.testing.upstream import FakeUpstream
+
+    replies = [Reply(body=ANSWER_1), Reply(body=ANSWER_2)]
+    upstream = FakeUpstream(lambda received: replies.pop(0))
+    store = tmp_path / "restart.db"
+    with serving(upstream) as provider:
+        config = GatewayConfig(store=str(store), anthropic_upstream=provider)
+        with serving(create_gateway_app(config)) as url:
+            post(url, claude_body(FIRST))
+        # The first gateway has stopped (its answer recorded before shutdown); a new one reads the run back.
+        with serving(create_gateway_app(config)) as url:
+            post(url, claude_body(SECOND))
+            log = open_log(str(store), read_only=True)
+            try:
+                deadline = time.monotonic() + 15
+                while [e.type for e in log.read(CC_SESSION)].count("model.response") < 2 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                assert log.sessions() == [CC_SESSION]
+                types = [e.type for e in log.read(CC_SESSION)]
+            finally:
+                log.close()
+    assert types.count("message.user") == 1 and types.count("message.assistant") == 2 and types.count("tool.result") == 1
+
+
+def test_previous_response_id_finds_the_session_of_the_response(gateway: Any) -> None:
+    text = {"type": "output_text", "text": "Hi.", "annotations": []}
+    message = {"type": "message", "id": "msg_a", "role": "assistant", "status": "completed", "content": [text]}
+    gateway.replies(Reply(body=responses_answer(message, response_id="resp_first")), Reply(body=responses_answer(message)))
+    headers = {"authorization": "Bearer sk-x", "x-contextwright-session": "agents/alpha"}
+    first = {"model": "gpt-5", "input": "hello", "stream": False}
+    httpx2.post(gateway.url + "/v1/responses", json=first, headers=headers, timeout=30)
+    gateway.settled("agents/alpha", 1)
+    # A stored conversation: the client sends only what is new, naming the response it follows.
+    follow = {"model": "gpt-5", "input": "and then?", "previous_response_id": "resp_first", "stream": False}
+    httpx2.post(gateway.url + "/v1/responses", json=follow, headers={"authorization": "Bearer sk-x"}, timeout=30)
+    types = gateway.settled("agents/alpha", 2)
+    assert gateway.log.sessions() == ["agents/alpha"]  # the same run, not a rewrite
+    texts = [e.payload.text for e in gateway.events("agents/alpha") if e.type == "message.user"]
+    assert texts == ["hello", "and then?"] and types.count("context.request.built") == 2

@@ -42,6 +42,8 @@ class Run:
     """The turns recorded so far, in order."""
     awaiting: bool = False
     """A request was built for the last turns and its answer is not recorded yet."""
+    last_response: str | None = None
+    """The id of the last answer recorded, when the provider gave one (OpenAI Responses)."""
 
 
 def agent_signature(provider: str, model: str, system: str, tools: Sequence[ToolSpec]) -> str:

@@ -41,6 +41,9 @@ from contextwright.runtime.spec import AgentSpec
 
 logger = logging.getLogger("contextwright.gateway")
 
+MAX_RESPONSE_IDS = 10_000
+"""Response ids remembered for ``previous_response_id`` (the oldest are forgotten first)."""
+
 UNKNOWN_MODEL_WINDOW = 200_000
 """The window assumed for a model the engine's table does not know (its requests still pass unchanged)."""
 
@@ -109,14 +112,22 @@ class Recorder:
         fingerprints = [turn.fingerprint for turn in turns]
         agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
         runs = self._known_runs(key)
-        run = continued_run(runs, fingerprints, agent)
+        chained = self._chained(runs, conversation.hints.get("previous_response_id"))
+        if chained is not None:
+            # A stored conversation: the client sends only what follows the response it names.
+            run: Run | None = chained
+            new = turns
+            fingerprints = chained.fingerprints + fingerprints
+        else:
+            run = continued_run(runs, fingerprints, agent)
         if run is None:
             number = 1 + max((run_number(key, r.session_id) or 0 for r in runs), default=self._last_run_number(key))
             run = Run(session_id=run_id(key, number), agent=agent, session=self._open(run_id(key, number), conversation))
             runs.append(run)
             if number > 1:
                 logger.info("gateway: session %s continues in a new run %s (its history was rewritten)", key, run.session_id)
-        new = turns[len(run.fingerprints) :]
+        if chained is None:
+            new = turns[len(run.fingerprints) :]
         session = run.session
         if new:
             record_turns(session, new)
@@ -152,12 +163,22 @@ class Recorder:
             run.fingerprints.append(turn.fingerprint)
             run.awaiting = False
             if isinstance(answer.get("id"), str) and answer.get("object") == "response":
+                run.last_response = answer["id"]
                 self.responses[answer["id"]] = ticket.key
+                while len(self.responses) > MAX_RESPONSE_IDS:
+                    del self.responses[next(iter(self.responses))]
         except Exception:
             logger.exception("gateway: the answer in session %s was not recorded", run.session_id)
             self._forget(ticket.key)
 
     # -- runs -------------------------------------------------------------------------
+
+    @staticmethod
+    def _chained(runs: list[Run], previous: str | None) -> Run | None:
+        """The run whose last answer is the response ``previous`` names (OpenAI ``previous_response_id``)."""
+        if not previous:
+            return None
+        return next((run for run in runs if run.last_response == previous and not run.awaiting), None)
 
     def _known_runs(self, key: str) -> list[Run]:
         """The key's runs: tracked in memory, or read back from the log once (after a restart)."""
