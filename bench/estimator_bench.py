@@ -621,8 +621,8 @@ def stress_table(rows: list[tuple[str, Row, Row]]) -> str:
     return "\n".join(lines)
 
 
-def stress_main(console: Any, *, fit_first: bool, write: bool) -> int:
-    """Fit the surcharges (optionally) and print the stress figures, both families, before and after."""
+def stress_main(console: Any, *, fit_first: bool, write: bool, write_docs: bool) -> int:
+    """Fit the surcharges (optionally), print the stress figures (both families, before and after) and record them."""
     import importlib
 
     root = Path(__file__).resolve().parents[1]
@@ -636,10 +636,36 @@ def stress_main(console: Any, *, fit_first: bool, write: bool) -> int:
     if "contextwright.budget.estimator" in _sys.modules:
         importlib.reload(_sys.modules["contextwright.budget.estimator"])
     samples = stress_samples()
-    for family in MODELS:
+    tables = {family: stress_table(stress_rows(samples, family)) for family in MODELS}
+    for family, table in tables.items():
         console.print(f"{family}: stress payloads (seed default), raw estimate against the exact count")
-        console.print(stress_table(stress_rows(samples, family)))
+        console.print(table)
+    if write_docs:
+        console.print(f"wrote {update_section('estimator-stress', render_stress_section(tables))}")
     return 0
+
+
+def render_stress_section(tables: dict[str, str]) -> str:
+    """The docs section: what the stress set is, and the figures per family under both calibrations."""
+    from contextwright.testing import stress
+
+    parts = [
+        "## Token estimator on stress payloads",
+        "",
+        f"`contextwright.testing.stress` generates {stress.PER_FAMILY} payloads per family (seed",
+        f"{stress.DEFAULT_SEED}): ANSI-coloured short words, Chinese, Japanese, Korean, Cyrillic, Greek, Arabic,",
+        "Hebrew, Devanagari, numeric JSON, base64, hex hashes, minified JavaScript, emoji (ZWJ sequences,",
+        "flags, skin tones), mixed scripts, URLs and UUIDs, with English prose, code and logs as controls.",
+        "The raw estimate (no correction factor, no margin) is compared with the exact count. `corpus` is",
+        "the calibration fitted on the shared corpora alone (the one requests recorded before calibrations",
+        "were sized with); `stress`, the default, adds surcharges fitted on payloads of another seed",
+        "(`python bench/estimator_bench.py --stress --fit-stress --write`). Target: below the exact count",
+        "on at most 1% of each family's payloads.",
+        "",
+    ]
+    for family, table in tables.items():
+        parts += [f"### {family}", "", table, ""]
+    return "\n".join(parts)
 
 
 def cjk_reference_payloads() -> list[Payload]:
@@ -684,7 +710,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.usage:
         return usage_main(console, write_docs=not args.no_docs)
     if args.stress:
-        return stress_main(console, fit_first=args.fit_stress, write=args.write)
+        return stress_main(console, fit_first=args.fit_stress, write=args.write, write_docs=not args.no_docs)
 
     traces, tools = corpus_path("traces"), corpus_path("tool-outputs")
     if traces is None or tools is None:
@@ -771,6 +797,9 @@ def render_section(
         "turn the counts into tokens. The weights are a 99.5% quantile regression of exact",
         "counts (non-negative, some bounded below so digits, emoji, symbols and tabs are",
         "covered by construction), refitted with `python bench/estimator_bench.py --fit --write`.",
+        "The default `stress` calibration adds surcharges for ANSI escapes, short-key JSON, long",
+        "letter-digit runs, scripts and made-up Cyrillic words (see the stress section); the tables",
+        "below measure it (`--calibration corpus` measures the corpus weights alone).",
         f"Claude models use the o200k fit times {ANTHROPIC_FACTOR} ({ANTHROPIC_47_FACTOR} from Claude 4.7 on), an upper",
         "bound that the reconciler corrects from provider usage; unknown models use the larger",
         f"of both fits times {UNKNOWN_FACTOR}.",
