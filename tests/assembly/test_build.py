@@ -149,3 +149,21 @@ def test_property_identical_inputs_give_identical_bytes(texts, state, nudges):
     a, b = build(**_inputs(session, tail)), build(**_inputs(session, tail))
     assert a.request.canonical() == b.request.canonical()
     assert a.tokens_by_class == b.tokens_by_class
+
+
+def test_evidence_found_during_the_turn_rides_the_tail_and_yields_first():
+    from contextwright.events.catalog import Evidence
+
+    _, session, _ = _session_with_history(1, window=40_000)
+    session.user("Where does billing deploy?")
+    session.next_request()
+    small = VolatileTail(evidence=(Evidence(id="deploy", text="Billing deploys on Tuesdays.", trust="user", source="memory"),))
+    result = build(**_inputs(session, small))
+    tail = result.request.messages[-1]
+    assert any(p.volatile and p.budget_class == "recall" and "Tuesdays" in p.text for p in tail.parts)
+    assert result.request.stable_messages == len(result.request.messages) - 1
+    # In-turn recall yields first (R4): a tail too large to fit is dropped, not the history.
+    huge = VolatileTail(evidence=(Evidence(id="dump", text="deploy log line\n" * 12_000, trust="user", source="memory"),))
+    result = build(**_inputs(session, huge))
+    assert "recall" in result.yields
+    assert not any("deploy log line" in getattr(p, "text", "") for m in result.request.messages for p in m.parts)
