@@ -246,3 +246,26 @@ def test_the_worker_keeps_cached_sessions_bounded_by_the_events_they_hold(tmp_pa
             session.user(f"more {n}")
     assert sessions.cached() == [records[-1].log_session_id]
     app.state.store.close()
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "standard-library"])
+def test_the_gate_finds_values_with_no_canonical_form_with_either_parser(monkeypatch, fast):
+    from contextwright.service import gate
+    from contextwright.service.problems import Problem
+
+    if not fast:
+        monkeypatch.setattr(gate, "_orjson", None)
+    elif gate._orjson is None:
+        pytest.skip("the fast parser is the `fast` extra")
+    for body, where, kind in (
+        (b'{"a": [1, {"b": NaN}]}', ["body", "a", "1", "b"], "finite_number"),
+        (b'{"a": -1e400}', ["body", "a"], "finite_number"),
+        (b'{"t": "x \\udc00"}', ["body", "t"], "unicode_text"),
+    ):
+        with pytest.raises(Problem) as refused:
+            gate.check_json_values(body)
+        assert refused.value.type.slug == "invalid-request" and refused.value.extensions["errors"][0]["loc"] == where
+        assert refused.value.extensions["errors"][0]["type"] == kind
+    # Check: valid JSON, huge integers, surrogate pairs and bodies that are not JSON pass (the route answers those).
+    for body in (b'{"n": 1e308, "t": "NaN \\ud83d\\ude00"}', b'{"n": 1' + b"0" * 400 + b"}", b"{not json", b""):
+        gate.check_json_values(body)
