@@ -1,10 +1,12 @@
 """Ports the runtime reads through: memory (once, at session open) and recall (on every assembly).
 
 Recall evidence is read fresh on every assembly, never kept between them: a
-corrected item must produce a correction line and an erased or expired one must
-disappear, which a retained bundle would hide. A recall port may offer an
-explicit ``revision()`` hook; only then may the runtime reuse its previous read,
-and only while the revision is unchanged.
+corrected item must produce a correction line, an erased or expired one must
+disappear, and one written during the turn must reach the next request, which a
+retained bundle would hide. A recall port may offer an explicit ``revision()``
+hook; only then may the runtime reuse its previous read of delivered evidence,
+and only while the revision is unchanged. A port that raises costs the request
+its recall, never the request (see :meth:`contextwright.Session.next_request`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class RecallPort(Protocol):
     """In-turn recall: evidence relevant to the current message, and its current state."""
 
     def recall(self, query: str, *, now: dt.datetime) -> Sequence[Evidence]:
-        """Evidence for a new turn's frame."""
+        """Evidence for the turn's message, best first: asked for every request of the turn."""
         ...
 
     def current(self, ids: Sequence[str], *, now: dt.datetime) -> Mapping[str, Evidence | None]:

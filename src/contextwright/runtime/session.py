@@ -341,7 +341,10 @@ class Session:
     # -- building requests -------------------------------------------------------------
 
     def next_request(self) -> BuiltRequest:
-        """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request."""
+        """Plan, frame the turn, build, relieve pressure if needed, validate, record; return the request.
+
+        Recall is asked for on every request; a recall port that raises never stops one (see
+        :meth:`contextwright.runtime.requests.Requests.next_request`)."""
         return self._requests.next_request()
 
     def _pin_plan(self) -> ContextPlan:
