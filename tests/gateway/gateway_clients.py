@@ -2,7 +2,8 @@
 
 ``.ci/run`` installs them, pinned, under ``$CONTEXTWRIGHT_CLIENTS`` (default
 ``~/.cache/contextwright-clients``): Claude Code from npm into ``claude-code/``, the Codex
-CLI from npm into ``codex/``. Outside CI a test whose client is absent skips and says how
+CLI from npm into ``codex/``, aider from PyPI into a virtual environment of its own,
+``aider/`` (its pinned dependencies would clash with this project's). Outside CI a test whose client is absent skips and says how
 to install it; under ``CI=true`` it fails instead, so a broken install is never silent.
 """
 
@@ -24,21 +25,24 @@ from contextwright.testing.service import free_port
 
 CLAUDE_CODE_VERSION = "2.1.328"
 CODEX_VERSION = "0.169.0"
+AIDER_VERSION = "0.86.2"
 
 
 def clients_dir() -> Path:
     return Path(os.environ.get("CONTEXTWRIGHT_CLIENTS") or Path.home() / ".cache" / "contextwright-clients")
 
 
-def client_binary(folder: str, name: str, *, package: str, version: str) -> Path:
+def client_binary(folder: str, name: str, *, package: str, version: str, pypi: bool = False) -> Path:
     """The client's executable; skips (fails under CI) when it is not installed."""
-    path = clients_dir() / folder / "node_modules" / ".bin" / name
+    path = clients_dir() / folder / ("bin" if pypi else "node_modules/.bin") / name
     if path.exists():
         return path
-    reason = (
-        f"{package} is not installed at {path}: "
-        f"npm install --prefix {clients_dir() / folder} {package}@{version} (as .ci/run does)"
+    install = (
+        f"python3 -m venv {clients_dir() / folder} && {clients_dir() / folder}/bin/pip install {package}=={version}"
+        if pypi
+        else f"npm install --prefix {clients_dir() / folder} {package}@{version}"
     )
+    reason = f"{package} is not installed at {path}: {install} (as .ci/run does)"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(reason)
     pytest.skip(reason)
