@@ -404,7 +404,7 @@ class Requests:
         evidence: tuple[Evidence, ...] = ()
         recall = core.recall
         if recall is not None:
-            found = self._ask_port("recall", lambda: tuple(recall.recall(turn.message.text, now=now)), notes)
+            found = self._ask_port("recall", lambda: _evidence_only(recall.recall(turn.message.text, now=now)), notes)
             evidence = self._fitting(found or (), core.budgets.recall_tokens)
         core.append(
             [
@@ -520,7 +520,7 @@ class Requests:
         recall = core.recall
         assert recall is not None and turn.frame is not None
         now = core.clock.now()
-        found = self._ask_port("recall", lambda: tuple(recall.recall(turn.message.text, now=now)), notes)
+        found = self._ask_port("recall", lambda: _evidence_only(recall.recall(turn.message.text, now=now)), notes)
         if not found:
             return ()
         shown = sum(core.count(e.text) + ENVELOPE_TOKENS for e in turn.frame.recall if e.id not in erased)
@@ -577,6 +577,15 @@ def _agent_prefix(agent: AgentSpec, memory: Sequence[MemoryFact], plan: ContextP
         return prefix, None
     texts = pinned_texts(plan.prefix)
     return prefix, (None if texts is CURRENT else agent.prefix(memory, texts=texts))
+
+
+def _evidence_only(found: Any) -> tuple[Evidence, ...]:
+    """What a recall port answered, as evidence; a ``TypeError`` (the port failed) for anything else."""
+    items = tuple(found)
+    for item in items:
+        if not isinstance(item, Evidence):
+            raise TypeError(f"a recall port answered {type(item).__name__}, not Evidence")
+    return items
 
 
 def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
