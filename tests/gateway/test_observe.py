@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
 from contextwright.gateway.identity import claude_code_session
+from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.resume import reopen
 from contextwright.telemetry.records import store_summary
@@ -304,6 +305,17 @@ def test_inspect_and_stats_read_gateway_sessions_like_any_other(gateway: Any) ->
     assert "rebuilt from the log; it matches the recorded hash" in inspected.output
     stats = runner.invoke(cli_app, ["stats", str(gateway.store)])
     assert stats.exit_code == 0 and SESSION[:8] in stats.output
+    # The cache simulator reads the session's rebuilt provider bodies like any other session's.
+    simulator = AnthropicCacheSimulator(count_tokens=lambda text: max(1, len(text) // 4))
+    simulated = []
+    for index in (0, 1):
+        wire = runner.invoke(cli_app, ["inspect", str(gateway.store), "-s", CC_SESSION, "-r", str(index), "--wire", "anthropic"])
+        assert wire.exit_code == 0, wire.output
+        body = json.loads(wire.output)
+        assert body["model"] == "claude-sonnet-4-5" and [t["name"] for t in body["tools"]] == ["Bash", "Read"]
+        simulated.append(simulator.request(SimRequest(at=gateway.events(CC_SESSION)[0].at, body=body)).usage)
+    assert simulated[1].total_input > simulated[0].total_input > 0
+    assert simulated[1].cache_write_5m_tokens + simulated[1].cache_write_1h_tokens > 0  # the 28k output is cached from here
     listed = runner.invoke(cli_app, ["sessions", str(gateway.store), "--json"])
     assert listed.exit_code == 0, listed.output
     (row,) = [json.loads(line) for line in listed.output.splitlines()]
