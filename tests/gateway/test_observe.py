@@ -121,10 +121,13 @@ def test_streamed_request_and_answer_pass_unchanged_and_are_recorded(gateway: An
 
 
 def test_non_streamed_answer_and_a_retry_that_records_nothing(gateway: Any) -> None:
-    gateway.replies(anthropic_error(529, "overloaded_error", "Overloaded"), Reply(body=ANSWER_1))
+    overloaded = anthropic_error(529, "overloaded_error", "Overloaded")
+    overloaded = Reply(status=529, body=overloaded.body, headers={"retry-after": "7", "request-id": "req_0123"})
+    gateway.replies(overloaded, Reply(body=ANSWER_1))
     body = claude_body(FIRST, stream=False)
     failed = post(gateway.url, body)
     assert failed.status_code == 529
+    assert failed.headers["retry-after"] == "7" and failed.headers["request-id"] == "req_0123"
     assert failed.json() == {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     retried = post(gateway.url, body)
     assert retried.status_code == 200 and retried.json() == ANSWER_1

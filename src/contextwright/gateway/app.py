@@ -31,7 +31,7 @@ from contextwright.gateway.answers import AnswerReader
 from contextwright.gateway.config import GatewayConfig
 from contextwright.gateway.identity import session_key
 from contextwright.gateway.recorder import KeyQueue, Recorder, Ticket
-from contextwright.gateway.upstream import open_upstream, unreachable_body, upstream_url
+from contextwright.gateway.upstream import Upstream, open_upstream, unreachable_body, upstream_url
 from contextwright.gateway.wires import PROVIDER_OF, NotAConversation, WireName, parse_request
 from contextwright.log import EventLog, open_log
 from contextwright.runtime.engine import Engine
@@ -100,9 +100,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             message = f"the gateway could not reach {base}: {type(exc).__name__}"
             return Response(unreachable_body(provider, message), status_code=502, media_type="application/json")
         if wire is None:
-            return StreamingResponse(
-                upstream.body(_ignore, _ignore), status_code=upstream.status, headers=_header_dict(upstream.headers)
-            )
+            return _passed_on(upstream, upstream.body(_ignore, _ignore))
         reader = None
         if 200 <= upstream.status < 300:
             streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
@@ -121,9 +119,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
                 answer.set_result(reader.answer() if complete and reader is not None else None)
 
         _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer)))
-        return StreamingResponse(
-            upstream.body(on_chunk, on_end), status_code=upstream.status, headers=_header_dict(upstream.headers)
-        )
+        return _passed_on(upstream, upstream.body(on_chunk, on_end))
 
     async def _record(
         headers: Any, wire: WireName, body: _Body, forwarded: asyncio.Event, answer: asyncio.Future[dict[str, Any] | None]
@@ -225,12 +221,11 @@ def _ignore(*_: Any) -> None:
     pass
 
 
-def _header_dict(headers: list[tuple[str, str]]) -> dict[str, str]:
-    # Starlette takes a mapping; repeated headers other than set-cookie are joined, as HTTP allows.
-    merged: dict[str, str] = {}
-    for name, value in headers:
-        merged[name] = f"{merged[name]}, {value}" if name in merged else value
-    return merged
+def _passed_on(upstream: Upstream, body: AsyncIterator[bytes]) -> StreamingResponse:
+    """The provider's answer as the client gets it: its status, its headers as they came (repeated ones too), its body."""
+    response = StreamingResponse(body, status_code=upstream.status)
+    response.raw_headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in upstream.headers]
+    return response
 
 
 def _error(request: Request, status: int, kind: str, message: str) -> Response:
