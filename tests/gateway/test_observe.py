@@ -375,3 +375,24 @@ def test_previous_response_id_finds_the_session_of_the_response(gateway: Any) ->
     assert gateway.log.sessions() == ["agents/alpha"]  # the same run, not a rewrite
     texts = [e.payload.text for e in gateway.events("agents/alpha") if e.type == "message.user"]
     assert texts == ["hello", "and then?"] and types.count("context.request.built") == 2
+
+
+def test_sessions_evicted_from_memory_continue_from_the_log(tmp_path: Any) -> None:
+    from contextwright.gateway.recorder import Recorder
+    from contextwright.gateway.wires import parse_request
+    from contextwright.log import open_log
+
+    log = open_log(str(tmp_path / "evict.db"))
+    recorder = Recorder(Engine(log), max_keys=1)
+    history = {"a": list(FIRST), "b": [{"role": "user", "content": "Another task."}]}
+    try:
+        for _ in range(3):
+            for key in ("a", "b"):  # each key pushes the other out of memory
+                ticket = recorder.record_request(key, parse_request("anthropic", claude_body(history[key])))
+                answer = anthropic_message({"type": "text", "text": f"Answer {len(history[key])}."})
+                recorder.record_answer(ticket, answer)
+                history[key] += [{"role": "assistant", "content": answer["content"]}, {"role": "user", "content": "Go on."}]
+        assert sorted(log.sessions()) == ["a", "b"]  # no new runs: each continued its own
+        assert [e.type for e in log.read("a")].count("context.request.built") == 3
+    finally:
+        log.close()

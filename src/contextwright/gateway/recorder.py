@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -87,9 +88,11 @@ class KeyQueue:
 class Recorder:
     """Records conversations into engine sessions, one run per uninterrupted history."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, max_keys: int = 256) -> None:
         self.engine = engine
-        self._runs: dict[str, list[Run]] = {}
+        self.max_keys = max_keys
+        """Session keys whose runs stay open in memory; the least recently used are read back from the log when they return."""
+        self._runs: OrderedDict[str, list[Run]] = OrderedDict()
         self._lock = threading.Lock()
         self.responses: dict[str, str] = {}
         """Response ids recorded here → their session key (for ``previous_response_id``)."""
@@ -185,8 +188,11 @@ class Recorder:
         with self._lock:
             runs = self._runs.get(key)
             if runs is not None:
+                self._runs.move_to_end(key)
                 return runs
             runs = self._runs[key] = []
+            while len(self._runs) > self.max_keys:
+                self._runs.popitem(last=False)
         for session_id in self.engine.log.sessions():
             if run_number(key, session_id) is None:
                 continue
