@@ -17,7 +17,7 @@ from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimReques
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.resume import reopen
 from contextwright.telemetry.records import store_summary
-from contextwright.testing.sse import stream_bytes
+from contextwright.testing.sse import sse_events, stream_bytes
 from contextwright.testing.upstream import (
     Reply,
     anthropic_error,
@@ -136,6 +136,19 @@ def test_non_streamed_answer_and_a_retry_that_records_nothing(gateway: Any) -> N
     assert types.count("message.user") == 1
     assert types.count("context.request.built") == 1
     assert types.count("model.response") == 1
+
+
+def test_a_stream_cut_midway_records_no_answer_and_the_retry_records_one(gateway: Any) -> None:
+    gateway.replies(Reply(body=ANSWER_1, cut_after=4), Reply(body=ANSWER_1))
+    cut = post(gateway.url, claude_body(FIRST))
+    assert cut.content == b"".join(sse_events(ANSWER_1)[:4])  # what the provider sent, and no more
+    gateway.wait_for(lambda: "context.request.built" in gateway.types(CC_SESSION))
+    assert post(gateway.url, claude_body(FIRST)).content == stream_bytes(ANSWER_1)
+    types = gateway.settled(CC_SESSION, 1)
+    assert types.count("message.assistant") == 1 and types.count("context.request.built") == 1
+    (answer,) = [e.payload for e in gateway.events(CC_SESSION) if e.type == "message.assistant"]
+    assert answer.tool_calls[0].id == "toolu_01"  # the whole answer of the retry, not the cut one
+    assert gateway.log.sessions() == [CC_SESSION]
 
 
 def test_a_context_length_error_reaches_the_client_with_its_status_and_body(gateway: Any) -> None:

@@ -32,6 +32,8 @@ class Reply:
     body: dict[str, Any]
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    cut_after: int | None = None
+    """Streamed: end the body after this many events, as a connection cut midway would."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -169,6 +171,7 @@ class FakeUpstream:
             return
         stream_options = json.loads(body).get("stream_options") or {}
         frames = sse_events(reply.body, include_usage=bool(stream_options.get("include_usage", True)))
+        frames = frames[: reply.cut_after] if reply.cut_after is not None else frames
         start_headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
         start_headers += [(k.encode(), v.encode()) for k, v in reply.headers.items()]
         await send({"type": "http.response.start", "status": reply.status, "headers": start_headers})
