@@ -373,9 +373,22 @@ class AnthropicCacheSimulator:
             return 0
         return rules.min_cacheable_on(self._rules_on or utc_day(at))
 
+    @property
+    def count_tokens(self) -> CountTokens | None:
+        """The token counter this simulator was given (None: requests carry exact ``block_tokens``)."""
+        return self._count_tokens
+
     def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
         """Replay ``requests`` in order and summarize."""
         return summarize(self.request(as_sim_request(item)) for item in requests)
+
+    def min_cacheable_tokens(self, model: str, at: datetime) -> int:
+        """The minimum cacheable prefix this simulator applies to ``model`` for a request at ``at``."""
+        return self._minimum(self._rules(model), at)
+
+    def entry_ttl(self, ttl: Ttl) -> timedelta:
+        """How long an entry written with ``ttl`` lives here (for good when expiry is off)."""
+        return TTLS[ttl] if self._expiry else NO_EXPIRY
 
     def request(self, request: SimRequest) -> SimulatedRequest:
         """Replay one request; raises the provider error the API would return, leaving the cache untouched."""

@@ -195,6 +195,11 @@ class OpenAICacheSimulator:
         self._entries: dict[tuple[str, str, str | None, bytes], Entry] = {}
         self._clock = Clockwork()
 
+    @property
+    def count_tokens(self) -> CountTokens | None:
+        """The token counter this simulator was given (None: requests carry exact ``block_tokens``)."""
+        return self._count_tokens
+
     def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
         """Replay ``requests`` in order and summarize."""
         return summarize(self.request(as_sim_request(item)) for item in requests)
@@ -237,6 +242,18 @@ class OpenAICacheSimulator:
             hit_block=hit,
             written_blocks=written,
         )
+
+    def entry_ttl(self, body: Mapping[str, Any], marker_ttl: str | None = None) -> timedelta:
+        """How long an entry this request writes at a block lives (``marker_ttl``: the block's marker)."""
+        model = normalize_model_id(str(body.get("model", "")))
+        if openai_regime(model) == "breakpoints":
+            options = body.get("prompt_cache_options")
+            default = options.get("ttl", "30m") if isinstance(options, Mapping) else "30m"
+            return BREAKPOINT_TTLS.get(marker_ttl or default, BREAKPOINT_TTLS["30m"])
+        retention = body.get("prompt_cache_retention") or self._default_retention
+        if model.startswith("gpt-5.5"):
+            retention = "24h"
+        return self._extended_ttl if retention == "24h" else self._in_memory_ttl
 
     def _classic_regime(
         self,
