@@ -20,6 +20,7 @@ from contextwright.cli import replay as _replay
 from contextwright.cli import run as _run
 from contextwright.cli import serve as _serve
 from contextwright.cli import store as _store
+from contextwright.cli import why as _why
 from contextwright.cli._common import refresh_width
 
 
@@ -86,6 +87,7 @@ def _root(
 app.command("demo", cls=_Command)(_demo.demo)
 app.command("replay", cls=_Command)(_replay.replay)
 app.command("inspect", cls=_Command)(_inspect.inspect)
+app.command("why", cls=_Command)(_why.why)
 app.command("stats", cls=_Command)(_inspect.stats)
 app.command("compress", cls=_Command)(_compress.compress)
 # Everything after the command's name is its own: `run pytest -x` passes -x to pytest.

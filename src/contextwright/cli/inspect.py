@@ -18,6 +18,7 @@ from contextwright.providers.wires import wire_named
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.resume import reopen
 from contextwright.telemetry.records import request_records, store_summary
+from contextwright.telemetry.request_diff import RequestDiff, diff_requests
 
 
 def inspect(
@@ -34,9 +35,24 @@ def inspect(
         None, "--wire", help="With --request: print the provider body instead (anthropic, openai_chat or openai_responses)."
     ),
     as_json: bool = typer.Option(False, "--json", help="With --request: print the rebuilt neutral request as JSON."),
+    diff: bool = typer.Option(
+        False, "--diff", help="With --request N: what changed against request N-1, block by block, with each block's provenance."
+    ),
 ) -> None:
     """Show exactly what the model saw on a request, rebuilt from the log and checked against its hash."""
     with friendly_errors(), open_existing(store) as log:
+        if diff:
+            if request is None:
+                raise UsageError("--diff needs --request N: it compares request N with the request before it")
+            if wire is not None:
+                raise UsageError("--diff shows blocks, not a provider body: leave out --wire")
+            reopened = reopen(Engine(log), session)
+            changes = request_diff(reopened, request)
+            if as_json:
+                typer.echo(json.dumps(changes.to_dict(), indent=2, ensure_ascii=False))
+            else:
+                print_diff(changes, session)
+            return
         if wire is not None:
             wire_named(wire)  # an unknown name fails before any work
             if request is None:
@@ -60,6 +76,68 @@ def inspect(
     )
     for line in _whole_request(neutral):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def request_diff(session: Any, index: int) -> RequestDiff:
+    """Request ``index`` of ``session`` against the one before it, both rebuilt and checked against their hashes."""
+    count = session.requests_built
+    if index >= count:
+        raise UsageError(f"session {session.id!r} has {count} recorded requests; there is no request {index}")
+    after = session.inspect(index)
+    before = session.inspect(index - 1) if index > 0 else None
+    return diff_requests(after, before, session.events, index=index)
+
+
+_STATUS_STYLE = {"kept": "dim", "changed": "yellow", "moved": "cyan", "added": "green", "removed": "red"}
+
+
+def print_diff(changes: RequestDiff, session: str) -> None:
+    """The diff as a table of blocks (kept blocks folded into one line per run), then the counts."""
+    against = "nothing (the first request)" if changes.previous is None else f"request {changes.previous}"
+    console.print(
+        f"Request {changes.index} of {session} against {against}: epoch {changes.epoch}"
+        + (f" (was {changes.previous_epoch})" if changes.previous_epoch not in (None, changes.epoch) else "")
+        + (", prefix changed" if changes.prefix_changed else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table("status", "block", "from", "shaped by", "class", "trust", "cache", "cause", title="Blocks")
+    kept_run: list[Any] = []
+
+    def flush() -> None:
+        if kept_run:
+            first, last = kept_run[0].after, kept_run[-1].after
+            span = first.where if first is last else f"{first.where} … {last.where}"
+            table.add_row("kept", f"{len(kept_run)} block(s): {span}", "", "", "", "", kept_run[0].cache, "", style="dim")
+            kept_run.clear()
+
+    for change in changes.changes:
+        if change.status == "kept" and (not kept_run or kept_run[-1].cache == change.cache):
+            kept_run.append(change)
+            continue
+        flush()
+        if change.status == "kept":
+            kept_run.append(change)
+            continue
+        block = change.block
+        table.add_row(
+            change.status,
+            f"{block.where}: {block.kind}" + (f" {block.call_id}" if block.call_id else ""),
+            block.ref + (f" ({block.event_type})" if block.event_type else ""),
+            block.shaped_by,
+            f"{block.budget_class}/{block.layer}",
+            block.trust,
+            change.cache,
+            change.cause,
+            style=_STATUS_STYLE[change.status],
+        )
+    flush()
+    console.print(table)
+    counts = ", ".join(f"{changes.count(s)} {s}" for s in ("kept", "changed", "moved", "added", "removed"))
+    first = "none" if changes.first_difference is None else f"block {changes.first_difference}"
+    between = ", ".join(f"{t} ×{n}" for t, n in sorted(changes.events_between.items())) or "none"
+    console.print(f"{counts}; first block not sent before: {first}", highlight=False, soft_wrap=True)
+    console.print(f"Events between the two requests: {between}", highlight=False, soft_wrap=True)
 
 
 def _wire_body(session: Any, index: int, neutral: Any, wire: str) -> dict[str, Any]:
