@@ -317,3 +317,37 @@ class StatsOut(BaseModel):
     session_id: str
     last_seq: int
     summary: dict[str, Any] | None
+
+
+class DiffOut(BaseModel):
+    """Request N against request N−1, block by block, with each block's provenance and cache standing."""
+
+    index: int
+    previous: int | None
+    epoch: int
+    previous_epoch: int | None
+    prefix_changed: bool
+    first_difference: int | None
+    counts: dict[str, int]
+    """Blocks by status: kept, changed, moved, added, removed."""
+    events_between: dict[str, int]
+    """Events recorded between the two requests' cut points, by type."""
+    changes: list[dict[str, Any]]
+    """Each block of N in order (status, cache, cause, the block before and after), then the removed ones."""
+
+
+class WhyOut(BaseModel):
+    """Where a text entered the session's log and what became of it by request N."""
+
+    text: str
+    request_index: int | None
+    fate: str
+    hidden: bool
+    summary: str
+    entered: dict[str, Any] | None
+    steps: list[dict[str, Any]]
+    hidden_by: dict[str, Any] | None
+    pointer: str | None
+    shown_in: list[str]
+    left: list[str]
+    later: list[dict[str, Any]]

@@ -22,8 +22,10 @@ from contextwright.service.routes._common import (
     sessions_of,
 )
 from contextwright.service.routes.sessions import SessionPath
-from contextwright.service.schemas import BuildIn, BuiltOut, CompactOut, InspectOut, PrefixIn, PrefixOut
+from contextwright.service.schemas import BuildIn, BuiltOut, CompactOut, DiffOut, InspectOut, PrefixIn, PrefixOut, WhyOut
 from contextwright.service.sessions import Guarantees, Sessions
+from contextwright.telemetry.request_diff import diff_requests
+from contextwright.telemetry.why import Explainer, artifact_reader
 
 router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["requests"], dependencies=[bearer])
 
@@ -115,6 +117,59 @@ def inspect_request(
         request=rebuilt.to_dict(),
         body=body,
     )
+
+
+@router.get("/requests/{index}/diff", response_model=DiffOut, responses=READ_PROBLEMS)
+def diff_request(
+    session_id: SessionPath,
+    index: Annotated[int, Path(ge=0, le=10_000_000)],
+    request: Request,
+    text_chars: Annotated[int, Query(ge=0, le=100_000, description="How much of each block's text to include.")] = 600,
+) -> DiffOut:
+    """What changed in request ``index`` against the request before it, block by block: status, provenance, cause, cache."""
+    sessions = sessions_of(request)
+    with sessions.session(sessions.find(principal(request), session_id)) as session:
+        _check_index(session, session_id, index)
+        after = session.inspect(index)
+        before = session.inspect(index - 1) if index > 0 else None
+        changes = diff_requests(after, before, session.events, index=index)
+    return DiffOut(**changes.to_dict(text_chars=text_chars))
+
+
+@router.get("/why", response_model=WhyOut, responses=READ_PROBLEMS)
+def why(
+    session_id: SessionPath,
+    request: Request,
+    text: Annotated[str, Query(min_length=1, max_length=4_000, description="The text to look for (whitespace folded).")],
+    index: Annotated[
+        int | None, Query(alias="request", ge=0, le=10_000_000, description="The request to explain; default: the last one.")
+    ] = None,
+) -> WhyOut:
+    """Where ``text`` entered the session's log and what became of it by request ``request``: shown, compressed,
+    bounded, pruned, compacted, read back, with the pointer to the original."""
+    sessions = sessions_of(request)
+    with sessions.session(sessions.find(principal(request), session_id)) as session:
+        count = session.requests_built
+        if index is not None:
+            _check_index(session, session_id, index)
+        elif count:
+            index = count - 1
+        neutral = session.inspect(index) if index is not None else None
+        explainer = Explainer(session.events, read_artifact=artifact_reader(sessions.log))
+        if not text.strip():
+            raise Problem(
+                "invalid-request",
+                "give a text to look for: it is empty once whitespace is folded",
+                errors=[{"loc": ["query", "text"], "msg": "blank", "type": "value_error"}],
+            )
+        answer = explainer.why(text, request_index=index, request=neutral)
+    return WhyOut(**answer.to_dict())
+
+
+def _check_index(session: Session, session_id: str, index: int) -> None:
+    count = session.requests_built  # from the session's facts: no read of the history
+    if index >= count:
+        raise Problem("not-found", f"session {session_id!r} has {count} recorded requests; there is no request {index}")
 
 
 def _recorded(session: Session, index: int) -> RequestBuilt:
