@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextwright.budget.allocator import allocate
 from contextwright.events import AssistantMessage, ToolCall
+from contextwright.plan.budgets import BudgetConfig
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.testing.fakes import open_session
 
@@ -94,6 +95,8 @@ def test_a_compaction_prunes_the_current_runs_older_results_in_the_same_request(
     # run and rewrites everything after its summary, so pruning the reading run's older
     # results in that request costs no further cache read and puts the next pass off.
     _, session, clock = open_session("reader", window=32_000)
+    # A deep low-water mark: the reading run's results pass it before its passes come due on their own.
+    session.budgets = BudgetConfig(relief_tool_results_target=0.25)
     session.user("Write the billing modules one by one.")
     for turn in range(32):
         session.next_request()
@@ -126,3 +129,26 @@ def test_a_compaction_prunes_the_current_runs_older_results_in_the_same_request(
     truncated = [e.payload.relief for e in session.events if e.type == "context.layer.truncated"]
     assert truncated == ["compaction", "tool_results_to_pointers"]
     assert session.inspect(built.index).sha256() == built.neutral.sha256()
+
+
+def test_older_results_become_pointers_first_whatever_the_stages_goal():
+    # The oldest result matches the stage's goal and the newer ones do not: the pass still
+    # takes the oldest first, so the newest outputs, the ones the model reads next, go last.
+    _, session, clock = open_session("oldest-first", window=32_000)
+    session.user("Find where invoice totals are rounded.")
+    session.open_stage("search", goal="invoice totals rounding")
+    for turn in range(40):
+        session.next_request()
+        call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/m{turn}.py"})
+        session.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        topic = "invoice totals rounding" if turn == 0 else "logging setup"
+        source = "".join(f"# {topic}\ndef f_{turn}_{i}(value):\n    return value * {i}\n\n" for i in range(40))
+        session.tool_result(call.id, source)
+        clock.advance(20)
+    passes = [e.payload.call_ids for e in session.events if e.type == "context.pruned"]
+    assert passes
+    pruned: set[str] = set()
+    for call_ids in passes:
+        pruned |= set(call_ids)
+        # What the passes took so far is always the oldest results, c0 first.
+        assert pruned == {f"c{k}" for k in range(len(pruned))}, sorted(pruned)

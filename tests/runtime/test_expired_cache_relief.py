@@ -68,6 +68,8 @@ def test_a_pause_longer_than_the_cache_lifetime_prunes_before_pressure(pause, ex
 
 def test_compaction_follows_when_pruning_leaves_the_request_above_the_level():
     _, session, clock = open_session("pause", window=WINDOW)
+    # A deep low-water mark, so the results stand above it and the pass runs before the compaction.
+    session.budgets = BudgetConfig(relief_tool_results_target=0.25)
     _write_modules(session, clock, rounds=26)
     before = [e for e in session.events if e.type == "context.request.built"][-1].payload
     built = _after_pause(session, clock, LONG)

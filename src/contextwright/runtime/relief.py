@@ -39,7 +39,6 @@ from contextwright.events.registry import encode_payload
 from contextwright.plan.plan import ContextPlan
 from contextwright.pressure.compaction_check import label_problems
 from contextwright.pressure.compactor import CompactionResult, Compactor, compact
-from contextwright.pressure.ranking import least_relevant_first
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ArchiveFailed,
@@ -240,11 +239,11 @@ class Relief:
             # keeping its bounded task statement saves no cache read, so measure afresh.
             self._bounded_pinned = False
             result = self._try_build(plan, allocation, tail)
-        # The tool-result share (B2) binds on every build. Most of it is kept at entry: a new
-        # result is bounded to the room the share has left (runtime/tool_calls.py), which costs
-        # no cache read. What entry cannot keep (the floor a result always shows) is pruned here,
-        # oldest first and deep, so that passes are rare; the renderers keep a cache marker in
-        # front of the first result a pass may change, so a pass rewrites only what follows it.
+        # The tool-result share (B2) binds on every build. A new result may take what its own
+        # exchange leaves of the share (runtime/tool_calls.py); older results make room for it
+        # here, oldest first, down to a low-water mark so that passes are batched; the renderers
+        # keep a cache marker in front of the first result a pass may change, so a pass rewrites
+        # only what follows it.
         if result is None or result.pressure != "none" or result.tool_results_over_share:
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True)
         elif expired and self._above_expired_level(allocation, result):
@@ -437,10 +436,9 @@ class Relief:
         if rewritten and over_low_water <= 0:
             return 0  # before sizing the body, which renders all of it
         # Within the layer, the least relevant to the current stage's goal go first.
-        goal = surface.open_stage.goal if surface.open_stage is not None else None
-        candidates = least_relevant_first(
-            candidates, goal=goal, text=lambda r: f"{r.result.tool_name} {r.result.output[:2000]}", age=lambda r: r.seq
-        )
+        # Oldest first, whatever the stage's goal: the newest outputs are the ones the model reads
+        # next, so they are the last to go.
+        candidates = sorted(candidates, key=lambda r: r.seq)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
         body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
