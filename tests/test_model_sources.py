@@ -77,8 +77,7 @@ def test_a_hosts_price_is_not_given_to_a_bare_id():
         price_for("gpt-oss-120b")
 
 
-def test_session_stats_name_the_price_source():
-    _, session, _ = open_session()
+def _answer_once(session) -> None:  # type: ignore[no-untyped-def]
     session.user("Hello.")
     session.next_request()
     session.record(
@@ -92,6 +91,11 @@ def test_session_stats_name_the_price_source():
             "usage": {"input_tokens": 1200, "output_tokens": 5},
         }
     )
+
+
+def test_session_stats_name_the_price_source():
+    _, session, _ = open_session()
+    _answer_once(session)
     summary = summarize(session.events)
     assert summary.total_cost_usd is not None and summary.total_cost_usd > 0
     assert len(summary.priced_by) == 1 and summary.priced_by[0].startswith("Anthropic pricing page")
@@ -104,19 +108,7 @@ def test_the_stats_command_names_the_price_source(tmp_path):
 
     store = f"sqlite:///{tmp_path}/s.db"
     engine, session, _ = open_session(url=store)
-    session.user("Hello.")
-    session.next_request()
-    session.record(
-        {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-6",
-            "content": [{"type": "text", "text": "Hi."}],
-            "stop_reason": "end_turn",
-            "usage": {"input_tokens": 1200, "output_tokens": 5},
-        }
-    )
+    _answer_once(session)
     engine.close()
     result = CliRunner().invoke(app, ["stats", store])
     assert result.exit_code == 0, result.output
