@@ -49,6 +49,7 @@ CacheStanding = Literal["read", "written", "volatile", "gone"]
 BOUNDED_MARKER: Final = re.compile(r"\[\.\.\. [\d,]+ of [\d,]+ characters not shown here")
 """The marker of a bounded view (``assembly/bounded.py``): its head and tail shown."""
 REPEAT_STUB: Final = re.compile(r"^\[(?:same output as call|this attempt failed; call)")
+_ENVELOPES: Final = {"platform": "none (platform text)", "assistant": "none (the model's own words)"}
 POINTER_STUB: Final = re.compile(r"^\[[^\]\n]* output \([^)]*\) (?:out of|removed from) context;")
 
 
@@ -97,7 +98,7 @@ class Block:
             "budget_class": self.budget_class,
             "layer": self.layer,
             "trust": self.trust,
-            "envelope": "none (platform text)" if self.trust == "platform" else f"enveloped at {self.trust}",
+            "envelope": _ENVELOPES.get(self.trust, f"enveloped at {self.trust}"),
             "volatile": self.volatile,
             "shaped_by": self.shaped_by,
             "event_type": self.event_type,

@@ -102,7 +102,7 @@ function openSession(id) {
   history.replaceState(null, "", "#session=" + encodeURIComponent(id));
   $("session-name").textContent = id;
   $("session").hidden = false;
-  $("inspect-result").replaceChildren();
+  for (const id of ["inspect-result", "diff-result", "why-result"]) $(id).replaceChildren();
   refresh().then(() => $("session-heading").scrollIntoView());
   state.timer = setInterval(refresh, POLL_MS);
 }
@@ -223,10 +223,12 @@ function renderTable(points) {
       const largest = Object.entries(p.tokens_by_class).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([c, n]) => c + " " + fmt.int(n)).join(", ");
       const inspect = el("button", { type: "button", class: "link", "aria-label": "Inspect request " + p.index }, "Inspect");
       inspect.addEventListener("click", () => { $("inspect-index").value = p.index; inspectRequest(); });
+      const diff = el("button", { type: "button", class: "link", "aria-label": "What changed in request " + p.index }, "Diff");
+      diff.addEventListener("click", () => { $("inspect-index").value = p.index; showDiff(); });
       return el("tr", { "data-request": p.index },
         el("th", { scope: "row" }, p.index), el("td", { class: "num" }, fmt.int(p.total_tokens)), el("td", {}, largest),
         el("td", { class: "num" }, fmt.share(p.cache_read_share)), el("td", { class: "num" }, fmt.usd(p.cost_usd)),
-        el("td", {}, p.pressure), el("td", {}, p.yields.join(", ") || "—"), el("td", {}, p.changes.join(", ") || "—"), el("td", {}, inspect));
+        el("td", {}, p.pressure), el("td", {}, p.yields.join(", ") || "—"), el("td", {}, p.changes.join(", ") || "—"), el("td", {}, inspect, " · ", diff));
     }),
   );
 }
@@ -265,11 +267,94 @@ async function inspectRequest() {
   $("inspect-title").focus();
 }
 
+// -- what changed, and why ------------------------------------------------------------
+
+function sessionPath() {
+  return "/v1/sessions/" + encodeURIComponent(state.session);
+}
+
+async function showDiff() {
+  const out = $("diff-result");
+  const index = $("inspect-index").value;
+  out.replaceChildren(el("p", {}, "Comparing request " + index + " with the one before…"));
+  let data;
+  try {
+    data = await api(sessionPath() + "/requests/" + encodeURIComponent(index) + "/diff?text_chars=200");
+  } catch (error) {
+    out.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+    return;
+  }
+  const against = data.previous === null ? "nothing (the first request)" : "request " + data.previous;
+  const counts = Object.entries(data.counts).map(([status, n]) => n + " " + status).join(", ");
+  const between = Object.entries(data.events_between).map(([type, n]) => type + " ×" + n).join(", ") || "none";
+  const rows = [];
+  let kept = [];
+  const flush = () => {
+    if (!kept.length) return;
+    const first = kept[0].after.where, last = kept[kept.length - 1].after.where;
+    rows.push(el("tr", { class: "kept" }, el("td", {}, "kept"), el("td", {}, kept.length + " block(s): " + first + (kept.length > 1 ? " … " + last : "")),
+      el("td", {}, ""), el("td", {}, ""), el("td", {}, ""), el("td", {}, kept[0].cache), el("td", {}, "")));
+    kept = [];
+  };
+  for (const change of data.changes) {
+    if (change.status === "kept" && (!kept.length || kept[0].cache === change.cache)) { kept.push(change); continue; }
+    flush();
+    if (change.status === "kept") { kept.push(change); continue; }
+    const block = change.after || change.before;
+    rows.push(el("tr", { "data-status": change.status },
+      el("td", {}, change.status), el("td", {}, block.where + ": " + block.kind + (block.call_id ? " " + block.call_id : "")),
+      el("td", {}, block.ref + (block.event_type ? " (" + block.event_type + ")" : "")), el("td", {}, block.shaped_by),
+      el("td", {}, block.budget_class + " · " + block.envelope), el("td", {}, change.cache), el("td", {}, change.cause)));
+  }
+  flush();
+  const table = el("table", { id: "diff-table" },
+    el("caption", {}, "Blocks of request " + data.index + " against " + against),
+    el("thead", {}, el("tr", {}, ...["Status", "Block", "From", "Shaped by", "Class · envelope", "Cache", "Cause"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...rows));
+  out.replaceChildren(
+    el("h4", { id: "diff-title", tabindex: "-1" }, "Request " + data.index + " against " + against),
+    el("p", { id: "diff-counts" }, counts + (data.prefix_changed ? "; the prefix changed" : "") + "."),
+    el("p", {}, "Events between the two requests: " + between + "."),
+    table);
+  $("diff-title").focus();
+}
+
+async function explainText() {
+  const out = $("why-result");
+  const text = $("why-text").value;
+  const index = $("inspect-index").value;
+  const query = "?text=" + encodeURIComponent(text) + (index === "" ? "" : "&request=" + encodeURIComponent(index));
+  out.replaceChildren(el("p", {}, "Reading the log…"));
+  let data;
+  try {
+    data = await api(sessionPath() + "/why" + query);
+  } catch (error) {
+    out.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+    return;
+  }
+  const good = data.fate === "shown" || data.fate === "read_back";
+  const fate = el("span", { class: "badge " + (good ? "good" : data.hidden ? "bad" : "plain"), id: "why-fate" }, data.fate.replace("_", " "));
+  const steps = el("table", { id: "why-steps" },
+    el("caption", {}, "From the log"),
+    el("thead", {}, el("tr", {}, ...["Seq", "Step", "What happened", "Pointer"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...[...data.steps, ...data.later].map((step) => el("tr", data.hidden_by && step.seq === data.hidden_by.seq && step.what === data.hidden_by.what ? { class: "hid" } : {},
+      el("td", { class: "num" }, step.seq), el("td", {}, step.what), el("td", {}, step.detail), el("td", {}, el("code", {}, step.pointer || ""))))));
+  const extra = [
+    ...data.shown_in.map((where) => el("li", {}, "Shown in " + where)),
+    ...data.left.map((line) => el("li", {}, "Left of it: " + line)),
+  ];
+  if (data.pointer) extra.push(el("li", {}, "The original: ", el("code", {}, data.pointer)));
+  out.replaceChildren(el("p", { id: "why-summary", tabindex: "-1" }, fate, " ", data.summary), steps, el("ul", {}, ...extra));
+  $("why-summary").focus();
+}
+
 // -- wiring ---------------------------------------------------------------------------
 
 document.addEventListener("DOMContentLoaded", () => {
   $("login-form").addEventListener("submit", (event) => { event.preventDefault(); signIn($("api-key").value.trim()); });
   $("inspect-form").addEventListener("submit", (event) => { event.preventDefault(); inspectRequest(); });
+  $("diff-button").addEventListener("click", showDiff);
+  $("why-form").addEventListener("submit", (event) => { event.preventDefault(); explainText(); });
   $("sign-out").addEventListener("click", signOut);
   if (state.key) signIn(state.key); else $("api-key").focus();
 });
