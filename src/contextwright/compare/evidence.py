@@ -60,16 +60,18 @@ from decimal import Decimal
 from typing import Any, Final
 
 from contextwright.assembly.envelope import unescape
-from contextwright.compare.timeline import Timeline, Unit
+from contextwright.compare.timeline import ModelCall, Timeline, Unit
 from contextwright.items.region_a import READ_TOOL_NAME
 
 __all__ = [
     "CAUSES",
     "MIN_CHARS",
+    "JudgedPair",
     "Recall",
     "UsedString",
     "distinctive_strings",
     "evidence_recall",
+    "judge_pairs",
     "normalize",
     "request_text",
     "used_strings",
@@ -257,52 +259,25 @@ def evidence_recall(
     (:data:`DROPPED_AS`). ``count`` sizes read-backs in tokens (a quarter of the characters
     without it) and ``price`` prices them at a call's time. ``used`` reuses :func:`used_strings` computed once for several strategies.
     """
-    used = used_strings(timeline) if used is None else used
-    by_ordinal: dict[int, Any] = {}
-    for index, request in enumerate(sent):
-        ordinal = getattr(request, "ordinal", None)
-        if ordinal is None and index < len(timeline.calls):
-            ordinal = timeline.calls[index].ordinal
-        if ordinal is not None:
-            by_ordinal[ordinal] = request
     count = count or (lambda text: (len(text) + 3) // 4)
     misses: Counter[str] = Counter()
     pairs = seen = 0
     read: set[int] = set()
     read_tokens = 0
     read_cost = Decimal(0)
-    compacted = False
-    for call in timeline.calls:
-        strings = used.get(call.ordinal, ())
-        request = by_ordinal.get(call.ordinal)
-        if request is not None and "compaction" in getattr(request, "relief", ()):
-            compacted = True
-        pairs += len(strings)
-        if not strings:
+    for judged in judge_pairs(timeline, sent, strategy=strategy, used=used):
+        pairs += 1
+        if judged.cause is None:
+            seen += 1
             continue
-        if request is None:
-            misses["not_built"] += len(strings)
-            continue
-        shown = request_text(request.body)
-        view: _View | None = None
-        for string in strings:
-            if string.text in shown:
-                seen += 1
-                continue
-            view = view or _View(request.body)
-            source = string.sources[-1]
-            cause, pointer = view.cause(timeline.units[source])
-            if cause == "dropped":
-                cause = DROPPED_AS.get(strategy, "dropped")
-                if cause == "compacted" and not compacted:
-                    cause = "dropped"
-            misses[cause] += 1
-            if pointer and source not in read:
-                read.add(source)
-                tokens = count(timeline.units[source].text)
-                read_tokens += tokens
-                if price is not None:
-                    read_cost += price(call.at, tokens)
+        misses[judged.cause] += 1
+        source = judged.string.sources[-1] if judged.string.sources else None
+        if judged.pointer and source is not None and source not in read:
+            read.add(source)
+            tokens = count(timeline.units[source].text)
+            read_tokens += tokens
+            if price is not None:
+                read_cost += price(judged.call.at, tokens)
     return Recall(
         pairs=pairs,
         seen=seen,
@@ -311,6 +286,63 @@ def evidence_recall(
         read_back_tokens=read_tokens,
         read_back_cost=read_cost,
     )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JudgedPair:
+    """One (call, string) pair of the measure: seen, or missed and why."""
+
+    call: ModelCall
+    string: UsedString
+    request: Any | None
+    """The request built for the call (None: none was built)."""
+    cause: str | None
+    """None when the request shows the string; else one of :data:`CAUSES`."""
+    pointer: bool = False
+    """Whether a pointer in the request reads the missing string back."""
+
+
+def judge_pairs(
+    timeline: Timeline,
+    sent: Sequence[Any],
+    *,
+    strategy: str,
+    used: Mapping[int, Sequence[UsedString]] | None = None,
+) -> Iterator[JudgedPair]:
+    """Every (call, string) pair :func:`evidence_recall` counts, in call order, each seen or missed with its cause."""
+    used = used_strings(timeline) if used is None else used
+    by_ordinal: dict[int, Any] = {}
+    for index, request in enumerate(sent):
+        ordinal = getattr(request, "ordinal", None)
+        if ordinal is None and index < len(timeline.calls):
+            ordinal = timeline.calls[index].ordinal
+        if ordinal is not None:
+            by_ordinal[ordinal] = request
+    compacted = False
+    for call in timeline.calls:
+        strings = used.get(call.ordinal, ())
+        request = by_ordinal.get(call.ordinal)
+        if request is not None and "compaction" in getattr(request, "relief", ()):
+            compacted = True
+        if not strings:
+            continue
+        if request is None:
+            for string in strings:
+                yield JudgedPair(call=call, string=string, request=None, cause="not_built")
+            continue
+        shown = request_text(request.body)
+        view: _View | None = None
+        for string in strings:
+            if string.text in shown:
+                yield JudgedPair(call=call, string=string, request=request, cause=None)
+                continue
+            view = view or _View(request.body)
+            cause, pointer = view.cause(timeline.units[string.sources[-1]])
+            if cause == "dropped":
+                cause = DROPPED_AS.get(strategy, "dropped")
+                if cause == "compacted" and not compacted:
+                    cause = "dropped"
+            yield JudgedPair(call=call, string=string, request=request, cause=cause, pointer=pointer)
 
 
 class _View:
