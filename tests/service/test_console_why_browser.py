@@ -73,6 +73,7 @@ def test_the_console_shows_a_requests_diff_and_why_a_text_is_missing(browser, co
     assert "context.compacted" in driver.find_element(By.ID, "diff-result").text
     counts = driver.find_element(By.ID, "diff-counts").text
     assert f"{len(removed)} removed" in counts
+    assert "compacted ×" in driver.find_element(By.ID, "diff-causes").text
     driver.save_screenshot(str(_shots(tmp_path) / "console-diff.png"))
 
     # Check: why a passing test line is missing from request 1: compressed on arrival, with the pointer.

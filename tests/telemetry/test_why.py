@@ -222,6 +222,7 @@ def test_the_diff_after_a_pruning_pass_shows_the_pointer_and_where_the_cache_bre
     assert all(c.cache == "read" for c in changes.changes if c.after is not None and c.after.position < first)
     assert all(c.cache == "written" for c in changed)
     assert changes.events_between.get("context.pruned") == 1
+    assert changes.causes["pruned"] == len(changed) and set(changes.causes) <= {"pruned", "new"}
 
 
 def test_the_diff_after_a_compaction_removes_what_it_folded_and_adds_its_summary(scene):
@@ -233,6 +234,7 @@ def test_the_diff_after_a_compaction_removes_what_it_folded_and_adds_its_summary
     assert removed and all(c.cause.startswith(f"folded by the compaction at seq {compaction.seq}") for c in removed)
     summary = [c for c in changes.changes if c.status == "added" and c.block.budget_class == "summary"]
     assert len(summary) == 1 and summary[0].block.ref == compaction.ref
+    assert changes.causes["compacted"] == len(removed) + 1 and changes.causes["new"] >= 1
     assert changes.count("kept") >= 3  # the prefix at least
     assert not changes.prefix_changed
     # Check: the first request has nothing before it; everything is added.
@@ -266,7 +268,7 @@ def test_the_commands_answer_why_and_diff_from_the_store(scene):
     diff = runner.invoke(app, ["inspect", store, "-s", SESSION, "-r", str(index), "--diff"], env={"COLUMNS": "240"})
     assert diff.exit_code == 0, diff.output
     assert "removed" in diff.output and "folded by the compaction" in diff.output
-    assert "Events between the two requests" in diff.output
+    assert "Events between the two requests" in diff.output and "Causes of the differences: new ×" in diff.output
     # Check: mistakes are told in one line a person can act on.
     wrong = runner.invoke(app, ["inspect", store, "-s", SESSION, "--diff"])
     assert wrong.exit_code == 1 and "--diff needs --request N" in wrong.output

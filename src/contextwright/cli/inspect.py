@@ -137,6 +137,8 @@ def print_diff(changes: RequestDiff, session: str) -> None:
     first = "none" if changes.first_difference is None else f"block {changes.first_difference}"
     between = ", ".join(f"{t} ×{n}" for t, n in sorted(changes.events_between.items())) or "none"
     console.print(f"{counts}; first block not sent before: {first}", highlight=False, soft_wrap=True)
+    causes = ", ".join(f"{kind.replace('_', ' ')} ×{n}" for kind, n in changes.causes.items()) or "none"
+    console.print(f"Causes of the differences: {causes}", highlight=False, soft_wrap=True)
     console.print(f"Events between the two requests: {between}", highlight=False, soft_wrap=True)
 
 
@@ -203,6 +205,9 @@ def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
     sources = list(dict.fromkeys(source for s in summaries for source in s.priced_by))
     if sources:
         console.print("Costs priced with: " + "; ".join(sources), highlight=False)
+    for summary in summaries:
+        for alarm in summary.cache_alarms:
+            console.print(f"Cache alarm, {summary.session_id}, {alarm.describe()}", highlight=False, markup=False)
 
 
 _STATS_HEADERS = (

@@ -330,6 +330,8 @@ class DiffOut(BaseModel):
     first_difference: int | None
     counts: dict[str, int]
     """Blocks by status: kept, changed, moved, added, removed."""
+    causes: dict[str, int]
+    """Blocks that differ, by cause: new, pruned, compacted, stage_closed, recall_yield, bounded, epoch ..."""
     events_between: dict[str, int]
     """Events recorded between the two requests' cut points, by type."""
     changes: list[dict[str, Any]]

@@ -34,6 +34,7 @@ from contextwright.items.region_a import READ_TOOL_NAME
 from contextwright.pressure.cap import MARKER_RE
 
 __all__ = [
+    "CAUSE_KINDS",
     "Block",
     "BlockChange",
     "RequestDiff",
@@ -46,6 +47,22 @@ __all__ = [
 Status = Literal["kept", "changed", "moved", "added", "removed"]
 CacheStanding = Literal["read", "written", "volatile", "gone"]
 
+CAUSE_KINDS: Final = (
+    "new",
+    "pruned",
+    "compacted",
+    "stage_closed",
+    "recall_yield",
+    "bounded",
+    "epoch",
+    "first_request",
+    "volatile_tail",
+    "moved",
+    "relabelled",
+    "rendered",
+    "unexplained",
+)
+"""Why a block differs from the request before, as one word each."""
 BOUNDED_MARKER: Final = re.compile(r"\[\.\.\. [\d,]+ of [\d,]+ characters not shown here")
 """The marker of a bounded view (``assembly/bounded.py``): its head and tail shown."""
 REPEAT_STUB: Final = re.compile(r"^\[(?:same output as call|this attempt failed; call)")
@@ -117,6 +134,8 @@ class BlockChange:
     tail, never cached) or ``gone`` (a removed block)."""
     cause: str
     """Why it changed, from the log (empty for a kept block)."""
+    cause_kind: str = ""
+    """The cause as one word of :data:`CAUSE_KINDS` (empty for a kept block)."""
 
     @property
     def block(self) -> Block:
@@ -128,7 +147,7 @@ class BlockChange:
 
     def to_dict(self, *, text_chars: int = 600) -> dict[str, Any]:
         """Plain JSON values; each block's text cut to ``text_chars`` (its hash stands for the whole)."""
-        out: dict[str, Any] = {"status": self.status, "cache": self.cache, "cause": self.cause}
+        out: dict[str, Any] = {"status": self.status, "cache": self.cache, "cause": self.cause, "cause_kind": self.cause_kind}
         for name, block in (("before", self.before), ("after", self.after)):
             if block is None:
                 out[name] = None
@@ -154,6 +173,12 @@ class RequestDiff:
     events_between: Mapping[str, int]
     """Events recorded between the two requests' cut points, by type."""
 
+    @property
+    def causes(self) -> dict[str, int]:
+        """Blocks added, changed, moved or removed, by cause kind, in :data:`CAUSE_KINDS` order."""
+        counted = Counter(c.cause_kind for c in self.changes if c.status != "kept")
+        return {kind: counted[kind] for kind in CAUSE_KINDS if counted[kind]}
+
     def count(self, status: Status) -> int:
         """How many blocks have ``status``."""
         return sum(1 for change in self.changes if change.status == status)
@@ -168,6 +193,7 @@ class RequestDiff:
             "prefix_changed": self.prefix_changed,
             "first_difference": self.first_difference,
             "counts": {s: self.count(s) for s in ("kept", "changed", "moved", "added", "removed")},
+            "causes": self.causes,
             "events_between": dict(self.events_between),
             "changes": [c.to_dict(text_chars=text_chars) for c in self.changes],
         }
@@ -353,13 +379,12 @@ def diff_requests(
             cache = "read"
         else:
             cache = "written"
-        cause = "" if status == "kept" else causes.of(block, match, status)
-        changes.append(BlockChange(status=status, before=match, after=block, cache=cache, cause=cause))
+        kind, cause = ("", "") if status == "kept" else causes.of(block, match, status)
+        changes.append(BlockChange(status=status, before=match, after=block, cache=cache, cause=cause, cause_kind=kind))
     for block in old:
         if id(block) not in taken:
-            changes.append(
-                BlockChange(status="removed", before=block, after=None, cache="gone", cause=causes.of(block, None, "removed"))
-            )
+            kind, cause = causes.of(block, None, "removed")
+            changes.append(BlockChange(status="removed", before=block, after=None, cache="gone", cause=cause, cause_kind=kind))
     return RequestDiff(
         index=index,
         previous=None if before is None else index - 1,
@@ -405,56 +430,62 @@ class _Causes:
         built = [e for e in events if e.type == "context.request.built" and e.seq > upto]
         self.yields: tuple[str, ...] = tuple(built[0].payload.yields) if built else ()
 
-    def of(self, block: Block, before: Block | None, status: Status) -> str:
+    def of(self, block: Block, before: Block | None, status: Status) -> tuple[str, str]:
+        """The cause's kind (:data:`CAUSE_KINDS`) and the cause in words."""
         if block.kind in ("system", "tool"):
             rotation = self.rotations[-1] if self.rotations else None
             if rotation is not None:
                 note = f": {rotation.payload.note}" if rotation.payload.note else ""
-                return f"new epoch {rotation.payload.epoch} at seq {rotation.seq} ({rotation.payload.reason}{note})"
-            return "first request: the prefix is pinned" if status == "added" and before is None else "prefix changed"
+                return "epoch", f"new epoch {rotation.payload.epoch} at seq {rotation.seq} ({rotation.payload.reason}{note})"
+            if status == "added" and before is None:
+                return "first_request", "first request: the prefix is pinned"
+            return "epoch", "prefix changed"
         if status == "moved":
-            return "same bytes under another reference (a new cut point)"
+            return "moved", "same bytes under another reference (a new cut point)"
         if block.volatile and status in ("removed", "added"):
-            return "volatile tail: rebuilt for every request"
+            return "volatile_tail", "volatile tail: rebuilt for every request"
         if block.call_id is not None and block.call_id in self.pruned:
             event = self.pruned[block.call_id]
-            return f"pruned to a pointer at seq {event.seq} ({event.payload.trigger.replace('_', ' ')})"
+            return "pruned", f"pruned to a pointer at seq {event.seq} ({event.payload.trigger.replace('_', ' ')})"
         seq = event_seq(block.ref)
         if status == "removed" and seq is not None:
             for event in self.compactions:
                 if seq in event.payload.source_event_seqs or seq <= event.payload.upto_seq:
-                    return f"folded by the compaction at seq {event.seq} ({event.payload.trigger}, depth {event.payload.depth})"
+                    return (
+                        "compacted",
+                        f"folded by the compaction at seq {event.seq} ({event.payload.trigger}, depth {event.payload.depth})",
+                    )
             for event in self.decisions:
                 if seq in event.payload.source_event_seqs:
-                    return f"folded into the decision point of stage {event.payload.name!r} at seq {event.seq}"
+                    return "stage_closed", f"folded into the decision point of stage {event.payload.name!r} at seq {event.seq}"
             if block.budget_class == "recall" and "recall" in self.yields:
-                return "recall dropped by relief for this request (the 'recall' yield)"
+                return "recall_yield", "recall dropped by relief for this request (the 'recall' yield)"
             if block.kind == "text" and block.budget_class == "summary":
                 replaced = self.compactions[-1] if self.compactions else None
                 if replaced is not None:
-                    return f"replaced by the summary of the compaction at seq {replaced.seq}"
+                    return "compacted", f"replaced by the summary of the compaction at seq {replaced.seq}"
         if status == "added" and block.budget_class == "summary":
             for event in self.compactions:
                 if block.ref.startswith(f"{event.session_id}#{event.seq}"):
-                    return f"the summary of the compaction at seq {event.seq} ({event.payload.trigger})"
+                    return "compacted", f"the summary of the compaction at seq {event.seq} ({event.payload.trigger})"
         if status == "added" and seq is not None and seq > self._previous_upto():
-            return "new in the log since the request before"
+            return "new", "new in the log since the request before"
         if status == "changed" and before is not None:
             if BOUNDED_MARKER.search(block.text) and not BOUNDED_MARKER.search(before.text):
-                return "now shown as a bounded view (head and tail)"
+                return "bounded", "now shown as a bounded view (head and tail)"
             moved = [
                 f"{name.replace('_', ' ')} {getattr(before, name)} → {getattr(block, name)}"
                 for name in ("layer", "budget_class", "trust")
                 if getattr(before, name) != getattr(block, name)
             ]
             if moved and before.text == block.text:
-                return "same text; " + ", ".join(moved)
+                return "relabelled", "same text; " + ", ".join(moved)
             if moved:
-                return "rendered differently; " + ", ".join(moved)
-            return "rendered differently (envelope, view or echo rule)"
+                return "rendered", "rendered differently; " + ", ".join(moved)
+            return "rendered", "rendered differently (envelope, view or echo rule)"
         if status == "added" and self.rotations:
-            return f"new epoch {self.rotations[-1].payload.epoch}"
-        return "no event between the two requests names it"
+            return "epoch", f"new epoch {self.rotations[-1].payload.epoch}"
+        return "unexplained", "no event between the two requests names it"
 
     def _previous_upto(self) -> int:
         if self.built_before is None:

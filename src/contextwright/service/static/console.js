@@ -286,6 +286,7 @@ async function showDiff() {
   }
   const against = data.previous === null ? "nothing (the first request)" : "request " + data.previous;
   const counts = Object.entries(data.counts).map(([status, n]) => n + " " + status).join(", ");
+  const causes = Object.entries(data.causes).map(([kind, n]) => kind.replace("_", " ") + " ×" + n).join(", ") || "none";
   const between = Object.entries(data.events_between).map(([type, n]) => type + " ×" + n).join(", ") || "none";
   const rows = [];
   let kept = [];
@@ -314,6 +315,7 @@ async function showDiff() {
   out.replaceChildren(
     el("h4", { id: "diff-title", tabindex: "-1" }, "Request " + data.index + " against " + against),
     el("p", { id: "diff-counts" }, counts + (data.prefix_changed ? "; the prefix changed" : "") + "."),
+    el("p", { id: "diff-causes" }, "Causes of the differences: " + causes + "."),
     el("p", {}, "Events between the two requests: " + between + "."),
     table);
   $("diff-title").focus();
