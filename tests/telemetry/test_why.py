@@ -3,7 +3,8 @@
 The session: a task; a test run whose passing lines are compressed away on arrival; a
 read-back of one of them; a stage whose output is folded into its decision point; file
 reads that a pruning pass turns into pointers; a pasted log shown as its head and tail; a
-manual compaction; a last question. Each text asked about has one fate by one request,
+manual compaction; a last question. A second session erases memory: from its
+snapshot (a new epoch) and from recalled evidence. Each text asked about has one fate by one request,
 and the answer names the step and the pointer to the original.
 """
 
@@ -23,6 +24,7 @@ from contextwright.cli import app
 from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime import Engine
+from contextwright.runtime.ports import InMemoryMemory
 from contextwright.telemetry.request_diff import diff_requests
 from contextwright.telemetry.why import HIDDEN, Explainer, artifact_reader
 from contextwright.testing.fakes import sample_agent, sample_model
@@ -274,3 +276,45 @@ def test_the_commands_answer_why_and_diff_from_the_store(scene):
     assert wrong.exit_code == 1 and "--diff needs --request N" in wrong.output
     beyond = runner.invoke(app, ["why", store, "x", "-s", SESSION, "-r", "999"])
     assert beyond.exit_code == 1 and "there is no request 999" in beyond.output
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/store.db"
+    return f"{request.getfixturevalue('postgres_dsn')}?schema={request.getfixturevalue('postgres_schema')}"
+
+
+def test_memory_erased_from_the_snapshot_starts_an_epoch_and_recalled_evidence_is_erased(store_url):
+    memory = InMemoryMemory({"style": "House style: money values use Decimal-FMT-9931 formatting."})
+    engine = Engine.open(store_url, clock=FixedClock("2026-03-01T22:30:00Z"))
+    session = engine.session("why-memory", agent=sample_agent(), model=sample_model(64_000), memory=memory, recall=memory)
+    session.user("Start the billing work.")
+    first = session.next_request().index
+    session.record_assistant(AssistantMessage(text="Started."))
+    memory.write("ledger", "The ledger rounding owner is team KESTREL-204 billing.")
+    session.user("Who owns ledger rounding in billing?")
+    recalled = session.next_request().index
+    session.record_assistant(AssistantMessage(text="The billing team."))
+    session.forget("ledger")
+    session.forget("style")
+    session.user("Thanks.")
+    last = session.next_request().index
+    explainer = Explainer(session.events)
+
+    def fate(text: str, index: int) -> Any:
+        return explainer.why(text, request_index=index, request=session.inspect(index))
+
+    # Check: the snapshot's fact is in the prefix until its erasure rotates the epoch.
+    assert fate("Decimal-FMT-9931", first).shown_in[0].startswith("system")
+    gone = fate("Decimal-FMT-9931", last)
+    rotation = next(e for e in session.events if e.type == "context.epoch.rotated")
+    assert gone.fate == "epoch" and gone.hidden_by is not None and gone.hidden_by.seq == rotation.seq
+    assert "memory erased" in gone.summary
+    # Check: recalled evidence enters with its frame, is shown, then is erased.
+    assert fate("KESTREL-204", first).fate == "not_entered"
+    assert fate("KESTREL-204", recalled).fate == "shown"
+    erased = fate("KESTREL-204", last)
+    erasure = next(e for e in session.events if e.type == "memory.erased" and e.payload.memory_id == "ledger")
+    assert erased.fate == "erased" and erased.hidden_by is not None and erased.hidden_by.seq == erasure.seq
+    engine.close()
