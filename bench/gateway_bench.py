@@ -132,7 +132,9 @@ def main() -> None:
     print(f"{args.turns} turns, last request {size:,} bytes, streamed")
     print(f"direct   p50 {statistics.median(direct):6.2f} ms   p95 {statistics.quantiles(direct, n=20)[-1]:6.2f} ms")
     print(f"gateway  p50 {statistics.median(through):6.2f} ms   p95 {statistics.quantiles(through, n=20)[-1]:6.2f} ms")
-    print(f"added    {statistics.median(through) - statistics.median(direct):6.2f} ms   (p50 through the gateway minus p50 direct)")
+    print(
+        f"added    {statistics.median(through) - statistics.median(direct):6.2f} ms   (p50 through the gateway minus p50 direct)"
+    )
     print(f"         {statistics.median(added):6.2f} ms   (p50 of each turn's difference)")
     print(f"load     {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 

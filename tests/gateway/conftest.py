@@ -71,6 +71,7 @@ def make_gateway(tmp_path: Path) -> Iterator[Callable[..., Gateway]]:
         up_url = up.__enter__()
         stack.append(up)
         store = tmp_path / f"gateway{len(stack)}.db"
+        options.setdefault("mode", "observe")
         config = GatewayConfig(store=str(store), anthropic_upstream=up_url, openai_upstream=up_url, **options)
         gw = serving(create_gateway_app(config))
         url = gw.__enter__()

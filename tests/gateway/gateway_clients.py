@@ -62,11 +62,11 @@ def client_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def gateway_command(store: Path, upstream: str, output: Path, *extra: str) -> Iterator[str]:
+def gateway_command(store: Path, upstream: str, output: Path, *extra: str, mode: str = "observe") -> Iterator[str]:
     """``contextwright gateway`` in its own process, as a user starts it; yields its URL, stops it afterwards."""
     port = free_port()
     command = [sys.executable, "-m", "contextwright", "gateway", "--store", str(store), "--port", str(port)]
-    command += ["--mode", "observe", "--anthropic-upstream", upstream, "--openai-upstream", upstream, *extra]
+    command += ["--mode", mode, "--anthropic-upstream", upstream, "--openai-upstream", upstream, *extra]
     with output.open("w") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
         try:

@@ -24,7 +24,8 @@ KEY = "sk-aider-test-key-3e8d1f0a9b"
 ANSWER = "Hello from the scripted provider."
 
 
-def test_aider_through_the_gateway(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["observe", "manage"])
+def test_aider_through_the_gateway(tmp_path: Path, mode: str) -> None:
     aider = client_binary("aider", "aider", package="aider-chat", version=AIDER_VERSION, pypi=True)
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
@@ -37,7 +38,7 @@ def test_aider_through_the_gateway(tmp_path: Path) -> None:
 
     upstream = FakeUpstream(script)
     store, output = tmp_path / "gateway.db", tmp_path / "gateway.out"
-    with serving(upstream) as provider, gateway_command(store, provider, output) as gateway:
+    with serving(upstream) as provider, gateway_command(store, provider, output, mode=mode) as gateway:
         env = client_env(home, OPENAI_API_BASE=f"{gateway}/v1", OPENAI_API_KEY=KEY, LITELLM_LOCAL_MODEL_COST_MAP="True")
         command = [str(aider), "--model", "openai/gpt-4o", "--no-git", "--yes-always", "--no-check-update"]
         command += ["--no-show-model-warnings", "--analytics-disable", "--no-pretty", "--message", "Say hello."]

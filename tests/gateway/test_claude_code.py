@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 from gateway_clients import CLAUDE_CODE_VERSION, client_binary, client_env, gateway_command
+from typer.testing import CliRunner
 
+from contextwright.cli import app as cli_app
 from contextwright.log import open_log
 from contextwright.testing.service import serving
 from contextwright.testing.upstream import FakeUpstream, Received, Reply, anthropic_error, anthropic_message
@@ -69,7 +71,8 @@ class Script:
         return anthropic_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
 
 
-def test_claude_code_through_the_gateway(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["observe", "manage"])
+def test_claude_code_through_the_gateway(tmp_path: Path, mode: str) -> None:
     claude = client_binary("claude-code", "claude", package="@anthropic-ai/claude-code", version=CLAUDE_CODE_VERSION)
     version = subprocess.run([str(claude), "--version"], capture_output=True, text=True, timeout=30, env=client_env(tmp_path))
     assert version.stdout.startswith(CLAUDE_CODE_VERSION), version.stdout
@@ -79,7 +82,7 @@ def test_claude_code_through_the_gateway(tmp_path: Path) -> None:
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    with serving(upstream) as provider, gateway_command(store, provider, output) as gateway:
+    with serving(upstream) as provider, gateway_command(store, provider, output, mode=mode) as gateway:
         env = client_env(home, ANTHROPIC_BASE_URL=gateway, ANTHROPIC_API_KEY=KEY, IS_SANDBOX="1")
         started = time.monotonic()
         run = subprocess.run(
@@ -126,6 +129,14 @@ def test_claude_code_through_the_gateway(tmp_path: Path) -> None:
     # the summary are later runs of the same session; the first run stays as it was.
     assert later, "the client's compaction should start a new run"
     assert any("continued from a previous conversation" in text for text in _user_texts(store, later))
+
+    if mode == "manage":
+        # What went upstream was the engine's request, as the log rebuilds it; Claude Code's options stayed.
+        rebuilt = CliRunner().invoke(cli_app, ["inspect", str(store), "-s", main, "-r", "2", "--wire", "anthropic"])
+        assert rebuilt.exit_code == 0, rebuilt.output
+        sent = conversations[2].json
+        assert sent["messages"] == json.loads(rebuilt.output)["messages"]
+        assert sent["thinking"] == first["thinking"] and sent["metadata"] == first["metadata"]
 
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("gateway.db*"))
     assert b"toolu_01" in stored and KEY.encode() not in stored

@@ -60,7 +60,8 @@ class Script:
         return Reply(body=responses_answer(message, response_id="resp_final"))
 
 
-def test_codex_through_the_gateway(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["observe", "manage"])
+def test_codex_through_the_gateway(tmp_path: Path, mode: str) -> None:
     codex = client_binary("codex", "codex", package="@openai/codex", version=CODEX_VERSION)
     home, codex_home, work = tmp_path / "home", tmp_path / "codex-home", tmp_path / "work"
     for folder in (home, codex_home, work):
@@ -69,7 +70,7 @@ def test_codex_through_the_gateway(tmp_path: Path) -> None:
     assert version.stdout.strip().endswith(CODEX_VERSION), version.stdout
     upstream = FakeUpstream(Script())
     store, output = tmp_path / "gateway.db", tmp_path / "gateway.out"
-    with serving(upstream) as provider, gateway_command(store, provider, output) as gateway:
+    with serving(upstream) as provider, gateway_command(store, provider, output, mode=mode) as gateway:
         (codex_home / "config.toml").write_text(
             'model = "gpt-5"\nmodel_provider = "gateway"\n\n'
             f'[model_providers.gateway]\nname = "gateway"\nbase_url = "{gateway}/v1"\n'
@@ -96,9 +97,13 @@ def test_codex_through_the_gateway(tmp_path: Path) -> None:
         assert "Codex is done." in run.stdout
         assert time.monotonic() - started < 60
         conversations = upstream.conversations
-        session = "openai/" + conversations[0].json["prompt_cache_key"]
         log = open_log(str(store), read_only=True)
         try:
+            deadline = time.monotonic() + 15
+            while not log.sessions() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            # Codex's conversation id is its prompt_cache_key (in manage mode the engine sends its own upstream).
+            session = log.sessions()[0]
             events = _settled(log, session, answers=4)
             sessions = log.sessions()
         finally:
@@ -109,7 +114,12 @@ def test_codex_through_the_gateway(tmp_path: Path) -> None:
     assert all(r.path == "/v1/responses" and r.headers["authorization"] == f"Bearer {KEY}" for r in conversations)
     # The 500 reached Codex, which sent the same request again.
     assert len(conversations) == 5 and conversations[3].body == conversations[4].body
-    assert sessions == [session]  # one conversation, one run
+    assert sessions == [session] and session.startswith("openai/") and not session.startswith("openai/cw-")
+    if mode == "observe":
+        assert session == "openai/" + first["prompt_cache_key"]
+    else:  # the engine's request went upstream, with its own cache key and Codex's other options
+        assert first["prompt_cache_key"].startswith("cw-") and first["stream"] is True
+        assert first["include"] == ["reasoning.encrypted_content"]
 
     types = [e.type for e in events]
     assert types.count("context.request.built") == 4  # the retry built nothing new

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
+from contextwright.gateway import GatewayConfig
 from contextwright.gateway.identity import claude_code_session
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
 from contextwright.runtime.engine import Engine
@@ -298,7 +299,7 @@ def test_an_unreachable_upstream_is_a_502_in_the_providers_shape(tmp_path: Any) 
     from contextwright.testing.service import free_port, serving
 
     dead = f"http://127.0.0.1:{free_port()}"
-    config = GatewayConfig(store=str(tmp_path / "g.db"), anthropic_upstream=dead, openai_upstream=dead)
+    config = GatewayConfig(store=str(tmp_path / "g.db"), mode="observe", anthropic_upstream=dead, openai_upstream=dead)
     with serving(create_gateway_app(config)) as url:
         response = post(url, claude_body(FIRST))
     assert response.status_code == 502
@@ -355,7 +356,7 @@ def test_a_restarted_gateway_continues_the_runs_in_the_log(tmp_path: Any) -> Non
     upstream = FakeUpstream(lambda received: replies.pop(0))
     store = tmp_path / "restart.db"
     with serving(upstream) as provider:
-        config = GatewayConfig(store=str(store), anthropic_upstream=provider)
+        config = GatewayConfig(store=str(store), mode="observe", anthropic_upstream=provider)
         with serving(create_gateway_app(config)) as url:
             post(url, claude_body(FIRST))
         # The first gateway has stopped (its answer recorded before shutdown); a new one reads the run back.
@@ -409,3 +410,28 @@ def test_sessions_evicted_from_memory_continue_from_the_log(tmp_path: Any) -> No
         assert [e.type for e in log.read("a")].count("context.request.built") == 3
     finally:
         log.close()
+
+
+def test_manage_mode_sends_the_engines_request_with_the_clients_options(make_gateway: Any) -> None:
+    assert GatewayConfig().mode == "manage"  # the default
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=ANSWER_1), Reply(body=ANSWER_2))
+    assert post(gateway.url, claude_body(FIRST)).content == stream_bytes(ANSWER_1)
+    response = post(gateway.url, claude_body(SECOND))
+    assert response.content == stream_bytes(ANSWER_2)  # the answer still comes back unchanged
+    gateway.settled(CC_SESSION, 2)
+    sent = gateway.upstream.received[-1].json
+    client = claude_body(SECOND)
+    # The client's options are kept, the engine's request replaces the conversation.
+    for name in ("stream", "thinking", "context_management", "metadata"):
+        assert sent[name] == client[name]
+    assert sent["max_tokens"] < client["max_tokens"]  # the engine's output reserve
+    result = sent["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_01"
+    assert sent["messages"][1]["content"][0] == THINKING  # signed thinking goes back as it came
+    # What went upstream is what the log says the engine built: inspect rebuilds it.
+    rebuilt = CliRunner().invoke(cli_app, ["inspect", str(gateway.store), "-s", CC_SESSION, "-r", "1", "--wire", "anthropic"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    body = json.loads(rebuilt.output)
+    assert sent["messages"] == body["messages"] and sent["system"] == body["system"] and sent["tools"] == body["tools"]
+    assert sent["system"] != client["system"]  # the engine's framing is part of its prefix

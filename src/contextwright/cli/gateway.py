@@ -18,7 +18,10 @@ def gateway(
     ),
     port: int = typer.Option(8787, "--port", help="Port to listen on."),
     mode: str = typer.Option(
-        "observe", "--mode", help="observe: requests and answers pass unchanged and are recorded (manage is not available yet)."
+        "manage",
+        "--mode",
+        help="observe: requests and answers pass unchanged and are recorded. manage: recorded the same way, and the "
+        "engine's request goes upstream instead of the client's.",
     ),
     anthropic_upstream: str = typer.Option(
         "https://api.anthropic.com", "--anthropic-upstream", help="Where Anthropic requests go."

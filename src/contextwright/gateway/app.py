@@ -87,15 +87,23 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         provider = PROVIDER_OF[wire] if wire else _provider_of(request)
         base = config.anthropic_upstream if provider == "anthropic" else config.openai_upstream
         url = upstream_url(base, request.url.path, request.url.query)
+        answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        managed: bytes | None = None
         try:
-            # The body goes upstream as it arrives: the provider reads the start while the client still sends the end.
-            content = body.chunks() if request.method in _BODY_METHODS else await body.read()
+            if wire is not None and config.mode == "manage":
+                # The engine builds what goes upstream: record first, then send its request.
+                managed = await _manage(request.headers, wire, await body.read(), answer)
+            # In observe mode the body goes upstream as it arrives: the provider reads the start while
+            # the client still sends the end.
+            content = managed or (body.chunks() if request.method in _BODY_METHODS else await body.read())
             upstream = await open_upstream(state["client"], request.method, url, request.headers, content)
         except _TooLarge:
             return too_large
         except httpx2.HTTPError as exc:
             if isinstance(exc.__cause__, _TooLarge) or isinstance(exc.__context__, _TooLarge):
                 return too_large
+            if not answer.done():
+                answer.set_result(None)
             logger.warning("gateway: %s upstream unreachable: %s", provider, type(exc).__name__)
             message = f"the gateway could not reach {base}: {type(exc).__name__}"
             return Response(unreachable_body(provider, message), status_code=502, media_type="application/json")
@@ -106,7 +114,6 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
             reader = AnswerReader(wire, streamed=streamed)
         forwarded = asyncio.Event()
-        answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
 
         def on_chunk(chunk: bytes) -> None:
             forwarded.set()
@@ -118,8 +125,40 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             if not answer.done():
                 answer.set_result(reader.answer() if complete and reader is not None else None)
 
-        _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer)))
+        if config.mode == "observe":
+            _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer)))
         return _passed_on(upstream, upstream.body(on_chunk, on_end))
+
+    async def _manage(headers: Any, wire: WireName, raw: bytes, answer: asyncio.Future[dict[str, Any] | None]) -> bytes | None:
+        """Record the request's new turns, queue its answer's recording, and give the engine's body for it.
+
+        None (the client's body goes as it is) when the body is no conversation the gateway reads
+        or the engine built no request for it; the answer is recorded either way."""
+        try:
+            client = json.loads(raw)
+            conversation = await asyncio.to_thread(parse_request, wire, client)
+        except (ValueError, NotAConversation) as exc:
+            logger.debug("gateway: not managed: %s", exc)
+            return None
+        key, _ = session_key(conversation, headers, responses=recorder.responses)
+        ticket = await _queue(key, conversation, answer)
+        return await asyncio.to_thread(recorder.managed_body, ticket, wire, client)
+
+    def _queue(key: str, conversation: Any, answer: asyncio.Future[dict[str, Any] | None]) -> asyncio.Task[Ticket]:
+        """Queue the recording of a request and then of its answer (once ``answer`` resolves) behind the key's earlier jobs."""
+        limit = config.upstream_timeout + 60
+        ticket_task = queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation))
+
+        async def record_answer() -> None:
+            ticket: Ticket = await ticket_task
+            try:
+                result = await asyncio.wait_for(answer, timeout=limit)
+            except TimeoutError:
+                result = None
+            await asyncio.to_thread(recorder.record_answer, ticket, result)
+
+        _keep(queue.submit(key, record_answer))
+        return ticket_task
 
     async def _record(
         headers: Any, wire: WireName, body: _Body, forwarded: asyncio.Event, answer: asyncio.Future[dict[str, Any] | None]
@@ -143,17 +182,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             logger.debug("gateway: not recorded: %s", exc)
             return
         key, _ = session_key(conversation, headers, responses=recorder.responses)
-        ticket_task = queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation))
-
-        async def record_answer() -> None:
-            ticket: Ticket = await ticket_task
-            try:
-                result = await asyncio.wait_for(answer, timeout=limit)
-            except TimeoutError:
-                result = None
-            await asyncio.to_thread(recorder.record_answer, ticket, result)
-
-        _keep(queue.submit(key, record_answer))
+        _queue(key, conversation, answer)
 
     def _keep(task: asyncio.Task[Any]) -> None:
         background.add(task)

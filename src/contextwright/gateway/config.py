@@ -22,9 +22,10 @@ class GatewayConfig:
 
     store: str = "sqlite:///contextwright.db"
     """Where sessions are recorded: a SQLite file or ``postgresql://...``, as for every command."""
-    mode: Mode = "observe"
-    """``observe``: requests and answers pass unchanged and are recorded. ``manage`` (the engine
-    builds what goes upstream from the log) is not available yet."""
+    mode: Mode = "manage"
+    """``observe``: requests and answers pass unchanged and are recorded. ``manage``: the same
+    recording, and the engine builds what goes upstream from the log (its request for the
+    client's wire, with the client's other options)."""
     anthropic_upstream: str = ANTHROPIC_API
     """Where Anthropic requests go (``/v1/messages``, ``count_tokens`` and the rest of the API)."""
     openai_upstream: str = OPENAI_API
@@ -40,8 +41,6 @@ class GatewayConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise UsageError(f"mode must be observe or manage, not {self.mode!r}")
-        if self.mode == "manage":
-            raise UsageError("manage mode is not available yet: run the gateway with --mode observe")
         if self.max_body_bytes < 1024:
             raise UsageError(f"max_body_bytes must be at least 1024, not {self.max_body_bytes}")
         for name in ("anthropic_upstream", "openai_upstream"):

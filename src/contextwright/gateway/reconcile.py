@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from contextwright.canonical import content_hash, to_plain
 from contextwright.gateway.wires import Turn
@@ -42,6 +43,8 @@ class Run:
     """The turns recorded so far, in order."""
     awaiting: bool = False
     """A request was built for the last turns and its answer is not recorded yet."""
+    request: Any = None
+    """The engine's request built for the last turns (a retry sends it again in manage mode)."""
     last_response: str | None = None
     """The id of the last answer recorded, when the provider gave one (OpenAI Responses)."""
 

@@ -19,6 +19,7 @@ waits on it or fails because of it.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from collections import OrderedDict
@@ -31,12 +32,13 @@ from contextwright.derive.framework_items import fold_seen_history
 from contextwright.errors import ContextwrightError, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen
 from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
-from contextwright.gateway.wires import Conversation, answer_turn, response_output_for_turn
+from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
 from contextwright.integrations import _seams as seams
 from contextwright.models import ResolvedModel, resolve
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.providers.responses import parse_response
 from contextwright.runtime.engine import Engine
+from contextwright.runtime.requests import BuiltRequest
 from contextwright.runtime.resume import reopen
 from contextwright.runtime.spec import AgentSpec
 
@@ -44,6 +46,8 @@ logger = logging.getLogger("contextwright.gateway")
 
 MAX_RESPONSE_IDS = 10_000
 """Response ids remembered for ``previous_response_id`` (the oldest are forgotten first)."""
+
+_OUTPUT_LIMITS = frozenset({"max_tokens", "max_output_tokens", "max_completion_tokens"})
 
 UNKNOWN_MODEL_WINDOW = 200_000
 """The window assumed for a model the engine's table does not know (its requests still pass unchanged)."""
@@ -58,6 +62,8 @@ class Ticket:
     key: str
     run: Run | None
     built: bool
+    request: BuiltRequest | None = None
+    """The engine's request for these turns (what manage mode sends)."""
 
 
 class KeyQueue:
@@ -137,15 +143,35 @@ class Recorder:
             seams.append(session, [FrameworkHistorySeen(fingerprints=tuple(fingerprints[len(run.fingerprints) :]))])
             run.fingerprints = list(fingerprints)
         elif run.awaiting:
-            return Ticket(key=key, run=run, built=True)  # a retry: the request is built already
+            return Ticket(key=key, run=run, built=True, request=run.request)  # a retry: the request is built already
         try:
-            session.next_request()
+            built = session.next_request()
         except ContextwrightError as exc:
             logger.warning("gateway: no request built for session %s: %s", run.session_id, exc)
-            run.awaiting = False
+            run.awaiting, run.request = False, None
             return Ticket(key=key, run=run, built=False)
-        run.awaiting = True
-        return Ticket(key=key, run=run, built=True)
+        run.awaiting, run.request = True, built
+        return Ticket(key=key, run=run, built=True, request=built)
+
+    def managed_body(self, ticket: Ticket, wire: WireName, client: Mapping[str, Any]) -> bytes | None:
+        """Manage mode: the engine's request for the client's wire, with the client's other options; None when there is none.
+
+        The engine's keys win (model, system or instructions, messages or input, tools); every other
+        key of the client's body is kept (``stream``, ``thinking``, ``metadata``, ``temperature``, ...),
+        and an output limit is the smaller of the client's and the engine's."""
+        if ticket.request is None:
+            return None
+        try:
+            body = dict(ticket.request.render(wire))
+            for name, value in client.items():
+                if name not in body:
+                    body[name] = value
+                elif name in _OUTPUT_LIMITS and isinstance(value, int) and isinstance(body[name], int):
+                    body[name] = min(value, body[name])
+            return json.dumps(body, ensure_ascii=False).encode()
+        except Exception:
+            logger.exception("gateway: the engine's request for %s could not be rendered; the client's goes instead", ticket.key)
+            return None
 
     # -- answers ----------------------------------------------------------------------
 
