@@ -258,7 +258,14 @@ def test_the_causes_always_add_up_to_the_uncached_tokens(
                 state["marked"] = not state["marked"]
         extra = {"output_config": {"effort": "low"}} if edit == "effort" else {}
         bodies.append(
-            body(state["turns"], system=state["system"], tools=state["tools"], model=state["model"], marked=state["marked"], **extra)
+            body(
+                state["turns"],
+                system=state["system"],
+                tools=state["tools"],
+                model=state["model"],
+                marked=state["marked"],
+                **extra,
+            )
         )
         gaps.append(gap)
         changes[step] = [Change(cause=c) for c in engine] if where % 3 == 0 else []  # type: ignore[arg-type]

@@ -147,6 +147,7 @@ def replay(
             err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
         engine = Engine(log, clock=clock, secret=bytes.fromhex(stored))
         provider_usage = _simulated_usage(model.id, clock) if usage == "simulated" else None
+        misses = _Misses(model_id=model.id, provider=provider, wire=wire)
         first_session: tuple[str, list[Any]] | None = None
         tally = _Tally(store=store, kept=parse_store_url(store)[0] != "memory")
         try:
@@ -160,7 +161,12 @@ def replay(
                         events = log.read(plan.session_id)
                         if first_session is None and events:
                             first_session = (plan.session_id, events)
-                        rows.append(_row(plan.transcript, plan.session_id, events, overflows=plan.overflows, stored=plan.skip))
+                        found = misses.stored(engine, plan.session_id, events)
+                        rows.append(
+                            _row(
+                                plan.transcript, plan.session_id, events, overflows=plan.overflows, stored=plan.skip, misses=found
+                            )
+                        )
                         progress.advance(task)
                         continue
                     tally.current = plan
@@ -183,7 +189,10 @@ def replay(
                         for built in result.requests:
                             body = json.dumps(built.body(wire), indent=1, ensure_ascii=False, sort_keys=True)
                             _write(dump_requests / f"{_safe(result.session.id)}-{built.index:04d}.json", body)
-                    rows.append(_row(plan.transcript, result.session.id, result.session.events, overflows=result.overflows))
+                    found = misses.built(result.session.id, result.session.events, result.requests)
+                    rows.append(
+                        _row(plan.transcript, result.session.id, result.session.events, overflows=result.overflows, misses=found)
+                    )
                     progress.advance(task)
                     del result  # what only this transcript's session held is garbage now, cycles included
                     gc.collect(0)
@@ -199,7 +208,14 @@ def replay(
                 ):
                     comparison = comparison_json(compare(transcripts, window=window, seed=seed))
             if report is not None and first_session is not None:
-                _write_report(report, *first_session, window=window, comparison=comparison, transcripts=len(transcripts))
+                _write_report(
+                    report,
+                    *first_session,
+                    window=window,
+                    comparison=comparison,
+                    transcripts=len(transcripts),
+                    attributions=misses.by_session.get(first_session[0], {}),
+                )
         except KeyboardInterrupt:
             tally.interrupted(log)
             raise typer.Exit(code=130) from None
@@ -420,8 +436,72 @@ class _Tally:
             say(f"{_name(plan.transcript)} was interrupted before anything of it was stored.", markup=False)
 
 
-def _row(transcript: Transcript, session_id: str, events: list[Any], *, overflows: int, stored: bool = False) -> dict[str, Any]:
+@dataclass(kw_only=True, slots=True)
+class _Misses:
+    """Every uncached input token of each replayed session put on a cause (offline cache simulation)."""
+
+    model_id: str
+    provider: str
+    wire: str
+    by_session: dict[str, dict[int, Any]] = field(default_factory=dict)
+    counter: Any = None
+
+    def built(self, session_id: str, events: list[Any], requests: list[BuiltRequest]) -> dict[int, Any]:
+        """Attribute the requests a replay just built."""
+        return self._attribute(session_id, events, {built.index: built.body(self.wire) for built in requests})
+
+    def stored(self, engine: Engine, session_id: str, events: list[Any]) -> dict[int, Any]:
+        """Attribute a stored session's requests, rebuilt from the log byte for byte."""
+        from contextwright.providers.capabilities import capabilities_for
+        from contextwright.providers.wires import wire_named
+        from contextwright.runtime.resume import reopen
+
+        built = [e.payload.request_index for e in events if e.type == "context.request.built"]
+        if not built:
+            return {}
+        session = reopen(engine, session_id)
+        renderer = wire_named(self.wire)
+        bodies: dict[int, dict[str, Any]] = {}
+        previous = None
+        for index in built:
+            neutral = session.inspect(index)
+            same_epoch = previous if previous is not None and previous.epoch == neutral.epoch else None
+            bodies[index] = renderer.render(neutral, capabilities_for(session.model), previous=same_epoch)
+            previous = neutral
+        return self._attribute(session_id, events, bodies)
+
+    def _attribute(self, session_id: str, events: list[Any], bodies: dict[int, dict[str, Any]]) -> dict[int, Any]:
+        from contextwright.compare import TokenCounter
+        from contextwright.telemetry.misses import attribute_session, engine_changes
+
+        if self.counter is None:
+            self.counter = TokenCounter(self.model_id)  # exact (o200k) when tiktoken is installed
+        times = {e.payload.request_index: e.at for e in events if e.type == "context.request.built"}
+        ordered = [(index, times[index], body) for index, body in sorted(bodies.items()) if index in times]
+        found = attribute_session(
+            ordered,
+            rule_set="anthropic" if self.provider == "anthropic" else "openai",
+            count_tokens=self.counter,
+            changes=engine_changes(events),
+        )
+        self.by_session[session_id] = found
+        return found
+
+
+def _row(
+    transcript: Transcript,
+    session_id: str,
+    events: list[Any],
+    *,
+    overflows: int,
+    stored: bool = False,
+    misses: dict[int, Any] | None = None,
+) -> dict[str, Any]:
+    from contextwright.providers.cache_sim.attribution import CAUSES
+    from contextwright.telemetry.misses import session_misses
+
     stats = summarize(events) if events else None  # a transcript can hold no messages at all
+    uncached, by_cause = session_misses((misses or {}).values())
     return {
         "file": transcript.source,
         "format": transcript.format,
@@ -438,6 +518,8 @@ def _row(transcript: Transcript, session_id: str, events: list[Any], *, overflow
         "cache_read_share": None if stats is None or stats.cache_read_share is None else round(stats.cache_read_share, 4),
         "cost_usd": None if stats is None or stats.total_cost_usd is None else str(round(stats.total_cost_usd, 4)),
         "empty": not _has_conversation(transcript),
+        "uncached_input_tokens": uncached if misses else None,
+        "uncached_by_cause": {cause: by_cause[cause] for cause in CAUSES if cause in by_cause} if misses else None,
     }
 
 
@@ -474,6 +556,7 @@ def _print_table(
         "prunes",
         "cache read",
         "cost",
+        "uncached",
     ]
     if any(row["skipped_records"] for row in rows):
         headers.append("skipped")
@@ -490,8 +573,9 @@ def _print_table(
             str(row["prunes"]),
             "n/a" if row["cache_read_share"] is None else f"{row['cache_read_share']:.1%}",
             "n/a" if row["cost_usd"] is None else f"${row['cost_usd']}",
+            "n/a" if row["uncached_input_tokens"] is None else f"{row['uncached_input_tokens']:,}",
         ]
-        if len(headers) > 10:
+        if len(headers) > 11:
             line.append(str(row["skipped_records"]))
         cells.append(line)
     if usage == "simulated":
@@ -500,6 +584,7 @@ def _print_table(
         how = "cache read and cost from the usage the transcripts recorded"
     title = f"Replayed at a {window:,}-token window ({provider} wire); {how}"
     print_rows(headers, cells, title=title, numeric=headers[2:4] + headers[4:])
+    _print_causes(rows, provider=provider)
     recorded = sorted({m.model for t in transcripts for m in t.messages if m.role == "assistant" and m.model})
     priced = any(row["cost_usd"] is not None for row in rows)
     if usage == "recorded" and priced and any(m != model for m in recorded):
@@ -511,8 +596,34 @@ def _print_table(
         )
 
 
-def _write_report(report: Path, session_id: str, events: list[Any], *, window: int, comparison: Any, transcripts: int) -> None:
+def _print_causes(rows: list[dict[str, Any]], *, provider: str) -> None:
+    """The uncached input of every transcript together, by cause, as shares of it."""
+    total = sum(row["uncached_input_tokens"] or 0 for row in rows)
+    if not total:
+        return
+    by_cause: dict[str, int] = {}
+    for row in rows:
+        for cause, tokens in (row["uncached_by_cause"] or {}).items():
+            by_cause[cause] = by_cause.get(cause, 0) + tokens
+    parts = ", ".join(f"{cause} {tokens / total:.1%}" for cause, tokens in sorted(by_cause.items(), key=lambda kv: -kv[1]))
+    console.print(
+        f"Uncached input, {total:,} tokens ({provider} cache rules, offline simulation), by cause: {parts}",
+        highlight=False,
+    )
+
+
+def _write_report(
+    report: Path,
+    session_id: str,
+    events: list[Any],
+    *,
+    window: int,
+    comparison: Any,
+    transcripts: int,
+    attributions: dict[int, Any] | None = None,
+) -> None:
     from contextwright.report.html import write_report
+    from contextwright.telemetry.misses import with_misses
 
     if transcripts == 1:
         caption = "Each strategy on this transcript (offline cache simulation)"
@@ -520,10 +631,11 @@ def _write_report(report: Path, session_id: str, events: list[Any], *, window: i
         caption = f"Each strategy on all {transcripts} transcripts replayed together: totals, not this session alone"
     plots = _has_matplotlib()
     try:
+        records = with_misses(request_records(events), attributions or {})
         write_report(
             report,
-            summarize(events),
-            request_records(events),
+            summarize(events, records=records),
+            records,
             title=f"Replay of {session_id} at {window:,} tokens",
             comparison=comparison,
             comparison_caption=caption,

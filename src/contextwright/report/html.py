@@ -62,6 +62,8 @@ figcaption { color: #444; font-size: 0.9rem; max-width: 70em; }
 svg.plot { width: 100%; height: auto; display: block; }
 details { margin-top: 24px; }
 footer { color: #777; font-size: 0.85rem; margin-top: 32px; }
+.bar { background: #4a7ab5; height: 0.9em; display: inline-block; vertical-align: middle; min-width: 1px; }
+td.bar-cell { width: 320px; }
 """
 
 
@@ -111,6 +113,7 @@ def render_html(
         _summary_table(summary, records),
         "</section>",
     ]
+    parts += _misses_section(summary)
     if comparison:
         parts += [
             '<section aria-labelledby="comparison-heading">',
@@ -285,6 +288,45 @@ def _requests_table(records: Sequence[RequestRecord]) -> str:
         lines.append("<tr>" + "".join(f"<td{_NUM if num else ''}>{escape(v)}</td>" for v, num in cells) + "</tr>")
     body = "\n".join(lines)
     return f"<table>\n<caption>One row per built request</caption>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+
+
+def _misses_section(summary: SessionSummary) -> list[str]:
+    """Uncached input by cause, one bar each, and the requests whose cache-read share dropped."""
+    parts: list[str] = []
+    total = summary.uncached_input_tokens or 0
+    if total:
+        rows = []
+        for cause, tokens in sorted(summary.uncached_by_cause.items(), key=lambda kv: -kv[1]):
+            width = round(100 * tokens / total, 1)
+            rows.append(
+                f'<tr><th scope="row">{escape(cause.replace("_", " "))}</th><td{_NUM}>{tokens:,}</td>'
+                f"<td{_NUM}>{tokens / total:.1%}</td>"
+                f'<td class="bar-cell"><span class="bar" style="width: {width}%"></span></td></tr>'
+            )
+        parts += [
+            '<section aria-labelledby="misses-heading">',
+            '<h2 id="misses-heading">Cache misses by cause</h2>',
+            "<table>",
+            f"<caption>{total:,} uncached input tokens (offline cache simulation), each given one cause</caption>",
+            f'<thead><tr><th scope="col">cause</th><th scope="col"{_NUM}>tokens</th>'
+            f'<th scope="col"{_NUM}>share</th><th scope="col"></th></tr></thead>',
+            "<tbody>",
+            *rows,
+            "</tbody>",
+            "</table>",
+        ]
+    if summary.cache_alarms:
+        if not parts:
+            parts += ['<section aria-labelledby="misses-heading">', '<h2 id="misses-heading">Cache misses</h2>']
+        items = [
+            f"<li>request {a.request_index} ({escape(_time(a.at))}): cache read {_share(a.share)} against a running "
+            f"{_share(a.running_level)}; cause: {escape((a.cause or 'not known from the log').replace('_', ' '))}</li>"
+            for a in summary.cache_alarms
+        ]
+        parts += [f"<p{_WARN}>Cache-read share dropped well below its running level:</p>", "<ul>", *items, "</ul>"]
+    if parts:
+        parts.append("</section>")
+    return parts
 
 
 # -- formatting -----------------------------------------------------------------------

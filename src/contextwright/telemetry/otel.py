@@ -33,10 +33,12 @@ from typing import Any, Literal
 
 from contextwright._optional import require
 from contextwright._version import __version__
-from contextwright.telemetry.records import RequestRecord
+from contextwright.telemetry.records import CacheAlarm, RequestRecord
 
 __all__ = [
+    "ALARM_EVENT",
     "TOKEN_USAGE_BUCKETS",
+    "alarm_attributes",
     "annotate",
     "annotation_attributes",
     "current_genai_span",
@@ -67,6 +69,9 @@ TOKEN_USAGE_BUCKETS: tuple[float, ...] = (
     67108864,
 )
 """Histogram boundaries advised for ``gen_ai.client.token.usage`` by the GenAI metrics conventions."""
+
+ALARM_EVENT = "contextwright.cache.alarm"
+"""Name of the span event a cache-read drop raises (see :func:`~contextwright.telemetry.records.cache_alarms`)."""
 
 _FEATURE = "OpenTelemetry export"
 
@@ -120,6 +125,10 @@ def span_attributes(record: RequestRecord, *, provider_key: str = "gen_ai.provid
         )
         if usage.reasoning_output_tokens:
             attributes["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning_output_tokens
+    if record.uncached_by_cause is not None:
+        attributes["contextwright.cache.uncached_tokens"] = record.uncached_input_tokens or 0
+        for cause, tokens in record.uncached_by_cause.items():
+            attributes[f"contextwright.cache.uncached.{cause}"] = tokens
     if record.cost_usd is not None:
         # A string keeps the Decimal exact; backends that chart it can parse it.
         attributes["contextwright.cost_usd"] = str(record.cost_usd)
@@ -195,16 +204,30 @@ def _metric_attributes(record: RequestRecord, provider_key: str) -> dict[str, An
     }
 
 
+def alarm_attributes(alarm: CacheAlarm) -> dict[str, Any]:
+    """The attributes of a ``contextwright.cache.alarm`` span event."""
+    return {
+        "contextwright.request.index": alarm.request_index,
+        "contextwright.cache.read_share": alarm.share,
+        "contextwright.cache.running_level": alarm.running_level,
+        "contextwright.cache.miss_cause": alarm.cause or "unknown",
+    }
+
+
 def emit(
     records: Iterable[RequestRecord],
     *,
     tracer_provider: Any = None,
     meter_provider: Any = None,
+    alarms: Iterable[CacheAlarm] = (),
 ) -> int:
     """Emit one span per record and the token-usage histogram; return the number of spans.
 
-    Without providers, the globally configured OpenTelemetry ones are used.
+    Without providers, the globally configured OpenTelemetry ones are used. Each of
+    ``alarms`` (:attr:`~contextwright.telemetry.records.SessionSummary.cache_alarms`) becomes a
+    ``contextwright.cache.alarm`` event on the span of the request it names.
     """
+    alarmed = {alarm.request_index: alarm for alarm in alarms}
     trace = require("opentelemetry.trace", extra="otel", feature=_FEATURE)
     metrics = require("opentelemetry.metrics", extra="otel", feature=_FEATURE)
     tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer(SCOPE, __version__)
@@ -226,6 +249,9 @@ def emit(
             attributes=attributes,
             start_time=_nanos(record.at),
         )
+        alarm = alarmed.get(record.request_index)
+        if alarm is not None:
+            span.add_event(ALARM_EVENT, attributes=alarm_attributes(alarm), timestamp=_nanos(record.at))
         span.end(end_time=_nanos(record.responded_at or record.at))
         count += 1
         common = {"gen_ai.operation.name": OPERATION, provider_key: record.provider, "gen_ai.request.model": record.model}

@@ -29,9 +29,15 @@ from contextwright.providers.pricing import cost, price_for
 from contextwright.providers.usage import Usage
 
 __all__ = [
+    "ALARM_DROP",
+    "ALARM_FLOOR",
+    "ALARM_WARMUP",
+    "ALARM_WINDOW",
+    "CacheAlarm",
     "RequestRecord",
     "SessionSummary",
     "UsageSource",
+    "cache_alarms",
     "request_records",
     "store_summary",
     "summarize",
@@ -106,6 +112,41 @@ class RequestRecord:
     """Exact cost of the usage at the dated list price, or None without usage or price."""
     priced_by: str | None = None
     """Where the price came from (the engine's dated table, or LiteLLM's model map); None without a cost."""
+    uncached_input_tokens: int | None = None
+    """Input tokens the cache simulator predicts were not read from cache; None until misses are attributed."""
+    uncached_by_cause: dict[str, int] | None = None
+    """Those tokens by cause (:data:`~contextwright.providers.cache_sim.attribution.CAUSES`); they add up exactly."""
+    predicted_cache_read_tokens: int | None = None
+    """Cache reads the simulator predicts for the request, when misses are attributed."""
+    predicted_cache_write_tokens: int | None = None
+    """Cache writes the simulator predicts for the request, when misses are attributed."""
+    miss_rule_set: str | None = None
+    """Whose cache rules the prediction follows (``anthropic`` or ``openai``)."""
+
+    @property
+    def miss_cause(self) -> str | None:
+        """The cause with most uncached tokens, when misses are attributed and there are any."""
+        if not self.uncached_by_cause:
+            return None
+        return max(self.uncached_by_cause, key=lambda c: self.uncached_by_cause[c] if self.uncached_by_cause else 0)
+
+    @property
+    def prediction_gap(self) -> float | None:
+        """Reported minus predicted cache-read share, when the provider reported usage and misses are attributed."""
+        usage = self.usage
+        if usage is None or self.usage_source != "provider" or self.predicted_cache_read_tokens is None:
+            return None
+        if not usage.total_input:
+            return 0.0
+        return (usage.cache_read_tokens - self.predicted_cache_read_tokens) / usage.total_input
+
+    @property
+    def prediction_flagged(self) -> bool:
+        """True when the prediction is further from the provider's report than the documented tolerance."""
+        from contextwright.providers.cache_sim.attribution import TOLERANCE
+
+        gap = self.prediction_gap
+        return gap is not None and abs(gap) > TOLERANCE
 
     @property
     def usage(self) -> Usage | None:
@@ -126,6 +167,88 @@ class RequestRecord:
         """Share of the prompt read from cache, or None without usage."""
         usage = self.usage
         return None if usage is None else usage.cache_read_share
+
+
+ALARM_WINDOW = 5
+"""Requests the running cache-read level is the mean of (the latest ones before the request judged)."""
+ALARM_DROP = 0.30
+"""A request whose share is this far (absolute) under the running level raises an alarm."""
+ALARM_FLOOR = 0.50
+"""The running level must be at least this for a drop to count (a cold session has nothing to lose)."""
+ALARM_WARMUP = 3
+"""Requests with usage a session needs before a drop is judged."""
+_EXPIRY_HINT = dt.timedelta(minutes=5)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CacheAlarm:
+    """A request whose cache-read share fell well below the session's own running level."""
+
+    request_index: int
+    """The request that dropped."""
+    at: dt.datetime
+    """When it was built."""
+    share: float
+    """Its cache-read share."""
+    running_level: float
+    """The mean share of the :data:`ALARM_WINDOW` requests before it."""
+    cause: str | None
+    """The cause with most uncached tokens when misses are attributed, else what the log says happened
+    (``compaction``, ``relief_pass``, ``prefix_epoch``, ``ttl_expired`` after a gap of 5 minutes or
+    more); None when neither tells."""
+
+    def describe(self) -> str:
+        """One line for a terminal: which request, how far it fell, and why."""
+        return (
+            f"request {self.request_index}: cache read {self.share:.1%} against a running {self.running_level:.1%}; "
+            f"cause: {(self.cause or 'not known from the log').replace('_', ' ')}"
+        )
+
+
+def cache_alarms(records: Sequence[RequestRecord]) -> tuple[CacheAlarm, ...]:
+    """The requests of one session whose cache-read share dropped well below its running level.
+
+    A request is flagged when at least :data:`ALARM_WARMUP` earlier requests had usage, the
+    mean share of the latest :data:`ALARM_WINDOW` of them is at least :data:`ALARM_FLOOR`, and
+    the request's share is more than :data:`ALARM_DROP` under that mean.
+    """
+    alarms: list[CacheAlarm] = []
+    shares: list[float] = []
+    previous: RequestRecord | None = None
+    for record in records:
+        share = record.cache_read_share
+        if share is None:
+            continue
+        recent = shares[-ALARM_WINDOW:]
+        if len(shares) >= ALARM_WARMUP:
+            level = sum(recent) / len(recent)
+            if level >= ALARM_FLOOR and share < level - ALARM_DROP:
+                alarms.append(
+                    CacheAlarm(
+                        request_index=record.request_index,
+                        at=record.at,
+                        share=share,
+                        running_level=level,
+                        cause=_alarm_cause(record, previous),
+                    )
+                )
+        shares.append(share)
+        previous = record
+    return tuple(alarms)
+
+
+def _alarm_cause(record: RequestRecord, previous: RequestRecord | None) -> str | None:
+    if record.miss_cause is not None:
+        return record.miss_cause
+    said = [c.split(":", 1)[0] for c in record.changes] + list(record.yields)
+    for name, cause in (("epoch", "prefix_epoch"), ("compacted", "compaction"), ("compaction", "compaction")):
+        if name in said:
+            return cause
+    if "pruned" in said or "tool_results_to_pointers" in said:
+        return "relief_pass"
+    if previous is not None and record.at - previous.at >= _EXPIRY_HINT:
+        return "ttl_expired"
+    return None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -188,6 +311,12 @@ class SessionSummary:
     stages_closed: int = 0
     decisions_graduated: int = 0
     """Decision points moved from the compressed session (L2) to project memory (L3)."""
+    cache_alarms: tuple[CacheAlarm, ...] = ()
+    """Requests whose cache-read share fell well below the session's running level (see :class:`CacheAlarm`)."""
+    uncached_input_tokens: int | None = None
+    """Uncached input over requests with attributed misses; None when none has them."""
+    uncached_by_cause: dict[str, int] = field(default_factory=dict)
+    """Those tokens by cause, causes in first-seen order."""
 
     @property
     def compactions(self) -> int:
@@ -293,7 +422,20 @@ def summarize(
         relief_compression_ratio=_mean_ratio(ordered),
         stages_closed=sum(1 for e in ordered if e.type == "stage.closed"),
         decisions_graduated=sum(len(e.payload.stage_ids) for e in ordered if e.type == "decision.graduated"),
+        cache_alarms=cache_alarms(records),
+        **_misses(records),
     )
+
+
+def _misses(records: Sequence[RequestRecord]) -> dict[str, Any]:
+    attributed = [r for r in records if r.uncached_by_cause is not None]
+    if not attributed:
+        return {}
+    by_cause: dict[str, int] = {}
+    for record in attributed:
+        for cause, tokens in (record.uncached_by_cause or {}).items():
+            by_cause[cause] = by_cause.get(cause, 0) + tokens
+    return {"uncached_input_tokens": sum(r.uncached_input_tokens or 0 for r in attributed), "uncached_by_cause": by_cause}
 
 
 def _mean_ratio(events: Sequence[Event]) -> float | None:

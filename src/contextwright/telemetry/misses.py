@@ -1,0 +1,133 @@
+"""Every cache miss of a session named, derived from its log and the bodies it sent.
+
+The log is the system of record: nothing here is stored. :func:`engine_changes` reads,
+per request, what the engine did since the request before it (pruning passes, layers
+truncated by relief, compactions, new prefix epochs) and the relief passes of the
+request's own build. :func:`attribute_session` replays the session's bodies through an
+offline cache simulator (one per provider rule set) and hands each request to
+:func:`~contextwright.providers.cache_sim.attribution.attribute`, which puts every
+uncached input token on one cause. :func:`with_misses` attaches the result to the
+request records, so summaries, reports and telemetry carry it.
+
+The bodies come from whoever holds them: the replay (it built them), the runtime (a
+session rebuilds any request byte for byte), or a gateway (what the client sent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Literal
+
+from contextwright.events.envelope import Event
+from contextwright.providers.cache_sim.anthropic import AnthropicCacheSimulator
+from contextwright.providers.cache_sim.attribution import Attribution, Change, attribute, observe
+from contextwright.providers.cache_sim.base import CountTokens, SimRequest
+from contextwright.providers.cache_sim.openai import OpenAICacheSimulator
+from contextwright.telemetry.records import RequestRecord
+
+__all__ = ["attribute_session", "engine_changes", "session_misses", "with_misses"]
+
+RuleSet = Literal["anthropic", "openai"]
+_RELIEF_YIELDS = {"tool_results_to_pointers": "relief_pass", "recall": "relief_pass", "compaction": "compaction"}
+
+
+def engine_changes(events: Iterable[Event]) -> dict[int, list[Change]]:
+    """Per request index, what the engine did since the request before it (one session's events).
+
+    Relief events (pruning, a truncated layer, a compaction, a new epoch) count from the
+    previous request on; the request's own yields and any rise in the entries it shows as
+    stubs (a superseded failure, a repeat) count for it.
+    """
+    pending: list[Change] = []
+    out: dict[int, list[Change]] = {}
+    dedupe = 0
+    for event in sorted(events, key=lambda e: e.seq):
+        payload = event.payload
+        match event.type:
+            case "context.epoch.rotated":
+                pending.append(Change(cause="prefix_epoch", detail=f"epoch {payload.epoch}: {payload.reason}"))
+            case "context.compacted":
+                pending.append(Change(cause="compaction", detail=f"compaction ({payload.trigger}, depth {payload.depth})"))
+            case "context.pruned":
+                calls = len(payload.call_ids)
+                pending.append(Change(cause="relief_pass", detail=f"pruning: {calls} tool result(s) shown as pointers"))
+            case "context.layer.truncated":
+                cause = "compaction" if payload.relief == "compaction" else "relief_pass"
+                detail = f"{payload.relief} on the {payload.layer} layer: {payload.items} item(s)"
+                pending.append(Change(cause=cause, detail=detail))  # type: ignore[arg-type]  # both are causes
+            case "context.request.built":
+                own = [
+                    Change(cause=_RELIEF_YIELDS[y], detail=f"{y} for this request")  # type: ignore[arg-type]  # mapped causes
+                    for y in payload.yields
+                    if y in _RELIEF_YIELDS
+                ]
+                if payload.dedupe_hits > dedupe:
+                    # The build shows a superseded failure or a repeat as a stub from now on: history rewritten.
+                    more = payload.dedupe_hits - dedupe
+                    own.append(Change(cause="relief_pass", detail=f"dedupe: {more} more entr(ies) shown as stubs"))
+                dedupe = payload.dedupe_hits
+                out[payload.request_index] = [*pending, *own]
+                pending = []
+            case _:
+                pass
+    return out
+
+
+def attribute_session(
+    bodies: Sequence[tuple[int, datetime, Mapping[str, Any]]],
+    *,
+    rule_set: RuleSet = "anthropic",
+    count_tokens: CountTokens,
+    changes: Mapping[int, Sequence[Change]] | None = None,
+) -> dict[int, Attribution]:
+    """Attribute each ``(request index, time, body)`` of one session, in order, under one provider's rules.
+
+    ``bodies`` must be in the provider's wire format for ``rule_set`` (Messages for
+    ``anthropic``, Chat Completions or Responses for ``openai``).
+    """
+    simulator: AnthropicCacheSimulator | OpenAICacheSimulator
+    if rule_set == "anthropic":
+        simulator = AnthropicCacheSimulator(count_tokens=count_tokens, price_lookup=None, check_context_window=False)
+    else:
+        simulator = OpenAICacheSimulator(count_tokens=count_tokens, price_lookup=None)
+    out: dict[int, Attribution] = {}
+    previous = None
+    for index, at, body in bodies:
+        _, current = observe(simulator, SimRequest(at=at, body=body))
+        out[index] = attribute(previous, current, changes=(changes or {}).get(index, ()))
+        previous = current
+    return out
+
+
+def with_misses(records: Sequence[RequestRecord], attributions: Mapping[int, Attribution]) -> list[RequestRecord]:
+    """The records with their uncached input by cause (and the predicted usage) attached, by request index."""
+    out = []
+    for record in records:
+        found = attributions.get(record.request_index)
+        if found is None:
+            out.append(record)
+            continue
+        out.append(
+            replace(
+                record,
+                uncached_input_tokens=found.uncached_tokens,
+                uncached_by_cause=dict(found.by_cause),
+                predicted_cache_read_tokens=found.predicted.cache_read_tokens,
+                predicted_cache_write_tokens=found.predicted.cache_write_tokens,
+                miss_rule_set=found.rule_set,
+            )
+        )
+    return out
+
+
+def session_misses(attributions: Iterable[Attribution]) -> tuple[int, dict[str, int]]:
+    """A session's uncached input tokens and their split by cause (causes in first-seen order)."""
+    total = 0
+    by_cause: dict[str, int] = {}
+    for attribution in attributions:
+        total += attribution.uncached_tokens
+        for cause, tokens in attribution.by_cause.items():
+            by_cause[cause] = by_cause.get(cause, 0) + tokens
+    return total, by_cause
