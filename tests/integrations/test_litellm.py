@@ -296,3 +296,100 @@ def test_a_call_heard_twice_is_recorded_once() -> None:
         thread.join()
     assert [e.type for e in logger.recorded] == ["message.assistant", "model.response"]
     assert [e.type for e in session.events].count("message.assistant") == 1
+
+
+def _tool_loop_answers() -> list[dict[str, Any]]:
+    return [
+        anthropic_answer(1, [{"type": "tool_use", "id": "toolu_1", "name": "run_tests", "input": {}}]),
+        anthropic_answer(2, [{"type": "tool_use", "id": "toolu_2", "name": "run_tests", "input": {}}]),
+        anthropic_answer(3, [{"type": "text", "text": "Fixed."}], "end_turn"),
+    ]
+
+
+def test_the_documented_tool_loop_records_each_answer_before_the_call_returns() -> None:
+    provider = Provider(_tool_loop_answers())
+    _, session, _ = open_session("lit-loop")
+    session.user("CI fails on main. Fix it.")
+    while True:  # the module's pattern: session.send around litellm.completion
+        response = session.send(litellm.completion, wire="litellm", api_key="test", client=provider.client())
+        calls = response.choices[0].message.tool_calls or []
+        if not calls:
+            break
+        for call in calls:
+            session.tool_result(call.id, "1 failed, 41 passed")
+    types = [e.type for e in session.events]
+    assert (types.count("context.request.built"), types.count("model.response"), types.count("tool.result")) == (3, 3, 2)
+
+
+def test_the_documented_async_loop_records_in_time() -> None:
+    import asyncio
+
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+    provider = Provider(_tool_loop_answers())
+
+    async def ahandler(request: Any) -> Any:
+        return provider.handler(request)
+
+    client = AsyncHTTPHandler()
+    client.client = httpx.AsyncClient(transport=httpx.MockTransport(ahandler))
+    _, session, _ = open_session("lit-async")
+    session.user("CI fails on main. Fix it.")
+
+    async def loop() -> None:
+        while True:
+            response = await session.aio.send(litellm.acompletion, wire="litellm", api_key="test", client=client)
+            calls = response.choices[0].message.tool_calls or []
+            if not calls:
+                return
+            for call in calls:
+                await asyncio.to_thread(session.tool_result, call.id, "ok")
+
+    asyncio.run(loop())
+    types = [e.type for e in session.events]
+    assert (types.count("model.response"), types.count("tool.result")) == (3, 2)
+
+
+def test_the_documented_streamed_call_is_recorded_when_the_caller_has_read_it() -> None:
+    from contextwright.testing.sse import stream_bytes
+
+    content = [{"type": "text", "text": "Searching."}, {"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"q": "x"}}]
+    stream = stream_bytes(anthropic_answer(1, content))
+
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream)
+
+    _, session, _ = open_session("lit-stream-doc")
+    session.user("Find x.")
+    chunks = list(
+        litellm.completion(
+            **session.next_request().render("litellm"),
+            api_key="test",
+            stream=True,
+            stream_options={"include_usage": True},
+            client=HTTPHandler(client=httpx.Client(transport=httpx.MockTransport(handler))),
+        )
+    )
+    session.record(litellm.stream_chunk_builder(chunks))
+    # Recorded before anything else runs: the tool result of the next step finds its call.
+    session.tool_result("toolu_1", "x found")
+    [response] = [e.payload for e in session.events if e.type == "model.response"]
+    assert response.usage.cache_write_1h_tokens == 2000
+
+
+def test_the_module_docstring_pattern_runs_a_whole_tool_loop(monkeypatch) -> None:
+    import functools
+    import re
+    import textwrap
+
+    import contextwright.integrations.litellm as module
+
+    provider = Provider(_tool_loop_answers())
+    monkeypatch.setattr(litellm, "completion", functools.partial(litellm.completion, api_key="test", client=provider.client()))
+    _, session, _ = open_session("lit-doc")
+    session.user("CI fails on main. Fix it.")
+    code = textwrap.dedent(re.search(r"::\n\n(.*?)\n\n(?! )", module.__doc__ or "", re.S).group(1))
+    exec(compile(code, "contextwright/integrations/litellm.py", "exec"), {"session": session, "run": lambda call: "ok"})
+    types = [e.type for e in session.events]
+    # Each answer is recorded as the call returns, so every tool result finds its call.
+    assert (types.count("model.response"), types.count("tool.result")) == (3, 2)
