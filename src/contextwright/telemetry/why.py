@@ -151,8 +151,8 @@ class _Source:
     label: str
     view: str
     """What the model is shown of it as recorded (normalised)."""
-    original: str
-    """The whole text (normalised): the artifact for a compressed tool output, else the view."""
+    stored: str | None = None
+    """The artifact that keeps the whole text when the view is shorter (read only when a search needs it)."""
     pointer: str
     kind: Literal["message", "tool_output", "read_back", "recall", "memory", "prefix", "other"]
     call_id: str | None = None
@@ -188,7 +188,8 @@ class Explainer:
                     self.erased.setdefault(event.payload.memory_id, event)
                 case "context.epoch.rotated":
                     self.rotations.append(event)
-        self._blocks: dict[int, list[Block]] = {}
+        self._blocks: dict[int, list[tuple[Block, str]]] = {}
+        self._originals: dict[str, str] = {}
 
     @property
     def requests(self) -> int:
@@ -200,7 +201,7 @@ class Explainer:
         needle = normalize(text)
         if not needle:
             raise ValueError("give a text to look for: it is empty once whitespace is folded")
-        hits = [s for s in self.sources if needle in s.original or needle in s.view]
+        hits = [s for s in self.sources if needle in s.view or (s.stored is not None and needle in self._original(s))]
         entered = _entered(hits[0]) if hits else None
         if request is None or request_index is None:
             return _answer(
@@ -212,8 +213,9 @@ class Explainer:
                 pointer=hits[0].pointer if hits else None,
             )
         built, upto = request_cut(self.events, request_index)
-        blocks = self._blocks_of(request_index, request)
-        shown = [b for b in blocks if needle in normalize(b.text)]
+        normalised = self._blocks_of(request_index, request)
+        blocks = [b for b, _ in normalised]
+        shown = [b for b, text in normalised if needle in text]
         before = [s for s in hits if s.event.seq <= upto]
         later = tuple(_entered(s, what="read_back" if s.kind == "read_back" else "entered") for s in hits if s.event.seq > upto)
         steps = tuple(self._steps(before, built, needle))
@@ -439,10 +441,22 @@ class Explainer:
                 return event.seq
         return source.event.seq
 
-    def _blocks_of(self, index: int, request: NeutralRequest) -> list[Block]:
+    def _blocks_of(self, index: int, request: NeutralRequest) -> list[tuple[Block, str]]:
+        """The request's blocks, each with its text normalised (kept per request for the next question)."""
         found = self._blocks.get(index)
         if found is None:
-            found = self._blocks[index] = blocks_of(request, self.by_seq)
+            found = self._blocks[index] = [(b, normalize(b.text)) for b in blocks_of(request, self.by_seq)]
+        return found
+
+    def _original(self, source: _Source) -> str:
+        """The whole text behind a shortened view, normalised (the view when the store does not keep it)."""
+        ref = source.stored
+        if ref is None:
+            return source.view
+        found = self._originals.get(ref)
+        if found is None:
+            whole = self.read_artifact(ref)
+            found = self._originals[ref] = source.view if whole is None else normalize(whole)
         return found
 
     # -- where text enters ----------------------------------------------------------------
@@ -454,9 +468,7 @@ class Explainer:
                 case "message.user":
                     who = "the operator's message" if payload.author == "operator" else "the user's message"
                     text = normalize(payload.text)
-                    yield _Source(
-                        event=event, label=f"{who} at seq {event.seq}", view=text, original=text, pointer=ref, kind="message"
-                    )
+                    yield _Source(event=event, label=f"{who} at seq {event.seq}", view=text, pointer=ref, kind="message")
                 case "message.assistant":
                     pieces = [payload.text, *(s for call in payload.tool_calls for s in _strings(call.arguments))]
                     text = normalize("\n".join(pieces))
@@ -464,17 +476,13 @@ class Explainer:
                         event=event,
                         label=f"the model's answer at seq {event.seq}",
                         view=text,
-                        original=text,
                         pointer=ref,
                         kind="message",
                     )
                 case "tool.result":
                     view = normalize(payload.output)
                     pointer = payload.artifact.ref if payload.artifact is not None else ref
-                    original = view
-                    if payload.artifact is not None and payload.artifact.size_chars > len(payload.output):
-                        whole = self.read_artifact(payload.artifact.ref)
-                        original = normalize(whole) if whole is not None else view
+                    shortened = payload.artifact is not None and payload.artifact.size_chars > len(payload.output)
                     read_back = payload.tool_name == READ_TOOL_NAME
                     label = (
                         f"the read-back through {READ_TOOL_NAME} (call {payload.call_id}) at seq {event.seq}"
@@ -485,9 +493,9 @@ class Explainer:
                         event=event,
                         label=label,
                         view=view,
-                        original=original,
                         pointer=pointer,
                         kind="read_back" if read_back else "tool_output",
+                        stored=pointer if shortened else None,
                         call_id=payload.call_id,
                     )
                 case "context.frame.recorded":
@@ -497,7 +505,6 @@ class Explainer:
                             event=event,
                             label=f"recalled evidence {evidence.id} at seq {event.seq}",
                             view=text,
-                            original=text,
                             pointer=ref,
                             kind="recall",
                             ref_suffix=f"/recall/{evidence.id}",
@@ -509,7 +516,6 @@ class Explainer:
                         event=event,
                         label=f"memory {payload.memory_id} at seq {event.seq}",
                         view=text,
-                        original=text,
                         pointer=ref,
                         kind="memory",
                     )
@@ -519,7 +525,6 @@ class Explainer:
                         event=event,
                         label=f"artifact {payload.artifact_id} at seq {event.seq}",
                         view=text,
-                        original=text,
                         pointer=payload.pointer.ref,
                         kind="other",
                     )
@@ -529,7 +534,6 @@ class Explainer:
                         event=event,
                         label=f"the result of child run {payload.child_session_id} at seq {event.seq}",
                         view=text,
-                        original=text,
                         pointer=ref,
                         kind="other",
                     )
@@ -539,7 +543,6 @@ class Explainer:
                         event=event,
                         label=f"the prefix of epoch {payload.epoch}",
                         view=text,
-                        original=text,
                         pointer=ref,
                         kind="prefix",
                     )
