@@ -435,3 +435,39 @@ def test_manage_mode_sends_the_engines_request_with_the_clients_options(make_gat
     body = json.loads(rebuilt.output)
     assert sent["messages"] == body["messages"] and sent["system"] == body["system"] and sent["tools"] == body["tools"]
     assert sent["system"] != client["system"]  # the engine's framing is part of its prefix
+
+
+def test_manage_mode_relieves_a_request_the_provider_finds_too_long_and_sends_it_again(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    too_long = anthropic_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+    calls = [{"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {"command": f"cat part{n}"}} for n in range(3)]
+    done = anthropic_message({"type": "text", "text": "Read all three parts."})
+    gateway.replies(*(Reply(body=anthropic_message(c, stop_reason="tool_use")) for c in calls), too_long, Reply(body=done))
+    history = list(FIRST)
+    for n, call in enumerate(calls):
+        assert post(gateway.url, claude_body(history)).status_code == 200
+        output = f"part {n}: " + " ".join(f"word{n}x{i}" for i in range(4000))
+        history += [
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": output}]},
+        ]
+    response = post(gateway.url, claude_body(history))
+    # The client never sees the refusal: the engine relieved the session and the second attempt answered.
+    assert response.status_code == 200 and response.content == stream_bytes(done)
+    refused, resent = gateway.upstream.received[-2:]
+    assert len(resent.json["messages"]) < len(refused.json["messages"])  # earlier rounds folded into a summary
+    types = gateway.settled(CC_SESSION, 4)
+    overflow = [e.payload for e in gateway.events(CC_SESSION) if e.type == "context.overflow"]
+    assert [o.recovered for o in overflow] == [True]
+    after = types[types.index("context.overflow") :]
+    assert "context.compacted" in types and after.count("context.request.built") == 1  # relieved, then rebuilt once
+    assert gateway.log.sessions() == [CC_SESSION]
+
+
+def test_manage_mode_passes_on_an_overflow_relief_cannot_help(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    too_long = anthropic_error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+    gateway.replies(too_long)
+    response = post(gateway.url, claude_body(FIRST))  # one message: nothing to prune or compact
+    assert response.status_code == 400 and response.json() == too_long.body
+    assert len(gateway.upstream.received) == 1

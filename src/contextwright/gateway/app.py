@@ -88,15 +88,17 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         base = config.anthropic_upstream if provider == "anthropic" else config.openai_upstream
         url = upstream_url(base, request.url.path, request.url.query)
         answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
-        managed: bytes | None = None
+        managed: tuple[Ticket, dict[str, Any], bytes] | None = None
         try:
             if wire is not None and config.mode == "manage":
                 # The engine builds what goes upstream: record first, then send its request.
                 managed = await _manage(request.headers, wire, await body.read(), answer)
             # In observe mode the body goes upstream as it arrives: the provider reads the start while
             # the client still sends the end.
-            content = managed or (body.chunks() if request.method in _BODY_METHODS else await body.read())
+            content = managed[2] if managed else (body.chunks() if request.method in _BODY_METHODS else await body.read())
             upstream = await open_upstream(state["client"], request.method, url, request.headers, content)
+            if managed and wire and upstream.status in (400, 413):
+                upstream = await _recovered(upstream, managed, wire, url, request.headers)
         except _TooLarge:
             return too_large
         except httpx2.HTTPError as exc:
@@ -129,7 +131,9 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer)))
         return _passed_on(upstream, upstream.body(on_chunk, on_end))
 
-    async def _manage(headers: Any, wire: WireName, raw: bytes, answer: asyncio.Future[dict[str, Any] | None]) -> bytes | None:
+    async def _manage(
+        headers: Any, wire: WireName, raw: bytes, answer: asyncio.Future[dict[str, Any] | None]
+    ) -> tuple[Ticket, dict[str, Any], bytes] | None:
         """Record the request's new turns, queue its answer's recording, and give the engine's body for it.
 
         None (the client's body goes as it is) when the body is no conversation the gateway reads
@@ -142,7 +146,23 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             return None
         key, _ = session_key(conversation, headers, responses=recorder.responses)
         ticket = await _queue(key, conversation, answer)
-        return await asyncio.to_thread(recorder.managed_body, ticket, wire, client)
+        engine_body = await asyncio.to_thread(recorder.managed_body, ticket, wire, client)
+        return (ticket, client, engine_body) if engine_body is not None else None
+
+    async def _recovered(
+        upstream: Upstream, managed: tuple[Ticket, dict[str, Any], bytes], wire: WireName, url: str, headers: Any
+    ) -> Upstream:
+        """After a refusal of the engine's request: when it says the request is too long, relieve once and send again.
+
+        Any other refusal, or one relief cannot help, goes back to the client as it came."""
+        error_body = await upstream.response.aread()
+        ticket, client, _ = managed
+        rebuilt = await asyncio.to_thread(recorder.recover, ticket, upstream.status, error_body)
+        body = await asyncio.to_thread(recorder.managed_body, rebuilt, wire, client) if rebuilt is not None else None
+        if body is None:
+            return upstream
+        await upstream.response.aclose()
+        return await open_upstream(state["client"], "POST", url, headers, body)
 
     def _queue(key: str, conversation: Any, answer: asyncio.Future[dict[str, Any] | None]) -> asyncio.Task[Ticket]:
         """Queue the recording of a request and then of its answer (once ``answer`` resolves) behind the key's earlier jobs."""

@@ -29,13 +29,14 @@ from typing import Any, TypeVar
 
 from contextwright.canonical import canonical_json
 from contextwright.derive.framework_items import fold_seen_history
-from contextwright.errors import ContextwrightError, UsageError
+from contextwright.errors import ContextLengthExceeded, ContextwrightError, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen
 from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
 from contextwright.integrations import _seams as seams
 from contextwright.models import ResolvedModel, resolve
 from contextwright.plan.budgets import BudgetConfig
+from contextwright.providers.errors import classify_provider_error
 from contextwright.providers.responses import parse_response
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.requests import BuiltRequest
@@ -172,6 +173,34 @@ class Recorder:
         except Exception:
             logger.exception("gateway: the engine's request for %s could not be rendered; the client's goes instead", ticket.key)
             return None
+
+    def recover(self, ticket: Ticket, status: int, error_body: bytes) -> Ticket | None:
+        """Manage mode, the provider refused the engine's request as too long: relieve once and rebuild.
+
+        The relief is the engine's own (prune, then compact, archive first), recorded with a
+        ``context.overflow`` event, as ``Session.send`` does. None when the error is another one,
+        or relief freed nothing: the provider's error then goes to the client as it came."""
+        run, request = ticket.run, ticket.request
+        if run is None or request is None:
+            return None
+        try:
+            document: Any = json.loads(error_body)
+        except ValueError:
+            document = error_body.decode("utf-8", "replace")
+        error = classify_provider_error(status, document, provider=run.session.model.provider)
+        if not isinstance(error, ContextLengthExceeded):
+            return None
+        try:
+            rebuilt = seams.after_send_error(run.session, error, request, 0)
+        except ContextwrightError as exc:
+            logger.warning("gateway: session %s is too long and could not be relieved: %s", run.session_id, exc)
+            return None
+        except Exception:
+            logger.exception("gateway: relief of session %s failed", run.session_id)
+            self._forget(ticket.key)
+            return None
+        run.request = rebuilt
+        return Ticket(key=ticket.key, run=run, built=True, request=rebuilt)
 
     # -- answers ----------------------------------------------------------------------
 
