@@ -42,6 +42,12 @@ def test_replay_json_attributes_every_uncached_token(tmp_path: Path) -> None:
     rows = _rows([str(path)])
     _check_sums(rows)
     assert rows[0]["uncached_input_tokens"] > 0 and "new_content" in rows[0]["uncached_by_cause"]
+    # Check: both providers' rules predict reads and writes for the same requests; the replay's own
+    # provider (Anthropic) is the one the causes follow.
+    rule_sets = rows[0]["cache_by_rule_set"]
+    assert set(rule_sets) == {"anthropic", "openai"}
+    assert rule_sets["anthropic"]["uncached_input_tokens"] == rows[0]["uncached_input_tokens"]
+    assert rule_sets["openai"]["cache_write_tokens"] == 0  # OpenAI's automatic caching bills no writes
 
 
 def test_a_stored_session_is_attributed_from_its_rebuilt_requests(tmp_path: Path) -> None:
@@ -52,6 +58,8 @@ def test_a_stored_session_is_attributed_from_its_rebuilt_requests(tmp_path: Path
     assert again[0]["stored_before"] and not fresh[0]["stored_before"]
     # Check: rebuilt from the log byte for byte, the same requests get the same causes.
     assert again[0]["uncached_by_cause"] == fresh[0]["uncached_by_cause"]
+    assert again[0]["cache_by_rule_set"] == fresh[0]["cache_by_rule_set"]
+    assert fresh[0]["cache_by_rule_set"]["openai"] is not None
 
 
 def test_shared_transcripts_leave_no_uncached_token_without_a_cause(traces_dir: Path, tmp_path: Path) -> None:

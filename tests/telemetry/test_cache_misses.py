@@ -184,3 +184,24 @@ def test_alarms_become_span_events() -> None:
     assert [len(s.events) for s in spans] == [0, 0, 0, 0, 0, 1]
     event = spans[5].events[0]
     assert event.name == ALARM_EVENT and event.attributes["contextwright.cache.miss_cause"] == "relief_pass"
+
+
+def test_a_gateway_view_names_what_the_client_changed() -> None:
+    from contextwright.telemetry.misses import SessionMisses
+
+    # A client's conversation seen request by request: a mode switch that adds a tool, then
+    # two requests sent in parallel after parallel tool calls.
+    def client(turns: int, tools: tuple[str, ...]) -> dict[str, Any]:
+        return {**_body(turns, system="rule " * 5000), "tools": [{"name": t, "input_schema": {"type": "object"}} for t in tools]}
+
+    session = SessionMisses(count_tokens=lambda text: len(text.split()))
+    first = session.add(T0, client(1, ("read",)), first_token_after=timedelta(seconds=3))
+    switched = session.add(T0 + timedelta(seconds=30), client(3, ("read", "plan_mode")), first_token_after=timedelta(seconds=3))
+    parallel = session.add(T0 + timedelta(seconds=31), client(5, ("read", "plan_mode")))
+    assert set(first.by_cause) == {"new_content"}
+    # The unchanged first tool is shared but far under the minimum on its own.
+    assert switched.main_cause == "tools_changed"
+    assert set(switched.by_cause) == {"below_minimum", "tools_changed", "new_content"}
+    assert parallel.main_cause == "in_flight"
+    for found in (first, switched, parallel):
+        assert sum(found.by_cause.values()) == found.uncached_tokens

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from contextwright.events.envelope import Event
 from contextwright.providers.cache_sim.anthropic import AnthropicCacheSimulator
-from contextwright.providers.cache_sim.attribution import Attribution, Change, attribute, observe
+from contextwright.providers.cache_sim.attribution import Attribution, Change, Observed, attribute, observe
 from contextwright.providers.cache_sim.base import CountTokens, SimRequest
 from contextwright.providers.cache_sim.openai import OpenAICacheSimulator
 from contextwright.telemetry.records import RequestRecord
 
-__all__ = ["attribute_session", "engine_changes", "session_misses", "with_misses"]
+__all__ = ["SessionMisses", "attribute_session", "engine_changes", "session_misses", "with_misses"]
 
 RuleSet = Literal["anthropic", "openai"]
 _RELIEF_YIELDS = {"tool_results_to_pointers": "relief_pass", "recall": "relief_pass", "compaction": "compaction"}
@@ -75,6 +75,42 @@ def engine_changes(events: Iterable[Event]) -> dict[int, list[Change]]:
     return out
 
 
+class SessionMisses:
+    """Attribution as a session's requests arrive, one at a time (what a gateway sees of a conversation).
+
+    Keeps one simulator and the previous request; :meth:`add` attributes the next body
+    against it. Feed it the bodies in the provider's wire format for ``rule_set``.
+    """
+
+    def __init__(self, *, rule_set: RuleSet = "anthropic", count_tokens: CountTokens) -> None:
+        """A fresh cache under ``rule_set``'s rules, counting with ``count_tokens``."""
+        self.rule_set: RuleSet = rule_set
+        self._simulator: AnthropicCacheSimulator | OpenAICacheSimulator
+        if rule_set == "anthropic":
+            self._simulator = AnthropicCacheSimulator(count_tokens=count_tokens, price_lookup=None, check_context_window=False)
+        else:
+            self._simulator = OpenAICacheSimulator(count_tokens=count_tokens, price_lookup=None)
+        self._previous: Observed | None = None
+
+    def add(
+        self,
+        at: datetime,
+        body: Mapping[str, Any],
+        *,
+        changes: Sequence[Change] = (),
+        first_token_after: timedelta = timedelta(0),
+    ) -> Attribution:
+        """Simulate the next request and put its uncached tokens on their causes.
+
+        ``first_token_after`` is how long its answer took to start (entries it writes are
+        readable only from then, so a request sent in parallel pays the write again).
+        """
+        _, current = observe(self._simulator, SimRequest(at=at, body=body, first_token_after=first_token_after))
+        found = attribute(self._previous, current, changes=changes)
+        self._previous = current
+        return found
+
+
 def attribute_session(
     bodies: Sequence[tuple[int, datetime, Mapping[str, Any]]],
     *,
@@ -87,18 +123,8 @@ def attribute_session(
     ``bodies`` must be in the provider's wire format for ``rule_set`` (Messages for
     ``anthropic``, Chat Completions or Responses for ``openai``).
     """
-    simulator: AnthropicCacheSimulator | OpenAICacheSimulator
-    if rule_set == "anthropic":
-        simulator = AnthropicCacheSimulator(count_tokens=count_tokens, price_lookup=None, check_context_window=False)
-    else:
-        simulator = OpenAICacheSimulator(count_tokens=count_tokens, price_lookup=None)
-    out: dict[int, Attribution] = {}
-    previous = None
-    for index, at, body in bodies:
-        _, current = observe(simulator, SimRequest(at=at, body=body))
-        out[index] = attribute(previous, current, changes=(changes or {}).get(index, ()))
-        previous = current
-    return out
+    session = SessionMisses(rule_set=rule_set, count_tokens=count_tokens)
+    return {index: session.add(at, body, changes=(changes or {}).get(index, ())) for index, at, body in bodies}
 
 
 def with_misses(records: Sequence[RequestRecord], attributions: Mapping[int, Attribution]) -> list[RequestRecord]:
