@@ -271,6 +271,9 @@ def test_the_commands_answer_why_and_diff_from_the_store(scene):
     assert diff.exit_code == 0, diff.output
     assert "removed" in diff.output and "folded by the compaction" in diff.output
     assert "Events between the two requests" in diff.output and "Causes of the differences: new ×" in diff.output
+    as_json = runner.invoke(app, ["inspect", store, "-s", SESSION, "-r", str(index), "--diff", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.output)["causes"]["compacted"] >= 1
     # Check: mistakes are told in one line a person can act on.
     wrong = runner.invoke(app, ["inspect", store, "-s", SESSION, "--diff"])
     assert wrong.exit_code == 1 and "--diff needs --request N" in wrong.output

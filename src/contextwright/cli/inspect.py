@@ -34,7 +34,9 @@ def inspect(
     wire: str | None = typer.Option(
         None, "--wire", help="With --request: print the provider body instead (anthropic, openai_chat or openai_responses)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="With --request: print the rebuilt neutral request as JSON."),
+    as_json: bool = typer.Option(
+        False, "--json", help="With --request: print the rebuilt neutral request as JSON (with --diff: the diff)."
+    ),
     diff: bool = typer.Option(
         False, "--diff", help="With --request N: what changed against request N-1, block by block, with each block's provenance."
     ),

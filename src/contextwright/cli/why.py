@@ -25,7 +25,11 @@ def why(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
 ) -> None:
-    """Where TEXT entered the session's log and what became of it by request N: shown, compressed, bounded, pruned, compacted, read back."""
+    """Where TEXT entered the session's log and what became of it by request N: shown, compressed, bounded, pruned, compacted, read back.
+
+    The answer comes from the log alone and names the step that hid the text and the pointer to its original,
+    for example: contextwright why agent.db "KeyError: 'total'" --session s1 --request 28
+    """
     with friendly_errors(), open_existing(store) as log:
         reopened = reopen(Engine(log), session)
         answer = explain(reopened, text, request, read=artifact_reader(log))
