@@ -10,6 +10,7 @@ first chunk of the streamed answer; the gateway records each turn while it forwa
 
     python bench/gateway_bench.py            # 40 turns
     python bench/gateway_bench.py --turns 80
+    python bench/gateway_bench.py --write    # and the figures into docs/benchmarks.md
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def main() -> None:
     parser.add_argument(
         "--pause", type=float, default=0.05, help="Seconds between turns (a client reading and running its tool)."
     )
+    parser.add_argument("--write", action="store_true", help="Write the figures into docs/benchmarks.md.")
     parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
@@ -129,14 +131,25 @@ def main() -> None:
             process.wait(timeout=30)
     size = len(json.dumps(_body(args.start + args.turns - 1)))
     added = [t - d for d, t in zip(direct, through)]
-    print(f"{args.turns} turns, last request {size:,} bytes, streamed")
-    print(f"direct   p50 {statistics.median(direct):6.2f} ms   p95 {statistics.quantiles(direct, n=20)[-1]:6.2f} ms")
-    print(f"gateway  p50 {statistics.median(through):6.2f} ms   p95 {statistics.quantiles(through, n=20)[-1]:6.2f} ms")
-    print(
-        f"added    {statistics.median(through) - statistics.median(direct):6.2f} ms   (p50 through the gateway minus p50 direct)"
-    )
-    print(f"         {statistics.median(added):6.2f} ms   (p50 of each turn's difference)")
-    print(f"load     {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    load = f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    lines = [
+        f"{args.turns} turns shaped like Claude Code's (28,000-character system, 12 tools, one 17,000-character "
+        f"tool output more per turn; the last request {size:,} bytes), streamed, each sent straight to the fake "
+        f"provider and through `contextwright gateway --mode observe`, on loopback; load {load}.",
+        "",
+        "| time to first byte | p50 | p95 |",
+        "|---|---:|---:|",
+        f"| provider direct | {statistics.median(direct):.2f} ms | {statistics.quantiles(direct, n=20)[-1]:.2f} ms |",
+        f"| through the gateway | {statistics.median(through):.2f} ms | {statistics.quantiles(through, n=20)[-1]:.2f} ms |",
+        f"| added (difference of the p50s) | {statistics.median(through) - statistics.median(direct):.2f} ms | |",
+        f"| added (p50 of each turn's difference) | {statistics.median(added):.2f} ms | |",
+    ]
+    print("\n".join(lines))
+    if args.write:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from _docs import update_section
+
+        update_section("gateway-bench", "## Latency the gateway adds (`bench/gateway_bench.py`)\n\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":
