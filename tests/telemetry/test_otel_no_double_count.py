@@ -200,3 +200,52 @@ def test_a_streamed_call_through_the_middleware_counts_once(sdk: Any, sdk_tracin
     assert [e.type for e in session.events].count("model.response") == 1
     # Check: exactly one span carries the usage, with or without the SDK's tracing.
     assert len(with_usage(sdk.spans.get_finished_spans())) == 1
+
+
+def test_a_streamed_call_with_sdk_tracing_carries_the_engine_attributes_on_the_sdk_span(sdk: Any) -> None:
+    client, session = _middleware_client(sdk, sdk_tracing=True)
+    with client.messages.stream(**CALL) as stream:
+        assert "".join(stream.text_stream) == "Done."
+    [span] = with_usage(sdk.spans.get_finished_spans())
+    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    # Check: the SDK's span (the only one with usage) has the request's contextwright.* attributes too.
+    assert span.instrumentation_scope.name != otel.SCOPE
+    assert span.attributes["contextwright.prefix_sha256"] == built.prefix_sha256
+    assert span.attributes["contextwright.epoch"] == built.epoch
+
+
+def test_an_async_streamed_call_with_sdk_tracing_carries_the_engine_attributes(sdk: Any) -> None:
+    import asyncio
+
+    import anthropic
+    import httpx2
+
+    from contextwright.integrations.anthropic import ContextwrightMiddleware
+    from contextwright.testing.sse import sse_events
+
+    _, session, _ = open_session()
+
+    async def handler(request: Any) -> Any:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=b"".join(sse_events(ANSWER)))
+
+    client = anthropic.AsyncAnthropic(
+        api_key="test",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+        middleware=[
+            ContextwrightMiddleware(
+                session, telemetry=True, tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider
+            )
+        ],
+        open_telemetry={"tracer_provider": sdk.tracer_provider},
+    )
+
+    async def call() -> None:
+        async with client.messages.stream(**CALL) as stream:
+            assert "".join([text async for text in stream.text_stream]) == "Done."
+
+    asyncio.run(call())
+    assert [e.type for e in session.events].count("model.response") == 1
+    [span] = with_usage(sdk.spans.get_finished_spans())
+    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    assert span.attributes["contextwright.prefix_sha256"] == built.prefix_sha256

@@ -38,6 +38,7 @@ from contextwright.events.envelope import Event  # noqa: E402
 from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, with_reasoning  # noqa: E402
+from contextwright.integrations._telemetry import Reporter  # noqa: E402
 from contextwright.integrations.errors import FrameworkSessionClosed  # noqa: E402
 from contextwright.log import EventLog, open_log  # noqa: E402
 from contextwright.log.memory import InMemoryEventLog  # noqa: E402
@@ -174,9 +175,10 @@ class ModelInputFilter:
     Responses items; reasoning items travel with the tool call or message they precede.
     """
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, reporter: Reporter | None = None) -> None:
         self.session = session
         self._run_config: RunConfig | None = None
+        self._reporter = reporter or Reporter(False)
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         """Record what is new in ``data.model_data.input``, build, and return the engine's input."""
@@ -194,7 +196,7 @@ class ModelInputFilter:
 
     def hooks(self) -> RunHooks[Any]:
         """``RunHooks`` that record each model call's usage (``Runner.run(..., hooks=filter.hooks())``)."""
-        return _UsageHooks(self.session)
+        return _UsageHooks(self.session, self._reporter)
 
     def run_config(self, **options: Any) -> RunConfig:
         """A ``RunConfig`` with this filter and the session's ``prompt_cache_key`` (kept current per epoch)."""
@@ -217,8 +219,9 @@ class ModelInputFilter:
 class _UsageHooks(RunHooks[Any]):
     """Records the SDK's usage of every model call against the request the filter built for it."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, reporter: Reporter) -> None:
         self.session = session
+        self._reporter = reporter
 
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
         usage = response.usage
@@ -234,14 +237,19 @@ class _UsageHooks(RunHooks[Any]):
         )
         model = getattr(agent, "model", None)
         await asyncio.to_thread(seams.record_usage, self.session, parsed, model=model if isinstance(model, str) else None)
+        await asyncio.to_thread(self._reporter.report, self.session)
 
 
-def model_input_filter(session: Session) -> ModelInputFilter:
+def model_input_filter(
+    session: Session, *, telemetry: bool = False, tracer_provider: Any = None, meter_provider: Any = None
+) -> ModelInputFilter:
     """The filter for ``RunConfig(call_model_input_filter=...)`` over an engine ``session``.
 
-    ``filter.run_config(...)`` also sets the session's stable ``prompt_cache_key``.
+    ``filter.run_config(...)`` also sets the session's stable ``prompt_cache_key``. With
+    ``telemetry=True`` its hooks report each model call to OpenTelemetry once its usage is
+    recorded (the ``otel`` extra; see :mod:`contextwright.integrations._telemetry`).
     """
-    return ModelInputFilter(session)
+    return ModelInputFilter(session, reporter=Reporter(telemetry, tracer_provider=tracer_provider, meter_provider=meter_provider))
 
 
 def agent_spec_for(agent: Any, *, policy: str | None = None, instructions: str = "") -> AgentSpec:

@@ -47,6 +47,9 @@ from contextwright.runtime.thinking_budget import check_thinking_budget  # noqa:
 
 __all__ = ["ContextwrightMiddleware"]
 
+_ANNOTATED = object()
+"""The span a streamed call records against when the SDK's span was annotated as the stream opened."""
+
 # Body keys the engine owns; every other key of the caller's body is kept.
 _ENGINE_KEYS = frozenset({"model", "system", "messages", "tools", "cache_control", "max_tokens"})
 
@@ -85,7 +88,7 @@ class ContextwrightMiddleware(Middleware):
             response = call_next(request.copy(body=self._body(request.json, built)))
             error = _overflow(response)
             if error is None:
-                self._record(response, request, self._sdk_span())
+                self._record(response, request, self._streamed_span(request, self._sdk_span()))
                 return response
             response.close()
             built = self._recover(error, built, attempt, request)
@@ -100,7 +103,7 @@ class ContextwrightMiddleware(Middleware):
             response = await call_next(request.copy(body=self._body(request.json, built)))
             error = _overflow(response)
             if error is None:
-                span = self._sdk_span()
+                span = await asyncio.to_thread(self._streamed_span, request, self._sdk_span())
                 if response.http_response.is_success and request.stream:
                     await self._arecord_when_done(await response.parse(), span)
                 elif response.http_response.is_success:
@@ -162,6 +165,24 @@ class ContextwrightMiddleware(Middleware):
 
         return current_genai_span()
 
+    def _streamed_span(self, request: Any, span: Any) -> Any:
+        """For a stream, annotate the SDK's span with the built request now, while it is still open.
+
+        The SDK ends its span when the response headers arrive, before the stream is read; the
+        ``contextwright.*`` attributes of the request go on it here (its ``gen_ai.usage.*`` stay
+        the SDK's), and the answer recorded later reports nothing more. Returns what the
+        recording gets as its span: the sentinel for an annotated stream, else ``span``."""
+        if span is None or not request.stream or not span.is_recording():
+            return span
+        from contextwright.telemetry import otel
+        from contextwright.telemetry.records import request_records
+
+        _, meter_provider = self._telemetry or (None, None)
+        with self._lock:
+            record = request_records(self.session.events)[-1]
+        otel.annotate(span, record, meter_provider=meter_provider)
+        return _ANNOTATED
+
     def _record_when_done(self, stream: Any, span: Any) -> None:
         """Record a streamed answer once the caller has read it to the end, with the SDK's own accumulator."""
         from anthropic.lib.streaming._messages import accumulate_event
@@ -214,6 +235,8 @@ class ContextwrightMiddleware(Middleware):
         from contextwright.telemetry import otel
         from contextwright.telemetry.records import request_records
 
+        if span is _ANNOTATED:
+            return  # a stream whose SDK span was annotated when it opened
         tracer_provider, meter_provider = self._telemetry
         record = request_records(self.session.events)[-1]
         if span is None:

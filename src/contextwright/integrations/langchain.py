@@ -54,6 +54,7 @@ from contextwright.integrations._langchain_messages import (  # noqa: E402
     to_langchain,
     usage_of,
 )
+from contextwright.integrations._telemetry import Reporter  # noqa: E402
 from contextwright.integrations.errors import ConflictingCacheMiddleware, ConflictingContextMiddleware  # noqa: E402
 from contextwright.models import ResolvedModel  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
@@ -79,8 +80,14 @@ class ContextwrightMiddleware(AgentMiddleware):
         model: ResolvedModel,
         session_id: str | Callable[[ModelRequest], str] | None = None,
         prefix_ttl: CacheTtl | None = None,
+        telemetry: bool = False,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
+        """``telemetry=True`` reports each answered model call to OpenTelemetry (the ``otel`` extra);
+        see :mod:`contextwright.integrations._telemetry`."""
         super().__init__()
+        self._reporter = Reporter(telemetry, tracer_provider=tracer_provider, meter_provider=meter_provider)
         self.engine = engine
         self.agent_spec = agent
         self.model = model
@@ -176,6 +183,7 @@ class ContextwrightMiddleware(AgentMiddleware):
                 if usage is not None:
                     seams.record_usage(session, usage, model=message.response_metadata.get("model_name"))
                 mirror(session, [fingerprint(message)])
+                self._reporter.report(session)
 
     def _engine_request(self, request: ModelRequest, built: BuiltRequest) -> ModelRequest:
         if built.plan.model.provider != "anthropic":

@@ -43,15 +43,23 @@ from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._caller_prefix import CallerPrefix, function_tools, settle_prefix, tool_spec  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, text_of, with_reasoning  # noqa: E402
+from contextwright.integrations._telemetry import Reporter  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
 from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream  # noqa: E402
 
 __all__ = ["wrap"]
 
 
-def wrap(client: Any, session: Session) -> Any:
-    """``client`` (``openai.OpenAI`` or ``openai.AsyncOpenAI``) with its conversation calls going through ``session``."""
-    return _Client(client, session, asynchronous=isinstance(client, openai.AsyncOpenAI))
+def wrap(
+    client: Any, session: Session, *, telemetry: bool = False, tracer_provider: Any = None, meter_provider: Any = None
+) -> Any:
+    """``client`` (``openai.OpenAI`` or ``openai.AsyncOpenAI``) with its conversation calls going through ``session``.
+
+    ``telemetry=True`` reports each answered call to OpenTelemetry (the ``otel`` extra), as a
+    ``chat`` span of the engine's own, or on another instrumentation's GenAI span when one is
+    current (:mod:`contextwright.integrations._telemetry`)."""
+    reporter = Reporter(telemetry, tracer_provider=tracer_provider, meter_provider=meter_provider)
+    return _Client(client, session, asynchronous=isinstance(client, openai.AsyncOpenAI), reporter=reporter)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -73,11 +81,11 @@ class _Wire:
 class _Client:
     """The wrapped client: ``chat.completions`` and ``responses`` go through the session, the rest is the client's."""
 
-    def __init__(self, client: Any, session: Session, *, asynchronous: bool) -> None:
+    def __init__(self, client: Any, session: Session, *, asynchronous: bool, reporter: Reporter) -> None:
         self._client = client
         self.session = session
-        self.chat = _Namespace(completions=_Endpoint(client.chat.completions, session, _CHAT, asynchronous))
-        self.responses = _Endpoint(client.responses, session, _RESPONSES, asynchronous)
+        self.chat = _Namespace(completions=_Endpoint(client.chat.completions, session, _CHAT, asynchronous, reporter))
+        self.responses = _Endpoint(client.responses, session, _RESPONSES, asynchronous, reporter)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -91,11 +99,12 @@ class _Namespace:
 class _Endpoint:
     """``create`` and ``stream`` of one API, through the session."""
 
-    def __init__(self, inner: Any, session: Session, wire: _Wire, asynchronous: bool) -> None:
+    def __init__(self, inner: Any, session: Session, wire: _Wire, asynchronous: bool, reporter: Reporter) -> None:
         self._inner = inner
         self.session = session
         self.wire = wire
         self._async = asynchronous
+        self._reporter = reporter
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -174,6 +183,7 @@ class _Endpoint:
     def _record(self, response: Any) -> None:
         self.session.record(response)
         mirror(self.session, [self.wire.fingerprint(item) for item in self.wire.answer_items(response)])
+        self._reporter.report(self.session)
 
 
 class _StreamHost:
