@@ -14,6 +14,9 @@ fold. It never writes. The default compactor is deterministic and extractive:
 * untrusted content (tool output and external content) is never paraphrased: it
   is replaced by a typed pointer naming its trust level, size and reference, and
   only platform-known facts about it (tool name, exit code, error flag) appear;
+  the lines of an output that hold a string the assistant used later in the folded
+  span (an identifier, a path, a value) are quoted verbatim under the output's own
+  trust level, so they reach the model in an envelope of that level, as the output did;
 * a new compaction keeps the previous summary's lines verbatim and appends new
   ones; only when the summary outgrows ``max_summary_chars`` is the old part
   condensed (requests and failures kept, routine calls dropped), which deepens the
@@ -34,6 +37,10 @@ from contextwright.events.catalog import ArtifactPointer, Compacted, CompactionT
 TRUSTED = frozenset({"platform", "operator", "user"})
 MAX_DEPTH = 2
 _SENTENCE = re.compile(r"(.+?[.!?])(\s|$)", re.DOTALL)
+_USED_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:-]{4,}[A-Za-z0-9_]")
+USED_LINES_PER_OUTPUT = 8
+"""At most this many lines of one folded output are quoted because the assistant used them."""
+_QUOTE_INDENT = "    "
 # A file name is only tried where a run of path characters starts: from anywhere later in the run it could
 # match only if it matched from the start, and trying every position made long runs quadratic.
 _IDENTIFIER = re.compile(
@@ -93,6 +100,9 @@ def compact(
     seqs: list[int] = []
     tools: dict[str, list[str]] = {}
 
+    first_said = _first_said(foldable)
+    quoted: list[SummaryLine] = []
+
     def flush_tools() -> None:
         # One line per turn for its tool activity: counts, failures, and short refs to outputs.
         # Tool activity is a record of what happened, never an instruction: it is data to the model.
@@ -100,6 +110,8 @@ def compact(
             text = "  Tools: " + "; ".join(f"{name} ×{len(notes)} ({', '.join(notes)})" for name, notes in tools.items())
             lines.append(SummaryLine(text=text, trust="tool"))
             tools.clear()
+        lines.extend(quoted)
+        quoted.clear()
 
     def assistant(text: str, ref: str) -> None:
         # The assistant's words are a record, not the user's voice; what it repeated of
@@ -111,7 +123,7 @@ def compact(
         trust = lowest_trust(("tool", *(echo.trust for echo in echoes)))
         lines.append(SummaryLine(text=f"  Assistant: {_extract(spoken, max_line_chars)}", trust=trust))
 
-    for entry in foldable:
+    for index, entry in enumerate(foldable):
         match entry:
             case Summary():
                 previous = list(summary_lines(entry.compacted))
@@ -143,8 +155,17 @@ def compact(
                         )
                         elided.append(pointer)
                         note = f"{outcome}{code} {short_ref(pointer.ref)}"
+                        if not result.denied:
+                            # Quoted, never paraphrased, at the output's own trust: what the work went on to use.
+                            prefix = f"{_QUOTE_INDENT}{call.name} {short_ref(pointer.ref)}: "
+                            quoted.extend(
+                                SummaryLine(text=prefix + line, trust=result.trust)
+                                for line in _used_lines(result.output, first_said, index, max_line_chars)
+                            )
                     tools.setdefault(call.name, []).append(note)
     flush_tools()
+    # Quoted lines give way first, the oldest first: a summary never deepens to keep them.
+    previous, lines = _without_quotes_over(previous, max_summary_chars, lines)
     if _size(previous + lines) > max_summary_chars:
         depth += 1
         if depth > max_depth:
@@ -174,6 +195,60 @@ def compact(
     )
 
 
+def _first_said(foldable: list[Entry]) -> dict[str, int]:
+    """Each token the assistant wrote in the folded span (words of its messages, arguments of its tool
+    calls), with the index in ``foldable`` of the entry where it first wrote it. A token first written
+    after an exchange may have come from that exchange's outputs."""
+    first: dict[str, int] = {}
+    for index, entry in enumerate(foldable):
+        for token in _USED_TOKEN.findall(_said(entry)):
+            first.setdefault(token, index)
+    return first
+
+
+def _said(entry: Entry) -> str:
+    """What the assistant wrote in ``entry``: its text and its tool calls' arguments (empty for any other entry)."""
+    if isinstance(entry, Exchange):
+        return " ".join([entry.message.text, *(str(call.arguments) for call in entry.message.tool_calls)])
+    return entry.message.text if isinstance(entry, AssistantReply) else ""
+
+
+def _is_quote(line: SummaryLine) -> bool:
+    return line.text.startswith(_QUOTE_INDENT)
+
+
+def _without_quotes_over(
+    previous: list[SummaryLine], limit: int, lines: list[SummaryLine]
+) -> tuple[list[SummaryLine], list[SummaryLine]]:
+    """``previous`` and ``lines`` without their oldest quoted lines, as many as it takes to fit ``limit``."""
+    excess = _size(previous + lines) - limit
+    if excess <= 0:
+        return previous, lines
+    dropped: set[int] = set()
+    for index, line in enumerate(previous + lines):
+        if excess <= 0:
+            break
+        if _is_quote(line):
+            dropped.add(index)
+            excess -= len(line.text) + 1
+    kept = [line for index, line in enumerate(previous + lines) if index not in dropped]
+    cut = len(previous) - sum(1 for index in dropped if index < len(previous))
+    return kept[:cut], kept[cut:]
+
+
+def _used_lines(output: str, first_said: dict[str, int], after: int, limit: int) -> list[str]:
+    """The lines of ``output`` (of the exchange at index ``after``) holding a token the assistant first wrote
+    after it (at most :data:`USED_LINES_PER_OUTPUT`), each cut to ``limit``."""
+    kept: list[str] = []
+    for line in output.splitlines():
+        if any(first_said.get(token, -1) > after for token in _USED_TOKEN.findall(line)):
+            flat = line.strip()
+            kept.append(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+            if len(kept) == USED_LINES_PER_OUTPUT:
+                break
+    return kept
+
+
 ECHO_ELIDED = "[repeated {trust} text elided]"
 
 
@@ -195,7 +270,10 @@ def _older_part_of_run(surface: Surface, keep_recent: int) -> list[Entry]:
     return [e for e in run[:cut] if not e.pinned]
 
 
-HEADER = "Summary of the earlier part of this session (extracted from trusted messages; tool output is referenced, not quoted):"
+HEADER = (
+    "Summary of the earlier part of this session (extracted from trusted messages; tool output is referenced, "
+    "and only the lines of it that the work used are quoted, at the output's trust):"
+)
 
 
 def _size(lines: list[SummaryLine]) -> int:
@@ -206,11 +284,11 @@ CONDENSED_LINE_CHARS = 120
 
 
 def _condense(lines: list[SummaryLine]) -> list[SummaryLine]:
-    """Keep what was asked and what went wrong; drop the replies and the routine tool lines."""
+    """Keep what was asked and what went wrong; drop the replies, the routine tool lines and the quoted lines."""
     kept = []
     for line in lines:
         text = line.text
-        if text.startswith("  Assistant: "):
+        if text.startswith("  Assistant: ") or _is_quote(line):
             continue
         if text.startswith("  Tools: "):
             failures = [part for part in text[len("  Tools: ") :].split("; ") if "failed" in part or "denied" in part]
