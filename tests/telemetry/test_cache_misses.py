@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -160,7 +161,6 @@ def test_predicted_against_reported_is_flagged_on_the_record() -> None:
 
 
 def test_cause_names_in_the_docs_are_the_list() -> None:
-    from pathlib import Path
 
     doc = (Path(__file__).parents[2] / "docs" / "cache-misses.md").read_text()
     for cause in CAUSES:
@@ -205,3 +205,28 @@ def test_a_gateway_view_names_what_the_client_changed() -> None:
     assert parallel.main_cause == "in_flight"
     for found in (first, switched, parallel):
         assert sum(found.by_cause.values()) == found.uncached_tokens
+
+
+def test_stats_prints_the_alarm_of_a_stored_session(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from contextwright.cli import app
+    from contextwright.events.catalog import ModelResponse, UsageRecord
+    from contextwright.log.sqlite import SQLiteEventLog
+
+    def answer(index: int, read: int) -> ModelResponse:
+        usage = UsageRecord(input_tokens=10_000 - read, cache_read_tokens=read, output_tokens=5)
+        return ModelResponse(provider="anthropic", model="claude-opus-4-6", usage=usage, request_index=index)
+
+    path = tmp_path / "s.db"
+    log = SQLiteEventLog(path, clock=FixedClock("2026-08-01T12:00:00Z"))
+    payloads: list[Any] = []
+    for index in range(6):
+        if index == 5:
+            payloads.append(Pruned(epoch=1, upto_seq=1, call_ids=("c1",)))
+        payloads += [built(index), answer(index, 1_000 if index == 5 else 9_000)]
+    log.append("alarmed", payloads, expected_seq=0)
+    log.close()
+    result = CliRunner().invoke(app, ["stats", str(path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "Cache alarm, alarmed, request 5: cache read 10.0% against a running 90.0%; cause: relief pass" in result.output

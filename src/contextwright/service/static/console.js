@@ -128,6 +128,7 @@ async function refresh() {
   renderTotals(stats.summary, series.points);
   renderTokens(series.points);
   renderLine($("chart-cache"), series.points.map((p) => p.cache_read_share), 1, (v) => fmt.share(v));
+  markAlarms($("chart-cache"), (stats.summary || {}).cache_alarms, series.points);
   let total = 0;
   renderLine($("chart-cost"), series.points.map((p) => (p.cost_usd === null ? null : (total += Number(p.cost_usd)))), null, (v) => fmt.usd(v));
   renderTable(series.points);
@@ -214,6 +215,22 @@ function renderLine(chart, values, fixedTop, label) {
     chart.append(dot);
   });
   chart.append(svg("text", { x: pad, y: 13, "font-size": 11, fill: "#596273" }, "top " + label(top)));
+}
+
+// A red marker over each request whose cache-read share fell well below the session's running level.
+function markAlarms(chart, alarms, points) {
+  const [W, H, pad] = [360, 160, 18];
+  const step = (W - 2 * pad) / Math.max(1, points.length - 1);
+  for (const alarm of alarms || []) {
+    const i = points.findIndex((p) => p.index === alarm.request_index);
+    if (i < 0) continue;
+    const [x, y] = [pad + i * step, H - pad - (H - 2 * pad) * alarm.share];
+    const mark = svg("path", { d: `M${(x - 5).toFixed(1)} ${(y - 11).toFixed(1)} h10 l-5 7 z`, fill: "#c62828", "data-alarm": alarm.request_index });
+    const cause = (alarm.cause || "not known from the log").replaceAll("_", " ");
+    mark.append(svg("title", {}, "Cache alarm, request " + alarm.request_index + ": cache read " + fmt.share(alarm.share) +
+      " against a running " + fmt.share(alarm.running_level) + "; cause: " + cause));
+    chart.append(mark);
+  }
 }
 
 function renderTable(points) {
