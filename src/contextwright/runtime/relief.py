@@ -435,7 +435,6 @@ class Relief:
         over_low_water = visible_results - int(allocation.tool_results * self.core.budgets.relief_tool_results_target)
         if rewritten and over_low_water <= 0:
             return 0  # before sizing the body, which renders all of it
-        # Within the layer, the least relevant to the current stage's goal go first.
         # Oldest first, whatever the stage's goal: the newest outputs are the ones the model reads
         # next, so they are the last to go.
         candidates = sorted(candidates, key=lambda r: r.seq)
