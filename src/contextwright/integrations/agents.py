@@ -3,10 +3,17 @@
 * :class:`ContextwrightSession` implements the SDK's ``Session`` protocol. Items are stored
   exactly as the SDK hands them over, append-only: ``pop_item`` and ``clear_session``
   are new events, never deletes, so the whole history stays in the log.
+* :class:`ContextwrightModel` is the one object that bounds context by itself: an SDK
+  ``Model`` set once on the ``Agent`` (``Agent(model=ContextwrightModel("gpt-5.5", session))``)
+  that, on every model call of every run, records what is new in the SDK's input, hands
+  the wrapped model the engine's request with the session's ``prompt_cache_key``, and
+  records the call's usage. Any SDK session (``SQLiteSession``, :class:`ContextwrightSession`)
+  keeps the whole history; nothing else is wired per run.
 * :func:`model_input_filter` is a ``RunConfig.call_model_input_filter``: before every
   model call it records what is new in the SDK's input into an engine session and
   replaces the input with the engine's request (bounded tool outputs, pointers,
-  compaction summaries, the task kept visible) rendered as Responses items.
+  compaction summaries, the task kept visible) rendered as Responses items; its
+  ``hooks()`` record the usage.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from contextwright._optional import require
 
 require("agents", extra="agents", feature="the OpenAI Agents SDK integration")
 
-from agents import ModelSettings, RunConfig, RunHooks  # noqa: E402
+from agents import Model, ModelSettings, RunConfig, RunHooks  # noqa: E402
 from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit  # noqa: E402
 from agents.run_config import CallModelData, ModelInputData  # noqa: E402
 
@@ -47,7 +54,7 @@ from contextwright.runtime.engine import Engine  # noqa: E402
 from contextwright.runtime.session import Session  # noqa: E402
 from contextwright.runtime.spec import AgentSpec, Tool  # noqa: E402
 
-__all__ = ["ContextwrightSession", "ModelInputFilter", "agent_spec_for", "model_input_filter"]
+__all__ = ["ContextwrightModel", "ContextwrightSession", "ModelInputFilter", "agent_spec_for", "model_input_filter"]
 
 # Appends retry when another writer got in first; the fold is re-read each time.
 _MAX_CONFLICT_RETRIES = 20
@@ -187,12 +194,9 @@ class ModelInputFilter:
 
     def filter(self, data: CallModelData[Any]) -> ModelInputData:
         """The synchronous filter (what ``__call__`` runs in a worker thread)."""
-        items = list(data.model_data.input)
-        record_new_history(self.session, items, fingerprint=content_hash, record=record_items, what="run input items")
-        request = self.session.next_request()
-        body = request.openai_responses()
-        self._set_cache_key(body.get("prompt_cache_key"))
-        return ModelInputData(input=with_reasoning(body["input"], items), instructions=None)
+        engine_input, key = _engine_input(self.session, list(data.model_data.input))
+        self._set_cache_key(key)
+        return ModelInputData(input=engine_input, instructions=None)
 
     def hooks(self) -> RunHooks[Any]:
         """``RunHooks`` that record each model call's usage (``Runner.run(..., hooks=filter.hooks())``)."""
@@ -224,20 +228,145 @@ class _UsageHooks(RunHooks[Any]):
         self._reporter = reporter
 
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
-        usage = response.usage
-        details = usage.input_tokens_details
-        read = int(getattr(details, "cached_tokens", 0) or 0)
-        written = int(getattr(details, "cache_write_tokens", 0) or 0)
-        # The SDK counts input as OpenAI does: cached reads and writes included.
-        parsed = Usage(
-            input_tokens=max(0, usage.input_tokens - read - written),
-            cache_read_tokens=read,
-            cache_write_5m_tokens=written,
-            output_tokens=usage.output_tokens,
-        )
         model = getattr(agent, "model", None)
-        await asyncio.to_thread(seams.record_usage, self.session, parsed, model=model if isinstance(model, str) else None)
-        await asyncio.to_thread(self._reporter.report, self.session)
+        await asyncio.to_thread(
+            _record_usage, self.session, response.usage, model if isinstance(model, str) else None, self._reporter
+        )
+
+
+def _engine_input(session: Session, items: list[Any]) -> tuple[list[Any], str | None]:
+    """Record what is new in the SDK's input items, build; the engine's input and its ``prompt_cache_key``."""
+    record_new_history(session, items, fingerprint=content_hash, record=record_items, what="run input items")
+    body = session.next_request().openai_responses()
+    return with_reasoning(body["input"], items), body.get("prompt_cache_key")
+
+
+def _record_usage(session: Session, usage: Any, model: str | None, reporter: Reporter) -> None:
+    """Record an SDK ``Usage`` against the request just built (and report it when telemetry is on)."""
+    details = usage.input_tokens_details
+    read = int(getattr(details, "cached_tokens", 0) or 0)
+    written = int(getattr(details, "cache_write_tokens", 0) or 0)
+    # The SDK counts input as OpenAI does: cached reads and writes included.
+    parsed = Usage(
+        input_tokens=max(0, usage.input_tokens - read - written),
+        cache_read_tokens=read,
+        cache_write_5m_tokens=written,
+        output_tokens=usage.output_tokens,
+    )
+    seams.record_usage(session, parsed, model=model)
+    reporter.report(session)
+
+
+class ContextwrightModel(Model):
+    """An SDK ``Model`` that bounds every call through an engine session, with nothing else wired per run.
+
+    ``model`` is the model to call (a ``Model``, or a name the SDK's default provider resolves);
+    ``session`` an engine session opened with ``agent_spec_for(agent)``. Each call records what
+    is new in the SDK's input, sends the engine's request (the SDK's own system text stays out:
+    the prefix carries it) with the session's ``prompt_cache_key``, and records the usage;
+    ``telemetry=True`` reports each call to OpenTelemetry."""
+
+    def __init__(
+        self,
+        model: Model | str,
+        session: Session,
+        *,
+        telemetry: bool = False,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+    ) -> None:
+        if isinstance(model, str):
+            from agents.models.multi_provider import MultiProvider
+
+            model = MultiProvider().get_model(model)
+        self.inner = model
+        self.session = session
+        self._reporter = Reporter(telemetry, tracer_provider=tracer_provider, meter_provider=meter_provider)
+        self._lock = asyncio.Lock()
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: Any,
+    ) -> Any:
+        """The wrapped model's answer to the engine's request; its usage recorded."""
+        async with self._lock:  # one call at a time per session: build, send, record
+            engine_input, settings = await self._prepare(input, model_settings)
+            response = await self.inner.get_response(
+                None, engine_input, settings, tools, output_schema, handoffs, tracing,
+                previous_response_id=previous_response_id, conversation_id=conversation_id, prompt=prompt,
+            )  # fmt: skip
+            await asyncio.to_thread(_record_usage, self.session, response.usage, self._name(), self._reporter)
+            return response
+
+    async def stream_response(
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: Any,
+    ) -> Any:
+        """The wrapped model's stream of the engine's request, passed through; the usage recorded at its end."""
+        async with self._lock:
+            engine_input, settings = await self._prepare(input, model_settings)
+            events = self.inner.stream_response(
+                None, engine_input, settings, tools, output_schema, handoffs, tracing,
+                previous_response_id=previous_response_id, conversation_id=conversation_id, prompt=prompt,
+            )  # fmt: skip
+            async for event in events:
+                yield event
+                completed: Any = event
+                if getattr(completed, "type", None) == "response.completed" and completed.response.usage is not None:
+                    usage = _sdk_usage(completed.response.usage)
+                    await asyncio.to_thread(_record_usage, self.session, usage, self._name(), self._reporter)
+
+    async def close(self) -> None:
+        """Close the wrapped model."""
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            await close()
+
+    async def _prepare(self, given: Any, settings: ModelSettings) -> tuple[list[Any], ModelSettings]:
+        items = [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+        engine_input, key = await asyncio.to_thread(_engine_input, self.session, items)
+        if key is not None:
+            extra = {**(settings.extra_args or {}), "prompt_cache_key": key}
+            settings = replace(settings, extra_args=extra)
+        return engine_input, settings
+
+    def _name(self) -> str | None:
+        name = getattr(self.inner, "model", None)
+        return name if isinstance(name, str) else None
+
+
+def _sdk_usage(usage: Any) -> Any:
+    """A Responses API usage as the SDK's ``Usage`` (what the SDK hands ``on_llm_end``)."""
+    from agents.usage import Usage as SdkUsage
+
+    return SdkUsage(
+        requests=1,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        input_tokens_details=usage.input_tokens_details,
+        output_tokens_details=usage.output_tokens_details,
+    )
 
 
 def model_input_filter(
