@@ -81,3 +81,18 @@ def test_shared_transcripts_leave_no_uncached_token_without_a_cause(traces_dir: 
     assert result.exit_code == 0, result.output[-2000:]
     html = report.read_text()
     assert "Cache misses by cause" in html and html.count('class="bar"') == len(rows[0]["uncached_by_cause"])
+
+
+def test_stats_misses_rebuilds_a_stored_session_and_checks_its_predictions(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "today.jsonl", claude_code_session())
+    store = tmp_path / "log.db"
+    replayed = _rows([str(path), "--store", f"sqlite:///{store}", "--usage", "simulated"])
+    result = runner.invoke(app, ["stats", str(store), "--misses"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    total = replayed[0]["uncached_input_tokens"]
+    # Check: the same causes as the replay's, and the provider usage (the simulator's, reported back) agrees.
+    assert f"{total:,} uncached input tokens (offline simulation)" in out
+    assert "predicted against reported cache reads: 0 of 2 request(s) differ by more than 10 points" in out
+    plain = runner.invoke(app, ["stats", str(store)], env={"COLUMNS": "200"})
+    assert "uncached input tokens" not in plain.output

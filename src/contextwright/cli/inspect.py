@@ -191,13 +191,27 @@ def _whole_request(neutral: Any) -> list[str]:
     return lines
 
 
-def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
+def stats(
+    store: str = typer.Argument(..., help=STORE_HELP),
+    misses: bool = typer.Option(
+        False,
+        "--misses",
+        help="Also rebuild every request and name its cache misses: uncached input by cause under the session's "
+        "provider's rules (offline simulation), and how many predictions are more than 10 points from the "
+        "provider's reported cache reads. Slower: every request is rebuilt.",
+    ),
+) -> None:
     """Sessions, requests, cache-read share, cost, epochs, compactions, yields and overflow recoveries.
 
     Wide terminals get one table; narrow ones one block per session, so nothing is cut.
     """
     with friendly_errors(), open_existing(store) as log:
         summaries = store_summary(log)
+        if misses:
+            from contextwright.cli._misses import attributed_summary
+
+            engine = Engine(log)
+            summaries = [attributed_summary(engine, s) if s.requests else s for s in summaries]
         # The demo's usage comes from the offline simulator, not a provider: say so. Only a
         # read-only log answers a setting without storing it; demo stores are SQLite files.
         simulated = getattr(log, "read_only", False) and log.setting(DEMO_MARK, "") != ""
@@ -210,6 +224,12 @@ def stats(store: str = typer.Argument(..., help=STORE_HELP)) -> None:
     for summary in summaries:
         for alarm in summary.cache_alarms:
             console.print(f"Cache alarm, {summary.session_id}, {alarm.describe()}", highlight=False, markup=False)
+    if misses:
+        from contextwright.cli._misses import miss_lines
+
+        for summary in summaries:
+            for line in miss_lines(summary):
+                console.print(line, highlight=False, markup=False)
 
 
 _STATS_HEADERS = (

@@ -17,6 +17,7 @@ from rich.progress import Progress
 
 from contextwright.cli._common import console, err_console, friendly_errors, print_rows
 from contextwright.cli._compare import comparison_json, print_comparison
+from contextwright.cli._misses import Misses
 from contextwright.cli.store import STORE_FORMS, NewStore, check_reachable
 from contextwright.clock import TranscriptClock
 from contextwright.compare.nonces import reproducible_secret
@@ -147,7 +148,7 @@ def replay(
             err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
         engine = Engine(log, clock=clock, secret=bytes.fromhex(stored))
         provider_usage = _simulated_usage(model.id, clock) if usage == "simulated" else None
-        misses = _Misses(model_id=model.id, provider=provider, wire=wire, window=window)
+        misses = Misses(model_id=model.id, provider=provider, wire=wire, window=window)
         first_session: tuple[str, list[Any]] | None = None
         tally = _Tally(store=store, kept=parse_store_url(store)[0] != "memory")
         try:
@@ -447,109 +448,6 @@ class _Tally:
             )
         elif plan is not None:
             say(f"{_name(plan.transcript)} was interrupted before anything of it was stored.", markup=False)
-
-
-_RULE_WIRES = {"anthropic": "anthropic", "openai": "openai_chat"}
-"""The wire each provider rule set simulates."""
-
-
-@dataclass(kw_only=True, slots=True)
-class _Misses:
-    """Every uncached input token of each replayed session put on a cause (offline cache simulation).
-
-    The replay's own provider gives the causes; the other provider's rules give its predicted
-    reads and writes for the same requests, rendered for its wire."""
-
-    model_id: str
-    provider: str
-    wire: str
-    window: int
-    by_session: dict[str, dict[int, Any]] = field(default_factory=dict)
-    by_rule_set: dict[str, dict[str, dict[str, int] | None]] = field(default_factory=dict)
-    counter: Any = None
-
-    def built(self, session_id: str, events: list[Any], requests: list[BuiltRequest]) -> dict[int, Any]:
-        """Attribute the requests a replay just built."""
-
-        def bodies(wire: str) -> dict[int, dict[str, Any]]:
-            if wire == self.wire:
-                return {built.index: built.body(wire) for built in requests}
-            renderer, caps, model_id = self._other(wire)
-            return {
-                built.index: {**renderer.render(built.neutral, caps, previous=built.previous), "model": model_id}
-                for built in requests
-            }
-
-        return self._attribute(session_id, events, bodies)
-
-    def _other(self, wire: str) -> tuple[Any, Any, str]:
-        """Another provider's renderer, its capabilities at the same window, and the model its rules are read for."""
-        from contextwright.providers.capabilities import capabilities_for
-        from contextwright.providers.wires import wire_named
-
-        other = openai("gpt-4.1") if wire.startswith("openai") else anthropic("claude-sonnet-4-6")
-        return wire_named(wire), capabilities_for(with_window(other, self.window)), other.id
-
-    def stored(self, engine: Engine, session_id: str, events: list[Any]) -> dict[int, Any]:
-        """Attribute a stored session's requests, rebuilt from the log byte for byte."""
-        from contextwright.providers.capabilities import capabilities_for
-        from contextwright.providers.wires import wire_named
-        from contextwright.runtime.resume import reopen
-
-        indexes = [e.payload.request_index for e in events if e.type == "context.request.built"]
-        if not indexes:
-            return {}
-        session = reopen(engine, session_id)
-        neutrals = [session.inspect(index) for index in indexes]
-
-        def bodies(wire: str) -> dict[int, dict[str, Any]]:
-            renderer, caps, model_id = (
-                (wire_named(wire), capabilities_for(session.model), None) if wire == self.wire else self._other(wire)
-            )
-            out: dict[int, dict[str, Any]] = {}
-            previous = None
-            for index, neutral in zip(indexes, neutrals, strict=True):
-                same_epoch = previous if previous is not None and previous.epoch == neutral.epoch else None
-                body = renderer.render(neutral, caps, previous=same_epoch)
-                out[index] = body if model_id is None else {**body, "model": model_id}
-                previous = neutral
-            return out
-
-        return self._attribute(session_id, events, bodies)
-
-    def _attribute(
-        self, session_id: str, events: list[Any], bodies: Callable[[str], dict[int, dict[str, Any]]]
-    ) -> dict[int, Any]:
-        from contextwright.compare import TokenCounter
-        from contextwright.errors import ContextwrightError
-        from contextwright.telemetry.misses import attribute_session, engine_changes
-
-        if self.counter is None:
-            self.counter = TokenCounter(self.model_id)  # exact (o200k) when tiktoken is installed
-        times = {e.payload.request_index: e.at for e in events if e.type == "context.request.built"}
-        changes = engine_changes(events)
-        own = "anthropic" if self.provider == "anthropic" else "openai"
-        found: dict[int, Any] = {}
-        per_rule: dict[str, dict[str, int] | None] = {}
-        for rule_set in (own, *(r for r in _RULE_WIRES if r != own)):
-            try:
-                ordered = [(i, times[i], body) for i, body in sorted(bodies(_RULE_WIRES[rule_set]).items()) if i in times]
-                attributed = attribute_session(ordered, rule_set=rule_set, count_tokens=self.counter, changes=changes)  # type: ignore[arg-type]  # a rule-set name
-            except ContextwrightError:
-                if rule_set == own:
-                    raise
-                per_rule[rule_set] = None  # these requests do not render for the other wire
-                continue
-            if rule_set == own:
-                found = attributed
-            per_rule[rule_set] = {
-                "cache_read_tokens": sum(a.predicted.cache_read_tokens for a in attributed.values()),
-                "cache_write_tokens": sum(a.predicted.cache_write_tokens for a in attributed.values()),
-                "uncached_input_tokens": sum(a.uncached_tokens for a in attributed.values()),
-            }
-        self.by_session[session_id] = found
-        self.by_rule_set[session_id] = per_rule
-        return found
 
 
 def _row(

@@ -317,6 +317,10 @@ class SessionSummary:
     """Uncached input over requests with attributed misses; None when none has them."""
     uncached_by_cause: dict[str, int] = field(default_factory=dict)
     """Those tokens by cause, causes in first-seen order."""
+    predictions_checked: int = 0
+    """Requests with both provider usage and a predicted cache read."""
+    predictions_flagged: int = 0
+    """Of those, the ones whose prediction is further from the report than the documented tolerance."""
 
     @property
     def compactions(self) -> int:
@@ -435,7 +439,12 @@ def _misses(records: Sequence[RequestRecord]) -> dict[str, Any]:
     for record in attributed:
         for cause, tokens in (record.uncached_by_cause or {}).items():
             by_cause[cause] = by_cause.get(cause, 0) + tokens
-    return {"uncached_input_tokens": sum(r.uncached_input_tokens or 0 for r in attributed), "uncached_by_cause": by_cause}
+    return {
+        "uncached_input_tokens": sum(r.uncached_input_tokens or 0 for r in attributed),
+        "uncached_by_cause": by_cause,
+        "predictions_checked": sum(1 for r in attributed if r.prediction_gap is not None),
+        "predictions_flagged": sum(1 for r in attributed if r.prediction_flagged),
+    }
 
 
 def _mean_ratio(events: Sequence[Event]) -> float | None:
