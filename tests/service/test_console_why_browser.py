@@ -1,4 +1,5 @@
-"""The console's diff of a request and its why answer, in headless Chromium (driven as in test_console_browser)."""
+"""The console's diff of a request, its why answer and its cache misses by cause, in headless Chromium (driven as in
+test_console_browser)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def test_the_console_shows_a_requests_diff_and_why_a_text_is_missing(browser, co
     driver.get(f"{url}/console")
     driver.execute_script("sessionStorage.clear()")
     driver.get(f"{url}/console#session=ticket-4712")
-    driver.switch_to.active_element.send_keys(key, Keys.ENTER)
+    wait.until(lambda d: d.find_element(By.ID, "api-key").is_displayed())
+    driver.find_element(By.ID, "api-key").send_keys(key, Keys.ENTER)
     rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#series-table tbody tr")
     wait.until(lambda d: len(rows(d)) == 3)
 
@@ -98,4 +100,12 @@ def test_the_console_shows_a_requests_diff_and_why_a_text_is_missing(browser, co
     wait.until(lambda d: d.find_element(By.ID, "why-fate").text == "compacted")
     assert "Left of it:" in driver.find_element(By.ID, "why-result").text
     driver.save_screenshot(str(_shots(tmp_path) / "console-why.png"))
+
+    # Check: the cache misses of every request, by cause; the compaction's request names the compaction.
+    driver.find_element(By.ID, "misses-button").send_keys(Keys.ENTER)
+    # One rebuild per request and a simulated cache: give a loaded machine time.
+    missed = WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#misses-table tbody tr"))
+    assert [row.get_attribute("data-request") for row in missed] == ["0", "1", "2"]
+    assert "compaction" in missed[2].text
+    driver.find_element(By.ID, "misses").screenshot(str(_shots(tmp_path) / "console-misses.png"))
     assert _severe(driver) == []

@@ -95,3 +95,18 @@ def test_the_routes_refuse_what_they_cannot_answer(recorded):
     other = service.key(f"other-{uuid.uuid4().hex[:6]}")
     assert _get(service, other, f"/v1/sessions/{sid}/why", text="test_round").status_code == 404
     assert _get(service, other, f"/v1/sessions/{sid}/requests/1/diff").status_code == 404
+
+
+def test_the_misses_route_names_each_requests_uncached_input_by_cause(recorded):
+    service, key, sid = recorded
+    response = _get(service, key, f"/v1/sessions/{sid}/misses")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["rule_set"] == "anthropic" and [p["index"] for p in body["points"]] == [0, 1, 2]
+    for point in body["points"]:
+        assert sum(point["by_cause"].values()) == point["uncached_tokens"]
+    first, _, after_compaction = body["points"]
+    assert first["predicted_cache_read_tokens"] == 0 and first["main_cause"] is not None
+    assert "compaction" in after_compaction["by_cause"], after_compaction
+    other = service.key(f"other-{uuid.uuid4().hex[:6]}")
+    assert _get(service, other, f"/v1/sessions/{sid}/misses").status_code == 404

@@ -353,3 +353,22 @@ class WhyOut(BaseModel):
     shown_in: list[str]
     left: list[str]
     later: list[dict[str, Any]]
+
+
+class MissPoint(BaseModel):
+    """One request's uncached input tokens, by cause (they add up to ``uncached_tokens``)."""
+
+    index: int
+    uncached_tokens: int
+    by_cause: dict[str, int]
+    main_cause: str | None
+    predicted_cache_read_tokens: int
+
+
+class MissesOut(BaseModel):
+    """Per request, what the offline cache simulator could not read from cache, and why."""
+
+    session_id: str
+    rule_set: str
+    """Whose caching rules were applied (``anthropic`` or ``openai``)."""
+    points: list[MissPoint]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 
@@ -22,8 +22,20 @@ from contextwright.service.routes._common import (
     sessions_of,
 )
 from contextwright.service.routes.sessions import SessionPath
-from contextwright.service.schemas import BuildIn, BuiltOut, CompactOut, DiffOut, InspectOut, PrefixIn, PrefixOut, WhyOut
+from contextwright.service.schemas import (
+    BuildIn,
+    BuiltOut,
+    CompactOut,
+    DiffOut,
+    InspectOut,
+    MissesOut,
+    MissPoint,
+    PrefixIn,
+    PrefixOut,
+    WhyOut,
+)
 from contextwright.service.sessions import Guarantees, Sessions
+from contextwright.telemetry.misses import attribute_session, engine_changes
 from contextwright.telemetry.request_diff import diff_requests
 from contextwright.telemetry.why import Explainer, artifact_reader
 
@@ -164,6 +176,49 @@ def why(
             )
         answer = explainer.why(text, request_index=index, request=neutral)
     return WhyOut(**answer.to_dict())
+
+
+@router.get("/misses", response_model=MissesOut, responses=READ_PROBLEMS)
+def misses(session_id: SessionPath, request: Request) -> MissesOut:
+    """Every request's uncached input put on its causes (new content, relief pass, compaction, prefix epoch, expiry,
+    ...), by the offline cache simulator of the model's provider run over the rebuilt bodies in order.
+
+    Each request is rebuilt from the log, so this costs one rebuild per request: ask for it when it is looked at."""
+    sessions = sessions_of(request)
+    with sessions.session(sessions.find(principal(request), session_id)) as session:
+        events = session.events
+        model = session.model
+        wire = "anthropic" if model.provider == "anthropic" else "openai_chat"
+        renderer, caps = wire_named(wire), capabilities_for(model)
+        times = {e.payload.request_index: e.at for e in events if e.type == "context.request.built"}
+        bodies: list[tuple[int, Any, dict[str, Any]]] = []
+        previous = None
+        for index in range(session.requests_built):
+            neutral = session.rebuild(index)[0]
+            same_epoch = previous if previous is not None and previous.epoch == neutral.epoch else None
+            bodies.append((index, times[index], renderer.render(neutral, caps, previous=same_epoch)))
+            previous = neutral
+        estimator = session.estimator
+
+        def count(text: str) -> int:
+            return estimator.estimate(text, model=model.id)
+
+        rule_set: Literal["anthropic", "openai"] = "anthropic" if model.provider == "anthropic" else "openai"
+        found = attribute_session(bodies, rule_set=rule_set, count_tokens=count, changes=engine_changes(events))
+    return MissesOut(
+        session_id=session_id,
+        rule_set=rule_set,
+        points=[
+            MissPoint(
+                index=index,
+                uncached_tokens=a.uncached_tokens,
+                by_cause=dict(a.by_cause),
+                main_cause=a.main_cause,
+                predicted_cache_read_tokens=a.predicted.cache_read_tokens,
+            )
+            for index, a in sorted(found.items())
+        ],
+    )
 
 
 def _check_index(session: Session, session_id: str, index: int) -> None:

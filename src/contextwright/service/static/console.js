@@ -102,7 +102,8 @@ function openSession(id) {
   history.replaceState(null, "", "#session=" + encodeURIComponent(id));
   $("session-name").textContent = id;
   $("session").hidden = false;
-  for (const id of ["inspect-result", "diff-result", "why-result"]) $(id).replaceChildren();
+  for (const id of ["inspect-result", "diff-result", "why-result", "misses-result"]) $(id).replaceChildren();
+  state.misses = false;
   refresh().then(() => $("session-heading").scrollIntoView());
   state.timer = setInterval(refresh, POLL_MS);
 }
@@ -133,6 +134,7 @@ async function refresh() {
   renderLine($("chart-cost"), series.points.map((p) => (p.cost_usd === null ? null : (total += Number(p.cost_usd)))), null, (v) => fmt.usd(v));
   renderTable(series.points);
   $("session-status").textContent = series.points.length + " requests, log at seq " + series.last_seq + ".";
+  if (state.misses) showMisses();
   showSessions().catch(() => {});
   const index = $("inspect-index");
   index.max = Math.max(0, series.points.length - 1);
@@ -284,6 +286,32 @@ async function inspectRequest() {
   $("inspect-title").focus();
 }
 
+// -- cache misses per request -----------------------------------------------------------
+
+async function showMisses() {
+  const out = $("misses-result");
+  state.misses = true;
+  if (!out.children.length) out.replaceChildren(el("p", {}, "Rebuilding every request and simulating the cache…"));
+  let data;
+  try {
+    data = await api(sessionPath() + "/misses");
+  } catch (error) {
+    out.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+    return;
+  }
+  const total = data.points.reduce((sum, p) => sum + p.uncached_tokens, 0);
+  const rows = data.points.map((p) => el("tr", { "data-request": p.index },
+    el("th", { scope: "row" }, p.index), el("td", { class: "num" }, fmt.int(p.uncached_tokens)),
+    el("td", { class: "num" }, fmt.int(p.predicted_cache_read_tokens)), el("td", {}, p.main_cause ? p.main_cause.replace(/_/g, " ") : "—"),
+    el("td", {}, Object.entries(p.by_cause).sort((a, b) => b[1] - a[1]).map(([c, n]) => c.replace(/_/g, " ") + " " + fmt.int(n)).join(", ") || "—")));
+  out.replaceChildren(
+    el("p", {}, fmt.int(total) + " uncached input tokens over " + data.points.length + " requests, under " + data.rule_set + "'s caching rules."),
+    el("table", { id: "misses-table" },
+      el("caption", { class: "visually-hidden" }, "Uncached input tokens per request, by cause"),
+      el("thead", {}, el("tr", {}, ...["Request", "Uncached", "Read from cache", "Main cause", "All causes"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, ...rows)));
+}
+
 // -- what changed, and why ------------------------------------------------------------
 
 function sessionPath() {
@@ -373,6 +401,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("login-form").addEventListener("submit", (event) => { event.preventDefault(); signIn($("api-key").value.trim()); });
   $("inspect-form").addEventListener("submit", (event) => { event.preventDefault(); inspectRequest(); });
   $("diff-button").addEventListener("click", showDiff);
+  $("misses-button").addEventListener("click", showMisses);
   $("why-form").addEventListener("submit", (event) => { event.preventDefault(); explainText(); });
   $("sign-out").addEventListener("click", signOut);
   if (state.key) signIn(state.key); else $("api-key").focus();
