@@ -271,3 +271,45 @@ def test_the_causes_always_add_up_to_the_uncached_tokens(
         changes[step] = [Change(cause=c) for c in engine] if where % 3 == 0 else []  # type: ignore[arg-type]
     # run() checks the sum and the cause list for every request.
     run(bodies, gaps=gaps[1:], minimum=minimum, changes=changes)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    script=st.lists(st.tuples(st.sampled_from(["append", "edit", "tools", "effort", "key"]), st.integers(0, 20)), max_size=8),
+    model=st.sampled_from(["gpt-4.1", "gpt-5.5", "gpt-5.6"]),
+    responses=st.booleans(),
+    gap=st.sampled_from([timedelta(seconds=5), timedelta(minutes=45)]),
+)
+def test_openai_causes_add_up_under_both_regimes_and_both_apis(
+    script: list[tuple[str, int]], model: str, responses: bool, gap: timedelta
+) -> None:
+    messages = [{"role": "developer", "content": "Be careful."}, {"role": "user", "content": "start"}]
+    tools = [{"type": "function", "function": {"name": "read"}}]
+    extra: dict[str, Any] = {}
+    simulator = OpenAICacheSimulator(count_tokens=lambda text: 300, price_lookup=None)
+    previous = None
+    for step, (edit, where) in enumerate([("append", 0), *script]):
+        match edit:
+            case "append":
+                messages = [*messages, {"role": "assistant", "content": f"a{step}"}, {"role": "user", "content": f"u{step}"}]
+            case "edit":
+                k = where % len(messages)
+                messages = [*messages[:k], {**messages[k], "content": f"edited {step}"}, *messages[k + 1 :]]
+            case "tools":
+                tools = [*tools, {"type": "function", "function": {"name": f"t{step}"}}]
+            case "effort":
+                extra = {"reasoning_effort": "low" if extra.get("reasoning_effort") != "low" else "high"}
+            case "key":
+                extra = {**extra, "prompt_cache_key": f"k{step}"}
+        body: dict[str, Any] = {"model": model, "tools": tools, **extra}
+        if responses:
+            body["input"] = messages
+        else:
+            body["messages"] = messages
+        _, current = observe(simulator, SimRequest(at=T0 + gap * step, body=body))
+        found = attribute(previous, current)
+        assert sum(found.by_cause.values()) == found.uncached_tokens == current.total - found.predicted.cache_read_tokens
+        assert set(found.by_cause) <= set(CAUSES)
+        if edit == "key" and previous is not None and found.uncached_tokens:
+            assert found.main_cause == "settings_changed"
+        previous = current
