@@ -324,11 +324,10 @@ def diff_requests(
     by_seq = {e.seq: e for e in events}
     new = blocks_of(after, by_seq)
     old = blocks_of(before, by_seq) if before is not None else []
-    _, upto = request_cut(events, index)
-    since = request_cut(events, index - 1)[1] if before is not None else 0
+    built, upto = request_cut(events, index)
+    built_before, since = request_cut(events, index - 1) if before is not None else (None, 0)
     between = [e for e in events if since < e.seq <= upto]
-    built_before = request_cut(events, index - 1)[0] if before is not None else None
-    causes = _Causes(events, between, upto=upto, after=after, built_before=built_before)
+    causes = _Causes(between, built=built, built_before=built_before)
     # Identity first: kind, event reference, call id (in order, for a key seen twice).
     pending: dict[tuple[str, str, str], list[Block]] = {}
     for block in old:
@@ -392,7 +391,7 @@ def diff_requests(
         previous_epoch=None if before is None else before.epoch,
         prefix_changed=before is not None and before.prefix_sha256 != after.prefix_sha256,
         changes=tuple(changes),
-        first_difference=first if (first is not None or before is None) else None,
+        first_difference=first,
         events_between=dict(Counter(e.type for e in between)),
     )
 
@@ -400,19 +399,10 @@ def diff_requests(
 class _Causes:
     """Why a block changed between two requests, from the events between their cut points."""
 
-    def __init__(
-        self,
-        events: Sequence[Event],
-        between: Sequence[Event],
-        *,
-        upto: int,
-        after: NeutralRequest,
-        built_before: Event | None,
-    ) -> None:
-        self.events = events
-        self.upto = upto
-        self.after = after
+    def __init__(self, between: Sequence[Event], *, built: Event, built_before: Event | None) -> None:
+        """``between``: the events after request N−1's cut up to N's; ``built``: request N's record."""
         self.built_before = built_before
+        self.yields: tuple[str, ...] = tuple(built.payload.yields)
         self.pruned: dict[str, Event] = {}
         self.compactions: list[Event] = []
         self.rotations: list[Event] = []
@@ -427,8 +417,6 @@ class _Causes:
                 self.rotations.append(event)
             elif event.type == "decision.point":
                 self.decisions.append(event)
-        built = [e for e in events if e.type == "context.request.built" and e.seq > upto]
-        self.yields: tuple[str, ...] = tuple(built[0].payload.yields) if built else ()
 
     def of(self, block: Block, before: Block | None, status: Status) -> tuple[str, str]:
         """The cause's kind (:data:`CAUSE_KINDS`) and the cause in words."""
