@@ -184,6 +184,7 @@ def test_a_huge_paste_is_bounded_from_its_first_request_and_its_ends_stay(scene)
     answer = scene.why("line4000-marker", index)
     assert answer.fate == "bounded"
     assert answer.left and "characters not shown here" in answer.left[0]
+    assert answer.hidden_by is not None and "more than 25% of the history budget" in answer.hidden_by.detail
     paste_seq = next(e.seq for e in scene.session.events if e.type == "message.user" and e.payload.text.startswith("Here is"))
     assert answer.pointer == f"{SESSION}#{paste_seq}"
     assert scene.why("END-OF-PASTE", index).fate == "shown"

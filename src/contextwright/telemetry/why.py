@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from contextwright.assembly.assemble import BOUNDED_YIELD, PINNED_BOUNDED_YIELD
+from contextwright.assembly.bounded import ITEM_SHARE
 from contextwright.assembly.envelope import unescape
 from contextwright.assembly.request import NeutralRequest
 from contextwright.errors import ArtifactNotFound
@@ -345,14 +347,10 @@ class Explainer:
                 return "pruned", step, (stripped,)
             marker = BOUNDED_MARKER.search(part.text)
             if marker is not None:
-                first = self._first_request_showing(source)
-                step = Step(
-                    seq=first,
-                    what="bounded",
-                    detail=f"{source.label} is shown as its head and tail from its first request on "
-                    f"(too large for one item's share of the history budget)",
-                    pointer=source.pointer,
-                )
+                detail, on_arrival = _bounded_rule(source, built)
+                # A view decided on arrival was taken by the first request that showed the item.
+                seq = self._first_request_showing(source) if on_arrival else built_seq
+                step = Step(seq=seq, what="bounded", detail=detail, pointer=source.pointer)
                 line = part.text[marker.start() : part.text.find("]", marker.start()) + 1]
                 return "bounded", step, (line,)
         if source.kind == "recall" and not parts:
@@ -587,6 +585,30 @@ def _answer(
         hidden_by=None,
         pointer=pointer,
         later=later,
+    )
+
+
+def _bounded_rule(source: _Source, built: Event) -> tuple[str, bool]:
+    """Which rule showed ``source`` as its head and tail in the request recorded as ``built``, and whether it
+    decided the view on arrival (rather than under that request's yield)."""
+    yields = built.payload.yields
+    inputs = built.payload.inputs or {}
+    if source.event.type == "message.user" and PINNED_BOUNDED_YIELD in yields:
+        return (
+            f"{source.label} is pinned (the task or a steering note) and was shown as its head and tail as the last "
+            f"resort, when pruning and compaction could not make room around it (the '{PINNED_BOUNDED_YIELD}' yield)",
+            False,
+        )
+    if inputs.get("bounded") != "on_arrival" and BOUNDED_YIELD in yields:
+        return (
+            f"{source.label} was shown as its head and tail because the body did not fit "
+            f"(the '{BOUNDED_YIELD}' yield, as requests recorded before items were bounded on arrival)",
+            False,
+        )
+    return (
+        f"{source.label} is shown as its head and tail from its first request on: it takes more than "
+        f"{ITEM_SHARE:.0%} of the history budget, so its view is decided on arrival",
+        True,
     )
 
 
