@@ -166,9 +166,58 @@ def runs(upstream, tmp_path_factory) -> dict[str, Any]:
 
         with _proxy_cm(tmp, upstream_url, hook=name == "hook") as url:
             out[f"{name}_seen"] = _client_loop(url, answers if name == "hook" else None)
-        out[name] = [r.json for r in fake.conversations]
+            out[name] = [r.json for r in fake.conversations]
+            if name == "hook":
+                fake.received.clear()
+                out["messages_seen"] = _messages_loop(url, tmp)
+                out["messages"] = [r.json for r in fake.conversations]
         out[f"{name}_store"] = tmp / "cw.db"
     return out
+
+
+def _messages_loop(url: str, tmp: Path) -> list[int]:
+    """An Anthropic client's streamed tool loop through the proxy's /v1/messages (as Claude Code sends it)."""
+    import anthropic
+
+    def answers() -> int:
+        log = open_log(f"sqlite:///{tmp / 'cw.db'}")
+        try:
+            return sum(1 for e in log.read("ticket-10") if e.type == "model.response")
+        finally:
+            log.close()
+
+    client = anthropic.Anthropic(
+        base_url=url, api_key=MASTER_KEY, max_retries=0, default_headers={"x-contextwright-session": "ticket-10"}
+    )
+    tools = [{"name": "run_tests", "description": "Run the test suite", "input_schema": {"type": "object", "properties": {}}}]
+    messages: list[Any] = [{"role": "user", "content": "CI fails on main. Fix it."}]
+    seen = []
+    while True:
+        options = {"model": "claude-sonnet-4-6", "max_tokens": 2048, "system": "You fix CI.", "tools": tools}
+        with client.messages.stream(messages=messages, **options) as stream:
+            final = stream.get_final_message()
+        seen.append(answers())
+        messages.append({"role": "assistant", "content": [block.model_dump(exclude_none=True) for block in final.content]})
+        calls = [block for block in final.content if block.type == "tool_use"]
+        if not calls:
+            return seen
+        messages.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": c.id, "content": pytest_output(len(messages))} for c in calls],
+            }
+        )
+
+
+def test_claude_code_style_streams_through_v1_messages_get_the_engine_request_and_are_recorded(runs):
+    # Check: each streamed answer was in the session's log before the client had read the next call's answer.
+    assert runs["messages_seen"] == list(range(1, ROUNDS + 1))
+    bodies = runs["messages"]
+    assert len(bodies) == ROUNDS
+    for body in bodies:
+        assert "Never push to main." in json.dumps(body["system"]) and "You fix CI." in json.dumps(body["system"])
+        assert "test_case_300 PASSED" not in json.dumps(body["messages"])
+        assert json.dumps(body).count('"cache_control"') <= 4
 
 
 def test_the_proxy_hook_sends_the_engine_request_upstream_and_records_each_answer_in_time(runs):

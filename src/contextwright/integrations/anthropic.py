@@ -126,7 +126,7 @@ class ContextwrightMiddleware(Middleware):
                 self.session,
                 list((request.json or {}).get("messages") or ()),
                 fingerprint=fingerprint,
-                record=_record_messages,
+                record=record_messages,
             )
             built = self.session.next_request()
             self._built = (key, built)
@@ -336,7 +336,7 @@ def _result_text(content: Any) -> str:
     return "\n".join(str(_plain(part).get("text", "")) for part in content if isinstance(_plain(part), Mapping))
 
 
-def _record_messages(session: Session, messages: list[Any]) -> None:
+def record_messages(session: Session, messages: list[Any]) -> None:
     for message in messages:
         _record_message(session, message)
 

@@ -19,7 +19,8 @@ stream is recorded once it is read: ``chunks = list(litellm.completion(**session
 then ``session.record(litellm.stream_chunk_builder(chunks))``.
 
 :class:`ContextwrightProxyHook` puts the engine in LiteLLM's proxy (``callbacks`` in its
-config): every ``/chat/completions`` call is rebuilt by the engine before it goes
+config): every ``/chat/completions`` call, and every ``/v1/messages`` call (Claude Code
+through the proxy, on the Anthropic wire), is rebuilt by the engine before it goes
 upstream (``async_pre_call_hook``), its answer recorded before the client gets it
 (``async_post_call_success_hook``, or at the end of a stream), and an overflow compacts
 the session so the client's retry fits (``async_post_call_failure_hook``).
@@ -134,6 +135,7 @@ def call_metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
 # -- the proxy ------------------------------------------------------------------------------
 
 _CHAT_CALLS = frozenset({"completion", "acompletion"})
+_MESSAGES_CALLS = frozenset({"anthropic_messages", "aanthropic_messages"})
 # Body keys the engine's LiteLLM request sets; the caller's others (temperature, stream, ...) are kept.
 _ENGINE_KEYS = frozenset(
     {"messages", "tools", "max_tokens", "max_completion_tokens", "prompt_cache_key", "prompt_cache_retention", "system"}
@@ -141,7 +143,7 @@ _ENGINE_KEYS = frozenset(
 
 
 class ContextwrightProxyHook(_CustomLogger):
-    """LiteLLM proxy hooks: each chat call goes upstream as the engine's request and its answer is recorded in time.
+    """LiteLLM proxy hooks: each chat or messages call goes upstream as the engine's request, its answer recorded in time.
 
     ``model`` is the engine's model for every proxy model name, or a mapping from the proxy's
     ``model_name`` to it. ``agent`` is the platform's part of the prefix; on each session's first
@@ -163,14 +165,14 @@ class ContextwrightProxyHook(_CustomLogger):
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: str) -> Any:
         """Record what is new in the client's messages and hand LiteLLM the engine's request instead."""
-        if call_type not in _CHAT_CALLS or not isinstance(data.get("messages"), list):
+        if call_type not in (_CHAT_CALLS | _MESSAGES_CALLS) or not isinstance(data.get("messages"), list):
             return data
-        return await asyncio.to_thread(self._rebuilt, data)
+        return await asyncio.to_thread(self._rebuilt, data, call_type in _MESSAGES_CALLS)
 
     async def async_post_call_success_hook(self, data: dict[str, Any], user_api_key_dict: Any, response: Any) -> Any:
         """Record the answer before the client gets it."""
         session = self._session_of(data)
-        if session is not None and getattr(response, "choices", None):
+        if session is not None and (getattr(response, "choices", None) or _is_message(response)):
             await asyncio.to_thread(self._record, session, response)
         return response
 
@@ -185,10 +187,14 @@ class ContextwrightProxyHook(_CustomLogger):
             chunks.append(chunk)
             yield chunk
         session = self._session_of(request_data)
-        if session is not None and chunks:
+        if session is None or not chunks:
+            return
+        if isinstance(chunks[0], (bytes, str)):  # /v1/messages: the Anthropic stream's server-sent events
+            assembled: Any = _anthropic_message_of(chunks)
+        else:
             assembled = litellm.stream_chunk_builder(chunks)
-            if assembled is not None:
-                await asyncio.to_thread(self._record, session, assembled)
+        if assembled is not None:
+            await asyncio.to_thread(self._record, session, assembled)
 
     async def async_post_call_failure_hook(
         self, request_data: dict[str, Any], original_exception: Exception, user_api_key_dict: Any, traceback_str: Any = None
@@ -201,18 +207,27 @@ class ContextwrightProxyHook(_CustomLogger):
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _rebuilt(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _rebuilt(self, data: dict[str, Any], anthropic_messages: bool = False) -> dict[str, Any]:
         from contextwright.integrations._caller_prefix import settle_prefix
         from contextwright.integrations._history import record_new_history
-        from contextwright.integrations.openai import _CHAT
 
         session_id = _session_id(data)
         session = self._session(session_id, str(data.get("model") or ""))
         with self._session_lock(session_id):
-            settle_prefix(session, _CHAT.prefix(data), adapter="LiteLLM proxy hook")
-            record_new_history(session, _CHAT.history(data), fingerprint=_CHAT.fingerprint, record=_CHAT.record, what="messages")
+            if anthropic_messages:  # /v1/messages (Claude Code through the proxy): the Anthropic wire
+                from contextwright.integrations import anthropic as wire
+
+                settle_prefix(session, wire.caller_prefix(data), adapter="LiteLLM proxy hook (/v1/messages)")
+                record_new_history(session, list(data["messages"]), fingerprint=wire.fingerprint, record=wire.record_messages)
+            else:
+                from contextwright.integrations.openai import _CHAT
+
+                settle_prefix(session, _CHAT.prefix(data), adapter="LiteLLM proxy hook")
+                record_new_history(
+                    session, _CHAT.history(data), fingerprint=_CHAT.fingerprint, record=_CHAT.record, what="messages"
+                )
             built = session.next_request()
-        body = built.render("litellm")
+        body = dict(built.anthropic()) if anthropic_messages else built.render("litellm")
         out = {key: value for key, value in data.items() if key not in _ENGINE_KEYS}
         out.update({key: value for key, value in body.items() if key != "model"})
         for key in ("max_tokens", "max_completion_tokens"):
@@ -229,7 +244,13 @@ class ContextwrightProxyHook(_CustomLogger):
 
         with self._session_lock(session.id):
             session.record(response)
-            mirror(session, [_CHAT.fingerprint(response.choices[0].message)])
+            if _is_message(response):
+                from contextwright.integrations.anthropic import fingerprint
+
+                content = response["content"] if isinstance(response, dict) else response.content
+                mirror(session, [fingerprint({"role": "assistant", "content": content})])
+            else:
+                mirror(session, [_CHAT.fingerprint(response.choices[0].message)])
 
     def _relieve(self, session: Session) -> None:
         with self._session_lock(session.id):
@@ -281,3 +302,39 @@ def _is_overflow(exc: Exception) -> bool:
     import litellm
 
     return isinstance(exc, litellm.ContextWindowExceededError)
+
+
+def _is_message(response: Any) -> bool:
+    """True for an Anthropic Messages answer (what the proxy's ``/v1/messages`` returns)."""
+    kind = response.get("type") if isinstance(response, dict) else getattr(response, "type", None)
+    return kind == "message"
+
+
+_STREAM_EVENTS = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"}
+)
+
+
+def _anthropic_message_of(chunks: list[Any]) -> Any:
+    """The message an Anthropic event stream assembles to (the SDK's own accumulator), or None if it did not end."""
+    import json
+
+    from anthropic.lib.streaming._messages import accumulate_event
+    from anthropic.types import RawMessageStreamEvent
+    from pydantic import TypeAdapter
+
+    text = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks).decode()
+    adapter: Any = TypeAdapter(RawMessageStreamEvent)
+    snapshot: Any = None
+    complete = False
+    buffers: dict[int, bytes] = {}
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        data = "".join(line[len("data:") :].strip() for line in block.splitlines() if line.startswith("data:"))
+        if not data:
+            continue
+        payload = json.loads(data)
+        if payload.get("type") not in _STREAM_EVENTS:
+            continue
+        snapshot = accumulate_event(event=adapter.validate_python(payload), current_snapshot=snapshot, json_bufs=buffers)
+        complete = complete or payload["type"] == "message_stop"
+    return snapshot if complete else None
