@@ -1,13 +1,14 @@
 """The fates a live session rarely reaches, on hand-made logs: ``why`` is a pure function of the events and the request.
 
 A repeat stub standing for an output whose first showing was pruned, recall dropped by the
-build's own yield, and an output that left the request with no recorded step (an answer
+build's own yield, evidence shown only in one request's volatile tail, and an output that left the request with no recorded step (an answer
 that must say so, not invent a cause).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from contextwright.assembly.request import Message, NeutralRequest, TextPart, ToolCallPart, ToolResultPart
 from contextwright.events.catalog import (
@@ -150,3 +151,36 @@ def test_an_output_gone_with_no_recorded_step_says_so_and_names_nothing():
     assert answer.fate == "dropped" and not answer.hidden and answer.hidden_by is None
     assert "no recorded step explains it" in answer.summary
     assert answer.pointer == f"{SID}#3"
+
+
+def test_evidence_shown_only_in_a_requests_volatile_tail_is_volatile_by_the_next():
+    evidence = {"id": "deploy", "text": "Deploys freeze at FREEZE-0912 on Fridays.", "trust": "user", "source": "memory"}
+    first_record = _built(0, 2)
+    events = _log(
+        UserMessage(text="Ship the fix."),
+        FrameRecorded(turn_seq=1, runtime="now"),
+        replace(first_record, inputs={"upto_seq": 2, "tail": {"evidence": [evidence]}}),
+        AssistantMessage(text="Shipping."),
+        _built(1, 4),
+    )
+    tail = TextPart(
+        text=evidence["text"],
+        trust="user",
+        source="memory",
+        ref=f"{SID}#tail@2/recall/deploy",
+        budget_class="recall",
+        layer="live",
+        volatile=True,
+    )
+    first = _request(Message(role="user", parts=(_user("Ship the fix.", 1), tail)))
+    later = _request(
+        Message(role="user", parts=(_user("Ship the fix.", 1),)),
+        Message(role="assistant", parts=(_user("Shipping.", 4),)),
+    )
+    explainer = Explainer(events)
+    shown = explainer.why("FREEZE-0912", request_index=0, request=first)
+    assert shown.fate == "shown" and shown.entered is not None and shown.entered.seq == 3
+    assert shown.pointer == f"{SID}#3"
+    gone = explainer.why("FREEZE-0912", request_index=1, request=later)
+    assert gone.fate == "volatile" and gone.hidden_by is not None and gone.hidden_by.seq == 5
+    assert "volatile tail of request 0" in gone.summary

@@ -2,8 +2,9 @@
 
 :class:`Explainer` reads a session's events once: every place a text can enter the log
 (a user or operator message, the model's own answer and tool-call arguments, a tool's
-output as recorded and its original kept whole as an artifact, recalled evidence, a
-memory write, an artifact's declaration, a child run's result, the prefix of each epoch,
+output as recorded and its original kept whole as an artifact, recalled evidence (in a
+turn's frame or a request's volatile tail), a memory write, an artifact's declaration, a
+child run's result, the prefix of each epoch,
 a read-back through ``context_read_artifact``). :meth:`Explainer.why` then finds where
 the text entered and what became of it by request N (rebuilt by the caller), as one
 :class:`Why` with a fate:
@@ -16,8 +17,9 @@ the text entered and what became of it by request N (rebuilt by the caller), as 
   shown as its head and tail from its first request), ``pruned`` (a pruning pass left a
   pointer), ``repeat`` (a repeated output shown as a stub), ``compacted`` (folded by a
   compaction, with the summary lines left of it), ``stage_closed`` (folded into a stage's
-  decision point), ``trimmed`` (recall dropped by relief for this request), ``erased``
-  (evidence erased from memory), ``epoch`` (it was in an earlier epoch's prefix), or
+  decision point), ``trimmed`` (recall dropped by the build for this request), ``erased``
+  (evidence erased from memory), ``epoch`` (it was in an earlier epoch's prefix),
+  ``volatile`` (evidence shown only in an earlier request's volatile tail); or
   ``dropped`` when no recorded step explains it.
 
 The names match the evidence measure's causes (:mod:`contextwright.compare.evidence`)
@@ -60,10 +62,11 @@ Fate = Literal[
     "trimmed",
     "erased",
     "epoch",
+    "volatile",
     "dropped",
 ]
 HIDDEN: Final[frozenset[str]] = frozenset(
-    {"compressed", "bounded", "pruned", "repeat", "compacted", "stage_closed", "trimmed", "erased", "epoch"}
+    {"compressed", "bounded", "pruned", "repeat", "compacted", "stage_closed", "trimmed", "erased", "epoch", "volatile"}
 )
 """Fates that name a step which hid the text from the request."""
 
@@ -156,7 +159,7 @@ class _Source:
     stored: str | None = None
     """The artifact that keeps the whole text when the view is shorter (read only when a search needs it)."""
     pointer: str
-    kind: Literal["message", "tool_output", "read_back", "recall", "memory", "prefix", "other"]
+    kind: Literal["message", "tool_output", "read_back", "recall", "tail", "memory", "prefix", "other"]
     call_id: str | None = None
     ref_suffix: str = ""
     """The suffix of the request part's reference (``/recall/<id>``) when the part names a piece of the event."""
@@ -218,8 +221,9 @@ class Explainer:
         normalised = self._blocks_of(request_index, request)
         blocks = [b for b, _ in normalised]
         shown = [b for b, text in normalised if needle in text]
-        before = [s for s in hits if s.event.seq <= upto]
-        later = tuple(_entered(s, what="read_back" if s.kind == "read_back" else "entered") for s in hits if s.event.seq > upto)
+        # Evidence in a request's volatile tail is recorded with that request, after its cut.
+        before = [s for s in hits if s.event.seq <= upto or (s.kind == "tail" and s.event.seq <= built.seq)]
+        later = tuple(_entered(s, what="read_back" if s.kind == "read_back" else "entered") for s in hits if s not in before)
         steps = tuple(self._steps(before, built, needle))
         if shown:
             return self._shown(needle, request_index, shown, hits, before, entered, steps, later)
@@ -353,7 +357,16 @@ class Explainer:
                 step = Step(seq=seq, what="bounded", detail=detail, pointer=source.pointer)
                 line = part.text[marker.start() : part.text.find("]", marker.start()) + 1]
                 return "bounded", step, (line,)
-        if source.kind == "recall" and not parts:
+        if source.kind == "tail" and source.event.seq != built_seq:
+            step = Step(
+                seq=built_seq,
+                what="volatile",
+                detail=f"{source.label} stood in that request's volatile tail only: the tail is rebuilt for every "
+                f"request, and recall did not bring it back for this one",
+                pointer=source.pointer,
+            )
+            return "volatile", step, ()
+        if source.kind in ("recall", "tail") and not parts:
             erased = self.erased.get(source.evidence_id or "")
             if erased is not None and erased.seq < built_seq:
                 step = Step(
@@ -366,7 +379,7 @@ class Explainer:
                 step = Step(
                     seq=built_seq,
                     what="trimmed",
-                    detail="relief dropped the turn's recall to make request fit (the 'recall' yield)",
+                    detail="the build dropped the turn's recall to make the request fit (the 'recall' yield)",
                     pointer=source.pointer,
                 )
                 return "trimmed", step, ()
@@ -535,6 +548,18 @@ class Explainer:
                         pointer=ref,
                         kind="other",
                     )
+                case "context.request.built":
+                    tail = (payload.inputs or {}).get("tail") or {}
+                    for evidence in tail.get("evidence", ()):
+                        text = normalize(str(evidence.get("text", "")))
+                        yield _Source(
+                            event=event,
+                            label=f"evidence {evidence.get('id')} in the volatile tail of request {payload.request_index}",
+                            view=text,
+                            pointer=ref,
+                            kind="tail",
+                            evidence_id=str(evidence.get("id")),
+                        )
                 case "context.plan.created" | "context.epoch.rotated":
                     text = normalize("\n".join(_strings(payload.plan)))
                     yield _Source(
