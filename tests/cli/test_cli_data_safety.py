@@ -17,7 +17,14 @@ from contextwright.log import open_log
 from contextwright.log.sqlite import SQLiteEventLog
 
 runner = CliRunner()
-READ_ONLY = (["sessions"], ["verify"], ["stats"], ["events", "--session", "s"], ["inspect", "--session", "s"])
+READ_ONLY = (
+    ["sessions"],
+    ["verify"],
+    ["stats"],
+    ["events", "--session", "s"],
+    ["inspect", "--session", "s"],
+    ["why", "--session", "s", "a text"],
+)
 
 
 def _demo(db: Path, *extra: str):
@@ -145,3 +152,14 @@ def test_stats_on_postgres_writes_nothing(postgres_dsn, postgres_schema):
     assert result.exit_code == 0, result.output
     with psycopg.connect(postgres_dsn) as conn:
         assert conn.execute(query).fetchall() == before
+
+
+def test_why_and_the_diff_are_read_only_too(demo_db):
+    before = _snapshot(demo_db.parent)
+    for command in (
+        ["why", str(demo_db), "test_total", "--session", "demo-ticket-4711"],
+        ["inspect", str(demo_db), "-s", "demo-ticket-4711", "-r", "3", "--diff"],
+    ):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 0, result.output
+    assert _snapshot(demo_db.parent) == before
