@@ -178,12 +178,19 @@ def test_alarms_become_span_events() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    records = [*(record(i, 9000, 1000) for i in range(5)), record(5, 1000, 9000, changes=("pruned",))]
+    dropped = record(5, 1000, 9000, changes=("pruned",), uncached_input_tokens=9000)
+    dropped = replace(dropped, uncached_by_cause={"relief_pass": 8000, "new_content": 1000})
+    records = [*(record(i, 9000, 1000) for i in range(5)), dropped]
     emit(records, tracer_provider=provider, alarms=cache_alarms(records))
     spans = sorted(exporter.get_finished_spans(), key=lambda s: s.attributes["contextwright.request.index"])
     assert [len(s.events) for s in spans] == [0, 0, 0, 0, 0, 1]
     event = spans[5].events[0]
     assert event.name == ALARM_EVENT and event.attributes["contextwright.cache.miss_cause"] == "relief_pass"
+    # Check: the span of an attributed request carries its uncached tokens by cause.
+    attributes = spans[5].attributes
+    assert attributes["contextwright.cache.uncached_tokens"] == 9000
+    assert attributes["contextwright.cache.uncached.relief_pass"] == 8000
+    assert "contextwright.cache.uncached_tokens" not in spans[0].attributes
 
 
 def test_a_gateway_view_names_what_the_client_changed() -> None:
