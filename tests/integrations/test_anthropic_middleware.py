@@ -572,3 +572,26 @@ def test_a_later_call_that_adds_a_tool_is_refused():
     with pytest.raises(PrefixMismatch, match="'search_code' is passed by the call but not pinned"):
         client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, tools=[*CALLER_TOOLS, SEARCH], messages=messages)
     assert len(wire.bodies) == 1
+
+
+def test_a_restarted_process_resumes_what_the_first_call_pinned_without_a_new_epoch(tmp_path):
+    from contextwright.clock import FixedClock
+    from contextwright.runtime.engine import Engine
+
+    clock = FixedClock("2026-03-01T22:30:00Z")
+    wire = Wire(ScriptedProvider(answers(2), clock=clock))
+    spec = AgentSpec(policy=fakes.sample_agent().policy)
+    options = {"model": "claude-sonnet-4-6", "max_tokens": 1024, "system": "Be brief.", "tools": CALLER_TOOLS}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    for worker in range(2):  # the same loop, in a process that starts over with the same spec
+        engine = Engine.open(f"sqlite:///{tmp_path / 'cw.db'}", clock=clock, secret=fakes.TEST_SECRET)
+        session = engine.session("resumed", agent=spec, model=fakes.sample_model())
+        response = _client(session, wire, max_retries=0).messages.create(messages=messages, **options)
+        if worker == 0:
+            messages.append({"role": "assistant", "content": response.content})
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_00", "content": "ok"}]})
+        built = [e.payload for e in session.events if e.type == "context.request.built"]
+        engine.close()
+    assert len(built) == 2 and len({(b.epoch, b.prefix_sha256) for b in built}) == 1
+    assert all("Be brief." in json.dumps(body["system"]) for body in wire.bodies)
+    assert all(body["tools"][0]["name"] == "run_tests" for body in wire.bodies)

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from contextwright.errors import UsageError
+from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import PrefixMismatch
 from contextwright.items.region_a import ToolSpec
 from contextwright.runtime.session import Session
-from contextwright.runtime.spec import CONTROL_TOOLS
+from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec
 
 __all__ = ["CallerPrefix", "settle_prefix"]
 
@@ -59,12 +61,17 @@ def settle_prefix(session: Session, caller: CallerPrefix, *, adapter: str) -> No
     """Pin what the first call adds to the spec, or raise :class:`PrefixMismatch` naming what differs."""
     agent = session.agent
     first = session.requests_built == 0
+    # A process that resumes a session whose first call pinned them (its spec no longer holds them) may adopt them again.
+    plan = None if first else session.plan
+    adoptable = first or plan is not None
+    adopted: list[str] = []
     problems: list[str] = [f"{name} cannot be pinned in the prefix (only function tools can)" for name in caller.unpinnable]
     instructions = agent.instructions
     system = (caller.system or "").strip()
     if system and system not in (agent.policy.strip(), agent.instructions.strip()):
-        if first and not agent.instructions.strip():
+        if adoptable and not agent.instructions.strip():
             instructions = caller.system or ""
+            adopted.append(f"the call's system prompt ({_excerpt(system)}) is not pinned in the session's prefix")
         else:
             problems.append(
                 f"the call's system prompt ({_excerpt(system)}) is neither the AgentSpec's policy "
@@ -78,10 +85,8 @@ def settle_prefix(session: Session, caller: CallerPrefix, *, adapter: str) -> No
         for tool in passed:
             mine = pinned.get(tool.name)
             if mine is None:
-                if first:
-                    tools.append(tool)
-                else:
-                    problems.append(f"tool {tool.name!r} is passed by the call but not pinned in the session's prefix")
+                tools.append(tool)
+                adopted.append(f"tool {tool.name!r} is passed by the call but not pinned in the session's prefix")
             elif mine.description != tool.description:
                 problems.append(
                     f"tool {tool.name!r}: the call describes it as {_excerpt(tool.description)}, "
@@ -93,6 +98,10 @@ def settle_prefix(session: Session, caller: CallerPrefix, *, adapter: str) -> No
         missing = [tool.name for tool in agent.tools if tool.name not in names]
         if missing:
             problems.append(f"the prefix pins tool(s) the call does not pass: {', '.join(missing)}")
+    derived = replace(agent, instructions=instructions, tools=tuple(tools))
+    resumed = not first and derived != agent and plan is not None and _pinned(plan.prefix, derived)
+    if adopted and not first and not resumed:
+        problems.extend(adopted)
     if problems:
         where = "the first call" if first else "this call"
         raise PrefixMismatch(
@@ -103,13 +112,21 @@ def settle_prefix(session: Session, caller: CallerPrefix, *, adapter: str) -> No
             session_id=session.id,
             differences=tuple(problems),
         )
-    derived = replace(agent, instructions=instructions, tools=tuple(tools))
-    if derived != agent:
+    if resumed:
+        # What the first call pinned, already in the session's plan: the same prefix, no new epoch.
+        seams.set_agent(session, derived)
+    elif derived != agent:
         added = [tool.name for tool in tools[len(agent.tools) :]]
         parts = (["system prompt"] if instructions != agent.instructions else []) + (
             [f"tool(s) {', '.join(added)}"] if added else []
         )
         session.edit_prefix(derived, note=f"{adapter}: {' and '.join(parts)} taken from the first call")
+
+
+def _pinned(prefix: Any, agent: AgentSpec) -> bool:
+    """Whether ``prefix`` (a plan's) already holds ``agent``'s instructions and tools, as a first call pinned them."""
+    held = {tool.name: tool for tool in prefix.tools}
+    return prefix.instructions.text == agent.instructions and all(held.get(tool.name) == tool for tool in agent.tools)
 
 
 def _excerpt(text: str, limit: int = 60) -> str:

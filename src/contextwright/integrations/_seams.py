@@ -14,6 +14,7 @@ from typing import Any
 from contextwright.events.envelope import Event
 from contextwright.providers.usage import Usage
 from contextwright.runtime.session import BuiltRequest, Session
+from contextwright.runtime.spec import AgentSpec
 
 
 def append(session: Session, payloads: Sequence[Any]) -> list[Event]:
@@ -35,3 +36,8 @@ def has_history(session: Session) -> bool:
     """True once the session's surface shows anything (a system note after that is an operator message)."""
     session._sync()
     return bool(session._core.surface().entries)
+
+
+def set_agent(session: Session, agent: AgentSpec) -> None:
+    """Take ``agent`` as the session's setup without an edit (its prefix is the one the session's plan holds)."""
+    session._core.agent = agent
