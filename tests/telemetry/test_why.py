@@ -239,6 +239,9 @@ def test_the_diff_after_a_compaction_removes_what_it_folded_and_adds_its_summary
     assert len(summary) == 1 and summary[0].block.ref == compaction.ref
     assert changes.causes["compacted"] == len(removed) + 1 and changes.causes["new"] >= 1
     assert changes.count("kept") >= 3  # the prefix at least
+    # Check: a block whose labels moved (the run it belongs to ended) sends the same bytes: kept, not changed.
+    relabelled = [c for c in changes.changes if c.status == "kept" and c.before is not None and c.before.layer != c.block.layer]
+    assert relabelled and not [c for c in changes.changes if c.status == "changed" and c.before.text == c.block.text]
     assert not changes.prefix_changed
     # Check: the first request has nothing before it; everything is added.
     first = diff_requests(session.inspect(0), None, session.events, index=0)

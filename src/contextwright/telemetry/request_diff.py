@@ -84,7 +84,7 @@ class Block:
     """The event it came from (``session#seq``, with a suffix for a part of one), or ``prefix/...``."""
     call_id: str | None
     sha256: str
-    """Hash of the block's canonical JSON: equal hashes, equal bytes."""
+    """Hash of what the provider receives of the block (its labels left out): equal hashes, equal bytes sent."""
     text: str
     """What the model reads in it (a tool call as name and arguments; reasoning as a size)."""
     budget_class: str
@@ -482,8 +482,14 @@ class _Causes:
         return int(inputs.get("upto_seq", self.built_before.seq - 1))
 
 
+_LABELS: Final = frozenset({"layer", "budget_class", "volatile", "ref", "source", "trust"})
+"""A part's labels: they say who pays for it and where it came from, and never reach the provider (trust and
+reference reach it inside the envelope's text), so two parts that differ only in them send the same bytes."""
+
+
 def _plain_part(part: Any) -> dict[str, Any]:
-    return {name: getattr(part, name) for name in part.__dataclass_fields__}
+    """What of a part the provider receives."""
+    return {name: getattr(part, name) for name in part.__dataclass_fields__ if name not in _LABELS}
 
 
 def _result_shape(part: ToolResultPart, event: Event | None, by_seq: Mapping[int, Event]) -> str:
