@@ -55,6 +55,12 @@ class FakeModel:
                     "usage": {"input_tokens": 300, "output_tokens": 30},
                 },
             )
+        if self.wire == "openai_responses":
+            from contextwright.testing.upstream import responses_answer
+
+            text = {"type": "output_text", "text": self.reply, "annotations": []}
+            message = {"type": "message", "id": "msg_s", "role": "assistant", "status": "completed", "content": [text]}
+            return httpx2.Response(200, json=responses_answer(message, model="gpt-5-mini"))
         return httpx2.Response(
             200,
             json={
@@ -79,7 +85,8 @@ def _summarizer(model: FakeModel, **options: Any) -> ModelSummarizer:
         )
         return ModelSummarizer(client, "claude-haiku-4-5", **options)
     client = openai.OpenAI(api_key="test", base_url="http://model.test/v1", http_client=httpx2.Client(transport=transport))
-    return ModelSummarizer(client, "gpt-5-mini", **options)
+    wire = {"wire": "openai_responses"} if model.wire == "openai_responses" else {}
+    return ModelSummarizer(client, "gpt-5-mini", **wire, **options)
 
 
 def _answer(session, *calls, text=""):
@@ -105,7 +112,7 @@ def _rejections(session):
     return [e.payload for e in session.events if e.type == "context.compaction.rejected"]
 
 
-@pytest.mark.parametrize("wire", ["anthropic", "openai_chat"])
+@pytest.mark.parametrize("wire", ["anthropic", "openai_chat", "openai_responses"])
 def test_the_model_reads_trusted_lines_only_and_its_recap_is_adopted_as_a_record(wire):
     model = FakeModel(wire=wire)
     session = _session(_summarizer(model))
