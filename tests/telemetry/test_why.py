@@ -268,6 +268,11 @@ def test_the_commands_answer_why_and_diff_from_the_store(scene):
     result = runner.invoke(app, ["why", store, "part7_fn_3", "-s", SESSION, "-r", str(index)])
     assert result.exit_code == 0, result.output
     assert "compacted" in result.output and "the original: sha256:" in result.output
+    # Check: a text every read holds has a long history: the table shows its first step and its latest ones.
+    common = scene.why("def part", index)
+    assert len(common.steps) > 12
+    folded = runner.invoke(app, ["why", store, "def part", "-s", SESSION], env={"COLUMNS": "240"})
+    assert folded.exit_code == 0 and f"{len(common.steps) - 12} more step(s)" in folded.output
     as_json = runner.invoke(app, ["why", store, "test_ok_250", "-s", SESSION, "--json"])
     assert as_json.exit_code == 0, as_json.output
     assert json.loads(as_json.output)["fate"] == "compressed"

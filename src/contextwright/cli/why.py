@@ -13,7 +13,7 @@ from contextwright.cli.store import STORE_HELP, open_existing
 from contextwright.errors import UsageError
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.resume import reopen
-from contextwright.telemetry.why import Explainer, Why, artifact_reader
+from contextwright.telemetry.why import Explainer, Step, Why, artifact_reader
 
 
 def why(
@@ -53,6 +53,8 @@ def explain(session: Any, text: str, index: int | None, *, read: Any) -> Why:
         raise UsageError(str(exc)) from None
 
 
+_STEPS_SHOWN = 12
+"""The most steps the table shows: the first, then the latest."""
 _FATE_STYLE = {"shown": "green", "read_back": "green", "summary": "yellow", "not_entered": "cyan", "not_in_log": "cyan"}
 
 
@@ -63,7 +65,15 @@ def print_why(answer: Why) -> None:
     console.print(answer.summary, markup=False, highlight=False, soft_wrap=True)
     if answer.steps or answer.later:
         table = Table("seq", "step", "what happened", "pointer", title="From the log")
-        for step in answer.steps:
+        steps: list[Step | None] = list(answer.steps)
+        if len(steps) > _STEPS_SHOWN:
+            # A common text has a long history: its first step and its latest ones say what happened.
+            steps = [steps[0], None, *steps[-(_STEPS_SHOWN - 1) :]]
+        for step in steps:
+            if step is None:
+                skipped = len(answer.steps) - _STEPS_SHOWN
+                table.add_row("…", "", f"{skipped} more step(s) (--json lists them all)", "", style="dim")
+                continue
             mark = " ◀" if answer.hidden_by is not None and step == answer.hidden_by else ""
             table.add_row(str(step.seq), step.what + mark, step.detail, step.pointer or "")
         for step in answer.later:

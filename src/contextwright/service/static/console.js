@@ -366,6 +366,19 @@ async function showDiff() {
   $("diff-title").focus();
 }
 
+const STEPS_SHOWN = 12;
+
+function stepRows(data) {
+  // A common text has a long history: its first step and its latest ones say what happened.
+  let steps = data.steps;
+  const skipped = steps.length - STEPS_SHOWN;
+  if (skipped > 0) steps = [steps[0], null, ...steps.slice(-(STEPS_SHOWN - 1))];
+  return [...steps, ...data.later].map((step) => step === null
+    ? el("tr", { class: "kept" }, el("td", {}, "…"), el("td", {}, ""), el("td", {}, skipped + " more step(s)"), el("td", {}, ""))
+    : el("tr", data.hidden_by && step.seq === data.hidden_by.seq && step.what === data.hidden_by.what ? { class: "hid" } : {},
+      el("td", { class: "num" }, step.seq), el("td", {}, step.what), el("td", {}, step.detail), el("td", {}, el("code", {}, step.pointer || ""))));
+}
+
 async function explainText() {
   const out = $("why-result");
   const text = $("why-text").value;
@@ -384,8 +397,7 @@ async function explainText() {
   const steps = el("table", { id: "why-steps" },
     el("caption", {}, "From the log"),
     el("thead", {}, el("tr", {}, ...["Seq", "Step", "What happened", "Pointer"].map((h) => el("th", { scope: "col" }, h)))),
-    el("tbody", {}, ...[...data.steps, ...data.later].map((step) => el("tr", data.hidden_by && step.seq === data.hidden_by.seq && step.what === data.hidden_by.what ? { class: "hid" } : {},
-      el("td", { class: "num" }, step.seq), el("td", {}, step.what), el("td", {}, step.detail), el("td", {}, el("code", {}, step.pointer || ""))))));
+    el("tbody", {}, ...stepRows(data)));
   const extra = [
     ...data.shown_in.map((where) => el("li", {}, "Shown in " + where)),
     ...data.left.map((line) => el("li", {}, "Left of it: " + line)),
