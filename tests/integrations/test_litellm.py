@@ -393,3 +393,51 @@ def test_the_module_docstring_pattern_runs_a_whole_tool_loop(monkeypatch) -> Non
     types = [e.type for e in session.events]
     # Each answer is recorded as the call returns, so every tool result finds its call.
     assert (types.count("model.response"), types.count("tool.result")) == (3, 2)
+
+
+def test_the_proxy_hooks_record_in_time_and_compact_after_an_overflow() -> None:
+    """The hook's methods as LiteLLM's proxy calls them, in process: pre-call, success, failure."""
+    import asyncio
+
+    from contextwright.integrations.litellm import ContextwrightProxyHook
+    from contextwright.models import anthropic as anthropic_model
+    from contextwright.runtime.engine import Engine
+    from contextwright.runtime.spec import AgentSpec
+    from contextwright.testing.fakes import TEST_SECRET
+
+    engine = Engine.open("memory://", secret=TEST_SECRET)
+    hook = ContextwrightProxyHook(
+        engine, AgentSpec(policy="Never push to main."), {"claude": anthropic_model("claude-sonnet-4-6")}
+    )
+    headers = {"proxy_server_request": {"headers": {"X-Contextwright-Session": "proxied"}}}
+    messages: list[Any] = [{"role": "system", "content": "You fix CI."}, {"role": "user", "content": "CI fails on main."}]
+    for turn in range(5):
+        data = {"model": "claude", "messages": list(messages), "max_tokens": 1024, "temperature": 0.1, **headers}
+        sent = asyncio.run(hook.async_pre_call_hook(None, None, data, "acompletion"))
+        # The engine's request replaces the client's messages; the client's other options stay.
+        assert sent["temperature"] == 0.1 and sent["metadata"][METADATA_KEY] == "proxied"
+        assert "Never push to main." in json.dumps(sent["messages"]) and "You fix CI." in json.dumps(sent["messages"])
+        call = {"id": f"call_{turn}", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}
+        answer = litellm.ModelResponse(
+            model="claude-sonnet-4-6",
+            choices=[
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                }
+            ],
+            usage={"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010},
+        )
+        returned = asyncio.run(hook.async_post_call_success_hook(sent, None, answer))
+        assert returned is answer
+        session = hook._sessions["proxied"]
+        assert [e.type for e in session.events].count("model.response") == turn + 1  # recorded before the client has it
+        messages.append(answer.choices[0].message.model_dump(exclude_none=True))
+        messages.append({"role": "tool", "tool_call_id": f"call_{turn}", "content": "1 failed, 41 passed\n" * 400})
+    overflow = litellm.ContextWindowExceededError(message="prompt is too long", model="claude", llm_provider="anthropic")
+    asyncio.run(hook.async_post_call_failure_hook(sent, overflow, None))
+    assert [e.type for e in session.events].count("context.compacted") == 1
+    # Another error compacts nothing.
+    asyncio.run(hook.async_post_call_failure_hook(sent, RuntimeError("upstream down"), None))
+    assert [e.type for e in session.events].count("context.compacted") == 1
