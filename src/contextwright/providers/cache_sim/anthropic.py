@@ -84,6 +84,7 @@ Assumptions (the documentation leaves these open):
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -365,6 +366,7 @@ class AnthropicCacheSimulator:
         self._check_window = check_context_window
         self._entries: dict[tuple[str, str | None, str, bytes], Entry] = {}
         self._clock = Clockwork()
+        self._last: tuple[tuple[RenderedBlock, ...], tuple[bytes, ...], tuple[int, ...]] | None = None
 
     def _minimum(self, rules: AnthropicModelRules | None, at: datetime) -> int:
         if self._min_override is not None:
@@ -372,6 +374,11 @@ class AnthropicCacheSimulator:
         if rules is None:
             return 0
         return rules.min_cacheable_on(self._rules_on or utc_day(at))
+
+    @property
+    def last_rendered(self) -> tuple[tuple[RenderedBlock, ...], tuple[bytes, ...], tuple[int, ...]] | None:
+        """The latest simulated request's blocks, prefix hashes and cumulative tokens (None before any)."""
+        return self._last
 
     @property
     def count_tokens(self) -> CountTokens | None:
@@ -453,6 +460,7 @@ class AnthropicCacheSimulator:
             cache_write_5m_tokens=c - b_pos,
             output_tokens=request.output_tokens,
         )
+        self._last = (tuple(blocks), tuple(hashes), tuple(cumulative))
         return SimulatedRequest(
             index=index,
             at=at,
@@ -554,9 +562,20 @@ def _prefix_hashes(body: Mapping[str, Any], blocks: Sequence[RenderedBlock]) -> 
             state = chain(state, {"messages-settings": messages_salt})
             levels_done.add("messages")
         if block.hashed:
-            state = chain(state, block.identity)
+            state = _chain_block(state, block)
         hashes.append(state)
     return hashes
+
+
+def _chain_block(state: bytes, block: RenderedBlock) -> bytes:
+    """Extend the prefix hash by one block's identity: its level, role, place and canonical JSON.
+
+    ``block.text`` is the canonical JSON of the block the identity wraps, so hashing it (with
+    what else the identity holds) is hashing the identity, without serializing it again.
+    """
+    identity = block.identity
+    head = f"{block.level}\x00{identity.get('role')}\x00{identity.get('first')}\x00{len(block.text)}\x00"
+    return hashlib.sha256(state + head.encode() + block.text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _ttl(holder: Mapping[str, Any], path: str) -> Ttl | None:

@@ -71,25 +71,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 
-from contextwright.canonical import canonical_json
 from contextwright.errors import UsageError
 from contextwright.providers.cache_sim.anthropic import (
     LOOKBACK,
     AnthropicCacheSimulator,
     _breakpoints,
-    render_anthropic_blocks,
 )
-from contextwright.providers.cache_sim.anthropic import _prefix_hashes as _anthropic_hashes
-from contextwright.providers.cache_sim.base import SimRequest, SimulatedRequest, block_token_counts
+from contextwright.providers.cache_sim.base import SimRequest, SimulatedRequest
 from contextwright.providers.cache_sim.openai import _HIDDEN_SETTINGS as _OPENAI_HIDDEN
 from contextwright.providers.cache_sim.openai import (
     MIN_CACHED,
     OpenAICacheSimulator,
     openai_regime,
-    render_openai_blocks,
 )
-from contextwright.providers.cache_sim.openai import _prefix_hashes as _openai_hashes
-from contextwright.providers.pricing import UnknownModel, normalize_model_id
+from contextwright.providers.pricing import normalize_model_id
 from contextwright.providers.usage import Usage
 
 __all__ = [
@@ -189,7 +184,7 @@ class Observed:
     hashes: tuple[bytes, ...]
     """Cumulative prefix hash per block (settings folded in where the provider renders them)."""
     keys: tuple[str, ...]
-    """Canonical JSON of each block's identity, to find blocks again after a change."""
+    """Canonical JSON of each block's content (no place, no marker), to find blocks again after a change."""
     levels: tuple[str, ...]
     """``tools``, ``system`` or ``messages`` per block."""
     kinds: tuple[str, ...]
@@ -255,57 +250,45 @@ def observe(simulator: Simulator, request: SimRequest) -> tuple[SimulatedRequest
     body = request.body
     model = str(body.get("model") or "")
     simulated = simulator.request(request)
+    written = tuple(sorted({*simulated.written_blocks, *([simulated.hit_block] if simulated.hit_block is not None else [])}))
+    levels: tuple[str, ...]
     if isinstance(simulator, AnthropicCacheSimulator):
-        try:
-            from contextwright.providers.cache_sim.anthropic import anthropic_rules_for
-
-            keeps = anthropic_rules_for(model).keeps_prior_thinking
-        except UnknownModel:
-            keeps = True
-        blocks = render_anthropic_blocks(body, keeps_prior_thinking=keeps)
-        hashes = _anthropic_hashes(body, blocks)
-        keys = tuple(_key(b.identity) for b in blocks)
-        levels: tuple[str, ...] = tuple(b.level for b in blocks)
+        rendered = simulator.last_rendered
+        assert rendered is not None  # set by the request just simulated
+        blocks, hashes, cumulative = rendered
+        levels = tuple(b.level for b in blocks)
         kinds = tuple(_anthropic_kind(b.identity) for b in blocks)
         ttl_names = dict(_breakpoints(blocks, body.get("cache_control")))
-        ttls = {w: simulator.entry_ttl(ttl_names.get(w, "5m")) for w in simulated.written_blocks}
-        if simulated.hit_block is not None:
-            ttls.setdefault(simulated.hit_block, simulator.entry_ttl(ttl_names.get(simulated.hit_block, "5m")))
+        ttls = {w: simulator.entry_ttl(ttl_names.get(w, "5m")) for w in written}
         minimum = simulator.min_cacheable_tokens(model, request.at)
         lookback: int | None = LOOKBACK
         breakpoints = simulated.breakpoints
-        written = tuple(sorted({*simulated.written_blocks, *([simulated.hit_block] if simulated.hit_block is not None else [])}))
         rule_set: Literal["anthropic", "openai"] = "anthropic"
-        texts = [b.text for b in blocks]
+        keys = tuple(b.text for b in blocks)
     else:
-        oblocks = render_openai_blocks(body)
-        hashes = _openai_hashes(body, oblocks)
-        keys = tuple(_key(b.identity) for b in oblocks)
+        orendered = simulator.last_rendered
+        assert orendered is not None  # set by the request just simulated
+        oblocks, hashes, cumulative = orendered
         levels = tuple(_openai_level(b.path, b.identity) for b in oblocks)
         kinds = tuple(_openai_kind(b.identity) for b in oblocks)
-        classic = openai_regime(model) == "classic"
-        if classic:
+        if openai_regime(model) == "classic":
             # Every prefix is stored and looked up: each block is a breakpoint and an entry.
             breakpoints = written = tuple(range(len(oblocks)))
             ttls = dict.fromkeys(written, simulator.entry_ttl(body))
         else:
             breakpoints = simulated.breakpoints
-            written = tuple(
-                sorted({*simulated.written_blocks, *([simulated.hit_block] if simulated.hit_block is not None else [])})
-            )
             ttls = {w: simulator.entry_ttl(body, oblocks[w].marker_ttl) for w in written}
         minimum, lookback, rule_set = MIN_CACHED, None, "openai"
-        texts = [b.text for b in oblocks]
-    tokens = block_token_counts(texts, request, simulator.count_tokens)
+        keys = tuple(b.text for b in oblocks)
     return simulated, Observed(
         at=request.at,
         body=body,
         rule_set=rule_set,
-        hashes=tuple(hashes),
+        hashes=hashes,
         keys=keys,
         levels=levels,
         kinds=kinds,
-        cumulative=tuple(itertools.accumulate(tokens)),
+        cumulative=cumulative,
         usage=simulated.usage,
         breakpoints=tuple(breakpoints),
         written=written,
@@ -503,13 +486,6 @@ def _effort(body: Mapping[str, Any]) -> Any:
 
 def _hidden(body: Mapping[str, Any]) -> Any:
     return {k: body.get(k) for k in _OPENAI_HIDDEN if k not in _EFFORT_KEYS}
-
-
-def _key(identity: Any) -> str:
-    """A block's content without its place (role, first of its message), to find it again after a shift."""
-    if isinstance(identity, Mapping):
-        identity = {k: v for k, v in identity.items() if k not in ("role", "first")}
-    return canonical_json(identity)
 
 
 def _anthropic_kind(identity: Mapping[str, Any]) -> str:

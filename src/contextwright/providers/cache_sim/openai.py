@@ -194,6 +194,12 @@ class OpenAICacheSimulator:
         self._window = context_window
         self._entries: dict[tuple[str, str, str | None, bytes], Entry] = {}
         self._clock = Clockwork()
+        self._last: tuple[tuple[OpenAIRenderedBlock, ...], tuple[bytes, ...], tuple[int, ...]] | None = None
+
+    @property
+    def last_rendered(self) -> tuple[tuple[OpenAIRenderedBlock, ...], tuple[bytes, ...], tuple[int, ...]] | None:
+        """The latest simulated request's blocks, prefix hashes and cumulative tokens (None before any)."""
+        return self._last
 
     @property
     def count_tokens(self) -> CountTokens | None:
@@ -231,6 +237,7 @@ class OpenAICacheSimulator:
             usage, hit, written, points = self._breakpoint_regime(body, request, blocks, messages, cumulative, hashes, key_scope)
         else:
             usage, hit, written, points = self._classic_regime(body, request, cumulative, hashes, key_scope)
+        self._last = (tuple(blocks), tuple(hashes), tuple(cumulative))
         return SimulatedRequest(
             index=index,
             at=at,
