@@ -120,3 +120,23 @@ def test_the_sdk_session_alone_sends_every_output_whole(tmp_path):
     print(
         f"\nmodel input tokens per call (estimated): SQLiteSession alone {alone} (total {sum(alone)}), wrapped {bounded} (total {sum(bounded)})"
     )
+
+
+def test_instructions_the_spec_does_not_hold_are_pinned_first_then_refused_if_they_change(tmp_path):
+    from contextwright.integrations.errors import PrefixMismatch
+
+    scripted = ScriptedModel([[assistant_message("First.")], [assistant_message("Second.")]])
+    agent = Agent(name="billing", instructions="You fix billing bugs.", tools=[run_tests])
+    engine = Engine.open("memory://", clock=FixedClock("2026-03-01T22:30:00Z"), secret=TEST_SECRET)
+    spec = agent_spec_for(agent, policy="Platform rules: never push to main.")
+    session = engine.session("p", agent=spec, model=with_window(openai_model("gpt-5.5"), WINDOW))
+    agent.model = ContextwrightModel(scripted, session)
+    history = SQLiteSession("p", str(tmp_path / "p.db"))
+    asyncio.run(Runner.run(agent, TASK, session=history))
+    # Check: the agent's own instructions reached the model, pinned after the platform policy.
+    first = json.dumps(scripted.calls[0].input)
+    assert "Platform rules: never push to main." in first and "You fix billing bugs." in first
+    agent.instructions = "You write poems."
+    with pytest.raises(PrefixMismatch, match="You write poems."):
+        asyncio.run(Runner.run(agent, "Go on.", session=history))
+    assert len(scripted.calls) == 1

@@ -264,7 +264,9 @@ class ContextwrightModel(Model):
     ``session`` an engine session opened with ``agent_spec_for(agent)``. Each call records what
     is new in the SDK's input, sends the engine's request (the SDK's own system text stays out:
     the prefix carries it) with the session's ``prompt_cache_key``, and records the usage;
-    ``telemetry=True`` reports each call to OpenTelemetry."""
+    ``telemetry=True`` reports each call to OpenTelemetry. Instructions the spec does not hold
+    are pinned on the session's first call (when its ``instructions`` are empty) or refused with
+    :class:`~contextwright.integrations.errors.PrefixMismatch`, never dropped."""
 
     def __init__(
         self,
@@ -300,7 +302,7 @@ class ContextwrightModel(Model):
     ) -> Any:
         """The wrapped model's answer to the engine's request; its usage recorded."""
         async with self._lock:  # one call at a time per session: build, send, record
-            engine_input, settings = await self._prepare(input, model_settings)
+            engine_input, settings = await self._prepare(input, model_settings, system_instructions)
             response = await self.inner.get_response(
                 None, engine_input, settings, tools, output_schema, handoffs, tracing,
                 previous_response_id=previous_response_id, conversation_id=conversation_id, prompt=prompt,
@@ -324,7 +326,7 @@ class ContextwrightModel(Model):
     ) -> Any:
         """The wrapped model's stream of the engine's request, passed through; the usage recorded at its end."""
         async with self._lock:
-            engine_input, settings = await self._prepare(input, model_settings)
+            engine_input, settings = await self._prepare(input, model_settings, system_instructions)
             events = self.inner.stream_response(
                 None, engine_input, settings, tools, output_schema, handoffs, tracing,
                 previous_response_id=previous_response_id, conversation_id=conversation_id, prompt=prompt,
@@ -342,8 +344,14 @@ class ContextwrightModel(Model):
         if callable(close):
             await close()
 
-    async def _prepare(self, given: Any, settings: ModelSettings) -> tuple[list[Any], ModelSettings]:
+    async def _prepare(self, given: Any, settings: ModelSettings, system: str | None) -> tuple[list[Any], ModelSettings]:
+        from contextwright.integrations._caller_prefix import CallerPrefix, settle_prefix
+
         items = [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+        # The agent's instructions reach the model through the prefix: pinned on the first call
+        # when the spec leaves them open, and a difference is refused rather than dropped.
+        prefix = CallerPrefix(system=system)
+        await asyncio.to_thread(settle_prefix, self.session, prefix, adapter="Agents SDK model")
         engine_input, key = await asyncio.to_thread(_engine_input, self.session, items)
         if key is not None:
             extra = {**(settings.extra_args or {}), "prompt_cache_key": key}
