@@ -96,3 +96,24 @@ def test_stats_misses_rebuilds_a_stored_session_and_checks_its_predictions(tmp_p
     assert "predicted against reported cache reads: 0 of 2 request(s) differ by more than 10 points" in out
     plain = runner.invoke(app, ["stats", str(store)], env={"COLUMNS": "200"})
     assert "uncached input tokens" not in plain.output
+
+
+def test_stats_misses_names_a_session_it_cannot_simulate(tmp_path: Path) -> None:
+    from contextwright import models
+    from contextwright.log.sqlite import SQLiteEventLog
+    from contextwright.runtime.engine import Engine
+    from contextwright.runtime.spec import AgentSpec
+
+    path = tmp_path / "odd.db"
+    log = SQLiteEventLog(path)
+    engine = Engine(log)
+    model = models.anthropic("claude-sonnet-9-9", context_window=200_000, max_output_tokens=8_000)
+    session = engine.session("odd", agent=AgentSpec(policy="Be careful."), model=model)
+    session.user("Hello.")
+    session.next_request()
+    engine.close()
+    result = runner.invoke(app, ["stats", str(path), "--misses"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "odd: cache misses not simulated: no cache rules known for model 'claude-sonnet-9-9'" in " ".join(
+        result.output.split()
+    )

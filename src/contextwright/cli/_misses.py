@@ -8,10 +8,12 @@ rebuilt from the log byte for byte; the causes are
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextwright.models import anthropic, openai, with_window
+from contextwright.providers.cache_sim import UnsupportedSimulation
+from contextwright.providers.pricing import UnknownModel
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.requests import BuiltRequest
 from contextwright.telemetry.records import SessionSummary
@@ -134,12 +136,18 @@ def attributed_summary(engine: Engine, summary: SessionSummary) -> SessionSummar
         wire="anthropic" if provider == "anthropic" else "openai_chat",
         window=summary.context_window or 200_000,
     )
-    found = misses.stored(engine, summary.session_id, events)
+    try:
+        found = misses.stored(engine, summary.session_id, events)
+    except (UnknownModel, UnsupportedSimulation) as exc:
+        # A model without cache rules, or a body the simulator cannot replay: the plain summary, and why.
+        return replace(summary, miss_problem=str(exc).split(";")[0])
     return summarize(events, records=with_misses(request_records(events), found))
 
 
 def miss_lines(summary: SessionSummary) -> list[str]:
     """What ``stats --misses`` says of one session: uncached input by cause, predictions against reports."""
+    if summary.miss_problem:
+        return [f"{summary.session_id}: cache misses not simulated: {summary.miss_problem}"]
     total = summary.uncached_input_tokens
     if not total:
         return [f"{summary.session_id}: every input token read from cache, or no request to simulate"]

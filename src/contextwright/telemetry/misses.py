@@ -79,7 +79,9 @@ class SessionMisses:
     """Attribution as a session's requests arrive, one at a time (what a gateway sees of a conversation).
 
     Keeps one simulator and the previous request; :meth:`add` attributes the next body
-    against it. Feed it the bodies in the provider's wire format for ``rule_set``.
+    against it. Feed it the bodies in the provider's wire format for ``rule_set``. A model
+    the simulator has no cache rules for raises
+    :class:`~contextwright.providers.pricing.UnknownModel`.
     """
 
     def __init__(self, *, rule_set: RuleSet = "anthropic", count_tokens: CountTokens) -> None:

@@ -321,6 +321,8 @@ class SessionSummary:
     """Requests with both provider usage and a predicted cache read."""
     predictions_flagged: int = 0
     """Of those, the ones whose prediction is further from the report than the documented tolerance."""
+    miss_problem: str | None = None
+    """Why the session's cache misses could not be attributed (a model without cache rules), when asked and not done."""
 
     @property
     def compactions(self) -> int:
