@@ -237,3 +237,29 @@ def test_stats_prints_the_alarm_of_a_stored_session(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["stats", str(path)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "Cache alarm, alarmed, request 5: cache read 10.0% against a running 90.0%; cause: relief pass" in result.output
+
+
+def test_a_request_built_before_the_previous_answer_pays_the_write_in_flight() -> None:
+    from contextwright.events.catalog import ModelResponse, UsageRecord
+    from contextwright.telemetry.misses import answer_delays
+
+    # Two requests built 2 s apart (parallel tool calls), the first answered after 8 s.
+    clock = FixedClock("2026-08-01T12:00:00Z")
+    log = InMemoryEventLog(clock=clock)
+    log.append("s", [built(0)], expected_seq=0)
+    clock.advance(2)
+    log.append("s", [built(1)], expected_seq=1)
+    clock.advance(6)
+    answer = ModelResponse(
+        provider="anthropic", model="claude-opus-4-6", usage=UsageRecord(input_tokens=1, output_tokens=1), request_index=0
+    )
+    log.append("s", [answer], expected_seq=2)
+    events = log.read("s")
+    delays = answer_delays(events)
+    assert delays == {0: timedelta(seconds=8)}
+    times = {e.payload.request_index: e.at for e in events if e.type == "context.request.built"}
+    bodies = [(i, times[i], _body(n, system="rule " * 5000)) for i, n in ((0, 1), (1, 3))]
+    found = attribute_session(bodies, count_tokens=lambda text: len(text.split()), answered_after=delays)
+    assert found[1].main_cause == "in_flight"
+    # Check: without the answer's time the same bodies read the prefix.
+    assert "in_flight" not in attribute_session(bodies, count_tokens=lambda text: len(text.split()))[1].by_cause

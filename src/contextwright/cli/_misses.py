@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from contextwright.models import anthropic, openai, with_window
 from contextwright.providers.cache_sim import UnsupportedSimulation
@@ -19,6 +19,8 @@ from contextwright.runtime.requests import BuiltRequest
 from contextwright.telemetry.records import SessionSummary
 
 __all__ = ["Misses", "attributed_summary", "miss_lines"]
+
+RuleSet = Literal["anthropic", "openai"]
 
 _RULE_WIRES = {"anthropic": "anthropic", "openai": "openai_chat"}
 """The wire each provider rule set simulates."""
@@ -93,19 +95,23 @@ class Misses:
     ) -> dict[int, Any]:
         from contextwright.compare import TokenCounter
         from contextwright.errors import ContextwrightError
-        from contextwright.telemetry.misses import attribute_session, engine_changes
+        from contextwright.telemetry.misses import answer_delays, attribute_session, engine_changes
 
         if self.counter is None:
             self.counter = TokenCounter(self.model_id)  # exact (o200k) when tiktoken is installed
         times = {e.payload.request_index: e.at for e in events if e.type == "context.request.built"}
         changes = engine_changes(events)
-        own = "anthropic" if self.provider == "anthropic" else "openai"
+        delays = answer_delays(events)
+        order: tuple[RuleSet, RuleSet] = ("anthropic", "openai") if self.provider == "anthropic" else ("openai", "anthropic")
+        own = order[0]
         found: dict[int, Any] = {}
         per_rule: dict[str, dict[str, int] | None] = {}
-        for rule_set in (own, *(r for r in _RULE_WIRES if r != own)):
+        for rule_set in order:
             try:
                 ordered = [(i, times[i], body) for i, body in sorted(bodies(_RULE_WIRES[rule_set]).items()) if i in times]
-                attributed = attribute_session(ordered, rule_set=rule_set, count_tokens=self.counter, changes=changes)  # type: ignore[arg-type]  # a rule-set name
+                attributed = attribute_session(
+                    ordered, rule_set=rule_set, count_tokens=self.counter, changes=changes, answered_after=delays
+                )
             except ContextwrightError:
                 if rule_set == own:
                     raise

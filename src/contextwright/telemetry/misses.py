@@ -27,7 +27,7 @@ from contextwright.providers.cache_sim.base import CountTokens, SimRequest
 from contextwright.providers.cache_sim.openai import OpenAICacheSimulator
 from contextwright.telemetry.records import RequestRecord
 
-__all__ = ["SessionMisses", "attribute_session", "engine_changes", "session_misses", "with_misses"]
+__all__ = ["SessionMisses", "answer_delays", "attribute_session", "engine_changes", "session_misses", "with_misses"]
 
 RuleSet = Literal["anthropic", "openai"]
 _RELIEF_YIELDS = {"tool_results_to_pointers": "relief_pass", "recall": "relief_pass", "compaction": "compaction"}
@@ -119,14 +119,41 @@ def attribute_session(
     rule_set: RuleSet = "anthropic",
     count_tokens: CountTokens,
     changes: Mapping[int, Sequence[Change]] | None = None,
+    answered_after: Mapping[int, timedelta] | None = None,
 ) -> dict[int, Attribution]:
     """Attribute each ``(request index, time, body)`` of one session, in order, under one provider's rules.
 
     ``bodies`` must be in the provider's wire format for ``rule_set`` (Messages for
-    ``anthropic``, Chat Completions or Responses for ``openai``).
+    ``anthropic``, Chat Completions or Responses for ``openai``). ``answered_after`` gives,
+    per request, how long its answer took (:func:`answer_delays`): what it wrote is readable
+    only from then, so a request sent before it (in parallel) pays the write again.
     """
     session = SessionMisses(rule_set=rule_set, count_tokens=count_tokens)
-    return {index: session.add(at, body, changes=(changes or {}).get(index, ())) for index, at, body in bodies}
+    delays = answered_after or {}
+    return {
+        index: session.add(at, body, changes=(changes or {}).get(index, ()), first_token_after=delays.get(index, timedelta(0)))
+        for index, at, body in bodies
+    }
+
+
+def answer_delays(events: Iterable[Event]) -> dict[int, timedelta]:
+    """Per request index, the time from the request's build to its answer (one session's events).
+
+    An upper bound on the time to its first token, which is when a cache entry it wrote
+    becomes readable; requests without an answer are left out.
+    """
+    built: dict[int, datetime] = {}
+    out: dict[int, timedelta] = {}
+    last: int | None = None
+    for event in sorted(events, key=lambda e: e.seq):
+        if event.type == "context.request.built":
+            built[event.payload.request_index] = event.at
+            last = event.payload.request_index
+        elif event.type == "model.response":
+            index = event.payload.request_index if event.payload.request_index is not None else last
+            if index in built:
+                out[index] = max(timedelta(0), event.at - built[index])
+    return out
 
 
 def with_misses(records: Sequence[RequestRecord], attributions: Mapping[int, Attribution]) -> list[RequestRecord]:
