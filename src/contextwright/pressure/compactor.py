@@ -27,6 +27,7 @@ fold. It never writes. The default compactor is deterministic and extractive:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -100,7 +101,7 @@ def compact(
     seqs: list[int] = []
     tools: dict[str, list[str]] = {}
 
-    first_said = _first_said(foldable)
+    first_said = _first_said(foldable, surface.echoes)
     quoted: list[SummaryLine] = []
 
     def flush_tools() -> None:
@@ -195,22 +196,24 @@ def compact(
     )
 
 
-def _first_said(foldable: list[Entry]) -> dict[str, int]:
+def _first_said(foldable: list[Entry], echoes: Mapping[str, tuple[Echo, ...]]) -> dict[str, int]:
     """Each token the assistant wrote in the folded span (words of its messages, arguments of its tool
     calls), with the index in ``foldable`` of the entry where it first wrote it. A token first written
-    after an exchange may have come from that exchange's outputs."""
+    after an exchange may have come from that exchange's outputs. What the assistant only repeated of
+    untrusted text is not use: an echoed instruction never earns its line a place in the summary."""
     first: dict[str, int] = {}
     for index, entry in enumerate(foldable):
-        for token in _USED_TOKEN.findall(_said(entry)):
+        for token in _USED_TOKEN.findall(_said(entry, echoes)):
             first.setdefault(token, index)
     return first
 
 
-def _said(entry: Entry) -> str:
-    """What the assistant wrote in ``entry``: its text and its tool calls' arguments (empty for any other entry)."""
+def _said(entry: Entry, echoes: Mapping[str, tuple[Echo, ...]]) -> str:
+    """What the assistant wrote in ``entry`` less its echoes: its text and its tool calls' arguments (empty for any other entry)."""
     if isinstance(entry, Exchange):
-        return " ".join([entry.message.text, *(str(call.arguments) for call in entry.message.tool_calls)])
-    return entry.message.text if isinstance(entry, AssistantReply) else ""
+        text = _without_echoes(entry.message.text, echoes.get(entry.ref, ()))
+        return " ".join([text, *(str(call.arguments) for call in entry.message.tool_calls)])
+    return _without_echoes(entry.message.text, echoes.get(entry.ref, ())) if isinstance(entry, AssistantReply) else ""
 
 
 def _is_quote(line: SummaryLine) -> bool:
