@@ -95,6 +95,8 @@ SERVER_SIDE |= {
     "TranscriptError",
     "PrefixUnstable",
     "ServiceProblem",
+    # Raised by a model-backed compactor and caught by relief, which adopts the extractive summary.
+    "SummaryUnavailable",
 }
 
 
