@@ -198,7 +198,8 @@ def test_a_pass_over_the_tool_result_share_reads_everything_in_front_of_its_chan
     # Thirty 6,000-character results are over their share even at 200k: the build prunes the
     # oldest in one deep pass, below any pressure. The request after it reads every block it
     # still shares with the request before (the settled cache marker), and the session costs
-    # less than keeping everything.
+    # about what keeping everything costs: a pass now leaves half the share whole (the model
+    # keeps more of what it reads), so the rewrites it pays for are no longer all won back.
     transcript = session()
     timeline = timeline_of(transcript)
     clock = FixedClock(step=1)
@@ -221,7 +222,7 @@ def test_a_pass_over_the_tool_result_share_reads_everything_in_front_of_its_chan
             assert usage.cache_read_tokens == sum(counter(b.text) for b in blocks[:shared])
         previous = identities
     assert passes >= 1
-    assert large["contextwright"].relative_input_cost < 1.0
+    assert large["contextwright"].relative_input_cost < 1.01
 
 
 def test_results_are_deterministic():
