@@ -69,7 +69,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from contextwright.errors import UsageError
 from contextwright.providers.cache_sim.anthropic import (
@@ -121,24 +121,7 @@ Cause = Literal[
     "effort_switch",
     "settings_changed",
 ]
-CAUSES: Final[tuple[Cause, ...]] = (
-    "new_content",
-    "relief_pass",
-    "compaction",
-    "prefix_epoch",
-    "ttl_expired",
-    "in_flight",
-    "below_minimum",
-    "beyond_lookback",
-    "breakpoint_placement",
-    "system_changed",
-    "tools_changed",
-    "thinking_stripped",
-    "message_edited",
-    "model_switch",
-    "effort_switch",
-    "settings_changed",
-)
+CAUSES: Final[tuple[Cause, ...]] = get_args(Cause)
 """Every cause an uncached token can be given, in the order reports list them."""
 
 ENGINE_CHANGES: Final[tuple[Cause, ...]] = ("prefix_epoch", "compaction", "relief_pass")
