@@ -52,12 +52,17 @@ def _pointer(path: Path) -> str:
     return shown if not any(c.isspace() for c in shown) else f"sha256:{path.name}"
 
 
+# Shared with 'contextwright run', which compresses the same way.
+KIND_OPTION = typer.Option(
+    "auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."
+)
+BUDGET_OPTION = typer.Option(DEFAULT_BUDGET, "--budget", "-b", help=_BUDGET_HELP)
+
+
 def compress(
     file: Path | None = typer.Argument(None, help="A file with the output; standard input when omitted or '-'."),
-    kind: str = typer.Option(
-        "auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."
-    ),
-    budget: str = typer.Option(DEFAULT_BUDGET, "--budget", "-b", help=_BUDGET_HELP),
+    kind: str = KIND_OPTION,
+    budget: str = BUDGET_OPTION,
     exit_code: int | None = typer.Option(
         None,
         "--exit-code",

@@ -12,8 +12,7 @@ import typer
 from rich.markup import escape
 
 from contextwright.cli._common import err_console
-from contextwright.cli.compress import _BUDGET_HELP, DEFAULT_BUDGET, SAVE_ENV, emit
-from contextwright.pressure.compressors import KIND_ALIASES, KINDS
+from contextwright.cli.compress import BUDGET_OPTION, KIND_OPTION, SAVE_ENV, emit
 
 NOT_FOUND = 127
 """The shell's status for a command that does not exist."""
@@ -25,10 +24,8 @@ def run(
     command: list[str] = typer.Argument(
         ..., metavar="CMD", help="The command to run and its arguments (-- first keeps them all the command's)."
     ),
-    kind: str = typer.Option(
-        "auto", "--kind", "-k", help=f"auto, or one of: {', '.join(KINDS)} (aliases: {', '.join(sorted(KIND_ALIASES))})."
-    ),
-    budget: str = typer.Option(DEFAULT_BUDGET, "--budget", "-b", help=_BUDGET_HELP),
+    kind: str = KIND_OPTION,
+    budget: str = BUDGET_OPTION,
     save: Path | None = typer.Option(
         None,
         "--save",
