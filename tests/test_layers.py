@@ -72,6 +72,16 @@ def test_the_check_fails_on_a_store_importing_a_renderer(copy: Path) -> None:
     assert "Stores and provider renderers do not know each other BROKEN" in result.stdout
 
 
+def test_the_check_fails_on_a_store_importing_the_builder(copy: Path) -> None:
+    # The layer order alone would let a store import the builder, which sits below it.
+    (copy / "contextwright" / "log" / "probe.py").write_text("from contextwright.assembly import request\n")
+    result = _lint(copy, copy.parent)
+    assert result.returncode != 0
+    assert "contextwright.log.probe -> contextwright.assembly.request" in result.stdout
+    assert "The stores know events and canonical JSON, never the planner, the builder or" in result.stdout
+    assert "Faces, runtime, adapters and core are layered KEPT" in result.stdout
+
+
 def test_the_check_fails_on_a_cycle_inside_a_package(copy: Path) -> None:
     # Check: two modules that import each other (one of them lazily) form a cycle.
     (copy / "contextwright" / "derive" / "probe_a.py").write_text("from contextwright.derive import probe_b\n")
