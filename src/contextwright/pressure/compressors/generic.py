@@ -585,149 +585,216 @@ def apply_needles(view: LineView, marks: Marks) -> bool:
     Only lines the kind's rules left alone are looked at: a line those rules ranked or
     named (a detail line inside a failure, a style finding, a passing test) keeps its rank.
     """
-    lines, hinted, frames = view.lines, view.hinted, view.frames
-    saw_failure = False
-    follow = 0
-    previous: int | None = None  # the last non-blank line
+    needles = _NeedlePass(view, marks)
+    for index, line in enumerate(view.lines):
+        if line.strip():
+            needles.read(index, line)
+    _protect_section_headers(view.lines, marks)
+    _protect_numbered_failures(view.lines, marks, view.hinted)
+    return needles.saw_failure
+
+
+@dataclass(slots=True)
+class _NeedlePass:
+    """What :func:`apply_needles` carries from one non-blank line to the next, and its steps for one line."""
+
+    view: LineView
+    marks: Marks
+    saw_failure: bool = False
+    follow: int = 0
+    """How many of the next lines still carry the detail of the last failure or warning."""
+    previous: int | None = None
+    """The last non-blank line."""
     # The first frame with a file location after a failure is where it happened (Java,
     # .NET, JavaScript); in Python the last frame before the exception line is.
-    located = True
+    located: bool = True
     last_frame: int | None = None
     # A failure's detail may go on in labelled values ("Expected:" and the lines indented
     # under it, "Got:", perl's "#   got: '4'"), which the two following lines do not cover.
     # A label that already headed ordinary records ("Trying:" before each doctest example)
     # starts the next record instead.
-    labels_outside: set[str] = set()
-    chain: int | None = None  # the indent of the bare label whose value is being read
+    labels_outside: set[str] = field(default_factory=set)
+    chain: int | None = None
+    """The indent of the bare label whose value is being read."""
     value_indent: int | None = None
-    value_lines = 0
-    labels = 0
-    detail_end = -1  # labelled values up to this line still belong to the last failure
-    last_failure = -_DETAIL_REACH - 1
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        frame = bool(frames[index])
+    value_lines: int = 0
+    labels: int = 0
+    detail_end: int = -1
+    """Labelled values up to this line still belong to the last failure."""
+    last_failure: int = -_DETAIL_REACH - 1
+
+    def read(self, index: int, line: str) -> None:
+        """Rank one non-blank line: as a labelled value, then as what opens it, then by its own shape."""
+        frame = bool(self.view.frames[index])
         label = _LABEL.match(line) if ":" in line else None
         indent = len(line) - len(line.lstrip())
-        if chain is not None and indent > chain:
-            if value_indent is None:
-                value_indent = indent
-            if indent == value_indent and not frame and _free(marks, index):
-                if value_lines < _LABEL_VALUE_LINES and not _FOREIGN.search(line):
-                    marks.must(index)
-                else:
-                    marks.key(index, KEY_HIGH)
-                value_lines += 1
-                previous = index
-                continue
-        elif (
-            label is not None
-            and labels < _LABELS_PER_FAILURE
-            and label.group(1).lower() not in labels_outside
-            and (
-                (
-                    (chain is not None or follow or index <= detail_end)
-                    and (label.group(2) is None or len(label.group(2)) <= _LABEL_VALUE_CHARS)
-                )
-                or (
-                    index - last_failure <= _DETAIL_REACH
-                    and label.group(1).lower() in _DETAIL_LABELS
-                    and _free(marks, index)  # a kind's rules may have ranked it (jest's "Expected:")
-                )
-            )
-        ):
-            marks.must(index)
-            labels += 1
-            previous = index
-            detail_end = index + 2
-            if label.group(2) is None:
-                chain, value_indent, value_lines, follow = indent, None, 0, 0
-            continue
-        elif chain is not None:
-            chain = None
-        elif label is not None and not follow and index > detail_end:
-            labels_outside.add(label.group(1).lower())
-        opener, previous = previous, index
-        if (frame or ("-->" in line and _ARROW_LOCATION.match(line))) and opener is not None and _free(marks, opener):
-            # The line that opens a stack or that a "--> file:line" points from says what went wrong;
-            # a source line quoted under a frame (Python's) does not open one.
-            if not frames[opener] and (last_frame is None or opener - last_frame > 2):
-                marks.must(opener)
-                located = located and not frame
+        # The guards below spare a common line (no label, no frame, no hint) the calls that would decide nothing.
+        if (label is not None or self.chain is not None) and self._read_label(index, line, frame, label, indent):
+            return
+        opener, self.previous = self.previous, index
+        if opener is not None and (frame or "-->" in line):
+            self._protect_opener(opener, line, frame)
         if frame:
-            last_frame = index  # also for frames a kind's rules ranked: their quoted source opens nothing
-        if frame and not located and marks.priority[index] < MUST and _own_location(line):
+            self.last_frame = index  # also for frames a kind's rules ranked: their quoted source opens nothing
+        if frame and not self.located and self.marks.priority[index] < MUST and _own_location(line):
+            self.marks.must(index)
+            self.located = True
+            return
+        if not _free(self.marks, index):
+            self._follow_ranked(index, line)
+            return
+        hint = bool(self.view.hinted[index] & HINTED)
+        if hint and self._protect_diagnostic(index, line, frame, label, indent):
+            return
+        if (frame or hint) and self._rank_place(index, line, frame, hint):
+            return
+        if self.follow and self._rank_detail(index, line):
+            return
+        if hint and _WARNING_MENTION.search(line):
+            self.marks.key(index, KEY + 10)
+
+    def _read_label(self, index: int, line: str, frame: bool, label: re.Match[str] | None, indent: int) -> bool:
+        """Keep a failure's labelled values, which the two following lines may not cover; True if the line was one."""
+        chain = self.chain
+        if chain is not None and indent > chain:
+            return self._read_chained_value(index, line, frame, indent)
+        if label is not None and self._is_detail_label(index, label):
+            self.marks.must(index)
+            self.labels += 1
+            self.previous = index
+            self.detail_end = index + 2
+            if label.group(2) is None:
+                self._read_values_under(indent)
+            return True
+        if chain is not None:
+            self.chain = None
+        elif label is not None and not self.follow and index > self.detail_end:
+            self.labels_outside.add(label.group(1).lower())
+        return False
+
+    def _read_chained_value(self, index: int, line: str, frame: bool, indent: int) -> bool:
+        """Keep the first lines indented under a bare label: they are its value; True if the line was one."""
+        if self.value_indent is None:
+            self.value_indent = indent
+        if indent != self.value_indent or frame or not _free(self.marks, index):
+            return False
+        if self.value_lines < _LABEL_VALUE_LINES and not _FOREIGN.search(line):
+            self.marks.must(index)
+        else:
+            self.marks.key(index, KEY_HIGH)
+        self.value_lines += 1
+        self.previous = index
+        return True
+
+    def _is_detail_label(self, index: int, label: re.Match[str]) -> bool:
+        """True when a label belongs to the last failure's detail rather than to an ordinary record."""
+        name = label.group(1).lower()
+        if self.labels >= _LABELS_PER_FAILURE or name in self.labels_outside:
+            return False
+        value = label.group(2)
+        if (self.chain is not None or self.follow or index <= self.detail_end) and (
+            value is None or len(value) <= _LABEL_VALUE_CHARS
+        ):
+            return True
+        # A kind's rules may have ranked it (jest's "Expected:").
+        return index - self.last_failure <= _DETAIL_REACH and name in _DETAIL_LABELS and _free(self.marks, index)
+
+    def _read_values_under(self, indent: int) -> None:
+        """Read the lines indented under a bare label at ``indent`` as its value, not as following lines."""
+        self.chain, self.value_indent, self.value_lines, self.follow = indent, None, 0, 0
+
+    def _protect_opener(self, opener: int, line: str, frame: bool) -> None:
+        """Keep the line that opens a stack or that a ``--> file:line`` points from: it says what went wrong."""
+        if (frame or ("-->" in line and _ARROW_LOCATION.match(line))) and _free(self.marks, opener):
+            # A source line quoted under a frame (Python's) opens no stack.
+            if not self.view.frames[opener] and (self.last_frame is None or opener - self.last_frame > 2):
+                self.marks.must(opener)
+                self.located = self.located and not frame
+
+    def _follow_ranked(self, index: int, line: str) -> None:
+        """After a line the kind's rules ranked, show its following lines only if the rules protected it."""
+        if _opens_stack(line):
+            self.follow = 0  # frames follow, and the frames have rules of their own
+            return
+        self.follow = _SHOWN_FOLLOWING if self.marks.priority[index] >= MUST else 0
+        self.located = self.located and self.follow == 0
+        self.labels = 0
+        if self.follow and self.view.is_failure(index):
+            self.last_failure = index
+
+    def _protect_diagnostic(self, index: int, line: str, frame: bool, label: re.Match[str] | None, indent: int) -> bool:
+        """Keep a hinted line shaped like a list header, failure, warning or total; True if it was one."""
+        view, marks = self.view, self.marks
+        if line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
             marks.must(index)
-            located = True
-            continue
-        if not _free(marks, index):
-            if _opens_stack(line):
-                follow = 0  # frames follow, and the frames have rules of their own
-                continue
-            follow = _SHOWN_FOLLOWING if marks.priority[index] >= MUST else 0
-            located = located and follow == 0
-            labels = 0
-            if follow and view.is_failure(index):
-                last_failure = index
-            continue
-        hint = bool(hinted[index] & HINTED)
-        if hint and line.rstrip().endswith(":") and (_COUNT_HEADER.search(line) or _LIST_HEADER.match(line)):
+            _protect_listed_items(view.lines, marks, index)
+            self.follow = 0
+        elif not frame and view.is_failure(index):
+            self._protect_failure(index, label, indent)
+        elif view.is_warning(index):
             marks.must(index)
-            _protect_listed_items(lines, marks, index)
-            follow = 0
-        elif hint and not frame and view.is_failure(index):
+            self.follow = _SHOWN_FOLLOWING
+        elif not frame and view.says_failure_word(index) and not _quiet(line) and not _NO_PROBLEM.match(line):
             marks.must(index)
-            saw_failure, follow, located, labels = True, _SHOWN_FOLLOWING, False, 0
-            last_failure = index
-            detail_end = index + _SHOWN_FOLLOWING + 1
-            if label is not None and label.group(2) is None:
-                chain, value_indent, value_lines, follow = indent, None, 0, 0
-            if last_frame is not None and index - last_frame <= 2 and view.is_location(lines[last_frame]):
-                marks.must(last_frame)
-        elif hint and view.is_warning(index):
+            self.follow = 0
+        elif view.is_summary(index):
             marks.must(index)
-            follow = _SHOWN_FOLLOWING
-        elif hint and not frame and view.says_failure_word(index) and not _quiet(line) and not _NO_PROBLEM.match(line):
-            marks.must(index)
-            follow = 0
-        elif hint and view.is_summary(index):
-            marks.must(index)
-            follow = 0
-        elif frame:
+            self.follow = 0
+        else:
+            return False
+        return True
+
+    def _protect_failure(self, index: int, label: re.Match[str] | None, indent: int) -> None:
+        """Keep a failure line, open its detail window, and keep the located frame just before it (Python's)."""
+        self.marks.must(index)
+        self.saw_failure, self.follow, self.located, self.labels = True, _SHOWN_FOLLOWING, False, 0
+        self.last_failure = index
+        self.detail_end = index + _SHOWN_FOLLOWING + 1
+        if label is not None and label.group(2) is None:
+            self._read_values_under(indent)
+        last_frame = self.last_frame
+        if last_frame is not None and index - last_frame <= 2 and self.view.is_location(self.view.lines[last_frame]):
+            self.marks.must(last_frame)
+
+    def _rank_place(self, index: int, line: str, frame: bool, hint: bool) -> bool:
+        """Rank a frame or a place by whether it names where; True if the line was one."""
+        if frame:
             # Every frame that names its place says how the program got to the failure.
-            if view.is_location(line):
-                marks.must(index)
+            if self.view.is_location(line):
+                self.marks.must(index)
             else:
-                marks.key(index, KEY_HIGH if follow else KEY_LOW)
-            follow = 0
-        elif hint and view.is_location(line):
+                self.marks.key(index, KEY_HIGH if self.follow else KEY_LOW)
+        elif hint and self.view.is_location(line):
             # A place in a dependency or the runtime (a header's note) is part of the diagnostic too.
             if _INCLUDE_CHAIN.match(line):
-                marks.key(index, KEY_HIGH)
+                self.marks.key(index, KEY_HIGH)
             else:
-                marks.must(index)
-            follow = 0
-        elif follow and _NEW_RECORD.match(line):
-            follow = 0  # the next record of a log, not the detail of the one before
-        elif follow and (_RULE_LINE.match(line) or _TIMING.match(line)):
+                self.marks.must(index)
+        else:
+            return False
+        self.follow = 0
+        return True
+
+    def _rank_detail(self, index: int, line: str) -> bool:
+        """Keep the lines right after a failure or warning, which carry its detail; True if the line was one."""
+        if not self.follow:
+            return False
+        if _NEW_RECORD.match(line):
+            self.follow = 0  # the next record of a log, not the detail of the one before
+        elif _RULE_LINE.match(line) or _TIMING.match(line):
             # A rule ("---", "-----") or a timing ("duration_ms: 2.5") after a failure says nothing
             # of it: it neither counts as its detail nor takes the place of a line that does.
-            marks.key(index, KEY_LOW)
-        elif follow:
+            self.marks.key(index, KEY_LOW)
+        else:
             # The lines right after a failure or warning carry its detail ("left: 5", the location);
             # a quoted source line or a caret under it only repeats the source, so it merely ranks high.
             # A line with a caret line under it is quoted source too, pipe or not (javac, clang).
-            if _is_snippet(line) or (index + 1 < len(lines) and _CARET.match(lines[index + 1])):
-                marks.key(index, KEY_HIGH, "code snippet line")
+            if _is_snippet(line) or (index + 1 < len(self.view.lines) and _CARET.match(self.view.lines[index + 1])):
+                self.marks.key(index, KEY_HIGH, "code snippet line")
             else:
-                marks.must(index)
-            follow -= 1
-        elif hint and _WARNING_MENTION.search(line):
-            marks.key(index, KEY + 10)
-    _protect_section_headers(lines, marks)
-    _protect_numbered_failures(lines, marks, hinted)
-    return saw_failure
+                self.marks.must(index)
+            self.follow -= 1
+        return True
 
 
 # "5 failing" (mocha), or the failures after the run's total: "163 specs, 3 failures" (jasmine).
