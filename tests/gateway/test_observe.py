@@ -99,6 +99,7 @@ def test_streamed_request_and_answer_pass_unchanged_and_are_recorded(gateway: An
     assert gateway.settled(CC_SESSION, 1) == [
         "message.user",
         "framework.history.seen",
+        "gateway.request.received",
         "context.plan.created",
         "context.frame.recorded",
         "context.request.built",

@@ -263,3 +263,17 @@ def test_a_request_built_before_the_previous_answer_pays_the_write_in_flight() -
     assert found[1].main_cause == "in_flight"
     # Check: without the answer's time the same bodies read the prefix.
     assert "in_flight" not in attribute_session(bodies, count_tokens=lambda text: len(text.split()))[1].by_cause
+
+
+def test_a_client_body_stored_as_its_change_comes_back_exactly() -> None:
+    from contextwright.telemetry.misses import apply_delta, body_delta
+
+    base = {"model": "m", "tools": [{"name": "a"}, {"name": "b"}], "messages": [{"n": 1}, {"n": 2}], "thinking": {"x": 1}}
+    body = {"model": "m", "tools": [{"name": "b"}, {"name": "a"}], "messages": [{"n": 1}, {"n": 2, "c": 1}, {"n": 3}]}
+    fields, lists, dropped = body_delta(base, body)
+    # Reordered tools are stored whole; the messages keep the first one they share; thinking is gone.
+    assert fields == {"tools": body["tools"]}
+    assert lists == {"messages": {"kept": 1, "items": [{"n": 2, "c": 1}, {"n": 3}]}}
+    assert dropped == ["thinking"]
+    assert apply_delta(base, fields, lists, dropped) == body
+    assert apply_delta(None, *body_delta(None, body)) == body

@@ -18,7 +18,7 @@ from contextwright.runtime.engine import Engine
 from contextwright.runtime.requests import BuiltRequest
 from contextwright.telemetry.records import SessionSummary
 
-__all__ = ["Misses", "attributed_summary", "miss_lines"]
+__all__ = ["Misses", "attributed_summary", "client_miss_lines", "miss_lines"]
 
 RuleSet = Literal["anthropic", "openai"]
 
@@ -167,4 +167,41 @@ def miss_lines(summary: SessionSummary) -> list[str]:
             f"  predicted against reported cache reads: {summary.predictions_flagged} of {summary.predictions_checked} "
             "request(s) differ by more than 10 points"
         )
+    return lines
+
+
+def client_miss_lines(log: Any, *, count_tokens: Callable[[str], int] | None = None) -> list[str]:
+    """What ``stats --misses`` says of each session key seen through the gateway: the client's own bodies attributed.
+
+    Each request is compared with the one the client sent before it under the same key, across
+    the key's runs, so what opened a new run (a new system text or tool array, a model switch,
+    stripped thinking, an edited message) is named."""
+    from contextwright.compare import TokenCounter
+    from contextwright.telemetry.misses import CLIENT_CHANGES, client_misses, client_requests, session_misses
+
+    by_key = client_requests(e for session_id in log.sessions() for e in log.read(session_id))
+    lines: list[str] = []
+    for key, requests in by_key.items():
+        try:
+            found = client_misses(requests, count_tokens=count_tokens or TokenCounter(requests[0].body.get("model") or ""))
+        except (UnknownModel, UnsupportedSimulation) as exc:
+            lines.append(f"gateway session {key}: cache misses not simulated: {str(exc).split(';')[0]}")
+            continue
+        total, by_cause = session_misses(a for _, a in found)
+        runs = len({r.session_id for r in requests})
+        head = f"gateway session {key}: {len(requests)} client request(s) over {runs} run(s)"
+        if not total:
+            lines.append(f"{head}, every input token read from cache")
+            continue
+        parts = ", ".join(
+            f"{cause.replace('_', ' ')} {tokens / total:.1%}" for cause, tokens in sorted(by_cause.items(), key=lambda kv: -kv[1])
+        )
+        lines.append(f"{head}, {total:,} uncached input tokens (the client's bodies, offline simulation): {parts}")
+        for request, attribution in found:
+            for cause, tokens in attribution.by_cause.items():
+                if cause in CLIENT_CHANGES:
+                    lines.append(
+                        f"  request {request.number} ({request.session_id}): {cause.replace('_', ' ')}, "
+                        f"{tokens:,} of {attribution.uncached_tokens:,} uncached tokens"
+                    )
     return lines

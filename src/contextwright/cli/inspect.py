@@ -225,10 +225,13 @@ def stats(
         for alarm in summary.cache_alarms:
             console.print(f"Cache alarm, {summary.session_id}, {alarm.describe()}", highlight=False, markup=False)
     if misses:
-        from contextwright.cli._misses import miss_lines
+        from contextwright.cli._misses import client_miss_lines, miss_lines
 
         for summary in summaries:
             for line in miss_lines(summary):
+                console.print(line, highlight=False, markup=False)
+        with open_existing(store) as log:
+            for line in client_miss_lines(log):
                 console.print(line, highlight=False, markup=False)
 
 

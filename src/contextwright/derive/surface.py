@@ -50,6 +50,7 @@ from contextwright.events.catalog import (
     FrameworkItemPopped,
     FrameworkItemsAdded,
     FrameworkItemsCleared,
+    GatewayRequestReceived,
     LayerTruncated,
     MemoryCandidates,
     MemoryCorrected,
@@ -383,6 +384,7 @@ class _Fold:
                 | FrameworkItemPopped()
                 | FrameworkItemsCleared()
                 | FrameworkHistorySeen()
+                | GatewayRequestReceived()
                 | RecallRevisionFailed()
                 | RecallUnavailable()
                 | CompactionRejected()

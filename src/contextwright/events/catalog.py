@@ -573,6 +573,35 @@ class FrameworkHistorySeen:
     fingerprints: tuple[str, ...]
 
 
+@event_type("gateway.request.received")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GatewayRequestReceived:
+    """A body a client sent through the gateway, stored as its change from the one it sent before under the same key.
+
+    The gateway appends it to the run the request went to; no fold of the session reads it,
+    so a run's requests rebuild as before. Rebuilt body by body across the key's runs
+    (``telemetry.misses.client_requests``), it gives what the client changed between two
+    requests even when the change started a new run."""
+
+    key: str
+    """The session key (the first run's session id)."""
+    number: int
+    """The request's place among the key's requests, from 1."""
+    base: int | None = None
+    """The number of the request this one is stored against; None: the whole body is here."""
+    wire: str
+    received_at: str
+    """When the gateway received the request (ISO 8601)."""
+    first_byte_ms: int | None = None
+    """From receipt to the answer's first byte, when one came."""
+    fields: dict[str, Any] = field(default_factory=dict)
+    """Top-level keys whose value is new or changed (lists whose start is unchanged are in ``lists``)."""
+    lists: dict[str, Any] = field(default_factory=dict)
+    """List-valued keys that extend the base's list: ``{"kept": n, "items": [...]}``, the base's first n items, then these."""
+    dropped: tuple[str, ...] = ()
+    """Top-level keys the base had and this body has not."""
+
+
 EventPayload = (
     UserMessage
     | AssistantMessage
@@ -608,6 +637,7 @@ EventPayload = (
     | FrameworkItemPopped
     | FrameworkItemsCleared
     | FrameworkHistorySeen
+    | GatewayRequestReceived
     | RecallRevisionFailed
     | RecallUnavailable
 )

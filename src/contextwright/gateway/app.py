@@ -17,6 +17,7 @@ import asyncio
 import hmac
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -30,7 +31,7 @@ from starlette.routing import Route
 from contextwright.gateway.answers import AnswerReader
 from contextwright.gateway.config import GatewayConfig
 from contextwright.gateway.identity import session_key
-from contextwright.gateway.recorder import KeyQueue, Recorder, Ticket
+from contextwright.gateway.recorder import KeyQueue, Received, Recorder, Ticket
 from contextwright.gateway.upstream import Upstream, open_upstream, unreachable_body, upstream_url
 from contextwright.gateway.wires import PROVIDER_OF, NotAConversation, WireName, parse_request
 from contextwright.log import EventLog, open_log
@@ -81,6 +82,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             request, 413, "request_too_large", f"the body is larger than this gateway accepts ({config.max_body_bytes:,} bytes)"
         )
         body = _Body(request, config.max_body_bytes)
+        arrived = (recorder.engine.clock.now(), time.monotonic())
         if body.declared_too_large:
             return too_large
         wire = _CONVERSATIONS.get(request.url.path.rstrip("/")) if request.method == "POST" else None
@@ -116,8 +118,11 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
             reader = AnswerReader(wire, streamed=streamed)
         forwarded = asyncio.Event()
+        first_byte: list[int] = []
 
         def on_chunk(chunk: bytes) -> None:
+            if not first_byte:
+                first_byte.append(round(1000 * (time.monotonic() - arrived[1])))
             forwarded.set()
             if reader is not None:
                 reader.feed(chunk)
@@ -128,7 +133,8 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
                 answer.set_result(reader.answer() if complete and reader is not None else None)
 
         if config.mode == "observe":
-            _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer)))
+            timing = (arrived[0], first_byte)
+            _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer, timing)))
         return _passed_on(upstream, upstream.body(on_chunk, on_end))
 
     async def _manage(
@@ -164,10 +170,12 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         await upstream.response.aclose()
         return await open_upstream(state["client"], "POST", url, headers, body)
 
-    def _queue(key: str, conversation: Any, answer: asyncio.Future[dict[str, Any] | None]) -> asyncio.Task[Ticket]:
+    def _queue(
+        key: str, conversation: Any, answer: asyncio.Future[dict[str, Any] | None], client: Received | None = None
+    ) -> asyncio.Task[Ticket]:
         """Queue the recording of a request and then of its answer (once ``answer`` resolves) behind the key's earlier jobs."""
         limit = config.upstream_timeout + 60
-        ticket_task = queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation))
+        ticket_task = queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation, client))
 
         async def record_answer() -> None:
             ticket: Ticket = await ticket_task
@@ -181,9 +189,18 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         return ticket_task
 
     async def _record(
-        headers: Any, wire: WireName, body: _Body, forwarded: asyncio.Event, answer: asyncio.Future[dict[str, Any] | None]
+        headers: Any,
+        wire: WireName,
+        body: _Body,
+        forwarded: asyncio.Event,
+        answer: asyncio.Future[dict[str, Any] | None],
+        timing: tuple[Any, list[int]],
     ) -> None:
         """Queue the recording of a request and of its answer, once the client has the answer's first byte.
+
+        The body as sent is recorded too (``timing``: when it arrived, and the time to the
+        answer's first byte once it came), so what the client changed between requests can be
+        named later.
 
         Nothing of the recording runs before that byte has gone: the time to first byte is the
         provider's. Requests of one conversation follow each other (the next is sent once the
@@ -197,12 +214,15 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         if not body.complete:
             return  # the provider answered before the whole request was sent: nothing to read it from
         try:
-            conversation = await asyncio.to_thread(parse_request, wire, json.loads(body.whole()))
+            raw = json.loads(body.whole())
+            conversation = await asyncio.to_thread(parse_request, wire, raw)
         except (ValueError, NotAConversation) as exc:
             logger.debug("gateway: not recorded: %s", exc)
             return
         key, _ = session_key(conversation, headers, responses=recorder.responses)
-        _queue(key, conversation, answer)
+        at, first_byte = timing
+        client = Received(wire=wire, body=raw, at=at, first_byte_ms=first_byte[0] if first_byte else None)
+        _queue(key, conversation, answer, client)
 
     def _keep(task: asyncio.Task[Any]) -> None:
         background.add(task)

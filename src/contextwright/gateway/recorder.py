@@ -25,12 +25,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, TypeVar
 
 from contextwright.canonical import canonical_json
 from contextwright.derive.framework_items import fold_seen_history
 from contextwright.errors import ContextLengthExceeded, ContextwrightError, UsageError
-from contextwright.events.catalog import FrameworkHistorySeen
+from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestReceived
 from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
 from contextwright.integrations import _seams as seams
@@ -42,6 +43,7 @@ from contextwright.runtime.engine import Engine
 from contextwright.runtime.requests import BuiltRequest
 from contextwright.runtime.resume import reopen
 from contextwright.runtime.spec import AgentSpec
+from contextwright.telemetry.misses import body_delta, client_requests
 
 logger = logging.getLogger("contextwright.gateway")
 
@@ -103,19 +105,24 @@ class Recorder:
         self._lock = threading.Lock()
         self.responses: dict[str, str] = {}
         """Response ids recorded here → their session key (for ``previous_response_id``)."""
+        self._clients: OrderedDict[str, tuple[int, dict[str, Any]]] = OrderedDict()
+        """Per session key, the number and body of the last request its client sent (the base of the next one's record)."""
 
     # -- requests ---------------------------------------------------------------------
 
-    def record_request(self, key: str, conversation: Conversation) -> Ticket:
-        """Record what is new in the request and build the engine's request; never raises."""
+    def record_request(self, key: str, conversation: Conversation, client: Received | None = None) -> Ticket:
+        """Record what is new in the request and build the engine's request; never raises.
+
+        ``client`` is the body as the client sent it (observe mode): it is stored, as its change
+        from the key's previous one, in the run the request goes to."""
         try:
-            return self._record_request(key, conversation)
+            return self._record_request(key, conversation, client)
         except Exception:
             logger.exception("gateway: the request of session %s was not recorded", key)
             self._forget(key)
             return Ticket(key=key, run=None, built=False)
 
-    def _record_request(self, key: str, conversation: Conversation) -> Ticket:
+    def _record_request(self, key: str, conversation: Conversation, client: Received | None = None) -> Ticket:
         turns = conversation.turns
         if not turns:
             return Ticket(key=key, run=None, built=False)
@@ -143,7 +150,9 @@ class Recorder:
             record_turns(session, new)
             seams.append(session, [FrameworkHistorySeen(fingerprints=tuple(fingerprints[len(run.fingerprints) :]))])
             run.fingerprints = list(fingerprints)
-        elif run.awaiting:
+        if client is not None:
+            self._note_client(key, runs, run, client)
+        if not new and run.awaiting:
             return Ticket(key=key, run=run, built=True, request=run.request)  # a retry: the request is built already
         try:
             built = session.next_request()
@@ -229,6 +238,53 @@ class Recorder:
             logger.exception("gateway: the answer in session %s was not recorded", run.session_id)
             self._forget(ticket.key)
 
+    # -- what the client sent ---------------------------------------------------------
+
+    def _note_client(self, key: str, runs: list[Run], run: Run, client: Received) -> None:
+        """Store the client's body in ``run`` as its change from the key's previous body (``gateway.request.received``).
+
+        A body with no canonical JSON form (a NaN, say) is not stored; the request is recorded all the same."""
+        try:
+            canonical_json(client.body)
+        except ValueError as exc:
+            logger.warning("gateway: the body sent in session %s is not stored: %s", key, exc)
+            return
+        last = self._last_client(key, runs)
+        fields, lists, dropped = body_delta(last[1] if last else None, client.body)
+        number = last[0] + 1 if last else 1
+        note = GatewayRequestReceived(
+            key=key,
+            number=number,
+            base=last[0] if last else None,
+            wire=client.wire,
+            received_at=client.at.isoformat(),
+            first_byte_ms=client.first_byte_ms,
+            fields=fields,
+            lists=lists,
+            dropped=tuple(dropped),
+        )
+        seams.append(run.session, [note])
+        with self._lock:
+            self._clients[key] = (number, client.body)
+            self._clients.move_to_end(key)
+            while len(self._clients) > self.max_keys:
+                self._clients.popitem(last=False)
+
+    def _last_client(self, key: str, runs: list[Run]) -> tuple[int, dict[str, Any]] | None:
+        """The number and body of the key's last client request: in memory, or rebuilt from its runs in the log.
+
+        The memory holds while the runs' last stored body is its (another gateway on the store may have stored one)."""
+        numbers = [e.payload.number for r in runs for e in r.session.events if e.type == "gateway.request.received"]
+        if not numbers:
+            return None
+        with self._lock:
+            known = self._clients.get(key)
+        if known is not None and known[0] == max(numbers):
+            return known
+        events = [e for s in self.engine.log.sessions() if run_number(key, s) is not None for e in self.engine.log.read(s)]
+        found = client_requests(events).get(key)
+        return (found[-1].number, found[-1].body) if found else None
+
     # -- runs -------------------------------------------------------------------------
 
     @staticmethod
@@ -289,6 +345,16 @@ class Recorder:
         return self.engine.session(
             session_id, agent=agent, model=model_for(conversation), budgets=budgets_for(conversation, self.engine.budgets)
         )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Received:
+    """A request body as the client sent it, when it arrived, and how long its answer took to start."""
+
+    wire: WireName
+    body: dict[str, Any]
+    at: datetime
+    first_byte_ms: int | None = None
 
 
 def model_for(conversation: Conversation) -> ResolvedModel:

@@ -10,16 +10,22 @@ uncached input token on one cause. :func:`with_misses` attaches the result to th
 request records, so summaries, reports and telemetry carry it.
 
 The bodies come from whoever holds them: the replay (it built them), the runtime (a
-session rebuilds any request byte for byte), or a gateway (what the client sent).
+session rebuilds any request byte for byte), or a gateway (what the client sent). The
+gateway stores each body a client sends as its change from the one before under the same
+session key (``gateway.request.received``, :func:`body_delta`); :func:`client_requests`
+rebuilds them across the key's runs and :func:`client_misses` names what the client
+changed between them (a new system text or tool array, a model switch, stripped thinking,
+an edited message), which per-run attribution cannot see: such a change opens a new run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from contextwright.canonical import to_plain
 from contextwright.events.envelope import Event
 from contextwright.providers.cache_sim.anthropic import AnthropicCacheSimulator
 from contextwright.providers.cache_sim.attribution import Attribution, Change, Observed, attribute, observe
@@ -27,7 +33,20 @@ from contextwright.providers.cache_sim.base import CountTokens, SimRequest
 from contextwright.providers.cache_sim.openai import OpenAICacheSimulator
 from contextwright.telemetry.records import RequestRecord
 
-__all__ = ["SessionMisses", "answer_delays", "attribute_session", "engine_changes", "session_misses", "with_misses"]
+__all__ = [
+    "CLIENT_CHANGES",
+    "ClientRequest",
+    "SessionMisses",
+    "answer_delays",
+    "apply_delta",
+    "attribute_session",
+    "body_delta",
+    "client_misses",
+    "client_requests",
+    "engine_changes",
+    "session_misses",
+    "with_misses",
+]
 
 RuleSet = Literal["anthropic", "openai"]
 _RELIEF_YIELDS = {"tool_results_to_pointers": "relief_pass", "recall": "relief_pass", "compaction": "compaction"}
@@ -186,3 +205,116 @@ def session_misses(attributions: Iterable[Attribution]) -> tuple[int, dict[str, 
         for cause, tokens in attribution.by_cause.items():
             by_cause[cause] = by_cause.get(cause, 0) + tokens
     return total, by_cause
+
+
+# -- what a client sent through the gateway ------------------------------------------------
+
+
+CLIENT_CHANGES: frozenset[str] = frozenset(
+    {
+        "system_changed",
+        "tools_changed",
+        "thinking_stripped",
+        "message_edited",
+        "model_switch",
+        "effort_switch",
+        "settings_changed",
+    }
+)
+"""The causes that name something a client changed between two of its requests."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ClientRequest:
+    """A body a client sent through the gateway, rebuilt from the log."""
+
+    key: str
+    number: int
+    session_id: str
+    """The run it was recorded in (``key``, ``key~2``, ...)."""
+    wire: str
+    at: datetime
+    first_byte_after: timedelta | None
+    body: dict[str, Any]
+
+
+def body_delta(base: Mapping[str, Any] | None, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """``body`` as a change from ``base``: changed top-level values, extended lists, dropped keys.
+
+    A list whose first items are the base's (the messages, most often) keeps only what follows
+    them; :func:`apply_delta` puts the body back together exactly."""
+    fields: dict[str, Any] = {}
+    lists: dict[str, Any] = {}
+    for name, value in body.items():
+        before = None if base is None else base.get(name, _MISSING)
+        if base is not None and before == value and name in base:
+            continue
+        if isinstance(value, list) and isinstance(before, list) and before:
+            kept = 0
+            while kept < min(len(before), len(value)) and before[kept] == value[kept]:
+                kept += 1
+            if kept:
+                lists[name] = {"kept": kept, "items": value[kept:]}
+                continue
+        fields[name] = value
+    dropped = [name for name in (base or {}) if name not in body]
+    return fields, lists, dropped
+
+
+_MISSING = object()
+
+
+def apply_delta(
+    base: Mapping[str, Any] | None, fields: Mapping[str, Any], lists: Mapping[str, Any], dropped: Iterable[str]
+) -> dict[str, Any]:
+    """The body :func:`body_delta` described, on ``base`` (plain, mutable values)."""
+    body = {name: value for name, value in to_plain(base or {}).items() if name not in set(dropped)}
+    body.update(to_plain(fields))
+    for name, extension in lists.items():
+        body[name] = list(to_plain(base or {}).get(name, []))[: extension["kept"]] + to_plain(extension["items"])
+    return body
+
+
+def client_requests(events: Iterable[Event]) -> dict[str, list[ClientRequest]]:
+    """Per session key, the bodies its client sent, in order (events of any sessions; runs of one key are joined).
+
+    A body stored against one the log no longer holds is left out."""
+    received = sorted(
+        (e for e in events if e.type == "gateway.request.received"), key=lambda e: (e.payload.key, e.payload.number, e.at)
+    )
+    out: dict[str, list[ClientRequest]] = {}
+    bodies: dict[tuple[str, int], dict[str, Any]] = {}
+    for event in received:
+        p = event.payload
+        if p.base is not None and (p.key, p.base) not in bodies:
+            continue
+        base = bodies.get((p.key, p.base)) if p.base is not None else None
+        body = apply_delta(base, p.fields, p.lists, p.dropped)
+        bodies[(p.key, p.number)] = body
+        out.setdefault(p.key, []).append(
+            ClientRequest(
+                key=p.key,
+                number=p.number,
+                session_id=event.session_id,
+                wire=p.wire,
+                at=datetime.fromisoformat(p.received_at),
+                first_byte_after=None if p.first_byte_ms is None else timedelta(milliseconds=p.first_byte_ms),
+                body=body,
+            )
+        )
+    return out
+
+
+def client_misses(requests: Sequence[ClientRequest], *, count_tokens: CountTokens) -> list[tuple[ClientRequest, Attribution]]:
+    """Each of one key's client requests attributed against the one before it, under its wire's provider's rules.
+
+    What the client changed between two requests is named (``system_changed``, ``tools_changed``,
+    ``model_switch``, ``thinking_stripped``, ``message_edited``, ...), whichever run each went to."""
+    if not requests:
+        return []
+    rule_set: RuleSet = "anthropic" if requests[0].wire == "anthropic" else "openai"
+    session = SessionMisses(rule_set=rule_set, count_tokens=count_tokens)
+    return [
+        (request, session.add(request.at, request.body, first_token_after=request.first_byte_after or timedelta(0)))
+        for request in requests
+    ]
