@@ -28,7 +28,7 @@ from typing import Any, Literal
 from contextwright.canonical import to_plain
 from contextwright.events.envelope import Event
 from contextwright.providers.cache_sim.anthropic import AnthropicCacheSimulator
-from contextwright.providers.cache_sim.attribution import Attribution, Change, Observed, attribute, observe
+from contextwright.providers.cache_sim.attribution import CAUSES, Attribution, Change, Observed, attribute, observe
 from contextwright.providers.cache_sim.base import CountTokens, SimRequest
 from contextwright.providers.cache_sim.openai import OpenAICacheSimulator
 from contextwright.telemetry.records import RequestRecord
@@ -210,17 +210,7 @@ def session_misses(attributions: Iterable[Attribution]) -> tuple[int, dict[str, 
 # -- what a client sent through the gateway ------------------------------------------------
 
 
-CLIENT_CHANGES: frozenset[str] = frozenset(
-    {
-        "system_changed",
-        "tools_changed",
-        "thinking_stripped",
-        "message_edited",
-        "model_switch",
-        "effort_switch",
-        "settings_changed",
-    }
-)
+CLIENT_CHANGES: frozenset[str] = frozenset(CAUSES[CAUSES.index("system_changed") :])
 """The causes that name something a client changed between two of its requests."""
 
 

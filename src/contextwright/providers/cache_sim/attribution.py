@@ -113,6 +113,7 @@ Cause = Literal[
     "below_minimum",
     "beyond_lookback",
     "breakpoint_placement",
+    # What a client changed between two of its requests, last (telemetry.misses reads them from here on).
     "system_changed",
     "tools_changed",
     "thinking_stripped",
