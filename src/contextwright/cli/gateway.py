@@ -36,13 +36,21 @@ def gateway(
     max_body_bytes: int = typer.Option(
         DEFAULT_MAX_BODY_BYTES, "--max-body-bytes", help="Largest request body; larger ones get 413."
     ),
+    tenant: str = typer.Option(
+        "gateway",
+        "--tenant",
+        help="The HTTP service's tenant whose API keys see these sessions (GET /v1/sessions, the console) when "
+        "`contextwright serve` runs on the same store; the service names each one by its log id with / written : "
+        "(claude-code:<id>). Needs the service extra here.",
+    ),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level."),
 ) -> None:
     """Serve the Anthropic and OpenAI APIs locally: point a client's base URL here and its sessions are recorded.
 
     Claude Code: ANTHROPIC_BASE_URL=http://127.0.0.1:8787. Codex: a model provider with
     base_url = "http://127.0.0.1:8787/v1". aider: OPENAI_API_BASE=http://127.0.0.1:8787/v1.
-    The client's own API key goes to the provider and is never stored.
+    The client's own API key goes to the provider and is never stored. A service on the same
+    store lists the sessions to the keys of --tenant (contextwright keys create gateway).
     """
     from contextwright._optional import require
 
@@ -58,6 +66,7 @@ def gateway(
             openai_upstream=openai_upstream,
             gateway_key=gateway_key,
             max_body_bytes=max_body_bytes,
+            tenant=tenant,
         )
         check_reachable(store)
         new = NewStore(store)

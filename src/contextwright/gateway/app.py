@@ -32,6 +32,7 @@ from contextwright.gateway.answers import AnswerReader
 from contextwright.gateway.config import GatewayConfig
 from contextwright.gateway.identity import session_key
 from contextwright.gateway.recorder import KeyQueue, Received, Recorder, Ticket
+from contextwright.gateway.tenancy import open_registry
 from contextwright.gateway.upstream import Upstream, open_upstream, unreachable_body, upstream_url
 from contextwright.gateway.wires import PROVIDER_OF, NotAConversation, WireName, parse_request
 from contextwright.log import EventLog, open_log
@@ -57,7 +58,8 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
     config = config or GatewayConfig()
     owned = log is None
     store = log if log is not None else open_log(config.store)
-    recorder = Recorder(Engine(store))
+    registry = open_registry(config.store, config.tenant)
+    recorder = Recorder(Engine(store), registry=registry)
     queue = KeyQueue()
     timeout = httpx2.Timeout(config.upstream_timeout, connect=min(30.0, config.upstream_timeout))
     state: dict[str, Any] = {}
@@ -72,6 +74,8 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             if background:
                 await asyncio.wait(background, timeout=30)
             await state["client"].aclose()
+            if registry is not None:
+                registry.close()
             if owned:
                 store.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,6 +15,8 @@ ANTHROPIC_API = "https://api.anthropic.com"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """The service's default body limit (``ServiceConfig.max_body_bytes``), the same for the gateway."""
 OPENAI_API = "https://api.openai.com"
+_TENANT = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+"""A service tenant's name (``contextwright.service.store`` checks the same)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -37,6 +40,9 @@ class GatewayConfig:
     """Largest request body accepted (the service's limit); larger ones get 413 before anything is read."""
     upstream_timeout: float = 600.0
     """Seconds to wait for the provider to connect, or between two chunks of its answer."""
+    tenant: str = "gateway"
+    """The HTTP service's tenant the sessions are listed under, when a service shares the store: that
+    tenant's API keys see them in ``GET /v1/sessions`` and the console (see :mod:`~contextwright.gateway.tenancy`)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -47,5 +53,7 @@ class GatewayConfig:
             url = getattr(self, name)
             if not url.startswith(("http://", "https://")):
                 raise UsageError(f"{name} must be an http:// or https:// URL, not {url!r}")
+        if not _TENANT.match(self.tenant):
+            raise UsageError(f"tenant must be 1-63 lowercase letters, digits and dashes, not {self.tenant!r}")
         if self.gateway_key is not None and len(self.gateway_key) < 16:
             raise UsageError("a gateway key must be at least 16 characters long")

@@ -33,6 +33,7 @@ from contextwright.derive.framework_items import fold_seen_history
 from contextwright.errors import ContextLengthExceeded, ContextwrightError, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestReceived
 from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
+from contextwright.gateway.tenancy import Registry
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
 from contextwright.integrations import _seams as seams
 from contextwright.models import ResolvedModel, resolve
@@ -97,8 +98,10 @@ class KeyQueue:
 class Recorder:
     """Records conversations into engine sessions, one run per uninterrupted history."""
 
-    def __init__(self, engine: Engine, *, max_keys: int = 256) -> None:
+    def __init__(self, engine: Engine, *, max_keys: int = 256, registry: Registry | None = None) -> None:
         self.engine = engine
+        self.registry = registry
+        """Where each run opened here is listed for the HTTP service's tenant (None: nowhere)."""
         self.max_keys = max_keys
         """Session keys whose runs stay open in memory; the least recently used are read back from the log when they return."""
         self._runs: OrderedDict[str, list[Run]] = OrderedDict()
@@ -311,6 +314,8 @@ class Recorder:
                 session = reopen(self.engine, session_id)
             except UsageError:
                 continue  # no request was built in it: nothing to continue
+            if self.registry is not None:
+                self.registry.register(session_id, session.agent, session.model)  # recorded before it was listed
             events = session.events
             built = [e for e in events if e.type == "context.request.built"]
             answered = [e for e in events if e.type == "message.assistant"]
@@ -342,9 +347,13 @@ class Recorder:
             tools=conversation.tools,
             control_tools=False,
         )
-        return self.engine.session(
-            session_id, agent=agent, model=model_for(conversation), budgets=budgets_for(conversation, self.engine.budgets)
+        model = model_for(conversation)
+        session = self.engine.session(
+            session_id, agent=agent, model=model, budgets=budgets_for(conversation, self.engine.budgets)
         )
+        if self.registry is not None:
+            self.registry.register(session_id, agent, model)
+        return session
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

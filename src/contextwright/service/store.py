@@ -2,7 +2,8 @@
 
 Keys are ``cw_<key id>_<secret>``. Only the SHA-256 of the secret is stored; a fast
 hash is enough because the secret is 256 random bits, not a password. The registry
-maps a tenant's session id to its id in the log (``<tenant>/<session id>``) and keeps
+maps a tenant's session id to its id in the log (``<tenant>/<session id>``, or the gateway's
+own id for the runs it registers, see :mod:`contextwright.gateway.tenancy`) and keeps
 the agent spec and model the session was opened with, so any worker can serve it.
 """
 
@@ -171,18 +172,22 @@ class ServiceStore(abc.ABC):
     # -- sessions ------------------------------------------------------------------
 
     def register_session(
-        self, tenant: str, session_id: str, *, agent: str, model: str, spec_sha256: str
+        self, tenant: str, session_id: str, *, agent: str, model: str, spec_sha256: str, log_id: str | None = None
     ) -> tuple[RegisteredSession, bool]:
         """Register a session, or find the same one again; return it and whether it is new.
 
         The same id with another spec raises :class:`SessionExists`; an id the event log would
         refuse raises :class:`~contextwright.errors.InvalidSessionId`, before anything is written.
+        ``log_id`` registers a session recorded under another log id (the gateway's runs);
+        by default the log id is ``<tenant>/<session id>``.
         """
-        validate_session_id(log_session_id(tenant, session_id))
+        log_id = log_id if log_id is not None else log_session_id(tenant, session_id)
+        check_tenant(tenant)
+        validate_session_id(log_id)
         record = RegisteredSession(
             tenant=tenant,
             session_id=session_id,
-            log_session_id=log_session_id(tenant, session_id),
+            log_session_id=log_id,
             agent=agent,
             model=model,
             spec_sha256=spec_sha256,
