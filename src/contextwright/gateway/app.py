@@ -101,7 +101,12 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
                 managed = await _manage(request.headers, wire, await body.read(), answer)
             # In observe mode the body goes upstream as it arrives: the provider reads the start while
             # the client still sends the end.
-            content = managed[2] if managed else (body.chunks() if request.method in _BODY_METHODS else await body.read())
+            if managed:
+                content: Any = managed[2]
+            elif body.complete:
+                content = body.whole()  # read to be managed, and not managed after all: it goes as it came
+            else:
+                content = body.chunks() if request.method in _BODY_METHODS else await body.read()
             upstream = await open_upstream(state["client"], request.method, url, request.headers, content)
             if managed and wire and upstream.status in (400, 413):
                 upstream = await _recovered(upstream, managed, wire, url, request.headers)

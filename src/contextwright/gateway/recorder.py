@@ -30,11 +30,12 @@ from typing import Any, TypeVar
 
 from contextwright.canonical import canonical_json
 from contextwright.derive.framework_items import fold_seen_history
-from contextwright.errors import ContextLengthExceeded, ContextwrightError, UsageError
+from contextwright.errors import ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestReceived
 from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
 from contextwright.gateway.tenancy import Registry
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
+from contextwright.gateway.workers import awaiting, catch_up, noted, wait_for_answer
 from contextwright.integrations import _seams as seams
 from contextwright.models import ResolvedModel, resolve
 from contextwright.plan.budgets import BudgetConfig
@@ -50,6 +51,9 @@ logger = logging.getLogger("contextwright.gateway")
 
 MAX_RESPONSE_IDS = 10_000
 """Response ids remembered for ``previous_response_id`` (the oldest are forgotten first)."""
+
+CONFLICT_ATTEMPTS = 3
+"""Attempts at recording a request whose run another worker keeps appending to."""
 
 _OUTPUT_LIMITS = frozenset({"max_tokens", "max_output_tokens", "max_completion_tokens"})
 
@@ -118,12 +122,18 @@ class Recorder:
 
         ``client`` is the body as the client sent it (observe mode): it is stored, as its change
         from the key's previous one, in the run the request goes to."""
-        try:
-            return self._record_request(key, conversation, client)
-        except Exception:
-            logger.exception("gateway: the request of session %s was not recorded", key)
-            self._forget(key)
-            return Ticket(key=key, run=None, built=False)
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                return self._record_request(key, conversation, client)
+            except SeqConflict:
+                # Another worker appended to the run between this one's read and its write: read it again.
+                logger.info("gateway: session %s moved on another worker (attempt %d)", key, attempt)
+                self._forget(key)
+            except Exception:
+                logger.exception("gateway: the request of session %s was not recorded", key)
+                self._forget(key)
+                break
+        return Ticket(key=key, run=None, built=False)
 
     def _record_request(self, key: str, conversation: Conversation, client: Received | None = None) -> Ticket:
         turns = conversation.turns
@@ -132,6 +142,9 @@ class Recorder:
         fingerprints = [turn.fingerprint for turn in turns]
         agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
         runs = self._known_runs(key)
+        for known in runs:
+            if known.agent == agent:
+                wait_for_answer(known, fingerprints)
         chained = self._chained(runs, conversation.hints.get("previous_response_id"))
         if chained is not None:
             # A stored conversation: the client sends only what follows the response it names.
@@ -140,8 +153,11 @@ class Recorder:
             fingerprints = chained.fingerprints + fingerprints
         else:
             run = continued_run(runs, fingerprints, agent)
+            if run is None:
+                runs = self._with_runs_opened_elsewhere(key, runs)
+                run = continued_run(runs, fingerprints, agent)
         if run is None:
-            number = 1 + max((run_number(key, r.session_id) or 0 for r in runs), default=self._last_run_number(key))
+            number = 1 + max([self._last_run_number(key), *(run_number(key, r.session_id) or 0 for r in runs)])
             run = Run(session_id=run_id(key, number), agent=agent, session=self._open(run_id(key, number), conversation))
             runs.append(run)
             if number > 1:
@@ -301,12 +317,17 @@ class Recorder:
         """The key's runs: tracked in memory, or read back from the log once (after a restart)."""
         with self._lock:
             runs = self._runs.get(key)
+            tracked = runs is not None
             if runs is not None:
                 self._runs.move_to_end(key)
-                return runs
-            runs = self._runs[key] = []
-            while len(self._runs) > self.max_keys:
-                self._runs.popitem(last=False)
+            else:
+                runs = self._runs[key] = []
+                while len(self._runs) > self.max_keys:
+                    self._runs.popitem(last=False)
+        if tracked:
+            for run in runs:
+                catch_up(run)  # another worker may have appended to it
+            return runs
         for session_id in self.engine.log.sessions():
             if run_number(key, session_id) is None:
                 continue
@@ -317,8 +338,6 @@ class Recorder:
             if self.registry is not None:
                 self.registry.register(session_id, session.agent, session.model)  # recorded before it was listed
             events = session.events
-            built = [e for e in events if e.type == "context.request.built"]
-            answered = [e for e in events if e.type == "message.assistant"]
             runs.append(
                 Run(
                     session_id=session_id,
@@ -327,10 +346,18 @@ class Recorder:
                     ),
                     session=session,
                     fingerprints=fold_seen_history(events),
-                    awaiting=bool(built) and (not answered or built[-1].seq > answered[-1].seq),
+                    awaiting=awaiting(events) or not noted(events),
                 )
             )
         return runs
+
+    def _with_runs_opened_elsewhere(self, key: str, runs: list[Run]) -> list[Run]:
+        """``runs``, read back again from the log when it holds runs of ``key`` this worker does not track."""
+        tracked = {run.session_id for run in runs}
+        if all(run_number(key, s) is None or s in tracked for s in self.engine.log.sessions()):
+            return runs
+        self._forget(key)
+        return self._known_runs(key)
 
     def _last_run_number(self, key: str) -> int:
         return max((run_number(key, s) or 0 for s in self.engine.log.sessions()), default=0)

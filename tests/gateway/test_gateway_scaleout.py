@@ -1,0 +1,184 @@
+"""Two gateway processes on one store, behind one client: a session alternates between them, one is killed mid-stream.
+
+The requests of one Claude Code session go to worker A, then B, then A; A is killed
+(SIGKILL, by its PID) while it streams the third answer. No part of that answer is in
+the log; the client's retry through B records the whole answer once, in the same run,
+and the next request through B continues it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+
+from contextwright.log import open_log
+from contextwright.testing.service import free_port, serving
+from contextwright.testing.sse import stream_bytes
+from contextwright.testing.upstream import FakeUpstream, Reply, anthropic_message
+from tests.gateway.test_observe import ANSWER_1, ANSWER_2, CC_SESSION, FIRST, KEY, SECOND, claude_body
+from tests.service.conftest import _store_url
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+PARTIAL = "The first half of an answer"
+WHOLE = anthropic_message({"type": "text", "text": "All 42 tests pass."})
+LAST = anthropic_message({"type": "text", "text": "You are welcome."})
+
+
+class GatewayProcess:
+    """``contextwright gateway`` in its own process on a loopback port, to kill by its PID."""
+
+    def __init__(self, store: str, upstream: str, mode: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.stderr = tempfile.TemporaryFile(mode="a+b")
+        command = [sys.executable, "-m", "contextwright", "gateway", "--store", store, "--port", str(self.port)]
+        command += ["--mode", mode, "--anthropic-upstream", upstream, "--openai-upstream", upstream]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self.stderr)
+
+    def wait_ready(self, timeout: float = 60.0) -> GatewayProcess:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the gateway exited at start: {self.errors()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the gateway did not start in {timeout} s") from None
+                time.sleep(0.05)
+
+    def errors(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    urls = _store_url(request.param, tmp_path_factory, request)
+    yield next(urls)
+    next(urls, None)
+
+
+def headers() -> dict[str, str]:
+    return {"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"}
+
+
+def send(url: str, body: dict[str, Any]) -> httpx2.Response:
+    return httpx2.post(url + "/v1/messages", content=json.dumps(body).encode(), headers=headers(), timeout=60)
+
+
+@pytest.mark.parametrize("mode", ["manage", "observe"])
+def test_two_gateways_share_a_session_and_a_killed_one_leaves_no_partial_answer(store_url: str, mode: str) -> None:
+    upstream = FakeUpstream()
+    partial = anthropic_message({"type": "text", "text": PARTIAL + " that never ends." * 20})
+    replies = [Reply(body=ANSWER_1), Reply(body=ANSWER_2), Reply(body=partial), Reply(body=WHOLE), Reply(body=LAST)]
+    upstream.script = lambda received: replies.pop(0)
+    third = SECOND + [{"role": "assistant", "content": ANSWER_2["content"]}, {"role": "user", "content": "Run the tests."}]
+    fourth = third + [{"role": "assistant", "content": WHOLE["content"]}, {"role": "user", "content": "Thanks."}]
+    with serving(upstream) as up:
+        a, b = GatewayProcess(store_url, up, mode), GatewayProcess(store_url, up, mode)
+        log = None
+        try:
+            a.wait_ready(), b.wait_ready()
+            # Each request goes out as soon as the answer before it is read: A, B, then A again.
+            assert send(a.url, claude_body(FIRST)).status_code == 200
+            assert send(b.url, claude_body(SECOND)).status_code == 200
+
+            # A streams the third answer slowly and is killed once the client has its first bytes.
+            upstream.event_delay = 0.1
+            got = b""
+            with pytest.raises(httpx2.HTTPError):  # the cut comes while the stream is read
+                with httpx2.stream(
+                    "POST", a.url + "/v1/messages", content=json.dumps(claude_body(third)).encode(), headers=headers(), timeout=60
+                ) as response:
+                    assert response.status_code == 200
+                    for chunk in response.iter_raw():
+                        got += chunk
+                        if got.count(b"text_delta") >= 4 and a.process.poll() is None:
+                            a.kill()
+            assert a.process.returncode == -signal.SIGKILL
+            upstream.event_delay = 0.0
+
+            log = open_log(store_url)
+            assert b'"The fir"' in got and b'"st half"' in got  # the client had the start of the answer
+            assert not any("The first" in repr(e.payload) for e in log.read(CC_SESSION))
+            assert [e.type for e in log.read(CC_SESSION)].count("message.assistant") == 2
+
+            # The client's retry through B: the same session, its run goes on, the whole answer once.
+            retried = send(b.url, claude_body(third))
+            assert retried.status_code == 200 and retried.content == stream_bytes(WHOLE), b.errors()[-3000:]
+            assert send(b.url, claude_body(fourth)).status_code == 200
+            deadline = time.monotonic() + 20
+            while [e.type for e in log.read(CC_SESSION)].count("model.response") < 4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.2)  # the fingerprint note follows the answer
+
+            events = log.read(CC_SESSION)
+            types = [e.type for e in events]
+            assert [s for s in log.sessions() if s.startswith(CC_SESSION)] == [CC_SESSION]  # one run: none was rewritten
+            answers = [e.payload.text for e in events if e.type == "message.assistant"]
+            assert answers == ["", "A README and a src folder.", "All 42 tests pass.", "You are welcome."]
+            assert [e.payload.text for e in events if e.type == "message.user"] == ["What is here?", "Run the tests.", "Thanks."]
+            assert types.count("tool.result") == 1
+            assert types.count("context.request.built") == 4
+            usage = [e.payload.request_index for e in events if e.type == "model.response"]
+            assert usage == [0, 1, 2, 3]
+        finally:
+            for worker in (a, b):
+                worker.stop()
+            if log is not None:
+                log.close()
+        assert "Traceback" not in b.errors(), b.errors()[-3000:]
+
+
+def test_a_worker_waits_for_the_answer_another_worker_is_recording(tmp_path: Any) -> None:
+    """The client has the answer and sends its next request to worker B before worker A recorded it: B waits for A."""
+    from contextwright.gateway.recorder import Recorder
+    from contextwright.gateway.wires import parse_request
+    from contextwright.runtime.engine import Engine
+
+    store = f"sqlite:///{tmp_path}/store.db"
+    with open_log(store) as log_a, open_log(store) as log_b:
+        a, b = Recorder(Engine(log_a)), Recorder(Engine(log_b))
+        ticket = a.record_request(CC_SESSION, parse_request("anthropic", claude_body(FIRST)))
+        assert ticket.built
+        late = threading.Timer(0.5, a.record_answer, args=(ticket, ANSWER_1))
+        late.start()
+        started = time.monotonic()
+        second = b.record_request(CC_SESSION, parse_request("anthropic", claude_body(SECOND)))
+        waited = time.monotonic() - started
+        late.join()
+        b.record_answer(second, ANSWER_2)
+        events = log_b.read(CC_SESSION)
+        runs = [s for s in log_b.sessions() if s.startswith(CC_SESSION)]
+    assert 0.4 < waited < 5
+    types = [e.type for e in events]
+    # A's answer once, with its usage; then B's request and answer: no answer recorded twice, no usage lost.
+    assert types.count("message.assistant") == 2 and types.count("context.request.built") == 2
+    assert [e.payload.request_index for e in events if e.type == "model.response"] == [0, 1]
+    assert runs == [CC_SESSION]
