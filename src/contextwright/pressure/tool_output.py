@@ -31,7 +31,7 @@ from contextwright.items.region_a import READ_TOOL_NAME as READ_TOOL_NAME  # def
 from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
 from contextwright.pressure.compressors import KIND_ALIASES, auto_budget, detect_kind
 from contextwright.pressure.compressors.normalize import lossless
-from contextwright.pressure.compressors.pipeline import compress_text
+from contextwright.pressure.compressors.pipeline import NOISY_KINDS, compress_text
 from contextwright.pressure.output_view import bounded_view
 
 # Sent with every request: worded for the model and no longer than it needs. The handler
@@ -53,9 +53,6 @@ READ_TOOL_SCHEMA = {
 }
 READ_MAX_CHARS = 20_000
 _NOT_COMMAND_OUTPUT = frozenset({"generic", "json"})
-NOISY_KINDS = frozenset({"build", "cargo-test", "go-test", "jest", "package-install", "pytest", "rustc", "scala-test"})
-"""Kinds whose outputs carry real noise (passing tests, download progress, build chatter): their noise
-filter runs whatever the room. Every other kind's lines are its content."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
