@@ -250,13 +250,16 @@ def test_the_proxy_logger_picks_the_session_from_the_call_metadata() -> None:
     assert not any(e.type == "message.assistant" for e in first.events)
 
 
-def test_a_session_logger_skips_calls_that_name_another_session() -> None:
+def test_a_session_logger_records_only_calls_that_name_its_session() -> None:
     _, session, _ = open_session("lit-own")
     logger = ContextwrightLogger(session)
     session.user("Hello.")
     session.next_request()
     response = litellm.ModelResponse(**{k: v for k, v in chat_answer("Hi.").items() if k != "usage"})
     logger.log_success_event({"litellm_params": {"metadata": {METADATA_KEY: "someone-else"}}}, response, None, None)
+    assert logger.recorded == []
+    # A call that names no session may be another's: LiteLLM hands every call to every logger it has seen.
+    logger.log_success_event({"litellm_params": {}}, response, None, None)
     assert logger.recorded == []
     logger.log_success_event({"litellm_params": {"metadata": {METADATA_KEY: "lit-own"}}}, response, None, None)
     assert [e.type for e in logger.recorded] == ["message.assistant"]

@@ -31,9 +31,10 @@ thread, or a background task for async and streamed calls), so its records are l
 for a loop that goes on at once: use ``session.send`` there. LiteLLM keeps every logger
 it is given in process-wide lists, per-call ``callbacks=`` included (litellm
 ``litellm_core_utils/logging_callback_manager.py``), so a logger hears every later
-call: a logger for one session skips calls whose metadata names another session
-(``metadata={"contextwright_session": id}``), or takes a ``resolve`` function that picks
-the session from the call's keyword arguments.
+call: a logger for one session records only the calls whose metadata names it
+(``metadata={"contextwright_session": id}``) and skips the rest, those that name no session
+included, or takes a ``resolve`` function that picks the session from the call's keyword
+arguments.
 See https://docs.litellm.ai/docs/observability/custom_callback and
 https://docs.litellm.ai/docs/proxy/call_hooks.
 """
@@ -95,7 +96,8 @@ class ContextwrightLogger(_CustomLogger):
     def _own_session(session: Session | None) -> Resolve:
         def resolve(kwargs: dict[str, Any]) -> Session | None:
             named = call_metadata(kwargs).get(METADATA_KEY)
-            return session if named is None or session is None or named == session.id else None
+            # A call that names no session may be anyone's: every logger hears every later call.
+            return session if session is not None and named == session.id else None
 
         return resolve
 
