@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -19,6 +16,7 @@ from contextwright.service import ServiceConfig, create_app
 from contextwright.testing.service import serving
 from contextwright.testing.upstream import Reply
 from tests.gateway.test_observe import ANSWER_1, ANSWER_2, CC_SESSION, FIRST, SECOND, claude_body, post
+from tests.service.test_console_browser import browser  # noqa: F401  # the headless Chromium fixture
 
 SERVICE_ID = "claude-code:" + CC_SESSION.split("/", 1)[1]
 
@@ -91,33 +89,7 @@ def test_a_service_id_holds_no_slash_and_fits_the_service() -> None:
 # -- the console ------------------------------------------------------------------------
 
 
-def _binary(env: str, *names: str) -> str | None:
-    found = os.environ.get(env) or next((shutil.which(n) for n in names if shutil.which(n)), None)
-    return found if found and Path(found).exists() else None
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    webdriver = pytest.importorskip(
-        "selenium.webdriver", reason='the console test needs selenium: pip install "contextwright[dev]"'
-    )
-    chromium = _binary("CHROMIUM", "chromium", "chromium-browser")
-    driver_path = _binary("CHROMEDRIVER", "chromedriver")
-    if chromium is None or driver_path is None:
-        pytest.skip("needs Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,2000", "--disable-gpu"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def test_the_console_lists_a_gateway_session_and_shows_its_requests(browser: Any, shared: tuple[Any, str, Any]) -> None:
+def test_the_console_lists_a_gateway_session_and_shows_its_requests(browser: Any, shared: tuple[Any, str, Any]) -> None:  # noqa: F811  # the imported fixture
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
