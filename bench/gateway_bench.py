@@ -45,7 +45,7 @@ def _wait(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while True:
         if process.poll() is not None:
-            raise RuntimeError(f"a server exited at start ({process.args})")
+            raise RuntimeError(f"a server exited at start ({process.args!r})")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
