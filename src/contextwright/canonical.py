@@ -94,6 +94,31 @@ def plain_canonical_bytes(value: Any) -> bytes:
     return _utf8(_pure_json(value), value)
 
 
+def has_surrogate(text: str) -> bool:
+    """True when ``text`` holds a lone surrogate: it has no UTF-8 form, so no canonical bytes."""
+    # UTF-8 encoding refuses exactly the surrogate code points, and runs far faster than a regex scan.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def fast_parser_accepts(data: bytes) -> bool:
+    """True when the fast parser (``orjson``, the ``fast`` extra) reads ``data`` as JSON.
+
+    It refuses non-finite numbers and lone surrogates itself, so an accepted body holds
+    neither. False when it refuses ``data``, and always without the extra.
+    """
+    if _orjson is None:
+        return False
+    try:
+        _orjson.loads(data)
+    except _orjson.JSONDecodeError:
+        return False
+    return True
+
+
 def fast_encoder_available() -> bool:
     """True when the optional fast encoder (``orjson``, the ``fast`` extra) is installed."""
     return _orjson is not None

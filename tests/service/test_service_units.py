@@ -252,12 +252,13 @@ def test_the_worker_keeps_cached_sessions_bounded_by_the_events_they_hold(tmp_pa
 
 @pytest.mark.parametrize("fast", [True, False], ids=["orjson", "standard-library"])
 def test_the_gate_finds_values_with_no_canonical_form_with_either_parser(monkeypatch, fast):
+    from contextwright import canonical
     from contextwright.service import gate
     from contextwright.service.problems import Problem
 
     if not fast:
-        monkeypatch.setattr(gate, "_orjson", None)
-    elif gate._orjson is None:
+        monkeypatch.setattr(canonical, "_orjson", None)  # the gate's fast parser is canonical's
+    elif not canonical.fast_encoder_available():
         pytest.skip("the fast parser is the `fast` extra")
     for body, where, kind in (
         (b'{"a": [1, {"b": NaN}]}', ["body", "a", "1", "b"], "finite_number"),

@@ -21,6 +21,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from contextwright.canonical import has_surrogate
 from contextwright.events import _schema
 
 # Far below the limits of events.limits, so a payload checked here can never break them
@@ -76,18 +77,9 @@ def _unproven(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
 
 
 def _check_str(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
-    if type(value) is not str or (not value.isascii() and _has_surrogate(value)):
+    if type(value) is not str or (not value.isascii() and has_surrogate(value)):
         raise _Unproven
     return value, value
-
-
-def _has_surrogate(text: str) -> bool:
-    # UTF-8 encoding refuses exactly the surrogate code points, and runs far faster than a regex scan.
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _check_int(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
@@ -183,7 +175,7 @@ def _mapping_checker(item: Checker) -> Checker:
         plain = {}
         typed = {}
         for key in sorted(value):  # raises TypeError on mixed key types; type(key) below refuses the rest
-            if type(key) is not str or (not key.isascii() and _has_surrogate(key)):
+            if type(key) is not str or (not key.isascii() and has_surrogate(key)):
                 raise _Unproven
             plain[key], typed[key] = item(value[key], depth + 1, budget)
         # Always a new proxy, as decoding makes: one passed in may wrap a dict its caller still changes.

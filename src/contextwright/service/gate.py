@@ -7,15 +7,14 @@ cannot write, and cannot make the server buffer more than the limit.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from collections.abc import Awaitable, Callable, MutableMapping
-from types import ModuleType
 from typing import Any
 
 import anyio.to_thread
 
+from contextwright.canonical import fast_parser_accepts, has_surrogate
 from contextwright.errors import ContextwrightError
 from contextwright.service.limits import RateLimit, RateLimiter, retry_after
 from contextwright.service.problems import MEDIA_TYPE, Problem, problem_for
@@ -149,17 +148,6 @@ class Gate:
         return b"".join(chunks)
 
 
-def _load_orjson() -> ModuleType | None:
-    # The fast parser when the `fast` extra is installed; the standard library's otherwise.
-    try:
-        return importlib.import_module("orjson")
-    except ImportError:
-        return None
-
-
-_orjson = _load_orjson()
-
-
 def check_json_values(body: bytes) -> None:
     """Refuse a JSON body holding a non-finite number or a lone surrogate, with a 422 naming where.
 
@@ -169,12 +157,8 @@ def check_json_values(body: bytes) -> None:
     to answer. The fast parser refuses all three itself, so only a body it refuses (or every
     body, without it) is parsed again here to say what and where.
     """
-    if _orjson is not None:
-        try:
-            _orjson.loads(body)
-            return
-        except _orjson.JSONDecodeError:
-            pass
+    if fast_parser_accepts(body):
+        return
     try:
         value = json.loads(body)
     except (ValueError, RecursionError):
@@ -195,11 +179,11 @@ def _bad_value(value: Any) -> tuple[list[str], str, str] | None:
         if isinstance(item, float) and not math.isfinite(item):
             what = "NaN" if math.isnan(item) else "an infinite number (or one too large for a 64-bit float, such as 1e400)"
             return path, f"{what} has no JSON form; send finite numbers", "finite_number"
-        if isinstance(item, str) and _has_surrogate(item):
+        if isinstance(item, str) and has_surrogate(item):
             return path, "holds a lone surrogate, which is not valid Unicode text", "unicode_text"
         if isinstance(item, dict):
             for key, child in reversed(item.items()):
-                if _has_surrogate(key):
+                if has_surrogate(key):
                     return (
                         [*path, key.encode("utf-8", "backslashreplace").decode()],
                         "the key holds a lone surrogate",
@@ -209,14 +193,6 @@ def _bad_value(value: Any) -> tuple[list[str], str, str] | None:
         elif isinstance(item, list):
             stack.extend((child, [*path, str(index)]) for index, child in reversed(list(enumerate(item))))
     return None
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _noting_retries(state: MutableMapping[str, Any], send: Send) -> Send:
