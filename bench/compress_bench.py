@@ -10,7 +10,7 @@ the sample carries a failure, no kind hint):
 * head+tail truncation cut to the same number of tokens as ours, sample by sample;
 * latency of the public call per 100 KB, with the default token counter.
 
-The hand-written outputs of tools the corpus lacks (``tests/pressure/unseen_samples.py``)
+The hand-written outputs of tools the corpus lacks (``tests/tool_outputs/unseen_samples.py``)
 get the same treatment in a second table. Prints both tables and writes them into
 ``docs/benchmarks.md``; the default-settings summary also goes into ``docs/tool-outputs.md``.
 
@@ -43,8 +43,8 @@ from pathlib import Path
 from _docs import BENCHMARKS, machine_load, update_section
 
 from contextwright.budget.tokenizers import exact_token_counter
-from contextwright.pressure.compressors import calibrated_token_count, compress, detect_kind, normalize
 from contextwright.testing.corpus import corpus_path, missing_reason
+from contextwright.tool_outputs.compressors import calibrated_token_count, compress, detect_kind, normalize
 
 TOOL_OUTPUTS_DOC = Path(__file__).resolve().parents[1] / "docs" / "tool-outputs.md"
 QUICK_MAX_BYTES = 50_000
@@ -330,7 +330,7 @@ The aggregate is dominated by a few very large listings and logs (a 947 KB `git 
 
 ### Outputs of tools the corpus lacks (hand-written in their real shapes)
 
-`tests/pressure/unseen_samples.py`: reek, cargo build, rubocop, eslint, go vet, mypy, tsc,
+`tests/tool_outputs/unseen_samples.py`: reek, cargo build, rubocop, eslint, go vet, mypy, tsc,
 jest, gradle, dotnet test, terraform, kubectl, rspec, webpack via npm, maven, docker
 build, PHPUnit, a service log, unittest, pylint, mix test, mocha, black, hadolint, make
 with gcc, shellcheck, kubectl get, minitest, ansible, eslint compact, terraform plan,

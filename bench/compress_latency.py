@@ -7,7 +7,7 @@ summed. Small outputs weigh the per-call work (splitting, detection, counting) m
 large ones, so each set is also broken down by output size.
 
 Sets: the shared corpus (``shared/tool-outputs``), the hand-written outputs of tools the
-corpus lacks (``tests/pressure/unseen_samples.py``), and, with ``--small DIR``, a directory
+corpus lacks (``tests/tool_outputs/unseen_samples.py``), and, with ``--small DIR``, a directory
 of real outputs (``*.txt``) of failed runs kept outside the repository; a set that is
 absent is skipped with the reason printed.
 
@@ -43,8 +43,8 @@ from pathlib import Path
 
 from _docs import machine_load
 
-from contextwright.pressure.compressors import calibrated_token_count, compress
 from contextwright.testing.corpus import corpus_path, missing_reason
+from contextwright.tool_outputs.compressors import calibrated_token_count, compress
 
 SIZE_BANDS: tuple[tuple[str, int, float], ...] = (
     ("< 4 KB", 0, 4_096),

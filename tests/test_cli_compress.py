@@ -10,9 +10,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from contextwright.cli import app
-from contextwright.pressure.compressors import LINE_MARKER_RE, calibrated_token_count, default_token_count
+from contextwright.tool_outputs.compressors import LINE_MARKER_RE, calibrated_token_count, default_token_count
 
-sys.path.insert(0, str(Path(__file__).parent / "pressure"))
+sys.path.insert(0, str(Path(__file__).parent / "tool_outputs"))
 import pressure_samples as samples
 import unseen_samples as unseen
 

@@ -16,7 +16,6 @@ from contextwright.errors import ContextwrightError
 from contextwright.events import Event, NewEvent
 from contextwright.log import EventLog, open_log
 from contextwright.plan.budgets import BudgetConfig
-from contextwright.pressure.tool_output import ToolOutputPolicy
 from contextwright.runtime import (
     AgentSpec,
     BuiltRequest,
@@ -28,6 +27,7 @@ from contextwright.runtime import (
     Session,
     Tool,
 )
+from contextwright.tool_outputs.arrival import ToolOutputPolicy
 
 __all__ = [
     "AgentSpec",

@@ -8,7 +8,7 @@ from contextwright.assembly.request import TextPart, ToolResultPart
 from contextwright.derive.surface import fold
 from contextwright.errors import StorageUnavailable
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.pressure.compactor import compact
+from contextwright.relief.compactor import compact
 from contextwright.runtime.errors import ArchiveFailed, EscalationRequired
 from contextwright.testing.fakes import open_session
 

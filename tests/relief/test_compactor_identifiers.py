@@ -10,7 +10,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.pressure import compactor
+from contextwright.relief import compactor
 
 UNANCHORED = re.compile(
     r"[\w./-]+\.(?:py|ts|js|go|rs|java|md|json|toml|yaml|yml|cfg|txt)\b|\b[A-Z][A-Za-z]+(?:Error|Exception)\b"

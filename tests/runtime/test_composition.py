@@ -13,7 +13,7 @@ from contextwright.assembly.assemble import BudgetExceeded
 from contextwright.errors import MalformedPayload
 from contextwright.events import AssistantMessage
 from contextwright.plan.budgets import BudgetConfig
-from contextwright.pressure.compactor import CompactionResult, compact
+from contextwright.relief.compactor import CompactionResult, compact
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.resume import reopen
 from contextwright.testing.fakes import TEST_SECRET, open_session

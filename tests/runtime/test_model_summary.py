@@ -21,7 +21,7 @@ import httpx2  # noqa: E402
 
 from contextwright.derive.surface import fold  # noqa: E402
 from contextwright.events import AssistantMessage, ToolCall  # noqa: E402
-from contextwright.pressure.compactor import HEADER, compact  # noqa: E402
+from contextwright.relief.compactor import HEADER, compact  # noqa: E402
 from contextwright.runtime.model_summary import ModelSummarizer  # noqa: E402
 from contextwright.testing.fakes import open_session, sample_agent, sample_model  # noqa: E402
 

@@ -7,7 +7,7 @@ import pytest
 from contextwright.assembly.request import TextPart, ToolResultPart
 from contextwright.errors import UsageError
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.pressure.ranking import least_relevant_first, relevance
+from contextwright.relief.ranking import least_relevant_first, relevance
 from contextwright.telemetry.stability import find_drift
 from contextwright.testing.fakes import open_session
 

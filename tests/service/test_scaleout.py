@@ -115,7 +115,7 @@ def test_concurrent_compaction_attempts_compact_once(store_url):
     entered = threading.Event()
 
     def slow_compact(surface, **options):
-        from contextwright.pressure.compactor import compact
+        from contextwright.relief.compactor import compact
 
         calls.append(surface.upto_seq)
         entered.set()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize
+from contextwright.tool_outputs.compressors import compress, normalize
 
 
 def shown(text: str) -> set[str]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pressure_samples as samples
 
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.pressure.compressors.normalize import lossless
-from contextwright.pressure.tool_output import ToolOutputPolicy, prepare_output
 from contextwright.testing.fakes import open_session
+from contextwright.tool_outputs.arrival import ToolOutputPolicy, prepare_output
+from contextwright.tool_outputs.compressors.normalize import lossless
 
 POINTER = "sha256:" + "c" * 64
 

@@ -8,7 +8,7 @@ choose. They run as the command line runs them: ``budget_tokens="auto"``, ``exit
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize
+from contextwright.tool_outputs.compressors import compress, normalize
 
 
 def _kept(text: str, exit_code: int | None = 1) -> set[str]:

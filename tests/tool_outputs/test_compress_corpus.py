@@ -13,8 +13,8 @@ from functools import cache
 
 import pytest
 
-from contextwright.pressure.compressors import compress, detect_kind, normalize
 from contextwright.testing.corpus import corpus_path, missing_reason
+from contextwright.tool_outputs.compressors import compress, detect_kind, normalize
 
 pytestmark = pytest.mark.corpus
 

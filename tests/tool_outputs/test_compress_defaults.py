@@ -13,11 +13,11 @@ import pressure_samples as samples
 import pytest
 import unseen_samples as unseen
 
-from contextwright.pressure.compressors import LINE_MARKER_RE, auto_budget, compress, detect_kind, normalize
-from contextwright.pressure.compressors.binary import escape_controls, sniff_binary
-from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS
-from contextwright.pressure.tool_output import ToolOutputPolicy, prepare_output
 from contextwright.testing.corpus import corpus_path
+from contextwright.tool_outputs.arrival import ToolOutputPolicy, prepare_output
+from contextwright.tool_outputs.compressors import LINE_MARKER_RE, auto_budget, compress, detect_kind, normalize
+from contextwright.tool_outputs.compressors.binary import escape_controls, sniff_binary
+from contextwright.tool_outputs.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS
 
 POINTER = "sha256:" + "ab" * 32
 

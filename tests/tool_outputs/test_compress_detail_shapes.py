@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import unseen_samples as unseen
 
-from contextwright.pressure.compressors import compress, normalize
-from contextwright.pressure.compressors.generic import is_exception_line, is_failure_line, is_location_line
-from contextwright.pressure.compressors.marks import MUST
-from contextwright.pressure.compressors.pipeline import analyse
+from contextwright.tool_outputs.compressors import compress, normalize
+from contextwright.tool_outputs.compressors.generic import is_exception_line, is_failure_line, is_location_line
+from contextwright.tool_outputs.compressors.marks import MUST
+from contextwright.tool_outputs.compressors.pipeline import analyse
 
 
 def _shown(text: str) -> set[str]:

@@ -13,7 +13,7 @@ import re
 import pressure_samples as samples
 import pytest
 
-from contextwright.pressure.compressors import LINE_MARKER_RE, compress
+from contextwright.tool_outputs.compressors import LINE_MARKER_RE, compress
 
 # A line that, on its own, would tell a reader the run went fine.
 PASS_ONLY = re.compile(

@@ -12,11 +12,11 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.pressure import compressors
-from contextwright.pressure.cap import is_marker
-from contextwright.pressure.compressors import LINE_MARKER_RE, compress, default_token_count
-from contextwright.pressure.compressors.normalize import normalize_lines
-from contextwright.pressure.compressors.pipeline import SHORT_CHARS, SHORT_LINES, analyse
+from contextwright.tool_outputs import compressors
+from contextwright.tool_outputs.cap import is_marker
+from contextwright.tool_outputs.compressors import LINE_MARKER_RE, compress, default_token_count
+from contextwright.tool_outputs.compressors.normalize import normalize_lines
+from contextwright.tool_outputs.compressors.pipeline import SHORT_CHARS, SHORT_LINES, analyse
 
 POINTER = "cw://artifact/sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 
@@ -230,7 +230,7 @@ def test_identical_bytes_across_processes():
     text, _ = samples.jest_run(passing=40)
     script = (
         "import sys, hashlib\n"
-        "from contextwright.pressure.compressors import compress\n"
+        "from contextwright.tool_outputs.compressors import compress\n"
         "out = compress(sys.stdin.read(), budget_tokens=90, pointer='p').text\n"
         "print(hashlib.sha256(out.encode()).hexdigest())\n"
     )
@@ -267,7 +267,7 @@ def test_public_surface_is_pinned():
 
 
 def test_a_remembered_kind_is_the_kind_detected_afresh() -> None:
-    from contextwright.pressure.compressors.detect import _REMEMBERED_CHARS, detect_kind, detect_lines
+    from contextwright.tool_outputs.compressors.detect import _REMEMBERED_CHARS, detect_kind, detect_lines
 
     git_status = "On branch main\nnothing to commit, working tree clean\n"
     long_status = git_status + "x" * _REMEMBERED_CHARS  # over the bound: detected every time, never remembered

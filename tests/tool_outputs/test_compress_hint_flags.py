@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from unseen_samples import UNSEEN
 
-from contextwright.pressure.compressors import generic
-from contextwright.pressure.compressors.literals import required_literals
-from contextwright.pressure.compressors.normalize import normalize_lines
+from contextwright.tool_outputs.compressors import generic
+from contextwright.tool_outputs.compressors.literals import required_literals
+from contextwright.tool_outputs.compressors.normalize import normalize_lines
 
 _TRICKY_LINES = [
     "",

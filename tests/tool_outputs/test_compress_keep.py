@@ -12,9 +12,9 @@ import json
 import pytest
 
 from contextwright.errors import UsageError
-from contextwright.pressure.compressors import calibrated_token_count, compress, normalize
-from contextwright.pressure.compressors.pipeline import NOISY_KINDS
 from contextwright.testing.corpus import corpus_path, missing_reason
+from contextwright.tool_outputs.compressors import calibrated_token_count, compress, normalize
+from contextwright.tool_outputs.compressors.pipeline import NOISY_KINDS
 
 SETTINGS = ("keep", "auto", 100, 500, 2_000)
 

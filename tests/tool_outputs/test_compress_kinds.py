@@ -9,7 +9,7 @@ import pressure_samples as samples
 import pytest
 
 from contextwright.errors import UsageError
-from contextwright.pressure.compressors import (
+from contextwright.tool_outputs.compressors import (
     KINDS,
     LINE_MARKER_RE,
     compress,

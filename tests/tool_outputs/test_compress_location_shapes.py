@@ -7,7 +7,7 @@ compression has to choose, and runs as the command line runs it: ``budget_tokens
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize
+from contextwright.tool_outputs.compressors import compress, normalize
 
 
 def _kept(text: str, exit_code: int | None = 1) -> set[str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import LINE_MARKER_RE, compress
-from contextwright.pressure.compressors.generic import is_location_line
+from contextwright.tool_outputs.compressors import LINE_MARKER_RE, compress
+from contextwright.tool_outputs.compressors.generic import is_location_line
 
 
 def _flood(findings: int) -> str:
@@ -93,7 +93,7 @@ def test_perl_warnings_folded_as_repeats_stay_under_a_tight_budget():
 def test_a_counter_that_errs_high_per_line_still_fills_the_budget():
     # The calibrated estimator sums short lines well above the whole text's count; the
     # first fill then came out at 70% of the budget and dropped the failures' detail.
-    from contextwright.pressure.compressors import calibrated_token_count
+    from contextwright.tool_outputs.compressors import calibrated_token_count
 
     text = "\n".join(
         [f"tests/test_mod.py::test_case_{n} PASSED{' ' * 30}[{n:3}%]" for n in range(120)]

@@ -10,8 +10,8 @@ noise must go and every failure, detail and total line must stay.
 from __future__ import annotations
 
 from contextwright.budget.tokenizers import exact_token_counter
-from contextwright.pressure.compressors import compress, normalize
-from contextwright.pressure.compressors.generic import is_failure_line, is_summary_line
+from contextwright.tool_outputs.compressors import compress, normalize
+from contextwright.tool_outputs.compressors.generic import is_failure_line, is_summary_line
 
 _count = exact_token_counter()
 

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contextwright.pressure.compressors import render
+from contextwright.tool_outputs.compressors import render
 
 
 def _runs_by_walking(show: list[bool]) -> list[tuple[int, int]]:

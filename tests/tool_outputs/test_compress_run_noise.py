@@ -6,9 +6,9 @@ marks of the default analysis (what ``contextwright compress FILE --exit-code 1`
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress
-from contextwright.pressure.compressors.marks import MUST
-from contextwright.pressure.compressors.pipeline import analyse, detect_lines
+from contextwright.tool_outputs.compressors import compress
+from contextwright.tool_outputs.compressors.marks import MUST
+from contextwright.tool_outputs.compressors.pipeline import analyse, detect_lines
 
 
 def _marks(text: str):

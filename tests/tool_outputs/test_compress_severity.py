@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import as_cli as cli
 
-from contextwright.pressure.compressors import compress
-from contextwright.pressure.compressors.marks import MUST
-from contextwright.pressure.compressors.pipeline import analyse
+from contextwright.tool_outputs.compressors import compress
+from contextwright.tool_outputs.compressors.marks import MUST
+from contextwright.tool_outputs.compressors.pipeline import analyse
 
 
 def _protected(text: str) -> set[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import as_cli as cli
 
-from contextwright.pressure.compressors import compress
+from contextwright.tool_outputs.compressors import compress
 
 
 def _flood(lower: str, errors: dict[int, str], total: str, count: int = 400) -> tuple[str, list[str]]:

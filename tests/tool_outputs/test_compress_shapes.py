@@ -7,7 +7,7 @@ gcc's warning floods, g++ notes inside the standard library.
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize
+from contextwright.tool_outputs.compressors import compress, normalize
 
 
 def _shown(text: str) -> set[str]:
@@ -15,8 +15,8 @@ def _shown(text: str) -> set[str]:
 
 
 def _protected(text: str) -> list[str]:
-    from contextwright.pressure.compressors.marks import MUST
-    from contextwright.pressure.compressors.pipeline import analyse
+    from contextwright.tool_outputs.compressors.marks import MUST
+    from contextwright.tool_outputs.compressors.pipeline import analyse
 
     lines = normalize(text).split("\n")
     marks, _, _ = analyse(lines, "generic", exit_code=None)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.pressure.compressors import compress, pipeline
-from contextwright.pressure.compressors.pipeline import compress_text
+from contextwright.tool_outputs.compressors import compress, pipeline
+from contextwright.tool_outputs.compressors.pipeline import compress_text
 
 _FAILING_RUN = "\n".join(
     [

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize, trees
-from contextwright.pressure.compressors.marks import MUST, Marks
+from contextwright.tool_outputs.compressors import compress, normalize, trees
+from contextwright.tool_outputs.compressors.marks import MUST, Marks
 
 
 def _npm_tree() -> tuple[str, list[str]]:

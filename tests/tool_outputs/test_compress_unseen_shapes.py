@@ -9,8 +9,8 @@ run as the command line runs them: ``budget_tokens="auto"``, ``exit_code=1``, no
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress, normalize
-from contextwright.pressure.compressors.generic import is_diagnostic_line, is_finding_shape
+from contextwright.tool_outputs.compressors import compress, normalize
+from contextwright.tool_outputs.compressors.generic import is_diagnostic_line, is_finding_shape
 
 
 def _kept(text: str, exit_code: int | None = 1) -> set[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextwright.pressure.compressors import compress
+from contextwright.tool_outputs.compressors import compress
 
 
 def _kept(text: str) -> set[str]:

@@ -7,15 +7,15 @@ import tracemalloc
 import pytest
 
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.pressure.cap import MARKER_RE
-from contextwright.pressure.output_view import (
+from contextwright.testing.fakes import open_session
+from contextwright.tool_outputs.cap import MARKER_RE
+from contextwright.tool_outputs.scan_window import (
     _SCAN_CHUNK_CHARS,
     COMPRESS_WINDOW_CHARS,
     VIEW_CHARS_PER_LINE,
     bounded_view,
     view_chars,
 )
-from contextwright.testing.fakes import open_session
 
 REF = "sha256:" + "ab" * 32
 

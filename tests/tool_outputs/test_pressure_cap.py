@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.errors import UsageError
-from contextwright.pressure.cap import (
+from contextwright.tool_outputs.cap import (
     MARKER_RE,
     cap_output,
     is_marker,

@@ -8,7 +8,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contextwright.pressure.compressors.normalize import normalize, normalize_lines, strip_ansi
+from contextwright.tool_outputs.compressors.normalize import normalize, normalize_lines, strip_ansi
 
 
 def test_colour_cursor_and_title_sequences_are_removed():

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.pressure.compressors import detect
-from contextwright.pressure.compressors.literals import required_literals, starts_lines_only, top_alternatives
+from contextwright.tool_outputs.compressors import detect
+from contextwright.tool_outputs.compressors.literals import required_literals, starts_lines_only, top_alternatives
 
 
 @pytest.mark.parametrize(

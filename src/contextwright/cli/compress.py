@@ -13,10 +13,10 @@ import typer
 from contextwright.cli._common import err_console, friendly_errors
 from contextwright.cli.artifacts import save_original
 from contextwright.errors import UsageError
-from contextwright.pressure.compressors import KIND_ALIASES, KINDS, calibrated_token_count
-from contextwright.pressure.compressors import compress as compress_text
-from contextwright.pressure.compressors.binary import escape_controls, sniff_binary
-from contextwright.pressure.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS, AUTO_SHARE, NOISY_KINDS
+from contextwright.tool_outputs.compressors import KIND_ALIASES, KINDS, calibrated_token_count
+from contextwright.tool_outputs.compressors import compress as compress_text
+from contextwright.tool_outputs.compressors.binary import escape_controls, sniff_binary
+from contextwright.tool_outputs.compressors.pipeline import AUTO_MAX_TOKENS, AUTO_MIN_TOKENS, AUTO_SHARE, NOISY_KINDS
 
 SAVE_ENV = "CONTEXTWRIGHT_SAVE_DIR"
 """Environment variable that sets ``--save`` for every run."""

@@ -32,7 +32,7 @@ from contextwright.events.envelope import Event
 from contextwright.importers._common import Reader, build_transcript
 from contextwright.importers.model import ToolCall, ToolResult, Transcript, TranscriptMessage
 from contextwright.log.base import EventLog
-from contextwright.pressure.tool_output import READ_TOOL_NAME
+from contextwright.tool_outputs.arrival import READ_TOOL_NAME
 
 __all__ = ["FORMAT", "transcript_from_events", "transcript_from_log"]
 

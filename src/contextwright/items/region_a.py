@@ -13,7 +13,7 @@ from contextwright.items.base import ContextItem, Layer, Region
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 READ_TOOL_NAME = "context_read_artifact"
-"""The control tool that pages kept text back in (pressure/tool_output.py). Markers and pointer
+"""The control tool that pages kept text back in (tool_outputs/arrival.py). Markers and pointer
 stubs name it only where the prefix pins it: a model must not be told to call a tool it lacks."""
 
 

@@ -5,7 +5,7 @@ rendered in a user envelope, the header as the platform's own text. A compactor 
 paraphrases with a model can be handed an injected instruction and give it back as a
 trusted line, so the runtime checks what any plugged compactor proposes:
 
-* the header is the platform's own (:data:`~contextwright.pressure.compactor.HEADER`), and
+* the header is the platform's own (:data:`~contextwright.relief.compactor.HEADER`), and
   the summary's other lines are exactly its labelled ``lines``, none labelled ``platform``;
 * a line is labelled ``user`` or ``operator`` only when such a message was there to summarise;
 * no line repeats untrusted text (a tool output, recalled evidence, an untrusted line of an
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextwright.derive.surface import Exchange, Summary, Surface, UserTurn
 from contextwright.derive.taint import Source, Target, find_echoes, lowest_trust, summary_lines
 from contextwright.events.catalog import TRUST_LEVELS, Compacted, TrustLevel
-from contextwright.pressure.compactor import HEADER
+from contextwright.relief.compactor import HEADER
 
 __all__ = ["label_problems"]
 

@@ -13,7 +13,7 @@ from contextwright.errors import UsageError
 from contextwright.log import EventLog, open_log
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
-from contextwright.pressure.compactor import Compactor, compact
+from contextwright.relief.compactor import Compactor, compact
 from contextwright.runtime.checkpoint import DEFAULT_CHECKPOINT_EVERY
 from contextwright.runtime.core import Resumed
 from contextwright.runtime.ports import MemoryPort, RecallPort
@@ -76,10 +76,10 @@ class Engine:
         ``count_prefix`` (opt-in, Anthropic models): the SDK's ``client.messages.count_tokens``;
         each epoch's prefix is then counted exactly once, and estimates are reconciled on the body alone.
 
-        ``compactor`` (default: the extractive :func:`contextwright.pressure.compactor.compact`) is
-        called like it (see :class:`~contextwright.pressure.compactor.Compactor`) and may summarise
+        ``compactor`` (default: the extractive :func:`contextwright.relief.compactor.compact`) is
+        called like it (see :class:`~contextwright.relief.compactor.Compactor`) and may summarise
         with a model. Its labels are checked before anything is adopted
-        (:mod:`contextwright.pressure.compaction_check`): the header is the platform's, each line
+        (:mod:`contextwright.relief.compaction_check`): the header is the platform's, each line
         keeps the trust of what it came from (no untrusted text under a trusted label), and a
         pointer keeps its output's trust. A proposal that breaks them is rejected, not raised: a
         ``context.compaction.rejected`` event names the compactor and each breach, a warning is
@@ -87,7 +87,7 @@ class Engine:
         plugin never stops a session nor puts untrusted text in a trusted voice. Child runs use
         the same compactor."""
         if compactor is not None and not callable(compactor):
-            raise UsageError(f"compactor must be callable like contextwright.pressure.compactor.compact, got {compactor!r}")
+            raise UsageError(f"compactor must be callable like contextwright.relief.compactor.compact, got {compactor!r}")
         return Session(
             log=self.log,
             session_id=session_id,

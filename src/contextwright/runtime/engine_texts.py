@@ -31,7 +31,7 @@ from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
 from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
 from contextwright.plan.plan import Prefix
-from contextwright.pressure.tool_output import READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA
+from contextwright.tool_outputs.arrival import READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

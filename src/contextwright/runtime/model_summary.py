@@ -6,7 +6,7 @@
 what trust a line has; the engine does, around one call of the model:
 
 * what is folded, the pointers to tool outputs and the depth are the extractive
-  compactor's (:func:`~contextwright.pressure.compactor.compact`): a fold that would
+  compactor's (:func:`~contextwright.relief.compactor.compact`): a fold that would
   pass the depth cap escalates without asking the model;
 * the model is handed the fold's lines at ``tool`` trust or above only: the user's and
   operator's requests as extracted, the assistant's own words with every repeat of tool
@@ -16,7 +16,7 @@ what trust a line has; the engine does, around one call of the model:
   words are data to the agent, never a trusted voice; the requests stay as extracted,
   at their own labels, and lines below ``tool`` trust are kept as they were (enveloped);
 * the session checks the labels of the result like any plugged compactor's
-  (:mod:`contextwright.pressure.compaction_check`): a reply that repeats untrusted text is
+  (:mod:`contextwright.relief.compaction_check`): a reply that repeats untrusted text is
   rejected and the extractive summary adopted;
 * a model call that fails, takes longer than ``timeout`` seconds, or answers with nothing
   usable raises :class:`~contextwright.runtime.errors.SummaryUnavailable`; the session
@@ -32,7 +32,7 @@ from typing import Any, Literal
 from contextwright.derive.surface import Surface
 from contextwright.derive.taint import summary_lines
 from contextwright.events.catalog import TRUST_LEVELS, CompactionTrigger, SummaryLine, TrustLevel
-from contextwright.pressure.compactor import HEADER, CompactionResult, compact
+from contextwright.relief.compactor import HEADER, CompactionResult, compact
 from contextwright.runtime.errors import SummaryUnavailable
 
 __all__ = ["INSTRUCTIONS", "ModelSummarizer"]

@@ -37,8 +37,8 @@ from contextwright.events.catalog import (
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.plan.plan import ContextPlan
-from contextwright.pressure.compaction_check import label_problems
-from contextwright.pressure.compactor import CompactionResult, Compactor, compact
+from contextwright.relief.compaction_check import label_problems
+from contextwright.relief.compactor import CompactionResult, Compactor, compact
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
     ArchiveFailed,
@@ -119,7 +119,7 @@ class Relief:
     def compactor(
         self, surface: Surface, *, epoch: int, trigger: CompactionTrigger, max_summary_chars: int | None = None
     ) -> CompactionResult:
-        """The plugged compactor's proposal, once its labels are checked (:mod:`contextwright.pressure.compaction_check`).
+        """The plugged compactor's proposal, once its labels are checked (:mod:`contextwright.relief.compaction_check`).
 
         A proposal that breaks them is not adopted: a ``context.compaction.rejected`` event names
         the compactor and each breach (never the text), a warning is logged, and the extractive

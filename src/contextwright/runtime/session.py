@@ -41,8 +41,8 @@ from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
 from contextwright.planner import PlanDecision
-from contextwright.pressure.compactor import Compactor
-from contextwright.pressure.compactor import compact as default_compact
+from contextwright.relief.compactor import Compactor
+from contextwright.relief.compactor import compact as default_compact
 from contextwright.runtime.core import Resumed, SessionCore
 from contextwright.runtime.memory_rules import withhold_erased
 from contextwright.runtime.ports import MemoryPort, RecallPort

@@ -17,8 +17,8 @@ from contextwright.items.region_a import (
     ToolSpec,
 )
 from contextwright.plan.plan import CACHE_TTLS, DEFAULT_CACHE_TTL, CacheTtl, Prefix
-from contextwright.pressure.tool_output import ToolOutputPolicy
 from contextwright.runtime.engine_texts import CURRENT, EngineTexts, is_engine_framing
+from contextwright.tool_outputs.arrival import ToolOutputPolicy
 
 
 def Tool(name: str, description: str, input_schema: Mapping[str, Any] | None = None) -> ToolSpec:

@@ -28,12 +28,6 @@ from contextwright.events.envelope import Event
 from contextwright.log.base import artifact_ref
 from contextwright.planner import PlanDecision
 from contextwright.policy.tools import denial_for
-from contextwright.pressure.tool_output import (
-    READ_TOOL_NAME,
-    ToolOutputPolicy,
-    prepare_output,
-    read_slice,
-)
 from contextwright.providers.tool_names import recorded_names
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import (
@@ -46,6 +40,12 @@ from contextwright.runtime.limits import (
     UNTRUSTED,
 )
 from contextwright.runtime.per_entry import PerEntry
+from contextwright.tool_outputs.arrival import (
+    READ_TOOL_NAME,
+    ToolOutputPolicy,
+    prepare_output,
+    read_slice,
+)
 
 _FRAMED = 2 * ENVELOPE_TOKENS
 """What a result costs besides its text: the envelope and the result block around it (about 90 tokens)."""

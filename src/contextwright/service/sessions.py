@@ -38,8 +38,8 @@ from contextwright.events.limits import MAX_PAYLOAD_DEPTH, check_payload
 from contextwright.log.base import ArtifactRow, EventLog, PreparedEvent, StoredCheckpoint, StoredRow, VerifyReport
 from contextwright.models import ResolvedModel, resolve
 from contextwright.plan.plan import DEFAULT_CACHE_TTL
-from contextwright.pressure.compactor import CompactionResult, Compactor
-from contextwright.pressure.compactor import compact as default_compact
+from contextwright.relief.compactor import CompactionResult, Compactor
+from contextwright.relief.compactor import compact as default_compact
 from contextwright.runtime import AgentSpec, Engine, Session, Tool
 from contextwright.runtime.engine_texts import is_engine_framing
 from contextwright.service.errors import LeaseBusy, SessionNotFound

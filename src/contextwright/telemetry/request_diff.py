@@ -31,7 +31,7 @@ from contextwright.assembly.request import NeutralRequest, ReasoningPart, TextPa
 from contextwright.canonical import canonical_json, sha256_tagged
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import READ_TOOL_NAME
-from contextwright.pressure.cap import MARKER_RE
+from contextwright.tool_outputs.cap import MARKER_RE
 
 __all__ = [
     "CAUSE_KINDS",

@@ -8,7 +8,7 @@
    (a listing, a search, a file view, a diff, a JSON answer) the content is the evidence,
    and it is kept whole. A long output is first cut to a bounded view (its head, its tail,
    and the lines of the middle that mention a failure;
-   :mod:`~contextwright.pressure.output_view`), so memory stays a fraction of the output
+   :mod:`~contextwright.tool_outputs.scan_window`), so memory stays a fraction of the output
    and time stays linear whatever a tool prints.
 3. Only an output that still exceeds its allowance (``budget_tokens``: the runtime sets
    it from the room the window has left) is cut, by the per-kind compressor, which keeps
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from contextwright.errors import UsageError
 from contextwright.events.catalog import ArtifactPointer
 from contextwright.items.region_a import READ_TOOL_NAME as READ_TOOL_NAME  # defined beside the prefix items: markers name it
-from contextwright.pressure.cap import DEFAULT_MAX_CHARS, cap_output
-from contextwright.pressure.compressors import KIND_ALIASES, auto_budget, detect_kind
-from contextwright.pressure.compressors.normalize import lossless
-from contextwright.pressure.compressors.pipeline import NOISY_KINDS, compress_text
-from contextwright.pressure.output_view import bounded_view
+from contextwright.tool_outputs.cap import DEFAULT_MAX_CHARS, cap_output
+from contextwright.tool_outputs.compressors import KIND_ALIASES, auto_budget, detect_kind
+from contextwright.tool_outputs.compressors.normalize import lossless
+from contextwright.tool_outputs.compressors.pipeline import NOISY_KINDS, compress_text
+from contextwright.tool_outputs.scan_window import bounded_view
 
 # Sent with every request: worded for the model and no longer than it needs. The handler
 # checks every argument itself, so the schema carries types, not limits.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from contextwright.pressure.cap import MARKER_PREFIX, MARKER_SUFFIX, MARKER_TEMPLATE
+from contextwright.tool_outputs.cap import MARKER_PREFIX, MARKER_SUFFIX, MARKER_TEMPLATE
 
 WHOLE_CHARS = 256_000
 """Outputs up to this many characters are compressed whole: the working set, several times

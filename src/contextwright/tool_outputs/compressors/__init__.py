@@ -6,10 +6,10 @@ repeats, truncates to the budget with explicit omission markers, and never retur
 anything longer than its input.
 """
 
-from contextwright.pressure.compressors.counting import calibrated_token_count
-from contextwright.pressure.compressors.detect import detect_kind
-from contextwright.pressure.compressors.normalize import normalize, strip_ansi
-from contextwright.pressure.compressors.pipeline import (
+from contextwright.tool_outputs.compressors.counting import calibrated_token_count
+from contextwright.tool_outputs.compressors.detect import detect_kind
+from contextwright.tool_outputs.compressors.normalize import normalize, strip_ansi
+from contextwright.tool_outputs.compressors.pipeline import (
     KIND_ALIASES,
     KINDS,
     Compressed,
@@ -17,7 +17,7 @@ from contextwright.pressure.compressors.pipeline import (
     compress,
     default_token_count,
 )
-from contextwright.pressure.compressors.render import LINE_MARKER_RE
+from contextwright.tool_outputs.compressors.render import LINE_MARKER_RE
 
 __all__ = [
     "KINDS",

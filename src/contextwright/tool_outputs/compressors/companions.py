@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import MUST, NOISE, Marks
+from contextwright.tool_outputs.compressors.marks import MUST, NOISE, Marks
 
 # Anchored once before its alternatives: a match tries the line start alone.
 _CONTEXT_HEADER = re.compile(

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.generic import is_exception_line, is_location_line, is_summary_line
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
+from contextwright.tool_outputs.compressors.generic import is_exception_line, is_location_line, is_summary_line
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
 
 # --- rustc / cargo build ---------------------------------------------------------------
 

@@ -12,10 +12,10 @@ import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from contextwright.pressure.compressors.generic import is_diagnostic_line
-from contextwright.pressure.compressors.jsondoc import parse_json
-from contextwright.pressure.compressors.literals import required_literals, starts_lines_only, top_alternatives
-from contextwright.pressure.compressors.normalize import normalize_lines, probe_lines
+from contextwright.tool_outputs.compressors.generic import is_diagnostic_line
+from contextwright.tool_outputs.compressors.jsondoc import parse_json
+from contextwright.tool_outputs.compressors.literals import required_literals, starts_lines_only, top_alternatives
+from contextwright.tool_outputs.compressors.normalize import normalize_lines, probe_lines
 
 _HEAD_LINES = 400
 _TAIL_LINES = 100

@@ -35,8 +35,8 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from contextwright.pressure.compressors.literals import required_literals, top_alternatives
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NOISE, NORMAL, Marks
+from contextwright.tool_outputs.compressors.literals import required_literals, top_alternatives
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NOISE, NORMAL, Marks
 
 _EXCEPTION = re.compile(
     r"(?:^|[\s|>:(\[])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure|Panic)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_LOW, Marks
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_LOW, Marks
 
 _CODE_STYLE = re.compile(
     r"^(?:[EW][1-8]\d\d|C\d+|N\d+|D\d+|Q\d+|I\d+|UP\d+|COM\d+|SIM\d+|RET\d+|ERA\d+|T20\d|S1\d+|ST\d+|QF\d+|R\d{4}|C\d{4})$"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
 
 _LS_DIR = re.compile(r"^(\S.*):$")
 _LS_TOTAL = re.compile(r"^total \d+")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY_LOW, MUST, Marks
+from contextwright.tool_outputs.compressors.marks import KEY_LOW, MUST, Marks
 
 _LOOKUP = re.compile(
     r"^(?:\[pid\s+\d+\] |\d+ +)?(?:open|openat|openat2|stat|lstat|stat64|lstat64|newfstatat|fstatat64|statx|access"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import MUST, NOISE, NORMAL, Marks
+from contextwright.tool_outputs.compressors.marks import MUST, NOISE, NORMAL, Marks
 
 _UNIT_TALLY = re.compile(r"\bTests run: \d+, Failures: \d+|^\W*Successfully (?:built|installed) \S")
 _EXIT_STATUS = re.compile(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contextwright.errors import UsageError
-from contextwright.pressure.compressors import (
+from contextwright.tool_outputs.compressors import (
     companions,
     compilers,
     generic,
@@ -31,16 +31,16 @@ from contextwright.pressure.compressors import (
     validators,
     vcs,
 )
-from contextwright.pressure.compressors.detect import detect_lines
-from contextwright.pressure.compressors.jsondoc import (
+from contextwright.tool_outputs.compressors.detect import detect_lines
+from contextwright.tool_outputs.compressors.jsondoc import (
     compress_json,
     parse_json,
     protected_keys,
     reports_error,
 )
-from contextwright.pressure.compressors.marks import MUST, Marks, Policy
-from contextwright.pressure.compressors.normalize import lossless, normalize_lines, probe_lines
-from contextwright.pressure.compressors.render import render
+from contextwright.tool_outputs.compressors.marks import MUST, Marks, Policy
+from contextwright.tool_outputs.compressors.normalize import lossless, normalize_lines, probe_lines
+from contextwright.tool_outputs.compressors.render import render
 
 Analyser = Callable[[Sequence[str], Marks], None]
 
@@ -313,7 +313,7 @@ def compress(
     detection may not choose (to measure how the rest copes with an unseen format).
     ``keep_content`` (with no budget) loses nothing of the content: what carries none goes
     (colour codes, carriage-return redraws, trailing blanks, runs of one repeated line folded
-    into a counted marker; :func:`~contextwright.pressure.compressors.normalize.lossless`), and
+    into a counted marker; :func:`~contextwright.tool_outputs.compressors.normalize.lossless`), and
     so does the noise of :data:`NOISY_KINDS`; a JSON document comes back whole.
     """
     if keep_content and budget_tokens is not None:

@@ -17,8 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from contextwright.pressure.cap import MARKER_PREFIX, MARKER_SUFFIX
-from contextwright.pressure.compressors.marks import KEY_HIGH, MUST, NOISE, NORMAL, Marks, Policy
+from contextwright.tool_outputs.cap import MARKER_PREFIX, MARKER_SUFFIX
+from contextwright.tool_outputs.compressors.marks import KEY_HIGH, MUST, NOISE, NORMAL, Marks, Policy
 
 LINE_MARKER_RE = re.compile(
     r"^\s*\[\.\.\. (?P<open>(?P<count>[\d,]+) lines? omitted \(|previous (?:\d+ )?lines? repeated [\d,]+ more times? \()?"

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, NORMAL, Marks
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_HIGH, NORMAL, Marks
 
 FATAL = 5
 ERROR = 4

@@ -12,8 +12,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.generic import is_exception_line
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NORMAL, Marks
+from contextwright.tool_outputs.compressors.generic import is_exception_line
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, NORMAL, Marks
 
 # --- pytest ---------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY_LOW, MUST, Marks
+from contextwright.tool_outputs.compressors.marks import KEY_LOW, MUST, Marks
 
 _FRAME = re.compile(r'^\s*File "([^"]+)", line \d+')
 _LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python\d[\d.]*/|^<frozen |/usr/lib/")

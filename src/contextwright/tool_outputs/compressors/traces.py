@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.generic import is_exception_line
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, Marks
+from contextwright.tool_outputs.compressors.generic import is_exception_line
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_HIGH, KEY_LOW, MUST, Marks
 
 _RAIL = r"^[\s|+>-]*"
 _PY_TRACEBACK = re.compile(_RAIL + r"(?:Exception Group )?Traceback \(most recent call last\):")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import NORMAL, Marks
+from contextwright.tool_outputs.compressors.marks import NORMAL, Marks
 
 # Rails and branches before a node: "│ │ └── ", "├─┬ ", "+-- ", "`-- ".
 _NODE = re.compile(r"^[\s│├└┬─┼|`+\\-]*(?:──|─┬|─ |-- |\+-)\s*(?P<node>\S.*)$")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import NOISE, Marks
+from contextwright.tool_outputs.compressors.marks import NOISE, Marks
 
 # The key that makes an object literal a validator's error rather than any data.
 _SCHEMA_PATH = re.compile(r"^(?P<indent>\s*)schemaPath: ['\"]")

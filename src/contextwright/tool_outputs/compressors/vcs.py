@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from contextwright.pressure.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
+from contextwright.tool_outputs.compressors.marks import KEY, KEY_HIGH, KEY_LOW, Marks
 
 _STATUS_SECTION = re.compile(
     r"^(?:Changes to be committed|Changes not staged for commit|Untracked files|Unmerged paths|You have unmerged paths)"
