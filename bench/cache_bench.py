@@ -76,7 +76,6 @@ from contextwright.compare import (
     CacheRules,
     EngineSettings,
     StrategyResult,
-    StrategyRow,
     TokenCounter,
     aggregate,
     cache_rules_named,
@@ -144,7 +143,7 @@ def main() -> None:
         console.print(_format_markdown(by_format), markup=False, highlight=False, soft_wrap=True)
 
 
-def _table(rows: dict[int, list[StrategyRow]], *, title: str) -> Table:
+def _table(rows: dict[int, list[StrategyResult]], *, title: str) -> Table:
     table = Table(
         "window",
         "strategy",
@@ -176,7 +175,7 @@ def _table(rows: dict[int, list[StrategyRow]], *, title: str) -> Table:
     return table
 
 
-def _format_table(by_format: dict[tuple[int, str], list[StrategyRow]], *, title: str) -> Table:
+def _format_table(by_format: dict[tuple[int, str], list[StrategyResult]], *, title: str) -> Table:
     """Contextwright against the ceiling and the sliding window, per window and transcript format."""
     table = Table(
         "window", "format", "transcripts", "requests", *(f"{n} {m}" for n in _FORMAT_NAMES for m in _FORMAT_MEASURES), title=title
@@ -190,7 +189,7 @@ _FORMAT_NAMES = ("contextwright", "sliding_window", CEILING)
 _FORMAT_MEASURES = ("share", "cost")
 
 
-def _format_cells(rows: list[StrategyRow]) -> list[str]:
+def _format_cells(rows: list[StrategyResult]) -> list[str]:
     by_name = {r.name: r for r in rows}
     cw = by_name["contextwright"]
     cells = [str(cw.transcripts), f"{cw.requests:,}"]
@@ -200,7 +199,7 @@ def _format_cells(rows: list[StrategyRow]) -> list[str]:
     return cells
 
 
-def _format_markdown(by_format: dict[tuple[int, str], list[StrategyRow]]) -> str:
+def _format_markdown(by_format: dict[tuple[int, str], list[StrategyResult]]) -> str:
     heads = [f"{n} {m}" for n in _FORMAT_NAMES for m in _FORMAT_MEASURES]
     out = [
         "| window | format | transcripts | requests | " + " | ".join(heads) + " |",
@@ -300,7 +299,7 @@ def miss_run(description: str | None) -> MissRun:
     return run
 
 
-def _targets(rows: dict[int, list[StrategyRow]], *, what_if: bool = False) -> list[str]:
+def _targets(rows: dict[int, list[StrategyResult]], *, what_if: bool = False) -> list[str]:
     lines = ["Acceptance targets (a what-if engine row, not the engine as it ships):" if what_if else "Acceptance targets:"]
     if 200_000 in rows:
         by_name = {r.name: r for r in rows[200_000]}
@@ -332,7 +331,7 @@ def _targets(rows: dict[int, list[StrategyRow]], *, what_if: bool = False) -> li
     return lines
 
 
-def _markdown(rows: dict[int, list[StrategyRow]]) -> str:
+def _markdown(rows: dict[int, list[StrategyResult]]) -> str:
     out = [
         "| window | strategy | requests | cache-read share | input cost vs ceiling | input cost (USD) | peak request | overflows | task visible |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -350,7 +349,7 @@ def _ratio(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}x"
 
 
-def _task(row: StrategyRow) -> str:
+def _task(row: StrategyResult) -> str:
     return "n/a" if row.task_visible is None else f"{row.task_visible:.1%}"
 
 

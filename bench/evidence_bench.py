@@ -28,7 +28,7 @@ from pathlib import Path
 
 from cache_bench import describe_rules, load_run, run_parser
 
-from contextwright.compare import STRATEGIES, StrategyResult, StrategyRow, TokenCounter, aggregate, compare_windows
+from contextwright.compare import STRATEGIES, StrategyResult, TokenCounter, aggregate, compare_windows
 from contextwright.compare.evidence import CAUSES
 
 PER_FORMAT = ("contextwright", "sliding_window", "summarize_at_threshold")
@@ -78,7 +78,7 @@ def main() -> None:
         print(f"\nFigure: {args.plot}")
 
 
-def _table(rows: dict[int, list[StrategyRow]], *, markdown: bool) -> str:
+def _table(rows: dict[int, list[StrategyResult]], *, markdown: bool) -> str:
     head = ["window", "strategy", "pairs", "evidence recall", "cost vs ceiling", "with read-backs", "cache read", "read-backs"]
     head += [f"missed: {cause}" for cause in CAUSES]
     lines = [head]
@@ -101,7 +101,7 @@ def _table(rows: dict[int, list[StrategyRow]], *, markdown: bool) -> str:
     return _render(lines, markdown=markdown)
 
 
-def _format_table(by_format: dict[tuple[int, str], list[StrategyRow]], *, markdown: bool) -> str:
+def _format_table(by_format: dict[tuple[int, str], list[StrategyResult]], *, markdown: bool) -> str:
     lines = [["window", "format", "transcripts", "pairs", *(f"{name} recall" for name in PER_FORMAT)]]
     for (window, kind), rows in by_format.items():
         by_name = {r.name: r for r in rows}
@@ -118,7 +118,7 @@ def _format_table(by_format: dict[tuple[int, str], list[StrategyRow]], *, markdo
     return _render(lines, markdown=markdown)
 
 
-def _write_plot(path: Path, rows: dict[int, list[StrategyRow]]) -> None:
+def _write_plot(path: Path, rows: dict[int, list[StrategyResult]]) -> None:
     from html import escape
 
     from contextwright.report.plots import recall_cost_plot

@@ -10,7 +10,7 @@ from contextwright.cli._common import print_rows
 
 
 def comparison_json(rows: Iterable[Any]) -> list[dict[str, Any]]:
-    """Strategy rows (``StrategyRow`` or ``StrategyResult``) as JSON-friendly dicts."""
+    """Strategy results (one transcript, or summed by ``aggregate``) as JSON-friendly dicts."""
     return [
         {
             "strategy": row.name,

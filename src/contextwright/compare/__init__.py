@@ -25,7 +25,6 @@ if TYPE_CHECKING:
         STRATEGIES,
         SentRequest,
         StrategyResult,
-        StrategyRow,
         TokenCounter,
         aggregate,
         baseline_requests,
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(
         (
-            "CEILING", "COUNTINGS", "DEFAULT_MODEL", "SLIDE_TO", "STRATEGIES", "SentRequest", "StrategyResult", "StrategyRow",
+            "CEILING", "COUNTINGS", "DEFAULT_MODEL", "SLIDE_TO", "STRATEGIES", "SentRequest", "StrategyResult",
             "TokenCounter", "aggregate", "baseline_requests", "compare", "compare_transcript", "compare_windows",
             "comparison_rows", "counted_usage", "engine_requests", "exact_counting_available", "sliding_window_requests",
         ),
@@ -73,7 +72,6 @@ __all__ = [
     "ModelCall",
     "SentRequest",
     "StrategyResult",
-    "StrategyRow",
     "Timeline",
     "TokenCounter",
     "aggregate",

@@ -126,7 +126,6 @@ __all__ = [
     "SUMMARY_TOKENS",
     "SentRequest",
     "StrategyResult",
-    "StrategyRow",
     "TokenCounter",
     "Counting",
     "aggregate",
@@ -235,7 +234,7 @@ def _hollow(value: Any, strings: list[str]) -> Any:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StrategyResult:
-    """How one strategy fared on one transcript at one window."""
+    """How one strategy fared at one window: on one transcript, or summed over many by :func:`aggregate`."""
 
     name: str
     """The strategy (one of :data:`STRATEGIES`)."""
@@ -265,42 +264,8 @@ class StrategyResult:
     """Evidence recall of its requests (:mod:`contextwright.compare.evidence`)."""
     relative_cost_with_read_backs: float | None = None
     """``input_cost`` plus the read-backs' cost, divided by the ceiling's input cost."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StrategyRow:
-    """One strategy over many transcripts: sums, and token-weighted shares."""
-
-    name: str
-    """The strategy."""
-    transcripts: int
-    """Transcripts compared."""
-    requests: int
-    """Requests over all transcripts."""
-    cache_read_share: float
-    """Cache reads over all input tokens of all transcripts."""
-    input_cost: Decimal
-    """Summed input cost in USD."""
-    relative_input_cost: float | None
-    """Summed input cost over the ceiling's summed input cost."""
-    peak_request_tokens: int
-    """The largest request of any transcript."""
-    overflows: int
-    """Summed overflows."""
-    task_visible: float | None
-    """Requests with the task visible over requests after the task was stated."""
-    usage: Usage = field(default_factory=Usage)
-    """Summed input usage."""
-    task_checks: int = 0
-    """Requests after the task was stated."""
-    task_seen: int = 0
-    """Of those, requests that carry the task verbatim."""
-    counting: str = "o200k"
-    """The token counter every strategy was counted with (:data:`COUNTINGS`)."""
-    evidence: Recall = field(default_factory=Recall)
-    """Summed evidence recall (:mod:`contextwright.compare.evidence`)."""
-    relative_cost_with_read_backs: float | None = None
-    """Summed input cost plus read-backs, over the ceiling's summed input cost."""
+    transcripts: int = 1
+    """Transcripts it covers (more than one once :func:`aggregate` has summed them)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -433,73 +398,49 @@ def compare_windows(
             over = 0 if name == CEILING else sum(1 for total in simulated.totals if total > limit)
             results[name] = replace(_result(name, simulated, overflows=over + unbuilt), counting=counter.counting)
         ceiling = results[CEILING].input_cost
-        out[window] = tuple(
-            replace(
-                r,
-                relative_input_cost=float(r.input_cost / ceiling) if ceiling else None,
-                relative_cost_with_read_backs=float((r.input_cost + r.evidence.read_back_cost) / ceiling) if ceiling else None,
-            )
-            for name, r in results.items()
-            if name in strategies
-        )
+        out[window] = tuple(_shares(r, ceiling=ceiling) for name, r in results.items() if name in strategies)
     return out
 
 
-def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[StrategyRow]:
-    """Sum per-transcript results into one row per strategy (shares token- or request-weighted)."""
-    totals: dict[str, dict[str, Any]] = {}
+def aggregate(per_transcript: Iterable[Sequence[StrategyResult]]) -> list[StrategyResult]:
+    """Sum per-transcript results into one per strategy (shares token- or request-weighted), in report order."""
+    sums: dict[str, StrategyResult] = {}
     for results in per_transcript:
         for r in results:
-            t = totals.setdefault(
-                r.name,
-                {
-                    "transcripts": 0,
-                    "requests": 0,
-                    "usage": Usage(),
-                    "cost": Decimal(0),
-                    "peak": 0,
-                    "over": 0,
-                    "checks": 0,
-                    "seen": 0,
-                    "counting": r.counting,
-                    "evidence": Recall(),
-                },
-            )
-            t["transcripts"] += 1
-            t["requests"] += r.requests
-            t["usage"] = t["usage"] + r.usage
-            t["cost"] += r.input_cost
-            t["peak"] = max(t["peak"], r.peak_request_tokens)
-            t["over"] += r.overflows
-            t["checks"] += r.task_checks
-            t["seen"] += r.task_seen
-            t["evidence"] = t["evidence"] + r.evidence
-            if t["counting"] != r.counting:
-                raise UsageError(f"results counted with {t['counting']} and {r.counting} cannot be summed")
-    ceiling = totals.get(CEILING, {}).get("cost")
-    rows = []
-    for name in sorted(totals, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES)):
-        t = totals[name]
-        rows.append(
-            StrategyRow(
-                name=name,
-                transcripts=t["transcripts"],
-                requests=t["requests"],
-                cache_read_share=t["usage"].cache_read_share,
-                input_cost=t["cost"],
-                relative_input_cost=float(t["cost"] / ceiling) if ceiling else None,
-                peak_request_tokens=t["peak"],
-                overflows=t["over"],
-                task_visible=t["seen"] / t["checks"] if t["checks"] else None,
-                usage=t["usage"],
-                task_checks=t["checks"],
-                task_seen=t["seen"],
-                counting=t["counting"],
-                evidence=t["evidence"],
-                relative_cost_with_read_backs=float((t["cost"] + t["evidence"].read_back_cost) / ceiling) if ceiling else None,
-            )
-        )
-    return rows
+            total = sums.get(r.name)
+            sums[r.name] = r if total is None else _summed(total, r)
+    ceiling = sums[CEILING].input_cost if CEILING in sums else None
+    order = sorted(sums, key=lambda n: STRATEGIES.index(n) if n in STRATEGIES else len(STRATEGIES))
+    return [_shares(sums[name], ceiling=ceiling) for name in order]
+
+
+def _summed(a: StrategyResult, b: StrategyResult) -> StrategyResult:
+    """The counts of two results of one strategy added; the shares are set by :func:`_shares`."""
+    if a.counting != b.counting:
+        raise UsageError(f"results counted with {a.counting} and {b.counting} cannot be summed")
+    return replace(
+        a,
+        transcripts=a.transcripts + b.transcripts,
+        requests=a.requests + b.requests,
+        usage=a.usage + b.usage,
+        input_cost=a.input_cost + b.input_cost,
+        peak_request_tokens=max(a.peak_request_tokens, b.peak_request_tokens),
+        overflows=a.overflows + b.overflows,
+        task_checks=a.task_checks + b.task_checks,
+        task_seen=a.task_seen + b.task_seen,
+        evidence=a.evidence + b.evidence,
+    )
+
+
+def _shares(r: StrategyResult, *, ceiling: Decimal | None) -> StrategyResult:
+    """``r`` with its shares worked out from its counts, and its costs relative to the ceiling's."""
+    return replace(
+        r,
+        cache_read_share=r.usage.cache_read_share,
+        task_visible=r.task_seen / r.task_checks if r.task_checks else None,
+        relative_input_cost=float(r.input_cost / ceiling) if ceiling else None,
+        relative_cost_with_read_backs=float((r.input_cost + r.evidence.read_back_cost) / ceiling) if ceiling else None,
+    )
 
 
 def compare(
@@ -511,7 +452,7 @@ def compare(
     counter: TokenCounter | None = None,
     cache_rules_on: date | None = None,
     cache_rules: CacheRules | None = None,
-) -> list[StrategyRow]:
+) -> list[StrategyResult]:
     """Every strategy on every transcript at ``window``, aggregated per strategy, with one counter."""
     counter = counter or TokenCounter(model_id)
     return aggregate(
@@ -573,7 +514,7 @@ def sliding_window_requests(
     return run.sent
 
 
-def comparison_rows(rows: Iterable[StrategyRow | StrategyResult]) -> list[dict[str, Any]]:
+def comparison_rows(rows: Iterable[StrategyResult]) -> list[dict[str, Any]]:
     """Plain rows for the HTML report's comparison table (:data:`contextwright.report.html.COMPARISON_COLUMNS`)."""
     return [
         {
@@ -625,19 +566,23 @@ def _simulate(run: _Run, counter: TokenCounter, rules: CacheRules) -> _Simulated
 
 
 def _result(name: str, simulated: _Simulated, *, overflows: int) -> StrategyResult:
-    return StrategyResult(
-        name=name,
-        requests=len(simulated.totals),
-        cache_read_share=simulated.usage.cache_read_share,
-        input_cost=simulated.cost,
-        relative_input_cost=None,
-        peak_request_tokens=max(simulated.totals, default=0),
-        overflows=overflows,
-        task_visible=simulated.task_seen / simulated.task_checks if simulated.task_checks else None,
-        usage=simulated.usage,
-        task_checks=simulated.task_checks,
-        task_seen=simulated.task_seen,
-        evidence=simulated.evidence,
+    """A strategy's counts on one transcript; its shares follow from them (:func:`_shares`)."""
+    return _shares(
+        StrategyResult(
+            name=name,
+            requests=len(simulated.totals),
+            cache_read_share=0.0,
+            input_cost=simulated.cost,
+            relative_input_cost=None,
+            peak_request_tokens=max(simulated.totals, default=0),
+            overflows=overflows,
+            task_visible=None,
+            usage=simulated.usage,
+            task_checks=simulated.task_checks,
+            task_seen=simulated.task_seen,
+            evidence=simulated.evidence,
+        ),
+        ceiling=None,
     )
 
 
