@@ -31,6 +31,7 @@ from starlette.routing import Route
 from contextwright.gateway.answers import AnswerReader
 from contextwright.gateway.config import GatewayConfig
 from contextwright.gateway.identity import session_key
+from contextwright.gateway.readback import MAX_READ_BACKS, Joiner, reads_only
 from contextwright.gateway.recorder import KeyQueue, Received, Recorder, Ticket
 from contextwright.gateway.tenancy import open_registry
 from contextwright.gateway.upstream import Upstream, open_upstream, unreachable_body, upstream_url
@@ -49,6 +50,10 @@ _CONVERSATIONS: dict[str, WireName] = {
 }
 
 
+Answered = dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]
+"""What is recorded of an answer: the provider's, or the last part of it and the answer as the client got it."""
+
+
 class _TooLarge(Exception):
     pass
 
@@ -59,7 +64,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
     owned = log is None
     store = log if log is not None else open_log(config.store)
     registry = open_registry(config.store, config.tenant)
-    recorder = Recorder(Engine(store), registry=registry)
+    recorder = Recorder(Engine(store), registry=registry, read_back=config.mode == "manage")
     queue = KeyQueue()
     timeout = httpx2.Timeout(config.upstream_timeout, connect=min(30.0, config.upstream_timeout))
     state: dict[str, Any] = {}
@@ -93,7 +98,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         provider = PROVIDER_OF[wire] if wire else _provider_of(request)
         base = config.anthropic_upstream if provider == "anthropic" else config.openai_upstream
         url = upstream_url(base, request.url.path, request.url.query)
-        answer: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[Answered | None] = asyncio.get_running_loop().create_future()
         managed: tuple[Ticket, dict[str, Any], bytes] | None = None
         try:
             if wire is not None and config.mode == "manage":
@@ -122,9 +127,21 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             return Response(unreachable_body(provider, message), status_code=502, media_type="application/json")
         if wire is None:
             return _passed_on(upstream, upstream.body(_ignore, _ignore))
+        streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
+        if managed and 200 <= upstream.status < 300 and recorder.reads_back(managed[0]):
+            reads = _ReadBacks(upstream, managed, wire, url, request.headers, streamed=streamed)
+            if streamed:
+                return _passed_on(upstream, reads.stream(answer))
+            whole = b"".join([chunk async for chunk in reads.stream(answer)])
+            failed = reads.refused
+            if failed is not None:
+                return Response(failed[1], status_code=failed[0].status, headers=dict(failed[0].headers))
+            response = Response(whole, status_code=upstream.status)
+            response.raw_headers = [(n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in upstream.headers]
+            response.headers["content-length"] = str(len(whole))
+            return response
         reader = None
         if 200 <= upstream.status < 300:
-            streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
             reader = AnswerReader(wire, streamed=streamed)
         forwarded = asyncio.Event()
         first_byte: list[int] = []
@@ -147,7 +164,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         return _passed_on(upstream, upstream.body(on_chunk, on_end))
 
     async def _manage(
-        headers: Any, wire: WireName, raw: bytes, answer: asyncio.Future[dict[str, Any] | None]
+        headers: Any, wire: WireName, raw: bytes, answer: asyncio.Future[Answered | None]
     ) -> tuple[Ticket, dict[str, Any], bytes] | None:
         """Record the request's new turns, queue its answer's recording, and give the engine's body for it.
 
@@ -179,8 +196,78 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         await upstream.response.aclose()
         return await open_upstream(state["client"], "POST", url, headers, body)
 
+    class _ReadBacks:
+        """One client answer in manage mode, read-backs answered here (see :mod:`~contextwright.gateway.readback`)."""
+
+        def __init__(
+            self,
+            upstream: Upstream,
+            managed: tuple[Ticket, dict[str, Any], bytes],
+            wire: WireName,
+            url: str,
+            headers: Any,
+            *,
+            streamed: bool,
+        ) -> None:
+            self.upstream, self.managed, self.wire, self.url, self.headers = upstream, managed, wire, url, headers
+            self.streamed = streamed
+            self.refused: tuple[Upstream, bytes] | None = None
+            """A continuation the provider refused, with its body (a non-streamed answer passes it on as it came)."""
+
+        async def stream(self, answer: asyncio.Future[Answered | None]) -> AsyncIterator[bytes]:
+            """The client's answer, chunk by chunk; ``answer`` resolves to what is recorded of it."""
+            joiner = Joiner(self.wire, streamed=self.streamed)
+            seen = AnswerReader(self.wire, streamed=self.streamed)
+            upstream, (ticket, client, _) = self.upstream, self.managed
+            parts: list[dict[str, Any]] = []
+            result: Answered | None = None
+            try:
+                while True:
+                    reader = AnswerReader(self.wire, streamed=self.streamed)
+                    try:
+                        async for chunk in upstream.response.aiter_bytes():
+                            reader.feed(chunk)
+                            out = joiner.feed(chunk)
+                            if out:
+                                seen.feed(out)
+                                yield out
+                    finally:
+                        await upstream.response.aclose()
+                    part = reader.answer()
+                    if part is None:
+                        return  # cut before its end: nothing is recorded
+                    parts.append(part)
+                    following = None
+                    if reads_only(self.wire, part) and len(parts) <= MAX_READ_BACKS:
+                        following = await asyncio.to_thread(recorder.read_back, ticket, part)
+                    body = None
+                    if following is not None:
+                        body = await asyncio.to_thread(recorder.managed_body, following, self.wire, client)
+                    if following is None or body is None:
+                        end = joiner.finish(parts)
+                        seen.feed(end)
+                        yield end
+                        visible = seen.answer()
+                        result = (part, visible) if visible is not None else None
+                        return
+                    ticket = following
+                    upstream = await open_upstream(state["client"], "POST", self.url, self.headers, body)
+                    if upstream.status in (400, 413):
+                        upstream = await _recovered(upstream, (ticket, client, body), self.wire, self.url, self.headers)
+                    if not 200 <= upstream.status < 300:
+                        error_body = await upstream.response.aread()
+                        await upstream.response.aclose()
+                        self.refused = (upstream, error_body)
+                        logger.warning("gateway: the provider refused a read-back's continuation: %d", upstream.status)
+                        yield joiner.failed(upstream.status, error_body)
+                        return
+                    joiner.next_part()
+            finally:
+                if not answer.done():
+                    answer.set_result(result)
+
     def _queue(
-        key: str, conversation: Any, answer: asyncio.Future[dict[str, Any] | None], client: Received | None = None
+        key: str, conversation: Any, answer: asyncio.Future[Answered | None], client: Received | None = None
     ) -> asyncio.Task[Ticket]:
         """Queue the recording of a request and then of its answer (once ``answer`` resolves) behind the key's earlier jobs."""
         limit = config.upstream_timeout + 60
@@ -192,7 +279,10 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
                 result = await asyncio.wait_for(answer, timeout=limit)
             except TimeoutError:
                 result = None
-            await asyncio.to_thread(recorder.record_answer, ticket, result)
+            if isinstance(result, tuple):
+                await asyncio.to_thread(recorder.record_answer, ticket, result[0], seen=result[1])
+            else:
+                await asyncio.to_thread(recorder.record_answer, ticket, result)
 
         _keep(queue.submit(key, record_answer))
         return ticket_task
@@ -202,7 +292,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         wire: WireName,
         body: _Body,
         forwarded: asyncio.Event,
-        answer: asyncio.Future[dict[str, Any] | None],
+        answer: asyncio.Future[Answered | None],
         timing: tuple[Any, list[int]],
     ) -> None:
         """Queue the recording of a request and of its answer, once the client has the answer's first byte.

@@ -25,7 +25,7 @@ from typing import Any
 
 from contextwright.canonical import content_hash, to_plain
 from contextwright.gateway.wires import Turn
-from contextwright.items.region_a import ToolSpec
+from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
 from contextwright.runtime.session import Session
 
 RUN_SEPARATOR = "~"
@@ -52,8 +52,9 @@ class Run:
 def agent_signature(provider: str, model: str, system: str, tools: Sequence[ToolSpec]) -> str:
     """What must stay the same for requests to belong to one run: provider, model, system text and tools.
 
-    The same from a request's conversation and from a run read back from the log (its plan)."""
-    listed = [[t.name, t.description, to_plain(t.input_schema)] for t in tools]
+    The same from a request's conversation and from a run read back from the log (its plan): the
+    engine's read tool, which manage mode pins after the client's tools, does not count."""
+    listed = [[t.name, t.description, to_plain(t.input_schema)] for t in tools if t.name != READ_TOOL_NAME]
     return content_hash({"provider": provider, "model": model, "system": system, "tools": listed})
 
 

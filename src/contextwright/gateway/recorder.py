@@ -6,7 +6,8 @@ before the next request of the same key is reconciled, however the threads are
 scheduled.
 
 Each run is an ordinary engine session (``Engine.session`` with the agent the client
-sent: its system text as the instructions, its tools, no control tools), so ``inspect``,
+sent: its system text as the instructions, its tools; in manage mode the engine's read
+tool after them, see :mod:`~contextwright.gateway.readback`), so ``inspect``,
 ``stats``, the console and the cache simulators read it like any other. For each
 request the gateway records what is new, then builds the request the engine would
 send (``context.request.built``): in observe mode that request is not sent, it is the
@@ -37,14 +38,15 @@ from contextwright.gateway.tenancy import Registry
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
 from contextwright.gateway.workers import awaiting, catch_up, noted, wait_for_answer
 from contextwright.integrations import _seams as seams
+from contextwright.items.region_a import READ_TOOL_NAME
 from contextwright.models import ResolvedModel, resolve
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.providers.errors import classify_provider_error
 from contextwright.providers.responses import parse_response
 from contextwright.runtime.engine import Engine
+from contextwright.runtime.reopen import reopen
 from contextwright.runtime.requests import BuiltRequest
-from contextwright.runtime.resume import reopen
-from contextwright.runtime.spec import AgentSpec
+from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec
 from contextwright.telemetry.misses import body_delta, client_requests
 
 logger = logging.getLogger("contextwright.gateway")
@@ -61,6 +63,9 @@ UNKNOWN_MODEL_WINDOW = 200_000
 """The window assumed for a model the engine's table does not know (its requests still pass unchanged)."""
 
 T = TypeVar("T")
+
+READ_TOOL = next(tool for tool in CONTROL_TOOLS if tool.name == READ_TOOL_NAME)
+"""The engine's read tool, which manage mode pins after the client's tools."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -102,8 +107,10 @@ class KeyQueue:
 class Recorder:
     """Records conversations into engine sessions, one run per uninterrupted history."""
 
-    def __init__(self, engine: Engine, *, max_keys: int = 256, registry: Registry | None = None) -> None:
+    def __init__(self, engine: Engine, *, max_keys: int = 256, registry: Registry | None = None, read_back: bool = False) -> None:
         self.engine = engine
+        self.pins_read_tool = read_back
+        """Manage mode: new runs pin the engine's read tool after the client's tools (see :mod:`~contextwright.gateway.readback`)."""
         self.registry = registry
         """Where each run opened here is listed for the HTTP service's tenant (None: nowhere)."""
         self.max_keys = max_keys
@@ -232,15 +239,18 @@ class Recorder:
 
     # -- answers ----------------------------------------------------------------------
 
-    def record_answer(self, ticket: Ticket, answer: Mapping[str, Any] | None) -> None:
-        """Record the provider's answer and usage in the ticket's run (nothing for None); never raises."""
+    def record_answer(self, ticket: Ticket, answer: Mapping[str, Any] | None, *, seen: Mapping[str, Any] | None = None) -> None:
+        """Record the provider's answer and usage in the ticket's run (nothing for None); never raises.
+
+        ``seen`` is the answer as the client got it, when the gateway changed it (read-backs taken
+        out, parts joined): its fingerprint is the one the client's next request holds."""
         run = ticket.run
         if run is None or answer is None:
             return
         try:
-            if isinstance(answer.get("output"), list):
-                answer = {**answer, "output": response_output_for_turn(answer["output"])}
-            turn = answer_turn(answer)
+            answer = _as_recorded(answer)
+            seen = _as_recorded(seen) if seen is not None else answer
+            turn = answer_turn(seen)
             if ticket.built and run.awaiting:
                 run.session.record(answer)
             else:
@@ -248,14 +258,44 @@ class Recorder:
             seams.append(run.session, [FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
             run.fingerprints.append(turn.fingerprint)
             run.awaiting = False
-            if isinstance(answer.get("id"), str) and answer.get("object") == "response":
-                run.last_response = answer["id"]
-                self.responses[answer["id"]] = ticket.key
+            if isinstance(seen.get("id"), str) and seen.get("object") == "response":
+                run.last_response = seen["id"]
+                self.responses[seen["id"]] = ticket.key
                 while len(self.responses) > MAX_RESPONSE_IDS:
                     del self.responses[next(iter(self.responses))]
         except Exception:
             logger.exception("gateway: the answer in session %s was not recorded", run.session_id)
             self._forget(ticket.key)
+
+    def reads_back(self, ticket: Ticket) -> bool:
+        """True when the ticket's request offers the engine's read tool (its calls are then answered here)."""
+        request = ticket.request
+        return request is not None and request.plan.prefix.read_tool() is not None
+
+    def read_back(self, ticket: Ticket, answer: Mapping[str, Any]) -> Ticket | None:
+        """Manage mode: record an answer whose only calls are read-backs (the engine answers them) and build the next request.
+
+        The client never sees this answer alone, so no fingerprint is noted for it: the answer
+        that follows continues it. None when no request could be built (the answer is then the
+        client's as it is)."""
+        run = ticket.run
+        if run is None or not run.awaiting:
+            return None
+        try:
+            run.session.record(_as_recorded(answer))
+            if run.session.pending_tool_calls():
+                return None
+            built = run.session.next_request()
+        except ContextwrightError as exc:
+            logger.warning("gateway: no request built after a read-back in session %s: %s", run.session_id, exc)
+            run.awaiting, run.request = False, None
+            return None
+        except Exception:
+            logger.exception("gateway: the read-back in session %s was not answered", run.session_id)
+            self._forget(ticket.key)
+            return None
+        run.awaiting, run.request = True, built
+        return Ticket(key=ticket.key, run=run, built=True, request=built)
 
     # -- what the client sent ---------------------------------------------------------
 
@@ -368,10 +408,13 @@ class Recorder:
             self._runs.pop(key, None)
 
     def _open(self, session_id: str, conversation: Conversation) -> Any:
+        tools = conversation.tools
+        if self.pins_read_tool and all(tool.name != READ_TOOL_NAME for tool in tools):
+            tools = (*tools, READ_TOOL)
         agent = AgentSpec(
             policy="",
             instructions=conversation.system,
-            tools=conversation.tools,
+            tools=tools,
             control_tools=False,
         )
         model = model_for(conversation)
@@ -391,6 +434,13 @@ class Received:
     body: dict[str, Any]
     at: datetime
     first_byte_ms: int | None = None
+
+
+def _as_recorded(answer: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Responses answer's custom tool calls read as function calls (as the client's copy of it is read)."""
+    if isinstance(answer.get("output"), list):
+        return {**answer, "output": response_output_for_turn(answer["output"])}
+    return answer
 
 
 def model_for(conversation: Conversation) -> ResolvedModel:
