@@ -13,10 +13,11 @@ from functools import partial
 from itertools import pairwise
 
 from contextwright.assembly.request import NeutralRequest, TextPart
+from contextwright.assembly.rules import rule_set
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime import relief as relief_module
 from contextwright.runtime import requests as requests_module
-from contextwright.runtime.relief import Relief, bounds_only_new
+from contextwright.runtime.relief import bounds_only_new
 from contextwright.testing.fakes import open_session
 from tests.runtime.conftest import old_rebuild_inputs
 
@@ -153,17 +154,9 @@ def test_a_bounded_view_keeps_its_bytes_when_the_estimate_is_reconciled():
 
 def test_a_log_whose_views_were_sized_with_the_factor_still_rebuilds_byte_for_byte(monkeypatch):
     # Requests recorded before views were sized uncorrected carry no "views" input and were
-    # sized with the recorded factor: rebuilding them must still give the bytes that were sent.
-    sized_with_factor = Relief._build_now
-
-    def old_build(self, plan, allocation, tail):
-        with monkeypatch.context() as patch:
-            patch.setattr(self.core, "view_estimate", lambda plan: self.core.body_estimate(plan))
-            return sized_with_factor(self, plan, allocation, tail)
-
+    # sized with the recorded factor (rule set 1): rebuilding them must still give the bytes that were sent.
     with monkeypatch.context() as patch:
-        patch.setattr(Relief, "_build_now", old_build)
-        patch.setattr(relief_module, "build", partial(relief_module.build, bounded=False))
+        patch.setattr(relief_module, "build", partial(relief_module.build, rules=rule_set(1)))
         patch.setattr(requests_module, "_rebuild_inputs", old_rebuild_inputs(views=False, pinned=False))
         _, session, _ = open_session(window=WINDOW)
         requests = _bounded_while_the_factor_moves(session)
@@ -217,7 +210,8 @@ def test_a_log_that_bounded_items_only_under_pressure_still_rebuilds_byte_for_by
     # Requests recorded before items were bounded on arrival carry no "bounded" input: they showed
     # the report whole until the body did not fit, then bounded it under the "oversized_items" yield.
     with monkeypatch.context() as patch:
-        patch.setattr(relief_module, "build", partial(relief_module.build, bounded=False))
+        # Rule set 3: items whole until the body did not fit, views sized uncorrected, pinned items last.
+        patch.setattr(relief_module, "build", partial(relief_module.build, rules=rule_set(3)))
         patch.setattr(requests_module, "_rebuild_inputs", old_rebuild_inputs(views=True, pinned=True))
         _, session, _ = open_session(window=WINDOW)
         requests = _fill_until_compacted(session, LARGE[: len(LARGE) // 5])

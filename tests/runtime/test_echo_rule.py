@@ -13,6 +13,7 @@ import re
 from functools import partial
 
 from contextwright.assembly.request import TextPart
+from contextwright.assembly.rules import rule_set
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime import relief as relief_module
 from contextwright.runtime import requests as requests_module
@@ -83,13 +84,14 @@ def test_after_compaction_the_answer_keeps_the_pages_trust():
 
 def test_requests_recorded_under_the_verbatim_rule_still_rebuild_byte_for_byte(monkeypatch):
     def verbatim_inputs(result, tail):
+        # Rule set 5, as requests recorded it: by markers, before the echoes marker and numbers.
         inputs = dict(_recorded(result, tail))
-        del inputs["echoes"]
-        return inputs
+        del inputs["rules"]
+        return {**inputs, "bounded": "on_arrival", "views": "uncorrected", "pinned": "last", "read_refs": "when_pinned"}
 
     _recorded = requests_module._rebuild_inputs
     with monkeypatch.context() as patch:
-        patch.setattr(relief_module, "build", partial(relief_module.build, verbatim_echoes=True))
+        patch.setattr(relief_module, "build", partial(relief_module.build, rules=rule_set(5)))
         patch.setattr(requests_module, "_rebuild_inputs", verbatim_inputs)
         session = _session()
         old = session.next_request()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import partial
 
 from contextwright.assembly.request import NeutralRequest, TextPart
+from contextwright.assembly.rules import rule_set
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.replay import visible_in
 from contextwright.runtime import relief as relief_module
@@ -72,8 +73,8 @@ def test_a_log_whose_task_was_bounded_with_the_other_items_still_rebuilds_byte_f
     # Requests recorded before pinned items yielded last bounded the task under "oversized_items"
     # and carry no "pinned" input: rebuilding them must still give the bytes that were sent.
     with monkeypatch.context() as patch:
-        # Such requests were also built with whole items until the body did not fit (bounded=False).
-        patch.setattr(relief_module, "build", partial(relief_module.build, pinned_with_items=True, bounded=False))
+        # Such requests were built under rule set 2: whole items until the body did not fit, too.
+        patch.setattr(relief_module, "build", partial(relief_module.build, rules=rule_set(2)))
         patch.setattr(requests_module, "_rebuild_inputs", old_rebuild_inputs(views=True, pinned=False))
         _, session, clock = open_session("task", window=WINDOW)
         task = _task(300)

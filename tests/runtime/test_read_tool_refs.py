@@ -12,6 +12,7 @@ from dataclasses import replace
 from functools import partial
 
 from contextwright.assembly.request import TextPart, ToolResultPart
+from contextwright.assembly.rules import rule_set
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime import relief as relief_module
 from contextwright.runtime import requests as requests_module
@@ -83,7 +84,7 @@ def test_a_model_with_the_read_tool_is_told_to_call_it():
 def test_a_log_that_named_the_read_tool_to_every_model_still_rebuilds_byte_for_byte(monkeypatch):
     # Requests recorded before carry no "read_refs" input and named the tool whatever the prefix pinned.
     with monkeypatch.context() as patch:
-        patch.setattr(relief_module, "build", partial(relief_module.build, legacy_read_refs=True))
+        patch.setattr(relief_module, "build", partial(relief_module.build, rules=rule_set(4)))
         patch.setattr(requests_module, "_rebuild_inputs", _without_read_refs)
         session = _session(control_tools=False)
         requests = _work(session)

@@ -40,6 +40,8 @@ from contextwright.assembly.request import (
     ToolDefinition,
     ToolResultPart,
 )
+from contextwright.assembly.rules import CURRENT as CURRENT_RULES
+from contextwright.assembly.rules import RuleSet
 from contextwright.budget.allocator import Allocation, PressureState
 from contextwright.canonical import canonical_json, content_hash, to_plain
 from contextwright.derive.surface import (
@@ -67,8 +69,8 @@ PART_OVERHEAD_TOKENS = 3
 BOUNDED_YIELD = "oversized_items"
 """Items larger than a share of the history budget shown as bounded views (pinned ones excepted).
 
-A yield only in builds that start with whole items (``bounded=False``) and in requests recorded
-before items were bounded on arrival; a default build bounds them from the first request on."""
+A yield only under rule sets that start with whole items (before ``items_on_arrival``, see
+:mod:`contextwright.assembly.rules`); the current rules bound them from the first request on."""
 PINNED_BOUNDED_YIELD = "oversized_pinned"
 """The last resort, taken by the runtime when relief could not make room: pinned items (the task
 statement, steering notes) larger than the share are shown bounded too."""
@@ -596,9 +598,7 @@ def build(
     bounded: bool = True,
     bounded_pinned: bool = False,
     view_estimate: Estimate | None = None,
-    pinned_with_items: bool = False,
-    legacy_read_refs: bool = False,
-    verbatim_echoes: bool = False,
+    rules: RuleSet = CURRENT_RULES,
 ) -> BuildResult:
     """Assemble the request for the next model call.
 
@@ -606,24 +606,22 @@ def build(
     the history budget (assembly/bounded.py) is shown bounded from the first request it
     appears in, like a tool output capped at call time (R1): its view is decided once, so
     no later request rewrites the cached history after it by bounding it then.
-    ``bounded=False`` starts with every item whole and bounds oversized ones only when the
-    body does not fit (:data:`BOUNDED_YIELD`), as requests recorded before did. When the
-    body does not fit, the yield ``build`` takes itself is dropping the current turn's
+    Under rule sets before :attr:`~contextwright.assembly.rules.RuleSet.items_on_arrival`
+    every item starts whole and oversized ones are bounded only when the body does not fit
+    (:data:`BOUNDED_YIELD`). When the body does not fit, the yield ``build`` takes itself is dropping the current turn's
     recall; beyond that it raises :class:`BudgetExceeded` and the runtime relieves
     pressure (pruning, compaction) with recorded writes, then builds again.
     ``yields`` replays a recorded decision instead of measuring (used by rebuilds).
     ``memo`` (optional) reuses what earlier builds of the same session rendered for
     entries that did not change; the request is the same with or without it. Pinned items
     (the task statement, steering notes) stay whole unless ``bounded_pinned``
-    (:data:`PINNED_BOUNDED_YIELD`), which only the runtime's last resort takes;
-    ``pinned_with_items`` bounds them with the other items, as requests recorded before
-    pinned items yielded last did (for rebuilds of those). Markers and pointer stubs name the
-    read tool only when the prefix pins it; ``legacy_read_refs`` names it always, as requests
-    recorded before did (for rebuilds of those). What the assistant repeated of untrusted text is
-    enveloped by the normalised echo rule (``surface.echoes``); ``verbatim_echoes`` envelopes by the
-    verbatim rule alone, as requests recorded before did (for rebuilds of those).
-    ``view_estimate`` sizes those bounded views (default: ``estimate``). The runtime gives
-    an uncorrected counter here, so that a view keeps its bytes when reconciliation moves
+    (:data:`PINNED_BOUNDED_YIELD`), which only the runtime's last resort takes: a decision
+    of this request, recorded in its yields, not a rule.
+    ``rules`` is the rule set to build under (:mod:`contextwright.assembly.rules`): the
+    current one for a new request, the recorded one for a rebuild.
+    ``view_estimate`` sizes bounded views under rule sets with ``uncorrected_views`` (default,
+    and under older sets: ``estimate``). It is data, like ``estimate``: the runtime gives an
+    uncorrected counter here, so that a view keeps its bytes when reconciliation moves
     ``estimate``'s correction factor.
     """
     if memo is None:
@@ -632,12 +630,14 @@ def build(
         system, tools, prefix_hash = memo.prefix(plan.prefix, plan.session_id, secret, partial(_prefix, plan, secret))
 
     decided = yields is not None
+    bounded = rules.items_on_arrival
     starting: tuple[str, ...] = ()
     if bounded_pinned:
         # Pinned items are bounded by the same cap as the others, so the cap is on too.
         starting = (PINNED_BOUNDED_YIELD,) if bounded else (BOUNDED_YIELD, PINNED_BOUNDED_YIELD)
     taken: tuple[str, ...] = tuple(yields or starting)
-    read_tool = READ_TOOL_NAME if legacy_read_refs else plan.prefix.read_tool()
+    read_tool = plan.prefix.read_tool() if rules.read_refs_when_pinned else READ_TOOL_NAME
+    views = view_estimate if rules.uncorrected_views and view_estimate is not None else estimate
     if memo is not None:
         memo.next_pass()
     while True:
@@ -649,11 +649,11 @@ def build(
             secret=secret,
             drop_recall="recall" in taken,
             cap_tokens=item_cap(allocation.history) if capped else None,
-            bound_pinned=PINNED_BOUNDED_YIELD in taken or (pinned_with_items and BOUNDED_YIELD in taken),
-            view_estimate=estimate if view_estimate is None else view_estimate,
+            bound_pinned=PINNED_BOUNDED_YIELD in taken or (not rules.pinned_last and BOUNDED_YIELD in taken),
+            view_estimate=views,
             read_tool=read_tool,
             memo=memo,
-            verbatim_echoes=verbatim_echoes,
+            verbatim_echoes=not rules.normalised_echoes,
         )
         messages = assembler.run()
         by_class, by_layer, body = _account(messages, estimate, memo)

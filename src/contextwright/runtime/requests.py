@@ -16,6 +16,7 @@ from contextwright.assembly.assemble import (
     build,
 )
 from contextwright.assembly.request import NeutralRequest
+from contextwright.assembly.rules import rule_inputs, rule_set_for
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
 from contextwright.budget.estimator import CORPUS_CALIBRATION, calibration_of
@@ -49,20 +50,6 @@ _T = TypeVar("_T")
 
 PREFIX_COUNT_ATTEMPTS: Final[int] = 3
 """Failed calls to the provider's count endpoint, per epoch and process, before estimates stand in for good."""
-UNCORRECTED_VIEWS: Final[str] = "uncorrected"
-"""A recorded request's ``inputs["views"]``: its bounded views were sized by the uncorrected estimate."""
-PINNED_LAST: Final[str] = "last"
-"""A recorded request's ``inputs["pinned"]``: pinned items were bounded only under their own yield."""
-READ_REFS_WHEN_PINNED: Final[str] = "when_pinned"
-"""A recorded request's ``inputs["read_refs"]``: markers named ``context_read_artifact`` only where the
-prefix pins it (before, always, even to a model that lacked the tool)."""
-NORMALISED_ECHOES: Final[str] = "normalised"
-"""A recorded request's ``inputs["echoes"]``: the assistant's echoes of untrusted text were found by the
-normalised rule (format characters, compatibility forms and light rewording seen through; before, verbatim
-word runs only, see :mod:`contextwright.derive.taint`)."""
-ITEMS_ON_ARRIVAL: Final[str] = "on_arrival"
-"""A recorded request's ``inputs["bounded"]``: oversized items were shown bounded from the first request
-they appeared in, whatever the pressure (before, only under the ``oversized_items`` yield)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -251,16 +238,9 @@ class Requests:
             secret=core.secret,
             # Sized as it was built: requests recorded before factors were logged were built uncorrected.
             estimate=core.body_estimate(plan, factor=record.estimate_factor or 1.0, calibration=calibration),
-            # Requests recorded before markers named the read tool only where the prefix pins it named it always.
-            legacy_read_refs=inputs.get("read_refs") != READ_REFS_WHEN_PINNED,
-            # Requests recorded before items were bounded on arrival bounded them under a yield only.
-            bounded=inputs.get("bounded") == ITEMS_ON_ARRIVAL,
-            # Requests recorded before views were sized uncorrected sized them with the factor above.
-            view_estimate=core.view_estimate(plan, calibration=calibration) if inputs.get("views") == UNCORRECTED_VIEWS else None,
-            # Requests recorded before pinned items yielded last bounded them with the other items.
-            pinned_with_items=inputs.get("pinned") != PINNED_LAST,
-            # Requests recorded before the normalised echo rule enveloped verbatim echoes only.
-            verbatim_echoes=inputs.get("echoes") != NORMALISED_ECHOES,
+            # Under the rules it was built with (recorded by number, or by markers before numbers were).
+            rules=rule_set_for(inputs),
+            view_estimate=core.view_estimate(plan, calibration=calibration),
             yields=tuple(inputs["yields"]),
             memo=core.render_memo if kept is not None else None,
         )
@@ -589,17 +569,8 @@ def _evidence_only(found: Any) -> tuple[Evidence, ...]:
 
 
 def _rebuild_inputs(result: BuildResult, tail: VolatileTail) -> dict[str, Any]:
-    """What a rebuild needs besides the log: the cut point, the volatile tail, the yields taken, and how views were sized."""
-    return {
-        "upto_seq": result.upto_seq,
-        "tail": tail.to_dict(),
-        "yields": list(result.yields),
-        "bounded": ITEMS_ON_ARRIVAL,
-        "views": UNCORRECTED_VIEWS,
-        "pinned": PINNED_LAST,
-        "read_refs": READ_REFS_WHEN_PINNED,
-        "echoes": NORMALISED_ECHOES,
-    }
+    """What a rebuild needs besides the log: the cut point, the volatile tail, the yields taken, and the rule set's number."""
+    return {"upto_seq": result.upto_seq, "tail": tail.to_dict(), "yields": list(result.yields), **rule_inputs()}
 
 
 def _estimator_inputs(core: SessionCore) -> dict[str, Any]:

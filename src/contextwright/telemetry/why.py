@@ -38,6 +38,7 @@ from contextwright.assembly.assemble import BOUNDED_YIELD, PINNED_BOUNDED_YIELD
 from contextwright.assembly.bounded import ITEM_SHARE
 from contextwright.assembly.envelope import unescape
 from contextwright.assembly.request import NeutralRequest
+from contextwright.assembly.rules import rule_set_for
 from contextwright.errors import ArtifactNotFound
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import READ_TOOL_NAME
@@ -624,7 +625,7 @@ def _bounded_rule(source: _Source, built: Event) -> tuple[str, bool]:
             f"resort, when pruning and compaction could not make room around it (the '{PINNED_BOUNDED_YIELD}' yield)",
             False,
         )
-    if inputs.get("bounded") != "on_arrival" and BOUNDED_YIELD in yields:
+    if not rule_set_for(inputs).items_on_arrival and BOUNDED_YIELD in yields:
         return (
             f"{source.label} was shown as its head and tail because the body did not fit "
             f"(the '{BOUNDED_YIELD}' yield, as requests recorded before items were bounded on arrival)",
