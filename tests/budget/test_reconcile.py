@@ -86,7 +86,7 @@ def test_invalid_observations_and_options() -> None:
 @settings(max_examples=100, deadline=None)
 @given(_OBS)
 def test_state_round_trips_through_json(observations: list[tuple[str, int, int]]) -> None:
-    r = Reconciler.replay(observations)
+    r = Reconciler.from_observations(observations)
     rebuilt = Reconciler.from_dict(json.loads(json.dumps(r.to_dict())))
     assert rebuilt.to_dict() == r.to_dict()
     for model in ("gpt-4o", "claude-sonnet-4-5"):
@@ -96,12 +96,12 @@ def test_state_round_trips_through_json(observations: list[tuple[str, int, int]]
 
 @settings(max_examples=100, deadline=None)
 @given(_OBS)
-def test_replay_is_deterministic(observations: list[tuple[str, int, int]]) -> None:
+def test_rebuilding_from_observations_is_deterministic(observations: list[tuple[str, int, int]]) -> None:
     # Rebuilding from logged usage events gives the same factors as the live run.
     live = Reconciler()
     for model, estimated, actual in observations:
         live.observe(model, estimated, actual)
-    assert Reconciler.replay(observations).to_dict() == live.to_dict()
+    assert Reconciler.from_observations(observations).to_dict() == live.to_dict()
 
 
 def test_observe_returns_the_new_factor() -> None:
@@ -136,7 +136,7 @@ def test_the_margin_keeps_the_factor_above_a_steady_ratio() -> None:
     # A perfectly steady ratio has no spread left: the margin alone keeps the factor above it.
     assert r.factor("gpt-4o") == pytest.approx(0.9 * math.exp(0.05), rel=1e-3)
     assert r.factor("gpt-4o") > 0.9
-    bare = Reconciler.replay([("gpt-4o", 10_000, 9_000)] * 20, margin=0.0)
+    bare = Reconciler.from_observations([("gpt-4o", 10_000, 9_000)] * 20, margin=0.0)
     assert bare.factor("gpt-4o") == pytest.approx(0.9, rel=1e-3)
 
 

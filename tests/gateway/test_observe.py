@@ -16,7 +16,7 @@ from contextwright.gateway import GatewayConfig
 from contextwright.gateway.identity import claude_code_session
 from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.resume import reopen
+from contextwright.runtime.reopen import reopen
 from contextwright.telemetry.records import store_summary
 from contextwright.testing.sse import sse_events, stream_bytes
 from contextwright.testing.upstream import (

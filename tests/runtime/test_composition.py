@@ -15,7 +15,7 @@ from contextwright.events import AssistantMessage
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.relief.compactor import CompactionResult, compact
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.resume import reopen
+from contextwright.runtime.reopen import reopen
 from contextwright.testing.fakes import TEST_SECRET, open_session
 
 RUNTIME = Path(runtime_package.__file__).parent

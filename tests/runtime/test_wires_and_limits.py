@@ -16,7 +16,7 @@ from contextwright.replay import replay
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import StreamingRequired, ThinkingBudgetInvalid, WireMismatch
 from contextwright.runtime.long_outputs import streaming_required
-from contextwright.runtime.resume import reopen
+from contextwright.runtime.reopen import reopen
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.wire_choice import inferred_wire
 from contextwright.testing.fakes import TEST_SECRET, open_session, sample_agent

@@ -209,7 +209,7 @@ class Reconciler:
         return reconciler
 
     @classmethod
-    def replay(cls, observations: Iterable[tuple[str, int, int]], **options: Any) -> Reconciler:
+    def from_observations(cls, observations: Iterable[tuple[str, int, int]], **options: Any) -> Reconciler:
         """Rebuild a reconciler by observing ``(model, estimated, actual)`` in order."""
         reconciler = cls(**options)
         for model, estimated, actual in observations:

@@ -67,7 +67,7 @@ class Misses:
         """Attribute a stored session's requests, rebuilt from the log byte for byte."""
         from contextwright.providers.capabilities import capabilities_for
         from contextwright.providers.wires import wire_named
-        from contextwright.runtime.resume import reopen
+        from contextwright.runtime.reopen import reopen
 
         indexes = [e.payload.request_index for e in events if e.type == "context.request.built"]
         if not indexes:

@@ -7,7 +7,7 @@ import typer
 from contextwright.cli._common import console, friendly_errors
 from contextwright.cli.store import STORE_HELP, open_existing
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.resume import reopen
+from contextwright.runtime.reopen import reopen
 
 
 def compact(

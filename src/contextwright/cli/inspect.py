@@ -16,7 +16,7 @@ from contextwright.errors import UsageError
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.wires import wire_named
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.resume import reopen
+from contextwright.runtime.reopen import reopen
 from contextwright.telemetry.records import request_records, store_summary
 from contextwright.telemetry.request_diff import RequestDiff, diff_requests
 

@@ -12,7 +12,7 @@ from contextwright.cli._common import console, friendly_errors
 from contextwright.cli.store import STORE_HELP, open_existing
 from contextwright.errors import UsageError
 from contextwright.runtime.engine import Engine
-from contextwright.runtime.resume import reopen
+from contextwright.runtime.reopen import reopen
 from contextwright.telemetry.why import Explainer, Step, Why, artifact_reader
 
 

@@ -385,8 +385,8 @@ class SessionCore:
     ) -> Callable[[str], int]:
         """A token counter for the model of ``plan``: raw estimates times the logged correction factor.
 
-        ``factor`` replays a recorded one (rebuilds); by default it is folded from the log.
-        ``calibration`` replays a recorded request's (see :meth:`_calibrated`)."""
+        ``factor`` reuses a recorded one (rebuilds); by default it is folded from the log.
+        ``calibration`` reuses a recorded request's (see :meth:`_calibrated`)."""
         model_id = plan.model.id
         chosen = self.estimate_factor(model_id) if factor is None else factor
         estimator, memo = self._calibrated(calibration, view=False)

@@ -6,7 +6,7 @@ the estimator's raw count times the correction factor folded from the log; the r
 counts of the estimators shipped here are pure functions of the text, so a count is
 reused only for the very same text object under the very same factor. Other
 estimators are asked every time. The counts only ever size a request: the bytes it
-carries depend on the recorded yields, which a rebuild replays.
+carries depend on the recorded yields, which a rebuild reuses.
 
 A reopened session has no text objects yet: it may be given raw counts by the digest of
 their text (:meth:`EstimateMemo.seed`, from a session checkpoint written by the same
