@@ -50,6 +50,7 @@ from contextwright.events.catalog import (
     FrameworkItemPopped,
     FrameworkItemsAdded,
     FrameworkItemsCleared,
+    GatewayRequestPassed,
     GatewayRequestReceived,
     LayerTruncated,
     MemoryCandidates,
@@ -385,6 +386,7 @@ class _Fold:
                 | FrameworkItemsCleared()
                 | FrameworkHistorySeen()
                 | GatewayRequestReceived()
+                | GatewayRequestPassed()
                 | RecallRevisionFailed()
                 | RecallUnavailable()
                 | CompactionRejected()

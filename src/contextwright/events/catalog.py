@@ -602,6 +602,19 @@ class GatewayRequestReceived:
     """Top-level keys the base had and this body has not."""
 
 
+@event_type("gateway.request.passed")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GatewayRequestPassed:
+    """A gateway in manage mode sent a client's request upstream as the client sent it, not the engine's; why.
+
+    ``round_cap``: the run reached its round cap (``RoundPolicy.hard_cap`` model rounds since the
+    last user message); ``not_built``: the engine built no request for another reason, in
+    ``message``. No fold reads it: the run rebuilds as before."""
+
+    reason: Literal["round_cap", "not_built"]
+    message: str = ""
+
+
 EventPayload = (
     UserMessage
     | AssistantMessage
@@ -638,6 +651,7 @@ EventPayload = (
     | FrameworkItemsCleared
     | FrameworkHistorySeen
     | GatewayRequestReceived
+    | GatewayRequestPassed
     | RecallRevisionFailed
     | RecallUnavailable
 )

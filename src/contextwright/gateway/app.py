@@ -18,7 +18,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -42,6 +42,8 @@ from contextwright.runtime.engine import Engine
 logger = logging.getLogger("contextwright.gateway")
 
 KEY_HEADER = "x-contextwright-key"
+MODE_HEADER = "x-contextwright-mode"
+"""Manage mode: on an answer to a request sent as the client sent it, ``passthrough; reason=<why>``."""
 
 _CONVERSATIONS: dict[str, WireName] = {
     "/v1/messages": "anthropic",
@@ -64,7 +66,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
     owned = log is None
     store = log if log is not None else open_log(config.store)
     registry = open_registry(config.store, config.tenant)
-    recorder = Recorder(Engine(store), registry=registry, read_back=config.mode == "manage")
+    recorder = Recorder(Engine(store), registry=registry, manage=config.mode == "manage")
     queue = KeyQueue()
     timeout = httpx2.Timeout(config.upstream_timeout, connect=min(30.0, config.upstream_timeout))
     state: dict[str, Any] = {}
@@ -100,10 +102,11 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         url = upstream_url(base, request.url.path, request.url.query)
         answer: asyncio.Future[Answered | None] = asyncio.get_running_loop().create_future()
         managed: tuple[Ticket, dict[str, Any], bytes] | None = None
+        passed: str | None = None
         try:
             if wire is not None and config.mode == "manage":
                 # The engine builds what goes upstream: record first, then send its request.
-                managed = await _manage(request.headers, wire, await body.read(), answer)
+                managed, passed = await _manage(request.headers, wire, await body.read(), answer)
             # In observe mode the body goes upstream as it arrives: the provider reads the start while
             # the client still sends the end.
             if managed:
@@ -127,6 +130,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             return Response(unreachable_body(provider, message), status_code=502, media_type="application/json")
         if wire is None:
             return _passed_on(upstream, upstream.body(_ignore, _ignore))
+        mode = [(MODE_HEADER, f"passthrough; reason={passed}")] if passed else []
         streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
         if managed and 200 <= upstream.status < 300 and recorder.reads_back(managed[0]):
             reads = _ReadBacks(upstream, managed, wire, url, request.headers, streamed=streamed)
@@ -161,25 +165,28 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         if config.mode == "observe":
             timing = (arrived[0], first_byte)
             _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer, timing)))
-        return _passed_on(upstream, upstream.body(on_chunk, on_end))
+        return _passed_on(upstream, upstream.body(on_chunk, on_end), extra=mode)
 
     async def _manage(
         headers: Any, wire: WireName, raw: bytes, answer: asyncio.Future[Answered | None]
-    ) -> tuple[Ticket, dict[str, Any], bytes] | None:
+    ) -> tuple[tuple[Ticket, dict[str, Any], bytes] | None, str | None]:
         """Record the request's new turns, queue its answer's recording, and give the engine's body for it.
 
-        None (the client's body goes as it is) when the body is no conversation the gateway reads
-        or the engine built no request for it; the answer is recorded either way."""
+        Without one (the client's body goes as it is), why instead: the body is no conversation the
+        gateway reads (``unreadable``), the run reached its round cap (``round_cap``, recorded in
+        the run), the engine built or rendered no request (``not_built``). The answer is recorded either way."""
         try:
             client = json.loads(raw)
             conversation = await asyncio.to_thread(parse_request, wire, client)
         except (ValueError, NotAConversation) as exc:
             logger.debug("gateway: not managed: %s", exc)
-            return None
+            return None, "unreadable"
         key, _ = session_key(conversation, headers, responses=recorder.responses)
         ticket = await _queue(key, conversation, answer)
         engine_body = await asyncio.to_thread(recorder.managed_body, ticket, wire, client)
-        return (ticket, client, engine_body) if engine_body is not None else None
+        if engine_body is None:
+            return None, ticket.passed or "not_built"
+        return (ticket, client, engine_body), None
 
     async def _recovered(
         upstream: Upstream, managed: tuple[Ticket, dict[str, Any], bytes], wire: WireName, url: str, headers: Any
@@ -389,10 +396,13 @@ def _ignore(*_: Any) -> None:
     pass
 
 
-def _passed_on(upstream: Upstream, body: AsyncIterator[bytes]) -> StreamingResponse:
-    """The provider's answer as the client gets it: its status, its headers as they came (repeated ones too), its body."""
+def _passed_on(upstream: Upstream, body: AsyncIterator[bytes], *, extra: Sequence[tuple[str, str]] = ()) -> StreamingResponse:
+    """The provider's answer as the client gets it: its status, its headers as they came (repeated ones too), its body.
+
+    ``extra``: the gateway's own headers, after the provider's."""
     response = StreamingResponse(body, status_code=upstream.status)
-    response.raw_headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in upstream.headers]
+    headers = [*upstream.headers, *extra]
+    response.raw_headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]
     return response
 
 

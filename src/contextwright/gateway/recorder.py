@@ -27,12 +27,12 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from contextwright.canonical import canonical_json
 from contextwright.derive.framework_items import fold_seen_history
 from contextwright.errors import ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
-from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestReceived
+from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestPassed, GatewayRequestReceived
 from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
 from contextwright.gateway.tenancy import Registry
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
@@ -44,8 +44,9 @@ from contextwright.plan.budgets import BudgetConfig
 from contextwright.providers.errors import classify_provider_error
 from contextwright.providers.responses import parse_response
 from contextwright.runtime.engine import Engine
+from contextwright.runtime.errors import RoundLimitExceeded
 from contextwright.runtime.reopen import reopen
-from contextwright.runtime.requests import BuiltRequest
+from contextwright.runtime.requests import BuiltRequest, RoundPolicy
 from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec
 from contextwright.telemetry.misses import body_delta, client_requests
 
@@ -77,6 +78,8 @@ class Ticket:
     built: bool
     request: BuiltRequest | None = None
     """The engine's request for these turns (what manage mode sends)."""
+    passed: str | None = None
+    """Why the engine built no request for these turns (``round_cap``, ``not_built``), when it built none."""
 
 
 class KeyQueue:
@@ -107,10 +110,14 @@ class KeyQueue:
 class Recorder:
     """Records conversations into engine sessions, one run per uninterrupted history."""
 
-    def __init__(self, engine: Engine, *, max_keys: int = 256, registry: Registry | None = None, read_back: bool = False) -> None:
+    def __init__(self, engine: Engine, *, max_keys: int = 256, registry: Registry | None = None, manage: bool = False) -> None:
         self.engine = engine
-        self.pins_read_tool = read_back
-        """Manage mode: new runs pin the engine's read tool after the client's tools (see :mod:`~contextwright.gateway.readback`)."""
+        self.manage = manage
+        """Manage mode: new runs pin the engine's read tool after the client's tools (see
+        :mod:`~contextwright.gateway.readback`), and a request the engine builds none for is
+        recorded as passed on (``gateway.request.passed``)."""
+        self.rounds: RoundPolicy | None = None
+        """Round governance of the runs opened here (the engine's default when None)."""
         self.registry = registry
         """Where each run opened here is listed for the HTTP service's tenant (None: nowhere)."""
         self.max_keys = max_keys
@@ -185,7 +192,11 @@ class Recorder:
         except ContextwrightError as exc:
             logger.warning("gateway: no request built for session %s: %s", run.session_id, exc)
             run.awaiting, run.request = False, None
-            return Ticket(key=key, run=run, built=False)
+            cap = isinstance(exc, RoundLimitExceeded)
+            reason: Literal["round_cap", "not_built"] = "round_cap" if cap else "not_built"
+            if self.manage:
+                seams.append(session, [GatewayRequestPassed(reason=reason, message=str(exc)[:500])])
+            return Ticket(key=key, run=run, built=False, passed=reason)
         run.awaiting, run.request = True, built
         return Ticket(key=key, run=run, built=True, request=built)
 
@@ -409,7 +420,7 @@ class Recorder:
 
     def _open(self, session_id: str, conversation: Conversation) -> Any:
         tools = conversation.tools
-        if self.pins_read_tool and all(tool.name != READ_TOOL_NAME for tool in tools):
+        if self.manage and all(tool.name != READ_TOOL_NAME for tool in tools):
             tools = (*tools, READ_TOOL)
         agent = AgentSpec(
             policy="",
@@ -419,7 +430,7 @@ class Recorder:
         )
         model = model_for(conversation)
         session = self.engine.session(
-            session_id, agent=agent, model=model, budgets=budgets_for(conversation, self.engine.budgets)
+            session_id, agent=agent, model=model, budgets=budgets_for(conversation, self.engine.budgets), rounds=self.rounds
         )
         if self.registry is not None:
             self.registry.register(session_id, agent, model)
