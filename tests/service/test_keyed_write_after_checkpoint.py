@@ -47,7 +47,7 @@ def test_a_keyed_write_on_a_reopened_session_reads_nothing_before_the_checkpoint
 
     # Another worker (or this one restarted) opens the session from its checkpoint.
     second = _worker(store_url)
-    inner = second.state.sessions.log.inner
+    inner = second.state.sessions.log
     reads: list[tuple[int, int | None]] = []
     read = inner._read
 

@@ -167,6 +167,31 @@ def test_the_guarded_log_checks_the_first_append_and_keys_every_event():
     assert guard.fingerprint != guarantees("user", {"text": "2"}, expected_seq=1, idempotency_key="k1").fingerprint
 
 
+def test_an_operation_is_bound_to_one_sessions_guarded_log_and_reaches_no_other(tmp_path):
+    app, record = _one_session(tmp_path)
+    sessions = app.state.sessions
+    other, _ = sessions.open(
+        Principal(tenant="acme", key_id="k"),
+        "other",
+        {"policy": "Be careful."},
+        {"provider": "anthropic", "id": "claude-sonnet-4-6"},
+    )
+    guard = guarantees("user", {"text": "one"}, expected_seq=None, idempotency_key="k1")
+    with sessions.operation(record, guard) as (session, operation):
+        # Check: the session appends through the log the operation is bound to, and it is not shared.
+        assert isinstance(session.log, GuardedLog) and session.log.operation is operation
+        with sessions.session(other) as unrelated:
+            assert unrelated.log is not session.log and unrelated.log.operation is not operation
+            plain = unrelated.user("not this operation's")
+        keyed = session.user("one")
+        # Check: a second operation on the same log while one is bound is refused, not mixed in.
+        with pytest.raises(UsageError, match="already in progress"), session.log.guarding(Guarantees()):
+            pass
+    assert keyed.idempotency_key == f"{guard.key_base}#1.0" and plain.idempotency_key is None
+    assert session.log.operation is None
+    app.state.store.close()
+
+
 def test_settings_travel_to_workers_through_the_environment():
     config = ServiceConfig(
         store="postgresql://h/db?schema=x",

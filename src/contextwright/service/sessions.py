@@ -3,7 +3,10 @@
 Every HTTP request runs on a :class:`~contextwright.runtime.Session` that has read the
 log's tail first: nothing a request depends on lives only in the worker.
 ``expected_seq`` and idempotency keys are enforced on the log itself (see
-:class:`GuardedLog`), so they hold across workers and across retries.
+:class:`GuardedLog`), so they hold across workers and across retries. Each session is
+opened on a guarded log of its own, and an operation is bound to that log explicitly
+(:meth:`GuardedLog.guarding`): the runtime appends through the log it was given, and
+nothing reaches it through ambient state.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -107,9 +109,6 @@ class Operation:
         """The names of those leases."""
 
 
-_CURRENT: ContextVar[Operation | None] = ContextVar("contextwright_service_operation", default=None)
-
-
 class GuardedLog(EventLog):
     """The engine's log in the service: an operation's appends land where it read the log to be,
     and every event it appends carries a key derived from its idempotency key.
@@ -119,29 +118,39 @@ class GuardedLog(EventLog):
     the first append must land on the client's ``expected_seq`` (or, without one, on the
     seq the operation began from), and a chained operation's later appends each right
     after the one before. So a decision made on what one worker read never lands after
-    another worker's write. The operation lives in a context variable, so one log (and
-    the sessions cached on it) serves every request thread.
+    another worker's write.
+
+    One guarded log serves one cached session (over the worker's shared inner log), and
+    that session runs one operation at a time: :attr:`operation` is the one bound by
+    :meth:`guarding`, explicitly, for the operation's length; outside it, appends pass
+    through unchanged.
     """
 
     def __init__(self, inner: EventLog) -> None:
         super().__init__(clock=inner.clock)
         self.inner = inner
+        self.operation: Operation | None = None
+        """The operation in progress on this log, bound by :meth:`guarding`; None between operations."""
 
     @contextmanager
     def guarding(self, guarantees: Guarantees, *, chained: bool = False) -> Iterator[Operation]:
-        """Appends inside the block hold to ``guarantees``; leases taken in it are released at its end."""
-        operation = Operation(guarantees, chained=chained)
-        token = _CURRENT.set(operation)
+        """Appends inside the block hold to ``guarantees``; leases taken in it are released at its end.
+
+        One operation at a time: binding a second before the first ended is a :class:`UsageError`
+        (two operations on one session must be serialised by the caller)."""
+        if self.operation is not None:
+            raise UsageError("an operation is already in progress on this guarded log")
+        operation = self.operation = Operation(guarantees, chained=chained)
         try:
             with operation.leases:
                 yield operation
         finally:
-            _CURRENT.reset(token)
+            self.operation = None
 
     def append(self, session_id: str, events: Iterable[Any], *, expected_seq: int) -> list[Event]:
-        """The inner log's append, held to the current operation's guarantees."""
+        """The inner log's append, held to the bound operation's guarantees."""
         batch = list(events)
-        operation = _CURRENT.get()
+        operation = self.operation
         if operation is None or operation.session_id not in (None, session_id):
             return self.inner.append(session_id, batch, expected_seq=expected_seq)
         wanted = operation.position
@@ -215,7 +224,7 @@ class LeasedCompactor:
     is retried on the new tail instead of folding stale history.
     """
 
-    def __init__(self, inner: Compactor, *, leases: Leases, log: EventLog, session_id: str, wait: float) -> None:
+    def __init__(self, inner: Compactor, *, leases: Leases, log: GuardedLog, session_id: str, wait: float) -> None:
         self.inner = inner
         self.leases = leases
         self.log = log
@@ -223,7 +232,7 @@ class LeasedCompactor:
         self.wait = wait
 
     def __call__(self, surface: Surface, *, epoch: int, trigger: CompactionTrigger, **options: Any) -> CompactionResult:
-        operation = _CURRENT.get()
+        operation = self.log.operation
         name = f"compact:{self.session_id}"
         if operation is not None and name not in operation.held:
             lease = self.leases.acquire(name, wait=self.wait)
@@ -281,6 +290,15 @@ def resolved_model(data: dict[str, Any]) -> ResolvedModel:
     return resolve(data["provider"], data["id"], **overrides)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Cached:
+    """A session a worker keeps: the lock its operations take in turn, and the guarded log it appends through."""
+
+    lock: threading.Lock
+    session: Session
+    log: GuardedLog
+
+
 class Sessions:
     """The tenants' sessions in one store."""
 
@@ -298,7 +316,8 @@ class Sessions:
         cache_size: int = 256,
         cache_events: int = 30_000,
     ) -> None:
-        self.log = GuardedLog(log)
+        self.log = log
+        """The worker's log, shared: each cached session appends through a :class:`GuardedLog` of its own over it."""
         self.store = store
         self.clock = clock
         self.estimator = estimator
@@ -312,7 +331,7 @@ class Sessions:
         self.cache_events = cache_events
         """Events those sessions hold between them, at most (a few KiB each as folded), so that what
         the cache keeps is bounded by memory as well as by count, however long the sessions grow."""
-        self._cache: OrderedDict[str, tuple[threading.Lock, Session]] = OrderedDict()
+        self._cache: OrderedDict[str, _Cached] = OrderedDict()
         self._cache_lock = threading.Lock()
 
     def open(
@@ -384,9 +403,10 @@ class Sessions:
         reads the log's tail before every operation (any worker may have appended), so
         the cache saves re-reading and re-deciding the past, never decides anything.
         """
-        lock, session = self._cached(record)
+        cached = self._cached(record)
+        session = cached.session
         try:
-            with lock, self.log.guarding(guard or Guarantees(), chained=chained) as operation:
+            with cached.lock, cached.log.guarding(guard or Guarantees(), chained=chained) as operation:
                 session.events_after(session.last_seq)  # reads the tail another worker may have appended
                 operation.session_id = session.id
                 if operation.position is None:
@@ -427,14 +447,16 @@ class Sessions:
             # Jittered backoff: two workers that collided should not collide again in step.
             time.sleep(random.uniform(0, min(pause, 0.004 * 2**retries)))
 
-    def _cached(self, record: RegisteredSession) -> tuple[threading.Lock, Session]:
+    def _cached(self, record: RegisteredSession) -> _Cached:
         key = record.log_session_id
         with self._cache_lock:
             entry = self._cache.get(key)
             if entry is not None:
                 self._cache.move_to_end(key)
                 return entry
-        engine = Engine(self.log, clock=self.clock, estimator=self.estimator, secret=self.secret)
+        # The session's own guarded log: its operations are bound to it, and to no other session's.
+        guarded = GuardedLog(self.log)
+        engine = Engine(guarded, clock=self.clock, estimator=self.estimator, secret=self.secret)
         session = engine.session(
             key,
             agent=agent_spec(parse_canonical(record.agent)),
@@ -442,12 +464,12 @@ class Sessions:
         )
         if self.leases is not None:
             session.compactor = LeasedCompactor(
-                self.compactor, leases=self.leases, log=self.log, session_id=key, wait=self.lease_wait
+                self.compactor, leases=self.leases, log=guarded, session_id=key, wait=self.lease_wait
             )
         else:
             session.compactor = self.compactor
         with self._cache_lock:
-            entry = self._cache.setdefault(key, (threading.Lock(), session))
+            entry = self._cache.setdefault(key, _Cached(lock=threading.Lock(), session=session, log=guarded))
             self._cache.move_to_end(key)
             self._evict()
         return entry
@@ -458,10 +480,10 @@ class Sessions:
         The session just used (the last) always stays. A dropped session that is still in an
         operation finishes it; the next request reads the session from the store again.
         """
-        held = sum(session.last_seq for _, session in self._cache.values())
+        held = sum(entry.session.last_seq for entry in self._cache.values())
         while len(self._cache) > 1 and (len(self._cache) > self.cache_size or held > self.cache_events):
-            _, (_, dropped) = self._cache.popitem(last=False)
-            held -= dropped.last_seq
+            _, dropped = self._cache.popitem(last=False)
+            held -= dropped.session.last_seq
 
     def cached(self) -> list[str]:
         """The log ids of the sessions this worker keeps, least recently used first (for tests and monitoring)."""
