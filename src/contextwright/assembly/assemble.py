@@ -595,7 +595,6 @@ def build(
     estimate: Estimate,
     yields: tuple[str, ...] | None = None,
     memo: RenderMemo | None = None,
-    bounded: bool = True,
     bounded_pinned: bool = False,
     view_estimate: Estimate | None = None,
     rules: RuleSet = CURRENT_RULES,
