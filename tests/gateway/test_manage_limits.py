@@ -79,3 +79,71 @@ def test_a_body_the_gateway_cannot_read_is_passed_through_and_said(capped: tuple
     )
     assert response.headers[MODE_HEADER] == "passthrough; reason=unreadable"
     assert upstream.received[-1].body == b"{not json"
+
+
+# -- the provider's context-length error, on the OpenAI wires ---------------------------
+
+OPENAI_TOO_LONG = {
+    "error": {
+        "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+}
+
+
+@pytest.mark.parametrize("wire", ["openai_responses", "openai_chat"])
+def test_an_openai_context_length_error_is_relieved_once_and_sent_again(make_gateway: Any, wire: str) -> None:
+    from test_read_back import _answer, _body, _client_answer, _echo, _results, _send, _text, _user
+
+    gateway = make_gateway(mode="manage")
+    calls = [(f"call_{n}", "shell", {"command": f"cat part{n}"}) for n in range(3)]
+    replies = [Reply(body=_answer(wire, f"Part {n}.", call, number=n)) for n, call in enumerate(calls)]
+    replies += [Reply(status=400, body=OPENAI_TOO_LONG), Reply(body=_answer(wire, "Read all three parts.", number=9))]
+    gateway.replies(*replies)
+    history = [_user(wire, "Read the parts.")]
+    for n, (call_id, _, _) in enumerate(calls):
+        answer = _client_answer(wire, _send(gateway, wire, _body(wire, history, stream=False)), stream=False)
+        output = f"part {n}: " + " ".join(f"word{n}x{i}" for i in range(4000))
+        history += _echo(wire, answer) + _results(wire, call_id, output)
+    response = _send(gateway, wire, _body(wire, history, stream=True))
+    # The client never sees the refusal: the engine relieved the run and the second attempt answered.
+    assert response.status_code == 200
+    assert _text(wire, _client_answer(wire, response, stream=True)) == "Read all three parts."
+    refused, resent = gateway.upstream.conversations[-2:]
+    key = "input" if wire == "openai_responses" else "messages"
+    assert resent.json[key] != refused.json[key]  # relieved and built again, not the same bytes resent
+    from test_read_back import SESSION as READ_SESSION
+
+    types = gateway.settled(READ_SESSION, 4)
+    overflow = [e.payload for e in gateway.events(READ_SESSION) if e.type == "context.overflow"]
+    assert [o.recovered for o in overflow] == [True]
+    assert "context.compacted" in types or "context.pruned" in types
+
+
+@pytest.mark.parametrize("wire", ["openai_responses", "openai_chat"])
+def test_an_openai_context_length_error_relief_cannot_help_reaches_the_client_as_it_came(make_gateway: Any, wire: str) -> None:
+    from test_read_back import _body, _send, _user
+
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(status=400, body=OPENAI_TOO_LONG, headers={"x-request-id": "req_42"}))
+    response = _send(gateway, wire, _body(wire, [_user(wire, "Hello.")], stream=True))  # nothing to prune or compact
+    assert response.status_code == 400 and response.json() == OPENAI_TOO_LONG
+    assert response.headers["x-request-id"] == "req_42"
+    assert len(gateway.upstream.conversations) == 1
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openai_responses", "openai_chat"])
+def test_any_other_upstream_error_reaches_the_client_with_its_status_and_body(make_gateway: Any, wire: str) -> None:
+    from test_read_back import _body, _send, _user
+
+    gateway = make_gateway(mode="manage")
+    if wire == "anthropic":
+        error = {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down."}}
+    else:
+        error = {"error": {"message": "Slow down.", "type": "requests", "param": None, "code": "rate_limit_exceeded"}}
+    gateway.replies(Reply(status=429, body=error, headers={"retry-after": "3"}))
+    response = _send(gateway, wire, _body(wire, [_user(wire, "Hello.")], stream=True))
+    assert response.status_code == 429 and response.json() == error and response.headers["retry-after"] == "3"
+    assert len(gateway.upstream.conversations) == 1
