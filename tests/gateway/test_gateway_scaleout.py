@@ -21,7 +21,9 @@ from typing import Any
 
 import httpx2
 import pytest
+from typer.testing import CliRunner
 
+from contextwright.cli import app as cli_app
 from contextwright.log import open_log
 from contextwright.testing.service import free_port, serving
 from contextwright.testing.sse import stream_bytes
@@ -145,9 +147,23 @@ def test_two_gateways_share_a_session_and_a_killed_one_leaves_no_partial_answer(
             assert answers == ["", "A README and a src folder.", "All 42 tests pass.", "You are welcome."]
             assert [e.payload.text for e in events if e.type == "message.user"] == ["What is here?", "Run the tests.", "Thanks."]
             assert types.count("tool.result") == 1
-            assert types.count("context.request.built") == 4
             usage = [e.payload.request_index for e in events if e.type == "model.response"]
-            assert usage == [0, 1, 2, 3]
+            if mode == "observe":
+                assert types.count("context.request.built") == 4 and usage == [0, 1, 2, 3]
+            else:
+                # The retry is built again from the log on B, like any managed request: A's request 2 went
+                # unanswered, and request 3 is what B sent.
+                assert types.count("context.request.built") == 5 and usage == [0, 1, 3, 4]
+                retry = upstream.conversations[3]
+                assert retry.body != json.dumps(claude_body(third)).encode()
+                inspected = CliRunner().invoke(
+                    cli_app, ["inspect", store_url, "-s", CC_SESSION, "-r", "3", "--wire", "anthropic"]
+                )
+                assert inspected.exit_code == 0, inspected.output
+                rebuilt = json.loads(inspected.output)
+                assert {k: rebuilt[k] for k in ("system", "messages", "tools")} == {
+                    k: retry.json[k] for k in ("system", "messages", "tools")
+                }
         finally:
             for worker in (a, b):
                 worker.stop()
@@ -182,3 +198,46 @@ def test_a_worker_waits_for_the_answer_another_worker_is_recording(tmp_path: Any
     assert types.count("message.assistant") == 2 and types.count("context.request.built") == 2
     assert [e.payload.request_index for e in events if e.type == "model.response"] == [0, 1]
     assert runs == [CC_SESSION]
+
+
+def test_a_response_one_worker_recorded_is_continued_through_another(store_url: str) -> None:
+    """OpenAI Responses, manage mode: worker B gets ``previous_response_id`` naming an answer worker A recorded."""
+    from contextwright.gateway import GatewayConfig, create_gateway_app
+    from contextwright.testing.upstream import responses_answer
+
+    def said(text: str, number: int) -> dict[str, Any]:
+        part = {"type": "output_text", "text": text, "annotations": []}
+        return {"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed", "content": [part]}
+
+    upstream = FakeUpstream()
+    replies = [
+        responses_answer(said("Hi.", 1), response_id="resp_a1"),
+        responses_answer(said("Then this.", 2), response_id="resp_b2"),
+    ]
+    upstream.script = lambda received: Reply(body=replies.pop(0))
+    auth = {"authorization": "Bearer sk-x"}
+    with serving(upstream) as up:
+        config = GatewayConfig(store=store_url, anthropic_upstream=up, openai_upstream=up, mode="manage")
+        with serving(create_gateway_app(config)) as a, serving(create_gateway_app(config)) as b, open_log(store_url) as log:
+
+            def answers() -> int:
+                return sum([e.type for e in log.read(s)].count("message.assistant") for s in log.sessions())
+
+            first = {"model": "gpt-5", "input": "hello", "stream": False}
+            assert httpx2.post(a + "/v1/responses", json=first, headers=auth, timeout=30).json()["id"] == "resp_a1"
+            deadline = time.monotonic() + 15
+            while answers() < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            # A stored conversation: the client sends only what is new, naming the response it follows, to B.
+            follow = {"model": "gpt-5", "input": "and then?", "previous_response_id": "resp_a1", "stream": False}
+            assert httpx2.post(b + "/v1/responses", json=follow, headers=auth, timeout=30).status_code == 200
+            while answers() < 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.2)  # the fingerprint note follows the answer
+            (run,) = log.sessions()  # the same run: B found it from the store
+            events = log.read(run)
+    assert [e.payload.text for e in events if e.type == "message.user"] == ["hello", "and then?"]
+    assert [e.payload.text for e in events if e.type == "message.assistant"] == ["Hi.", "Then this."]
+    sent = upstream.conversations[1].json
+    # The engine's request holds the whole conversation, so the provider's stored one is not named.
+    assert "previous_response_id" not in sent and "hello" in json.dumps(sent["input"])

@@ -24,7 +24,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -59,6 +59,8 @@ CONFLICT_ATTEMPTS = 3
 """Attempts at recording a request whose run another worker keeps appending to."""
 
 _OUTPUT_LIMITS = frozenset({"max_tokens", "max_output_tokens", "max_completion_tokens"})
+_CHAIN_KEYS = frozenset({"previous_response_id", "conversation"})
+"""Keys of a Responses body that make the provider put a stored conversation before the input."""
 
 UNKNOWN_MODEL_WINDOW = 200_000
 """The window assumed for a model the engine's table does not know (its requests still pass unchanged)."""
@@ -124,8 +126,8 @@ class Recorder:
         """Session keys whose runs stay open in memory; the least recently used are read back from the log when they return."""
         self._runs: OrderedDict[str, list[Run]] = OrderedDict()
         self._lock = threading.Lock()
-        self.responses: dict[str, str] = {}
-        """Response ids recorded here → their session key (for ``previous_response_id``)."""
+        self.responses = ResponseIds(engine.log)
+        """Response ids recorded here or by any gateway on the store → their session key (for ``previous_response_id``)."""
         self._clients: OrderedDict[str, tuple[int, dict[str, Any]]] = OrderedDict()
         """Per session key, the number and body of the last request its client sent (the base of the next one's record)."""
 
@@ -185,8 +187,10 @@ class Recorder:
             run.fingerprints = list(fingerprints)
         if client is not None:
             self._note_client(key, runs, run, client)
-        if not new and run.awaiting:
+        if not new and run.awaiting and (run.request is not None or not self.manage):
             return Ticket(key=key, run=run, built=True, request=run.request)  # a retry: the request is built already
+        # Manage mode, a retry of a request another worker built (and died sending, or is still
+        # sending): it is built here from the log, like any request, and recorded.
         try:
             built = session.next_request()
         except ContextwrightError as exc:
@@ -203,14 +207,17 @@ class Recorder:
     def managed_body(self, ticket: Ticket, wire: WireName, client: Mapping[str, Any]) -> bytes | None:
         """Manage mode: the engine's request for the client's wire, with the client's other options; None when there is none.
 
-        The engine's keys win (model, system or instructions, messages or input, tools); every other
-        key of the client's body is kept (``stream``, ``thinking``, ``metadata``, ``temperature``, ...),
+        The engine's keys win (model, system or instructions, messages or input, tools); a Responses
+        body's ``previous_response_id`` and ``conversation`` go (the engine's input is the whole
+        conversation); every other key of the client's body is kept (``stream``, ``thinking``, ``metadata``, ``temperature``, ...),
         and an output limit is the smaller of the client's and the engine's."""
         if ticket.request is None:
             return None
         try:
             body = dict(ticket.request.render(wire))
             for name, value in client.items():
+                if name in _CHAIN_KEYS:
+                    continue  # the engine's request holds the whole conversation: the provider's stored one must not precede it
                 if name not in body:
                     body[name] = value
                 elif name in _OUTPUT_LIMITS and isinstance(value, int) and isinstance(body[name], int):
@@ -271,9 +278,7 @@ class Recorder:
             run.awaiting = False
             if isinstance(seen.get("id"), str) and seen.get("object") == "response":
                 run.last_response = seen["id"]
-                self.responses[seen["id"]] = ticket.key
-                while len(self.responses) > MAX_RESPONSE_IDS:
-                    del self.responses[next(iter(self.responses))]
+                self.responses.note(seen["id"], ticket.key, run.session_id, len(run.fingerprints))
         except Exception:
             logger.exception("gateway: the answer in session %s was not recorded", run.session_id)
             self._forget(ticket.key)
@@ -357,12 +362,20 @@ class Recorder:
 
     # -- runs -------------------------------------------------------------------------
 
-    @staticmethod
-    def _chained(runs: list[Run], previous: str | None) -> Run | None:
-        """The run whose last answer is the response ``previous`` names (OpenAI ``previous_response_id``)."""
+    def _chained(self, runs: list[Run], previous: str | None) -> Run | None:
+        """The run whose last answer is the response ``previous`` names (OpenAI ``previous_response_id``).
+
+        Known from this worker's memory, or from the store when another worker recorded it."""
         if not previous:
             return None
-        return next((run for run in runs if run.last_response == previous and not run.awaiting), None)
+        found = next((run for run in runs if run.last_response == previous and not run.awaiting), None)
+        if found is not None:
+            return found
+        place = self.responses.place(previous)
+        if place is None:
+            return None
+        session_id, turns = place
+        return next((r for r in runs if r.session_id == session_id and len(r.fingerprints) == turns and not r.awaiting), None)
 
     def _known_runs(self, key: str) -> list[Run]:
         """The key's runs: tracked in memory, or read back from the log once (after a restart)."""
@@ -435,6 +448,75 @@ class Recorder:
         if self.registry is not None:
             self.registry.register(session_id, agent, model)
         return session
+
+
+RESPONSE_SETTING = "gateway.response:"
+"""The store setting that names the run of a Responses answer: this prefix and the response id."""
+
+
+class ResponseIds(Mapping[str, str]):
+    """Response ids → session keys: in memory for those recorded here, in the store for every gateway on it.
+
+    Each answer with an id is noted in the store's settings (``gateway.response:<id>``, its
+    session key, run and number of turns; the first write wins, and an id names one answer),
+    so a worker that never saw a response finds the run it continues. A lookup of an id no
+    gateway recorded leaves an empty setting under it."""
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self._known: OrderedDict[str, tuple[str, str, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def note(self, response_id: str, key: str, session_id: str, turns: int) -> None:
+        """Remember that ``response_id`` is the answer after ``turns`` turns of run ``session_id`` of ``key``."""
+        with self._lock:
+            self._known[response_id] = (key, session_id, turns)
+            while len(self._known) > MAX_RESPONSE_IDS:
+                self._known.popitem(last=False)
+        if len(RESPONSE_SETTING) + len(response_id) > 200:
+            return
+        try:
+            self._log.setting(RESPONSE_SETTING + response_id, json.dumps([key, session_id, turns]))
+        except Exception as exc:
+            logger.warning("gateway: response %s is not noted in the store: %s", response_id[:60], exc)
+
+    def _lookup(self, response_id: str) -> tuple[str, str, int] | None:
+        with self._lock:
+            known = self._known.get(response_id)
+        if known is not None or len(RESPONSE_SETTING) + len(response_id) > 200 or not response_id:
+            return known
+        try:
+            stored = json.loads(self._log.setting(RESPONSE_SETTING + response_id, "") or "null")
+        except Exception as exc:
+            logger.warning("gateway: response %s could not be looked up in the store: %s", response_id[:60], exc)
+            return None
+        if not (isinstance(stored, list) and len(stored) == 3):
+            return None
+        found = (str(stored[0]), str(stored[1]), int(stored[2]))
+        with self._lock:
+            self._known[response_id] = found
+        return found
+
+    def place(self, response_id: str) -> tuple[str, int] | None:
+        """The run the response ends, and its number of turns then."""
+        found = self._lookup(response_id)
+        return (found[1], found[2]) if found is not None else None
+
+    def __getitem__(self, response_id: str) -> str:
+        found = self._lookup(response_id)
+        if found is None:
+            raise KeyError(response_id)
+        return found[0]
+
+    def __contains__(self, response_id: object) -> bool:
+        return isinstance(response_id, str) and self._lookup(response_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        with self._lock:
+            return iter(list(self._known))
+
+    def __len__(self) -> int:
+        return len(self._known)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
