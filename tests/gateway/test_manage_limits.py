@@ -147,3 +147,61 @@ def test_any_other_upstream_error_reaches_the_client_with_its_status_and_body(ma
     response = _send(gateway, wire, _body(wire, [_user(wire, "Hello.")], stream=True))
     assert response.status_code == 429 and response.json() == error and response.headers["retry-after"] == "3"
     assert len(gateway.upstream.conversations) == 1
+
+
+# -- count_tokens ---------------------------------------------------------------------
+
+
+def _unmarked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
+def test_count_tokens_counts_what_the_engine_would_send_and_records_nothing(make_gateway: Any) -> None:
+    from test_observe import ANSWER_1, ANSWER_2, CC_SESSION, SECOND
+
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=ANSWER_1), Reply(body=ANSWER_2))
+    post(gateway.url, claude_body(FIRST))
+    post(gateway.url, claude_body(SECOND))
+    before = gateway.settled(CC_SESSION, 2)
+    engine_request = gateway.upstream.conversations[-1].json
+    # What Claude Code counts: the conversation so far and a new message, without max_tokens or stream.
+    history = SECOND + [{"role": "assistant", "content": ANSWER_2["content"]}, {"role": "user", "content": "And tests?"}]
+    client = {k: v for k, v in claude_body(history).items() if k not in ("max_tokens", "stream", "context_management")}
+    response = post(gateway.url, client, path="/v1/messages/count_tokens?beta=true")
+    assert response.status_code == 200 and response.json() == {"input_tokens": 42}
+    assert MODE_HEADER not in response.headers
+    counted = gateway.upstream.received[-1]
+    assert counted.path == "/v1/messages/count_tokens" and counted.query == "beta=true"
+    body = counted.json
+    # The engine's system, tools and history (the long output bounded), the client's other keys.
+    assert body["system"] == engine_request["system"] and body["tools"] == engine_request["tools"]
+    # The history as the engine sent it (its cache breakpoints move on to the newest message).
+    assert _unmarked(body["messages"][: len(engine_request["messages"])]) == _unmarked(engine_request["messages"])
+    assert len(body["messages"]) == len(engine_request["messages"]) + 2  # the answer, then the new message
+    assert "And tests?\n</cw-data" in body["messages"][-1]["content"][-1]["text"]  # in the engine's envelope
+    assert body["thinking"] == client["thinking"] and body["metadata"] == client["metadata"]
+    assert "max_tokens" not in body and "stream" not in body
+    # Nothing was appended: the run is as it was, and the next request builds as if no count happened.
+    assert gateway.types(CC_SESSION) == before and gateway.log.sessions() == [CC_SESSION]
+
+
+def test_count_tokens_of_a_new_conversation_and_of_an_unreadable_body(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    client = {k: v for k, v in claude_body(FIRST).items() if k not in ("max_tokens", "stream")}
+    assert post(gateway.url, client, path="/v1/messages/count_tokens").json() == {"input_tokens": 42}
+    body = gateway.upstream.received[-1].json
+    assert body["system"] != client["system"] and body["tools"][-1]["name"] == "context_read_artifact"
+    assert gateway.log.sessions() == []  # counted, not recorded
+    response = httpx2.post(
+        gateway.url + "/v1/messages/count_tokens",
+        content=b"[1, 2]",
+        headers={"x-api-key": "k", "anthropic-version": "2023-06-01"},
+        timeout=30,
+    )
+    assert response.headers[MODE_HEADER] == "passthrough; reason=unreadable"
+    assert gateway.upstream.received[-1].body == b"[1, 2]"

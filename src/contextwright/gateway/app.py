@@ -2,13 +2,18 @@
 
 Routes by path: ``POST /v1/messages`` (Anthropic Messages), ``POST /v1/responses`` (OpenAI
 Responses) and ``POST /v1/chat/completions`` (OpenAI Chat Completions) are conversations;
-everything else (``count_tokens``, model lists, files) passes through unchanged, to the
+everything else (model lists, files; ``count_tokens`` in observe mode) passes through unchanged, to the
 Anthropic upstream when the request carries Anthropic's headers or path, to the OpenAI
 one otherwise.
 
 In observe mode a conversation request is sent upstream at once, unchanged; its new
 turns are recorded beside it in a worker thread, and its answer (rebuilt from the bytes
 that went to the client) after the last byte. The client waits for neither.
+
+In manage mode the engine's request goes instead (see :mod:`~contextwright.gateway.recorder`
+and :mod:`~contextwright.gateway.readback`), and ``count_tokens`` counts what the engine
+would send for the conversation, built on a scratch copy of its run. A request sent as the
+client sent it carries ``x-contextwright-mode: passthrough; reason=<why>`` on its answer.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from contextwright.runtime.engine import Engine
 logger = logging.getLogger("contextwright.gateway")
 
 KEY_HEADER = "x-contextwright-key"
+COUNT_PATH = "/v1/messages/count_tokens"
 MODE_HEADER = "x-contextwright-mode"
 """Manage mode: on an answer to a request sent as the client sent it, ``passthrough; reason=<why>``."""
 
@@ -107,6 +113,11 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             if wire is not None and config.mode == "manage":
                 # The engine builds what goes upstream: record first, then send its request.
                 managed, passed = await _manage(request.headers, wire, await body.read(), answer)
+            elif config.mode == "manage" and request.method == "POST" and request.url.path.rstrip("/") == COUNT_PATH:
+                counted, passed = await _counted(request.headers, await body.read())
+                if counted is not None:
+                    upstream = await open_upstream(state["client"], "POST", url, request.headers, counted)
+                    return _passed_on(upstream, upstream.body(_ignore, _ignore))
             # In observe mode the body goes upstream as it arrives: the provider reads the start while
             # the client still sends the end.
             if managed:
@@ -128,9 +139,9 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             logger.warning("gateway: %s upstream unreachable: %s", provider, type(exc).__name__)
             message = f"the gateway could not reach {base}: {type(exc).__name__}"
             return Response(unreachable_body(provider, message), status_code=502, media_type="application/json")
-        if wire is None:
-            return _passed_on(upstream, upstream.body(_ignore, _ignore))
         mode = [(MODE_HEADER, f"passthrough; reason={passed}")] if passed else []
+        if wire is None:
+            return _passed_on(upstream, upstream.body(_ignore, _ignore), extra=mode)
         streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
         if managed and 200 <= upstream.status < 300 and recorder.reads_back(managed[0]):
             reads = _ReadBacks(upstream, managed, wire, url, request.headers, streamed=streamed)
@@ -187,6 +198,20 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         if engine_body is None:
             return None, ticket.passed or "not_built"
         return (ticket, client, engine_body), None
+
+    async def _counted(headers: Any, raw: bytes) -> tuple[bytes | None, str | None]:
+        """``count_tokens`` in manage mode: the engine's request for the conversation, built and not recorded.
+
+        Without one (the client's body is counted), why instead: ``unreadable``, ``not_built``."""
+        try:
+            client = json.loads(raw)
+            conversation = await asyncio.to_thread(parse_request, "anthropic", client)
+        except (ValueError, NotAConversation) as exc:
+            logger.debug("gateway: not counted as the engine's request: %s", exc)
+            return None, "unreadable"
+        key, _ = session_key(conversation, headers, responses=recorder.responses)
+        counted = await asyncio.to_thread(recorder.counted_body, key, conversation, client)
+        return (counted, None) if counted is not None else (None, "not_built")
 
     async def _recovered(
         upstream: Upstream, managed: tuple[Ticket, dict[str, Any], bytes], wire: WireName, url: str, headers: Any

@@ -22,28 +22,31 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from contextwright.canonical import canonical_json
+from contextwright.clock import FixedClock
 from contextwright.derive.framework_items import fold_seen_history
 from contextwright.errors import ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestPassed, GatewayRequestReceived
+from contextwright.events.envelope import Event, NewEvent
 from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
 from contextwright.gateway.tenancy import Registry
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
 from contextwright.gateway.workers import awaiting, catch_up, noted, wait_for_answer
-from contextwright.integrations import _seams as seams
 from contextwright.items.region_a import READ_TOOL_NAME
+from contextwright.log.memory import InMemoryEventLog
 from contextwright.models import ResolvedModel, resolve
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.providers.errors import classify_provider_error
 from contextwright.providers.responses import parse_response
-from contextwright.runtime.engine import Engine
+from contextwright.runtime.engine import SECRET_SETTING, Engine
 from contextwright.runtime.errors import RoundLimitExceeded
 from contextwright.runtime.reopen import reopen
 from contextwright.runtime.requests import BuiltRequest, RoundPolicy
@@ -59,6 +62,8 @@ CONFLICT_ATTEMPTS = 3
 """Attempts at recording a request whose run another worker keeps appending to."""
 
 _OUTPUT_LIMITS = frozenset({"max_tokens", "max_output_tokens", "max_completion_tokens"})
+_COUNTED_KEYS = ("model", "system", "messages", "tools")
+"""What of the engine's request a ``count_tokens`` body takes (the endpoint refuses ``max_tokens`` and the like)."""
 _CHAIN_KEYS = frozenset({"previous_response_id", "conversation"})
 """Keys of a Responses body that make the provider put a stored conversation before the input."""
 
@@ -183,7 +188,7 @@ class Recorder:
         session = run.session
         if new:
             record_turns(session, new)
-            seams.append(session, [FrameworkHistorySeen(fingerprints=tuple(fingerprints[len(run.fingerprints) :]))])
+            session.append([FrameworkHistorySeen(fingerprints=tuple(fingerprints[len(run.fingerprints) :]))])
             run.fingerprints = list(fingerprints)
         if client is not None:
             self._note_client(key, runs, run, client)
@@ -199,7 +204,7 @@ class Recorder:
             cap = isinstance(exc, RoundLimitExceeded)
             reason: Literal["round_cap", "not_built"] = "round_cap" if cap else "not_built"
             if self.manage:
-                seams.append(session, [GatewayRequestPassed(reason=reason, message=str(exc)[:500])])
+                session.append([GatewayRequestPassed(reason=reason, message=str(exc)[:500])])
             return Ticket(key=key, run=run, built=False, passed=reason)
         run.awaiting, run.request = True, built
         return Ticket(key=key, run=run, built=True, request=built)
@@ -227,6 +232,42 @@ class Recorder:
             logger.exception("gateway: the engine's request for %s could not be rendered; the client's goes instead", ticket.key)
             return None
 
+    def counted_body(self, key: str, conversation: Conversation, client: Mapping[str, Any]) -> bytes | None:
+        """Manage mode, ``count_tokens``: the body to count, what the engine would send for this conversation now.
+
+        Built on a scratch copy of the run it continues (its events, in memory, with their times
+        and the store's envelope secret), so nothing is appended to the store. The engine's
+        system, messages and tools replace the client's; the client's other keys (``thinking``,
+        ``tool_choice``, ...) are kept. None when the engine would build none (the client's body
+        is counted then)."""
+        if not conversation.turns:
+            return None
+        try:
+            fingerprints = [turn.fingerprint for turn in conversation.turns]
+            agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
+            run = continued_run(self._known_runs(key), fingerprints, agent)
+            events = self.engine.log.read(run.session_id) if run is not None else []
+            seen = fold_seen_history(events)
+            if run is None or fingerprints[: len(seen)] != seen:
+                run, events, seen = None, [], []
+            clock = FixedClock(events[0].at if events else self.engine.clock.now())
+            scratch = InMemoryEventLog(clock=clock)
+            engine = Engine(scratch, secret=bytes.fromhex(self.engine.log.setting(SECRET_SETTING, secrets.token_hex(32))))
+            session_id = run.session_id if run is not None else key
+            copy_events(events, scratch, clock, session_id)
+            now = self.engine.clock.now()
+            if now > clock.now():
+                clock.set(now)
+            session = reopen(engine, session_id) if run is not None else self._session(engine, key, conversation)
+            record_turns(session, conversation.turns[len(seen) :])
+            rendered = session.next_request().render(conversation.wire)
+        except Exception as exc:
+            logger.info("gateway: the engine's request for %s was not counted: %s", key, exc)
+            return None
+        body = {name: value for name, value in client.items() if name not in _COUNTED_KEYS}
+        body.update({name: rendered[name] for name in _COUNTED_KEYS if name in rendered})
+        return json.dumps(body, ensure_ascii=False).encode()
+
     def recover(self, ticket: Ticket, status: int, error_body: bytes) -> Ticket | None:
         """Manage mode, the provider refused the engine's request as too long: relieve once and rebuild.
 
@@ -244,7 +285,7 @@ class Recorder:
         if not isinstance(error, ContextLengthExceeded):
             return None
         try:
-            rebuilt = seams.after_send_error(run.session, error, request, 0)
+            rebuilt = run.session.after_send_error(error, request, 0)
         except ContextwrightError as exc:
             logger.warning("gateway: session %s is too long and could not be relieved: %s", run.session_id, exc)
             return None
@@ -273,7 +314,7 @@ class Recorder:
                 run.session.record(answer)
             else:
                 run.session.record_assistant(parse_response(answer)[0])
-            seams.append(run.session, [FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
+            run.session.append([FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
             run.fingerprints.append(turn.fingerprint)
             run.awaiting = False
             if isinstance(seen.get("id"), str) and seen.get("object") == "response":
@@ -338,7 +379,7 @@ class Recorder:
             lists=lists,
             dropped=tuple(dropped),
         )
-        seams.append(run.session, [note])
+        run.session.append([note])
         with self._lock:
             self._clients[key] = (number, client.body)
             self._clients.move_to_end(key)
@@ -432,6 +473,13 @@ class Recorder:
             self._runs.pop(key, None)
 
     def _open(self, session_id: str, conversation: Conversation) -> Any:
+        session = self._session(self.engine, session_id, conversation)
+        if self.registry is not None:
+            self.registry.register(session_id, session.agent, session.model)
+        return session
+
+    def _session(self, engine: Engine, session_id: str, conversation: Conversation) -> Any:
+        """A new run's session on ``engine``: the client's system text and tools (and the read tool, in manage mode)."""
         tools = conversation.tools
         if self.manage and all(tool.name != READ_TOOL_NAME for tool in tools):
             tools = (*tools, READ_TOOL)
@@ -441,13 +489,13 @@ class Recorder:
             tools=tools,
             control_tools=False,
         )
-        model = model_for(conversation)
-        session = self.engine.session(
-            session_id, agent=agent, model=model, budgets=budgets_for(conversation, self.engine.budgets), rounds=self.rounds
+        return engine.session(
+            session_id,
+            agent=agent,
+            model=model_for(conversation),
+            budgets=budgets_for(conversation, self.engine.budgets),
+            rounds=self.rounds,
         )
-        if self.registry is not None:
-            self.registry.register(session_id, agent, model)
-        return session
 
 
 RESPONSE_SETTING = "gateway.response:"
@@ -527,6 +575,21 @@ class Received:
     body: dict[str, Any]
     at: datetime
     first_byte_ms: int | None = None
+
+
+def copy_events(events: Sequence[Event], log: InMemoryEventLog, clock: FixedClock, session_id: str) -> None:
+    """Append ``events`` to ``log`` (whose clock is ``clock``) under ``session_id`` as they were: in their batches, at their times."""
+    batch: list[NewEvent] = []
+    at = None
+    for event in [*events, None]:
+        if batch and (event is None or event.at != at):
+            if at is not None and at > clock.now():
+                clock.set(at)
+            log.append(session_id, batch, expected_seq=log.last_seq(session_id))
+            batch = []
+        if event is not None:
+            at = event.at
+            batch.append(NewEvent(type=event.type, payload=event.payload, idempotency_key=event.idempotency_key))
 
 
 def _as_recorded(answer: Mapping[str, Any]) -> Mapping[str, Any]:
