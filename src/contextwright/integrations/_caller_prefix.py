@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from contextwright.errors import UsageError
-from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import PrefixMismatch
 from contextwright.items.region_a import ToolSpec
 from contextwright.runtime.session import Session
@@ -114,7 +113,7 @@ def settle_prefix(session: Session, caller: CallerPrefix, *, adapter: str) -> No
         )
     if resumed:
         # What the first call pinned, already in the session's plan: the same prefix, no new epoch.
-        seams.set_agent(session, derived)
+        session.adopt_agent(derived)
     elif derived != agent:
         added = [tool.name for tool in tools[len(agent.tools) :]]
         parts = (["system prompt"] if instructions != agent.instructions else []) + (

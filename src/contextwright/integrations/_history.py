@@ -14,7 +14,6 @@ from typing import Any
 
 from contextwright.derive.framework_items import fold_seen_history
 from contextwright.events.catalog import FrameworkHistorySeen
-from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import HistoryRewritten
 from contextwright.runtime.session import Session
 
@@ -61,4 +60,4 @@ def record_new_history(
 
 def mirror(session: Session, fingerprints: Sequence[str]) -> None:
     """Note messages the session has seen (an answer it recorded itself, for example)."""
-    seams.append(session, [FrameworkHistorySeen(fingerprints=tuple(fingerprints))])
+    session.append([FrameworkHistorySeen(fingerprints=tuple(fingerprints))])

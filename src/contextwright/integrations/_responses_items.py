@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextwright.integrations import _seams as seams
 from contextwright.integrations.errors import IntegrationError
 from contextwright.providers.responses import parse_response
 from contextwright.runtime.session import Session
@@ -45,7 +44,7 @@ def record_items(session: Session, items: Sequence[Any]) -> None:
         elif kind == "message" and role in ("system", "developer"):
             # The engine owns the system prompt; a later system note reaches the model as an operator message.
             flush()
-            if seams.has_history(session):
+            if session.has_history:
                 session.user(text_of(item.get("content")), author="operator")
         # Hosted tool calls and other item kinds stay in the caller's history; the engine has no part for them.
     flush()

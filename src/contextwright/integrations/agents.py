@@ -42,7 +42,6 @@ from contextwright.events.catalog import (  # noqa: E402
     FrameworkItemsCleared,
 )
 from contextwright.events.envelope import Event  # noqa: E402
-from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, with_reasoning  # noqa: E402
 from contextwright.integrations._telemetry import Reporter  # noqa: E402
@@ -253,7 +252,7 @@ def _record_usage(session: Session, usage: Any, model: str | None, reporter: Rep
         cache_write_5m_tokens=written,
         output_tokens=usage.output_tokens,
     )
-    seams.record_usage(session, parsed, model=model)
+    session.record_usage(parsed, model=model)
     reporter.report(session)
 
 

@@ -37,7 +37,6 @@ require("anthropic", extra="anthropic", feature="the Anthropic client middleware
 from anthropic import Middleware  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
-from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._caller_prefix import CallerPrefix, function_tools, settle_prefix, tool_spec  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
@@ -134,7 +133,7 @@ class ContextwrightMiddleware(Middleware):
 
     def _recover(self, error: Exception, built: BuiltRequest, attempt: int, request: Any) -> BuiltRequest:
         with self._lock:
-            rebuilt = seams.after_send_error(self.session, error, built, attempt)
+            rebuilt = self.session.after_send_error(error, built, attempt)
             self._built = (str(request.options.idempotency_key or ""), rebuilt)
             return rebuilt
 

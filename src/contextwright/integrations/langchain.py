@@ -43,7 +43,6 @@ from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, Mod
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import BaseTool, StructuredTool  # noqa: E402
 
-from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.integrations._langchain_messages import (  # noqa: E402
     assistant_message,
@@ -109,7 +108,7 @@ class ContextwrightMiddleware(AgentMiddleware):
             try:
                 response = handler(self._engine_request(request, built))
             except Exception as exc:
-                built = seams.after_send_error(session, exc, built, attempt)
+                built = session.after_send_error(exc, built, attempt)
                 continue
             self._record_answer(session, response)
             return response
@@ -124,7 +123,7 @@ class ContextwrightMiddleware(AgentMiddleware):
             try:
                 response = await handler(self._engine_request(request, built))
             except Exception as exc:
-                built = await asyncio.to_thread(seams.after_send_error, session, exc, built, attempt)
+                built = await asyncio.to_thread(session.after_send_error, exc, built, attempt)
                 continue
             await asyncio.to_thread(self._record_answer, session, response)
             return response
@@ -181,7 +180,7 @@ class ContextwrightMiddleware(AgentMiddleware):
                 session.record_assistant(assistant_message(message))
                 usage = usage_of(message)
                 if usage is not None:
-                    seams.record_usage(session, usage, model=message.response_metadata.get("model_name"))
+                    session.record_usage(usage, model=message.response_metadata.get("model_name"))
                 mirror(session, [fingerprint(message)])
                 self._reporter.report(session)
 

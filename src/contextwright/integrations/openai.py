@@ -39,7 +39,6 @@ import openai  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
 from contextwright.events.catalog import AssistantMessage, ToolCall  # noqa: E402
-from contextwright.integrations import _seams as seams  # noqa: E402
 from contextwright.integrations._caller_prefix import CallerPrefix, function_tools, settle_prefix, tool_spec  # noqa: E402
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.integrations._responses_items import record_items, text_of, with_reasoning  # noqa: E402
@@ -118,7 +117,7 @@ class _Endpoint:
             try:
                 response = self._inner.create(**self._body(kwargs, built))
             except Exception as exc:
-                built = seams.after_send_error(self.session, exc, built, attempt)
+                built = self.session.after_send_error(exc, built, attempt)
                 continue
             if not kwargs.get("stream"):
                 self._record(response)
@@ -131,7 +130,7 @@ class _Endpoint:
             try:
                 response = await self._inner.create(**self._body(kwargs, built))
             except Exception as exc:
-                built = await asyncio.to_thread(seams.after_send_error, self.session, exc, built, attempt)
+                built = await asyncio.to_thread(self.session.after_send_error, exc, built, attempt)
                 continue
             if not kwargs.get("stream"):
                 await asyncio.to_thread(self._record, response)
@@ -197,7 +196,7 @@ class _StreamHost:
         return self.endpoint._prepare(self.kwargs)
 
     def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
-        return seams.after_send_error(self.endpoint.session, exc, request, attempt)
+        return self.endpoint.session.after_send_error(exc, request, attempt)
 
     def record(self, response: Any) -> list[Any]:
         self.endpoint._record(response)
@@ -263,7 +262,7 @@ def _record_chat(session: Session, messages: list[Any]) -> None:
         elif role == "tool":
             if message.get("tool_call_id") in {c.id for c in session.pending_tool_calls()}:
                 session.tool_result(message["tool_call_id"], text_of(message.get("content")))
-        elif role in ("system", "developer") and seams.has_history(session):
+        elif role in ("system", "developer") and session.has_history:
             # The engine owns the system prompt; a later system note reaches the model as an operator message.
             session.user(text_of(message.get("content")), author="operator")
 

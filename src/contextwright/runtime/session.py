@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, cast
 
 from contextwright._threads import to_thread
@@ -41,6 +41,7 @@ from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
 from contextwright.planner import PlanDecision
+from contextwright.providers.usage import Usage
 from contextwright.relief.compactor import Compactor
 from contextwright.relief.compactor import compact as default_compact
 from contextwright.runtime.core import Resumed, SessionCore
@@ -201,6 +202,11 @@ class Session:
     def compactor(self, compactor: Compactor) -> None:
         self._relief.plugged = compactor
 
+    def adopt_agent(self, agent: AgentSpec) -> None:
+        """Take ``agent`` as the session's setup without an edit: for an adapter whose caller sends the
+        prefix on every call, once that prefix is the one the session's plan holds (no new epoch)."""
+        self._core.agent = agent
+
     def engine_session(self, session_id: str, **options: Any) -> Session:
         """Open another session on the same engine (used for child runs)."""
         if self._engine_session is None:
@@ -254,6 +260,12 @@ class Session:
         self._core.sync()
         return self._core.working_state()
 
+    @property
+    def has_history(self) -> bool:
+        """True once the session's surface shows anything (a system note after that is an operator's message)."""
+        self._core.sync()
+        return bool(self._core.surface().entries)
+
     # -- recording what happens --------------------------------------------------------
 
     def user(self, text: str, *, steering: bool = False, author: str = "user") -> Event:
@@ -292,6 +304,10 @@ class Session:
         # A fact the user had erased is not offered back to memory.
         offered, _ = withhold_erased(offered, self._core.erased_texts(self._requests.memory_snapshot))
         return self._core.append([MemoryCandidates(facts=offered, withheld=len(state.facts) - len(offered))])[0]
+
+    def append(self, payloads: Sequence[Any]) -> list[Event]:
+        """Append events of the caller's own (an adapter's bookkeeping) after the log's tail; payloads are validated."""
+        return self._core.append(payloads)
 
     # -- tool calls --------------------------------------------------------------------
 
@@ -389,6 +405,15 @@ class Session:
         reported when the stream opens is recovered once, as in :meth:`send`.
         """
         return self._sender.stream(open_stream, request, wire=wire, **extra)
+
+    def record_usage(self, usage: Usage, *, model: str | None = None) -> list[Event]:
+        """Record usage an adapter parsed already against the last request built (and tune the estimator), as :meth:`record` does."""
+        return self._sender._record_usage(usage, model=model)
+
+    def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
+        """Translate an error from sending ``request``: on a first overflow relieve once and return the rebuilt
+        request to send again, as :meth:`send` does; otherwise raise the translated error."""
+        return self._sender.after_send_error(exc, request, attempt)
 
     @property
     def aio(self) -> AsyncSession:
@@ -489,9 +514,9 @@ class AsyncSession:
     def __init__(self, session: Session) -> None:
         self.sync = session
 
-    async def user(self, text: str, **options: Any) -> Event:
+    async def user(self, text: str, *, steering: bool = False, author: str = "user") -> Event:
         """Async :meth:`Session.user`."""
-        return await to_thread(self.sync.user, text, **options)
+        return await to_thread(self.sync.user, text, steering=steering, author=author)
 
     async def next_request(self) -> BuiltRequest:
         """Async :meth:`Session.next_request`."""
@@ -501,17 +526,25 @@ class AsyncSession:
         """Async :meth:`Session.record`."""
         return await to_thread(self.sync.record, response)
 
-    async def tool_result(self, call_id: str, output: str, **options: Any) -> Event:
+    async def tool_result(
+        self,
+        call_id: str,
+        output: str,
+        *,
+        exit_code: int | None = None,
+        is_error: bool | None = None,
+        trust: TrustLevel = "tool",
+    ) -> Event:
         """Async :meth:`Session.tool_result`."""
-        return await to_thread(self.sync.tool_result, call_id, output, **options)
+        return await to_thread(self.sync.tool_result, call_id, output, exit_code=exit_code, is_error=is_error, trust=trust)
 
     async def pending_tool_calls(self) -> list[ToolCall]:
         """Async :meth:`Session.pending_tool_calls`."""
         return await to_thread(self.sync.pending_tool_calls)
 
-    async def compact(self) -> Event | None:
+    async def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
         """Async :meth:`Session.compact`."""
-        return await to_thread(self.sync.compact)
+        return await to_thread(self.sync.compact, trigger=trigger)
 
     async def send(
         self,
