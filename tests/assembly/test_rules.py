@@ -27,6 +27,7 @@ SHIPPED = {
     4: "sha256:94f0ab5742891046d2ca825996b069dbd637cf41557bd122a3dc697bd5cb3c20",
     5: "sha256:0c00045e25ed910c9ee024461a72a35e60219526104f198a84673745286a1fa7",
     6: "sha256:256adad35cf2511ba250b589072cd320f9066467ba677085ae73fcf79f12b011",
+    7: "sha256:039b2c4943b6a58778ae186baef3d7bfa84b86132c7011a799b5b874f67f3c2a",
 }
 """Each rule set's hash as shipped. A set changed in place would rebuild every request recorded under it
 with other bytes: change the rules by appending a set (and an upgrade fixture written by the tree before)."""

@@ -17,6 +17,7 @@ from contextwright.runtime.spec import CONTROL_TOOLS, AgentSpec, Tool
 SHIPPED = {
     1: "sha256:8e0cfb307165366a7294558cd8c93abf3207ab9c38d676bff83c20edb9e5574d",
     2: "sha256:373c89354327b6ff7365af143649cff2cdd8fa81c4064048bf395800c13bcc5d",
+    3: "sha256:643522f83154bc8d78f78d61150ca94a605b2739a37429d2dc25b2285a56e12c",
 }
 """Each version's hash as shipped. A text changed in place would strand every session that pinned it:
 reword one by adding a version (and an upgrade fixture written by the tree before the change)."""

@@ -30,29 +30,36 @@ from contextwright.runtime.session import Session
 from contextwright.testing.fakes import TEST_SECRET, FakeClock, sample_agent
 
 BLOCK = re.compile(
-    r'<cw-data id="([0-9a-f]+)"(?: source="[^"]*")? trust="([a-z_]+)" ref="[^"]*">\n(.*?)\n</cw-data id="\1">', re.S
+    r'<cw-data id="([0-9a-f]+)"(?: source="[^"]*")?(?: trust="([a-z_]+)")? ref="[^"]*">\n(.*?)\n</cw-data id="\1">', re.S
 )
+TOOL_RESULTS = {("type", "tool_result"), ("type", "function_call_output"), ("role", "tool")}
+"""A wire's tool-result block: a data block in one that names no trust is a tool's output (the framing says so)."""
 CORE_WIRES = ("anthropic", "openai_chat", "openai_responses")
 WIRES_OF = {"anthropic": ("anthropic",), "openai": ("openai_chat", "openai_responses")}
 MODELS = {"anthropic": lambda: models.anthropic("claude-sonnet-4-6"), "openai": lambda: models.openai("gpt-5.1")}
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _strings(value: Any, in_result: bool = False) -> Iterator[tuple[str, bool]]:
+    """Every string of ``value``, and whether it sits in a tool-result block."""
     if isinstance(value, str):
-        yield value
+        yield value, in_result
     elif isinstance(value, dict):
+        in_result = in_result or any(value.get(key) == kind for key, kind in TOOL_RESULTS)
         for item in value.values():
-            yield from _strings(item)
+            yield from _strings(item, in_result)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from _strings(item, in_result)
 
 
 def outside_envelopes(body: dict[str, Any], needle: str, trust: TrustLevel) -> list[str]:
     """Every place ``needle`` appears in ``body`` other than inside a block of ``trust``."""
     found = []
-    for text in _strings(body):
-        inside = [(m.start(3), m.end(3)) for m in BLOCK.finditer(text) if m.group(2) == trust]
+    for text, in_result in _strings(body):
+        # Only a tool-result block implies its blocks' trust; a trust-less block anywhere else protects nothing.
+        inside = [
+            (m.start(3), m.end(3)) for m in BLOCK.finditer(text) if (m.group(2) or ("tool" if in_result else None)) == trust
+        ]
         for match in re.finditer(re.escape(needle), text):
             if not any(start <= match.start() and match.end() <= end for start, end in inside):
                 found.append(text[max(0, match.start() - 80) : match.end() + 80])

@@ -25,7 +25,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from contextwright.assembly.bounded import bounded_view, item_cap
-from contextwright.assembly.envelope import Attribution, envelope
+from contextwright.assembly.envelope import TOOL_TRUST_FRAMINGS, Attribution, envelope
 from contextwright.assembly.memo import RenderMemo, Sizes, add_sizes
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
 from contextwright.assembly.regions import check_regions
@@ -176,6 +176,8 @@ class _Assembler:
     memo: RenderMemo | None = None
     verbatim_echoes: bool = False
     """Envelope echoes by the verbatim rule alone, as requests recorded before the normalised rule did."""
+    tool_trust_implied: bool = False
+    """A tool's output at trust ``tool`` leaves trust and source to its tool-result block (the rule set and the framing allow it)."""
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
 
@@ -196,18 +198,24 @@ class _Assembler:
         view = self.bounded(whole, ref)
         return arguments if view is whole else {"arguments_view": view}
 
-    def wrap(self, text: str, *, source: str, trust: str, ref: str) -> str:
+    def wrap(self, text: str, *, source: str, trust: str, ref: str, in_tool_result: bool = False) -> str:
         if trust == "platform":
             return text
         attribution = Attribution(source=source, trust=trust, ref=ref, session=self.plan.session_id)
-        return envelope(text, attribution, secret=self.secret)
+        return envelope(text, attribution, secret=self.secret, in_tool_result=in_tool_result and self.tool_trust_implied)
 
     def layer(self, seq: int) -> str:
         return "live" if seq >= self.surface.seed_seq else "stage_local"
 
     def views(self) -> tuple[Hashable, ...]:
         """What shapes bounded views and pointers besides the text: entries rendered under others are rendered afresh."""
-        return (self.cap_tokens, self.bound_pinned, self.view_estimate if self.cap_tokens is not None else None, self.read_tool)
+        return (
+            self.cap_tokens,
+            self.bound_pinned,
+            self.view_estimate if self.cap_tokens is not None else None,
+            self.read_tool,
+            self.tool_trust_implied,
+        )
 
     def run(self) -> tuple[Message, ...]:
         memo = self.memo
@@ -495,7 +503,7 @@ class _Assembler:
                 ToolResultPart(
                     call_id=call.id,
                     name=result.tool_name,
-                    text=self.wrap(result.output, source=source, trust=result.trust, ref=stored.ref),
+                    text=self.wrap(result.output, source=source, trust=result.trust, ref=stored.ref, in_tool_result=True),
                     is_error=result.is_error,
                     trust=result.trust,
                     ref=stored.ref,
@@ -637,6 +645,8 @@ def build(
     taken: tuple[str, ...] = tuple(yields or starting)
     read_tool = plan.prefix.read_tool() if rules.read_refs_when_pinned else READ_TOOL_NAME
     views = view_estimate if rules.uncorrected_views and view_estimate is not None else estimate
+    # Only where the pinned framing tells the model so: a session that pinned an older one keeps its envelopes.
+    tool_trust_implied = rules.tool_trust_implied and plan.prefix.framing.text in TOOL_TRUST_FRAMINGS
     if memo is not None:
         memo.next_pass()
     while True:
@@ -653,6 +663,7 @@ def build(
             read_tool=read_tool,
             memo=memo,
             verbatim_echoes=not rules.normalised_echoes,
+            tool_trust_implied=tool_trust_implied,
         )
         messages = assembler.run()
         by_class, by_layer, body = _account(messages, estimate, memo)

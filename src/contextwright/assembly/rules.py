@@ -58,6 +58,10 @@ class RuleSet:
     """Markers and pointer stubs name the read tool only where the prefix pins it; before, always."""
     normalised_echoes: bool = False
     """What the assistant repeated of untrusted text is found by the normalised rule; before, verbatim only."""
+    tool_trust_implied: bool = False
+    """A tool's output at trust ``tool`` names neither trust nor source in its envelope where the prefix's
+    framing says a tool result's block implies them (:data:`~contextwright.assembly.envelope.TOOL_TRUST_FRAMINGS`);
+    before, every envelope named both."""
 
     def behaviours(self) -> dict[str, bool]:
         """The behaviours this set selects (those that differ from the oldest rules), by field name."""
@@ -103,6 +107,17 @@ RULE_SETS: tuple[RuleSet, ...] = (
         items_on_arrival=True,
         read_refs_when_pinned=True,
         normalised_echoes=True,
+    ),
+    # 2026-12-07 on.
+    RuleSet(
+        number=7,
+        description="Tool outputs at trust tool leave trust and source to their tool-result block",
+        uncorrected_views=True,
+        pinned_last=True,
+        items_on_arrival=True,
+        read_refs_when_pinned=True,
+        normalised_echoes=True,
+        tool_trust_implied=True,
     ),
 )
 
