@@ -407,7 +407,7 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
 
     from contextwright.log import open_log
     from contextwright.runtime.engine import Engine
-    from contextwright.runtime.resume import reopen
+    from contextwright.runtime.reopen import reopen
 
     turns_n = max(sizes) // 2 + 2 * reps + 2
     system, turns = session(turns_n)

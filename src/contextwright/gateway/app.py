@@ -37,10 +37,10 @@ from contextwright.gateway.answers import AnswerReader
 from contextwright.gateway.config import GatewayConfig
 from contextwright.gateway.identity import session_key
 from contextwright.gateway.readback import MAX_READ_BACKS, Joiner, reads_only
-from contextwright.gateway.recorder import KeyQueue, Received, Recorder, Ticket
+from contextwright.gateway.recorder import KeyQueue, Received, Recorder, Ticket, loads
 from contextwright.gateway.tenancy import open_registry
 from contextwright.gateway.upstream import Upstream, open_upstream, unreachable_body, upstream_url
-from contextwright.gateway.wires import PROVIDER_OF, NotAConversation, WireName, parse_request
+from contextwright.gateway.wires import PROVIDER_OF, Conversation, NotAConversation, WireName, parse_request
 from contextwright.log import EventLog, open_log
 from contextwright.runtime.engine import Engine
 
@@ -187,8 +187,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
         gateway reads (``unreadable``), the run reached its round cap (``round_cap``, recorded in
         the run), the engine built or rendered no request (``not_built``). The answer is recorded either way."""
         try:
-            client = json.loads(raw)
-            conversation = await asyncio.to_thread(parse_request, wire, client)
+            client, conversation = await asyncio.to_thread(_read, wire, raw)
         except (ValueError, NotAConversation) as exc:
             logger.debug("gateway: not managed: %s", exc)
             return None, "unreadable"
@@ -204,8 +203,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
 
         Without one (the client's body is counted), why instead: ``unreadable``, ``not_built``."""
         try:
-            client = json.loads(raw)
-            conversation = await asyncio.to_thread(parse_request, "anthropic", client)
+            client, conversation = await asyncio.to_thread(_read, "anthropic", raw)
         except (ValueError, NotAConversation) as exc:
             logger.debug("gateway: not counted as the engine's request: %s", exc)
             return None, "unreadable"
@@ -403,6 +401,12 @@ class _Body:
     def whole(self) -> bytes:
         """What was read, joined."""
         return b"".join(self._parts)
+
+
+def _read(wire: WireName, raw: bytes) -> tuple[Any, Conversation]:
+    """A body read as JSON and as a conversation (in one worker thread)."""
+    client = loads(raw)
+    return client, parse_request(wire, client)
 
 
 def _key_matches(given: str | None, expected: str) -> bool:

@@ -55,6 +55,12 @@ from contextwright.telemetry.misses import body_delta, client_requests
 
 logger = logging.getLogger("contextwright.gateway")
 
+_orjson: Any
+try:
+    import orjson as _orjson
+except ImportError:  # the fast extra is not installed
+    _orjson = None
+
 MAX_RESPONSE_IDS = 10_000
 """Response ids remembered for ``previous_response_id`` (the oldest are forgotten first)."""
 
@@ -160,7 +166,7 @@ class Recorder:
         turns = conversation.turns
         if not turns:
             return Ticket(key=key, run=None, built=False)
-        fingerprints = [turn.fingerprint for turn in turns]
+        fingerprints = list(conversation.fingerprints)
         agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
         runs = self._known_runs(key)
         for known in runs:
@@ -227,7 +233,7 @@ class Recorder:
                     body[name] = value
                 elif name in _OUTPUT_LIMITS and isinstance(value, int) and isinstance(body[name], int):
                     body[name] = min(value, body[name])
-            return json.dumps(body, ensure_ascii=False).encode()
+            return dumps(body)
         except Exception:
             logger.exception("gateway: the engine's request for %s could not be rendered; the client's goes instead", ticket.key)
             return None
@@ -243,7 +249,7 @@ class Recorder:
         if not conversation.turns:
             return None
         try:
-            fingerprints = [turn.fingerprint for turn in conversation.turns]
+            fingerprints = list(conversation.fingerprints)
             agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
             run = continued_run(self._known_runs(key), fingerprints, agent)
             events = self.engine.log.read(run.session_id) if run is not None else []
@@ -575,6 +581,26 @@ class Received:
     body: dict[str, Any]
     at: datetime
     first_byte_ms: int | None = None
+
+
+def dumps(document: Any) -> bytes:
+    """A body as JSON bytes: with ``orjson`` when it is installed (the ``fast`` extra), else the standard library."""
+    if _orjson is not None:
+        try:
+            return bytes(_orjson.dumps(document))
+        except TypeError:
+            pass  # an integer past 64 bits, say: the standard library writes it
+    return json.dumps(document, ensure_ascii=False).encode()
+
+
+def loads(raw: bytes) -> Any:
+    """A body read as JSON: with ``orjson`` when it is installed, else (or for what it refuses, a NaN) the standard library."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw)
+        except ValueError:
+            pass
+    return json.loads(raw)
 
 
 def copy_events(events: Sequence[Event], log: InMemoryEventLog, clock: FixedClock, session_id: str) -> None:

@@ -16,6 +16,8 @@ provider gets the fingerprint the client's copy of it will have on the next requ
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -74,6 +76,12 @@ class Conversation:
     stream: bool = False
     hints: dict[str, str] = field(default_factory=dict)
     """What the body says about the session: ``metadata.user_id``, ``prompt_cache_key``, ``previous_response_id``."""
+    fingerprints: tuple[str, ...] = ()
+    """The turns' fingerprints, in order (worked out from the turns when not given)."""
+
+    def __post_init__(self) -> None:
+        if len(self.fingerprints) != len(self.turns):
+            object.__setattr__(self, "fingerprints", tuple(turn.fingerprint for turn in self.turns))
 
     @property
     def provider(self) -> Provider:
@@ -116,40 +124,67 @@ def answer_turn(answer: Mapping[str, Any]) -> Turn:
 # -- Anthropic Messages -----------------------------------------------------------------
 
 
+class _Read:
+    """A message list already read: the messages, and the turns and fingerprints each one gave."""
+
+    __slots__ = ("fingerprints", "messages", "turns")
+
+    def __init__(self, messages: list[Any], turns: list[tuple[Turn, ...]], fingerprints: list[tuple[str, ...]]) -> None:
+        self.messages = messages
+        self.turns = turns
+        self.fingerprints = fingerprints
+
+
+class ReadMemo:
+    """The message lists read last (a few conversations' worth), so the next request of one reads only its new tail.
+
+    A client re-sends its whole history on every request; an Anthropic message reads to the
+    same turns wherever it stands, so the messages equal to those read last time (compared
+    as values, in order from the first) are not read again, nor their turns hashed again.
+    Lists are found by their first message; the memo keeps :data:`MEMO_LISTS` of them."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lists: OrderedDict[str, _Read] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, messages: list[Any]) -> tuple[tuple[Turn, ...], tuple[str, ...]]:
+        """The turns of ``messages`` and their fingerprints."""
+        if not messages:
+            return (), ()
+        slot = json.dumps(messages[0], sort_keys=True, default=str)
+        with self._lock:
+            known = self._lists.get(slot)
+        same = 0
+        if known is not None:
+            limit = min(len(known.messages), len(messages))
+            while same < limit and known.messages[same] == messages[same]:
+                same += 1
+        turns = known.turns[:same] if known is not None else []
+        fingerprints = known.fingerprints[:same] if known is not None else []
+        for message in messages[same:]:
+            read = tuple(_anthropic_turns(message))
+            turns.append(read)
+            fingerprints.append(tuple(turn.fingerprint for turn in read))
+        with self._lock:
+            self._lists[slot] = _Read(messages, turns, fingerprints)
+            self._lists.move_to_end(slot)
+            while len(self._lists) > self._size:
+                self._lists.popitem(last=False)
+        return tuple(t for read in turns for t in read), tuple(f for read in fingerprints for f in read)
+
+
+MEMO_LISTS = 32
+"""Message lists :data:`MEMO` keeps (each holds its request's parsed messages until pushed out)."""
+MEMO = ReadMemo(MEMO_LISTS)
+
+
 def _anthropic(body: Mapping[str, Any], model: str) -> Conversation:
     hints = {}
     metadata = body.get("metadata")
     if isinstance(metadata, Mapping) and isinstance(metadata.get("user_id"), str):
         hints["user_id"] = metadata["user_id"]
-    turns: list[Turn] = []
-    for message in _list(body.get("messages")):
-        role = message.get("role")
-        blocks = _blocks(message.get("content"))
-        if role == "assistant":
-            answer = {"type": "message", "role": "assistant", "content": [b for b in blocks if isinstance(b, Mapping)]}
-            turns.append(answer_turn(answer))
-            continue
-        results, texts = [], []
-        for block in blocks:
-            kind = block.get("type") if isinstance(block, Mapping) else None
-            if kind == "tool_result":
-                results.append(
-                    Result(
-                        call_id=str(block["tool_use_id"]),
-                        output=_result_text(block.get("content")),
-                        is_error=bool(block.get("is_error")),
-                    )
-                )
-            elif kind == "text":
-                texts.append(str(block.get("text", "")))
-            elif kind is not None:
-                texts.append(_placeholder(block))
-        if results:
-            turns.append(Turn(kind="results", results=tuple(results)))
-        text = "\n\n".join(t for t in texts if t.strip())
-        if text:
-            # Claude Code sends its environment notes as a "system" message among the others.
-            turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator"))
+    turns, fingerprints = MEMO.read(_list(body.get("messages")))
     tools = tuple(
         _tool(t.get("name"), t.get("description"), t.get("input_schema"), kind=t.get("type")) for t in _list(body.get("tools"))
     )
@@ -158,10 +193,43 @@ def _anthropic(body: Mapping[str, Any], model: str) -> Conversation:
         model=model,
         system=_system_text(body.get("system")),
         tools=tuple(t for t in tools if t is not None),
-        turns=tuple(turns),
+        turns=turns,
         stream=bool(body.get("stream")),
         hints=hints,
+        fingerprints=fingerprints,
     )
+
+
+def _anthropic_turns(message: Mapping[str, Any]) -> list[Turn]:
+    """The turns one Anthropic message gives: an answer; or tool results, then text (in that order)."""
+    role = message.get("role")
+    blocks = _blocks(message.get("content"))
+    if role == "assistant":
+        answer = {"type": "message", "role": "assistant", "content": [b for b in blocks if isinstance(b, Mapping)]}
+        return [answer_turn(answer)]
+    turns: list[Turn] = []
+    results, texts = [], []
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "tool_result":
+            results.append(
+                Result(
+                    call_id=str(block["tool_use_id"]),
+                    output=_result_text(block.get("content")),
+                    is_error=bool(block.get("is_error")),
+                )
+            )
+        elif kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind is not None:
+            texts.append(_placeholder(block))
+    if results:
+        turns.append(Turn(kind="results", results=tuple(results)))
+    text = "\n\n".join(t for t in texts if t.strip())
+    if text:
+        # Claude Code sends its environment notes as a "system" message among the others.
+        turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator"))
+    return turns
 
 
 def _system_text(system: Any) -> str:
