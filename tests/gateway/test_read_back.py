@@ -18,7 +18,7 @@ from test_observe import CALL, FIRST, THINKING, claude_body, post
 from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
-from contextwright.gateway.answers import AnswerReader
+from contextwright.gateway.answers import AnswerReader, SseParser
 from contextwright.items.region_a import READ_TOOL_NAME
 from contextwright.testing.upstream import Received, Reply, anthropic_message, responses_answer
 
@@ -130,6 +130,25 @@ def _called(wire: str, answer: dict[str, Any]) -> list[str]:
     return [c["function"]["name"] for c in answer["choices"][0]["message"].get("tool_calls") or ()]
 
 
+def _check_one_stream(wire: str, content: bytes) -> None:
+    """The joined stream reads as one answer: one start and one end, blocks and items numbered on, sequence kept."""
+    events = [json.loads(data) for _, data in SseParser().feed(content) if data != "[DONE]"]
+    if wire == "anthropic":
+        kinds = [e["type"] for e in events]
+        assert kinds.count("message_start") == 1 and kinds.count("message_stop") == 1 and kinds[-1] == "message_stop"
+        starts = [e["index"] for e in events if e["type"] == "content_block_start"]
+        assert starts == list(range(len(starts)))
+    elif wire == "openai_responses":
+        assert [e["sequence_number"] for e in events] == list(range(len(events)))
+        kinds = [e["type"] for e in events]
+        assert kinds.count("response.created") == 1 and kinds[-1] == "response.completed"
+        added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
+        assert added == list(range(len(added)))
+    else:
+        assert {e["id"] for e in events} == {events[0]["id"]}  # one completion id throughout
+        assert sum(1 for e in events for c in e["choices"] if c.get("finish_reason")) == 1
+
+
 def _inspected(gateway: Any, wire: str, index: int) -> dict[str, Any]:
     result = CliRunner().invoke(cli_app, ["inspect", str(gateway.store), "-s", SESSION, "-r", str(index), "--wire", wire])
     assert result.exit_code == 0, result.output
@@ -190,6 +209,8 @@ def test_a_read_back_is_answered_by_the_gateway_and_the_client_sees_one_answer(
     answer = _client_answer(wire, response, stream=stream)
     assert "Let me look." in _text(wire, answer) and "File 4242 is there." in _text(wire, answer)
     assert _called(wire, answer) == []
+    if stream:
+        _check_one_stream(wire, response.content)
     usage = answer["usage"]
     assert usage.get("input_tokens", usage.get("prompt_tokens")) == 200  # both calls upstream, as the provider counted them
     assert script.count == 3 and script.read_result_seen
