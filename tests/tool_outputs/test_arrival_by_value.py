@@ -43,9 +43,11 @@ def _grep() -> str:
     return text
 
 
-def _file_view() -> str:
+def _file_view(*, padded: bool = True) -> str:
+    width = 6 if padded else 0
     body = "".join(
-        f"{n:>6}\tdef rounding_step_{n}(total, currency):\n{n + 1:>6}\t    return round_half_even(total * RATE_{n}, currency)\n"
+        f"{n:>{width}}\tdef rounding_step_{n}(total, currency):\n"
+        f"{n + 1:>{width}}\t    return round_half_even(total * RATE_{n}, currency)\n"
         for n in range(1, 160, 2)
     )
     return "Here's the result of running `cat -n` on /repo/billing/ledger.py:\n" + body
@@ -63,9 +65,11 @@ def _shown_in_session(output: str, *, window: int) -> str:
 
 
 def test_a_listing_a_search_and_a_file_view_reach_the_model_whole_at_200k():
-    for output in (_ls_la(), _grep(), _file_view()):
+    for output in (_ls_la(), _grep(), _file_view(padded=False)):
         assert len(output) > 500  # long enough that the compressors used to cut them on arrival
         assert _shown_in_session(output, window=200_000) == output
+    # A numbered view loses only the padding before its numbers: every number and every line stay.
+    assert _shown_in_session(_file_view(), window=200_000) == _file_view(padded=False)
 
 
 def test_a_noisy_passing_test_run_is_still_reduced():
@@ -79,7 +83,7 @@ def test_a_noisy_passing_test_run_is_still_reduced():
 
 
 def test_an_output_over_its_allowance_is_cut_and_one_within_it_is_not():
-    view = _file_view()
+    view = _file_view(padded=False)
     whole = prepare_output(
         view, ref=POINTER, trust="tool", exit_code=0, policy=ToolOutputPolicy(budget_tokens=10_000), count_tokens=_count
     )
@@ -98,6 +102,18 @@ def test_an_output_over_its_allowance_is_cut_and_one_within_it_is_not():
 def test_a_small_window_still_shows_a_short_listing_whole():
     # The allowance follows the room the window gives, not what older outputs already hold.
     assert _shown_in_session(_ls_la(), window=32_000) == _ls_la()
+
+
+def test_the_padding_of_a_numbered_view_goes_and_everything_it_numbers_stays():
+    arrows = "".join(f"{n:>6}\u2192        step_{n}()\n" for n in range(98, 103))
+    assert lossless(arrows) == "".join(f"{n}\u2192        step_{n}()\n" for n in range(98, 103))
+    # Counts, tables and a lone numbered line are not a numbered view: they keep their columns.
+    for text in (
+        "      3 retry\n     12 timeout\n      1 refused\n",
+        "   42\tbilling.py\n    7\tledger.py\n  310\trounding.py\n",
+        "     1\tonly line\n",
+    ):
+        assert lossless(text) == text
 
 
 def test_reductions_that_lose_nothing():

@@ -2,8 +2,8 @@
 
 1. The full text is stored as an artifact (content-addressed, never deleted).
 2. Reductions that lose nothing apply to every output: colour codes and carriage-return
-   redraws resolved, trailing blanks dropped, runs of one repeated line folded into a
-   counted marker. Kinds that really print noise (test runs, builds, package installs)
+   redraws resolved, trailing blanks dropped, the padding before a numbered view's line
+   numbers dropped, runs of one repeated line folded into a counted marker. Kinds that really print noise (test runs, builds, package installs)
    also lose it: passing tests, download progress, compiler chatter. For the other kinds
    (a listing, a search, a file view, a diff, a JSON answer) the content is the evidence,
    and it is kept whole. A long output is first cut to a bounded view (its head, its tail,

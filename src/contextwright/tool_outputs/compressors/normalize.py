@@ -9,6 +9,7 @@ numbers in omission markers point at the same lines of the original output.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks) and the
@@ -80,14 +81,46 @@ def normalize(text: str) -> str:
 REPEAT_MIN = 3
 """A line repeated at least this many times in a row is shown once, with a counted marker."""
 _BLANK_RUN = 2
+NUMBERED_RUN = 3
+"""Lines numbered one after another, in one right-aligned column, that make a numbered view."""
+_NUMBERED = re.compile(r" +(\d+)[\t\u2192]")
+"""A line of a numbered view (``cat -n``, ``nl``, an editor's file view): the number right-aligned in a
+padded column, then a tab or an arrow, then the line as the file holds it."""
+
+
+def unpad_numbers(lines: Sequence[str]) -> list[str]:
+    """``lines`` with the padding before the numbers of a numbered view dropped.
+
+    Only lines in the view's column (the width most numbered lines share) lose their
+    leading spaces; the number, the tab or arrow after it and the line itself stay as
+    they were, so nothing the view says is lost, only its alignment. Lines are a view's
+    when at least :data:`NUMBERED_RUN` of them count up one by one; any other text is
+    returned as it is.
+    """
+    found: list[tuple[int, int, int]] = []
+    for index, line in enumerate(lines):
+        match = _NUMBERED.match(line) if line[:1] == " " else None
+        if match is not None:
+            found.append((index, match.end(1), int(match.group(1))))
+    if len(found) < NUMBERED_RUN:
+        return list(lines)
+    column = Counter(end for _, end, _ in found).most_common(1)[0][0]
+    numbered = [(index, number) for index, end, number in found if end == column]
+    counting = sum(1 for (_, a), (_, b) in zip(numbered, numbered[1:]) if b == a + 1)
+    if counting < NUMBERED_RUN - 1:
+        return list(lines)
+    out = list(lines)
+    for index, _ in numbered:
+        out[index] = out[index].lstrip(" ")
+    return out
 
 
 def lossless(text: str, *, pointer: str | None = None) -> str:
     """``text`` with what carries no content removed: colour codes, carriage-return redraws,
-    trailing blanks, blank runs beyond two lines, and a line repeated in a row (shown once,
-    with a marker that counts the repeats and names their lines). ``text`` itself when
-    nothing changes."""
-    lines = [line.rstrip() for line in normalize_lines(text)]
+    trailing blanks, blank runs beyond two lines, the padding of a numbered view's line
+    numbers (:func:`unpad_numbers`), and a line repeated in a row (shown once, with a marker
+    that counts the repeats and names their lines). ``text`` itself when nothing changes."""
+    lines = unpad_numbers([line.rstrip() for line in normalize_lines(text)])
     out: list[str] = []
     ref = f"; full output: {pointer}" if pointer else ""
     index = 0
