@@ -42,7 +42,7 @@ from pathlib import Path
 
 from _docs import BENCHMARKS, machine_load, update_section
 
-from contextwright.budget.tokenizers import exact_token_counter
+from contextwright.budget._tokenizers import exact_token_counter
 from contextwright.testing.corpus import corpus_path, missing_reason
 from contextwright.tool_outputs.compressors import calibrated_token_count, compress, detect_kind, normalize
 

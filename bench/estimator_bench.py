@@ -255,8 +255,8 @@ class Sample:
 
 def measure(payloads: list[Payload]) -> list[Sample]:
     """Census, classify and count exactly every payload."""
-    from contextwright.budget.content_kinds import census, classify
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._content_kinds import census, classify
+    from contextwright.budget._tokenizers import exact_token_counter
 
     counters = {family: exact_token_counter(enc) for family, enc in FAMILIES.items()}
     samples = []
@@ -308,7 +308,7 @@ def fit(samples: list[Sample], catalog: list[Sample]) -> dict[str, dict[str, dic
     """
     import numpy as np
 
-    from contextwright.budget.content_kinds import CONTENT_KINDS, FEATURES
+    from contextwright.budget._content_kinds import CONTENT_KINDS, FEATURES
 
     index = {name: i for i, name in enumerate(FEATURES)}
     fitted: dict[str, dict[str, dict[str, float]]] = {}
@@ -421,8 +421,8 @@ def speed(texts: list[str], rounds: int = 3) -> tuple[float, float]:
     """Return (heuristic estimates per second, tiktoken o200k encodes per second)."""
     import time
 
+    from contextwright.budget._tokenizers import encoding
     from contextwright.budget.estimator import HeuristicEstimator
-    from contextwright.budget.tokenizers import encoding
 
     enc = encoding("o200k_base")
     best_h = best_t = float("inf")
@@ -477,7 +477,7 @@ def holdout(samples: list[Sample], catalog: list[Sample]) -> list[Row]:
 
     import numpy as np
 
-    from contextwright.budget.content_kinds import CONTENT_KINDS, FEATURES
+    from contextwright.budget._content_kinds import CONTENT_KINDS, FEATURES
 
     def half(s: Sample) -> int:
         return hashlib.sha256(s.text.encode("utf-8", "surrogatepass")).digest()[0] & 1
@@ -555,7 +555,7 @@ def fit_surcharges(samples: list[Sample]) -> dict[str, dict[str, float]]:
     from scipy import sparse
     from scipy.optimize import linprog
 
-    from contextwright.budget.content_kinds import FEATURES
+    from contextwright.budget._content_kinds import FEATURES
     from contextwright.budget.estimator import CORPUS_CALIBRATION, HeuristicEstimator
 
     columns = [FEATURES.index(name) for name in SURCHARGE_FEATURES]
@@ -686,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from rich.console import Console
 
-    from contextwright.budget.content_kinds import CONTENT_KINDS
+    from contextwright.budget._content_kinds import CONTENT_KINDS
     from contextwright.testing.corpus import corpus_path, missing_reason
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -884,7 +884,7 @@ def usage_main(console: Any, *, write_docs: bool) -> int:
 
     from usage_transcripts import accuracy, cross_session, evaluate, load
 
-    from contextwright.budget.reconcile import DEFAULT_MARGIN
+    from contextwright.budget._reconcile import DEFAULT_MARGIN
     from contextwright.testing.corpus import corpus_path, missing_reason
 
     traces = corpus_path("traces")

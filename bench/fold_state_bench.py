@@ -30,8 +30,8 @@ from typing import Any
 from soak_bench import soak
 
 from contextwright.canonical import canonical_json, parse_canonical
-from contextwright.derive.fold_state import fold_restore, fold_snapshot
-from contextwright.derive.surface import Folder, Surface
+from contextwright.derive._fold_state import fold_restore, fold_snapshot
+from contextwright.derive._surface import Folder, Surface
 from contextwright.log.base import EventLog
 
 

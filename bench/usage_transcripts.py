@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from contextwright.assembly.assemble import MESSAGE_OVERHEAD_TOKENS, PART_OVERHEAD_TOKENS
+from contextwright.budget._reconcile import Reconciler
 from contextwright.budget.estimator import HeuristicEstimator
-from contextwright.budget.reconcile import Reconciler
 
 _COMPACTION_DROP = 0.7  # a reported total below 70% of the previous one: the context was reset
 _MIN_EVIDENCE = 2  # reports a session must have seen before its estimates are scored
@@ -148,7 +148,7 @@ def openhands_completion(path: Path, estimator: HeuristicEstimator, o200k: Calla
 
 def load(traces: Path) -> list[Transcript]:
     """Every transcript with provider usage under ``traces``."""
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     estimator, o200k = HeuristicEstimator(), exact_token_counter("o200k_base")
     found: list[Transcript | None] = []

@@ -27,7 +27,7 @@ from typing import Any
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
-from contextwright.demo.drive import drive
+from contextwright.demo._drive import drive
 from contextwright.demo.script import demo_script
 from contextwright.events.registry import encode_payload
 from contextwright.providers.anthropic import render

@@ -51,7 +51,7 @@ def _prefix_stays_stable(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     ``@pytest.mark.moves_cache_prefix(reason="...")``.
     """
     from contextwright.log.base import EventLog
-    from contextwright.telemetry.stability import find_drift
+    from contextwright.telemetry._stability import find_drift
 
     built: dict[int, list] = {}
     real_append = EventLog.append

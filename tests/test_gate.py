@@ -19,11 +19,11 @@ from contextwright.assembly.request import ToolCallPart, ToolResultPart
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
 from contextwright.clock import FixedClock
-from contextwright.demo.drive import drive
+from contextwright.demo._drive import drive
 from contextwright.demo.script import demo_script
 from contextwright.errors import ContextwrightError
 from contextwright.runtime.ports import InMemoryMemory
-from contextwright.telemetry.stability import find_drift
+from contextwright.telemetry._stability import find_drift
 from contextwright.testing.fakes import open_session
 
 WINDOW = 64_000

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from contextwright.assembly.assemble import BudgetExceeded, Correction, VolatileTail, build
 from contextwright.assembly.request import TextPart, ToolCallPart, ToolResultPart
 from contextwright.budget.allocator import allocate
-from contextwright.derive.surface import fold
-from contextwright.derive.working_state import WorkingState
+from contextwright.derive._surface import fold
+from contextwright.derive._working_state import WorkingState
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.testing.fakes import open_session

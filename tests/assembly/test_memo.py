@@ -10,7 +10,7 @@ from contextwright.assembly.request import canonical_request
 from contextwright.budget.allocator import allocate
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import canonical_json, sha256_tagged
-from contextwright.derive.surface import fold
+from contextwright.derive._surface import fold
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.estimates import EstimateMemo
 from contextwright.testing.fakes import TEST_SECRET, open_session

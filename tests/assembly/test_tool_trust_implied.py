@@ -14,7 +14,7 @@ from contextwright.assembly.envelope import FRAMING_TEXT, TOOL_TRUST_FRAMINGS, A
 from contextwright.assembly.request import TextPart, ToolResultPart
 from contextwright.assembly.rules import CURRENT, rule_set
 from contextwright.budget.allocator import allocate
-from contextwright.derive.surface import fold
+from contextwright.derive._surface import fold
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.items.region_a import Framing
 from contextwright.runtime.engine_texts import VERSIONS

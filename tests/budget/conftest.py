@@ -17,7 +17,7 @@ _BENCH = Path(__file__).resolve().parents[2] / "bench" / "estimator_bench.py"
 def o200k() -> Callable[[str], int]:
     """Exact o200k_base token counter (skips without tiktoken)."""
     pytest.importorskip("tiktoken")
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     return exact_token_counter("o200k_base")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 from contextwright.budget import estimator
-from contextwright.budget.content_kinds import CONTENT_KINDS, FEATURES
+from contextwright.budget._content_kinds import CONTENT_KINDS, FEATURES
 
 
 def test_the_coefficients_ship_as_package_data_for_every_family_and_kind() -> None:

@@ -28,7 +28,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from contextwright.budget.content_kinds import CONTENT_KINDS, census, classify
+from contextwright.budget._content_kinds import CONTENT_KINDS, census, classify
 from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.testing.corpus import corpus_path, missing_reason
 

@@ -11,7 +11,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.budget.content_kinds import _SCRIPT_LEADS, CONTENT_KINDS, FEATURES, census, census_between, classify
+from contextwright.budget._content_kinds import _SCRIPT_LEADS, CONTENT_KINDS, FEATURES, census, census_between, classify
 
 _ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=200)
 _ANY = st.text(max_size=200)

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.budget import estimator as est_mod
-from contextwright.budget.content_kinds import CONTENT_KINDS
+from contextwright.budget._content_kinds import CONTENT_KINDS
+from contextwright.budget._reconcile import Reconciler
 from contextwright.budget.estimator import (
     ANTHROPIC,
     ANTHROPIC_FACTOR,
@@ -27,7 +28,6 @@ from contextwright.budget.estimator import (
     prefix_estimator,
     profile_for,
 )
-from contextwright.budget.reconcile import Reconciler
 from contextwright.errors import CanonicalJsonError, MissingDependencyError, UsageError
 
 TEXT = "Run the tests again after fixing the import in src/app/main.py (line 42)."
@@ -219,7 +219,7 @@ def test_body_margin() -> None:
 
 
 def test_exact_estimator_matches_tiktoken(o200k) -> None:  # type: ignore[no-untyped-def]
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     exact = ExactEstimator()
     assert exact.exact is True

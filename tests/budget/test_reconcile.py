@@ -11,7 +11,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.budget.reconcile import DEFAULT_MAX_FACTOR, Reconciler
+from contextwright.budget._reconcile import DEFAULT_MAX_FACTOR, Reconciler
 from contextwright.errors import UsageError
 
 _OBS = st.lists(

@@ -32,7 +32,7 @@ UNDER_RULE = 0.01
 def cl100k() -> Callable[[str], int]:
     """Exact cl100k_base token counter (skips without tiktoken)."""
     pytest.importorskip("tiktoken", reason="exact counts need tiktoken (installed in CI)")
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     return exact_token_counter("cl100k_base")
 

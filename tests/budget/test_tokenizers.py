@@ -13,7 +13,7 @@ pytest.importorskip("bpe_openai", reason="offline ranks need the tiktoken extra"
 
 import tiktoken_ext.openai_public as openai_public
 
-from contextwright.budget import tokenizers
+from contextwright.budget import _tokenizers as tokenizers
 
 
 @pytest.fixture

@@ -170,7 +170,7 @@ def test_two_transcripts_with_one_id_are_two_sessions(tmp_path):
 
 def _interrupting(second_source: str):
     """The real replay, with Ctrl-C arriving once the named transcript's first request is built."""
-    import contextwright.cli.replay as command
+    import contextwright.cli._replay as command
 
     real = command.replay_transcript
 
@@ -191,7 +191,7 @@ def test_ctrl_c_says_what_was_stored_and_the_rerun_refuses_then_replaces(store, 
     b = _session_file(tmp_path / "b.jsonl", "s-2")
     args = ["replay", str(a), str(b), "--store", store, "--no-compare"]
     with monkeypatch.context() as patch:
-        patch.setattr("contextwright.cli.replay.replay_transcript", _interrupting(str(b)))
+        patch.setattr("contextwright.cli._replay.replay_transcript", _interrupting(str(b)))
         interrupted = runner.invoke(app, args, env={"COLUMNS": "300"})
     assert interrupted.exit_code == 130, interrupted.output
     assert "Stored completely in" in interrupted.output and "a.jsonl (claude-code-jsonl:s-1)" in interrupted.output
@@ -218,7 +218,7 @@ def test_ctrl_c_says_what_was_stored_and_the_rerun_refuses_then_replaces(store, 
 
 def test_ctrl_c_on_a_memory_store_says_nothing_was_kept(tmp_path, monkeypatch):
     a = _session_file(tmp_path / "a.jsonl", "s-1")
-    monkeypatch.setattr("contextwright.cli.replay.replay_transcript", _interrupting(str(a)))
+    monkeypatch.setattr("contextwright.cli._replay.replay_transcript", _interrupting(str(a)))
     result = runner.invoke(app, ["replay", str(a), "--no-compare"])
     assert result.exit_code == 130
     assert "nothing was kept (the store is memory://)" in result.output

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from typer.testing import CliRunner
 
-import contextwright.cli.demo as demo_module
+import contextwright.cli._demo as demo_module
 import contextwright.compare.strategies as strategies
 from contextwright.cli import app
 from contextwright.log import open_log

@@ -21,7 +21,7 @@ def _transcript() -> Transcript:
 
 @needs_tiktoken
 def test_exact_counts_read_strings_as_written_not_json_escaped():
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     count = exact_token_counter("o200k_base")
     counter = TokenCounter(counting="o200k")

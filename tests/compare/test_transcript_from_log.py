@@ -8,11 +8,11 @@ import pytest
 
 from contextwright.clock import FixedClock
 from contextwright.compare import compare_transcript
-from contextwright.demo.drive import drive
+from contextwright.demo._drive import drive
 from contextwright.demo.script import demo_script
 from contextwright.errors import UsageError
 from contextwright.events.catalog import AssistantMessage, ToolCall
-from contextwright.importers.from_log import FORMAT, transcript_from_events, transcript_from_log
+from contextwright.importers._from_log import FORMAT, transcript_from_events, transcript_from_log
 from contextwright.models import anthropic, with_window
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.ports import InMemoryMemory

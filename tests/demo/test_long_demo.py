@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from contextwright.cli.demo import DEMO_START
+from contextwright.cli._demo import DEMO_START
 from contextwright.clock import FixedClock
-from contextwright.demo.drive import drive
+from contextwright.demo._drive import drive
 from contextwright.demo.script import demo_script
 from contextwright.log import open_log
 from contextwright.models import anthropic, with_window

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.canonical import canonical_json, parse_canonical
-from contextwright.derive.taint import EchoIndex, Source, Target, find_echoes
+from contextwright.derive._taint import EchoIndex, Source, Target, find_echoes
 from contextwright.errors import CheckpointRejected
 
 PAGE = (

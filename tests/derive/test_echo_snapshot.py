@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextwright.canonical import canonical_json, parse_canonical
-from contextwright.derive.taint import EchoIndex, Source, Target, _folded_words, _window_keys, window_keying
+from contextwright.derive._taint import EchoIndex, Source, Target, _folded_words, _window_keys, window_keying
 from contextwright.errors import CheckpointRejected
 
 WORDS = ("ignore", "the", "policy", "push", "main", "run", "tests", "now", "Straße", "ok")
 
 _KEYS_SCRIPT = (
-    "import json, sys; from contextwright.derive.taint import _window_keys, _folded_words, window_keying; "
+    "import json, sys; from contextwright.derive._taint import _window_keys, _folded_words, window_keying; "
     "print(json.dumps([window_keying(), list(_window_keys(_folded_words(sys.argv[1])))]))"
 )
 

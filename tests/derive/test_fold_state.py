@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextwright.canonical import canonical_json, parse_canonical
-from contextwright.derive.fold_state import FOLD_FORMAT, fold_restore, fold_snapshot
-from contextwright.derive.surface import Folder
+from contextwright.derive._fold_state import FOLD_FORMAT, fold_restore, fold_snapshot
+from contextwright.derive._surface import Folder
 from contextwright.errors import CheckpointRejected
 from contextwright.events import AssistantMessage, Pruned, ReasoningBlock, ToolCall, ToolResult
 from contextwright.log import InMemoryEventLog

@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextwright.derive.surface import Exchange, Folder, _mark_repeats, _with_pruned
+from contextwright.derive._surface import Exchange, Folder, _mark_repeats, _with_pruned
 from contextwright.events import AssistantMessage, Compacted, Pruned, ToolCall, ToolResult, UserMessage
 from contextwright.log import InMemoryEventLog
 

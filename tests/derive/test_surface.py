@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.derive.surface import AssistantReply, Exchange, UserTurn, fold
+from contextwright.derive._surface import AssistantReply, Exchange, UserTurn, fold
 from contextwright.errors import OrphanedToolPair
 from contextwright.events import AssistantMessage, Compacted, FrameRecorded, Pruned, ToolCall, ToolResult, UserMessage
 from contextwright.log import InMemoryEventLog
@@ -135,7 +135,7 @@ def test_every_registered_event_type_is_in_the_payload_union_the_fold_matches():
 def test_a_payload_outside_the_union_is_refused_by_the_fold():
     import dataclasses
 
-    from contextwright.derive.surface import _Fold
+    from contextwright.derive._surface import _Fold
 
     @dataclasses.dataclass(frozen=True)
     class Stray:

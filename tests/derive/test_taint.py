@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.derive.taint import (
+from contextwright.derive._taint import (
     MIN_ECHO_CHARS,
     SHINGLE_WORDS,
     UNTRUSTED,

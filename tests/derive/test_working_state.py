@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextwright.derive.working_state import Limits, WorkingState, WorkingStateError, apply_update, state_at
+from contextwright.derive._working_state import Limits, WorkingState, WorkingStateError, apply_update, state_at
 from contextwright.events import UserMessage, WorkingStateUpdated
 from contextwright.log import InMemoryEventLog
 

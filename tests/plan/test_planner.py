@@ -62,7 +62,7 @@ def test_prefix_is_measured_exactly_where_a_tokenizer_exists(prefix):
     pytest.importorskip("tiktoken", reason="exact token counts need the tiktoken extra")
     plan = planner(ExactEstimator()).plan(openai("gpt-5"), prefix).plan
     assert plan.measured_by.startswith("exact:")
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     assert plan.prefix_tokens["policy"] == exact_token_counter("o200k_base")(prefix.policy.text)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from contextwright.budget.tokenizers import exact_token_counter
+from contextwright.budget._tokenizers import exact_token_counter
 from contextwright.errors import ContextLengthExceeded
 from contextwright.providers.cache_sim import (
     OpenAICacheSimulator,

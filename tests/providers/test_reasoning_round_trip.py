@@ -33,8 +33,8 @@ import anthropic
 import httpx2
 import openai
 
+from contextwright.budget._reconcile import Reconciler
 from contextwright.budget.estimator import HeuristicEstimator
-from contextwright.budget.reconcile import Reconciler
 from contextwright.canonical import to_plain
 from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ReasoningBlock

@@ -14,7 +14,7 @@ from contextwright.testing.corpus import corpus_path
 def o200k():
     pytest.importorskip("tiktoken", reason="exact token counts need the tiktoken extra")
     pytest.importorskip("bpe_openai", reason="exact token counts need the tiktoken extra")
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     return exact_token_counter("o200k_base")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from contextwright.assembly.request import TextPart, ToolResultPart
-from contextwright.derive.surface import fold
+from contextwright.derive._surface import fold
 from contextwright.errors import StorageUnavailable
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.relief.compactor import compact

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextwright.canonical import canonical_json, parse_canonical
-from contextwright.derive import working_state as ws
+from contextwright.derive import _working_state as ws
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime.checkpoint import SESSION_FORMAT, seal
 from contextwright.runtime.engine import Engine

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextwright.assembly.assemble import _account
-from contextwright.derive.surface import fold
+from contextwright.derive._surface import fold
 from contextwright.errors import SharedBodyChanged
 from contextwright.events import AssistantMessage, ToolCall, UserMessage
 from contextwright.events.catalog import Pruned, ReasoningBlock

@@ -19,7 +19,7 @@ openai = pytest.importorskip("openai", reason="needs the openai SDK (the openai 
 
 import httpx2  # noqa: E402
 
-from contextwright.derive.surface import fold  # noqa: E402
+from contextwright.derive._surface import fold  # noqa: E402
 from contextwright.events import AssistantMessage, ToolCall  # noqa: E402
 from contextwright.relief.compactor import HEADER, compact  # noqa: E402
 from contextwright.runtime.model_summary import ModelSummarizer  # noqa: E402

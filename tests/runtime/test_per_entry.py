@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from contextwright.derive.surface import Surface, UserTurn
+from contextwright.derive._surface import Surface, UserTurn
 from contextwright.events import AssistantMessage, ToolCall, UserMessage
 from contextwright.runtime.per_entry import PerEntry
 from contextwright.testing.fakes import open_session

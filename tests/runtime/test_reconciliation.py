@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from contextwright.budget._reconcile import DEFAULT_MARGIN, UsageFold, reconciled_total
 from contextwright.budget.estimator import HeuristicEstimator
-from contextwright.budget.reconcile import DEFAULT_MARGIN, UsageFold, reconciled_total
 from contextwright.clock import FixedClock
 from contextwright.log.memory import InMemoryEventLog
 from contextwright.models import openai as openai_model

@@ -18,7 +18,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextwright.derive.surface import fold
+from contextwright.derive._surface import fold
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.testing.fakes import open_session
 from contextwright.testing.twins import Twins

@@ -12,7 +12,7 @@ import anthropic
 import httpx2
 import openai
 
-from contextwright.budget.reconcile import UsageFold, reconciled_total
+from contextwright.budget._reconcile import UsageFold, reconciled_total
 from contextwright.errors import ContextLengthExceeded, OverflowNotRecovered
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.models import openai as openai_model

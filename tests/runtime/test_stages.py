@@ -8,7 +8,7 @@ from contextwright.assembly.request import TextPart, ToolResultPart
 from contextwright.errors import UsageError
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.relief.ranking import least_relevant_first, relevance
-from contextwright.telemetry.stability import find_drift
+from contextwright.telemetry._stability import find_drift
 from contextwright.testing.fakes import open_session
 
 WINDOW = 8_000

@@ -105,7 +105,7 @@ def test_every_engine_error_maps_to_a_deliberate_problem_type():
     import contextwright.providers.errors
     import contextwright.runtime.errors
     import contextwright.service.errors
-    import contextwright.telemetry.stability  # noqa: F401
+    import contextwright.telemetry._stability  # noqa: F401
 
     unmapped = []
     for cls in {ContextwrightError, *_subclasses(ContextwrightError)}:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contextwright.clock import FixedClock
-from contextwright.demo.drive import DriveReport, drive
+from contextwright.demo._drive import DriveReport, drive
 from contextwright.demo.script import DemoStep, demo_script
 from contextwright.events.catalog import ModelResponse, UsageRecord
 from contextwright.events.envelope import Event

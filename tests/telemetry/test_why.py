@@ -25,7 +25,7 @@ from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.runtime import Engine
 from contextwright.runtime.ports import InMemoryMemory
-from contextwright.telemetry.request_diff import diff_requests
+from contextwright.telemetry._request_diff import diff_requests
 from contextwright.telemetry.why import HIDDEN, Explainer, artifact_reader
 from contextwright.testing.fakes import sample_agent, sample_model
 

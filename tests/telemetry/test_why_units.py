@@ -22,7 +22,7 @@ from contextwright.events.catalog import (
     UserMessage,
 )
 from contextwright.events.envelope import Event
-from contextwright.telemetry.request_diff import diff_requests
+from contextwright.telemetry._request_diff import diff_requests
 from contextwright.telemetry.why import Explainer
 
 SID = "units"

@@ -57,7 +57,7 @@ RECORDS = _records()
 def _counter():
     pytest.importorskip("tiktoken")
     pytest.importorskip("bpe_openai")
-    from contextwright.budget.tokenizers import exact_token_counter
+    from contextwright.budget._tokenizers import exact_token_counter
 
     return exact_token_counter("o200k_base")
 

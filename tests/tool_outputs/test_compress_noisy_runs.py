@@ -9,7 +9,7 @@ noise must go and every failure, detail and total line must stay.
 
 from __future__ import annotations
 
-from contextwright.budget.tokenizers import exact_token_counter
+from contextwright.budget._tokenizers import exact_token_counter
 from contextwright.tool_outputs.compressors import compress, normalize
 from contextwright.tool_outputs.compressors.generic import is_failure_line, is_summary_line
 

@@ -44,7 +44,7 @@ from contextwright.assembly.rules import CURRENT as CURRENT_RULES
 from contextwright.assembly.rules import RuleSet
 from contextwright.budget.allocator import Allocation, PressureState
 from contextwright.canonical import canonical_json, content_hash, to_plain
-from contextwright.derive.surface import (
+from contextwright.derive._surface import (
     ArtifactEntry,
     AssistantReply,
     DecisionEntry,
@@ -54,8 +54,8 @@ from contextwright.derive.surface import (
     Surface,
     UserTurn,
 )
-from contextwright.derive.taint import Echo, lowest_trust, summary_lines
-from contextwright.derive.working_state import WorkingState
+from contextwright.derive._taint import Echo, lowest_trust, summary_lines
+from contextwright.derive._working_state import WorkingState
 from contextwright.errors import BuildError
 from contextwright.events.catalog import AssistantMessage, Evidence
 from contextwright.items.region_a import READ_TOOL_NAME

@@ -2,7 +2,7 @@
 
 Budgets are absolute, so a size estimate that comes out low can overflow a context
 window. The default :class:`HeuristicEstimator` is therefore built to err high: it
-weighs a :class:`~contextwright.budget.content_kinds.CharCensus` with coefficients
+weighs a :class:`~contextwright.budget._content_kinds.CharCensus` with coefficients
 fitted as an upper quantile (99.5%) of exact token counts, per content kind and per
 tokenizer family, with non-negative weights so that more text never costs less.
 ``bench/estimator_bench.py --fit --write`` refits the coefficients (``coefficients.json``,
@@ -19,7 +19,7 @@ Model families map to calibration profiles:
   :data:`ANTHROPIC_FACTOR` (models up to 4.6) or :data:`ANTHROPIC_47_FACTOR` (4.7 and
   newer, whose tokenizer is denser). The factors are assumptions (Claude tokenizers generally
   produce more tokens than o200k for the same text), corrected at run time by
-  :class:`~contextwright.budget.reconcile.Reconciler` from provider-reported usage.
+  :class:`~contextwright.budget._reconcile.Reconciler` from provider-reported usage.
 * Anything else: the element-wise maximum of both fits times :data:`UNKNOWN_FACTOR`,
   the most conservative profile.
 
@@ -48,7 +48,7 @@ from importlib import resources
 from typing import Any, Final, Protocol, runtime_checkable
 
 from contextwright._optional import require
-from contextwright.budget.content_kinds import (
+from contextwright.budget._content_kinds import (
     CONTENT_KINDS,
     FEATURES,
     CharCensus,
@@ -57,7 +57,7 @@ from contextwright.budget.content_kinds import (
     census_between,
     classify,
 )
-from contextwright.budget.reconcile import Reconciler
+from contextwright.budget._reconcile import Reconciler
 from contextwright.canonical import canonical_json
 from contextwright.errors import UsageError
 
@@ -130,7 +130,7 @@ class CalibrationProfile:
     """Profile name: ``o200k``, ``cl100k``, ``anthropic`` or ``unknown``."""
 
     coefficients: Mapping[ContentKind, tuple[float, ...]]
-    """One weight per :data:`~contextwright.budget.content_kinds.FEATURES` entry, per kind."""
+    """One weight per :data:`~contextwright.budget._content_kinds.FEATURES` entry, per kind."""
 
     scale: float = 1.0
     """Multiplier applied to every estimate of this profile."""
@@ -477,7 +477,7 @@ class ExactEstimator:
         with self._lock:
             counter = self._counters.get(encoding)
             if counter is None:
-                from contextwright.budget.tokenizers import exact_token_counter
+                from contextwright.budget._tokenizers import exact_token_counter
 
                 counter = self._counters[encoding] = exact_token_counter(encoding)
             return counter

@@ -9,18 +9,20 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from contextwright._version import __version__
-from contextwright.cli import artifacts as _artifacts
-from contextwright.cli import compact as _compact
-from contextwright.cli import compress as _compress
-from contextwright.cli import demo as _demo
-from contextwright.cli import gateway as _gateway
-from contextwright.cli import inspect as _inspect
-from contextwright.cli import keys as _keys
-from contextwright.cli import replay as _replay
-from contextwright.cli import run as _run
-from contextwright.cli import serve as _serve
-from contextwright.cli import store as _store
-from contextwright.cli import why as _why
+from contextwright.cli import (
+    _artifacts,
+    _compact,
+    _compress,
+    _demo,
+    _gateway,
+    _inspect,
+    _keys,
+    _replay,
+    _run,
+    _serve,
+    _store,
+    _why,
+)
 from contextwright.cli._common import refresh_width
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
+from contextwright.budget._reconcile import Reconciler
 from contextwright.budget.estimator import HeuristicEstimator
-from contextwright.budget.reconcile import Reconciler
 from contextwright.errors import UsageError
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.replay.transcript import REPLAY_BUDGETS

@@ -181,7 +181,7 @@ class TokenCounter:
         self.model_id = model_id
         self.counting: Counting = counting or ("o200k" if exact_counting_available() else "heuristic")
         if self.counting == "o200k":
-            from contextwright.budget.tokenizers import exact_token_counter
+            from contextwright.budget._tokenizers import exact_token_counter
 
             self._count = exact_token_counter("o200k_base")
         elif self.counting == "heuristic":

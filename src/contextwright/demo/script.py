@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
+from contextwright.derive._working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.events.catalog import AssistantMessage, ToolCall, ToolResult, UserMessage
 
 MODULES = ("billing", "auth", "search", "export", "scheduler", "notifications", "reports", "storage")

@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeVar
 
 from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
-from contextwright.derive.framework_items import fold_seen_history
+from contextwright.derive._framework_items import fold_seen_history
 from contextwright.errors import ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestPassed, GatewayRequestReceived
 from contextwright.events.envelope import Event, NewEvent

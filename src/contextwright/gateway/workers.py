@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from contextwright.derive.framework_items import fold_seen_history
+from contextwright.derive._framework_items import fold_seen_history
 from contextwright.events.envelope import Event
 from contextwright.gateway.reconcile import Run
 

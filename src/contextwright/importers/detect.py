@@ -16,26 +16,26 @@ from pathlib import Path
 from typing import Any
 
 from contextwright.importers import (
-    aider_chat,
-    claude_code,
-    cursor_specstory,
-    openai_chat,
-    openhands_completions,
-    openhands_events,
-    swe_agent,
+    _aider_chat,
+    _claude_code,
+    _cursor_specstory,
+    _openai_chat,
+    _openhands_completions,
+    _openhands_events,
+    _swe_agent,
 )
 from contextwright.importers._common import PathLike, read_text
 from contextwright.importers.errors import TranscriptError
 from contextwright.importers.model import Transcript
 
 _PARSERS: dict[str, Callable[..., list[Transcript]]] = {
-    claude_code.FORMAT: claude_code.parse,
-    openhands_completions.FORMAT: openhands_completions.parse,
-    openhands_events.FORMAT: openhands_events.parse,
-    swe_agent.FORMAT: swe_agent.parse,
-    openai_chat.FORMAT: openai_chat.parse,
-    cursor_specstory.FORMAT: cursor_specstory.parse,
-    aider_chat.FORMAT: aider_chat.parse,
+    _claude_code.FORMAT: _claude_code.parse,
+    _openhands_completions.FORMAT: _openhands_completions.parse,
+    _openhands_events.FORMAT: _openhands_events.parse,
+    _swe_agent.FORMAT: _swe_agent.parse,
+    _openai_chat.FORMAT: _openai_chat.parse,
+    _cursor_specstory.FORMAT: _cursor_specstory.parse,
+    _aider_chat.FORMAT: _aider_chat.parse,
 }
 
 FORMATS: tuple[str, ...] = tuple(sorted(_PARSERS))
@@ -61,7 +61,7 @@ def detect_format(path: PathLike) -> str:
     text = read_text(path)
     suffix = Path(path).suffix.lower()
     if suffix == ".traj":
-        return swe_agent.FORMAT
+        return _swe_agent.FORMAT
     found = _sniff(text)
     if found is None:
         raise TranscriptError(str(path), f"cannot tell the transcript format; known formats: {', '.join(FORMATS)}")
@@ -76,23 +76,23 @@ def _sniff(text: str) -> str | None:
             return _sniff_jsonl(text)
         # A one-line JSONL file is also a JSON document; judge it as a record too.
         return _sniff_document(document) or _sniff_jsonl(text)
-    if cursor_specstory.looks_like(text):
-        return cursor_specstory.FORMAT
-    if aider_chat.looks_like(text):
-        return aider_chat.FORMAT
+    if _cursor_specstory.looks_like(text):
+        return _cursor_specstory.FORMAT
+    if _aider_chat.looks_like(text):
+        return _aider_chat.FORMAT
     return None
 
 
 def _sniff_document(document: Any) -> str | None:
     # Most specific shapes first: a completion call also has chat "messages".
-    if openhands_completions.looks_like(document):
-        return openhands_completions.FORMAT
-    if swe_agent.looks_like(document):
-        return swe_agent.FORMAT
-    if openhands_events.looks_like(document):
-        return openhands_events.FORMAT
-    if openai_chat.looks_like(document):
-        return openai_chat.FORMAT
+    if _openhands_completions.looks_like(document):
+        return _openhands_completions.FORMAT
+    if _swe_agent.looks_like(document):
+        return _swe_agent.FORMAT
+    if _openhands_events.looks_like(document):
+        return _openhands_events.FORMAT
+    if _openai_chat.looks_like(document):
+        return _openai_chat.FORMAT
     return None
 
 
@@ -107,11 +107,11 @@ def _sniff_jsonl(text: str) -> str | None:
             records.append(value)
     for record in records:
         if record.get("type") in _CLAUDE_RECORD_TYPES and ("uuid" in record or "sessionId" in record or "leafUuid" in record):
-            return claude_code.FORMAT
+            return _claude_code.FORMAT
         if "role" in record or isinstance(record.get("messages"), list):
-            return openai_chat.FORMAT
-        if openhands_events.looks_like(record):
-            return openhands_events.FORMAT
+            return _openai_chat.FORMAT
+        if _openhands_events.looks_like(record):
+            return _openhands_events.FORMAT
     return None
 
 
@@ -132,7 +132,7 @@ def load_transcripts(
         if format != "auto" and format not in _PARSERS:
             raise TranscriptError(str(path), f"unknown format {format!r}; known formats: {', '.join(FORMATS)}")
         chosen = detect_format(path) if format == "auto" else format
-        options = {"strict": strict} if chosen == claude_code.FORMAT else {}
+        options = {"strict": strict} if chosen == _claude_code.FORMAT else {}
         transcripts.extend(_PARSERS[chosen](path, lenient=lenient, **options))
     return transcripts
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from contextwright.derive.framework_items import fold_seen_history
+from contextwright.derive._framework_items import fold_seen_history
 from contextwright.events.catalog import FrameworkHistorySeen
 from contextwright.integrations.errors import HistoryRewritten
 from contextwright.runtime.session import Session

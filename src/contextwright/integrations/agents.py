@@ -34,7 +34,7 @@ from agents.memory.session_settings import SessionSettings, coerce_session_setti
 from agents.run_config import CallModelData, ModelInputData  # noqa: E402
 
 from contextwright.canonical import content_hash  # noqa: E402
-from contextwright.derive.framework_items import fold_framework_items  # noqa: E402
+from contextwright.derive._framework_items import fold_framework_items  # noqa: E402
 from contextwright.errors import SeqConflict  # noqa: E402
 from contextwright.events.catalog import (  # noqa: E402
     FrameworkItemPopped,

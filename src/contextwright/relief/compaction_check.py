@@ -10,7 +10,7 @@ trusted line, so the runtime checks what any plugged compactor proposes:
 * a line is labelled ``user`` or ``operator`` only when such a message was there to summarise;
 * no line repeats untrusted text (a tool output, recalled evidence, an untrusted line of an
   earlier summary) under a label more trusted than that text's: verbatim or lightly
-  reworded, as :mod:`contextwright.derive.taint` finds echoes;
+  reworded, as :mod:`contextwright.derive._taint` finds echoes;
 * a pointer to a tool output keeps that output's trust, or a lower one.
 
 :func:`label_problems` names each breach by line number, label and reference, never by
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contextwright.derive.surface import Exchange, Summary, Surface, UserTurn
-from contextwright.derive.taint import Source, Target, find_echoes, lowest_trust, summary_lines
+from contextwright.derive._surface import Exchange, Summary, Surface, UserTurn
+from contextwright.derive._taint import Source, Target, find_echoes, lowest_trust, summary_lines
 from contextwright.events.catalog import TRUST_LEVELS, Compacted, TrustLevel
 from contextwright.relief.compactor import HEADER
 

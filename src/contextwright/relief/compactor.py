@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from contextwright.derive.surface import AssistantReply, Entry, Exchange, Summary, Surface, UserTurn
-from contextwright.derive.taint import Echo, lowest_trust, summary_lines
+from contextwright.derive._surface import AssistantReply, Entry, Exchange, Summary, Surface, UserTurn
+from contextwright.derive._taint import Echo, lowest_trust, summary_lines
 from contextwright.events.catalog import ArtifactPointer, Compacted, CompactionTrigger, SummaryLine, TrustLevel
 
 TRUSTED = frozenset({"platform", "operator", "user"})

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from contextwright.budget.reconcile import Reconciler, UsageFold
+from contextwright.budget._reconcile import Reconciler, UsageFold
 from contextwright.canonical import canonical_json, parse_canonical, sha256_tagged, to_plain
-from contextwright.derive import working_state as ws
-from contextwright.derive.fold_state import fold_restore, fold_snapshot
-from contextwright.derive.surface import Folder
+from contextwright.derive import _working_state as ws
+from contextwright.derive._fold_state import fold_restore, fold_snapshot
+from contextwright.derive._surface import Folder
 from contextwright.errors import CheckpointRejected, ContextwrightError
 from contextwright.log.base import EventLog, StoredCheckpoint
 from contextwright.plan.plan import ContextPlan

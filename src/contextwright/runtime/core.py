@@ -22,11 +22,11 @@ from typing import Any
 from contextwright.assembly.assemble import body_tokens, sized_texts
 from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import Message
+from contextwright.budget._reconcile import Reconciler, UsageFold
 from contextwright.budget.estimator import TokenEstimator, as_calibrated, prefix_estimator
-from contextwright.budget.reconcile import Reconciler, UsageFold
 from contextwright.clock import Clock
-from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Folder, Surface
+from contextwright.derive import _working_state as ws
+from contextwright.derive._surface import Folder, Surface
 from contextwright.errors import CheckpointRejected, ContextwrightError, PlanError, SeqConflict, StorageCorrupted, UsageError
 from contextwright.events.catalog import RequestBuilt
 from contextwright.events.envelope import Event

@@ -27,8 +27,8 @@ from typing import Any
 
 from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.canonical import content_hash
-from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
-from contextwright.derive.working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
+from contextwright.derive._working_state import TOOL_NAME as WORKING_STATE_TOOL
+from contextwright.derive._working_state import UPDATE_TOOL_DESCRIPTION, UPDATE_TOOL_SCHEMA
 from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
 from contextwright.plan.plan import Prefix
 from contextwright.tool_outputs.arrival import READ_TOOL_DESCRIPTION, READ_TOOL_SCHEMA

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from contextwright.clock import format_instant, parse_instant
-from contextwright.derive.checkpoint_values import checked_count as _count
-from contextwright.derive.checkpoint_values import checked_text as _text
+from contextwright.derive._checkpoint_values import checked_count as _count
+from contextwright.derive._checkpoint_values import checked_text as _text
 from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import RequestBuilt
 from contextwright.events.envelope import Event

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
-from contextwright.derive.checkpoint_values import checked_count as _count
-from contextwright.derive.checkpoint_values import checked_text as _text
+from contextwright.derive._checkpoint_values import checked_count as _count
+from contextwright.derive._checkpoint_values import checked_text as _text
 from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import ArtifactPointer, TrustLevel
 from contextwright.events.envelope import Event

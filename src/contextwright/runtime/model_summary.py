@@ -29,8 +29,8 @@ import threading
 from dataclasses import replace
 from typing import Any, Literal
 
-from contextwright.derive.surface import Surface
-from contextwright.derive.taint import summary_lines
+from contextwright.derive._surface import Surface
+from contextwright.derive._taint import summary_lines
 from contextwright.events.catalog import TRUST_LEVELS, CompactionTrigger, SummaryLine, TrustLevel
 from contextwright.relief.compactor import HEADER, CompactionResult, compact
 from contextwright.runtime.errors import SummaryUnavailable

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from itertools import compress, count
 from typing import Generic, TypeVar
 
-from contextwright.derive.surface import Entry, Surface
+from contextwright.derive._surface import Entry, Surface
 
 T = TypeVar("T")
 

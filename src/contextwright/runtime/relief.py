@@ -21,8 +21,8 @@ from contextwright.assembly.request import Message, NeutralRequest, Part
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json
 from contextwright.clock import format_instant
-from contextwright.derive.surface import Entry, Exchange, ResultEntry, Summary, Surface
-from contextwright.derive.taint import archived_trust, lowest_trust
+from contextwright.derive._surface import Entry, Exchange, ResultEntry, Summary, Surface
+from contextwright.derive._taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
 )

@@ -20,8 +20,8 @@ from contextwright.assembly.rules import rule_inputs, rule_set_for
 from contextwright.assembly.validate import validate
 from contextwright.budget.allocator import allocate
 from contextwright.budget.estimator import CORPUS_CALIBRATION, calibration_of
-from contextwright.derive import working_state as ws
-from contextwright.derive.surface import AssistantReply, Entry, Surface, UserTurn, fold
+from contextwright.derive import _working_state as ws
+from contextwright.derive._surface import AssistantReply, Entry, Surface, UserTurn, fold
 from contextwright.errors import UsageError
 from contextwright.events.catalog import (
     Evidence,

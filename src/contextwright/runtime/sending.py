@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from contextwright.budget.reconcile import reconciled_total
+from contextwright.budget._reconcile import reconciled_total
 from contextwright.errors import ContextLengthExceeded, UsageError
 from contextwright.events.catalog import ContextOverflow, ModelResponse, UsageRecord
 from contextwright.events.envelope import Event

@@ -21,7 +21,7 @@ from contextwright._threads import to_thread
 from contextwright.assembly.request import NeutralRequest
 from contextwright.budget.estimator import HeuristicEstimator, TokenEstimator
 from contextwright.clock import Clock
-from contextwright.derive import working_state as ws
+from contextwright.derive import _working_state as ws
 from contextwright.errors import StorageCorrupted, UsageError
 from contextwright.events.catalog import (
     AssistantMessage,

@@ -13,7 +13,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from contextwright.assembly.assemble import render_decision
 from contextwright.canonical import canonical_json
-from contextwright.derive.surface import DecisionEntry, UserTurn
+from contextwright.derive._surface import DecisionEntry, UserTurn
 from contextwright.errors import UsageError
 from contextwright.events.catalog import (
     ArtifactDeclared,

@@ -7,8 +7,8 @@ from typing import Any
 
 from contextwright.budget.allocator import allocate
 from contextwright.canonical import canonical_json
-from contextwright.derive import working_state as ws
-from contextwright.derive.surface import Entry, Exchange, Surface
+from contextwright.derive import _working_state as ws
+from contextwright.derive._surface import Entry, Exchange, Surface
 from contextwright.errors import (
     ArtifactNotFound,
     UsageError,

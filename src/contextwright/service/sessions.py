@@ -25,7 +25,7 @@ from contextwright.assembly.envelope import FRAMING_TEXT
 from contextwright.budget.estimator import TokenEstimator
 from contextwright.canonical import canonical_json, content_hash, parse_canonical
 from contextwright.clock import Clock
-from contextwright.derive.surface import Surface
+from contextwright.derive._surface import Surface
 from contextwright.errors import (
     IdempotencyConflict,
     MalformedPayload,

@@ -43,7 +43,7 @@ from contextwright.errors import ArtifactNotFound
 from contextwright.events.envelope import Event
 from contextwright.items.region_a import READ_TOOL_NAME
 from contextwright.log.base import EventLog
-from contextwright.telemetry.request_diff import BOUNDED_MARKER, POINTER_STUB, REPEAT_STUB, Block, blocks_of, request_cut
+from contextwright.telemetry._request_diff import BOUNDED_MARKER, POINTER_STUB, REPEAT_STUB, Block, blocks_of, request_cut
 from contextwright.tool_outputs.cap import MARKER_RE
 
 __all__ = ["HIDDEN", "Explainer", "Step", "Why", "artifact_reader", "normalize", "why"]

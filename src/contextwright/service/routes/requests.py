@@ -35,8 +35,8 @@ from contextwright.service.schemas import (
     WhyOut,
 )
 from contextwright.service.sessions import Guarantees, Sessions
+from contextwright.telemetry._request_diff import diff_requests
 from contextwright.telemetry.misses import attribute_session, engine_changes
-from contextwright.telemetry.request_diff import diff_requests
 from contextwright.telemetry.why import Explainer, artifact_reader
 
 router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["requests"], dependencies=[bearer])

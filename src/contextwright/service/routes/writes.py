@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from contextwright.budget.reconcile import reconciled_total
+from contextwright.budget._reconcile import reconciled_total
 from contextwright.events.catalog import ModelResponse, UsageRecord
 from contextwright.events.registry import decode_payload
 from contextwright.providers.usage import Usage

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from contextwright.cli._common import console, friendly_errors
-from contextwright.cli.store import STORE_HELP, NewStore, check_reachable, describe_store
+from contextwright.cli._store import STORE_HELP, NewStore, check_reachable, describe_store
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """The service's default body limit, the same for the gateway (``gateway.config`` holds it too, behind its extra)."""

@@ -7,8 +7,8 @@ import os
 import typer
 
 from contextwright.cli._common import console, friendly_errors
-from contextwright.cli.keys import STORE_OPTION
-from contextwright.cli.store import NewStore, check_reachable, describe_store
+from contextwright.cli._keys import STORE_OPTION
+from contextwright.cli._store import NewStore, check_reachable, describe_store
 
 
 def serve(

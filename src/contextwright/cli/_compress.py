@@ -10,8 +10,8 @@ from typing import Literal
 
 import typer
 
+from contextwright.cli._artifacts import save_original
 from contextwright.cli._common import err_console, friendly_errors
-from contextwright.cli.artifacts import save_original
 from contextwright.errors import UsageError
 from contextwright.tool_outputs.compressors import KIND_ALIASES, KINDS, calibrated_token_count
 from contextwright.tool_outputs.compressors import compress as compress_text

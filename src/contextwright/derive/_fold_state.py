@@ -1,6 +1,6 @@
 """A running fold written down as plain data and read back: the main part of a session checkpoint.
 
-:func:`fold_snapshot` gives JSON-ready data for a :class:`~contextwright.derive.surface.Folder`
+:func:`fold_snapshot` gives JSON-ready data for a :class:`~contextwright.derive._surface.Folder`
 (its entries with their payloads encoded as the log encodes them, its counters and sets,
 and its echo index); :func:`fold_restore` gives back a folder that folds the events after
 it exactly as the one that never stopped. Repeat marking is not written down: a restored
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextwright.derive.checkpoint_values import checked_count as _count
-from contextwright.derive.checkpoint_values import checked_text as _text
-from contextwright.derive.surface import (
+from contextwright.derive._checkpoint_values import checked_count as _count
+from contextwright.derive._checkpoint_values import checked_text as _text
+from contextwright.derive._surface import (
     ArtifactEntry,
     AssistantReply,
     DecisionEntry,
@@ -29,7 +29,7 @@ from contextwright.derive.surface import (
     Summary,
     UserTurn,
 )
-from contextwright.derive.taint import EchoIndex
+from contextwright.derive._taint import EchoIndex
 from contextwright.errors import CheckpointRejected, ContextwrightError
 from contextwright.events.catalog import (
     ArtifactDeclared,

@@ -28,7 +28,7 @@ from itertools import compress, count
 from typing import assert_never
 
 from contextwright.canonical import canonical_json, sha256_tagged
-from contextwright.derive.taint import Echo, EchoIndex
+from contextwright.derive._taint import Echo, EchoIndex
 from contextwright.errors import BuildError, OrphanedToolPair
 from contextwright.events.catalog import (
     ArtifactDeclared,

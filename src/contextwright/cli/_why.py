@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from contextwright.cli._common import console, friendly_errors
-from contextwright.cli.store import STORE_HELP, open_existing
+from contextwright.cli._store import STORE_HELP, open_existing
 from contextwright.errors import UsageError
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.reopen import reopen

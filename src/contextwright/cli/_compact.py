@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from contextwright.cli._common import console, friendly_errors
-from contextwright.cli.store import STORE_HELP, open_existing
+from contextwright.cli._store import STORE_HELP, open_existing
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.reopen import reopen
 

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from contextwright.cli._common import console, friendly_errors
-from contextwright.cli.store import STORE_FORMS, NewStore, check_reachable, must_exist
+from contextwright.cli._store import STORE_FORMS, NewStore, check_reachable, must_exist
 
 if TYPE_CHECKING:
     from contextwright.service.store import ServiceStore

@@ -10,15 +10,15 @@ from rich.table import Table
 
 from contextwright.assembly.request import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from contextwright.cli._common import console, friendly_errors, print_rows
-from contextwright.cli.demo import DEMO_MARK
-from contextwright.cli.store import STORE_HELP, open_existing
+from contextwright.cli._demo import DEMO_MARK
+from contextwright.cli._store import STORE_HELP, open_existing
 from contextwright.errors import UsageError
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.wires import wire_named
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.reopen import reopen
+from contextwright.telemetry._request_diff import RequestDiff, diff_requests
 from contextwright.telemetry.records import request_records, store_summary
-from contextwright.telemetry.request_diff import RequestDiff, diff_requests
 
 
 def inspect(

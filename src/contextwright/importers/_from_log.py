@@ -26,7 +26,7 @@ from typing import Any
 
 from contextwright.canonical import to_plain
 from contextwright.clock import format_instant
-from contextwright.derive.working_state import TOOL_NAME as WORKING_STATE_TOOL
+from contextwright.derive._working_state import TOOL_NAME as WORKING_STATE_TOOL
 from contextwright.errors import ArtifactNotFound, UsageError
 from contextwright.events.envelope import Event
 from contextwright.importers._common import Reader, build_transcript

@@ -116,7 +116,7 @@ def run_demo(
     """Drive the scripted session into ``db`` and return the summary (and write the report)."""
     # Imported here: the other commands (replay above all) never load the demo's driver and fakes.
     from contextwright.compare.strategies import TokenCounter
-    from contextwright.demo.drive import drive
+    from contextwright.demo._drive import drive
     from contextwright.demo.script import demo_script
     from contextwright.testing.fakes import sample_agent
     from contextwright.testing.provider import ScriptedProvider
@@ -237,7 +237,7 @@ NO_OPENAI_COMPARISON = "the strategies are compared on the Anthropic wire only; 
 def _compare(log: Any, requests: list[Any], scripted: ScriptedProvider, *, window: int, counter: TokenCounter) -> list[Any]:
     """The demo session against the common strategies; the Contextwright row prices the requests it really sent."""
     from contextwright.compare import SentRequest, compare_transcript
-    from contextwright.importers.from_log import transcript_from_log
+    from contextwright.importers._from_log import transcript_from_log
     from contextwright.replay import visible_in
 
     transcript = transcript_from_log(log, SESSION_ID)

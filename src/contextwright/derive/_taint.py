@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from itertools import compress, count, filterfalse, repeat
 from typing import Any
 
-from contextwright.derive.checkpoint_values import checked_count as _count
-from contextwright.derive.checkpoint_values import checked_text as _text
+from contextwright.derive._checkpoint_values import checked_count as _count
+from contextwright.derive._checkpoint_values import checked_text as _text
 from contextwright.errors import CheckpointRejected
 from contextwright.events.catalog import (
     TRUST_LEVELS,

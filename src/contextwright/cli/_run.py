@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from contextwright.cli._common import err_console
-from contextwright.cli.compress import BUDGET_OPTION, KIND_OPTION, SAVE_ENV, emit
+from contextwright.cli._compress import BUDGET_OPTION, KIND_OPTION, SAVE_ENV, emit
 
 NOT_FOUND = 127
 """The shell's status for a command that does not exist."""

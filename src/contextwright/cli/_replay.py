@@ -18,7 +18,7 @@ from rich.progress import Progress
 from contextwright.cli._common import console, err_console, friendly_errors, print_rows
 from contextwright.cli._compare import comparison_json, print_comparison
 from contextwright.cli._misses import Misses
-from contextwright.cli.store import STORE_FORMS, NewStore, check_reachable
+from contextwright.cli._store import STORE_FORMS, NewStore, check_reachable
 from contextwright.clock import TranscriptClock
 from contextwright.compare.nonces import reproducible_secret
 from contextwright.errors import UsageError
