@@ -12,10 +12,11 @@ and coordinates small collaborators, each with one concern: tool calls
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, cast
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 from contextwright._threads import to_thread
 from contextwright.assembly.request import NeutralRequest
@@ -57,6 +58,9 @@ from contextwright.runtime.tool_calls import ToolCalls
 from contextwright.telemetry.records import SessionSummary, summarize
 
 __all__ = ["AsyncSession", "BuiltRequest", "RoundPolicy", "Session", "session_secret"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class Session:
@@ -507,6 +511,20 @@ class Session:
         return rebuilt
 
 
+def _in_thread(
+    method: Callable[Concatenate[Session, _P], _R],
+) -> Callable[Concatenate[AsyncSession, _P], Coroutine[Any, Any, _R]]:
+    """The async twin of a :class:`Session` method: the sync one run in a worker thread, with its
+    parameters and result (so the two forms cannot drift apart; ``runtime/operations.py`` lists them)."""
+
+    @functools.wraps(method)
+    async def in_thread(self: AsyncSession, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await to_thread(method, self.sync, *args, **kwargs)
+
+    in_thread.__doc__ = f"Async :meth:`Session.{method.__name__}`."
+    return in_thread
+
+
 class AsyncSession:
     """Async twin of :class:`Session`: every method runs the sync one in a worker thread,
     except :meth:`send` and :meth:`stream`, which await the async SDK call themselves."""
@@ -514,37 +532,12 @@ class AsyncSession:
     def __init__(self, session: Session) -> None:
         self.sync = session
 
-    async def user(self, text: str, *, steering: bool = False, author: str = "user") -> Event:
-        """Async :meth:`Session.user`."""
-        return await to_thread(self.sync.user, text, steering=steering, author=author)
-
-    async def next_request(self) -> BuiltRequest:
-        """Async :meth:`Session.next_request`."""
-        return await to_thread(self.sync.next_request)
-
-    async def record(self, response: Any) -> list[Event]:
-        """Async :meth:`Session.record`."""
-        return await to_thread(self.sync.record, response)
-
-    async def tool_result(
-        self,
-        call_id: str,
-        output: str,
-        *,
-        exit_code: int | None = None,
-        is_error: bool | None = None,
-        trust: TrustLevel = "tool",
-    ) -> Event:
-        """Async :meth:`Session.tool_result`."""
-        return await to_thread(self.sync.tool_result, call_id, output, exit_code=exit_code, is_error=is_error, trust=trust)
-
-    async def pending_tool_calls(self) -> list[ToolCall]:
-        """Async :meth:`Session.pending_tool_calls`."""
-        return await to_thread(self.sync.pending_tool_calls)
-
-    async def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
-        """Async :meth:`Session.compact`."""
-        return await to_thread(self.sync.compact, trigger=trigger)
+    user = _in_thread(Session.user)
+    next_request = _in_thread(Session.next_request)
+    record = _in_thread(Session.record)
+    tool_result = _in_thread(Session.tool_result)
+    pending_tool_calls = _in_thread(Session.pending_tool_calls)
+    compact = _in_thread(Session.compact)
 
     async def send(
         self,
