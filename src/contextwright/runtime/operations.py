@@ -11,7 +11,8 @@ runs them on every form: a form that lacks a declared operation, has one the tab
 declare, or takes other parameters fails the test.
 
 Adding an operation: write its row here (the forms it belongs to included), then the
-method in each of those forms; the test says what is missing where.
+method in each of those forms (in the async twin, one line: ``name = _in_thread(Session.name)``
+makes it from the embedded method); the test says what is missing where.
 
 The remote form takes the same parameters, plus the write guarantees
 (``idempotency_key``, ``expected_seq``) on an operation declared ``guaranteed``; where
