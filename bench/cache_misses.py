@@ -33,7 +33,7 @@ from cache_bench import miss_run
 
 from contextwright.compare import CacheRules, EngineSettings, TokenCounter, engine_requests
 from contextwright.importers.model import Transcript
-from contextwright.providers.cache_sim import SimRequest, anthropic_rules_for, render_anthropic_blocks
+from contextwright.pricing.cache_sim import SimRequest, anthropic_rules_for, render_anthropic_blocks
 
 LIFETIME = timedelta(minutes=5)
 LOOKBACK = 20

@@ -24,7 +24,7 @@ from cache_bench import miss_run
 
 from contextwright.compare import CEILING, SentRequest, TokenCounter, baseline_requests
 from contextwright.compare.timeline import MODEL_CALL_PACE
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
+from contextwright.pricing.cache_sim import AnthropicCacheSimulator, SimRequest
 
 VARIANTS: tuple[tuple[str, int | None, bool], ...] = (
     ("the simulator's rules (dated minimum, 5-minute lifetime)", None, False),

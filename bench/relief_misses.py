@@ -26,7 +26,7 @@ from collections import defaultdict
 from cache_bench import miss_run
 
 from contextwright.compare import CEILING, CacheRules, SentRequest, TokenCounter, baseline_requests, engine_requests
-from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
+from contextwright.pricing.cache_sim import SimRequest, render_anthropic_blocks
 
 LABELS = ("first", "append", "tool_results_to_pointers", "compaction")
 

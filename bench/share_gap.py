@@ -29,7 +29,7 @@ from cache_bench import miss_run
 from overhead_bench import markup_tokens
 
 from contextwright.compare import CEILING, CacheRules, SentRequest, TokenCounter, baseline_requests, engine_requests
-from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
+from contextwright.pricing.cache_sim import SimRequest, render_anthropic_blocks
 
 PARTS = ("first", "tail: markup", "tail: content", "bounded views", "after relief")
 RELIEF_PASSES = frozenset({"tool_results_to_pointers", "compaction"})

@@ -35,7 +35,7 @@ from contextwright.compare import (
     sliding_window_requests,
 )
 from contextwright.models import anthropic, with_window
-from contextwright.providers.cache_sim import SimRequest
+from contextwright.pricing.cache_sim import SimRequest
 from contextwright.testing.corpus import corpus_path, missing_reason
 
 # (label, share of the limit a trim goes down to, limit: None for window minus output reserve, 0 for the whole

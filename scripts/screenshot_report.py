@@ -30,11 +30,11 @@ from contextwright.clock import FixedClock
 from contextwright.demo._drive import drive
 from contextwright.demo.script import demo_script
 from contextwright.events.registry import encode_payload
-from contextwright.providers.anthropic import render
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
+from contextwright.pricing.cache_sim import AnthropicCacheSimulator, SimRequest
+from contextwright.pricing.prices import cost, price_for
 from contextwright.providers.capabilities import capabilities_for
-from contextwright.providers.pricing import cost, price_for
 from contextwright.providers.usage import Usage
+from contextwright.providers.wires.anthropic import render
 from contextwright.report import write_report
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.runtime.session import BuiltRequest, Session

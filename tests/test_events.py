@@ -71,7 +71,8 @@ def test_decoded_nested_values_are_read_only():
         ("message.assistant", {"tool_calls": [{"id": "a", "name": "x", "arguments": {}}] * 2}, "unique"),
         ("tool.result", {"call_id": "c", "tool_name": "t", "output": "o", "exit_code": True}, "payload.exit_code"),
         ("tool.result", {"call_id": "c", "tool_name": "t", "output": "o", "trust": "god"}, "payload.trust"),
-        ("model.response", {"provider": "p", "model": "m", "usage": {"input_tokens": 1}}, "output_tokens"),
+        # Usage counts default to 0 (one Usage type for the wires and the log); a negative one is refused.
+        ("model.response", {"provider": "p", "model": "m", "usage": {"input_tokens": -1}}, "input_tokens"),
         ("message.user", ["text"], "expected an object"),
     ],
 )

@@ -65,11 +65,22 @@ def test_the_check_fails_on_a_core_module_importing_the_runtime(copy: Path, plac
 
 
 def test_the_check_fails_on_a_store_importing_a_renderer(copy: Path) -> None:
-    (copy / "contextwright" / "log" / "probe.py").write_text("from contextwright.providers import anthropic\n")
+    (copy / "contextwright" / "log" / "probe.py").write_text("from contextwright.providers.wires import anthropic\n")
     result = _lint(copy, copy.parent)
     assert result.returncode != 0
-    assert "contextwright.log.probe -> contextwright.providers.anthropic" in result.stdout
+    assert "contextwright.log.probe -> contextwright.providers.wires.anthropic" in result.stdout
     assert "Stores and provider renderers do not know each other BROKEN" in result.stdout
+
+
+def test_the_check_fails_on_the_send_path_loading_prices(copy: Path) -> None:
+    # The runtime sits above pricing in the layers; sending and streaming still may not reach it.
+    sending = copy / "contextwright" / "runtime" / "sending.py"
+    sending.write_text(sending.read_text() + "\nfrom contextwright.pricing import prices  # noqa: E402\n")
+    result = _lint(copy, copy.parent)
+    assert result.returncode != 0
+    assert "contextwright.runtime.sending -> contextwright.pricing.prices" in result.stdout
+    assert "Sending and streaming never load prices or the cache simulators BROKEN" in result.stdout
+    assert "Faces, runtime, adapters and core are layered KEPT" in result.stdout
 
 
 def test_the_check_fails_on_a_store_importing_the_builder(copy: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from contextwright import _model_map, models
 from contextwright.errors import UsageError
-from contextwright.providers.pricing import UnknownModel, price_for
+from contextwright.pricing.prices import UnknownModel, price_for
 from contextwright.telemetry.records import summarize
 from contextwright.testing.fakes import open_session
 

@@ -353,7 +353,7 @@ _ACCUMULATORS = ("get_final_message", "get_final_completion", "get_final_respons
 
 
 def _wire_of(call: Callable[..., Any]) -> str | None:
-    from contextwright.runtime.wire_choice import inferred_wire
+    from contextwright.providers.wires import inferred_wire
 
     return inferred_wire(call)
 

@@ -86,6 +86,10 @@ class UsageError(ContextwrightError):
     """The API was called in a way it does not support; fix the calling code."""
 
 
+class UsageCountInvalid(UsageError, ValueError):
+    """A token count of a usage is negative or not an integer, or the reasoning part exceeds the output."""
+
+
 class CanonicalJsonError(UsageError, ValueError):
     """A value has no canonical JSON form (NaN, non-string keys, unsupported types)."""
 

@@ -9,7 +9,7 @@ from test_cli_replay import claude_code_session, write_jsonl
 from typer.testing import CliRunner
 
 from contextwright.cli import app
-from contextwright.providers.cache_sim.attribution import CAUSES
+from contextwright.pricing.cache_sim.attribution import CAUSES
 
 runner = CliRunner()
 

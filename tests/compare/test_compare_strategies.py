@@ -33,7 +33,7 @@ from contextwright.errors import UsageError
 from contextwright.importers.model import ToolCall, ToolResult, Transcript, TranscriptMessage
 from contextwright.log import open_log
 from contextwright.models import anthropic, with_window
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
+from contextwright.pricing.cache_sim import AnthropicCacheSimulator, SimRequest, render_anthropic_blocks
 from contextwright.replay import replay
 from contextwright.replay.transcript import REPLAY_BUDGETS
 from contextwright.report.html import COMPARISON_COLUMNS

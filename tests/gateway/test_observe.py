@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from contextwright.cli import app as cli_app
 from contextwright.gateway import GatewayConfig
 from contextwright.gateway.identity import claude_code_session
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
+from contextwright.pricing.cache_sim import AnthropicCacheSimulator, SimRequest
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.reopen import reopen
 from contextwright.telemetry.records import store_summary

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.providers import anthropic
+from contextwright.providers.wires import anthropic
 from contextwright.testing.fakes import open_session
 
 

@@ -8,8 +8,8 @@ new process makes) renders the same bytes is checked in ``tests/runtime/test_inc
 from __future__ import annotations
 
 from contextwright.events import AssistantMessage, ToolCall
-from contextwright.providers import anthropic
 from contextwright.providers.shared_json import SharedObject
+from contextwright.providers.wires import anthropic
 from contextwright.testing.fakes import open_session
 
 

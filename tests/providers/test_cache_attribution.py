@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, OpenAICacheSimulator, SimRequest
-from contextwright.providers.cache_sim.attribution import (
+from contextwright.pricing.cache_sim import AnthropicCacheSimulator, OpenAICacheSimulator, SimRequest
+from contextwright.pricing.cache_sim.attribution import (
     CAUSES,
     Attribution,
     Change,

@@ -11,14 +11,14 @@ import pytest
 
 from contextwright.canonical import canonical_json
 from contextwright.errors import ContextLengthExceeded, UsageError
-from contextwright.providers.cache_sim import (
+from contextwright.pricing.cache_sim import (
     AnthropicCacheSimulator,
     SimRequest,
     anthropic_rules_for,
     render_anthropic_blocks,
 )
+from contextwright.pricing.prices import UnknownModel, cost, price_for
 from contextwright.providers.errors import InvalidRequest
-from contextwright.providers.pricing import UnknownModel, cost, price_for
 from contextwright.providers.usage import Usage
 
 T0 = datetime(2026, 8, 1, 12, 0, tzinfo=UTC)

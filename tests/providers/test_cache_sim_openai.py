@@ -10,15 +10,15 @@ import pytest
 
 from contextwright.budget._tokenizers import exact_token_counter
 from contextwright.errors import ContextLengthExceeded
-from contextwright.providers.cache_sim import (
+from contextwright.pricing.cache_sim import (
     OpenAICacheSimulator,
     SimRequest,
     UnsupportedSimulation,
     openai_regime,
     render_openai_blocks,
 )
+from contextwright.pricing.prices import cost, price_for
 from contextwright.providers.errors import InvalidRequest
-from contextwright.providers.pricing import cost, price_for
 
 T0 = datetime(2026, 8, 1, 12, 0, tzinfo=UTC)
 EXPLICIT = {"mode": "explicit"}
@@ -197,7 +197,7 @@ class TestBreakpointModel:
         second = send(s, T0 + timedelta(minutes=1), conversation(2), (800, 700, 300, 200))
         assert second.usage.cache_read_tokens == 1500
         assert second.usage.cache_write_5m_tokens == 500
-        assert second.usage.provider_details == {"cache_write_ttl_30m_tokens": 500}
+        assert second.write_tokens_by_ttl == {"30m": 500}
 
     @pytest.mark.parametrize(("turns", "read"), [(21, 2000), (22, 0)])
     def test_lookup_reaches_back_twenty_earlier_message_endings(self, turns: int, read: int) -> None:

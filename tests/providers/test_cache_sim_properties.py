@@ -11,7 +11,7 @@ pytest.importorskip("hypothesis", reason='property tests need hypothesis: pip in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.providers.cache_sim import (
+from contextwright.pricing.cache_sim import (
     AnthropicCacheSimulator,
     OpenAICacheSimulator,
     SimRequest,

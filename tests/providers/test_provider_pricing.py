@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from contextwright.errors import UsageError
-from contextwright.providers.pricing import (
+from contextwright.pricing.prices import (
     PRICES,
     NoPriceOnDate,
     UnknownModel,

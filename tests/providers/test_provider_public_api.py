@@ -7,10 +7,12 @@ import sys
 
 import pytest
 
-from contextwright.providers import cache_sim, errors, pricing, usage
+from contextwright.pricing import cache_sim
+from contextwright.pricing import prices as pricing
+from contextwright.providers import errors, usage, wire, wires
 
 
-@pytest.mark.parametrize("module", [cache_sim, errors, pricing, usage], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [cache_sim, errors, pricing, usage, wire, wires], ids=lambda m: m.__name__)
 def test_all_is_sorted_and_resolves(module: object) -> None:
     names = module.__all__  # type: ignore[attr-defined]
     # isort style (ruff RUF022): CONSTANTS, then Classes, then functions, each alphabetical.
@@ -44,9 +46,9 @@ def test_cache_sim_exports_are_pinned() -> None:
 def test_importing_the_provider_modules_does_not_import_an_sdk() -> None:
     code = (
         "import sys\n"
-        "import contextwright.providers.errors, contextwright.providers.usage\n"
-        "import contextwright.providers.pricing, contextwright.providers.cache_sim\n"
-        "loaded = sorted(m for m in ('anthropic', 'openai', 'httpx2', 'tiktoken') if m in sys.modules)\n"
+        "import contextwright.providers.errors, contextwright.providers.usage, contextwright.providers.wires\n"
+        "import contextwright.pricing.prices, contextwright.pricing.cache_sim\n"
+        "loaded = sorted(m for m in ('anthropic', 'openai', 'httpx2', 'tiktoken', 'google.genai') if m in sys.modules)\n"
         "print(','.join(loaded))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

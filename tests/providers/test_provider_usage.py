@@ -19,12 +19,10 @@ from openai.types.responses import Response
 
 from contextwright.errors import UsageError
 from contextwright.providers.errors import MalformedProviderResponse
-from contextwright.providers.usage import (
-    Usage,
-    parse_anthropic_usage,
-    parse_openai_chat_usage,
-    parse_openai_responses_usage,
-)
+from contextwright.providers.usage import Usage
+from contextwright.providers.wires.anthropic import parse_usage as parse_anthropic_usage
+from contextwright.providers.wires.openai_chat import parse_usage as parse_openai_chat_usage
+from contextwright.providers.wires.openai_responses import parse_usage as parse_openai_responses_usage
 
 # The usage block recorded from a real round trip through the Anthropic SDK
 # (research/integrations.md, "Verified: offline round trip").
@@ -123,9 +121,10 @@ class TestAnthropic:
         usage = parse_anthropic_usage({"input_tokens": 40, "output_tokens": 9})
         assert usage == Usage(input_tokens=40, output_tokens=9)
 
-    def test_vendor_extras_land_in_provider_details(self) -> None:
+    def test_vendor_extras_are_not_usage(self) -> None:
+        # The one Usage type is what the log records: extras with no common meaning are left out.
         usage = parse_anthropic_usage({**RECORDED_ANTHROPIC_USAGE, "service_tier": "standard", "inference_geo": "us"})
-        assert usage.provider_details == {"service_tier": "standard", "inference_geo": "us"}
+        assert usage == parse_anthropic_usage(RECORDED_ANTHROPIC_USAGE)
 
     def test_sdk_message_and_its_usage_object(self) -> None:
         message = Message.model_validate(_anthropic_message(RECORDED_ANTHROPIC_USAGE))
@@ -189,11 +188,11 @@ class TestOpenAIChat:
             2048,
         )
         assert usage.total_input == 5000
-        assert usage.provider_details["completion_tokens_details"] == {"reasoning_tokens": 6}
+        assert usage.reasoning_output_tokens == 6
 
     def test_no_details_at_all(self) -> None:
         usage = parse_openai_chat_usage({"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34})
-        assert usage == Usage(input_tokens=30, output_tokens=4, provider_details={"total_tokens": 34})
+        assert usage == Usage(input_tokens=30, output_tokens=4)
 
     def test_sdk_chat_completion(self) -> None:
         completion = ChatCompletion.model_validate(
@@ -260,9 +259,9 @@ class TestOpenAIResponses:
             1024,
             10,
         )
-        assert usage.provider_details["output_tokens_details"] == {"reasoning_tokens": 4}
+        assert usage.reasoning_output_tokens == 4
 
-    def test_write_split_by_retention_is_kept_as_detail(self) -> None:
+    def test_writes_of_every_retention_are_ordinary_writes(self) -> None:
         raw = {
             "input_tokens": 9000,
             "output_tokens": 1,
@@ -277,8 +276,6 @@ class TestOpenAIResponses:
         usage = parse_openai_responses_usage(raw)
         assert usage.cache_write_5m_tokens == 3000 and usage.cache_write_1h_tokens == 0
         assert usage.input_tokens == 4000
-        assert usage.provider_details["cache_write_ttl_30m_tokens"] == 1000
-        assert usage.provider_details["cache_write_ttl_12h_tokens"] == 2000
 
     def test_sdk_response(self) -> None:
         response = Response.model_validate(
@@ -337,11 +334,6 @@ class TestUsageValue:
 
 
 def test_reasoning_output_is_read_from_each_provider_shape():
-    from contextwright.providers.usage import (
-        parse_anthropic_usage,
-        parse_openai_chat_usage,
-        parse_openai_responses_usage,
-    )
 
     chat = {"prompt_tokens": 100, "completion_tokens": 50, "completion_tokens_details": {"reasoning_tokens": 30}}
     responses = {"input_tokens": 100, "output_tokens": 50, "output_tokens_details": {"reasoning_tokens": 40}}
@@ -354,7 +346,6 @@ def test_reasoning_output_is_read_from_each_provider_shape():
 
 def test_reasoning_larger_than_the_output_is_refused():
     from contextwright.errors import UsageError
-    from contextwright.providers.usage import parse_openai_chat_usage
 
     with pytest.raises(UsageError, match="reasoning_output_tokens"):
         parse_openai_chat_usage(
@@ -365,7 +356,6 @@ def test_reasoning_larger_than_the_output_is_refused():
 def test_litellm_usage_keeps_the_anthropic_ttl_split():
     # litellm 1.110 for an Anthropic model: prompt_tokens = input + read + writes, and the split
     # by TTL sits in prompt_tokens_details.cache_creation_token_details.
-    from contextwright.providers.usage import parse_openai_chat_usage
 
     usage = parse_openai_chat_usage(
         {
@@ -401,7 +391,6 @@ def test_litellm_usage_keeps_the_anthropic_ttl_split():
 
 
 def test_litellm_usage_falls_back_on_the_anthropic_names_for_reads_and_writes():
-    from contextwright.providers.usage import parse_openai_chat_usage
 
     usage = parse_openai_chat_usage(
         {

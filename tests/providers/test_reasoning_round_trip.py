@@ -39,8 +39,8 @@ from contextwright.canonical import to_plain
 from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ReasoningBlock
 from contextwright.models import openai as openai_model
-from contextwright.providers import openai_chat, openai_responses
 from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.wires import openai_chat, openai_responses
 from contextwright.runtime.engine import Engine
 from contextwright.testing.fakes import TEST_SECRET, open_session, sample_agent, sample_model
 from contextwright.testing.sse import stream_bytes
@@ -178,7 +178,7 @@ def test_the_bytes_sent_are_the_same_after_the_log_is_reopened() -> None:
 
 
 def anthropic_render(neutral: Any) -> dict[str, Any]:
-    from contextwright.providers import anthropic as renderer
+    from contextwright.providers.wires import anthropic as renderer
     from contextwright.testing.fakes import sample_model
 
     return renderer.render(neutral, capabilities_for(sample_model()))
@@ -463,7 +463,7 @@ def test_on_a_model_that_checks_the_prefix_thinking_made_stale_by_relief_is_left
     # Check: a model without the check gets every block back (the API itself filters).
     unchecked = capabilities_for(sample_model())
     assert not unchecked.thinking_prefix_check
-    from contextwright.providers import anthropic as renderer
+    from contextwright.providers.wires import anthropic as renderer
 
     neutral = session.next_request().neutral
     full = renderer.render(neutral, unchecked)

@@ -35,9 +35,9 @@ from contextwright.assembly.request import (
 )
 from contextwright.canonical import canonical_json
 from contextwright.errors import BuildError
-from contextwright.providers import anthropic
 from contextwright.providers.capabilities import ProviderCapabilities, capabilities_for
 from contextwright.providers.token_floor import token_floor
+from contextwright.providers.wires import anthropic
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("CONTEXTWRIGHT_UPDATE_GOLDEN") == "1"
@@ -673,7 +673,7 @@ class TestBreakpoints:
         assert len(markers(body)) == 3
 
     def test_simulated_cache_reads_the_previous_entry_only_with_the_lookback_marker(self) -> None:
-        from contextwright.providers.cache_sim import AnthropicCacheSimulator
+        from contextwright.pricing.cache_sim import AnthropicCacheSimulator
 
         previous, request = make_request(), make_fanout_request(30)
         t0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -705,7 +705,7 @@ class TestBreakpoints:
         assert [b.reason for b in whole_history] == ["prefix", "history"]
 
     def test_after_a_pruning_pass_the_unchanged_history_is_read(self) -> None:
-        from contextwright.providers.cache_sim import AnthropicCacheSimulator
+        from contextwright.pricing.cache_sim import AnthropicCacheSimulator
 
         t0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
         first = make_fanout_request(30)
@@ -758,7 +758,7 @@ class TestBreakpoints:
     )
     @given(pair=conversations(), prefix_ttl=st.sampled_from(["5m", "1h"]))
     def test_random_requests_keep_every_rule(self, pair: tuple[NeutralRequest, NeutralRequest | None], prefix_ttl: str) -> None:
-        from contextwright.providers.cache_sim import render_anthropic_blocks
+        from contextwright.pricing.cache_sim import render_anthropic_blocks
 
         request, previous = pair
         body = anthropic.render(request, ANTHROPIC_CAPS, previous=previous, prefix_ttl=prefix_ttl)  # type: ignore[arg-type]

@@ -29,8 +29,8 @@ from contextwright import models
 from contextwright.assembly.request import Message, NeutralRequest
 from contextwright.canonical import canonical_json
 from contextwright.errors import UsageError
-from contextwright.providers import openai_chat, openai_responses
 from contextwright.providers.capabilities import ProviderCapabilities, capabilities_for
+from contextwright.providers.wires import openai_chat, openai_responses
 
 GPT5 = capabilities_for(models.openai("gpt-5.1"))
 GPT4O = capabilities_for(models.openai("gpt-4o"))

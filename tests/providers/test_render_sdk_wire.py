@@ -36,8 +36,8 @@ from test_render_anthropic import ANTHROPIC_CAPS, conversations, make_fanout_req
 
 from contextwright import models
 from contextwright.assembly.request import NeutralRequest
-from contextwright.providers import anthropic, openai_chat, openai_responses
 from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.wires import anthropic, openai_chat, openai_responses
 
 GPT5 = capabilities_for(models.openai("gpt-5.1"))
 GPT4O = capabilities_for(models.openai("gpt-4o"))

@@ -8,10 +8,10 @@ import pytest
 
 from contextwright.budget.estimator import ANTHROPIC, O200K, profile_for
 from contextwright.models import anthropic, openai
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, SimRequest
-from contextwright.providers.cache_sim.anthropic import anthropic_rules_for
-from contextwright.providers.cache_sim.openai import openai_regime
-from contextwright.providers.pricing import price_for
+from contextwright.pricing.cache_sim import AnthropicCacheSimulator, SimRequest
+from contextwright.pricing.cache_sim.anthropic import anthropic_rules_for
+from contextwright.pricing.cache_sim.openai import openai_regime
+from contextwright.pricing.prices import price_for
 
 RECORDED = {
     # model id as logs record it -> (canonical id, minimum cacheable prefix)

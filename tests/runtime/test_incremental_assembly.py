@@ -26,8 +26,8 @@ from contextwright.derive._surface import fold
 from contextwright.errors import SharedBodyChanged
 from contextwright.events import AssistantMessage, ToolCall, UserMessage
 from contextwright.events.catalog import Pruned, ReasoningBlock
-from contextwright.providers import anthropic
 from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.wires import anthropic
 from contextwright.runtime.session import Session
 from contextwright.testing.fakes import open_session, sample_agent, sample_model
 

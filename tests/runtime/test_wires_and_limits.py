@@ -12,13 +12,13 @@ from contextwright.events import AssistantMessage
 from contextwright.importers.model import Transcript, TranscriptMessage
 from contextwright.models import anthropic as anthropic_model
 from contextwright.models import openai as openai_model
+from contextwright.providers.wires import inferred_wire
+from contextwright.providers.wires.anthropic import streaming_required
 from contextwright.replay import replay
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import StreamingRequired, ThinkingBudgetInvalid, WireMismatch
-from contextwright.runtime.long_outputs import streaming_required
 from contextwright.runtime.reopen import reopen
 from contextwright.runtime.spec import AgentSpec
-from contextwright.runtime.wire_choice import inferred_wire
 from contextwright.testing.fakes import TEST_SECRET, open_session, sample_agent
 from contextwright.testing.sse import sse_events
 

@@ -12,7 +12,7 @@ import pytest
 from contextwright.clock import FixedClock
 from contextwright.events.catalog import Compacted, LayerTruncated, Pruned, RequestBuilt, UserMessage
 from contextwright.log.memory import InMemoryEventLog
-from contextwright.providers.cache_sim.attribution import CAUSES
+from contextwright.pricing.cache_sim.attribution import CAUSES
 from contextwright.report.html import render_html
 from contextwright.telemetry.misses import attribute_session, engine_changes, session_misses, with_misses
 from contextwright.telemetry.records import RequestRecord, cache_alarms, request_records, summarize

@@ -31,7 +31,7 @@ from contextwright.events.catalog import (
 )
 from contextwright.log.memory import InMemoryEventLog
 from contextwright.log.sqlite import SQLiteEventLog
-from contextwright.providers.pricing import cost, price_for
+from contextwright.pricing.prices import cost, price_for
 from contextwright.providers.usage import Usage
 from contextwright.telemetry.records import (
     RequestRecord,

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from contextwright.models import anthropic, openai, with_window
-from contextwright.providers.cache_sim import UnsupportedSimulation
-from contextwright.providers.pricing import UnknownModel
+from contextwright.pricing.cache_sim import UnsupportedSimulation
+from contextwright.pricing.prices import UnknownModel
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.requests import BuiltRequest
 from contextwright.telemetry.records import SessionSummary

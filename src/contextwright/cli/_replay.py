@@ -460,7 +460,7 @@ def _row(
     misses: dict[int, Any] | None = None,
     rule_sets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    from contextwright.providers.cache_sim.attribution import CAUSES
+    from contextwright.pricing.cache_sim.attribution import CAUSES
     from contextwright.telemetry.misses import session_misses
 
     stats = summarize(events) if events else None  # a transcript can hold no messages at all
@@ -652,7 +652,7 @@ def _simulated_usage(model_id: str, clock: TranscriptClock) -> Callable[[BuiltRe
     """Each request's usage as a live provider would report it: the offline cache simulator's, at the transcript's time."""
     # The comparison's modules load most of the engine: only a simulated replay pays for them.
     from contextwright.compare import CacheRules, TokenCounter
-    from contextwright.providers.cache_sim import SimRequest
+    from contextwright.pricing.cache_sim import SimRequest
 
     # One simulator for the whole run, as one provider account serves every session.
     simulator = CacheRules().simulator(TokenCounter(model_id, counting="o200k"))

@@ -23,7 +23,7 @@ from datetime import date
 from typing import Final
 
 from contextwright.errors import UsageError
-from contextwright.providers.cache_sim import AnthropicCacheSimulator, CountTokens
+from contextwright.pricing.cache_sim import AnthropicCacheSimulator, CountTokens
 
 __all__ = ["CACHE_RULES", "CacheRules", "cache_rules_named"]
 

@@ -5,7 +5,7 @@ Every strategy replays the same transcript: the same model calls at the same tim
 same model (``claude-sonnet-4-6`` unless told otherwise) with the window under test
 (:func:`~contextwright.models.with_window`, so the output reserve shrinks with small
 windows exactly as it does for the engine). Each strategy turns each call into an
-Anthropic Messages body; :class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`
+Anthropic Messages body; :class:`~contextwright.pricing.cache_sim.AnthropicCacheSimulator`
 predicts what each body reads from and writes to the prompt cache, and prices it.
 
 The strategies:
@@ -78,7 +78,7 @@ names the counter, and every report states it.
 Cache rules: the simulator applies each model's minimum cacheable length as in effect
 on each request's date. ``cache_rules_on`` applies one date's rules to every request of
 every strategy instead (a replay of old logs on a current model at today's prices; see
-:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`). ``cache_rules``
+:class:`~contextwright.pricing.cache_sim.AnthropicCacheSimulator`). ``cache_rules``
 takes a whole rule set (:mod:`contextwright.compare.cache_rules`: the documented rules,
 or the lenient ones an outside measurement used), the same for every strategy.
 
@@ -108,8 +108,8 @@ from contextwright.errors import UsageError
 from contextwright.importers.model import Transcript
 from contextwright.log import open_log
 from contextwright.models import ResolvedModel, anthropic, with_window
-from contextwright.providers.cache_sim import SimRequest, render_anthropic_blocks
-from contextwright.providers.cache_sim.base import default_price_lookup, price_and_cost
+from contextwright.pricing.cache_sim import SimRequest, render_anthropic_blocks
+from contextwright.pricing.cache_sim.base import default_price_lookup, price_and_cost
 from contextwright.providers.usage import Usage
 from contextwright.replay import replay, visible_in
 from contextwright.runtime.engine import Engine
@@ -318,7 +318,7 @@ def compare_transcript(
     ``sent_by_engine`` gives the requests the engine really sent for this transcript (a
     recorded session): the Contextwright row then prices those, instead of a fresh replay.
     ``cache_rules_on`` applies the simulator's cache rules of that date to every request
-    (:class:`~contextwright.providers.cache_sim.AnthropicCacheSimulator`'s ``rules_on``);
+    (:class:`~contextwright.pricing.cache_sim.AnthropicCacheSimulator`'s ``rules_on``);
     ``cache_rules`` gives a whole rule set instead (not both). ``engine`` changes what the
     engine row runs with (:class:`~contextwright.compare.engine_settings.EngineSettings`).
     """

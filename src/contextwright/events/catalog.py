@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from contextwright.errors import InvalidToolCallId, MalformedPayload
+from contextwright.errors import InvalidToolCallId, MalformedPayload, UsageCountInvalid
 from contextwright.events.registry import event_type
 
 TrustLevel = Literal["platform", "operator", "user", "tool", "external_untrusted"]
@@ -248,17 +248,76 @@ class WorkingStateUpdated:
     call_id: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class UsageRecord:
-    """Token usage as reported by a provider, in one shape for every provider."""
+_USAGE_COUNTS = (
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "output_tokens",
+    "reasoning_output_tokens",
+)
 
-    input_tokens: int
-    output_tokens: int
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    """Token usage of one model request, split the same way for every provider.
+
+    The one usage type: the wires parse into it, ``model.response`` events carry it, prices and
+    the cache simulators read it. The providers disagree on what "input tokens" means, so the
+    parts are kept apart and never double counted: :attr:`input_tokens` is always the uncached,
+    unwritten remainder and :attr:`total_input` the whole prompt.
+    """
+
+    input_tokens: int = 0
+    """Input tokens neither read from nor written to a cache (billed at the base input rate)."""
+    output_tokens: int = 0
+    """Generated tokens, reasoning/thinking included (what the provider bills as output)."""
     cache_read_tokens: int = 0
+    """Input tokens served from a prompt cache."""
     cache_write_5m_tokens: int = 0
+    """Input tokens written to a short-lived cache entry (Anthropic 5m; every OpenAI write)."""
     cache_write_1h_tokens: int = 0
+    """Input tokens written to an Anthropic 1-hour cache entry."""
     reasoning_output_tokens: int = 0
     """The part of ``output_tokens`` spent on reasoning or thinking, where the provider reports it."""
+
+    def __post_init__(self) -> None:
+        for name in _USAGE_COUNTS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise UsageCountInvalid(f"Usage.{name} must be a non-negative integer, got {value!r}", field=name)
+        if self.reasoning_output_tokens > self.output_tokens:
+            raise UsageCountInvalid(
+                f"Usage.reasoning_output_tokens ({self.reasoning_output_tokens}) is part of the output "
+                f"and cannot exceed output_tokens ({self.output_tokens})",
+                field="reasoning_output_tokens",
+            )
+
+    @property
+    def cache_write_tokens(self) -> int:
+        """All cache writes, whatever their TTL."""
+        return self.cache_write_5m_tokens + self.cache_write_1h_tokens
+
+    @property
+    def total_input(self) -> int:
+        """The whole prompt: uncached + cache read + cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def cache_read_share(self) -> float:
+        """Fraction of the prompt read from cache (0.0 for an empty prompt)."""
+        total = self.total_input
+        return self.cache_read_tokens / total if total else 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        """Sum two usages field by field."""
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in _USAGE_COUNTS})
+
+
+UsageRecord = Usage
+"""The name :class:`Usage` had as the ``model.response`` payload's field type (kept for callers that use it)."""
 
 
 @event_type("model.response")
@@ -268,7 +327,7 @@ class ModelResponse:
 
     provider: str
     model: str
-    usage: UsageRecord
+    usage: Usage
     request_index: int | None = None
     estimated_input_tokens: int | None = None
     replayed: bool = False

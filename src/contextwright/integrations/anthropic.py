@@ -41,8 +41,8 @@ from contextwright.integrations._caller_prefix import CallerPrefix, function_too
 from contextwright.integrations._history import mirror, record_new_history  # noqa: E402
 from contextwright.plan.plan import CacheTtl  # noqa: E402
 from contextwright.providers.responses import parse_response  # noqa: E402
+from contextwright.providers.wires.anthropic import check_thinking_budget  # noqa: E402
 from contextwright.runtime.session import BuiltRequest, Session  # noqa: E402
-from contextwright.runtime.thinking_budget import check_thinking_budget  # noqa: E402
 
 __all__ = ["ContextwrightMiddleware"]
 

@@ -1,8 +1,9 @@
-"""Pieces shared by the three renderers: the render error and the byte-stable helpers."""
+"""Pieces shared by the wires: the render error, the byte-stable helpers and the answer readers' helpers."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from contextwright.assembly.request import (
@@ -15,6 +16,7 @@ from contextwright.assembly.request import (
 )
 from contextwright.canonical import canonical_json
 from contextwright.errors import BuildError
+from contextwright.events.catalog import ReasoningBlock, ReasoningProvider, ToolCall
 from contextwright.providers.capabilities import ProviderCapabilities
 
 TEXT_SEPARATOR = "\n\n"
@@ -120,3 +122,25 @@ def cache_key_option(request: NeutralRequest, caps: ProviderCapabilities) -> dic
     if caps.supports_cache_key and request.cache_key:
         return {"prompt_cache_key": request.cache_key}
     return {}
+
+
+def reasoning_block(
+    provider: ReasoningProvider, block: Mapping[str, Any], texts: list[str], calls: list[ToolCall]
+) -> ReasoningBlock:
+    """A reasoning block of an answer, placed after the parts seen so far (the joined text counts once, then each call)."""
+    # None-valued keys are SDK defaults for fields the provider did not send; everything else is kept as is.
+    verbatim = {key: value for key, value in block.items() if value is not None}
+    return ReasoningBlock(provider=provider, block=verbatim, position=(1 if any(texts) else 0) + len(calls))
+
+
+def parsed_arguments(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments of an answer as a mapping: JSON text is decoded, anything unreadable kept under ``_raw``."""
+    if raw in (None, ""):
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return {"_raw": str(raw)}
+    return value if isinstance(value, dict) else {"_raw": raw}

@@ -17,7 +17,7 @@ from contextwright.models import ResolvedModel
 
 __all__ = ["CacheTtl", "Provider", "ProviderCapabilities", "Retention", "capabilities_for"]
 
-Provider = Literal["anthropic", "openai"]
+Provider = Literal["anthropic", "openai", "google"]
 Retention = Literal["in_memory", "24h"]
 CacheTtl = Literal["30m", "12h"]
 

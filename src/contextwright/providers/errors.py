@@ -51,6 +51,7 @@ __all__ = [
     "classify_provider_error",
     "from_sdk_exception",
     "is_sdk_api_error",
+    "sdk_family",
     "translated_sdk_errors",
 ]
 
@@ -246,7 +247,7 @@ def classify_provider_error(
 
 def is_sdk_api_error(exc: BaseException) -> bool:
     """True when ``exc`` is an ``APIError`` of the ``anthropic`` or ``openai`` SDK."""
-    return _sdk_family(exc) is not None and "APIError" in _mro_names(exc)
+    return sdk_family(exc) is not None and "APIError" in _mro_names(exc)
 
 
 def from_sdk_exception(exc: BaseException) -> ProviderError:
@@ -255,7 +256,7 @@ def from_sdk_exception(exc: BaseException) -> ProviderError:
     The caller raises the result ``from exc``; see :func:`translated_sdk_errors`.
     Anything that is not an SDK ``APIError`` is a :class:`~contextwright.errors.UsageError`.
     """
-    family = _sdk_family(exc)
+    family = sdk_family(exc)
     names = _mro_names(exc)
     if family is None or "APIError" not in names:
         raise UsageError(f"not an anthropic/openai SDK APIError: {type(exc).__module__}.{type(exc).__name__}")
@@ -403,7 +404,8 @@ def _context_numbers(message: str | None) -> dict[str, int | None]:
     return numbers
 
 
-def _sdk_family(exc: BaseException) -> str | None:
+def sdk_family(exc: BaseException) -> str | None:
+    """``anthropic`` or ``openai`` when ``exc`` is an exception of that SDK, else None."""
     for cls in type(exc).__mro__:
         top = cls.__module__.split(".", 1)[0]
         if top in PROVIDERS:

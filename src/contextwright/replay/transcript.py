@@ -23,14 +23,15 @@ from contextwright.assembly.envelope import escape
 from contextwright.assembly.request import NeutralRequest
 from contextwright.canonical import to_plain
 from contextwright.errors import ContextwrightError
-from contextwright.events.catalog import AssistantMessage, ModelResponse, ToolCall, UsageRecord
+from contextwright.events.catalog import AssistantMessage, ModelResponse, ToolCall
 from contextwright.importers.model import Transcript
 from contextwright.items.region_a import ToolSpec
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import DEFAULT_CACHE_TTL, CacheTtl
 from contextwright.providers.tool_names import safe_tool_name
-from contextwright.providers.usage import Usage, parse_anthropic_usage, parse_openai_chat_usage, parse_openai_responses_usage
+from contextwright.providers.usage import Usage
+from contextwright.providers.wires import wire_named
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.errors import EscalationRequired
 from contextwright.runtime.session import BuiltRequest, Session
@@ -164,11 +165,11 @@ def _recorded_usage(raw: Any) -> Usage | None:
         return None
     try:
         if "prompt_tokens" in raw:
-            return parse_openai_chat_usage(raw)
+            return wire_named("openai_chat").parse_usage(raw)
         if "input_tokens_details" in raw:
-            return parse_openai_responses_usage(raw)
+            return wire_named("openai_responses").parse_usage(raw)
         if "input_tokens" in raw:
-            return parse_anthropic_usage(raw)
+            return wire_named("anthropic").parse_usage(raw)
     except ContextwrightError:
         return None  # a transcript's odd usage must not stop its replay
     return None
@@ -179,17 +180,10 @@ def _keep_usage(
 ) -> None:
     # Appended as an event rather than through Session.record, and marked replayed: the recorded
     # numbers belong to the original requests, so they must not tune the engine's token estimates.
-    record = UsageRecord(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_write_5m_tokens=usage.cache_write_5m_tokens,
-        cache_write_1h_tokens=usage.cache_write_1h_tokens,
-    )
     response = ModelResponse(
         provider=session.model.provider,
         model=model or session.model.id,
-        usage=record,
+        usage=usage,
         request_index=built.index,
         estimated_input_tokens=built.result.total_tokens,
         replayed=replayed,

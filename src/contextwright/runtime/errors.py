@@ -1,4 +1,4 @@
-"""Errors the runtime raises while running a session."""
+"""Errors the runtime raises while running a session (a wire's SDK rules raise theirs from :mod:`contextwright.providers.wire`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from contextwright.errors import (
     OverflowNotRecovered,
     UsageError,
 )
+from contextwright.providers.wire import StreamingRequired, ThinkingBudgetInvalid, WireMismatch
 
 __all__ = [
     "ArchiveFailed",
@@ -35,18 +36,6 @@ class NothingToSend(UsageError):
 
 class ToolCallUnknown(UsageError):
     """A tool result was given for a call the model never made, or already answered."""
-
-
-class WireMismatch(UsageError):
-    """The wire format chosen (or inferred from the SDK method) does not fit the session's model."""
-
-
-class StreamingRequired(UsageError):
-    """The output reserve is above what the SDK allows without streaming: use ``session.stream``."""
-
-
-class ThinkingBudgetInvalid(UsageError):
-    """A manual thinking budget the API would refuse: below 1,024 tokens, or not below the request's ``max_tokens``."""
 
 
 class StreamIncomplete(ContextwrightError):

@@ -7,19 +7,16 @@ from typing import Any
 
 from contextwright.budget._reconcile import reconciled_total
 from contextwright.errors import ContextLengthExceeded, UsageError
-from contextwright.events.catalog import ContextOverflow, ModelResponse, UsageRecord
+from contextwright.events.catalog import ContextOverflow, ModelResponse, Usage
 from contextwright.events.envelope import Event
-from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error
 from contextwright.providers.responses import parse_response
+from contextwright.providers.wires import call_arguments, choose_wire, inferred_wire, method_name, translated_error, wire_named
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.errors import OverflowNotRecovered
-from contextwright.runtime.long_outputs import check_non_streamed_call, translate_refusal
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests
 from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
-from contextwright.runtime.thinking_budget import check_thinking_budget
 from contextwright.runtime.tool_calls import ToolCalls
-from contextwright.runtime.wire_choice import call_arguments, choose_wire, inferred_wire, method_name
 
 
 class Sender:
@@ -43,17 +40,9 @@ class Sender:
             stored += self._record_usage(usage, model=message.model)
         return stored
 
-    def _record_usage(self, usage: Any, *, model: str | None) -> list[Event]:
+    def _record_usage(self, usage: Usage, *, model: str | None) -> list[Event]:
         core = self.core
         last = core.facts().last_built
-        record = UsageRecord(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_5m_tokens=usage.cache_write_5m_tokens,
-            cache_write_1h_tokens=usage.cache_write_1h_tokens,
-            reasoning_output_tokens=usage.reasoning_output_tokens,
-        )
         # No in-process learning here: the next request folds this event with the split its
         # request recorded (SessionCore.estimate_factor), so every worker learns the same.
         return core.append(
@@ -61,7 +50,7 @@ class Sender:
                 ModelResponse(
                     provider=core.model.provider,
                     model=model or core.model.id,
-                    usage=record,
+                    usage=usage,
                     request_index=last.request_index if last else None,
                     estimated_input_tokens=reconciled_total(last) if last else None,
                 )
@@ -111,14 +100,16 @@ class Sender:
     ) -> RecordingStream:
         """A context manager around ``open_stream`` (e.g. ``client.messages.stream``) that records the final answer."""
         chosen = self.wire_for(open_stream, request, wire=wire, extra=extra, streamed=True)
-        return RecordingStream(self, open_stream, request=request, wire=chosen, extra=_with_stream_usage(chosen, extra))
+        return RecordingStream(self, open_stream, request=request, wire=chosen, extra=wire_named(chosen).stream_options(extra))
 
     def stream_async(
         self, open_stream: Callable[..., Any], request: BuiltRequest | None = None, *, wire: str | None = None, **extra: Any
     ) -> AsyncRecordingStream:
         """The async :meth:`stream`, for ``AsyncAnthropic().messages.stream`` and the like."""
         chosen = self.wire_for(open_stream, request, wire=wire, extra=extra, streamed=True)
-        return AsyncRecordingStream(self, open_stream, request=request, wire=chosen, extra=_with_stream_usage(chosen, extra))
+        return AsyncRecordingStream(
+            self, open_stream, request=request, wire=chosen, extra=wire_named(chosen).stream_options(extra)
+        )
 
     def next_request(self) -> BuiltRequest:
         """Build and record the next request (what a stream opens with)."""
@@ -144,20 +135,15 @@ class Sender:
         if not streamed and name == "stream":
             raise UsageError("send() takes the SDK's .create method; a .stream method goes to `with session.stream(...)`")
         max_tokens = request.neutral.max_output_tokens if request is not None else model.output_reserve
-        if chosen == "anthropic":
-            check_thinking_budget(extra.get("thinking"), max_tokens=max_tokens, model=model.id)
-        if not streamed:
-            if extra.get("stream"):
-                raise UsageError("send() records whole answers; for a streamed call use `with session.stream(...)`")
-            check_non_streamed_call(call, wire=chosen, model=model.id, max_tokens=max_tokens, extra=extra)
+        # The wire's SDK rules (Anthropic: the thinking budget, and the streaming rule for a non-streamed call).
+        wire_named(chosen).check_call(call, model=model.id, max_tokens=max_tokens, extra=extra, streamed=streamed)
+        if not streamed and extra.get("stream"):
+            raise UsageError("send() records whole answers; for a streamed call use `with session.stream(...)`")
         return chosen
 
     def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
         """Translate a provider error, or (first overflow only) relieve once and rebuild."""
-        refusal = translate_refusal(exc, model=request.plan.model.id, max_tokens=request.neutral.max_output_tokens)
-        if refusal is not None:
-            raise refusal from exc
-        error = from_sdk_exception(exc) if is_sdk_api_error(exc) else exc
+        error = translated_error(exc, model=request.plan.model.id, max_tokens=request.neutral.max_output_tokens) or exc
         if not isinstance(error, ContextLengthExceeded):
             if error is exc:
                 raise exc
@@ -184,10 +170,3 @@ class Sender:
             ) from exc
         self.core.append([ContextOverflow(request_index=request.index, recovered=True, message=message)])
         return self.requests.next_request()
-
-
-def _with_stream_usage(wire: str, extra: dict[str, Any]) -> dict[str, Any]:
-    # A chat stream reports usage only when asked to; the log needs it like a non-streamed answer's.
-    if wire == "openai_chat" and "stream_options" not in extra:
-        return {**extra, "stream_options": {"include_usage": True}}
-    return extra

@@ -20,10 +20,10 @@ from typing import Any, Protocol
 
 from contextwright._threads import to_thread
 from contextwright.events.envelope import Event
-from contextwright.providers.errors import ProviderUnavailable, from_sdk_exception, is_sdk_api_error
+from contextwright.providers.errors import ProviderUnavailable, is_sdk_api_error
+from contextwright.providers.wires import call_arguments, translated_error, wire_named
 from contextwright.runtime.errors import StreamIncomplete
 from contextwright.runtime.requests import BuiltRequest
-from contextwright.runtime.wire_choice import call_arguments
 
 
 class StreamHost(Protocol):
@@ -97,7 +97,7 @@ class RecordingStream(_Opening):
             except Exception as error:  # the rest of the stream, read for the final answer, broke
                 _raise_translated(error, wire=self._wire)
                 raise
-            self._host.record(_checked(final))
+            self._host.record(_checked(final, wire=self._wire))
         finally:
             self._manager.__exit__(exc_type, exc, traceback)
 
@@ -132,7 +132,7 @@ class AsyncRecordingStream(_Opening):
             except Exception as error:  # the rest of the stream, read for the final answer, broke
                 _raise_translated(error, wire=self._wire)
                 raise
-            await to_thread(self._host.record, _checked(final))
+            await to_thread(self._host.record, _checked(final, wire=self._wire))
         finally:
             await self._manager.__aexit__(exc_type, exc, traceback)
 
@@ -143,7 +143,8 @@ def _raise_translated(exc: BaseException, *, wire: str) -> None:
     if broken is not None:
         # The connection dropped midway. SDK releases differ in whether they let the transport error through
         # or wrap it in their own connection error; the caller sees the same typed, retryable error either way.
-        provider = "anthropic" if wire == "anthropic" else "openai"
+        providers = wire_named(wire).providers
+        provider = providers[0] if len(providers) == 1 else "openai"
         raise ProviderUnavailable(
             f"{provider} stream broke midway ({type(broken).__name__}: {broken}); "
             "no answer was recorded, the request can be retried",
@@ -155,8 +156,9 @@ def _raise_translated(exc: BaseException, *, wire: str) -> None:
             request_id=None,
             retryable=True,
         ) from exc
-    if isinstance(exc, Exception) and is_sdk_api_error(exc):
-        raise from_sdk_exception(exc) from exc
+    translated = translated_error(exc) if isinstance(exc, Exception) else None
+    if translated is not None:
+        raise translated from exc
 
 
 def _transport_break(exc: BaseException) -> BaseException | None:
@@ -203,13 +205,11 @@ async def _awaited(final: Any) -> Any:
         raise _incomplete(exc) from exc
 
 
-def _checked(final: Any) -> Any:
-    """``final`` when the stream reached its end, else :class:`StreamIncomplete` (nothing is recorded)."""
-    if getattr(final, "type", None) == "message" and getattr(final, "stop_reason", "") is None:
-        raise StreamIncomplete("the Anthropic stream ended before message_delta gave a stop reason; nothing was recorded")
-    choices = getattr(final, "choices", None)
-    if choices is not None and (not choices or choices[0].finish_reason is None):
-        raise StreamIncomplete("the chat stream ended before a finish reason; nothing was recorded")
+def _checked(final: Any, *, wire: str) -> Any:
+    """``final`` when the stream reached its end (the wire's own check), else :class:`StreamIncomplete` (nothing is recorded)."""
+    problem = wire_named(wire).check_final(final)
+    if problem is not None:
+        raise StreamIncomplete(problem)
     return final
 
 

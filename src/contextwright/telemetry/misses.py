@@ -5,7 +5,7 @@ per request, what the engine did since the request before it (pruning passes, la
 truncated by relief, compactions, new prefix epochs) and the relief passes of the
 request's own build. :func:`attribute_session` replays the session's bodies through an
 offline cache simulator (one per provider rule set) and hands each request to
-:func:`~contextwright.providers.cache_sim.attribution.attribute`, which puts every
+:func:`~contextwright.pricing.cache_sim.attribution.attribute`, which puts every
 uncached input token on one cause. :func:`with_misses` attaches the result to the
 request records, so summaries, reports and telemetry carry it.
 
@@ -27,10 +27,10 @@ from typing import Any, Literal
 
 from contextwright.canonical import to_plain
 from contextwright.events.envelope import Event
-from contextwright.providers.cache_sim.anthropic import AnthropicCacheSimulator
-from contextwright.providers.cache_sim.attribution import CAUSES, Attribution, Change, Observed, attribute, observe
-from contextwright.providers.cache_sim.base import CountTokens, SimRequest
-from contextwright.providers.cache_sim.openai import OpenAICacheSimulator
+from contextwright.pricing.cache_sim.anthropic import AnthropicCacheSimulator
+from contextwright.pricing.cache_sim.attribution import CAUSES, Attribution, Change, Observed, attribute, observe
+from contextwright.pricing.cache_sim.base import CountTokens, SimRequest
+from contextwright.pricing.cache_sim.openai import OpenAICacheSimulator
 from contextwright.telemetry.records import RequestRecord
 
 __all__ = [
@@ -100,7 +100,7 @@ class SessionMisses:
     Keeps one simulator and the previous request; :meth:`add` attributes the next body
     against it. Feed it the bodies in the provider's wire format for ``rule_set``. A model
     the simulator has no cache rules for raises
-    :class:`~contextwright.providers.pricing.UnknownModel`.
+    :class:`~contextwright.pricing.prices.UnknownModel`.
     """
 
     def __init__(self, *, rule_set: RuleSet = "anthropic", count_tokens: CountTokens) -> None:

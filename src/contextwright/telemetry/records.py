@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -24,8 +24,8 @@ from contextwright.errors import UsageError
 from contextwright.events.envelope import Event
 from contextwright.events.registry import encode_payload
 from contextwright.log.base import EventLog
-from contextwright.providers.cache_sim.base import PriceLookup, utc_day
-from contextwright.providers.pricing import cost, price_for
+from contextwright.pricing.cache_sim.base import PriceLookup, utc_day
+from contextwright.pricing.prices import cost, price_for
 from contextwright.providers.usage import Usage
 
 __all__ = [
@@ -48,6 +48,8 @@ UsageSource = Literal["provider", "simulated"]
 """Where a record's usage came from: a ``model.response`` event, or a simulator via :func:`with_usage`."""
 
 _PLAN_EVENTS = ("context.plan.created", "context.epoch.rotated")
+_USAGE_COUNTS = tuple(f.name for f in fields(Usage))
+"""The counts of a :class:`Usage`, which a record holds flat (None without usage)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -115,7 +117,7 @@ class RequestRecord:
     uncached_input_tokens: int | None = None
     """Input tokens the cache simulator predicts were not read from cache; None until misses are attributed."""
     uncached_by_cause: dict[str, int] | None = None
-    """Those tokens by cause (:data:`~contextwright.providers.cache_sim.attribution.CAUSES`); they add up exactly."""
+    """Those tokens by cause (:data:`~contextwright.pricing.cache_sim.attribution.CAUSES`); they add up exactly."""
     predicted_cache_read_tokens: int | None = None
     """Cache reads the simulator predicts for the request, when misses are attributed."""
     predicted_cache_write_tokens: int | None = None
@@ -143,7 +145,7 @@ class RequestRecord:
     @property
     def prediction_flagged(self) -> bool:
         """True when the prediction is further from the provider's report than the documented tolerance."""
-        from contextwright.providers.cache_sim.attribution import TOLERANCE
+        from contextwright.pricing.cache_sim.attribution import TOLERANCE
 
         gap = self.prediction_gap
         return gap is not None and abs(gap) > TOLERANCE
@@ -153,14 +155,7 @@ class RequestRecord:
         """The usage as one :class:`~contextwright.providers.usage.Usage`, or None."""
         if self.input_tokens is None:
             return None
-        return Usage(
-            input_tokens=self.input_tokens,
-            cache_read_tokens=self.cache_read_tokens or 0,
-            cache_write_5m_tokens=self.cache_write_5m_tokens or 0,
-            cache_write_1h_tokens=self.cache_write_1h_tokens or 0,
-            output_tokens=self.output_tokens or 0,
-            reasoning_output_tokens=self.reasoning_output_tokens or 0,
-        )
+        return Usage(**{name: getattr(self, name) or 0 for name in _USAGE_COUNTS})
 
     @property
     def cache_read_share(self) -> float | None:
@@ -580,15 +575,7 @@ def _session_records(events: list[Event], sizer: TokenEstimator | None, price_lo
         response = responses.get(payload.request_index)
         if response is not None:
             response_event, response_payload = response
-            reported = response_payload.usage
-            usage = Usage(
-                input_tokens=reported.input_tokens,
-                cache_read_tokens=reported.cache_read_tokens,
-                cache_write_5m_tokens=reported.cache_write_5m_tokens,
-                cache_write_1h_tokens=reported.cache_write_1h_tokens,
-                output_tokens=reported.output_tokens,
-                reasoning_output_tokens=reported.reasoning_output_tokens,
-            )
+            usage = response_payload.usage
             if record.model == "unknown":
                 record = replace(record, model=response_payload.model)
             record = _attach(record, usage, source="provider", price_lookup=price_lookup, responded_at=response_event.at)
@@ -623,12 +610,7 @@ def _attach(
 ) -> RequestRecord:
     return replace(
         record,
-        input_tokens=usage.input_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_write_5m_tokens=usage.cache_write_5m_tokens,
-        cache_write_1h_tokens=usage.cache_write_1h_tokens,
-        output_tokens=usage.output_tokens,
-        reasoning_output_tokens=usage.reasoning_output_tokens,
+        **{name: getattr(usage, name) for name in _USAGE_COUNTS},
         usage_source=source,
         responded_at=responded_at,
         **_price(record, usage, price_lookup),

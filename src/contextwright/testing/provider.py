@@ -22,7 +22,7 @@ from contextwright.budget.estimator import HeuristicEstimator
 from contextwright.canonical import to_plain
 from contextwright.clock import Clock, FixedClock
 from contextwright.events.catalog import AssistantMessage
-from contextwright.providers.cache_sim import (
+from contextwright.pricing.cache_sim import (
     AnthropicCacheSimulator,
     OpenAICacheSimulator,
     SimRequest,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Path, Query, Request
 
 from contextwright.errors import UsageError
 from contextwright.events.catalog import RequestBuilt
 from contextwright.providers.capabilities import capabilities_for
+from contextwright.providers.wire import Ttl
 from contextwright.providers.wires import WIRES, wire_named
 from contextwright.runtime import BuiltRequest, Session
 from contextwright.service.problems import Problem
@@ -114,7 +115,8 @@ def inspect_request(
             previous = session.rebuild(index - 1)[0]
         model = session.model
         # The service's agent is frozen per session, so every epoch's plan has the agent's TTL.
-        ttl = prefix_ttl or session.agent.cache_ttl
+        # The query's pattern admits only the two TTLs a wire takes.
+        ttl = cast(Ttl, prefix_ttl or session.agent.cache_ttl)
     body = wire_named(name).render(rebuilt, capabilities_for(model), previous=previous, prefix_ttl=ttl)
     return InspectOut(
         index=index,

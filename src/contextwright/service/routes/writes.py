@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from contextwright.budget._reconcile import reconciled_total
-from contextwright.events.catalog import ModelResponse, UsageRecord
+from contextwright.events.catalog import ModelResponse
 from contextwright.events.registry import decode_payload
 from contextwright.providers.usage import Usage
 from contextwright.runtime import Session
@@ -109,6 +109,10 @@ def add_tool_result(session_id: SessionPath, body: ToolResultIn, request: Reques
     return _answer(response, write(request, session_id, _guard("tool_result", body), action))
 
 
+_USAGE_FIELDS = {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens"}
+"""The counts a ``POST /usage`` body gives; the rest of :class:`Usage` stays 0."""
+
+
 @router.post("/usage", status_code=201, response_model=AppendOut, responses=_WRITTEN)
 def add_usage(session_id: SessionPath, body: UsageIn, request: Request, response: Response) -> AppendOut:
     """Record provider usage for the last request built (when the answer was recorded without it)."""
@@ -118,13 +122,7 @@ def add_usage(session_id: SessionPath, body: UsageIn, request: Request, response
         usage = ModelResponse(
             provider=session.model.provider,
             model=body.model or session.model.id,
-            usage=UsageRecord(
-                input_tokens=body.input_tokens,
-                output_tokens=body.output_tokens,
-                cache_read_tokens=body.cache_read_tokens,
-                cache_write_5m_tokens=body.cache_write_5m_tokens,
-                cache_write_1h_tokens=body.cache_write_1h_tokens,
-            ),
+            usage=Usage(**body.model_dump(include=_USAGE_FIELDS)),
             request_index=last.request_index if last else None,
             estimated_input_tokens=reconciled_total(last) if last else None,
         )

@@ -93,7 +93,7 @@ from typing import Any, Final, Literal
 
 from contextwright.canonical import canonical_json
 from contextwright.errors import UsageError
-from contextwright.providers.cache_sim.base import (
+from contextwright.pricing.cache_sim.base import (
     Clockwork,
     CountTokens,
     Entry,
@@ -109,9 +109,9 @@ from contextwright.providers.cache_sim.base import (
     summarize,
     utc_day,
 )
+from contextwright.pricing.prices import UnknownModel, normalize_model_id
 from contextwright.providers.capabilities import ANTHROPIC_TTLS as TTLS
 from contextwright.providers.errors import ProviderError, classify_provider_error
-from contextwright.providers.pricing import UnknownModel, normalize_model_id
 from contextwright.providers.usage import Usage
 
 __all__ = [
@@ -210,7 +210,7 @@ ANTHROPIC_MODELS: Final[dict[str, AnthropicModelRules]] = {
     **_rules(("claude-opus-4-5",), 4096, window=_200K),
     **_rules(("claude-haiku-4-5",), 4096, window=_200K, keeps_thinking=False),
 }
-"""Cache rules per canonical model id (see :func:`~contextwright.providers.pricing.normalize_model_id`)."""
+"""Cache rules per canonical model id (see :func:`~contextwright.pricing.prices.normalize_model_id`)."""
 
 
 def anthropic_rules_for(model: str) -> AnthropicModelRules:

@@ -54,7 +54,7 @@ Assumptions (the documentation leaves these open or makes them probabilistic):
 * In the breakpoint regime a hit refreshes only the entry that was used, and the
   Responses ``instructions`` count as the first message of the developer block.
 * Writes are reported in ``cache_write_5m_tokens`` whatever their TTL (OpenAI bills
-  one write rate); the split by TTL is in ``provider_details``. A marker ``ttl`` of
+  one write rate); the split by TTL is in ``SimulatedRequest.write_tokens_by_ttl``. A marker ``ttl`` of
   ``"12h"`` is accepted because the SDK types offer it, though the guide names only
   ``"30m"``.
 * In implicit mode at most 3 explicit markers are written even when the request has
@@ -76,7 +76,7 @@ from typing import Any, Final, Literal
 
 from contextwright.canonical import canonical_json
 from contextwright.errors import UsageError
-from contextwright.providers.cache_sim.base import (
+from contextwright.pricing.cache_sim.base import (
     Clockwork,
     CountTokens,
     Entry,
@@ -92,10 +92,10 @@ from contextwright.providers.cache_sim.base import (
     price_and_cost,
     summarize,
 )
+from contextwright.pricing.prices import normalize_model_id
 from contextwright.providers.capabilities import OPENAI_EXTENDED_CAP as EXTENDED_CAP
 from contextwright.providers.capabilities import OPENAI_IN_MEMORY_CAP as IN_MEMORY_CAP
 from contextwright.providers.errors import ProviderError, classify_provider_error
-from contextwright.providers.pricing import normalize_model_id
 from contextwright.providers.usage import Usage
 
 __all__ = [
@@ -234,9 +234,12 @@ class OpenAICacheSimulator:
         hashes = _prefix_hashes(body, blocks)
         key_scope = (self._scope, model, _optional_str(body.get("prompt_cache_key")))
         if openai_regime(model) == "breakpoints":
-            usage, hit, written, points = self._breakpoint_regime(body, request, blocks, messages, cumulative, hashes, key_scope)
+            usage, hit, written, points, by_ttl = self._breakpoint_regime(
+                body, request, blocks, messages, cumulative, hashes, key_scope
+            )
         else:
             usage, hit, written, points = self._classic_regime(body, request, cumulative, hashes, key_scope)
+            by_ttl = {}
         self._last = (tuple(blocks), tuple(hashes), tuple(cumulative))
         return SimulatedRequest(
             index=index,
@@ -248,6 +251,7 @@ class OpenAICacheSimulator:
             breakpoints=points,
             hit_block=hit,
             written_blocks=written,
+            write_tokens_by_ttl=by_ttl,
         )
 
     def entry_ttl(self, body: Mapping[str, Any], marker_ttl: str | None = None) -> timedelta:
@@ -312,7 +316,7 @@ class OpenAICacheSimulator:
         cumulative: Sequence[int],
         hashes: Sequence[bytes],
         key_scope: tuple[str, str, str | None],
-    ) -> tuple[Usage, int | None, tuple[int, ...], tuple[int, ...]]:
+    ) -> tuple[Usage, int | None, tuple[int, ...], tuple[int, ...], dict[str, int]]:
         at = request.at
         options = body.get("prompt_cache_options")
         options = options if isinstance(options, Mapping) else {}
@@ -378,16 +382,14 @@ class OpenAICacheSimulator:
             furthest = cumulative[b]
         write = furthest - cached
         total = cumulative[-1] if cumulative else 0
-        details = {f"cache_write_ttl_{name}_tokens": n for name, n in sorted(by_ttl.items())}
         usage = Usage(
             input_tokens=total - cached - write,
             cache_read_tokens=cached,
             cache_write_5m_tokens=write,
             output_tokens=request.output_tokens,
-            provider_details=details,
         )
         points = tuple(sorted({*explicit, *([implicit] if implicit is not None else [])}))
-        return usage, hit, tuple(written), points
+        return usage, hit, tuple(written), points, dict(sorted(by_ttl.items()))
 
 
 def _render(

@@ -69,10 +69,11 @@ import operator
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, assert_never
 
+from contextwright._optional import require
 from contextwright.assembly.request import (
     Message,
     NeutralRequest,
@@ -84,15 +85,35 @@ from contextwright.assembly.request import (
     ToolResultPart,
 )
 from contextwright.canonical import canonical_json
-from contextwright.providers._render_common import RenderError, check_part_role, check_shape, is_blank, json_copy
+from contextwright.events.catalog import AssistantMessage, ReasoningBlock, ToolCall, Usage
+from contextwright.providers._render_common import (
+    RenderError,
+    check_part_role,
+    check_shape,
+    is_blank,
+    json_copy,
+    reasoning_block,
+)
 from contextwright.providers.capabilities import ProviderCapabilities
+from contextwright.providers.errors import from_sdk_exception, is_sdk_api_error, sdk_family
 from contextwright.providers.shared_json import SharedArray, SharedObject, shared
 from contextwright.providers.token_floor import token_floor
 from contextwright.providers.tool_names import wire_tool_name
+from contextwright.providers.usage import count, nested_count, usage_mapping
+from contextwright.providers.wire import StreamingRequired, ThinkingBudgetInvalid, Ttl, Wire
 
-__all__ = ["Breakpoint", "RenderError", "plan_breakpoints", "render"]
-
-Ttl = Literal["5m", "1h"]
+__all__ = [
+    "WIRE",
+    "Breakpoint",
+    "RenderError",
+    "check_call",
+    "check_thinking_budget",
+    "parse_answer",
+    "parse_usage",
+    "plan_breakpoints",
+    "render",
+    "translate_error",
+]
 
 # tool_use ids must match this pattern or the API answers 400 ("String should match
 # pattern"); ids imported from other agents can contain dots, colons or pipes.
@@ -658,3 +679,199 @@ def _assemble(request: NeutralRequest, layout: _Layout, marks: tuple[Breakpoint,
 def _marked(block: SharedObject, control: SharedObject) -> SharedObject:
     """``block`` with ``cache_control`` added last (where the wire has always carried it)."""
     return SharedObject(block, cache_control=control)
+
+
+# -- answers and usage ----------------------------------------------------------------------
+
+
+_ANTHROPIC_REASONING = frozenset({"thinking", "redacted_thinking"})
+
+
+def parse_answer(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
+    """The assistant message and usage of a Messages answer (as JSON)."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningBlock] = []
+    for block in data.get("content") or ():
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(block.get("text", ""))
+        elif kind == "tool_use":
+            calls.append(ToolCall(id=block["id"], name=block["name"], arguments=dict(block.get("input") or {})))
+        elif kind in _ANTHROPIC_REASONING:
+            reasoning.append(reasoning_block("anthropic", block, texts, calls))
+        # server-tool blocks are not replayed into history
+    usage = parse_usage(data["usage"]) if data.get("usage") else None
+    message = AssistantMessage(
+        text="\n".join(t for t in texts if t),
+        tool_calls=tuple(calls),
+        model=data.get("model"),
+        stop_reason=data.get("stop_reason"),
+        reasoning=tuple(reasoning),
+    )
+    return message, usage
+
+
+def parse_usage(raw: Any) -> Usage:
+    """Parse an Anthropic Messages ``usage`` (or a whole message) into :class:`Usage`.
+
+    Reads the TTL split in ``cache_creation`` when present; the older shape with only
+    ``cache_creation_input_tokens`` predates 1-hour entries being reported, so it is
+    counted as 5-minute writes.
+    """
+    usage = usage_mapping(raw, provider="anthropic", marker="input_tokens")
+    input_tokens = count(usage, "input_tokens", provider="anthropic", required=True)
+    read = count(usage, "cache_read_input_tokens", provider="anthropic")
+    written_total = count(usage, "cache_creation_input_tokens", provider="anthropic")
+    split = usage.get("cache_creation")
+    if isinstance(split, Mapping):
+        # https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/types/usage.py:
+        # cache_creation_input_tokens is the sum of the two TTL buckets.
+        write_5m = count(split, "ephemeral_5m_input_tokens", provider="anthropic")
+        write_1h = count(split, "ephemeral_1h_input_tokens", provider="anthropic")
+    else:
+        write_5m, write_1h = written_total, 0
+    return Usage(
+        input_tokens=input_tokens,
+        cache_read_tokens=read,
+        cache_write_5m_tokens=write_5m,
+        cache_write_1h_tokens=write_1h,
+        output_tokens=count(usage, "output_tokens", provider="anthropic"),
+        # The SDK's own tracing reads usage.output_tokens_details.thinking_tokens (anthropic/_tracing.py).
+        reasoning_output_tokens=nested_count(usage, "output_tokens_details", "thinking_tokens", provider="anthropic"),
+    )
+
+
+# -- the SDK's rules -----------------------------------------------------------------------
+#
+# A manual thinking budget: with ``thinking={"type": "enabled", "budget_tokens": N}`` the API
+# wants N of at least 1,024 and below ``max_tokens``
+# (``anthropic/types/thinking_config_enabled_param.py``: "Must be ≥1024 and less than
+# `max_tokens`"); anything else is a 400 from the API. The engine sets ``max_tokens`` from
+# the model's output reserve (and the Anthropic middleware caps the caller's at it), so a
+# budget that fit the caller's own ``max_tokens`` can stop fitting: that is refused here with
+# the numbers and the fix. ``adaptive`` and ``disabled`` thinking have no budget and pass.
+#
+# Long outputs: the SDK refuses a non-streamed ``messages.create`` before any HTTP call
+# (``ValueError: Streaming is required for operations that may take longer than 10 minutes``)
+# when the caller set no timeout of its own, the client keeps the SDK's default timeout, and
+# either the expected time ``3600 s × max_tokens / 128,000`` exceeds 600 s (``max_tokens``
+# above 21,333) or the model has a smaller non-streaming cap in the SDK's
+# ``MODEL_NONSTREAMING_TOKENS`` (see ``anthropic._base_client.BaseClient._calculate_nonstreaming_timeout``).
+# The rule is reproduced so that ``send()`` refuses with a typed error that names
+# ``session.stream`` before anything is built.
+
+MINIMUM_BUDGET = 1_024
+"""The smallest ``budget_tokens`` the API accepts."""
+MAXIMUM_SECONDS = 60 * 60
+"""The longest a request may take, as the SDK assumes for 128,000 output tokens."""
+DEFAULT_SECONDS = 60 * 10
+"""The SDK's default timeout: a non-streamed call expected to take longer is refused."""
+TOKENS_AT_MAXIMUM = 128_000
+
+_STREAMING_MARK = "Streaming is required"
+
+
+def check_thinking_budget(thinking: Any, *, max_tokens: int, model: str) -> None:
+    """Raise :class:`ThinkingBudgetInvalid` when ``thinking`` asks for a budget the API refuses at ``max_tokens``."""
+    if not isinstance(thinking, Mapping) or thinking.get("type") != "enabled":
+        return
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        raise ThinkingBudgetInvalid(
+            f"thinking.budget_tokens must be an integer, got {budget!r}", model=model, budget_tokens=budget
+        )
+    if budget < MINIMUM_BUDGET:
+        raise ThinkingBudgetInvalid(
+            f"thinking.budget_tokens is {budget:,}; Anthropic accepts {MINIMUM_BUDGET:,} or more",
+            model=model,
+            budget_tokens=budget,
+        )
+    if budget >= max_tokens:
+        raise ThinkingBudgetInvalid(
+            f"thinking.budget_tokens {budget:,} must be below max_tokens, which the engine sets to {max_tokens:,} "
+            f"(the output reserve of {model}): lower the budget or raise the model's output_reserve",
+            model=model,
+            budget_tokens=budget,
+            max_tokens=max_tokens,
+        )
+
+
+def expected_seconds(max_tokens: int) -> float:
+    """How long the anthropic SDK expects a call asking for ``max_tokens`` to take."""
+    return MAXIMUM_SECONDS * max_tokens / TOKENS_AT_MAXIMUM
+
+
+def streaming_required(max_tokens: int, *, nonstreaming_cap: int | None) -> bool:
+    """The SDK's rule: too long for the default timeout, or above the model's non-streaming cap."""
+    return expected_seconds(max_tokens) > DEFAULT_SECONDS or bool(nonstreaming_cap and max_tokens > nonstreaming_cap)
+
+
+def check_non_streamed_call(call: Callable[..., Any], *, model: str, max_tokens: int, extra: Mapping[str, Any]) -> None:
+    """Raise :class:`StreamingRequired` when the SDK would refuse this non-streamed ``call``."""
+    if extra.get("stream") or "timeout" in extra:
+        return
+    client = getattr(getattr(call, "__self__", None), "_client", None)
+    module = type(client).__module__ if client is not None else ""
+    if not module.startswith("anthropic"):
+        return  # not the SDK's own method (or a wrapper of it): the error is translated after the call
+    constants = require("anthropic._constants", extra="anthropic", feature="sending through the anthropic SDK")
+    if getattr(client, "timeout", None) != constants.DEFAULT_TIMEOUT:
+        return  # the caller chose a timeout: the SDK trusts it
+    cap = constants.MODEL_NONSTREAMING_TOKENS.get(model)
+    if streaming_required(max_tokens, nonstreaming_cap=cap):
+        raise _streaming_refusal(model=model, max_tokens=max_tokens)
+
+
+def check_call(call: Callable[..., Any], *, model: str, max_tokens: int, extra: Mapping[str, Any], streamed: bool) -> None:
+    """The SDK's rules for one call: the thinking budget, and for a non-streamed call the streaming rule."""
+    check_thinking_budget(extra.get("thinking"), max_tokens=max_tokens, model=model)
+    if not streamed:
+        check_non_streamed_call(call, model=model, max_tokens=max_tokens, extra=extra)
+
+
+def _streaming_refusal(*, model: str, max_tokens: int) -> StreamingRequired:
+    return StreamingRequired(
+        f"{model} may write up to {max_tokens:,} output tokens, which the anthropic SDK only accepts streamed "
+        f"(about {expected_seconds(max_tokens) / 60:.0f} minutes at most): use "
+        "`with session.stream(client.messages.stream) as stream:`, or pass an explicit timeout=, "
+        "or lower the model's output_reserve",
+        model=model,
+        max_tokens=max_tokens,
+    )
+
+
+def translate_error(exc: BaseException, *, model: str | None = None, max_tokens: int | None = None) -> Exception | None:
+    """The typed error for an anthropic SDK ``APIError``, or for the SDK's own refusal of a non-streamed call."""
+    if isinstance(exc, ValueError) and _STREAMING_MARK in str(exc) and model is not None and max_tokens is not None:
+        return _streaming_refusal(model=model, max_tokens=max_tokens)
+    if sdk_family(exc) == "anthropic" and is_sdk_api_error(exc):
+        return from_sdk_exception(exc)
+    return None
+
+
+def check_final(final: Any) -> str | None:
+    """Why the stream's accumulated message is incomplete: it ended before ``message_delta`` gave a stop reason."""
+    if getattr(final, "type", None) == "message" and getattr(final, "stop_reason", "") is None:
+        return "the Anthropic stream ended before message_delta gave a stop reason; nothing was recorded"
+    return None
+
+
+def _recognizes(data: Mapping[str, Any]) -> bool:
+    return data.get("type") == "message" and "content" in data
+
+
+WIRE = Wire(
+    name="anthropic",
+    providers=("anthropic",),
+    render=render,
+    recognizes=_recognizes,
+    parse_response=parse_answer,
+    parse_usage=parse_usage,
+    sdk_resources=(("anthropic.resources", ".messages"),),
+    sdk_calls="client.messages.create / client.messages.stream",
+    check_call=check_call,
+    translate_error=translate_error,
+    check_final=check_final,
+)
+"""The Anthropic Messages wire."""

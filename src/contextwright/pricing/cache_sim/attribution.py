@@ -72,19 +72,19 @@ from datetime import datetime, timedelta
 from typing import Any, Final, Literal, get_args
 
 from contextwright.errors import UsageError
-from contextwright.providers.cache_sim.anthropic import (
+from contextwright.pricing.cache_sim.anthropic import (
     LOOKBACK,
     AnthropicCacheSimulator,
     _breakpoints,
 )
-from contextwright.providers.cache_sim.base import SimRequest, SimulatedRequest
-from contextwright.providers.cache_sim.openai import _HIDDEN_SETTINGS as _OPENAI_HIDDEN
-from contextwright.providers.cache_sim.openai import (
+from contextwright.pricing.cache_sim.base import SimRequest, SimulatedRequest
+from contextwright.pricing.cache_sim.openai import _HIDDEN_SETTINGS as _OPENAI_HIDDEN
+from contextwright.pricing.cache_sim.openai import (
     MIN_CACHED,
     OpenAICacheSimulator,
     openai_regime,
 )
-from contextwright.providers.pricing import normalize_model_id
+from contextwright.pricing.prices import normalize_model_id
 from contextwright.providers.usage import Usage
 
 __all__ = [

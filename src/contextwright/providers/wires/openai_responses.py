@@ -31,6 +31,7 @@ Function outputs have no error flag: ``is_error`` is carried by the enveloped te
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, assert_never
 
 from contextwright.assembly.request import (
@@ -42,35 +43,35 @@ from contextwright.assembly.request import (
     ToolDefinition,
     ToolResultPart,
 )
+from contextwright.events.catalog import AssistantMessage, ReasoningBlock, ToolCall, Usage
 from contextwright.providers._render_common import (
     RenderError,
     arguments_json,
     cache_key_option,
-    check_request,
     is_blank,
-    joined_system,
     json_copy,
+    parsed_arguments,
+    reasoning_block,
 )
 from contextwright.providers.capabilities import ProviderCapabilities
 from contextwright.providers.tool_names import wire_tool_name
+from contextwright.providers.usage import count, nested_count, usage_mapping
+from contextwright.providers.wire import Ttl, Wire
+from contextwright.providers.wires._openai import openai_body, openai_usage, user_items
+from contextwright.providers.wires.openai_chat import translate_error
 
-__all__ = ["RenderError", "render"]
+__all__ = ["ENCRYPTED_REASONING", "WIRE", "RenderError", "parse_answer", "parse_usage", "render"]
 
 
-def render(request: NeutralRequest, caps: ProviderCapabilities) -> dict[str, Any]:
+def render(
+    request: NeutralRequest,
+    caps: ProviderCapabilities,
+    *,
+    previous: NeutralRequest | None = None,
+    prefix_ttl: Ttl = "5m",
+) -> dict[str, Any]:
     """Return the keyword arguments for ``openai.OpenAI().responses.create(**body)``."""
-    check_request(request, caps, provider="openai")
-    items: list[dict[str, Any]] = []
-    instructions = joined_system(request)
-    if instructions:
-        items.append({"role": caps.instruction_role, "content": instructions})
-    for message in request.messages:
-        items.extend(_map_message(message))
-    if not items:
-        raise RenderError("the request has nothing to send", session_id=request.session_id)
-    body: dict[str, Any] = {"model": request.model, "input": items}
-    if request.tools:
-        body["tools"] = [_map_tool(tool) for tool in request.tools]
+    body = openai_body(request, caps, items_key="input", map_message=_map_message, map_tool=_map_tool)
     body["max_output_tokens"] = request.max_output_tokens
     body.update(cache_key_option(request, caps))
     if caps.supports_cache_options:
@@ -101,20 +102,7 @@ def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
 def _map_message(message: Message) -> list[dict[str, Any]]:
     if message.role == "assistant":
         return _map_assistant(message)
-    outputs: list[dict[str, Any]] = []
-    texts: list[dict[str, Any]] = []
-    for part in message.parts:
-        match part:
-            case ToolResultPart():
-                outputs.append({"type": "function_call_output", "call_id": part.call_id, "output": part.text})
-            case TextPart():
-                if not is_blank(part.text):
-                    texts.append({"role": "user", "content": part.text})
-            case ToolCallPart() | ReasoningPart():
-                raise RenderError(f"{part.kind} part in a user message")  # check_request rules this out
-            case _:
-                assert_never(part)
-    return outputs + texts
+    return user_items(message, lambda part: {"type": "function_call_output", "call_id": part.call_id, "output": part.text})
 
 
 def _map_assistant(message: Message) -> list[dict[str, Any]]:
@@ -141,3 +129,59 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
             case _:
                 assert_never(part)
     return items
+
+
+# -- answers and usage ----------------------------------------------------------------------
+
+
+def parse_answer(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | None]:
+    """The assistant message and usage of a response (as JSON)."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningBlock] = []
+    for item in data.get("output") or ():
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or ():
+                if part.get("type") in ("output_text", "text"):
+                    texts.append(part.get("text", ""))
+        elif kind == "function_call":
+            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=parsed_arguments(item.get("arguments"))))
+        elif kind == "reasoning":
+            reasoning.append(reasoning_block("openai", item, texts, calls))
+    usage = parse_usage(data["usage"]) if data.get("usage") else None
+    return AssistantMessage(
+        text="\n".join(t for t in texts if t),
+        tool_calls=tuple(calls),
+        model=data.get("model"),
+        stop_reason=data.get("status"),
+        reasoning=tuple(reasoning),
+    ), usage
+
+
+def parse_usage(raw: Any) -> Usage:
+    """Parse an OpenAI Responses ``usage`` (or a whole response) into :class:`Usage`."""
+    usage = usage_mapping(raw, provider="openai", marker="input_tokens")
+    prompt = count(usage, "input_tokens", provider="openai", required=True)
+    details_in = usage.get("input_tokens_details")
+    details_in = details_in if isinstance(details_in, Mapping) else {}
+    return openai_usage(
+        prompt=prompt,
+        input_details=details_in,
+        output=count(usage, "output_tokens", provider="openai"),
+        reasoning=nested_count(usage, "output_tokens_details", "reasoning_tokens", provider="openai"),
+    )
+
+
+WIRE = Wire(
+    name="openai_responses",
+    providers=("openai",),
+    render=render,
+    recognizes=lambda data: data.get("object") == "response" or "output" in data,
+    parse_response=parse_answer,
+    parse_usage=parse_usage,
+    sdk_resources=(("openai.resources", ".responses"),),
+    sdk_calls="client.responses.create / client.responses.stream",
+    translate_error=translate_error,
+)
+"""The OpenAI Responses wire."""

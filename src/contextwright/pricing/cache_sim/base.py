@@ -11,7 +11,7 @@ from typing import Any
 
 from contextwright.canonical import canonical_bytes
 from contextwright.errors import UsageError
-from contextwright.providers.pricing import Price, cost, price_for
+from contextwright.pricing.prices import Price, cost, price_for
 from contextwright.providers.usage import Usage
 
 __all__ = [
@@ -28,7 +28,7 @@ CountTokens = Callable[[str], int]
 """``text -> token count``; the simulators apply it to each block's canonical JSON."""
 
 PriceLookup = Callable[[str, date], Price]
-"""``(model, day) -> Price``; :func:`~contextwright.providers.pricing.price_for` by default."""
+"""``(model, day) -> Price``; :func:`~contextwright.pricing.prices.price_for` by default."""
 
 
 class UnsupportedSimulation(UsageError):
@@ -73,6 +73,9 @@ class SimulatedRequest:
     """Block index at which the longest cache hit ended, if any."""
     written_blocks: tuple[int, ...]
     """Block indexes at which this request wrote a cache entry."""
+    write_tokens_by_ttl: Mapping[str, int] = field(default_factory=dict)
+    """The cache writes split by the lifetime asked for (``{"30m": n, "12h": m}``), where the
+    provider bills them at one rate (OpenAI); empty where :attr:`usage` splits them itself."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -175,5 +178,5 @@ def utc_day(at: datetime) -> date:
 
 
 def default_price_lookup(model: str, day: date) -> Price:
-    """:func:`~contextwright.providers.pricing.price_for` with the shipped table."""
+    """:func:`~contextwright.pricing.prices.price_for` with the shipped table."""
     return price_for(model, day)

@@ -37,12 +37,13 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from contextwright.assembly.request import NeutralRequest
-from contextwright.providers import anthropic, openai_chat
 from contextwright.providers._render_common import RenderError, arguments_json
 from contextwright.providers.capabilities import ProviderCapabilities
 from contextwright.providers.shared_json import mutable
+from contextwright.providers.wire import Wire
+from contextwright.providers.wires import anthropic, openai_chat
 
-__all__ = ["RenderError", "render"]
+__all__ = ["WIRE", "RenderError", "render"]
 
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 
@@ -125,3 +126,16 @@ def _assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     if calls:
         message["tool_calls"] = calls
     return message
+
+
+WIRE = Wire(
+    name="litellm",
+    providers=("anthropic", "openai"),
+    render=render,
+    # LiteLLM answers in the chat completion shape, whatever the model: the chat wire reads them.
+    recognizes=lambda data: False,
+    parse_response=openai_chat.parse_answer,
+    parse_usage=openai_chat.parse_usage,
+    sdk_calls="litellm.completion",
+)
+"""LiteLLM's ``completion`` (OpenAI-shaped messages for every provider)."""

@@ -104,7 +104,7 @@ class Price:
 
     model: str
     """Canonical model id (see :func:`normalize_model_id`)."""
-    provider: Literal["anthropic", "openai"]
+    provider: Literal["anthropic", "openai", "google"]
     """Who sells it."""
     effective_from: date | None
     """First day this row applies; ``None`` means since the model's release."""
@@ -122,6 +122,8 @@ class Price:
     """Where the numbers come from (document and snapshot date)."""
     long_context: LongContextRates | None = None
     """Whole-request rates above a prompt size, when the model has such a tier."""
+    cache_storage_per_hour: Decimal | None = None
+    """Storage of an explicit cache (Gemini ``cachedContents``), USD per million tokens per hour; None where unknown."""
 
 
 def _d(value: str) -> Decimal:

@@ -16,7 +16,7 @@ Example::
 from typing import TYPE_CHECKING
 
 from contextwright._lazy import lazy_exports
-from contextwright.providers.cache_sim.base import (
+from contextwright.pricing.cache_sim.base import (
     CountTokens,
     PriceLookup,
     SimRequest,
@@ -27,7 +27,7 @@ from contextwright.providers.cache_sim.base import (
 )
 
 if TYPE_CHECKING:
-    from contextwright.providers.cache_sim.anthropic import (
+    from contextwright.pricing.cache_sim.anthropic import (
         ANTHROPIC_MODELS,
         AnthropicCacheSimulator,
         AnthropicModelRules,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         anthropic_rules_for,
         render_anthropic_blocks,
     )
-    from contextwright.providers.cache_sim.openai import (
+    from contextwright.pricing.cache_sim.openai import (
         OpenAICacheSimulator,
         OpenAIRenderedBlock,
         openai_regime,
@@ -50,11 +50,11 @@ _LAZY = {
             "ANTHROPIC_MODELS", "AnthropicCacheSimulator", "AnthropicModelRules", "RenderedBlock",
             "anthropic_rules_for", "render_anthropic_blocks",
         ),
-        "contextwright.providers.cache_sim.anthropic",
+        "contextwright.pricing.cache_sim.anthropic",
     ),
     **dict.fromkeys(
         ("OpenAICacheSimulator", "OpenAIRenderedBlock", "openai_regime", "render_openai_blocks"),
-        "contextwright.providers.cache_sim.openai",
+        "contextwright.pricing.cache_sim.openai",
     ),
 }  # fmt: skip
 
