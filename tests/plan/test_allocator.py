@@ -34,6 +34,21 @@ def test_only_history_and_the_tool_result_share_scale_with_the_window(prefix, es
     assert small.tool_results == int(small.body_limit * 0.25)
 
 
+def test_visible_tool_results_may_hold_the_floor_where_the_share_is_smaller(prefix, estimator):
+    small, large = allocate(plan_for(prefix, estimator, 32_000)), allocate(plan_for(prefix, estimator, 200_000))
+    # At 32k a quarter of the body is less than the floor: results may grow to the floor before a pass.
+    assert small.tool_results < 16_000 == small.tool_results_high <= small.history
+    # At 200k the share is the larger: the floor changes nothing.
+    assert large.tool_results_high == large.tool_results == int(large.body_limit * 0.25)
+    # Never more than the history holds, however large the floor.
+    from contextwright.plan import BudgetConfig
+
+    model = with_window(anthropic("claude-sonnet-4-6"), 32_000)
+    planner = ContextPlanner("s", estimator=estimator, secret=SECRET, budgets=BudgetConfig(tool_results_floor_tokens=10**6))
+    capped = allocate(planner.plan(model, prefix).plan)
+    assert capped.tool_results_high == capped.history
+
+
 def test_margin_and_pressure(prefix, estimator):
     a = allocate(plan_for(prefix, estimator, 100_000))
     assert a.with_margin(1000) == 1050

@@ -133,7 +133,7 @@ def test_relief_calls_the_compactor_as_its_protocol_says():
     calls: list[dict[str, object]] = []
 
     def recording(surface, *, epoch, trigger, max_summary_chars=16_000):
-        calls.append({"trigger": trigger, "max_summary_chars": max_summary_chars})
+        calls.append({"trigger": trigger, "max_summary_chars": max_summary_chars, "entries": len(surface.entries)})
         return CompactionResult(compacted=None, reason="nothing to fold here")
 
     _, session, _ = open_session(window=16_000)
@@ -143,6 +143,9 @@ def test_relief_calls_the_compactor_as_its_protocol_says():
         session.user(f"{n} " + "word " * 750)
     with pytest.raises(BudgetExceeded):
         session.next_request()  # nothing can be folded, so the body does not fit
-    assert [c["trigger"] for c in calls] == ["pressure"] * 3
-    assert calls[0]["max_summary_chars"] == 16_000 and all(c["max_summary_chars"] == 1_000 for c in calls[1:])
+    # First the older part of the history (the newest entries left out), then all of it, then tighter summaries.
+    assert [c["trigger"] for c in calls] == ["pressure"] * 4
+    assert calls[0]["entries"] < calls[1]["entries"] == calls[2]["entries"]
+    assert calls[0]["max_summary_chars"] == calls[1]["max_summary_chars"] == 16_000
+    assert all(c["max_summary_chars"] == 1_000 for c in calls[2:])
     assert session.compactor is recording and compact is not recording

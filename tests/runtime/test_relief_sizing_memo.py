@@ -8,6 +8,7 @@ import statistics
 from contextwright.assembly.assemble import VolatileTail, render_messages
 from contextwright.budget.allocator import allocate
 from contextwright.events import AssistantMessage, ToolCall
+from contextwright.plan.budgets import BudgetConfig
 from contextwright.runtime.relief import Relief
 from contextwright.testing.fakes import open_session
 
@@ -16,6 +17,8 @@ def _run(session_id: str, *, turns: int = 40) -> tuple[list[str], list[str]]:
     """A pressured session: the sha256 of every request and the relief passes it took."""
     rng = random.Random(5)
     _, session, _ = open_session(session_id, window=16_000)
+    # The share alone as the high-water mark: a pass is asked for on most requests, which is what is sized here.
+    session.budgets = BudgetConfig(tool_results_floor_tokens=0)
     for turn in range(turns):
         session.user(f"Turn {turn}: run the checks for module {turn % 7}.")
         session.next_request()

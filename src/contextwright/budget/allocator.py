@@ -7,8 +7,9 @@ Order of operations:
 3. What remains is the body. Estimates of the body are inflated by the safety
    margin before they are compared with it.
 4. Fixed, absolute caps for working state, in-turn recall, runtime metadata and
-   nudges; tool results may use at most a share of the body; history takes the
-   rest, which is the only part that grows with the window.
+   nudges; a new tool result may take at most a share of the body, and visible
+   tool results that share or a fixed floor, whichever is larger; history takes
+   the rest, which is the only part that grows with the window.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ class Allocation:
     runtime: int
     nudges: int
     tool_results: int
+    """What a new tool result may take on arrival, beyond its exchange's earlier results (the share, B2)."""
+    tool_results_high: int
+    """What visible tool results may hold before a pruning pass makes older ones pointers: the share, or the
+    floor (:attr:`~contextwright.plan.budgets.BudgetConfig.tool_results_floor_tokens`) where the share is smaller."""
     history: int
     """The most the conversation (history, tool pairs and the capped classes together) may use."""
     soft_pressure_tokens: int
@@ -96,6 +101,7 @@ def allocate(plan: ContextPlan) -> Allocation:
         runtime=budgets.runtime_tokens,
         nudges=budgets.nudge_tokens,
         tool_results=math.floor(body * budgets.tool_results_share),
+        tool_results_high=max(math.floor(body * budgets.tool_results_share), min(history, budgets.tool_results_floor_tokens)),
         history=history,
         soft_pressure_tokens=math.floor(window * budgets.soft_pressure),
     )

@@ -19,7 +19,7 @@ from contextwright.assembly.assemble import (
 from contextwright.assembly.memo import RenderMemo
 from contextwright.assembly.request import Message, NeutralRequest, Part
 from contextwright.budget.allocator import Allocation, allocate
-from contextwright.canonical import canonical_json
+from contextwright.canonical import canonical_json, to_plain
 from contextwright.clock import format_instant
 from contextwright.derive._surface import Entry, Exchange, ResultEntry, Summary, Surface
 from contextwright.derive._taint import archived_trust, lowest_trust
@@ -239,12 +239,12 @@ class Relief:
             # keeping its bounded task statement saves no cache read, so measure afresh.
             self._bounded_pinned = False
             result = self._try_build(plan, allocation, tail)
-        # The tool-result share (B2) binds on every build. A new result may take what its own
+        # The tool results' high-water mark binds on every build. A new result may take what its own
         # exchange leaves of the share (runtime/tool_calls.py); older results make room for it
         # here, oldest first, down to a low-water mark so that passes are batched; the renderers
         # keep a cache marker in front of the first result a pass may change, so a pass rewrites
         # only what follows it.
-        if result is None or result.pressure != "none" or result.tool_results_over_share:
+        if result is None or result.pressure != "none" or _over_high_water(allocation, result):
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True)
         elif expired and self._above_expired_level(allocation, result):
             # The pause outlasted the provider's cache: this request writes its whole history again
@@ -360,7 +360,7 @@ class Relief:
                 break
             # A body that fits is folded early only because the provider's cache expired: say so in the log.
             trigger: CompactionTrigger = "cache_expired" if result is not None and result.pressure == "none" else "pressure"
-            proposal = self._pressure_proposal(plan, attempt_no, trigger)
+            proposal = self._pressure_proposal(plan, allocation, attempt_no, trigger)
             if proposal.compacted is None:
                 continue  # the next attempt asks for a tighter summary
             before_body = result.body_tokens if result else -1
@@ -390,10 +390,14 @@ class Relief:
         self._bounded_pinned = False
         return self._try_build(plan, allocation, tail)
 
-    def _pressure_proposal(self, plan: ContextPlan, attempt_no: int, trigger: CompactionTrigger) -> CompactionResult:
+    def _pressure_proposal(
+        self, plan: ContextPlan, allocation: Allocation, attempt_no: int, trigger: CompactionTrigger
+    ) -> CompactionResult:
         surface = self.core.surface()
         if attempt_no == 0:
-            proposal = self.compactor(surface, epoch=plan.epoch, trigger=trigger)
+            proposal = self._older_part_proposal(plan, allocation, surface, trigger)
+            if proposal is None:
+                proposal = self.compactor(surface, epoch=plan.epoch, trigger=trigger)
         else:
             # A later attempt asks for a summary half the size of the current one (a quarter on the third).
             current = sum(len(e.compacted.summary) for e in surface.entries if isinstance(e, Summary))
@@ -403,14 +407,49 @@ class Relief:
             raise EscalationRequired(proposal.reason, session_id=self.core.id)
         return proposal
 
+    def _older_part_proposal(
+        self, plan: ContextPlan, allocation: Allocation, surface: Surface, trigger: CompactionTrigger
+    ) -> CompactionResult | None:
+        """A compaction of the older part of the history only, or None when there is no such part to fold.
+
+        The newest entries, up to half of what the relief target leaves beside the prefix, stay
+        verbatim: the turns the model is working from are the last to be summarised, and the
+        request after the pass stands near the relief target instead of at the bare summary, so
+        the requests after it still read a long cached history. When that does not fit, the next
+        attempt folds everything before the current run (:meth:`_compaction_passes`)."""
+        estimate = self.core.body_estimate(plan)
+        keep = (int(allocation.context_window * self.core.budgets.relief_target) - allocation.prefix_tokens) // 2
+        entries = surface.entries
+        cut = len(entries)
+        held = 0
+        while cut > 1:
+            entry = entries[cut - 1]
+            size = 0 if entry.pinned else _entry_tokens(entry, estimate)
+            if held + size > keep:
+                break
+            held += size
+            cut -= 1
+        older = entries[:cut]
+        if cut == len(entries) or any(isinstance(e, Exchange) and not e.complete for e in older):
+            return None
+        proposal = self.compactor(replace(surface, entries=older), epoch=plan.epoch, trigger=trigger)
+        compacted = proposal.compacted
+        if proposal.escalate or compacted is None:
+            return None
+        # The log folds every entry up to the summary's last seq: one kept entry at or before it
+        # (a result that arrived after a later message) would vanish unsummarised, so fold all instead.
+        if any(not e.pinned and _seq_of(e) <= compacted.upto_seq for e in entries[cut:]):
+            return None
+        return proposal
+
     def _prune(
         self, plan: ContextPlan, allocation: Allocation, *, must: bool = False, deep: bool = False, rewritten: bool = False
     ) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
-        Results over their share (B2) are always pruned. Otherwise, unless the body does
-        not fit at all (``must``), a pass runs only when it can shed at least half the
-        tool-result budget: small passes would cost a cache miss for little gain, round
+        Results over their high-water mark (:attr:`Allocation.tool_results_high`) are always
+        pruned. Otherwise, unless the body does not fit at all (``must``), a pass runs only
+        when it can shed at least half that mark: small passes would cost a cache miss for little gain, round
         after round. When it does not fit and the pass must
         be ``deep``, it runs only when it sheds at least half of what reaching the
         low-water mark takes; otherwise compaction, which folds far more, goes first.
@@ -432,7 +471,8 @@ class Relief:
         if not candidates:
             return 0
         visible_results = sum(results.visible for results in per_entry if results is not None)
-        over_low_water = visible_results - int(allocation.tool_results * self.core.budgets.relief_tool_results_target)
+        high_water = allocation.tool_results_high
+        over_low_water = visible_results - int(high_water * self.core.budgets.relief_tool_results_target)
         if rewritten and over_low_water <= 0:
             return 0  # before sizing the body, which renders all of it
         # Oldest first, whatever the stage's goal: the newest outputs are the ones the model reads
@@ -449,7 +489,7 @@ class Relief:
                 break
             chosen.append(result.result.call_id)
             saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
-        if not (must or rewritten) and visible_results <= allocation.tool_results and saved < allocation.tool_results // 2:
+        if not (must or rewritten) and visible_results <= high_water and saved < high_water // 2:
             # Under the share, a pass is pressure relief only: a shallow one is not worth its cache miss.
             return 0
         if must and deep and saved < shed // 2:
@@ -482,6 +522,30 @@ class Relief:
             self._adopt(proposal.compacted, strict=False)
             return True
         return self._prune(plan, allocate(plan), must=True) > 0
+
+
+def _entry_tokens(entry: Entry, estimate: Callable[[str], int]) -> int:
+    """About what ``entry`` costs in a request: its texts, tool-call arguments and results (a pointer when pruned)."""
+    match entry:
+        case Exchange():
+            said = estimate(entry.message.text) + sum(estimate(canonical_json(to_plain(c.arguments))) for c in entry.calls)
+            results = sum(POINTER_STUB_TOKENS if r.pruned else estimate(r.result.output) for r in entry.results)
+            return said + results + ENVELOPE_TOKENS * (1 + len(entry.results))
+        case Summary():
+            return estimate(entry.compacted.summary) + ENVELOPE_TOKENS
+        case _:
+            message = getattr(entry, "message", None)
+            return (estimate(message.text) if message is not None else 0) + ENVELOPE_TOKENS
+
+
+def _seq_of(entry: Entry) -> int:
+    """The seq the log folds ``entry`` by (a summary by the last seq it covers)."""
+    return entry.compacted.upto_seq if isinstance(entry, Summary) else entry.seq
+
+
+def _over_high_water(allocation: Allocation, result: BuildResult) -> bool:
+    """True when the visible tool results of ``result`` hold more than their high-water mark."""
+    return result.tokens_by_class.get("tool_results", 0) > allocation.tool_results_high
 
 
 def _name(compactor: Compactor) -> str:

@@ -1,0 +1,86 @@
+"""Relief under a high-water mark: results grow to the mark, a pass sheds to a low-water mark, and
+between passes every request extends the one before it; compaction folds the older part only."""
+
+from __future__ import annotations
+
+from contextwright.budget.allocator import allocate
+from contextwright.events import AssistantMessage, ToolCall
+from contextwright.replay import visible_in
+from contextwright.testing.fakes import open_session
+
+WINDOW = 32_000
+
+
+def _source(turn: int) -> str:
+    return "".join(f"def rate_{turn}_{i}(amount):\n    return round(amount * {i} / 7, 2)\n\n" for i in range(45))
+
+
+def _pruned(session) -> list[tuple[str, ...]]:
+    return [e.payload.call_ids for e in session.events if e.type == "context.pruned"]
+
+
+def test_passes_are_batched_and_leave_the_cached_history_alone_between_them():
+    _, session, clock = open_session("high-water", window=WINDOW)
+    session.user("Read the rating modules and find where amounts are rounded.")
+    built = [session.next_request()]
+    allocation = allocate(built[0].plan)
+    for turn in range(60):
+        call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"rating/m{turn}.py"})
+        session.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        session.tool_result(call.id, _source(turn))
+        clock.advance(20)
+        built.append(session.next_request())
+    passes = _pruned(session)
+    assert passes, "the results never reached their high-water mark"
+    shown = [b.result.tokens_by_class.get("tool_results", 0) for b in built]
+    # Check the results grew past the share before any pass: at 32k the floor is the mark.
+    first = next(i for i, b in enumerate(built) if b.result.yields)
+    assert max(shown[:first]) > allocation.tool_results
+    assert all(s <= allocation.tool_results_high for s in shown)
+    # Check each pass is deep and rare: many results at once, many rounds apart.
+    assert len(passes) <= len(built) // 6
+    assert min(len(p) for p in passes) >= 4
+    # Check every request without a pass repeats the whole cached history of the one before it.
+    for previous, current in zip(built, built[1:], strict=False):
+        if current.result.yields:
+            continue
+        stable = previous.neutral.messages[: previous.neutral.stable_messages]
+        assert current.neutral.messages[: len(stable)] == stable, current.index
+    # Check the newest outputs go last: every pass takes only results older than every one still whole.
+    gone: set[str] = set()
+    for call_ids in passes:
+        gone.update(call_ids)
+        whole = [turn for turn in range(60) if f"c{turn}" not in gone]
+        assert max(int(c[1:]) for c in call_ids) < min(whole)
+    assert "c59" not in gone
+
+
+def test_a_compaction_folds_the_older_turns_and_keeps_the_newest_verbatim():
+    # A conversation without tool output: nothing to prune, so pressure is relieved by compaction.
+    _, session, clock = open_session("chat", window=WINDOW)
+    task = "Design the invoice rounding rules; amounts must never be rounded before tax."
+    session.user(task)
+    said = []
+    compacted_at = None
+    for turn in range(80):
+        built = session.next_request()
+        if "compaction" in built.result.yields:
+            compacted_at = turn
+            break
+        reply = f"Rule {turn}: " + " ".join(f"invoice_line_{turn}_{k} rounds at step {k}." for k in range(60))
+        session.record_assistant(AssistantMessage(text=reply))
+        said.append(reply)
+        session.user(f"Next rule after {turn}, please.")
+        clock.advance(20)
+    assert compacted_at is not None, "the window never filled"
+    # Check the task statement survives verbatim, and the newest turns are shown whole.
+    assert visible_in(built.neutral, task)
+    assert visible_in(built.neutral, said[-1]) and visible_in(built.neutral, said[-2])
+    # Check the oldest turns were folded into the summary, not kept.
+    assert not visible_in(built.neutral, said[0])
+    [compacted] = [e.payload for e in session.events if e.type == "context.compacted"]
+    assert compacted.upto_seq < max(e.seq for e in session.events if e.type == "message.assistant")
+    # Check the request stands at the relief target, not at the bare summary.
+    target = built.plan.budgets.relief_target * WINDOW
+    assert target / 3 < built.result.total_tokens <= target
+    assert session.inspect(built.index).sha256() == built.neutral.sha256()
