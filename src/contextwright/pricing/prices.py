@@ -24,7 +24,8 @@ Haiku 5.5 above 100K) are modelled by :class:`LongContextRates`.
 
 Sources (USD per MTok): Anthropic https://platform.claude.com/docs/en/about-claude/pricing
 (snapshot 2026-08-21) plus the later model pages cited per row; OpenAI
-https://developers.openai.com/api/docs/pricing (snapshot Aug-Sep 2026).
+https://developers.openai.com/api/docs/pricing (snapshot Aug-Sep 2026); Google Gemini, see
+the Gemini rows.
 """
 
 from __future__ import annotations
@@ -283,7 +284,69 @@ _OPENAI_ROWS: Final[tuple[Price, ...]] = (
     _openai("gpt-5.6-luna", ("0.20", "0.02", "0.25", "1.20")),
 )
 
-PRICES: Final[tuple[Price, ...]] = _ANTHROPIC_ROWS + _OPENAI_ROWS
+# Gemini API (generateContent, standard tier, text): input, cached input, output, and the storage of
+# an explicit cache per million tokens per hour (None: not known here). Source: LiteLLM's model map
+# (litellm 1.110.2, entries "gemini/<model>": input_cost_per_token, cache_read_input_token_cost,
+# output_cost_per_token and their _above_200k_tokens tier), which agrees with the Gemini API
+# pricing page as snapshotted 2025-10-08 for 2.5 Pro and 2.5 Flash
+# (https://ai.google.dev/gemini-api/docs/pricing: cached input $0.125 / $0.03, storage $4.50 / $1.00
+# per MTok-hour). research/provider-caching.md lists no Gemini prices. Implicit and explicit cache
+# reads are billed at the cached-input rate; Gemini has no write surcharge (a write is ordinary input).
+_G_PRICE = (
+    "LiteLLM model map (litellm 1.110.2, gemini/ entries) and the Gemini API pricing page "
+    "(snapshot 2025-10-08): https://ai.google.dev/gemini-api/docs/pricing"
+)
+
+
+def _google(
+    models: Iterable[str],
+    rates: tuple[str, str, str],
+    *,
+    storage: str | None = None,
+    long_context: tuple[int, str, str, str] | None = None,
+) -> tuple[Price, ...]:
+    inp, read, out = (_d(rate) for rate in rates)
+    tier = None
+    if long_context is not None:
+        above, lc_in, lc_read, lc_out = long_context
+        tier = LongContextRates(
+            above_input_tokens=above,
+            input=_d(lc_in),
+            cache_write_5m=_d(lc_in),
+            cache_write_1h=_d(lc_in),
+            cache_read=_d(lc_read),
+            output=_d(lc_out),
+        )
+    return tuple(
+        Price(
+            model=model,
+            provider="google",
+            effective_from=None,
+            input=inp,
+            cache_write_5m=inp,
+            cache_write_1h=inp,
+            cache_read=read,
+            output=out,
+            source=_G_PRICE,
+            long_context=tier,
+            cache_storage_per_hour=None if storage is None else _d(storage),
+        )
+        for model in models
+    )
+
+
+_GOOGLE_ROWS: Final[tuple[Price, ...]] = (
+    # Above 200K prompt tokens the whole request moves to the long-context rates.
+    *_google(("gemini-2.5-pro",), ("1.25", "0.125", "10.00"), storage="4.50", long_context=(200_000, "2.50", "0.25", "15.00")),
+    *_google(("gemini-2.5-flash",), ("0.30", "0.03", "2.50"), storage="1.00"),
+    *_google(("gemini-2.5-flash-lite",), ("0.10", "0.01", "0.40"), storage="1.00"),
+    *_google(("gemini-3-flash-preview",), ("0.50", "0.05", "3.00")),
+    *_google(("gemini-3.1-pro-preview",), ("2.00", "0.20", "12.00"), long_context=(200_000, "4.00", "0.40", "18.00")),
+    *_google(("gemini-3.5-flash",), ("1.50", "0.15", "9.00")),
+    *_google(("gemini-3.6-flash", "gemini-3.7-flash", "gemini-3.8-flash"), ("0.75", "0.075", "3.75")),
+)
+
+PRICES: Final[tuple[Price, ...]] = _ANTHROPIC_ROWS + _OPENAI_ROWS + _GOOGLE_ROWS
 """Every known price row; :func:`price_for` searches this unless given another table."""
 
 _ALIASES: Final[dict[str, str]] = {

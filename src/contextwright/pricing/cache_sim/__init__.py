@@ -1,10 +1,10 @@
-"""Offline prompt-cache simulators for Anthropic Messages and OpenAI Chat/Responses.
+"""Offline prompt-cache simulators for Anthropic Messages, OpenAI Chat/Responses and Gemini generateContent.
 
 Feed a simulator the exact request bodies of a session with their start times and it
 predicts, per request, the cache-read, cache-write (5m/1h) and uncached input tokens
 and their cost from the dated price table, then sums the session: the token-weighted
 cache-read share and the total cost. No network is used. The rules followed and the
-assumptions made are listed in :mod:`.anthropic` and :mod:`.openai`.
+assumptions made are listed in :mod:`.anthropic`, :mod:`.openai` and :mod:`.gemini`.
 
 Example::
 
@@ -35,6 +35,12 @@ if TYPE_CHECKING:
         anthropic_rules_for,
         render_anthropic_blocks,
     )
+    from contextwright.pricing.cache_sim.gemini import (
+        GeminiCacheSimulator,
+        GeminiRenderedBlock,
+        SimulatedCache,
+        render_gemini_blocks,
+    )
     from contextwright.pricing.cache_sim.openai import (
         OpenAICacheSimulator,
         OpenAIRenderedBlock,
@@ -53,6 +59,10 @@ _LAZY = {
         "contextwright.pricing.cache_sim.anthropic",
     ),
     **dict.fromkeys(
+        ("GeminiCacheSimulator", "GeminiRenderedBlock", "SimulatedCache", "render_gemini_blocks"),
+        "contextwright.pricing.cache_sim.gemini",
+    ),
+    **dict.fromkeys(
         ("OpenAICacheSimulator", "OpenAIRenderedBlock", "openai_regime", "render_openai_blocks"),
         "contextwright.pricing.cache_sim.openai",
     ),
@@ -67,17 +77,21 @@ __all__ = [
     "AnthropicCacheSimulator",
     "AnthropicModelRules",
     "CountTokens",
+    "GeminiCacheSimulator",
+    "GeminiRenderedBlock",
     "OpenAICacheSimulator",
     "OpenAIRenderedBlock",
     "PriceLookup",
     "RenderedBlock",
     "SimRequest",
+    "SimulatedCache",
     "SimulatedRequest",
     "SimulationSummary",
     "UnsupportedSimulation",
     "anthropic_rules_for",
     "openai_regime",
     "render_anthropic_blocks",
+    "render_gemini_blocks",
     "render_openai_blocks",
     "summarize",
 ]
