@@ -116,119 +116,97 @@ def run_demo(
     """Drive the scripted session into ``db`` and return the summary (and write the report)."""
     # Imported here: the other commands (replay above all) never load the demo's driver and fakes.
     from contextwright.compare.strategies import TokenCounter
-    from contextwright.demo._drive import drive
-    from contextwright.demo.script import demo_script
-    from contextwright.testing.fakes import sample_agent
     from contextwright.testing.provider import ScriptedProvider
 
-    check_demo_target(db)
-    if report is not None and (not report.parent.is_dir() or report.is_dir()):
-        raise UsageError(f"cannot write the report to {report}: its folder does not exist, or it is a folder")
-    for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-        path.unlink(missing_ok=True)
+    _clear_target(db, report)
     clock = FixedClock(DEMO_START)
     model = with_window(anthropic("claude-sonnet-4-6") if provider == "anthropic" else openai("gpt-4.1"), window)
-    memory = InMemoryMemory(
-        {"mem-style": "Billing code uses Decimal for money amounts.", "mem-python": "The project supports Python 3.10."}
-    )
     log = open_log(f"sqlite:///{db}", clock=clock)  # closed with the engine below
     log.setting(DEMO_MARK, SESSION_ID)
     # Stored like any store's secret, so that inspect can rebuild the requests later.
     log.setting(SECRET_SETTING, demo_secret(turns=turns, window=window, provider=provider, seed=seed).hex())
     engine = Engine(log, clock=clock)
     try:
-        session = engine.session(SESSION_ID, agent=sample_agent(), model=model, memory=memory, recall=memory)
         # One counter for everything the demo reports: the provider's simulated usage, the summary
         # and the comparison all count tokens with it. Output is not simulated (it is the same for
         # every strategy), so costs are input costs.
         counter = TokenCounter(model.id)
         scripted = ScriptedProvider(provider=provider, clock=clock, count_tokens=counter, output_tokens=0)
-        steps = demo_script(turns=turns, seed=seed)
-        columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
-            task = progress.add_task("Running the scripted session", total=len(steps))
-            result = drive(
-                session,
-                steps,
-                clock=clock,
-                force_compaction_at=[turns * 3 // 5] if turns >= 5 else [],
-                provider=scripted,
-                wire=None if provider == "anthropic" else "openai_chat",
-                on_step=lambda _step: progress.advance(task),
-            )
+        wire = None if provider == "anthropic" else "openai_chat"
+        session, result = _run_script(engine, model, scripted, clock=clock, turns=turns, seed=seed, wire=wire, quiet=quiet)
         events = session.events
         # The usage came from the simulator, not a provider: say so wherever it is shown.
         records = [replace(r, usage_source="simulated") if r.usage_source else r for r in request_records(events)]
         stats = summarize(events, records=records)
-        orphans = sum(_orphans(r.neutral) for r in result.requests)
-        frames = [e.payload.runtime for e in events if e.type == "context.frame.recorded"]
-        peak = max((r.usage.total_input for r in records if r.usage is not None), default=0)
-        summary: dict[str, Any] = {
-            "store": str(db),
-            "session": SESSION_ID,
-            "provider": provider,
-            "model": model.id,
-            "window": window,
-            "turns": turns,
-            "events": len(events),
-            "requests": stats.requests,
-            "epochs": stats.epochs,
-            "prefix_hashes_per_epoch": {str(k): v for k, v in sorted(stats.prefix_hashes_by_epoch.items())},
-            "orphaned_tool_pairs": orphans,
-            "counter": counter_note(counter),
-            "peak_request_tokens": peak,
-            "peak_estimated_tokens": stats.peak_request_tokens,
-            "cache_read_share": None if stats.cache_read_share is None else round(stats.cache_read_share, 4),
-            "input_cost_usd": None if stats.total_cost_usd is None else str(stats.total_cost_usd.quantize(Decimal("0.0001"))),
-            "compactions": dict(sorted(stats.compactions_by_trigger.items())),
-            "prune_passes": stats.prunes,
-            "overflow_recoveries": stats.overflow_recoveries,
-            "denied_tool_calls": stats.denied_tool_calls,
-            # The engine asked to continue in a child run when the summary reached its depth cap.
-            "child_runs": len(result.sessions) - 1,
-            "child_run_requests": sum(child.stats().requests for child in result.sessions[1:]),
-            "crosses_midnight": len({f.split(",")[1].split()[0] for f in frames if "," in f}) > 1,
-            "report": str(report) if report else None,
-        }
-        comparison = None
+        summary = _summary(
+            db,
+            model.id,
+            provider,
+            window=window,
+            turns=turns,
+            events=events,
+            stats=stats,
+            records=records,
+            result=result,
+            report=report,
+            counter=counter_note(counter),
+        )
         if provider == "anthropic":
-            comparison = _compare(log, result.requests, scripted, window=window, counter=counter)
-            summary["comparison"] = comparison_json(comparison)
+            summary["comparison"] = comparison_json(_compare(log, result.requests, scripted, window=window, counter=counter))
         else:
             summary["comparison_skipped"] = NO_OPENAI_COMPARISON
         if report is not None:
-            from contextwright.report.html import write_report
-
-            plots = importlib.util.find_spec("matplotlib") is not None
-            if not plots:
-                summary["report_note"] = PLOTS_HINT
-            try:
-                write_report(
-                    report,
-                    stats,
-                    records,
-                    title=f"Contextwright demo: {turns} turns at a {window:,}-token window",
-                    comparison=summary.get("comparison"),
-                    comparison_caption="The demo session under each strategy (offline cache simulation, the same counter as the summary)",
-                    plots=plots,
-                )
-            except OSError as exc:
-                raise UsageError(f"cannot write the report to {report}: {exc.strerror or exc}") from None
+            _write_demo_report(report, stats, records, summary, turns=turns, window=window)
     finally:
         engine.close()
     if not quiet:
-        console.print(_table(summary))
-        console.print(f"Counter: {counter_note(counter)}.", highlight=False)
-        if "comparison" in summary:
-            print_comparison(summary["comparison"], window=window, what="The demo session")
-        else:
-            console.print(f"No strategy comparison: {NO_OPENAI_COMPARISON}.", highlight=False)
-        if "report_note" in summary:
-            console.print(f"The report has no plots: {PLOTS_HINT}", markup=False, highlight=False)
-        console.print(
-            f"Report: [bold]{report}[/]   Inspect a request: [bold]contextwright inspect {db} --session {SESSION_ID} --request 0[/]"
-        )
+        _print_summary(summary, window=window, db=db, report=report)
     return summary
+
+
+def _clear_target(db: Path, report: Path | None) -> None:
+    """Remove an earlier demo's store (and nothing else) once the report's place is known to be writable."""
+    check_demo_target(db)
+    if report is not None and (not report.parent.is_dir() or report.is_dir()):
+        raise UsageError(f"cannot write the report to {report}: its folder does not exist, or it is a folder")
+    for path in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        path.unlink(missing_ok=True)
+
+
+def _run_script(
+    engine: Engine,
+    model: Any,
+    scripted: ScriptedProvider,
+    *,
+    clock: FixedClock,
+    turns: int,
+    seed: int,
+    wire: str | None,
+    quiet: bool,
+) -> tuple[Any, Any]:
+    """The demo's session and what driving the seeded script through it with ``scripted`` as the provider gave."""
+    from contextwright.demo._drive import drive
+    from contextwright.demo.script import demo_script
+    from contextwright.testing.fakes import sample_agent
+
+    memory = InMemoryMemory(
+        {"mem-style": "Billing code uses Decimal for money amounts.", "mem-python": "The project supports Python 3.10."}
+    )
+    session = engine.session(SESSION_ID, agent=sample_agent(), model=model, memory=memory, recall=memory)
+    steps = demo_script(turns=turns, seed=seed)
+    columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
+        task = progress.add_task("Running the scripted session", total=len(steps))
+        result = drive(
+            session,
+            steps,
+            clock=clock,
+            force_compaction_at=[turns * 3 // 5] if turns >= 5 else [],
+            provider=scripted,
+            wire=wire,
+            on_step=lambda _step: progress.advance(task),
+        )
+    return session, result
 
 
 NO_OPENAI_COMPARISON = "the strategies are compared on the Anthropic wire only; run again with --provider anthropic"
@@ -285,3 +263,83 @@ def _table(summary: dict[str, Any]) -> Table:
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+def _summary(
+    db: Path,
+    model_id: str,
+    provider: str,
+    *,
+    window: int,
+    turns: int,
+    events: list[Any],
+    stats: Any,
+    records: list[Any],
+    result: Any,
+    report: Path | None,
+    counter: str,
+) -> dict[str, Any]:
+    """What the demo reports of its session, before the comparison; ``counter`` says how tokens were counted."""
+    frames = [e.payload.runtime for e in events if e.type == "context.frame.recorded"]
+    return {
+        "store": str(db),
+        "session": SESSION_ID,
+        "provider": provider,
+        "model": model_id,
+        "window": window,
+        "turns": turns,
+        "events": len(events),
+        "requests": stats.requests,
+        "epochs": stats.epochs,
+        "prefix_hashes_per_epoch": {str(k): v for k, v in sorted(stats.prefix_hashes_by_epoch.items())},
+        "orphaned_tool_pairs": sum(_orphans(r.neutral) for r in result.requests),
+        "counter": counter,
+        "peak_request_tokens": max((r.usage.total_input for r in records if r.usage is not None), default=0),
+        "peak_estimated_tokens": stats.peak_request_tokens,
+        "cache_read_share": None if stats.cache_read_share is None else round(stats.cache_read_share, 4),
+        "input_cost_usd": None if stats.total_cost_usd is None else str(stats.total_cost_usd.quantize(Decimal("0.0001"))),
+        "compactions": dict(sorted(stats.compactions_by_trigger.items())),
+        "prune_passes": stats.prunes,
+        "overflow_recoveries": stats.overflow_recoveries,
+        "denied_tool_calls": stats.denied_tool_calls,
+        # The engine asked to continue in a child run when the summary reached its depth cap.
+        "child_runs": len(result.sessions) - 1,
+        "child_run_requests": sum(child.stats().requests for child in result.sessions[1:]),
+        "crosses_midnight": len({f.split(",")[1].split()[0] for f in frames if "," in f}) > 1,
+        "report": str(report) if report else None,
+    }
+
+
+def _write_demo_report(report: Path, stats: Any, records: list[Any], summary: dict[str, Any], *, turns: int, window: int) -> None:
+    """The HTML report of the demo session, with the comparison when there is one (a note in ``summary`` when no plots)."""
+    from contextwright.report.html import write_report
+
+    plots = importlib.util.find_spec("matplotlib") is not None
+    if not plots:
+        summary["report_note"] = PLOTS_HINT
+    try:
+        write_report(
+            report,
+            stats,
+            records,
+            title=f"Contextwright demo: {turns} turns at a {window:,}-token window",
+            comparison=summary.get("comparison"),
+            comparison_caption="The demo session under each strategy (offline cache simulation, the same counter as the summary)",
+            plots=plots,
+        )
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {report}: {exc.strerror or exc}") from None
+
+
+def _print_summary(summary: dict[str, Any], *, window: int, db: Path, report: Path | None) -> None:
+    console.print(_table(summary))
+    console.print(f"Counter: {summary['counter']}.", highlight=False)
+    if "comparison" in summary:
+        print_comparison(summary["comparison"], window=window, what="The demo session")
+    else:
+        console.print(f"No strategy comparison: {NO_OPENAI_COMPARISON}.", highlight=False)
+    if "report_note" in summary:
+        console.print(f"The report has no plots: {PLOTS_HINT}", markup=False, highlight=False)
+    console.print(
+        f"Report: [bold]{report}[/]   Inspect a request: [bold]contextwright inspect {db} --session {SESSION_ID} --request 0[/]"
+    )

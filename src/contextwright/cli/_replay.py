@@ -24,7 +24,7 @@ from contextwright.compare.nonces import reproducible_secret
 from contextwright.errors import UsageError
 from contextwright.importers import FORMATS, Transcript, load_transcripts
 from contextwright.log import EventLog, open_log, parse_store_url
-from contextwright.models import anthropic, openai, with_window
+from contextwright.models import ResolvedModel, anthropic, openai, with_window
 from contextwright.plan.plan import CACHE_TTLS, CacheTtl
 from contextwright.providers.usage import Usage
 from contextwright.replay import replay as replay_transcript
@@ -97,26 +97,9 @@ def replay(
     not from a random one, so two runs on the same files write the same bytes. Recorded times and
     provider usage are kept, so `stats` on a --store shows the original cache share and cost.
     """
-    if provider not in ("anthropic", "openai"):
-        err_console.print(f"[bold red]error:[/] --provider must be anthropic or openai, not {provider!r}")
-        raise typer.Exit(code=2)
-    if cache_ttl not in CACHE_TTLS:
-        err_console.print(f"[bold red]error:[/] --cache-ttl must be one of {', '.join(CACHE_TTLS)}, not {cache_ttl!r}")
-        raise typer.Exit(code=2)
-    ttl: CacheTtl = "1h" if cache_ttl == "1h" else "5m"
-    if usage not in ("recorded", "simulated"):
-        err_console.print(f"[bold red]error:[/] --usage must be recorded or simulated, not {usage!r}")
-        raise typer.Exit(code=2)
-    if usage == "simulated" and provider != "anthropic":
-        err_console.print("[bold red]error:[/] --usage simulated simulates the Anthropic cache; use it with --provider anthropic")
-        raise typer.Exit(code=2)
-    rows: list[dict[str, Any]] = []
+    ttl = _checked_options(provider=provider, cache_ttl=cache_ttl, usage=usage)
     with friendly_errors():
-        for path in paths:
-            if not path.exists():
-                raise UsageError(f"no such file: {path}")
-            if path.is_dir():
-                raise UsageError(f"{path} is a directory; give the transcript files (for example {path}/*.jsonl)")
+        _check_paths(paths)
         if dump_requests is not None:
             _prepare_folder(dump_requests)
         digests = [_file_digest(p) for p in paths]
@@ -125,13 +108,10 @@ def replay(
             for path, digest in zip(paths, digests, strict=True)
             for transcript in load_transcripts([path], format=format, lenient=lenient, strict=strict)
         ]
-        transcripts = [transcript for transcript, _ in loaded]
         if not as_json:  # JSON carries the same facts per transcript ("empty", "unsupported_blocks")
-            _warn_about(transcripts)
+            _warn_about([transcript for transcript, _ in loaded])
         model = with_window(anthropic("claude-sonnet-4-6") if provider == "anthropic" else openai("gpt-4.1"), window)
-        wire = "anthropic" if provider == "anthropic" else "openai_chat"
         clock = TranscriptClock(DEFAULT_START)
-        secret = reproducible_secret("replay", digests, seed=seed)
         check_reachable(store)
         new_store = NewStore(store)
         log = open_log(store, clock=clock)
@@ -143,98 +123,39 @@ def replay(
             log.close()
             raise
         transcripts = [plan.transcript for plan in plans]  # a transcript given twice is replayed once
-        stored = log.setting(SECRET_SETTING, secret.hex())
-        if stored != secret.hex() and not as_json:
-            err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
-        engine = Engine(log, clock=clock, secret=bytes.fromhex(stored))
-        provider_usage = _simulated_usage(model.id, clock) if usage == "simulated" else None
-        misses = Misses(model_id=model.id, provider=provider, wire=wire, window=window)
-        first_session: tuple[str, list[Any]] | None = None
+        secret = reproducible_secret("replay", digests, seed=seed)
+        run = _Run.start(
+            log,
+            secret,
+            store=store,
+            model=model,
+            clock=clock,
+            ttl=ttl,
+            settings=settings,
+            quiet=as_json,
+            dump_requests=dump_requests,
+        )
         tally = _Tally(store=store, kept=parse_store_url(store)[0] != "memory")
         try:
-            # The bar is transient: on a console that is no terminal it would never show, yet its thread
-            # would still lay it out ten times a second.
-            shown = not as_json and console.is_terminal
-            with Progress(console=console, disable=not shown, transient=True) as progress, _young_collections():
-                task = progress.add_task("Replaying", total=len(plans))
-                for plan in plans:
-                    if plan.skip:
-                        events = log.read(plan.session_id)
-                        if first_session is None and events:
-                            first_session = (plan.session_id, events)
-                        found = misses.stored(engine, plan.session_id, events)
-                        rows.append(
-                            _row(
-                                plan.transcript,
-                                plan.session_id,
-                                events,
-                                overflows=plan.overflows,
-                                stored=plan.skip,
-                                misses=found,
-                                rule_sets=misses.by_rule_set.get(plan.session_id),
-                            )
-                        )
-                        progress.advance(task)
-                        continue
-                    tally.current = plan
-                    clock.restart(next((m.at for m in plan.transcript.messages if m.at), None))
-                    result = replay_transcript(
-                        plan.transcript,
-                        engine=engine,
-                        model=model,
-                        session_id=plan.session_id,
-                        follow_times=clock.follow,
-                        cache_ttl=ttl,
-                        provider_usage=provider_usage,
-                    )
-                    _mark_stored(log, plan, settings=settings, overflows=result.overflows)
-                    tally.current = None
-                    tally.done.append(plan)
-                    if first_session is None and result.requests:
-                        first_session = (result.session.id, result.session.events)
-                    if dump_requests is not None:
-                        for built in result.requests:
-                            body = json.dumps(built.body(wire), indent=1, ensure_ascii=False, sort_keys=True)
-                            _write(dump_requests / f"{_safe(result.session.id)}-{built.index:04d}.json", body)
-                    found = misses.built(result.session.id, result.session.events, result.requests)
-                    rows.append(
-                        _row(
-                            plan.transcript,
-                            result.session.id,
-                            result.session.events,
-                            overflows=result.overflows,
-                            misses=found,
-                            rule_sets=misses.by_rule_set.get(result.session.id),
-                        )
-                    )
-                    progress.advance(task)
-                    del result  # what only this transcript's session held is garbage now, cycles included
-                    gc.collect(0)
+            rows = run.all(plans, tally, shown=not as_json and console.is_terminal)
             tally.replaying = False
             comparison = None
             if compare_strategies and provider == "anthropic" and any(row["requests"] for row in rows):
-                from contextwright.compare import compare
-
-                with (
-                    console.status("Pricing the same transcripts under common strategies")
-                    if not as_json
-                    else contextlib.nullcontext()
-                ):
-                    comparison = comparison_json(compare(transcripts, window=window, seed=seed))
-            if report is not None and first_session is not None:
+                comparison = _comparison(transcripts, window=window, seed=seed, quiet=as_json)
+            if report is not None and run.first_session is not None:
                 _write_report(
                     report,
-                    *first_session,
+                    *run.first_session,
                     window=window,
                     comparison=comparison,
                     transcripts=len(transcripts),
-                    attributions=misses.by_session.get(first_session[0], {}),
+                    attributions=run.misses.by_session.get(run.first_session[0], {}),
                 )
         except KeyboardInterrupt:
             tally.interrupted(log)
             raise typer.Exit(code=130) from None
         finally:
-            engine.close()
+            run.engine.close()
         if not any(row["requests"] for row in rows):
             raise UsageError("nothing to replay: no transcript holds a model call")
     if as_json:
@@ -243,45 +164,208 @@ def replay(
     for note in notes:
         console.print(note, markup=False, highlight=False)
     _print_table(rows, window=window, provider=provider, usage=usage, model=model.id, transcripts=transcripts)
-    if compare_strategies and provider != "anthropic":
+    _print_comparison_notes(
+        comparison, asked=compare_strategies, provider=provider, usage=usage, window=window, transcripts=len(transcripts)
+    )
+    if dump_requests is not None:
+        _print_dump_notes(dump_requests, plans, store=store, wire=run.wire, usage=usage)
+    if report is not None:
+        console.print(f"Report: {report}")
+
+
+def _checked_options(*, provider: str, cache_ttl: str, usage: str) -> CacheTtl:
+    """The agent profile's cache TTL, once the choices that take a fixed set of values are known good (else exit 2)."""
+    if provider not in ("anthropic", "openai"):
+        err_console.print(f"[bold red]error:[/] --provider must be anthropic or openai, not {provider!r}")
+        raise typer.Exit(code=2)
+    if cache_ttl not in CACHE_TTLS:
+        err_console.print(f"[bold red]error:[/] --cache-ttl must be one of {', '.join(CACHE_TTLS)}, not {cache_ttl!r}")
+        raise typer.Exit(code=2)
+    if usage not in ("recorded", "simulated"):
+        err_console.print(f"[bold red]error:[/] --usage must be recorded or simulated, not {usage!r}")
+        raise typer.Exit(code=2)
+    if usage == "simulated" and provider != "anthropic":
+        err_console.print("[bold red]error:[/] --usage simulated simulates the Anthropic cache; use it with --provider anthropic")
+        raise typer.Exit(code=2)
+    return "1h" if cache_ttl == "1h" else "5m"
+
+
+def _check_paths(paths: list[Path]) -> None:
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"no such file: {path}")
+        if path.is_dir():
+            raise UsageError(f"{path} is a directory; give the transcript files (for example {path}/*.jsonl)")
+
+
+@dataclass(kw_only=True, slots=True)
+class _Run:
+    """What every transcript of one replay shares: the store, the engine, the model and its wire, the clock."""
+
+    log: EventLog
+    engine: Engine
+    model: ResolvedModel
+    wire: str
+    clock: TranscriptClock
+    ttl: CacheTtl
+    settings: dict[str, Any]
+    provider_usage: Callable[[BuiltRequest], Usage] | None
+    misses: Misses
+    dump_requests: Path | None = None
+    first_session: tuple[str, list[Any]] | None = None
+    """The first session with events (stored) or requests (replayed): the one the report shows."""
+
+    @classmethod
+    def start(
+        cls,
+        log: EventLog,
+        secret: bytes,
+        *,
+        store: str,
+        model: ResolvedModel,
+        clock: TranscriptClock,
+        ttl: CacheTtl,
+        settings: dict[str, Any],
+        quiet: bool,
+        dump_requests: Path | None = None,
+    ) -> _Run:
+        """An engine on ``log`` with the store's envelope secret (``secret`` when the store has none yet)."""
+        stored = log.setting(SECRET_SETTING, secret.hex())
+        if stored != secret.hex() and not quiet:
+            err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
+        provider = settings["provider"]
+        wire = "anthropic" if provider == "anthropic" else "openai_chat"
+        return cls(
+            log=log,
+            engine=Engine(log, clock=clock, secret=bytes.fromhex(stored)),
+            model=model,
+            wire=wire,
+            clock=clock,
+            ttl=ttl,
+            settings=settings,
+            provider_usage=_simulated_usage(model.id, clock) if settings["usage"] == "simulated" else None,
+            misses=Misses(model_id=model.id, provider=provider, wire=wire, window=settings["window"]),
+            dump_requests=dump_requests,
+        )
+
+    def all(self, plans: list[_Plan], tally: _Tally, *, shown: bool) -> list[dict[str, Any]]:
+        """One row per plan: a stored transcript read back from the store, any other one replayed."""
+        rows: list[dict[str, Any]] = []
+        # The bar is transient: on a console that is no terminal it would never show, yet its thread
+        # would still lay it out ten times a second.
+        with Progress(console=console, disable=not shown, transient=True) as progress, _young_collections():
+            task = progress.add_task("Replaying", total=len(plans))
+            for plan in plans:
+                if plan.skip:
+                    rows.append(self.stored(plan))
+                    progress.advance(task)
+                    continue
+                rows.append(self.replayed(plan, tally))
+                progress.advance(task)
+                gc.collect(0)  # what only this transcript's session held is garbage now, cycles included
+        return rows
+
+    def stored(self, plan: _Plan) -> dict[str, Any]:
+        """The row of a transcript the store already holds with these settings."""
+        events = self.log.read(plan.session_id)
+        if self.first_session is None and events:
+            self.first_session = (plan.session_id, events)
+        found = self.misses.stored(self.engine, plan.session_id, events)
+        return _row(
+            plan.transcript,
+            plan.session_id,
+            events,
+            overflows=plan.overflows,
+            stored=plan.skip,
+            misses=found,
+            rule_sets=self.misses.by_rule_set.get(plan.session_id),
+        )
+
+    def replayed(self, plan: _Plan, tally: _Tally) -> dict[str, Any]:
+        """Replay one transcript into the store, marked complete once its last event is in, and its row."""
+        tally.current = plan
+        self.clock.restart(next((m.at for m in plan.transcript.messages if m.at), None))
+        result = replay_transcript(
+            plan.transcript,
+            engine=self.engine,
+            model=self.model,
+            session_id=plan.session_id,
+            follow_times=self.clock.follow,
+            cache_ttl=self.ttl,
+            provider_usage=self.provider_usage,
+        )
+        _mark_stored(self.log, plan, settings=self.settings, overflows=result.overflows)
+        tally.current = None
+        tally.done.append(plan)
+        session = result.session
+        if self.first_session is None and result.requests:
+            self.first_session = (session.id, session.events)
+        if self.dump_requests is not None:
+            for built in result.requests:
+                body = json.dumps(built.body(self.wire), indent=1, ensure_ascii=False, sort_keys=True)
+                _write(self.dump_requests / f"{_safe(session.id)}-{built.index:04d}.json", body)
+        found = self.misses.built(session.id, session.events, result.requests)
+        return _row(
+            plan.transcript,
+            session.id,
+            session.events,
+            overflows=result.overflows,
+            misses=found,
+            rule_sets=self.misses.by_rule_set.get(session.id),
+        )
+
+
+def _comparison(transcripts: list[Transcript], *, window: int, seed: int, quiet: bool) -> list[dict[str, Any]]:
+    """The same transcripts priced under common strategies (loads the comparison's modules only when asked)."""
+    from contextwright.compare import compare
+
+    with console.status("Pricing the same transcripts under common strategies") if not quiet else contextlib.nullcontext():
+        return comparison_json(compare(transcripts, window=window, seed=seed))
+
+
+def _print_comparison_notes(
+    comparison: list[dict[str, Any]] | None, *, asked: bool, provider: str, usage: str, window: int, transcripts: int
+) -> None:
+    if asked and provider != "anthropic":
         console.print(
             "No comparison with common strategies: it simulates the Anthropic cache, and these requests were "
             "rendered for OpenAI (run without --provider openai to see it).",
             highlight=False,
         )
-    if comparison:
-        what = "One transcript" if len(transcripts) == 1 else f"{len(transcripts)} transcripts (totals)"
-        print_comparison(comparison, window=window, what=what)
-        if usage == "recorded":
-            # The table's engine row heard each request's counted input as a live loop would; the replay did not.
-            console.print(
-                "The contextwright row runs the engine with each request's counted input reported back as usage "
-                "(as a live loop does); the replay above used the recorded usage (--usage simulated to match).",
-                highlight=False,
-            )
-    if dump_requests is not None:
-        skipped = sum(plan.skip for plan in plans)
-        if skipped == len(plans):
-            console.print(f"No request bodies written to {dump_requests}: every transcript was already stored", highlight=False)
-        else:
-            console.print(f"Request bodies written to {dump_requests}", highlight=False)
-        if skipped:
-            # A skipped transcript builds nothing; its requests are in the store, rebuilt by inspect.
-            console.print(
-                f"{skipped} already stored transcript(s) were not replayed, so their bodies are not written: "
-                f"contextwright inspect {store} -s SESSION -r N --wire {wire} prints one from the store.",
-                highlight=False,
-            )
-        if usage == "recorded" and skipped < len(plans):
-            # Recorded usage belongs to the original requests and tunes nothing, so relief sized these
-            # bodies with the estimator's conservative bound; a live loop hears each request's usage.
-            console.print(
-                "They were built without provider usage: the engine's estimates stayed at their conservative "
-                "bound, so relief may start earlier than in a live loop (--usage simulated builds them as one would).",
-                highlight=False,
-            )
-    if report is not None:
-        console.print(f"Report: {report}")
+    if not comparison:
+        return
+    what = "One transcript" if transcripts == 1 else f"{transcripts} transcripts (totals)"
+    print_comparison(comparison, window=window, what=what)
+    if usage == "recorded":
+        # The table's engine row heard each request's counted input as a live loop would; the replay did not.
+        console.print(
+            "The contextwright row runs the engine with each request's counted input reported back as usage "
+            "(as a live loop does); the replay above used the recorded usage (--usage simulated to match).",
+            highlight=False,
+        )
+
+
+def _print_dump_notes(folder: Path, plans: list[_Plan], *, store: str, wire: str, usage: str) -> None:
+    skipped = sum(plan.skip for plan in plans)
+    if skipped == len(plans):
+        console.print(f"No request bodies written to {folder}: every transcript was already stored", highlight=False)
+    else:
+        console.print(f"Request bodies written to {folder}", highlight=False)
+    if skipped:
+        # A skipped transcript builds nothing; its requests are in the store, rebuilt by inspect.
+        console.print(
+            f"{skipped} already stored transcript(s) were not replayed, so their bodies are not written: "
+            f"contextwright inspect {store} -s SESSION -r N --wire {wire} prints one from the store.",
+            highlight=False,
+        )
+    if usage == "recorded" and skipped < len(plans):
+        # Recorded usage belongs to the original requests and tunes nothing, so relief sized these
+        # bodies with the estimator's conservative bound; a live loop hears each request's usage.
+        console.print(
+            "They were built without provider usage: the engine's estimates stayed at their conservative "
+            "bound, so relief may start earlier than in a live loop (--usage simulated builds them as one would).",
+            highlight=False,
+        )
 
 
 @contextlib.contextmanager
