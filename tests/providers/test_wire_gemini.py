@@ -327,3 +327,22 @@ def test_a_rate_limit_says_when_to_retry() -> None:
 def test_other_exceptions_are_not_the_wires() -> None:
     assert gemini.translate_error(ValueError("no")) is None
     assert gemini.translate_error(UsageError("no")) is None
+
+
+def test_a_session_records_the_answer_to_its_request_sent_on_the_gemini_wire() -> None:
+    from contextwright.testing.fakes import open_session
+
+    _, session, _ = open_session()
+    session.user("The login test fails on CI. Please fix it.")
+    built = session.next_request()
+    body = gemini.render(gemini_request(built.neutral), CAPS)
+    response, transport = send(body)
+    sent_text = "".join(part.get("text", "") for part in transport.sent["contents"][-1]["parts"])
+    assert "Please fix it." in sent_text and transport.sent["systemInstruction"]["parts"]
+    stored = session.record(response)
+    assert [event.type for event in stored] == ["message.assistant", "model.response"]
+    assert stored[0].payload.tool_calls[0].id == "call_7"
+    assert stored[1].payload.usage == Usage(
+        input_tokens=904, cache_read_tokens=4096, output_tokens=100, reasoning_output_tokens=60
+    )
+    assert stored[1].payload.request_index == built.index
