@@ -260,3 +260,10 @@ def test_without_read_backs_the_answer_passes_byte_for_byte(make_gateway: Any) -
     answer = anthropic_message(THINKING, CALL, stop_reason="tool_use")
     gateway.replies(Reply(body=answer))
     assert post(gateway.url, claude_body(FIRST)).content == stream_bytes(answer)
+
+
+def test_a_client_without_tools_gets_no_read_tool(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hello."}], "stream": False}
+    assert _send(gateway, "openai_chat", body).status_code == 200
+    assert "tools" not in gateway.upstream.conversations[-1].json  # nothing to read back: no tool it never asked for

@@ -126,7 +126,7 @@ class Recorder:
     def __init__(self, engine: Engine, *, max_keys: int = 256, registry: Registry | None = None, manage: bool = False) -> None:
         self.engine = engine
         self.manage = manage
-        """Manage mode: new runs pin the engine's read tool after the client's tools (see
+        """Manage mode: new runs of a client with tools pin the engine's read tool after them (see
         :mod:`~contextwright.gateway.readback`), and a request the engine builds none for is
         recorded as passed on (``gateway.request.passed``)."""
         self.rounds: RoundPolicy | None = None
@@ -487,7 +487,8 @@ class Recorder:
     def _session(self, engine: Engine, session_id: str, conversation: Conversation) -> Any:
         """A new run's session on ``engine``: the client's system text and tools (and the read tool, in manage mode)."""
         tools = conversation.tools
-        if self.manage and all(tool.name != READ_TOOL_NAME for tool in tools):
+        if self.manage and tools and all(tool.name != READ_TOOL_NAME for tool in tools):
+            # A client with tools gets tool outputs, which pointers replace; one without gets no tool it never asked for.
             tools = (*tools, READ_TOOL)
         agent = AgentSpec(
             policy="",
