@@ -1,8 +1,8 @@
 """Manage mode: the engine's read tool, answered inside the gateway, and the answer the client sees.
 
-A gateway run in manage mode pins the engine's ``context_read_artifact`` after the
-client's tools, so the pointers that replace bounded or archived outputs name a tool
-the model can call. The client never defined that tool and never sees a call to it:
+A gateway run in manage mode, for a client with tools, pins the engine's
+``context_read_artifact`` after them, so the pointers that replace bounded or archived
+outputs name a tool the model can call. The client never defined that tool and never sees a call to it:
 
 * an answer whose only tool calls are read-backs is recorded (the engine answers each
   call from the log), the next request is built and sent, and its answer continues the
