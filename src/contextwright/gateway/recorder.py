@@ -251,7 +251,11 @@ class Recorder:
         try:
             fingerprints = list(conversation.fingerprints)
             agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
-            run = continued_run(self._known_runs(key), fingerprints, agent)
+            # The runs tracked here are only looked at (a request of the key may be recording in them);
+            # the run's events are read from the store.
+            with self._lock:
+                tracked = list(self._runs.get(key) or ())
+            run = continued_run(tracked or self._known_runs(key), fingerprints, agent)
             events = self.engine.log.read(run.session_id) if run is not None else []
             seen = fold_seen_history(events)
             if run is None or fingerprints[: len(seen)] != seen:
