@@ -27,6 +27,8 @@ class Gateway:
     upstream: FakeUpstream
     store: Path
     log: EventLog
+    upstream_url: str = ""
+    """The fake provider's address (for another gateway in front of it)."""
 
     def script(self, script: Script) -> None:
         """Answer the next conversation requests with ``script``."""
@@ -78,7 +80,7 @@ def make_gateway(tmp_path: Path) -> Iterator[Callable[..., Gateway]]:
         stack.append(gw)
         log = open_log(str(store), read_only=True)
         stack.append(log)
-        return Gateway(url=url, upstream=upstream, store=store, log=log)
+        return Gateway(url=url, upstream=upstream, store=store, log=log, upstream_url=up_url)
 
     yield make
     for item in reversed(stack):

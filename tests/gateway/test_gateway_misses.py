@@ -118,9 +118,10 @@ def test_what_the_client_changed_is_named_across_the_runs_it_opened(gateway: Any
     # Every body is rebuilt from the log exactly as the client sent it, whichever run it went to.
     assert [r.body for r in requests] == [json.loads(json.dumps(body)) for body, _ in session]
     assert [r.number for r in requests] == list(range(1, len(session) + 1))
-    # Each change opened a run but the stripped thinking (the gateway's fingerprints leave thinking out).
+    # New tools or system text go on in the same run (a new epoch); the model switch and the edited
+    # message open runs; the stripped thinking does not (the gateway's fingerprints leave thinking out).
     runs = [r.session_id.removeprefix(CC_SESSION) for r in requests]
-    assert runs == ["", "", "~2", "~3", "~4", "~4", "~5"]
+    assert runs == ["", "", "", "", "~2", "~2", "~3"]
     assert all(r.first_byte_after is not None for r in requests)
 
     found = client_misses(requests, count_tokens=lambda text: max(1, len(text) // 4))
@@ -138,9 +139,9 @@ def test_what_the_client_changed_is_named_across_the_runs_it_opened(gateway: Any
     result = CliRunner().invoke(cli_app, ["stats", str(gateway.store), "--misses"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert f"gateway session {CC_SESSION}: 7 client request(s) over 5 run(s)" in text
-    changes = [(3, "~2", "tools changed"), (4, "~3", "system changed"), (5, "~4", "model switch")]
-    changes += [(6, "~4", "thinking stripped"), (7, "~5", "message edited")]
+    assert f"gateway session {CC_SESSION}: 7 client request(s) over 3 run(s)" in text
+    changes = [(3, "", "tools changed"), (4, "", "system changed"), (5, "~2", "model switch")]
+    changes += [(6, "~2", "thinking stripped"), (7, "~3", "message edited")]
     for number, run, change in changes:
         assert f"request {number} ({CC_SESSION}{run}): {change}," in text
 

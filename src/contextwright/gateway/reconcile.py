@@ -8,8 +8,13 @@ of its own and whose agent is the same; the turns after that start are new and a
 recorded once. So a client retry (the same history again, while the run waits for the
 answer) records nothing.
 
+A request that continues a run's recorded turns with the same provider and model, but
+with other tools or system text, is the client changing its prefix mid-session (a mode
+switch, a tool it enables): the run goes on in a new epoch, recorded with a note of what
+changed (:func:`prefix_change_note`), the same as an explicit prefix edit on a session.
+
 Anything else is a client that rewrote its history (its own compaction, ``/clear``, an
-edited or dropped message, another system prompt or model) or a side conversation that
+edited or dropped message, another model) or a side conversation that
 shares the session's key (a title request, a quick check): it starts a new run of the
 session, ``<key>~2``, ``<key>~3``, ..., with the whole history it sent. The runs before
 it stay in the log as they were, never edited: they are the archive. Later requests go
@@ -27,6 +32,7 @@ from contextwright.canonical import content_hash, to_plain
 from contextwright.gateway.wires import Turn
 from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
 from contextwright.runtime.session import Session
+from contextwright.runtime.spec import AgentSpec
 
 RUN_SEPARATOR = "~"
 
@@ -88,6 +94,53 @@ def continued_run(runs: Sequence[Run], fingerprints: Sequence[str], agent: str) 
         if best is None or len(recorded) > len(best.fingerprints):
             best = run
     return best
+
+
+def changed_prefix_run(runs: Sequence[Run], fingerprints: Sequence[str], provider: str, model: str) -> Run | None:
+    """The run these turns continue with another agent prefix (same provider and model), or None.
+
+    Its recorded turns are a strict start of them (the longest such), and it is not waiting
+    for an answer: the client changed its tools or system text between two requests of one
+    conversation."""
+    best: Run | None = None
+    for run in runs:
+        recorded = run.fingerprints
+        if run.awaiting or not recorded or len(fingerprints) <= len(recorded):
+            continue
+        if run.session.model.provider != provider or run.session.model.id != model:
+            continue
+        if list(fingerprints[: len(recorded)]) != recorded:
+            continue
+        if best is None or len(recorded) > len(best.fingerprints):
+            best = run
+    return best
+
+
+def prefix_change_note(old: AgentSpec, new: AgentSpec) -> str:
+    """What changed between two agent prefixes of a run, by tool name, for the new epoch's record.
+
+    The engine's read tool, which the gateway pins itself, is not named."""
+    before = {t.name: t for t in old.tools if t.name != READ_TOOL_NAME}
+    after = {t.name: t for t in new.tools if t.name != READ_TOOL_NAME}
+    changes: list[str] = []
+    added = [name for name in after if name not in before]
+    removed = [name for name in before if name not in after]
+    changed = [name for name in after if name in before and _tool_plain(after[name]) != _tool_plain(before[name])]
+    if added:
+        changes.append("tools added: " + ", ".join(added))
+    if removed:
+        changes.append("tools removed: " + ", ".join(removed))
+    if changed:
+        changes.append("tools changed: " + ", ".join(changed))
+    if [n for n in before if n in after] != [n for n in after if n in before]:
+        changes.append("tools reordered")
+    if old.instructions != new.instructions:
+        changes.append("system text changed")
+    return "the client changed its prefix: " + ("; ".join(changes) or "tools rewritten")
+
+
+def _tool_plain(tool: ToolSpec) -> Any:
+    return [tool.description, to_plain(tool.input_schema)]
 
 
 def record_turns(session: Session, turns: Sequence[Turn]) -> None:

@@ -36,11 +36,20 @@ from contextwright.derive._framework_items import fold_seen_history
 from contextwright.errors import ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestPassed, GatewayRequestReceived
 from contextwright.events.envelope import Event, NewEvent
-from contextwright.gateway.reconcile import Run, agent_signature, continued_run, record_turns, run_id, run_number
+from contextwright.gateway.reconcile import (
+    Run,
+    agent_signature,
+    changed_prefix_run,
+    continued_run,
+    prefix_change_note,
+    record_turns,
+    run_id,
+    run_number,
+)
 from contextwright.gateway.tenancy import Registry
 from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
 from contextwright.gateway.workers import awaiting, catch_up, noted, wait_for_answer
-from contextwright.items.region_a import READ_TOOL_NAME
+from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
 from contextwright.log.memory import InMemoryEventLog
 from contextwright.models import ResolvedModel, resolve
 from contextwright.plan.budgets import BudgetConfig
@@ -170,7 +179,7 @@ class Recorder:
         agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)
         runs = self._known_runs(key)
         for known in runs:
-            if known.agent == agent:
+            if known.agent == agent or self._same_model(known, conversation):
                 wait_for_answer(known, fingerprints)
         chained = self._chained(runs, conversation.hints.get("previous_response_id"))
         if chained is not None:
@@ -183,6 +192,8 @@ class Recorder:
             if run is None:
                 runs = self._with_runs_opened_elsewhere(key, runs)
                 run = continued_run(runs, fingerprints, agent)
+            if run is None:
+                run = self._new_epoch(runs, fingerprints, conversation, agent)
         if run is None:
             number = 1 + max([self._last_run_number(key), *(run_number(key, r.session_id) or 0 for r in runs)])
             run = Run(session_id=run_id(key, number), agent=agent, session=self._open(run_id(key, number), conversation))
@@ -466,6 +477,31 @@ class Recorder:
             )
         return runs
 
+    def _new_epoch(self, runs: list[Run], fingerprints: Sequence[str], conversation: Conversation, agent: str) -> Run | None:
+        """The run these turns continue with other tools or system text, gone on in a new epoch; None when there is none.
+
+        The prefix edit is recorded with a note of what changed. A new prefix the run's budgets
+        do not hold leaves the run as it was: the request opens a new run instead (never an error)."""
+        run = changed_prefix_run(runs, fingerprints, conversation.provider, conversation.model)
+        if run is None:
+            return None
+        session = run.session
+        edited = replace(session.agent, instructions=conversation.system, tools=self._tools(conversation))
+        note = prefix_change_note(session.agent, edited)
+        try:
+            session.edit_prefix(edited, note=note)
+        except ContextwrightError as exc:
+            logger.info("gateway: run %s keeps its prefix (%s); the request opens a new run", run.session_id, exc)
+            return None
+        run.agent = agent
+        logger.info("gateway: run %s goes on in a new epoch (%s)", run.session_id, note)
+        return run
+
+    @staticmethod
+    def _same_model(run: Run, conversation: Conversation) -> bool:
+        model = run.session.model
+        return bool(model.provider == conversation.provider and model.id == conversation.model)
+
     def _with_runs_opened_elsewhere(self, key: str, runs: list[Run]) -> list[Run]:
         """``runs``, read back again from the log when it holds runs of ``key`` this worker does not track."""
         tracked = {run.session_id for run in runs}
@@ -490,14 +526,10 @@ class Recorder:
 
     def _session(self, engine: Engine, session_id: str, conversation: Conversation) -> Any:
         """A new run's session on ``engine``: the client's system text and tools (and the read tool, in manage mode)."""
-        tools = conversation.tools
-        if self.manage and tools and all(tool.name != READ_TOOL_NAME for tool in tools):
-            # A client with tools gets tool outputs, which pointers replace; one without gets no tool it never asked for.
-            tools = (*tools, READ_TOOL)
         agent = AgentSpec(
             policy="",
             instructions=conversation.system,
-            tools=tools,
+            tools=self._tools(conversation),
             control_tools=False,
         )
         return engine.session(
@@ -507,6 +539,14 @@ class Recorder:
             budgets=budgets_for(conversation, self.engine.budgets),
             rounds=self.rounds,
         )
+
+    def _tools(self, conversation: Conversation) -> tuple[ToolSpec, ...]:
+        """The tools a run pins for the client's: in manage mode, the read tool after them."""
+        tools = conversation.tools
+        if self.manage and tools and all(tool.name != READ_TOOL_NAME for tool in tools):
+            # A client with tools gets tool outputs, which pointers replace; one without gets no tool it never asked for.
+            tools = (*tools, READ_TOOL)
+        return tools
 
 
 RESPONSE_SETTING = "gateway.response:"
