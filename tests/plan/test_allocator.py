@@ -34,18 +34,24 @@ def test_only_history_and_the_tool_result_share_scale_with_the_window(prefix, es
     assert small.tool_results == int(small.body_limit * 0.25)
 
 
-def test_visible_tool_results_may_hold_the_floor_where_the_share_is_smaller(prefix, estimator):
-    small, large = allocate(plan_for(prefix, estimator, 32_000)), allocate(plan_for(prefix, estimator, 200_000))
-    # At 32k a quarter of the body is less than the floor: results may grow to the floor before a pass.
-    assert small.tool_results < 16_000 == small.tool_results_high <= small.history
-    # At 200k the share is the larger: the floor changes nothing.
-    assert large.tool_results_high == large.tool_results == int(large.body_limit * 0.25)
-    # Never more than the history holds, however large the floor.
+def test_visible_tool_results_hold_the_share_unless_a_floor_is_opted_into(prefix, estimator):
     from contextwright.plan import BudgetConfig
 
+    small, large = allocate(plan_for(prefix, estimator, 32_000)), allocate(plan_for(prefix, estimator, 200_000))
+    # By default the share is the mark at every window (B2: tool results at most 25% of the body).
+    assert small.tool_results_high == small.tool_results == int(small.body_limit * 0.25)
+    assert large.tool_results_high == large.tool_results == int(large.body_limit * 0.25)
     model = with_window(anthropic("claude-sonnet-4-6"), 32_000)
-    planner = ContextPlanner("s", estimator=estimator, secret=SECRET, budgets=BudgetConfig(tool_results_floor_tokens=10**6))
-    capped = allocate(planner.plan(model, prefix).plan)
+
+    def with_floor(floor: int):
+        planner = ContextPlanner("s", estimator=estimator, secret=SECRET, budgets=BudgetConfig(tool_results_floor_tokens=floor))
+        return allocate(planner.plan(model, prefix).plan)
+
+    # The opt-in floor (a departure from B2): at 32k results may grow to it before a pass.
+    floored = with_floor(16_000)
+    assert floored.tool_results < 16_000 == floored.tool_results_high <= floored.history
+    # Never more than the history holds, however large the floor.
+    capped = with_floor(10**6)
     assert capped.tool_results_high == capped.history
 
 

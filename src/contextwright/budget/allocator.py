@@ -7,9 +7,9 @@ Order of operations:
 3. What remains is the body. Estimates of the body are inflated by the safety
    margin before they are compared with it.
 4. Fixed, absolute caps for working state, in-turn recall, runtime metadata and
-   nudges; a new tool result may take at most a share of the body, and visible
-   tool results that share or a fixed floor, whichever is larger; history takes
-   the rest, which is the only part that grows with the window.
+   nudges; tool results at most a share of the body (B2), new and visible alike
+   (unless a floor is opted into, which departs from B2); history takes the rest,
+   which is the only part that grows with the window.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ class Allocation:
     tool_results: int
     """What a new tool result may take on arrival, beyond its exchange's earlier results (the share, B2)."""
     tool_results_high: int
-    """What visible tool results may hold before a pruning pass makes older ones pointers: the share, or the
-    floor (:attr:`~contextwright.plan.budgets.BudgetConfig.tool_results_floor_tokens`) where the share is smaller."""
+    """What visible tool results may hold before a pruning pass makes older ones pointers: the share (B2), or an
+    opted-in floor (:attr:`~contextwright.plan.budgets.BudgetConfig.tool_results_floor_tokens`, 0 by default)
+    where the share is smaller."""
     history: int
     """The most the conversation (history, tool pairs and the capped classes together) may use."""
     soft_pressure_tokens: int

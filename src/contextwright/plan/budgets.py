@@ -31,15 +31,14 @@ class BudgetConfig:
     tool_results_share: float = 0.25
     """Tool results may take at most this share of the body: what a new result may take on arrival, and
     what older results are pruned to keep under once the window is large enough (:attr:`tool_results_floor_tokens`)."""
-    tool_results_floor_tokens: int = 16_000
-    """Visible tool results may grow to this many tokens (never more than the history) before older ones become
-    pointers, however small the share leaves them. At a small window a quarter of the body is less than one
-    file view, so results were pruned far from any pressure and the model lost what it was reading: at 32k,
-    every shared transcript, exact o200k counts, documented cache rules, with the compaction of the older part
-    beside it (runtime/relief.py), the share of the strings the assistant used that its request still showed
-    went from 91.1% to 94.0%, for 0.57x -> 0.61x the append-only ceiling's input cost, cache-read share
-    86.1% -> 89.0% (fewer passes). From a window of about 90k tokens up the share is the larger and this
-    changes nothing."""
+    tool_results_floor_tokens: int = 0
+    """Off by default (0). An opt-in that departs from B2 (SPEC.md: tool results at most 25% of the body): visible
+    tool results may grow to this many tokens (never more than the history) before older ones become pointers,
+    however small the share leaves them. It trades the cap, kept because attention degrades with the absolute
+    amount of competing content, for recall at small windows, where a quarter of the body is less than one file
+    view: at 32k, every shared transcript, exact o200k counts, documented cache rules, 16,000 took the share of
+    the strings the assistant used that its request still showed from 91.8% to 94.0%. From a window of about
+    90k tokens up the share is the larger and this changes nothing."""
     body_margin: float = 0.05
     """Safety margin on body estimates (the prefix is measured, the body estimated)."""
     soft_pressure: float = 0.80

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -99,8 +99,44 @@ class _OpenResults:
 def _open_results(entry: Entry, estimate: Callable[[str], int]) -> _OpenResults | None:
     if not isinstance(entry, Exchange):
         return None
-    sized = tuple((r, estimate(r.result.output)) for r in entry.results if not r.pruned)
+    # A repeat (a duplicate, a failed attempt a later call redid) is shown as a short stub, not its output.
+    sized = tuple(
+        (r, estimate(r.result.output) if _shown_whole(r) else POINTER_STUB_TOKENS) for r in entry.results if not r.pruned
+    )
     return _OpenResults(entry.complete, sized, sum(size + ENVELOPE_TOKENS for _, size in sized))
+
+
+def _shown_whole(result: ResultEntry) -> bool:
+    """True when a request shows ``result``'s output itself: not a pointer, nor the stub of a repeat."""
+    return not result.pruned and result.duplicate_of is None and result.superseded_by is None
+
+
+def prune_order(candidates: Sequence[ResultEntry], entries: Sequence[Entry]) -> list[ResultEntry]:
+    """``candidates`` in the order a pruning pass turns them into pointers: superseded outputs first, then the oldest.
+
+    An output is superseded when a later call of the same tool with the same arguments (the same file
+    read again, the same command run again) succeeded and its output is shown in the request: the model
+    reads the newer one, so pointing at the older takes away little it cannot still see. Within each
+    group, older first: the newest outputs are the ones the model reads next, so they are the last to go.
+    A repeat already shown as a stub frees nothing and is not a candidate."""
+    keys: dict[str, tuple[str, str]] = {}
+    for entry in entries:
+        if isinstance(entry, Exchange):
+            for call in entry.calls:
+                keys[call.id] = (call.name, canonical_json(to_plain(call.arguments)))
+    newest: dict[tuple[str, str], int] = {}
+    for entry in entries:
+        if isinstance(entry, Exchange):
+            for r in entry.results:
+                key = keys.get(r.result.call_id)
+                if key is not None and _shown_whole(r) and not r.result.is_error:
+                    newest[key] = max(newest.get(key, r.seq), r.seq)
+
+    def superseded(r: ResultEntry) -> bool:
+        key = keys.get(r.result.call_id)
+        return key is not None and newest.get(key, r.seq) > r.seq
+
+    return sorted((r for r in candidates if _shown_whole(r)), key=lambda r: (not superseded(r), r.seq))
 
 
 class Relief:
@@ -475,9 +511,9 @@ class Relief:
         over_low_water = visible_results - int(high_water * self.core.budgets.relief_tool_results_target)
         if rewritten and over_low_water <= 0:
             return 0  # before sizing the body, which renders all of it
-        # Oldest first, whatever the stage's goal: the newest outputs are the ones the model reads
-        # next, so they are the last to go.
-        candidates = sorted(candidates, key=lambda r: r.seq)
+        # Superseded outputs first, then the oldest, whatever the stage's goal: the newest outputs
+        # are the ones the model reads next, so they are the last to go.
+        candidates = prune_order(candidates, surface.entries)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
         body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
