@@ -47,7 +47,7 @@ from contextwright.gateway.reconcile import (
     run_number,
 )
 from contextwright.gateway.tenancy import Registry
-from contextwright.gateway.wires import Conversation, WireName, answer_turn, response_output_for_turn
+from contextwright.gateway.wires import Conversation, Turn, WireName, answer_turn, response_output_for_turn
 from contextwright.gateway.workers import awaiting, catch_up, noted, wait_for_answer
 from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
 from contextwright.log.memory import InMemoryEventLog
@@ -192,16 +192,31 @@ class Recorder:
             if run is None:
                 runs = self._with_runs_opened_elsewhere(key, runs)
                 run = continued_run(runs, fingerprints, agent)
-            if run is None:
+        # One transaction for what the request adds (a new epoch, its turns and the note of them, the
+        # client's body, the request built): one commit, and a worker killed before it leaves no part.
+        # Nothing in it waits for another worker (the waits above come first).
+        with self.engine.log.transaction():
+            if run is None and chained is None:
                 run = self._new_epoch(runs, fingerprints, conversation, agent)
-        if run is None:
-            number = 1 + max([self._last_run_number(key), *(run_number(key, r.session_id) or 0 for r in runs)])
-            run = Run(session_id=run_id(key, number), agent=agent, session=self._open(run_id(key, number), conversation))
-            runs.append(run)
-            if number > 1:
-                logger.info("gateway: session %s continues in a new run %s (its history was rewritten)", key, run.session_id)
-        if chained is None:
-            new = turns[len(run.fingerprints) :]
+            opened = run is None
+            if run is None:
+                number = 1 + max([self._last_run_number(key), *(run_number(key, r.session_id) or 0 for r in runs)])
+                session_id = run_id(key, number)
+                run = Run(session_id=session_id, agent=agent, session=self._session(self.engine, session_id, conversation))
+                runs.append(run)
+                if number > 1:
+                    logger.info("gateway: session %s continues in a new run %s (its history was rewritten)", key, session_id)
+            if chained is None:
+                new = turns[len(run.fingerprints) :]
+            ticket = self._record_in(key, run, runs, new, fingerprints, client)
+        if opened and self.registry is not None:
+            self.registry.register(run.session_id, run.session.agent, run.session.model)  # listed once it is stored
+        return ticket
+
+    def _record_in(
+        self, key: str, run: Run, runs: list[Run], new: Sequence[Turn], fingerprints: list[str], client: Received | None
+    ) -> Ticket:
+        """Record the new turns in ``run`` and build the engine's request for them (inside the request's transaction)."""
         session = run.session
         if new:
             record_turns(session, new)
@@ -331,11 +346,12 @@ class Recorder:
             answer = _as_recorded(answer)
             seen = _as_recorded(seen) if seen is not None else answer
             turn = answer_turn(seen)
-            if ticket.built and run.awaiting:
-                run.session.record(answer)
-            else:
-                run.session.record_assistant(parse_response(answer)[0])
-            run.session.append([FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
+            with self.engine.log.transaction():  # the answer, its usage and the note of its fingerprint: one commit
+                if ticket.built and run.awaiting:
+                    run.session.record(answer)
+                else:
+                    run.session.record_assistant(parse_response(answer)[0])
+                run.session.append([FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
             run.fingerprints.append(turn.fingerprint)
             run.awaiting = False
             if isinstance(seen.get("id"), str) and seen.get("object") == "response":
@@ -517,12 +533,6 @@ class Recorder:
         """Drop what is tracked for ``key``: the next request reads its runs back from the log."""
         with self._lock:
             self._runs.pop(key, None)
-
-    def _open(self, session_id: str, conversation: Conversation) -> Any:
-        session = self._session(self.engine, session_id, conversation)
-        if self.registry is not None:
-            self.registry.register(session_id, session.agent, session.model)
-        return session
 
     def _session(self, engine: Engine, session_id: str, conversation: Conversation) -> Any:
         """A new run's session on ``engine``: the client's system text and tools (and the read tool, in manage mode)."""

@@ -29,6 +29,10 @@ checked by :mod:`contextwright.testing.contract`:
   reading a payload whose bytes no longer match raises
   :class:`~contextwright.errors.StorageCorrupted`. :meth:`EventLog.verify` checks
   every hash and counter the store keeps.
+* **Transactions (optional).** Inside :meth:`EventLog.transaction`, the appends and
+  artifacts a thread stores are one unit: all of them are committed at the block's end,
+  or none (the block raised, the process died). A store that can
+  (:attr:`EventLog.atomic_transactions`) also lets an append inside the block fail alone.
 * **Checkpoints are a cache.** Beside the log a session may keep one checkpoint: its
   folded state as of some seq, with the payload hash of the event at that seq
   (:meth:`EventLog.put_checkpoint`). The log never depends on it; a checkpoint whose
@@ -39,6 +43,7 @@ checked by :mod:`contextwright.testing.contract`:
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -160,7 +165,26 @@ class EventLog(abc.ABC):
     def __init__(self, *, clock: Clock | None = None) -> None:
         self.clock: Clock = clock or SystemClock()
 
+    atomic_transactions: bool = False
+    """True when :meth:`transaction` makes its writes one unit; False when each write is stored on its own."""
+
     # -- the contract ---------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Make this thread's appends and artifacts inside the block one unit: all stored, or none.
+
+        The writes are committed together when the block ends, in one commit (one sync to disk
+        instead of one per write); when it raises, or the process dies inside it, none of them
+        is stored. Reads on this thread inside the block see its own writes. An append that
+        raises inside the block writes nothing and the block may go on. Nested blocks join the
+        outermost. A store holds its write lock (SQLite: the file; PostgreSQL: the rows of the
+        sessions appended to) until the block ends, so keep blocks short, and never wait inside
+        one for a write another thread or process makes.
+
+        Stores without :attr:`atomic_transactions` (the in-memory log, which a dead process
+        loses whole) store each write on its own; the block changes nothing there."""
+        yield
 
     def append(
         self,

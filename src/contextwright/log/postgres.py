@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -78,6 +79,8 @@ class PostgresEventLog(EventLog):
             raise UsageError(f"schema name {schema!r} must be lowercase letters, digits and underscores")
         self.schema = schema
         self.dsn = dsn
+        self._bound = threading.local()
+        """The connection of the thread's open :meth:`transaction` (``conn``) and how deep it is nested (``depth``)."""
         with translating_psycopg("connecting to PostgreSQL"):
             self._pool = pool_module.ConnectionPool(
                 dsn,
@@ -96,6 +99,42 @@ class PostgresEventLog(EventLog):
 
     def close(self) -> None:
         self._pool.close()
+
+    # -- connections and transactions -----------------------------------------
+
+    atomic_transactions = True
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """The thread's transaction's connection, or one from the pool for this call."""
+        bound = getattr(self._bound, "conn", None)
+        if bound is not None:
+            yield bound
+            return
+        with self._pool.connection() as conn:
+            yield conn
+
+    def _end_read(self, conn: Any) -> None:
+        """End a read's implicit transaction, unless it is the thread's transaction (which goes on)."""
+        if conn is not getattr(self._bound, "conn", None):
+            conn.rollback()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        if getattr(self._bound, "depth", 0):
+            self._bound.depth += 1
+            try:
+                yield
+            finally:
+                self._bound.depth -= 1
+            return
+        with translating_psycopg("opening a transaction"), self._pool.connection() as conn:
+            with conn.transaction():
+                self._bound.conn, self._bound.depth = conn, 1
+                try:
+                    yield
+                finally:
+                    self._bound.conn, self._bound.depth = None, 0
 
     def _sql(self, text: str) -> str:
         return text.replace("{schema}", self.schema)
@@ -140,13 +179,22 @@ class PostgresEventLog(EventLog):
 
     def schema_version(self) -> int:
         """The greatest migration version applied to this store."""
-        with translating_psycopg("reading the schema version"), self._pool.connection() as conn:
+        with translating_psycopg("reading the schema version"), self._connection() as conn:
             row = conn.execute(self._sql("SELECT MAX(version) FROM {schema}.cw_migrations")).fetchone()
         return int(row[0] or 0)
 
     # -- the port -------------------------------------------------------------
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
+        bound = getattr(self._bound, "conn", None)
+        if bound is not None:
+            # Inside the thread's transaction, a savepoint: the append is undone alone when it fails.
+            with translating_psycopg(f"appending to session {session_id!r}"):
+                try:
+                    return self._append_locked(bound, session_id, events, expected_seq, steps=_SAVEPOINT_STEPS)
+                except BaseException:
+                    _roll_back(bound, _SAVEPOINT_STEPS)
+                    raise
         with translating_psycopg(f"appending to session {session_id!r}"), self._pool.connection() as conn:
             # BEGIN and COMMIT are sent as statements in the append's two pipelines: in a
             # transaction block psycopg would send each in a round trip of its own.
@@ -160,7 +208,10 @@ class PostgresEventLog(EventLog):
                 with contextlib.suppress(Exception):  # a broken connection is dropped by the pool
                     conn.autocommit = False
 
-    def _append_locked(self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int) -> list[Event]:
+    def _append_locked(
+        self, conn: Any, session_id: str, events: Sequence[PreparedEvent], expected_seq: int, *, steps: _Steps | None = None
+    ) -> list[Event]:
+        begin, commit, undo = steps or _TRANSACTION_STEPS
         keys = [e.idempotency_key for e in events if e.idempotency_key is not None]
         # The call ids the session rules will look up, asked for with the lock.
         results = calls_to_look_up(events)
@@ -170,7 +221,7 @@ class PostgresEventLog(EventLog):
         # appends to the session; the key lookup after it sees what a writer that held the
         # lock before committed.
         with conn.pipeline():
-            conn.execute("BEGIN")
+            conn.execute(begin)
             if expected_seq == 0:
                 moved = conn.execute(
                     self._sql(
@@ -199,7 +250,9 @@ class PostgresEventLog(EventLog):
         if used is not None:
             replay = resolve_replay(session_id, events, {r[6]: _row(r) for r in used.fetchall()})
             if replay is not None:
-                conn.execute("ROLLBACK")  # the last seq may have moved above; nothing is written
+                conn.execute(undo)  # the last seq may have moved above; nothing is written
+                if steps is _SAVEPOINT_STEPS:
+                    conn.execute(commit)
                 return replay
         if moved.rowcount != 1:
             row = conn.execute(
@@ -222,7 +275,7 @@ class PostgresEventLog(EventLog):
                 ],
             )
             self._write_index(conn, session_id, changes)
-            conn.execute("COMMIT")  # skipped by the server if a write above failed
+            conn.execute(commit)  # skipped by the server if a write above failed
         return new_events(session_id, events, expected_seq=expected_seq, at=at)
 
     def _write_index(self, conn: Any, session_id: str, changes: IndexChanges) -> None:
@@ -274,32 +327,32 @@ class PostgresEventLog(EventLog):
             self._write_index(conn, session_id, rebuild_index((int(seq), t, p) for seq, t, p in rows))
 
     def _read(self, session_id: str, *, after_seq: int, limit: int | None) -> list[StoredRow]:
-        with translating_psycopg(f"reading session {session_id!r}"), self._pool.connection() as conn:
+        with translating_psycopg(f"reading session {session_id!r}"), self._connection() as conn:
             rows = conn.execute(
                 self._sql(
                     f"SELECT {_COLUMNS} FROM {{schema}}.cw_events WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s"
                 ),
                 (session_id, after_seq, limit),
             ).fetchall()
-            conn.rollback()  # end the read transaction so the pooled connection is clean
+            self._end_read(conn)  # end the read transaction so the pooled connection is clean
         return [_row(r) for r in rows]
 
     def _read_keyed(self, session_id: str, key_prefix: str) -> list[StoredRow]:
-        with translating_psycopg(f"reading keyed events of {session_id!r}"), self._pool.connection() as conn:
+        with translating_psycopg(f"reading keyed events of {session_id!r}"), self._connection() as conn:
             rows = conn.execute(self._sql(_READ_KEYED), (session_id, *key_prefix_range(key_prefix))).fetchall()
-            conn.rollback()
+            self._end_read(conn)
         return [_row(r) for r in rows]
 
     def _last_seq(self, session_id: str) -> int:
-        with translating_psycopg(f"reading the last seq of {session_id!r}"), self._pool.connection() as conn:
+        with translating_psycopg(f"reading the last seq of {session_id!r}"), self._connection() as conn:
             row = conn.execute(
                 self._sql("SELECT last_seq FROM {schema}.cw_sessions WHERE session_id = %s"), (session_id,)
             ).fetchone()
-            conn.rollback()
+            self._end_read(conn)
         return int(row[0]) if row else 0
 
     def _put_artifact(self, ref: str, kind: str, content: str) -> None:
-        with translating_psycopg(f"storing artifact {ref}"), self._pool.connection() as conn:
+        with translating_psycopg(f"storing artifact {ref}"), self._connection() as conn:
             with conn.transaction():
                 conn.execute(
                     self._sql(
@@ -310,13 +363,13 @@ class PostgresEventLog(EventLog):
                 )
 
     def _get_artifact(self, ref: str) -> str | None:
-        with translating_psycopg(f"reading artifact {ref}"), self._pool.connection() as conn:
+        with translating_psycopg(f"reading artifact {ref}"), self._connection() as conn:
             row = conn.execute(self._sql("SELECT content, encoding FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)).fetchone()
-            conn.rollback()
+            self._end_read(conn)
         return _read_content(row[0], row[1]) if row else None
 
     def _setting(self, key: str, default: str) -> str:
-        with translating_psycopg(f"reading setting {key!r}"), self._pool.connection() as conn:
+        with translating_psycopg(f"reading setting {key!r}"), self._connection() as conn:
             with conn.transaction():
                 conn.execute(
                     self._sql("INSERT INTO {schema}.cw_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING"),
@@ -327,18 +380,18 @@ class PostgresEventLog(EventLog):
 
     def _put_checkpoint(self, checkpoint: StoredCheckpoint) -> None:
         c = checkpoint
-        with translating_psycopg(f"storing the checkpoint of {c.session_id!r}"), self._pool.connection() as conn:
+        with translating_psycopg(f"storing the checkpoint of {c.session_id!r}"), self._connection() as conn:
             with conn.transaction():
                 conn.execute(
                     self._sql(_PUT_CHECKPOINT), (c.session_id, c.seq, c.head_sha256, c.format, c.body, c.body_sha256, c.seal)
                 )
 
     def _get_checkpoint(self, session_id: str) -> StoredCheckpoint | None:
-        with translating_psycopg(f"reading the checkpoint of {session_id!r}"), self._pool.connection() as conn:
+        with translating_psycopg(f"reading the checkpoint of {session_id!r}"), self._connection() as conn:
             row = conn.execute(
                 self._sql(f"SELECT {_CHECKPOINT_COLUMNS} FROM {{schema}}.cw_checkpoints WHERE session_id = %s"), (session_id,)
             ).fetchone()
-            conn.rollback()
+            self._end_read(conn)
         if row is None:
             return None
         return StoredCheckpoint(
@@ -346,43 +399,43 @@ class PostgresEventLog(EventLog):
         )
 
     def _checkpoint_rows(self) -> Iterator[StoredCheckpoint]:
-        with translating_psycopg("listing checkpoints"), self._pool.connection() as conn:
+        with translating_psycopg("listing checkpoints"), self._connection() as conn:
             ids = [r[0] for r in conn.execute(self._sql("SELECT session_id FROM {schema}.cw_checkpoints")).fetchall()]
-            conn.rollback()
+            self._end_read(conn)
         for session_id in sorted(ids):
             stored = self._get_checkpoint(session_id)
             if stored is not None:
                 yield stored
 
     def sessions(self) -> list[str]:
-        with translating_psycopg("listing sessions"), self._pool.connection() as conn:
+        with translating_psycopg("listing sessions"), self._connection() as conn:
             rows = conn.execute(
                 self._sql('SELECT session_id FROM {schema}.cw_sessions WHERE last_seq > 0 ORDER BY session_id COLLATE "C"')
             ).fetchall()
-            conn.rollback()
+            self._end_read(conn)
         return [r[0] for r in rows]
 
     def _event_session_ids(self) -> list[str]:
-        with translating_psycopg("listing sessions with events"), self._pool.connection() as conn:
+        with translating_psycopg("listing sessions with events"), self._connection() as conn:
             rows = conn.execute(self._sql("SELECT DISTINCT session_id FROM {schema}.cw_events")).fetchall()
-            conn.rollback()
+            self._end_read(conn)
         return sorted(r[0] for r in rows)
 
     def _artifact_rows(self) -> Iterator[ArtifactRow]:
-        with translating_psycopg("listing artifacts"), self._pool.connection() as conn:
+        with translating_psycopg("listing artifacts"), self._connection() as conn:
             refs = [r[0] for r in conn.execute(self._sql("SELECT ref FROM {schema}.cw_artifacts ORDER BY ref")).fetchall()]
-            conn.rollback()
+            self._end_read(conn)
         for ref in refs:
-            with translating_psycopg(f"reading artifact {ref}"), self._pool.connection() as conn:
+            with translating_psycopg(f"reading artifact {ref}"), self._connection() as conn:
                 row = conn.execute(
                     self._sql("SELECT size_chars, content, encoding FROM {schema}.cw_artifacts WHERE ref = %s"), (ref,)
                 ).fetchone()
-                conn.rollback()
+                self._end_read(conn)
             if row is not None:
                 yield ArtifactRow(ref=ref, size_chars=int(row[0]), content=_read_content(row[1], row[2]))
 
     def _index_state(self, session_id: str) -> tuple[dict[str, bool], dict[int, str], int]:
-        with translating_psycopg(f"reading the index of {session_id!r}"), self._pool.connection() as conn:
+        with translating_psycopg(f"reading the index of {session_id!r}"), self._connection() as conn:
             calls = conn.execute(
                 self._sql("SELECT call_id, result_seq IS NOT NULL FROM {schema}.cw_tool_calls WHERE session_id = %s"),
                 (session_id,),
@@ -393,12 +446,12 @@ class PostgresEventLog(EventLog):
             row = conn.execute(
                 self._sql("SELECT requests_built FROM {schema}.cw_sessions WHERE session_id = %s"), (session_id,)
             ).fetchone()
-            conn.rollback()
+            self._end_read(conn)
         return {parse_canonical(c): bool(a) for c, a in calls}, {int(e): p for e, p in plans}, int(row[0]) if row else 0
 
     def drop_schema(self) -> None:
         """Delete this store's schema and everything in it (for tests and teardown)."""
-        with translating_psycopg(f"dropping schema {self.schema}"), self._pool.connection() as conn:
+        with translating_psycopg(f"dropping schema {self.schema}"), self._connection() as conn:
             with conn.transaction():
                 conn.execute(self._sql("DROP SCHEMA IF EXISTS {schema} CASCADE"))
 
@@ -442,11 +495,20 @@ class _IndexReader:
         return int(row[0]) if row else 0
 
 
-def _roll_back(conn: Any) -> None:
-    """End a failed append's transaction; a connection too broken for that is dropped by the pool."""
+_Steps = tuple[str, str, str]
+_TRANSACTION_STEPS: _Steps = ("BEGIN", "COMMIT", "ROLLBACK")
+"""How an append opens, commits and undoes its writes: a transaction of its own."""
+_SAVEPOINT_STEPS: _Steps = ("SAVEPOINT cw_append", "RELEASE SAVEPOINT cw_append", "ROLLBACK TO SAVEPOINT cw_append")
+"""The same inside the thread's transaction: a savepoint, released when the append is stored."""
+
+
+def _roll_back(conn: Any, steps: _Steps = _TRANSACTION_STEPS) -> None:
+    """End a failed append's transaction (or savepoint); a connection too broken for that is dropped by the pool."""
     with contextlib.suppress(Exception):
         if conn.info.transaction_status.name != "IDLE":
-            conn.execute("ROLLBACK")
+            conn.execute(steps[2])
+            if steps is _SAVEPOINT_STEPS:
+                conn.execute(steps[1])
 
 
 def _call_states_query(log: PostgresEventLog, conn: Any, session_id: str, call_ids: Sequence[str]) -> Any:

@@ -10,6 +10,14 @@
   open connections follows the number of concurrent calls, not of threads that ever
   called (at most ``max_idle`` stay open between calls). Processes coordinate through
   the file lock, waiting up to ``busy_timeout`` seconds.
+* :meth:`~SQLiteEventLog.transaction` binds one connection to the thread for the
+  block, in one ``BEGIN IMMEDIATE`` transaction: every call of the thread inside it
+  uses that connection (so it reads its own writes), each append in a savepoint of its
+  own, and the block ends in one commit.
+* ``synchronous`` is ``FULL`` by default: every commit is on disk when it returns.
+  ``synchronous="NORMAL"`` skips the sync of each commit in WAL mode; a commit then
+  survives a crash of the process, but the last ones may be lost when the machine loses
+  power (https://www.sqlite.org/pragma.html#pragma_synchronous).
 """
 
 from __future__ import annotations
@@ -117,6 +125,8 @@ class SQLiteEventLog(EventLog):
         self._max_idle = max(1, max_idle)
         self._idle: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
+        self._bound = threading.local()
+        """The connection of the thread's open :meth:`transaction` (``conn``) and how deep it is nested (``depth``)."""
         self._closed = False
         self.read_only = read_only
         if not self.path.exists():
@@ -175,9 +185,12 @@ class SQLiteEventLog(EventLog):
             self._give_back(conn)
 
     def _take(self) -> sqlite3.Connection:
-        """An idle connection, or a new one."""
+        """The thread's transaction's connection, an idle connection, or a new one."""
         if self._closed:
             raise UsageError("this log is closed")
+        bound: sqlite3.Connection | None = getattr(self._bound, "conn", None)
+        if bound is not None:
+            return bound
         with self._pool_lock:
             if self._idle:
                 return self._idle.pop()
@@ -197,6 +210,8 @@ class SQLiteEventLog(EventLog):
 
     def _give_back(self, conn: sqlite3.Connection) -> None:
         """Keep ``conn`` for the next call, unless enough are idle, the log is closed or it is mid-transaction."""
+        if conn is getattr(self._bound, "conn", None):
+            return  # the thread's transaction goes on with it
         with self._pool_lock:
             keep = not self._closed and len(self._idle) < self._max_idle and not conn.in_transaction
             if keep:
@@ -281,17 +296,55 @@ class SQLiteEventLog(EventLog):
 
     # -- the port -------------------------------------------------------------
 
+    atomic_transactions = True
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        if getattr(self._bound, "depth", 0):
+            self._bound.depth += 1
+            try:
+                yield
+            finally:
+                self._bound.depth -= 1
+            return
+        if self.read_only:
+            yield  # nothing can be written: every write raises StoreReadOnly as it would outside
+            return
+        conn = self._take()
+        try:
+            with translating_sqlite(f"opening a transaction on {self.path}"):
+                conn.execute("BEGIN IMMEDIATE")
+            self._bound.conn, self._bound.depth = conn, 1
+            try:
+                yield
+                with translating_sqlite(f"committing a transaction on {self.path}"):
+                    conn.execute("COMMIT")
+            finally:
+                self._bound.conn, self._bound.depth = None, 0
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+        finally:
+            self._give_back(conn)
+
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
         # The pool and the error translation spelled out: this is the hot path of every turn.
         conn = self._take()
+        # Inside the thread's transaction, a savepoint: the append is undone alone when it fails.
+        begin, commit, undo = (
+            ("SAVEPOINT cw_append", "RELEASE cw_append", "ROLLBACK TO cw_append")
+            if conn is getattr(self._bound, "conn", None)
+            else ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
+        )
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(begin)
             try:
                 rows = self._append_locked(conn, session_id, events, expected_seq)
-                conn.execute("COMMIT")
+                conn.execute(commit)
             except BaseException:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    conn.execute(undo)
+                    if begin.startswith("SAVEPOINT"):
+                        conn.execute(commit)  # the savepoint ends; the transaction goes on
                 raise
         except (sqlite3.Error, sqlite3.Warning) as exc:
             raise map_sqlite_error(exc, context=f"appending to session {session_id!r}") from exc

@@ -471,6 +471,96 @@ class EventLogContract:
         # The log still accepts appends after the crash.
         log.append("crash", [user("after")], expected_seq=len(events))
 
+    # -- transactions (optional) -------------------------------------------------
+
+    def _transactional(self) -> EventLog:
+        log = self.open()
+        if not log.atomic_transactions:
+            import pytest
+
+            pytest.skip("optional capability: this backend stores each write on its own")
+        return log
+
+    def test_a_transaction_stores_its_writes_together_at_its_end(self) -> None:
+        log = self._transactional()
+        peer = self.peer(log)
+        with log.transaction():
+            log.append("a", [user("one")], expected_seq=0)
+            ref = log.put_artifact("the whole output")
+            log.append("b", [user("two"), user("three")], expected_seq=0)
+            log.append("a", [user("four", key="k4")], expected_seq=1)
+            # The thread reads its own writes inside the block.
+            assert [e.payload.text for e in log.read("a")] == ["one", "four"] and log.last_seq("b") == 2
+            assert log.get_artifact(ref) == "the whole output"
+            if peer is not log:
+                assert peer.read("a") == [] and peer.last_seq("b") == 0  # not committed yet
+        assert [e.payload.text for e in self.peer(log).read("a")] == ["one", "four"]
+        assert [e.payload.text for e in self.peer(log).read("b")] == ["two", "three"]
+        assert self.peer(log).get_artifact(ref) == "the whole output"
+        # A retry of a keyed append after the commit writes nothing again.
+        with log.transaction():
+            assert [e.seq for e in log.append("a", [user("four", key="k4")], expected_seq=1)] == [2]
+        assert log.last_seq("a") == 2
+
+    def test_a_transaction_that_raises_stores_nothing(self) -> None:
+        log = self._transactional()
+        log.append("a", [user("before")], expected_seq=0)
+        try:
+            with log.transaction():
+                log.append("a", [user("one")], expected_seq=1)
+                with log.transaction():  # a nested block joins the outer one
+                    log.append("b", [user("two")], expected_seq=0)
+                    ref = log.put_artifact("never stored")
+                raise RuntimeError("the request failed")
+        except RuntimeError:
+            pass
+        for handle in (log, self.peer(log)):
+            assert [e.payload.text for e in handle.read("a")] == ["before"] and handle.read("b") == []
+            assert handle.last_seq("a") == 1 and "b" not in handle.sessions()
+        try:
+            log.get_artifact(ref)
+        except ArtifactNotFound:
+            pass
+        else:
+            raise AssertionError("an artifact of a rolled back transaction was stored")
+        log.append("a", [user("after")], expected_seq=1)  # the log goes on as before
+
+    def test_an_append_that_fails_inside_a_transaction_fails_alone(self) -> None:
+        log = self._transactional()
+        with log.transaction():
+            log.append("a", [user("one")], expected_seq=0)
+            try:
+                log.append("a", [user("stale"), user("stale too")], expected_seq=0)
+            except SeqConflict:
+                pass
+            else:
+                raise AssertionError("a stale append inside a transaction was stored")
+            try:
+                log.append("a", [_result("nobody")], expected_seq=1)
+            except SessionInvariantViolated:
+                pass
+            else:
+                raise AssertionError("a result without its call was stored")
+            log.append("a", [user("two")], expected_seq=1)
+        assert [e.payload.text for e in self.peer(log).read("a")] == ["one", "two"]
+
+    def test_a_writer_killed_inside_a_transaction_leaves_nothing_of_it(self) -> None:
+        log = self._transactional()
+        url = self.store_url(log)
+        if url is None:
+            import pytest
+
+            pytest.skip("optional capability: this backend cannot be opened from another process")
+        log.append("killed", [user("before")], expected_seq=0)
+        proc = subprocess.Popen([sys.executable, "-c", _TRANSACTION_WRITER, url, "killed"], stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == b"appended"  # two appends and an artifact, not committed
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        peer = self.peer(log)
+        assert [e.payload.text for e in peer.read("killed")] == ["before"] and peer.read("killed-too") == []
+        log.append("killed", [user("after")], expected_seq=1)
+
     # -- settings ----------------------------------------------------------------
 
     def test_a_setting_keeps_its_first_value(self) -> None:
@@ -842,6 +932,22 @@ def _race_in_process(url: str, index: int, rounds: int, barrier: Any, results: A
     except BaseException as exc:  # reported to the parent as text
         results.put(f"writer {index}: {type(exc).__name__}: {exc}")
 
+
+_TRANSACTION_WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from contextwright.log import open_log
+    from contextwright.events import NewEvent, UserMessage
+    url, session = sys.argv[1], sys.argv[2]
+    log = open_log(url)
+    with log.transaction():
+        log.append(session, [NewEvent.of(UserMessage(text="one"))], expected_seq=1)
+        log.put_artifact("an artifact of a transaction never committed")
+        log.append(session + "-too", [NewEvent.of(UserMessage(text="two"))], expected_seq=0)
+        print("appended", flush=True)
+        time.sleep(600)
+    """
+)
 
 _CRASH_WRITER = textwrap.dedent(
     """
