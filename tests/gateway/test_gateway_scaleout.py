@@ -24,6 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
+from contextwright.errors import UsageError
 from contextwright.log import open_log
 from contextwright.testing.service import free_port, serving
 from contextwright.testing.sse import stream_bytes
@@ -33,6 +34,9 @@ from tests.service.conftest import _store_url
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 PARTIAL = "The first half of an answer"
+ANSWER_WAIT = 60.0
+"""Seconds a worker waits for the other's recording of an answer, and the test for the log: generous, as CI runs
+the whole suite on 2 cores (a fixed few seconds ran out there)."""
 WHOLE = anthropic_message({"type": "text", "text": "All 42 tests pass."})
 LAST = anthropic_message({"type": "text", "text": "You are welcome."})
 
@@ -46,6 +50,7 @@ class GatewayProcess:
         self.stderr = tempfile.TemporaryFile(mode="a+b")
         command = [sys.executable, "-m", "contextwright", "gateway", "--store", store, "--port", str(self.port)]
         command += ["--mode", mode, "--anthropic-upstream", upstream, "--openai-upstream", upstream]
+        command += ["--answer-wait", str(ANSWER_WAIT)]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self.stderr)
 
     def wait_ready(self, timeout: float = 60.0) -> GatewayProcess:
@@ -94,6 +99,19 @@ def send(url: str, body: dict[str, Any]) -> httpx2.Response:
     return httpx2.post(url + "/v1/messages", content=json.dumps(body).encode(), headers=headers(), timeout=60)
 
 
+def settled(log: Any, *, answers: int) -> list[Any]:
+    """The session's events once ``answers`` answers and the note of the last one are in the log (polled, up to ANSWER_WAIT)."""
+    deadline = time.monotonic() + ANSWER_WAIT
+    while True:
+        events = log.read(CC_SESSION)
+        types = [e.type for e in events]
+        if types.count("model.response") >= answers and types[-1] == "framework.history.seen":
+            return events  # type: ignore[no-any-return]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the gateways did not record {answers} answers in {ANSWER_WAIT} s: {types}")
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("mode", ["manage", "observe"])
 def test_two_gateways_share_a_session_and_a_killed_one_leaves_no_partial_answer(store_url: str, mode: str) -> None:
     upstream = FakeUpstream()
@@ -135,12 +153,8 @@ def test_two_gateways_share_a_session_and_a_killed_one_leaves_no_partial_answer(
             retried = send(b.url, claude_body(third))
             assert retried.status_code == 200 and retried.content == stream_bytes(WHOLE), b.errors()[-3000:]
             assert send(b.url, claude_body(fourth)).status_code == 200
-            deadline = time.monotonic() + 20
-            while [e.type for e in log.read(CC_SESSION)].count("model.response") < 4 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(0.2)  # the fingerprint note follows the answer
-
-            events = log.read(CC_SESSION)
+            # The last answer and the note of its fingerprint are recorded after the client has its last byte.
+            events = settled(log, answers=4)
             types = [e.type for e in events]
             assert [s for s in log.sessions() if s.startswith(CC_SESSION)] == [CC_SESSION]  # one run: none was rewritten
             answers = [e.payload.text for e in events if e.type == "message.assistant"]
@@ -200,6 +214,31 @@ def test_a_worker_waits_for_the_answer_another_worker_is_recording(tmp_path: Any
     assert runs == [CC_SESSION]
 
 
+def test_the_wait_for_an_answer_a_gone_worker_never_records_ends_at_the_setting(tmp_path: Any) -> None:
+    """Worker A built a request and died before recording its answer: B waits ``answer_wait`` seconds, then goes on."""
+    from contextwright.gateway import GatewayConfig
+    from contextwright.gateway.recorder import Recorder
+    from contextwright.gateway.wires import parse_request
+    from contextwright.runtime.engine import Engine
+
+    assert GatewayConfig().answer_wait == 15.0  # the default: an answer is recorded milliseconds after its last byte
+    with pytest.raises(UsageError):
+        GatewayConfig(answer_wait=-1)
+    store = f"sqlite:///{tmp_path}/store.db"
+    with open_log(store) as log_a, open_log(store) as log_b:
+        a, b = Recorder(Engine(log_a)), Recorder(Engine(log_b))
+        b.answer_wait = 0.5
+        assert a.record_request(CC_SESSION, parse_request("anthropic", claude_body(FIRST))).built
+        started = time.monotonic()
+        second = b.record_request(CC_SESSION, parse_request("anthropic", claude_body(SECOND)))
+        waited = time.monotonic() - started
+        events = log_b.read(CC_SESSION)
+    assert second.built and 0.45 < waited < 10
+    types = [e.type for e in events]
+    # The answer is recorded once, from the client's copy, and the run goes on.
+    assert types.count("message.assistant") == 1 and types.count("context.request.built") == 2
+
+
 def test_a_response_one_worker_recorded_is_continued_through_another(store_url: str) -> None:
     """OpenAI Responses, manage mode: worker B gets ``previous_response_id`` naming an answer worker A recorded."""
     from contextwright.gateway import GatewayConfig, create_gateway_app
@@ -223,17 +262,19 @@ def test_a_response_one_worker_recorded_is_continued_through_another(store_url: 
             def answers() -> int:
                 return sum([e.type for e in log.read(s)].count("message.assistant") for s in log.sessions())
 
+            def noted() -> bool:
+                return all(log.read(s)[-1].type == "framework.history.seen" for s in log.sessions())
+
             first = {"model": "gpt-5", "input": "hello", "stream": False}
             assert httpx2.post(a + "/v1/responses", json=first, headers=auth, timeout=30).json()["id"] == "resp_a1"
-            deadline = time.monotonic() + 15
+            deadline = time.monotonic() + ANSWER_WAIT
             while answers() < 1 and time.monotonic() < deadline:
                 time.sleep(0.02)
             # A stored conversation: the client sends only what is new, naming the response it follows, to B.
             follow = {"model": "gpt-5", "input": "and then?", "previous_response_id": "resp_a1", "stream": False}
             assert httpx2.post(b + "/v1/responses", json=follow, headers=auth, timeout=30).status_code == 200
-            while answers() < 2 and time.monotonic() < deadline:
+            while not (answers() >= 2 and noted()) and time.monotonic() < deadline:  # the note follows the answer
                 time.sleep(0.02)
-            time.sleep(0.2)  # the fingerprint note follows the answer
             (run,) = log.sessions()  # the same run: B found it from the store
             events = log.read(run)
     assert [e.payload.text for e in events if e.type == "message.user"] == ["hello", "and then?"]

@@ -9,6 +9,8 @@ from contextwright.cli._store import STORE_HELP, NewStore, check_reachable, desc
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """The service's default body limit, the same for the gateway (``gateway.config`` holds it too, behind its extra)."""
+ANSWER_WAIT = 15.0
+"""``GatewayConfig.answer_wait``'s default (``gateway.config`` holds it too, behind its extra)."""
 
 
 def gateway(
@@ -35,6 +37,11 @@ def gateway(
     ),
     max_body_bytes: int = typer.Option(
         DEFAULT_MAX_BODY_BYTES, "--max-body-bytes", help="Largest request body; larger ones get 413."
+    ),
+    answer_wait: float = typer.Option(
+        ANSWER_WAIT,
+        "--answer-wait",
+        help="Seconds a worker waits for another worker on the store to record an answer the client already holds.",
     ),
     tenant: str = typer.Option(
         "gateway",
@@ -66,6 +73,7 @@ def gateway(
             openai_upstream=openai_upstream,
             gateway_key=gateway_key,
             max_body_bytes=max_body_bytes,
+            answer_wait=answer_wait,
             tenant=tenant,
         )
         check_reachable(store)

@@ -73,6 +73,7 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
     store = log if log is not None else open_log(config.store)
     registry = open_registry(config.store, config.tenant)
     recorder = Recorder(Engine(store), registry=registry, manage=config.mode == "manage")
+    recorder.answer_wait = config.answer_wait
     queue = KeyQueue()
     timeout = httpx2.Timeout(config.upstream_timeout, connect=min(30.0, config.upstream_timeout))
     state: dict[str, Any] = {}

@@ -15,6 +15,9 @@ ANTHROPIC_API = "https://api.anthropic.com"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """The service's default body limit (``ServiceConfig.max_body_bytes``), the same for the gateway."""
 OPENAI_API = "https://api.openai.com"
+ANSWER_WAIT = 15.0
+"""The default of :attr:`GatewayConfig.answer_wait`: an answer is recorded milliseconds after its last
+byte, so this only runs out when that worker died in between (or the store stalls for that long)."""
 _TENANT = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 """A service tenant's name (``contextwright.service.store`` checks the same)."""
 
@@ -40,6 +43,9 @@ class GatewayConfig:
     """Largest request body accepted (the service's limit); larger ones get 413 before anything is read."""
     upstream_timeout: float = 600.0
     """Seconds to wait for the provider to connect, or between two chunks of its answer."""
+    answer_wait: float = ANSWER_WAIT
+    """Seconds a worker waits for another worker on the store to record an answer the client already
+    holds, before it records that answer from the client's copy (see :mod:`~contextwright.gateway.workers`)."""
     tenant: str = "gateway"
     """The HTTP service's tenant the sessions are listed under, when a service shares the store: that
     tenant's API keys see them in ``GET /v1/sessions`` and the console (see :mod:`~contextwright.gateway.tenancy`)."""
@@ -47,6 +53,8 @@ class GatewayConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise UsageError(f"mode must be observe or manage, not {self.mode!r}")
+        if not self.answer_wait >= 0:
+            raise UsageError(f"answer_wait must be a number of seconds >= 0, not {self.answer_wait!r}")
         if self.max_body_bytes < 1024:
             raise UsageError(f"max_body_bytes must be at least 1024, not {self.max_body_bytes}")
         for name in ("anthropic_upstream", "openai_upstream"):

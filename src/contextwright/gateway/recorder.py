@@ -36,6 +36,7 @@ from contextwright.derive._framework_items import fold_seen_history
 from contextwright.errors import ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestPassed, GatewayRequestReceived
 from contextwright.events.envelope import Event, NewEvent
+from contextwright.gateway.config import ANSWER_WAIT
 from contextwright.gateway.reconcile import (
     Run,
     agent_signature,
@@ -138,6 +139,8 @@ class Recorder:
         """Manage mode: new runs of a client with tools pin the engine's read tool after them (see
         :mod:`~contextwright.gateway.readback`), and a request the engine builds none for is
         recorded as passed on (``gateway.request.passed``)."""
+        self.answer_wait = ANSWER_WAIT
+        """Seconds to wait for another worker's recording of an answer the client already holds (``GatewayConfig.answer_wait``)."""
         self.rounds: RoundPolicy | None = None
         """Round governance of the runs opened here (the engine's default when None)."""
         self.registry = registry
@@ -180,7 +183,7 @@ class Recorder:
         runs = self._known_runs(key)
         for known in runs:
             if known.agent == agent or self._same_model(known, conversation):
-                wait_for_answer(known, fingerprints)
+                wait_for_answer(known, fingerprints, timeout=self.answer_wait)
         chained = self._chained(runs, conversation.hints.get("previous_response_id"))
         if chained is not None:
             # A stored conversation: the client sends only what follows the response it names.

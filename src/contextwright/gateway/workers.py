@@ -10,7 +10,7 @@ folded again from the log (:func:`catch_up`). Two more rules make the hand-over 
   byte; the client may send its next request to another worker before that recording
   lands. A worker that finds the run waiting for an answer built elsewhere, while the
   request it got already holds that answer, waits for it (:func:`wait_for_answer`, up to
-  :data:`ANSWER_WAIT` seconds) instead of recording the answer a second time from the
+  ``GatewayConfig.answer_wait`` seconds, polling the log) instead of recording the answer a second time from the
   client's copy. A worker killed before its last byte recorded no answer: nothing waits
   for one, and the client's retry continues the run on whichever worker gets it.
 * A new run of a session is numbered after every run in the log, not only those this
@@ -24,10 +24,9 @@ from collections.abc import Sequence
 
 from contextwright.derive._framework_items import fold_seen_history
 from contextwright.events.envelope import Event
+from contextwright.gateway.config import ANSWER_WAIT
 from contextwright.gateway.reconcile import Run
 
-ANSWER_WAIT = 5.0
-"""Seconds a worker waits for another worker's recording of an answer the client already holds."""
 POLL = 0.02
 """Seconds between two reads of the log while waiting."""
 
