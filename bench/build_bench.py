@@ -105,11 +105,11 @@ def steady_state(messages: int, turns: int, *, pasted: bool = False) -> dict[str
     # Twice the window in characters is over a quarter of the history budget in tokens: shown bounded.
     payloads = history(messages, pasted=2 * window if pasted else 0)
     for start in range(0, len(payloads), 5_000):  # the log takes batches of at most 10,000 events
-        session.log.append(session.id, payloads[start : start + 5_000], expected_seq=start)
+        session.setup.log.append(session.id, payloads[start : start + 5_000], expected_seq=start)
     body, first = request_and_render(session)  # opening a long session reads and folds it once
     spent, floor = [], []
     for turn in range(turns):
-        session.record_assistant(AssistantMessage(text=f"Done: {turn}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Done: {turn}."))
         session.user(f"Next step {turn}: check module {turn % 7} again.")
         body, seconds = request_and_render(session)
         text, dumped = cpu(lambda body=body: json.dumps(body, sort_keys=True))
@@ -142,10 +142,10 @@ def whole_session(turns: int) -> tuple[list[float], list[float]]:
         session.user(f"Turn {turn}: run the billing tests and fix what fails in module {turn % 7}.")
         request()
         call = ToolCall(id=f"w{turn}", name="read_file", arguments={"path": f"src/m{turn % 7}.py"})
-        session.record_assistant(AssistantMessage(text="Reading the module.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text="Reading the module.", tool_calls=(call,)))
         session.tool_result(call.id, f"def f{turn}(x):\n    return x * {turn}\n" * 8)
         request()
-        session.record_assistant(AssistantMessage(text=f"Fixed module {turn % 7}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Fixed module {turn % 7}."))
     engine.close()
     return spent, floor
 

@@ -70,7 +70,7 @@ def main() -> None:
                 row = rows[transcript.format]
                 engine = Engine.open("memory://", clock=FixedClock(step=1), secret=TEST_SECRET)
                 result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), window))
-                events = result.session.events
+                events = result.session.history.events
                 stated = next(
                     (
                         e.seq

@@ -87,10 +87,10 @@ def reopen_once(store: _Path, window: int, *, checkpoints: bool | None) -> tuple
         start = time.process_time()
         engine, session = open_copy(store, folder, window, **options)
         opened = time.process_time() - start
-        after = session.last_seq - getattr(session._core, "base_seq", 0)
+        after = session.history.last_seq - getattr(session._core, "base_seq", 0)
         if checkpoints:
             assert session._core.checkpoint_outcome == "restored", session._core.checkpoint_outcome
-        events = session.last_seq
+        events = session.history.last_seq
         session.user("One more pass over the failing module, please.")
         start = time.process_time()
         session.next_request().anthropic()

@@ -88,7 +88,7 @@ def reopen_once(store: _Path, window: int, *, previous: bool) -> tuple[int, dict
         engine, session = open_copy(store, folder, window)
         spent["open"] = time.process_time() - start
         assert session._core.checkpoint_outcome == "restored", session._core.checkpoint_outcome
-        events = session.last_seq
+        events = session.history.last_seq
         session.user("One more pass over the failing module, please.")
         skip = None if previous else (lambda self, epoch: None)
         with (

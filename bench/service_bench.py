@@ -75,7 +75,7 @@ def run(store: str, turns: int) -> tuple[dict[str, dict[str, list[float]]], int]
         timed("late", "GET stats", session.stats)
         timed("late", "GET series", session.series)
         timed("late", "GET requests/N (inspect)", session.inspect, 2 * turns - 1)
-        events = session.last_seq
+        events = session.history.last_seq
     app.state.store.close()
     return timings, events
 

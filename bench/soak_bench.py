@@ -182,11 +182,11 @@ def soak(*, turns: int, max_bytes: int, seed: int, url: str, window: int) -> tup
                     ToolCall(id=f"t{turn}-{k}", name=rng.choice(["run_tests", "build", "grep"]), arguments={"turn": turn})
                     for k in range(rng.choice([1, 1, 2]))
                 )
-                session.record_assistant(AssistantMessage(text=f"Checking module {turn % 17}.", tool_calls=calls))
+                session.adapter.record_assistant(AssistantMessage(text=f"Checking module {turn % 17}.", tool_calls=calls))
                 if rng.random() < 0.02:
                     # A crash between the model's call and the tool's result: the calls stay pending.
                     result.crashes_with_pending_calls += 1
-                    engine, session = reopen(turn, engine, session.last_seq, costs)
+                    engine, session = reopen(turn, engine, session.history.last_seq, costs)
             for call in session.pending_tool_calls():
                 made = time.process_time()
                 failing = rng.random() < 0.15
@@ -200,11 +200,11 @@ def soak(*, turns: int, max_bytes: int, seed: int, url: str, window: int) -> tup
                 session.tool_result(call.id, output, exit_code=1 if failing else 0)
                 costs.tool += time.process_time() - stored
             request(costs)
-            session.record_assistant(AssistantMessage(text=f"Module {turn % 17} is done."))
+            session.adapter.record_assistant(AssistantMessage(text=f"Module {turn % 17} is done."))
         except EscalationRequired:
             # The summary reached its depth cap: carry on in a child run, as the engine asks.
             result.child_runs.append(turn)
-            session = session.escalate()
+            session = session.children.escalate()
             session_id = session.id
         except ContextwrightError as exc:
             # Recorded, not hidden: a session that cannot go on continues as a new one.
@@ -214,12 +214,12 @@ def soak(*, turns: int, max_bytes: int, seed: int, url: str, window: int) -> tup
             engine, session = reopen(turn, engine, 0, costs)
         if rng.random() < 0.01:
             result.restarts += 1
-            engine, session = reopen(turn, engine, session.last_seq, costs)
+            engine, session = reopen(turn, engine, session.history.last_seq, costs)
         result.turn_seconds.append(time.perf_counter() - start)
         result.turn_cpu.append(time.process_time() - start_cpu - costs.outside)
         result.request_cpu.append(costs.request)
         result.reopen_cpu.append(costs.reopen)
-        result.session_events.append(session.last_seq)
+        result.session_events.append(session.history.last_seq)
         result.dumps_cpu.append(costs.dumps)
         result.body_bytes.append(costs.body)
         result.tool_cpu.append(costs.tool)

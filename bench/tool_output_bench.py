@@ -92,7 +92,7 @@ folder = tempfile.mkdtemp()
 engine, session, _ = open_session(url=f"sqlite:///{folder}/bench.db")
 session.user("run it")
 session.next_request()
-session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
+session.adapter.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
 
 
 def status(key):

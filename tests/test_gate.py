@@ -36,7 +36,7 @@ def run_gate(url: str, *, turns: int = 50, session_id: str = "gate") -> None:
     engine, session, _ = open_session(session_id, url=url, clock=clock, window=WINDOW, memory=memory)
     try:
         report = drive(session, demo_script(turns=turns), clock=clock, force_compaction_at=[turns * 3 // 5])
-        events = session.events
+        events = session.history.events
         types = [e.type for e in events]
 
         # The script did what the gate requires.
@@ -64,7 +64,7 @@ def run_gate(url: str, *, turns: int = 50, session_id: str = "gate") -> None:
             allocation = allocate(plan)
             assert allocation.prefix_tokens + allocation.with_margin(request.result.body_tokens) <= allocation.input_limit
             # Rebuilt from the log alone, byte for byte.
-            rebuilt, record = session.rebuild(request.index)
+            rebuilt, record = session.history.rebuild(request.index)
             assert rebuilt.canonical() == neutral.canonical()
             assert rebuilt.sha256() == record.request_sha256 == neutral.sha256()
     finally:
@@ -120,9 +120,9 @@ def test_gate_fails_with_random_nonces(monkeypatch):
 
 @pytest.mark.moves_cache_prefix(reason="revocation rewrites the prefix on purpose")
 def test_gate_fails_when_revocation_removes_the_tool_from_the_prefix(monkeypatch):
-    from contextwright.runtime.session import Session
+    from contextwright.runtime.session_parts import SessionTools
 
-    monkeypatch.setattr(Session, "revoke_tool", lambda self, name, reason="": self.force_revoke_tool(name))
+    monkeypatch.setattr(SessionTools, "revoke", lambda self, name, reason="": self.force_revoke(name))
     with pytest.raises((AssertionError, ContextwrightError)):
         run_gate("memory://", turns=MUTATION_TURNS)
 

@@ -96,7 +96,7 @@ def _answer_once(session) -> None:  # type: ignore[no-untyped-def]
 def test_session_stats_name_the_price_source():
     _, session, _ = open_session()
     _answer_once(session)
-    summary = summarize(session.events)
+    summary = summarize(session.history.events)
     assert summary.total_cost_usd is not None and summary.total_cost_usd > 0
     assert len(summary.priced_by) == 1 and summary.priced_by[0].startswith("Anthropic pricing page")
 

@@ -91,7 +91,7 @@ def test_the_streaming_example_runs(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out == "Checking the tests first. # Migrating to 2.0\nRename `connect` to `open`."
     assert [b["stream"] for b in provider.bodies] == [True, True] and provider.bodies[0]["max_tokens"] == 64_000
     assert provider.bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
-    types = [e.type for e in scope["session"].events]
+    types = [e.type for e in scope["session"].history.events]
     assert types.count("message.assistant") == 2 and types.count("model.response") == 2
 
 

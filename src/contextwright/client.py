@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from contextwright._optional import require
@@ -25,11 +26,14 @@ from contextwright.errors import ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import AssistantMessage, ToolCall
 from contextwright.models import ResolvedModel
 from contextwright.plan.plan import DEFAULT_CACHE_TTL
+from contextwright.runtime.operations import moved_names
 from contextwright.runtime.spec import AgentSpec
 
-__all__ = ["Client", "RemoteRequest", "RemoteSession", "ServiceProblem"]
+__all__ = ["Client", "RemoteAdapter", "RemoteHistory", "RemoteRequest", "RemoteSession", "ServiceProblem"]
 
 _RETRY_STATUSES = frozenset({429, 503})
+_MOVED = moved_names("remote")
+"""Names the remote session answered itself before they moved to a part (see ``runtime/operations.py``)."""
 
 
 class ServiceProblem(ContextwrightError):
@@ -121,6 +125,22 @@ class RemoteSession:
         self.agent = agent
         self.model = model
         self._path = f"/v1/sessions/{quote(session_id, safe='')}"
+        self.history = RemoteHistory(self)
+        """Events, last seq, series and artifacts, read back from the service."""
+        self.adapter = RemoteAdapter(self)
+        """An answer or usage the caller parsed itself, and whether a request can be built now."""
+
+    if not TYPE_CHECKING:
+        # The names it answered itself before still answer at run time, with a warning; a type checker flags them.
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached when normal lookup fails: a name that moved to one of the parts above.
+            new = _MOVED.get(name)
+            if new is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            warnings.warn(f"RemoteSession.{name} is deprecated: use session.{new}", DeprecationWarning, stacklevel=2)
+            home, _, attribute = new.partition(".")
+            return getattr(getattr(self, home), attribute)
 
     # -- recording ---------------------------------------------------------------------
 
@@ -145,18 +165,6 @@ class RemoteSession:
         body = {"text": text, "steering": steering, "author": author}
         return self._write("/messages", body, idempotency_key, expected_seq)[0]
 
-    def record_assistant(
-        self, message: AssistantMessage, *, idempotency_key: str | None = None, expected_seq: int | None = None
-    ) -> list[dict[str, Any]]:
-        """Record the model's complete answer (a streamed one once it is complete)."""
-        body = {
-            "text": message.text,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in message.tool_calls],
-            "model": message.model,
-            "stop_reason": message.stop_reason,
-        }
-        return self._write("/assistant", body, idempotency_key, expected_seq)
-
     def record(
         self, response: Any, *, idempotency_key: str | None = None, expected_seq: int | None = None
     ) -> list[dict[str, Any]]:
@@ -179,12 +187,6 @@ class RemoteSession:
         body = {"call_id": call_id, "output": output, "exit_code": exit_code, "is_error": is_error, "trust": trust}
         return self._write("/tool-results", body, idempotency_key, expected_seq)[-1]
 
-    def record_usage(
-        self, *, idempotency_key: str | None = None, expected_seq: int | None = None, **usage: Any
-    ) -> dict[str, Any]:
-        """Record provider usage for the last request (``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ...)."""
-        return self._write("/usage", dict(usage), idempotency_key, expected_seq)[0]
-
     # -- state ---------------------------------------------------------------------------
 
     def _state(self) -> dict[str, Any]:
@@ -193,16 +195,6 @@ class RemoteSession:
     def pending_tool_calls(self) -> list[ToolCall]:
         """Tool calls of the last answer that still need a result."""
         return [ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in self._state()["pending_tool_calls"]]
-
-    @property
-    def awaiting_model(self) -> bool:
-        """True when a request can be built now."""
-        return bool(self._state()["awaiting_model"])
-
-    @property
-    def last_seq(self) -> int:
-        """The session's last seq."""
-        return int(self._state()["last_seq"])
 
     # -- requests --------------------------------------------------------------------------
 
@@ -286,9 +278,12 @@ class RemoteSession:
         summary = self.client.call("GET", self._path + "/stats")["summary"]
         return None if summary is None else dict(summary)
 
-    def series(self) -> list[dict[str, Any]]:
-        """One point per request built (what the console charts)."""
-        return list(self.client.call("GET", self._path + "/series")["points"])
+
+class RemoteHistory:
+    """``remote.history``: the session's log read back from the service (as ``session.history`` embedded)."""
+
+    def __init__(self, session: RemoteSession) -> None:
+        self._session = session
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -296,14 +291,53 @@ class RemoteSession:
         out: list[dict[str, Any]] = []
         after: int | None = 0
         while after is not None:
-            page = self.client.call("GET", self._path + "/events", after_seq=after, limit=1000)
+            page = self._session.client.call("GET", self._session._path + "/events", after_seq=after, limit=1000)
             out.extend(page["events"])
             after = page["next_after_seq"]
         return out
 
+    @property
+    def last_seq(self) -> int:
+        """The session's last seq."""
+        return int(self._session._state()["last_seq"])
+
+    def series(self) -> list[dict[str, Any]]:
+        """One point per request built (what the console charts)."""
+        return list(self._session.client.call("GET", self._session._path + "/series")["points"])
+
     def read_artifact(self, ref: str) -> str:
         """A full text this session points at."""
-        return str(self.client.call("GET", f"{self._path}/artifacts/{quote(ref, safe=':')}")["content"])
+        return str(self._session.client.call("GET", f"{self._session._path}/artifacts/{quote(ref, safe=':')}")["content"])
+
+
+class RemoteAdapter:
+    """``remote.adapter``: what an integration records itself (as ``session.adapter`` embedded)."""
+
+    def __init__(self, session: RemoteSession) -> None:
+        self._session = session
+
+    def record_assistant(
+        self, message: AssistantMessage, *, idempotency_key: str | None = None, expected_seq: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Record the model's complete answer (a streamed one once it is complete)."""
+        body = {
+            "text": message.text,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in message.tool_calls],
+            "model": message.model,
+            "stop_reason": message.stop_reason,
+        }
+        return self._session._write("/assistant", body, idempotency_key, expected_seq)
+
+    def record_usage(
+        self, *, idempotency_key: str | None = None, expected_seq: int | None = None, **usage: Any
+    ) -> dict[str, Any]:
+        """Record provider usage for the last request (``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ...)."""
+        return self._session._write("/usage", dict(usage), idempotency_key, expected_seq)[0]
+
+    @property
+    def awaiting_model(self) -> bool:
+        """True when a request can be built now."""
+        return bool(self._session._state()["awaiting_model"])
 
 
 class RemoteRequest:

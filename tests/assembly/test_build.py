@@ -24,24 +24,24 @@ def _session_with_history(turns: int = 3, *, memory=None, window: int = 200_000)
         session.user(f"Turn {turn}: please fix billing rounding and run the tests.")
         session.next_request()
         calls = tuple(ToolCall(id=f"c{turn}-{i}", name="read_file", arguments={"path": f"src/f{i}.py"}) for i in range(3))
-        session.record_assistant(AssistantMessage(text="Reading files.", tool_calls=calls))
+        session.adapter.record_assistant(AssistantMessage(text="Reading files.", tool_calls=calls))
         for call in reversed(calls):  # results arrive out of order
             session.tool_result(call.id, f"contents of {call.arguments['path']}\n" * 20, exit_code=0)
         session.next_request()
-        session.record_assistant(AssistantMessage(text=f"Done with turn {turn}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Done with turn {turn}."))
         clock.advance(600)
     return engine, session, clock
 
 
 def _inputs(session, tail=VolatileTail()):
-    plan = session.plan
+    plan = session.setup.plan
     return dict(
         plan=plan,
         allocation=allocate(plan),
-        surface=fold(session.id, session.events),
+        surface=fold(session.id, session.history.events),
         tail=tail,
-        secret=session.secret,
-        estimate=lambda text: session.estimator.estimate(text, model=plan.model.id),
+        secret=session.setup.secret,
+        estimate=lambda text: session.setup.estimator.estimate(text, model=plan.model.id),
     )
 
 
@@ -91,7 +91,7 @@ def test_no_timestamp_or_volatile_text_in_the_prefix():
     session.user("later")
     clock.advance(86_400)
     session.next_request()
-    requests = [e.payload for e in session.events if e.type == "context.request.built"]
+    requests = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len({r.prefix_sha256 for r in requests}) == 1
     system_text = "".join(b.text for b in build(**_inputs(session)).request.system)
     assert "2026" not in system_text and "UTC" not in system_text

@@ -21,10 +21,10 @@ def _session(turns: int = 3):
     for turn in range(turns):
         session.user(f"Turn {turn}: fix the rounding in billing and run the tests.")
         call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/f{turn}.py", "lines": [1, 2.5, True]})
-        session.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,)))
         session.tool_result(call.id, f"def f{turn}(x):\n    return x\n" * 10, exit_code=0)
         session.next_request()
-        session.record_assistant(AssistantMessage(text=f"Done {turn}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Done {turn}."))
     session.user("Summarise.")
     return engine, session
 
@@ -44,12 +44,12 @@ def test_canonical_request_is_the_canonical_json_of_the_whole_request():
 
 def test_builds_with_the_memo_size_and_hash_as_builds_without_it():
     engine, session = _session()
-    plan = session.plan
+    plan = session.setup.plan
     counts = EstimateMemo()
     memo = RenderMemo()
     estimator = HeuristicEstimator()
     for factor in (1.0, 1.0, 1.25, 1.0):  # a changed correction factor is a new counter: nothing stale is reused
-        surface = fold(session.id, session.events)
+        surface = fold(session.id, session.history.events)
         inputs = dict(plan=plan, allocation=allocate(plan), surface=surface, tail=VolatileTail())
         counter = counts.counter(estimator, plan.model.id, factor=factor)
         kept = build(**inputs, secret=TEST_SECRET, estimate=counter, memo=memo)

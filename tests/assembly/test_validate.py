@@ -19,7 +19,7 @@ def built():
     _, session, _ = open_session()
     session.user("go")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(
             tool_calls=(ToolCall(id="a", name="run_tests", arguments={}), ToolCall(id="b", name="grep", arguments={}))
         )

@@ -30,7 +30,7 @@ def _small_session(engine: Engine):
     session = engine.session("s-1", agent=sample_agent(), model=with_window(anthropic("claude-sonnet-4-6"), 32_000))
     session.user("Fix the failing billing tests. Never push to main.")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(
             text="Running them.",
             tool_calls=(ToolCall(id="c1", name="run_tests", arguments={"path": "tests"}),),
@@ -40,7 +40,7 @@ def _small_session(engine: Engine):
     session.tool_result("c1", BIG_OUTPUT, exit_code=1)
     session.user("Only touch billing/.", author="operator")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Done: the rounding was wrong."))
+    session.adapter.record_assistant(AssistantMessage(text="Done: the rounding was wrong."))
     return session
 
 
@@ -48,7 +48,7 @@ def test_full_tool_outputs_come_back_from_the_artifact_store():
     clock = FixedClock("2026-03-01T10:00:00+00:00", step=1)
     engine = _engine(clock)
     session = _small_session(engine)
-    shown = next(e.payload.output for e in session.events if e.type == "tool.result")
+    shown = next(e.payload.output for e in session.history.events if e.type == "tool.result")
     assert len(shown) < len(BIG_OUTPUT)  # the engine capped what the model saw
 
     transcript = transcript_from_log(engine.log, "s-1")
@@ -74,8 +74,8 @@ def test_full_tool_outputs_come_back_from_the_artifact_store():
 def test_without_an_artifact_reader_the_bounded_output_is_kept():
     engine = _engine(FixedClock(step=1))
     session = _small_session(engine)
-    shown = next(e.payload.output for e in session.events if e.type == "tool.result")
-    transcript = transcript_from_events(session.events, session_id="s-1")
+    shown = next(e.payload.output for e in session.history.events if e.type == "tool.result")
+    transcript = transcript_from_events(session.history.events, session_id="s-1")
     assert transcript.messages[2].tool_results[0].output == shown
 
 
@@ -84,7 +84,7 @@ def test_times_are_the_event_times():
     engine = _engine(clock)
     session = _small_session(engine)
     transcript = transcript_from_log(engine.log, "s-1")
-    by_seq = {e.seq: e for e in session.events}
+    by_seq = {e.seq: e for e in session.history.events}
     for message in transcript.messages:
         assert message.at is not None
         event_at = by_seq[message.source_line].at
@@ -97,7 +97,7 @@ def test_events_of_another_session_are_refused():
     engine = _engine(FixedClock(step=1))
     session = _small_session(engine)
     with pytest.raises(UsageError, match="belongs to session 's-1'"):
-        transcript_from_events(session.events, session_id="other")
+        transcript_from_events(session.history.events, session_id="other")
     with pytest.raises(UsageError, match="no events"):
         transcript_from_log(engine.log, "never-opened")
 
@@ -107,7 +107,9 @@ def test_a_call_left_without_a_result_is_dropped_and_counted():
     session = engine.session("s-2", agent=sample_agent(), model=anthropic("claude-sonnet-4-6"))
     session.user("List the files.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Listing.", tool_calls=(ToolCall(id="c9", name="read_file", arguments={}),)))
+    session.adapter.record_assistant(
+        AssistantMessage(text="Listing.", tool_calls=(ToolCall(id="c9", name="read_file", arguments={}),))
+    )
     transcript = transcript_from_log(engine.log, "s-2")
     assert transcript.dropped_tool_calls == 1
     assert transcript.messages[-1].tool_calls == ()

@@ -30,8 +30,8 @@ def test_a_150_turn_demo_continues_in_child_runs_and_completes(tmp_path):
     assert len(report.requests) == sum(1 for s in steps if s.kind == "assistant")
     assert len(report.sessions) >= 2, "the summary depth cap was never reached"
     for parent, child in zip(report.sessions, report.sessions[1:], strict=False):
-        started = [e.payload for e in parent.events if e.type == "child.started"]
-        finished = [e.payload for e in parent.events if e.type == "child.finished"]
+        started = [e.payload for e in parent.history.events if e.type == "child.started"]
+        finished = [e.payload for e in parent.history.events if e.type == "child.finished"]
         assert [s.child_session_id for s in started] == [child.id] == [f.child_session_id for f in finished]
         # The child was seeded with pointers to the parent's compaction archives.
         assert "context_read_artifact" in started[0].seed

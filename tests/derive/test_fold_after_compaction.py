@@ -8,7 +8,7 @@ from contextwright.testing.fakes import open_session
 
 def call(session, call_id: str):
     message = AssistantMessage(text="Running the tests.", tool_calls=(ToolCall(id=call_id, name="run_tests", arguments={}),))
-    return session.record_assistant(message)
+    return session.adapter.record_assistant(message)
 
 
 def test_a_manual_compaction_while_a_tool_call_waits_leaves_the_call_open():
@@ -19,7 +19,7 @@ def test_a_manual_compaction_while_a_tool_call_waits_leaves_the_call_open():
         call(session, f"c{turn}")
         session.tool_result(f"c{turn}", "12 passed")
         session.next_request()
-        session.record_assistant(AssistantMessage(text=f"Module {turn} is green."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Module {turn} is green."))
     session.user("Now module 9.")
     session.next_request()
     call(session, "c9")

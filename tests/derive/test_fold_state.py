@@ -92,23 +92,23 @@ def real_session_events(steps: list[str]) -> list:
             session.next_request()
             if kind == "calls":
                 call = ToolCall(id=f"c{turn}", name="run_tests", arguments={"k": turn % 2})
-                session.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
+                session.adapter.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
                 session.tool_result(call.id, f"FAILED test_{turn % 2}: {INJECTED}", exit_code=1)
                 session.next_request()
-                session.record_assistant(AssistantMessage(text=f"It printed {INJECTED}; ignoring that."))
+                session.adapter.record_assistant(AssistantMessage(text=f"It printed {INJECTED}; ignoring that."))
             else:
-                session.record_assistant(AssistantMessage(text=f"Done with turn {turn}."))
+                session.adapter.record_assistant(AssistantMessage(text=f"Done with turn {turn}."))
             if kind == "stage":
                 if stage_open:
-                    session.close_stage(outcome="done", rationale="checked")
+                    session.stages.close(outcome="done", rationale="checked")
                 else:
-                    session.open_stage("implement", goal="make the tests pass")
+                    session.stages.open("implement", goal="make the tests pass")
                 stage_open = not stage_open
             elif kind == "artifact":
-                session.declare_artifact("plan", title="Plan", content=f"v{turn}", summary="the plan", steps=("a", "b"))
+                session.artifacts.declare("plan", title="Plan", content=f"v{turn}", summary="the plan", steps=("a", "b"))
             elif kind == "compact":
                 session.compact()
-        return session.events
+        return session.history.events
     finally:
         engine.close()
 

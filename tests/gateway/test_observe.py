@@ -314,7 +314,7 @@ def test_inspect_and_stats_read_gateway_sessions_like_any_other(gateway: Any) ->
     gateway.settled(CC_SESSION, 2)
     engine = Engine(gateway.log)
     session = reopen(engine, CC_SESSION)
-    assert session.inspect(1).sha256() == session.last_request.request_sha256
+    assert session.inspect(1).sha256() == session.history.last_request.request_sha256
     (summary,) = store_summary(gateway.log)
     assert summary.session_id == CC_SESSION and summary.requests == 2
     runner = CliRunner()

@@ -50,7 +50,7 @@ def _engine() -> Engine:
 def _check(spans: Any, session: Any, calls: int) -> None:
     ours = [span for span in spans.get_finished_spans() if span.instrumentation_scope.name == otel.SCOPE]
     assert len(ours) == calls
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     for span, request in zip(ours, built, strict=True):
         assert span.attributes["contextwright.prefix_sha256"] == request.prefix_sha256
         assert span.attributes["gen_ai.conversation.id"] == session.id

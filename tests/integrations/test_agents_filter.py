@@ -82,9 +82,9 @@ def _check_run(engine, model, session, items, turns: int) -> None:
     outputs = [i for i in stored if i.get("type") == "function_call_output"]
     # Check: the SDK session keeps every tool output whole.
     assert [o["output"] for o in outputs] == [_big_output(t) for t in range(turns)]
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len(built) == 2 * turns
-    limit = session.plan.model.context_window - session.plan.model.output_reserve
+    limit = session.setup.plan.model.context_window - session.setup.plan.model.output_reserve
     # Check: every request the model received was built by the engine, within the window.
     assert all(b.total_tokens <= limit for b in built)
     for call in calls:
@@ -104,11 +104,11 @@ def _check_run(engine, model, session, items, turns: int) -> None:
     assert json.dumps(second[index - 1], sort_keys=True) == json.dumps(kept, sort_keys=True)
     assert second[index - 1]["encrypted_content"] == "gAAAA-opaque-0"
     # Check: the engine's log holds the reasoning with its call, so a rebuild shows it too.
-    first_answer = next(e.payload for e in session.events if e.type == "message.assistant")
+    first_answer = next(e.payload for e in session.history.events if e.type == "message.assistant")
     assert [to_plain(r.block) for r in first_answer.reasoning] == [kept]
     # Check: one stable prompt_cache_key per session and epoch.
     keys = {call.model_settings.extra_args["prompt_cache_key"] for call in calls}
-    assert keys == {cache_key("ticket-7", session.plan.epoch)}
+    assert keys == {cache_key("ticket-7", session.setup.plan.epoch)}
 
 
 def test_runner_run_async_over_several_tool_turns(tmp_path):
@@ -135,7 +135,7 @@ def test_runner_run_async_over_several_tool_turns(tmp_path):
     asyncio.run(drive())
     _check_run(engine, model, session, items, turns)
     # Check: every model call's usage was recorded against its built request, reads apart from the rest.
-    usage = [e.payload for e in session.events if e.type == "model.response"]
+    usage = [e.payload for e in session.history.events if e.type == "model.response"]
     assert [u.request_index for u in usage] == list(range(2 * turns))
     assert {(u.usage.input_tokens, u.usage.cache_read_tokens, u.usage.output_tokens) for u in usage} == {(952, 2048, 40)}
 

@@ -85,8 +85,8 @@ def test_one_wrapped_model_bounds_every_call_and_records_its_usage(tmp_path):
 
     calls = scripted.calls
     assert len(calls) == TURNS + 1
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
-    limit = session.plan.model.context_window - session.plan.model.output_reserve
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
+    limit = session.setup.plan.model.context_window - session.setup.plan.model.output_reserve
     # Check: every call the model got was the engine's request, within the window, the task visible.
     assert len(built) == TURNS + 1 and all(b.total_tokens <= limit for b in built)
     for call in calls:
@@ -94,7 +94,7 @@ def test_one_wrapped_model_bounds_every_call_and_records_its_usage(tmp_path):
         assert "test_case_300 PASSED" not in json.dumps(call.input)
         assert call.model_settings.extra_args["prompt_cache_key"]
     # Check: each call's usage was recorded against its request, with no hooks passed.
-    responses = [e.payload for e in session.events if e.type == "model.response"]
+    responses = [e.payload for e in session.history.events if e.type == "model.response"]
     assert len(responses) == TURNS + 1 and responses[0].usage.cache_read_tokens == 2048
     # The SDK's session keeps every output whole.
     stored = asyncio.run(history.get_items())

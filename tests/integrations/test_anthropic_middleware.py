@@ -115,7 +115,7 @@ def test_ten_rounds_of_an_unchanged_loop_send_only_engine_bodies():
 
     assert len(wire.bodies) == ROUNDS
     results_on_wire = 0
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len(built) == ROUNDS
     for body in wire.bodies:
         # Check: the engine's system and tools went out, the caller's system prompt and tools pinned in them.
@@ -133,7 +133,7 @@ def test_ten_rounds_of_an_unchanged_loop_send_only_engine_bodies():
     assert results_on_wire == sum(range(ROUNDS))
     # Check: one prefix hash for the epoch, and each message of the caller's history in the log once.
     assert len({(b.epoch, b.prefix_sha256) for b in built}) == 1
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("message.user"), types.count("message.assistant"), types.count("tool.result")) == (1, ROUNDS, ROUNDS - 1)
     assert types.count("model.response") == ROUNDS
     # Check: the caller's own history kept every output whole.
@@ -149,7 +149,7 @@ def test_a_529_then_200_under_max_retries_1_records_one_built_request(monkeypatc
     # Check: four attempts on the wire, three logical calls, three built requests; the retry resent the same body.
     assert len(wire.bodies) == 4
     assert wire.bodies[1] == wire.bodies[2]
-    assert sum(1 for e in session.events if e.type == "context.request.built") == 3
+    assert sum(1 for e in session.history.events if e.type == "context.request.built") == 3
 
 
 def test_an_overflow_is_recovered_once_by_compacting():
@@ -160,7 +160,7 @@ def test_an_overflow_is_recovered_once_by_compacting():
     }
     wire = Wire(ScriptedProvider(answers(4), clock=clock), failures={3: (400, too_long)})
     caller_loop(_client(session, wire, max_retries=0), [])
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert types.count("context.overflow") == 1
     assert any(t in ("context.compacted", "context.pruned") for t in types)
     assert len(wire.bodies) == 5
@@ -196,11 +196,11 @@ def test_a_caller_history_that_rewrites_the_record_is_a_typed_error():
     messages.append({"role": "assistant", "content": response.content})
     messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_00", "content": "ok"}]})
     messages[0] = {"role": "user", "content": "A different task."}
-    before = len(session.events)
+    before = len(session.history.events)
     with pytest.raises(HistoryRewritten, match="position 0"):
         client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, messages=messages)
     # Check: nothing was recorded and nothing was sent.
-    assert len(session.events) == before and len(wire.bodies) == 1
+    assert len(session.history.events) == before and len(wire.bodies) == 1
 
 
 def test_the_async_client_runs_the_same_loop():
@@ -231,7 +231,7 @@ def test_the_async_client_runs_the_same_loop():
             )
 
     asyncio.run(loop())
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("message.assistant"), types.count("tool.result"), types.count("model.response")) == (3, 2, 3)
     assert all("Never push to main" in json.dumps(b["system"]) for b in wire.bodies)
 
@@ -322,14 +322,14 @@ def test_a_streamed_answer_is_recorded_when_the_caller_has_read_it():
             )
     assert texts == ["All green now."]
     assert all(body["stream"] is True and "Never push to main" in json.dumps(body["system"]) for body in bodies)
-    answers_ = [e.payload for e in session.events if e.type == "message.assistant"]
+    answers_ = [e.payload for e in session.history.events if e.type == "message.assistant"]
     # Check: each streamed answer was recorded once, the tool input from its deltas, the usage from message_delta.
     assert [a.tool_calls[0].arguments if a.tool_calls else a.text for a in answers_] == [{"path": "tests/"}, "All green now."]
-    usage = [e.payload.usage for e in session.events if e.type == "model.response"]
+    usage = [e.payload.usage for e in session.history.events if e.type == "model.response"]
     assert [(u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.output_tokens) for u in usage] == [
         (30, 800, 200, 25)
     ] * 2
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("message.user"), types.count("tool.result")) == (1, 1)
 
 
@@ -352,7 +352,7 @@ def test_a_stream_broken_midway_records_no_answer():
     ) as stream:
         # The SDK hands back what arrived; the text is cut short.
         assert "".join(stream.text_stream) != "All green now."
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     # Check: the request stays built, no answer and no usage were recorded.
     assert types.count("context.request.built") == 1
     assert types.count("message.assistant") == 0 and types.count("model.response") == 0
@@ -450,8 +450,8 @@ def test_the_async_client_stream_is_recorded_when_read():
 
     assert asyncio.run(turn()) == "All green now."
     assert "Never push to main" in json.dumps(bodies[0]["system"])
-    [answer] = [e.payload for e in session.events if e.type == "message.assistant"]
-    [usage] = [e.payload.usage for e in session.events if e.type == "model.response"]
+    [answer] = [e.payload for e in session.history.events if e.type == "message.assistant"]
+    [usage] = [e.payload.usage for e in session.history.events if e.type == "model.response"]
     assert answer.text == "All green now." and usage.output_tokens == 25
 
 
@@ -534,7 +534,7 @@ def test_the_first_call_pins_the_callers_system_prompt_and_tools_in_the_prefix()
         names = [tool["name"] for tool in body["tools"]]
         assert names[:2] == ["run_tests", "search_code"] and "context_read_artifact" in names
         assert next(t for t in body["tools"] if t["name"] == "search_code")["input_schema"] == SEARCH["input_schema"]
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len({(b.epoch, b.prefix_sha256) for b in built}) == 1
     assert session.agent.instructions == "You fix CI. Prefer the smallest diff."
 
@@ -558,7 +558,7 @@ def test_a_call_that_differs_from_the_spec_is_refused_naming_each_difference():
     assert any("'run_tests'" in d and "Run the test suite" in d for d in differences)
     assert any("does not pass: read_file" in d for d in differences)
     # Check: refused before anything was recorded or sent.
-    assert wire.bodies == [] and not [e for e in session.events if e.type == "message.user"]
+    assert wire.bodies == [] and not [e for e in session.history.events if e.type == "message.user"]
 
 
 def test_a_later_call_that_adds_a_tool_is_refused():
@@ -590,7 +590,7 @@ def test_a_restarted_process_resumes_what_the_first_call_pinned_without_a_new_ep
         if worker == 0:
             messages.append({"role": "assistant", "content": response.content})
             messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_00", "content": "ok"}]})
-        built = [e.payload for e in session.events if e.type == "context.request.built"]
+        built = [e.payload for e in session.history.events if e.type == "context.request.built"]
         engine.close()
     assert len(built) == 2 and len({(b.epoch, b.prefix_sha256) for b in built}) == 1
     assert all("Be brief." in json.dumps(body["system"]) for body in wire.bodies)

@@ -158,9 +158,9 @@ def test_forty_turns_under_an_8k_window_stay_within_it_and_keep_the_task(tmp_pat
     assert len(state["messages"]) == 4 * turns
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == [pytest_output(t) for t in range(turns)]
     session = cw.session("t1")
-    plan = session.plan
+    plan = session.setup.plan
     limit = plan.model.context_window - plan.model.output_reserve
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len(built) == 2 * turns
     # Check: every request was within the window, and the task statement was visible in every one.
     assert max(b.total_tokens for b in built) <= limit
@@ -273,8 +273,8 @@ def test_chat_anthropic_on_the_wire_gets_the_engine_body_and_thinking_back_uncha
     assert "<cw-data" in shown and "test_rounding_0 FAILED" in shown and len(shown) < len(pytest_output(0)) // 2
     # Check: the prefix hash stayed one per epoch, and the usage with its cache figures was recorded.
     session = cw.session("t1")
-    assert len({e.payload.prefix_sha256 for e in session.events if e.type == "context.request.built"}) == 1
-    usage = [e.payload.usage for e in session.events if e.type == "model.response"]
+    assert len({e.payload.prefix_sha256 for e in session.history.events if e.type == "context.request.built"}) == 1
+    usage = [e.payload.usage for e in session.history.events if e.type == "model.response"]
     assert [(u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens) for u in usage] == [(40, 0, 300), (40, 900, 300)]
 
 
@@ -313,12 +313,12 @@ def test_forty_turns_of_chat_anthropic_on_the_wire_stay_within_an_8k_window(tmp_
     assert len(state["messages"]) == 4 * turns
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == [pytest_output(t) for t in range(turns)]
     session = cw.session("t1")
-    limit = session.plan.model.context_window - session.plan.model.output_reserve
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    limit = session.setup.plan.model.context_window - session.setup.plan.model.output_reserve
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len(provider.bodies) == len(built) == 2 * turns and any(b.yields for b in built)
     # Check: no body on the wire was over the window, by the engine's count and by the provider's.
     assert max(b.total_tokens for b in built) <= limit
-    usage = [e.payload.usage for e in session.events if e.type == "model.response"]
+    usage = [e.payload.usage for e in session.history.events if e.type == "model.response"]
     prompt = [u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens for u in usage]
     assert len(prompt) == 2 * turns and max(prompt) <= limit
     for body in provider.bodies:
@@ -369,7 +369,7 @@ def test_chat_anthropic_overflow_is_recovered_once(tmp_path):
     state = agent.invoke({"messages": [HumanMessage(TASK)]}, {"configurable": {"thread_id": "t1"}})
     # Check: the graph never saw the failure; the engine relieved once and sent again.
     assert state["messages"][-1].content == "Done."
-    types = [e.type for e in cw.session("t1").events]
+    types = [e.type for e in cw.session("t1").history.events]
     assert types.count("context.overflow") == 1
     assert any(t in ("context.compacted", "context.pruned") for t in types)
     assert len(bodies) == 4 and bodies[3] != bodies[2]
@@ -501,7 +501,7 @@ def test_chat_openai_on_the_wire_carries_the_sessions_prompt_cache_key(tmp_path)
 
     assert len(bodies) == 2
     session = cw.session("t1")
-    engine_key = session.rebuild(session.requests_built - 1)[0].cache_key
+    engine_key = session.history.rebuild(session.history.requests_built - 1)[0].cache_key
     # Check: every body ChatOpenAI sent carries the session's own cache key (one per epoch).
     assert {body.get("prompt_cache_key") for body in bodies} == {engine_key}
     assert engine_key and "<cw-data" in json.dumps(bodies[1]["messages"])

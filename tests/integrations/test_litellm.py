@@ -130,11 +130,11 @@ def test_an_anthropic_model_through_litellm_gets_the_native_body_and_records_1h_
     ]
     assert assistant == [first]
     # Check: usage kept the TTL split (1h writes are priced higher) and the reads.
-    usage = [e.payload.usage for e in session.events if e.type == "model.response"]
+    usage = [e.payload.usage for e in session.history.events if e.type == "model.response"]
     assert [(u.cache_write_1h_tokens, u.cache_write_5m_tokens, u.cache_read_tokens, u.input_tokens) for u in usage] == [
         (2000, 48, 4096, 10)
     ] * 2
-    answer = [e.payload for e in session.events if e.type == "message.assistant"][0]
+    answer = [e.payload for e in session.history.events if e.type == "message.assistant"][0]
     assert [to_plain(r.block) for r in answer.reasoning] == [thinking]
     assert [c.id for c in answer.tool_calls] == ["toolu_1"]
 
@@ -172,7 +172,7 @@ def test_an_openai_model_through_litellm_gets_the_chat_body() -> None:
     assert sent["messages"][1:] == expected["messages"][1:] and sent["messages"][0]["role"] == "system"
     assert sent["prompt_cache_key"] == expected["prompt_cache_key"]
     session.record(response)
-    usage = session.events[-1].payload.usage
+    usage = session.history.events[-1].payload.usage
     assert (usage.cache_read_tokens, usage.input_tokens, usage.cache_write_1h_tokens) == (1920, 86, 0)
 
 
@@ -246,8 +246,8 @@ def test_the_proxy_logger_picks_the_session_from_the_call_metadata() -> None:
     response = litellm.ModelResponse(**{k: v for k, v in chat_answer("Hi.").items() if k != "usage"})
     logger.log_success_event({"litellm_params": {"metadata": {"session": "s2"}}}, response, None, None)
     logger.log_success_event({"litellm_params": {"metadata": {"session": "elsewhere"}}}, response, None, None)
-    assert [e.type for e in second.events][-1] == "message.assistant"
-    assert not any(e.type == "message.assistant" for e in first.events)
+    assert [e.type for e in second.history.events][-1] == "message.assistant"
+    assert not any(e.type == "message.assistant" for e in first.history.events)
 
 
 def test_a_session_logger_records_only_calls_that_name_its_session() -> None:
@@ -298,7 +298,7 @@ def test_a_call_heard_twice_is_recorded_once() -> None:
     for thread in again:
         thread.join()
     assert [e.type for e in logger.recorded] == ["message.assistant", "model.response"]
-    assert [e.type for e in session.events].count("message.assistant") == 1
+    assert [e.type for e in session.history.events].count("message.assistant") == 1
 
 
 def _tool_loop_answers() -> list[dict[str, Any]]:
@@ -320,7 +320,7 @@ def test_the_documented_tool_loop_records_each_answer_before_the_call_returns() 
             break
         for call in calls:
             session.tool_result(call.id, "1 failed, 41 passed")
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("context.request.built"), types.count("model.response"), types.count("tool.result")) == (3, 3, 2)
 
 
@@ -349,7 +349,7 @@ def test_the_documented_async_loop_records_in_time() -> None:
                 await asyncio.to_thread(session.tool_result, call.id, "ok")
 
     asyncio.run(loop())
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("model.response"), types.count("tool.result")) == (3, 2)
 
 
@@ -376,7 +376,7 @@ def test_the_documented_streamed_call_is_recorded_when_the_caller_has_read_it() 
     session.record(litellm.stream_chunk_builder(chunks))
     # Recorded before anything else runs: the tool result of the next step finds its call.
     session.tool_result("toolu_1", "x found")
-    [response] = [e.payload for e in session.events if e.type == "model.response"]
+    [response] = [e.payload for e in session.history.events if e.type == "model.response"]
     assert response.usage.cache_write_1h_tokens == 2000
 
 
@@ -393,7 +393,7 @@ def test_the_module_docstring_pattern_runs_a_whole_tool_loop(monkeypatch) -> Non
     session.user("CI fails on main. Fix it.")
     code = textwrap.dedent(re.search(r"::\n\n(.*?)\n\n(?! )", module.__doc__ or "", re.S).group(1))
     exec(compile(code, "contextwright/integrations/litellm.py", "exec"), {"session": session, "run": lambda call: "ok"})
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     # Each answer is recorded as the call returns, so every tool result finds its call.
     assert (types.count("model.response"), types.count("tool.result")) == (3, 2)
 
@@ -435,12 +435,12 @@ def test_the_proxy_hooks_record_in_time_and_compact_after_an_overflow() -> None:
         returned = asyncio.run(hook.async_post_call_success_hook(sent, None, answer))
         assert returned is answer
         session = hook._sessions["proxied"]
-        assert [e.type for e in session.events].count("model.response") == turn + 1  # recorded before the client has it
+        assert [e.type for e in session.history.events].count("model.response") == turn + 1  # recorded before the client has it
         messages.append(answer.choices[0].message.model_dump(exclude_none=True))
         messages.append({"role": "tool", "tool_call_id": f"call_{turn}", "content": "1 failed, 41 passed\n" * 400})
     overflow = litellm.ContextWindowExceededError(message="prompt is too long", model="claude", llm_provider="anthropic")
     asyncio.run(hook.async_post_call_failure_hook(sent, overflow, None))
-    assert [e.type for e in session.events].count("context.compacted") == 1
+    assert [e.type for e in session.history.events].count("context.compacted") == 1
     # Another error compacts nothing.
     asyncio.run(hook.async_post_call_failure_hook(sent, RuntimeError("upstream down"), None))
-    assert [e.type for e in session.events].count("context.compacted") == 1
+    assert [e.type for e in session.history.events].count("context.compacted") == 1

@@ -76,7 +76,7 @@ def _client(handler: Any, *, asynchronous: bool = False) -> Any:
 
 
 def _check_engine_bodies(session, bodies: list[dict[str, Any]], history_key: str) -> None:
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len(built) == len(bodies)
     assert len({(b.epoch, b.prefix_sha256) for b in built}) == 1
     keys = {body["prompt_cache_key"] for body in bodies}
@@ -104,7 +104,7 @@ def test_chat_completions_loop_of_ten_rounds():
     assert len(provider.bodies) == ROUNDS
     assert all(body["temperature"] == 0.2 for body in provider.bodies)
     _check_engine_bodies(session, provider.bodies, "messages")
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("message.user"), types.count("message.assistant"), types.count("tool.result")) == (1, ROUNDS, ROUNDS - 1)
     assert types.count("model.response") == ROUNDS
     # Check: the wrapper hands everything else to the client itself.
@@ -127,7 +127,7 @@ def test_async_chat_completions_loop():
             messages += [{"role": "tool", "tool_call_id": c.id, "content": "ok"} for c in message.tool_calls]
 
     asyncio.run(loop())
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("message.assistant"), types.count("tool.result"), types.count("model.response")) == (3, 2, 3)
 
 
@@ -164,15 +164,15 @@ def test_chat_completions_stream_records_the_final_answer_on_exit():
         text = "".join(event.delta for event in stream if event.type == "content.delta")
     assert text == "Looking into it."
     assert "Never push to main" in json.dumps(bodies[0]["messages"])
-    [answer] = [e.payload for e in session.events if e.type == "message.assistant"]
+    [answer] = [e.payload for e in session.history.events if e.type == "message.assistant"]
     assert answer.text == "Looking into it."
-    [usage] = [e.payload.usage for e in session.events if e.type == "model.response"]
+    [usage] = [e.payload.usage for e in session.history.events if e.type == "model.response"]
     assert (usage.cache_read_tokens, usage.output_tokens) == (512, 4)
     # Check: the caller appends the answer and continues; it is recognised, not recorded twice.
     messages += [{"role": "assistant", "content": "Looking into it."}, {"role": "user", "content": "Go on."}]
     with client.chat.completions.stream(model="gpt-5.5", messages=messages):
         pass
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("message.user"), types.count("message.assistant")) == (2, 2)
 
 
@@ -248,7 +248,7 @@ def test_responses_loop_keeps_reasoning_items_unchanged():
     second = bodies[1]["input"]
     index = next(i for i, item in enumerate(second) if item.get("type") == "function_call")
     assert second[index - 1] == REASONING
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert (types.count("message.assistant"), types.count("tool.result"), types.count("model.response")) == (2, 1, 2)
 
 
@@ -327,9 +327,9 @@ def test_async_responses_stream_records_the_final_response_on_exit():
 
     assert asyncio.run(turn()) == "Two tests fail in billing."
     assert "Never push to main" in json.dumps(bodies[0]["input"])
-    [answer] = [e.payload for e in session.events if e.type == "message.assistant"]
+    [answer] = [e.payload for e in session.history.events if e.type == "message.assistant"]
     assert answer.text == "Two tests fail in billing."
-    [usage] = [e.payload.usage for e in session.events if e.type == "model.response"]
+    [usage] = [e.payload.usage for e in session.history.events if e.type == "model.response"]
     assert usage.cache_read_tokens == 1024
 
 
@@ -344,7 +344,7 @@ def test_an_overflow_is_recovered_once_by_compacting():
         if not message.tool_calls:
             break
         messages += [{"role": "tool", "tool_call_id": c.id, "content": pytest_output(len(messages))} for c in message.tool_calls]
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     # Check: one overflow, relieved, and the same logical call sent again.
     assert types.count("context.overflow") == 1
     assert any(t in ("context.compacted", "context.pruned") for t in types)
@@ -397,10 +397,10 @@ def test_a_stream_that_overflows_when_it_opens_is_recovered_once():
         text = "".join(e.delta for e in stream if e.type == "content.delta")
     assert text == "Compacted and done."
     # Check: one overflow when the stream opened, relief, the same call streamed again and its answer recorded.
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert types.count("context.overflow") == 1 and len(bodies) == 2
     assert any(t in ("context.compacted", "context.pruned") for t in types)
-    assert [e.payload.text for e in session.events if e.type == "message.assistant"][-1] == "Compacted and done."
+    assert [e.payload.text for e in session.history.events if e.type == "message.assistant"][-1] == "Compacted and done."
     assert bodies[1]["stream_options"] == {"include_usage": True}
 
 

@@ -138,7 +138,7 @@ def test_adapter_examples_run(tmp_path, monkeypatch):
     assert len(claude.bodies) == 4 and all("Never push to main" in json.dumps(b["system"]) for b in claude.bodies)
     assert len(gpt.bodies) == 3 and all("prompt_cache_key" in b for b in gpt.bodies)
     assert namespace["result"].final_output == "Fixed."
-    assert namespace["summarised"].compactor is namespace["summarizer"]
+    assert namespace["summarised"].setup.compactor is namespace["summarizer"]
     agents_usage = [e for e in namespace["engine"].log.read("ticket-4715") if e.type == "model.response"]
     assert len(agents_usage) == 2
     assert [type(m).__name__ for m in namespace["state"]["messages"]] == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]

@@ -79,7 +79,7 @@ def store(tmp_path: Path):
     engine, session, _ = open_session(url=f"sqlite:///{path}")
     session.user("Run the tests.")
     built = session.next_request()
-    last_seq = session.last_seq
+    last_seq = session.history.last_seq
     engine.close()
     yield path, built.neutral.sha256(), last_seq
     folder.chmod(0o755)

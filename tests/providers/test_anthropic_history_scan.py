@@ -38,10 +38,10 @@ def test_each_request_reads_a_bounded_number_of_turns_to_place_the_history_ancho
         session.user(f"Turn {turn}: run the checks.")
         session.next_request().anthropic()
         call = ToolCall(id=f"c{turn}", name="run_tests", arguments={"turn": turn})
-        session.record_assistant(AssistantMessage(text="Checking.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text="Checking.", tool_calls=(call,)))
         session.tool_result(call.id, f"module {turn}: 12 passed", exit_code=0)
         session.next_request().anthropic()
-        session.record_assistant(AssistantMessage(text="Done."))
+        session.adapter.record_assistant(AssistantMessage(text="Done."))
     late = [reads for turns, reads in reads_per_request if turns > 100]
     assert late, "the history never grew past 100 turns: the test would prove nothing"
     # Turns the last layout found whole are not walked again; the walk back to an anchor is short.

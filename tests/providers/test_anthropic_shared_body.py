@@ -18,11 +18,11 @@ def _turn(session, turn: int, output: str) -> tuple[dict, dict]:
     first = session.next_request()
     first_body = first.anthropic()
     call = ToolCall(id=f"c{turn}", name="run_tests", arguments={"turn": turn, "paths": ["a", "b"]})
-    session.record_assistant(AssistantMessage(text="Checking.", tool_calls=(call,)))
+    session.adapter.record_assistant(AssistantMessage(text="Checking.", tool_calls=(call,)))
     session.tool_result(call.id, output, exit_code=0)
     second = session.next_request()
     second_body = second.anthropic()
-    session.record_assistant(AssistantMessage(text="Done."))
+    session.adapter.record_assistant(AssistantMessage(text="Done."))
     return first_body, second_body
 
 

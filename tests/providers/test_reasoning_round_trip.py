@@ -148,10 +148,10 @@ def test_a_three_round_tool_loop_sends_every_signed_thinking_block_back_byte_ide
     for block in (first[0], second[0]):
         assert _canonical_bytes(block) in wire.raw[2]
     # Check: the final answer's thinking is on the record too, verbatim.
-    answers = [e.payload for e in session.events if e.type == "message.assistant"]
+    answers = [e.payload for e in session.history.events if e.type == "message.assistant"]
     assert [to_plain(a.reasoning[0].block) for a in answers] == [first[0], second[0], third[0]]
     # Check: thinking is counted in the budget of the requests that carry it.
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert "reasoning" not in built[0].tokens_by_class
     assert built[1].tokens_by_class["reasoning"] > 0
     assert built[2].tokens_by_class["reasoning"] > built[1].tokens_by_class["reasoning"]
@@ -171,7 +171,7 @@ def test_the_bytes_sent_are_the_same_after_the_log_is_reopened() -> None:
     session.tool_result("toolu_1", "a.py:3: x")
     built = session.next_request()
     reopened = engine.session(session.id, agent=sample_agent(), model=session.model)
-    rebuilt, _ = reopened.rebuild(built.index)
+    rebuilt, _ = reopened.history.rebuild(built.index)
     assert rebuilt.sha256() == built.neutral.sha256()
     assert json.dumps(anthropic_render(rebuilt)) == json.dumps(built.anthropic())
     assert assistant_turns(built.anthropic()) == [first]
@@ -304,8 +304,10 @@ def test_a_streamed_answer_records_the_same_events_as_the_same_answer_unstreamed
     plain.next_request()
     plain.record(anthropic.types.Message.model_validate(message))
     recorded = ("message.assistant", "model.response")
-    assert [e.payload for e in streamed.events if e.type in recorded] == [e.payload for e in plain.events if e.type in recorded]
-    assert to_plain(streamed.events[-2].payload.reasoning[0].block) == content[0]
+    assert [e.payload for e in streamed.history.events if e.type in recorded] == [
+        e.payload for e in plain.history.events if e.type in recorded
+    ]
+    assert to_plain(streamed.history.events[-2].payload.reasoning[0].block) == content[0]
 
 
 # --- OpenAI Responses -------------------------------------------------------------------
@@ -378,7 +380,7 @@ def test_responses_reasoning_items_round_trip_with_encrypted_content() -> None:
     assert items[at + 1]["type"] == "function_call" and items[at + 1]["call_id"] == "call_1"
     assert items[at + 2] == {"type": "function_call_output", "call_id": "call_1", "output": items[at + 2]["output"]}
     # Check: the final answer keeps its reasoning on the record for the next turn.
-    last = [e.payload for e in session.events if e.type == "message.assistant"][-1]
+    last = [e.payload for e in session.history.events if e.type == "message.assistant"][-1]
     assert [(r.provider, to_plain(r.block), r.position) for r in last.reasoning] == [("openai", reasoning_item(2), 0)]
     # Check: the next request carries it; the chat wire has nowhere to put it and leaves it out.
     session.user("Fix them.")
@@ -516,7 +518,7 @@ def test_pressure_relief_keeps_each_thinking_block_with_its_tool_call() -> None:
     for index in range(rounds):
         session.send(client.messages.create, thinking=THINKING)
         session.tool_result(f"toolu_{index}", "\n".join(f"{index}:{line} ERROR something failed here" for line in range(120)))
-    relief = {e.type for e in session.events} & {"context.pruned", "context.compacted"}
+    relief = {e.type for e in session.history.events} & {"context.pruned", "context.compacted"}
     assert "context.pruned" in relief
     for body in wire.bodies:
         check_anthropic_thinking_rules(body)

@@ -42,7 +42,7 @@ def recorded(final: Any) -> list[Any]:
     session.user("Find the TODOs.")
     session.next_request()
     session.record(final)
-    return [e.payload for e in session.events if e.type in RECORDED]
+    return [e.payload for e in session.history.events if e.type in RECORDED]
 
 
 COMPLETION = {

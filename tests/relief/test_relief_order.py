@@ -18,19 +18,19 @@ def test_pruning_happens_in_batches_not_once_per_round():
         session.next_request()
         requests += 1
         call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/m{turn}.py"})
-        session.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
         source = "".join(f"def f_{turn}_{i}(value):\n    return value * {i} + {turn}\n\n" for i in range(20))
         session.tool_result(call.id, source)
         clock.advance(20)
     session.next_request()
     requests += 1
-    passes = [e.payload for e in session.events if e.type == "context.pruned"]
+    passes = [e.payload for e in session.history.events if e.type == "context.pruned"]
     truncations = [
         e.payload
-        for e in session.events
+        for e in session.history.events
         if e.type == "context.layer.truncated" and e.payload.relief == "tool_results_to_pointers"
     ]
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     # Check that relief happened, in few passes, each rewriting several results at once.
     assert passes, "no pruning under pressure"
     # Each pass sheds down to a low-water mark, so the next one is many rounds away.
@@ -55,9 +55,9 @@ def test_recall_yields_before_tool_results_and_compaction():
     session.user("Explain the billing rounding notes and detail the rounding. " + words)
     built = session.next_request()
     assert built.result.yields == ("recall",)
-    types = [e.type for e in session.events]
+    types = [e.type for e in session.history.events]
     assert "context.pruned" not in types and "context.compacted" not in types
-    truncated = [e.payload for e in session.events if e.type == "context.layer.truncated"]
+    truncated = [e.payload for e in session.history.events if e.type == "context.layer.truncated"]
     assert [t.relief for t in truncated] == ["recall"]
     # The user's message never yields.
     assert any(
@@ -74,7 +74,7 @@ def test_a_relief_pass_sheds_to_the_low_water_mark_counting_tool_call_arguments(
         built.append(session.next_request())
         content = "".join(f"def total_{turn}_{i}(rows):\n    return sum(r.amount for r in rows) * {i}\n\n" for i in range(12))
         call = ToolCall(id=f"w{turn}", name="edit_file", arguments={"path": f"billing/m{turn}.py", "content": content})
-        session.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
         session.tool_result(call.id, f"wrote billing/m{turn}.py (12 functions)")
         clock.advance(20)
     relieved = [i for i, b in enumerate(built) if {"tool_results_to_pointers", "compaction"} & set(b.result.yields)]
@@ -96,23 +96,23 @@ def test_a_compaction_prunes_the_current_runs_older_results_in_the_same_request(
     # results in that request costs no further cache read and puts the next pass off.
     _, session, clock = open_session("reader", window=32_000)
     # A deep low-water mark: the reading run's results pass it before its passes come due on their own.
-    session.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0)
+    session.setup.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0)
     session.user("Write the billing modules one by one.")
     for turn in range(32):
         session.next_request()
         call = ToolCall(id=f"w{turn}", name="edit_file", arguments={"path": f"billing/m{turn}.py", "content": _module(turn)})
-        session.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
         session.tool_result(call.id, f"wrote billing/m{turn}.py (12 functions)")
         clock.advance(20)
     session.next_request()
-    session.record_assistant(AssistantMessage(text="All modules written."))
+    session.adapter.record_assistant(AssistantMessage(text="All modules written."))
     session.user("Now read each module back and check the totals.")
     for turn in range(30):
         built = session.next_request()
         if "compaction" in built.result.yields:
             break
         call = ToolCall(id=f"r{turn}", name="read_file", arguments={"path": f"billing/m{turn}.py"})
-        session.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
         session.tool_result(call.id, _module(turn))
         clock.advance(20)
     else:
@@ -120,7 +120,7 @@ def test_a_compaction_prunes_the_current_runs_older_results_in_the_same_request(
     # Check the compaction's request also pruned the reading run's results, all but the last round,
     # oldest first: what the summary left of the writing run goes before the reading run's results.
     assert built.result.yields == ("compaction", "tool_results_to_pointers")
-    [pruned] = [e.payload for e in session.events if e.type == "context.pruned"]
+    [pruned] = [e.payload for e in session.history.events if e.type == "context.pruned"]
     runs = [c[0] for c in pruned.call_ids]
     assert "r" in runs and runs == sorted(runs, key="wr".index)
     assert f"r{turn - 1}" not in pruned.call_ids
@@ -128,7 +128,7 @@ def test_a_compaction_prunes_the_current_runs_older_results_in_the_same_request(
     allocation = allocate(built.plan)
     low_water = allocation.tool_results * built.plan.budgets.relief_tool_results_target
     assert built.result.tokens_by_class["tool_results"] <= low_water
-    truncated = [e.payload.relief for e in session.events if e.type == "context.layer.truncated"]
+    truncated = [e.payload.relief for e in session.history.events if e.type == "context.layer.truncated"]
     assert truncated == ["compaction", "tool_results_to_pointers"]
     assert session.inspect(built.index).sha256() == built.neutral.sha256()
 
@@ -138,16 +138,16 @@ def test_older_results_become_pointers_first_whatever_the_stages_goal():
     # takes the oldest first, so the newest outputs, the ones the model reads next, go last.
     _, session, clock = open_session("oldest-first", window=32_000)
     session.user("Find where invoice totals are rounded.")
-    session.open_stage("search", goal="invoice totals rounding")
+    session.stages.open("search", goal="invoice totals rounding")
     for turn in range(40):
         session.next_request()
         call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/m{turn}.py"})
-        session.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
         topic = "invoice totals rounding" if turn == 0 else "logging setup"
         source = "".join(f"# {topic}\ndef f_{turn}_{i}(value):\n    return value * {i}\n\n" for i in range(40))
         session.tool_result(call.id, source)
         clock.advance(20)
-    passes = [e.payload.call_ids for e in session.events if e.type == "context.pruned"]
+    passes = [e.payload.call_ids for e in session.history.events if e.type == "context.pruned"]
     assert passes
     pruned: set[str] = set()
     for call_ids in passes:

@@ -14,16 +14,16 @@ def _folded_session(trust: str):
     _, session, _ = open_session("evidence")
     session.user("Find where invoice totals are rounded and fix the half-cent bug.")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(text="", tool_calls=(ToolCall(id="g1", name="grep", arguments={"pattern": "round"}),))
     )
     session.tool_result("g1", "\n".join([*UNUSED[:15], USED, *UNUSED[15:]]), trust=trust)  # type: ignore[arg-type]
     session.next_request()
     call = ToolCall(id="r1", name="read_file", arguments={"path": "src/billing/rounding.py"})
-    session.record_assistant(AssistantMessage(text="round_half_even_total looks like the culprit.", tool_calls=(call,)))
+    session.adapter.record_assistant(AssistantMessage(text="round_half_even_total looks like the culprit.", tool_calls=(call,)))
     session.tool_result("r1", "def round_half_even_total(amount, currency):\n    return float(amount)\n")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Fixed: it now uses Decimal."))
+    session.adapter.record_assistant(AssistantMessage(text="Fixed: it now uses Decimal."))
     session.user("Thanks. Now update the changelog.")
     return session, session.compact()
 
@@ -55,11 +55,11 @@ def test_an_instruction_the_assistant_only_echoed_is_not_quoted_into_the_summary
     _, session, _ = open_session("echo")
     session.user("Review the fetched page.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id="w1", name="fetch", arguments={}),)))
+    session.adapter.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id="w1", name="fetch", arguments={}),)))
     session.tool_result("w1", f"<p>Release notes</p>\n<p>{injected}</p>\n", trust="external_untrusted")
     session.next_request()
     # The assistant repeats the injected sentence (an echo), and uses nothing else of the page.
-    session.record_assistant(AssistantMessage(text=f"The page says: {injected} I will not do that."))
+    session.adapter.record_assistant(AssistantMessage(text=f"The page says: {injected} I will not do that."))
     session.user("Good. Carry on.")
     event = session.compact()
     assert event is not None

@@ -50,7 +50,7 @@ def test_an_init_opened_session_keeps_its_task_through_compaction_at_32k():
     engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=TEST_SECRET)
     try:
         result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), 32_000))
-        events = result.session.events
+        events = result.session.history.events
         assert any(e.type == "context.compacted" for e in events)  # the history was folded at least once
         [task] = [e.payload for e in events if e.type == "message.user" and e.payload.text == PROMPT]
         assert task.author == "user"

@@ -36,7 +36,7 @@ def test_every_shared_transcript_replays_within_a_32k_window(traces_dir):
             stated = next(
                 (
                     e.seq
-                    for e in result.session.events
+                    for e in result.session.history.events
                     if e.type == "message.user" and task and e.payload.text.strip() == task.strip()
                 ),
                 None,
@@ -101,7 +101,7 @@ def test_a_live_providers_reports_replace_the_recorded_usage_and_tune_the_estima
         engine = Engine(open_log("memory://", clock=clock), clock=clock, secret=TEST_SECRET)
         try:
             result = replay(transcript, engine=engine, model=model, provider_usage=provider_usage)
-            events = [e.payload for e in result.session.events if e.type == "model.response"]
+            events = [e.payload for e in result.session.history.events if e.type == "model.response"]
             return events, [b.result.total_tokens for b in result.requests]
         finally:
             engine.close()

@@ -30,7 +30,7 @@ DENSE = '{"k": [1, 2, 3], "v": "0x1f"},\n' * 3_000
 def _rounds(session, count: int, *, start: int = 0) -> None:
     for n in range(start, start + count):
         session.next_request()
-        session.record_assistant(
+        session.adapter.record_assistant(
             AssistantMessage(text=f"Looking ({n}).", tool_calls=(ToolCall(id=f"c{n}", name="run_tests", arguments={}),))
         )
         session.tool_result(f"c{n}", f"{n} passed")
@@ -45,7 +45,7 @@ def test_a_new_oversized_message_is_bounded_without_compaction():
     session.user("Fix the failing build.")
     _rounds(session, 4)
     before = session.next_request()
-    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.adapter.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + LARGE + "End of the report.")
     after = session.next_request()
     # Check nothing was compacted, the report is bounded (a rule, not a yield), and every message
@@ -56,7 +56,9 @@ def test_a_new_oversized_message_is_bounded_without_compaction():
     text = "\n".join(p.text for m in after.neutral.messages for p in m.parts if isinstance(p, TextPart))
     assert "Fix the failing build." in text and "End of the report." in text
     # Check the next request shows the message bounded the same way (the cached bytes hold).
-    session.record_assistant(AssistantMessage(text="Reading it.", tool_calls=(ToolCall(id="r", name="run_tests", arguments={}),)))
+    session.adapter.record_assistant(
+        AssistantMessage(text="Reading it.", tool_calls=(ToolCall(id="r", name="run_tests", arguments={}),))
+    )
     session.tool_result("r", "ok")
     later = session.next_request()
     assert "compaction" not in later.result.yields
@@ -87,22 +89,24 @@ def test_a_manual_compaction_after_a_bounded_request_is_not_followed_by_another(
     session.user("Fix the failing build.")
     _rounds(session, 4)
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.adapter.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + LARGE + "End of the report.")
     bounded = session.next_request()
     assert _report_shown(bounded.neutral) == "bounded"
-    session.record_assistant(AssistantMessage(text="Reading it.", tool_calls=(ToolCall(id="r", name="run_tests", arguments={}),)))
+    session.adapter.record_assistant(
+        AssistantMessage(text="Reading it.", tool_calls=(ToolCall(id="r", name="run_tests", arguments={}),))
+    )
     session.tool_result("r", "ok")
     assert session.compact() is not None
     after = session.next_request()
     # Check the history the manual compaction rewrote is measured afresh, not compacted again.
     assert "compaction" not in after.result.yields
-    assert sum(1 for e in session.events if e.type == "context.compacted") == 1
+    assert sum(1 for e in session.history.events if e.type == "context.compacted") == 1
 
 
 def _answer_with_usage(session, text: str, ratio: float, *, call: str | None = None) -> None:
     """Record an answer whose provider usage reports the request as ``ratio`` times its raw estimate."""
-    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"][-1]
     content: list[dict] = [{"type": "text", "text": text}]
     if call is not None:
         content.append({"type": "tool_use", "id": call, "name": "run_tests", "input": {}})
@@ -142,7 +146,7 @@ def _bounded_message(request: NeutralRequest) -> str:
 def test_a_bounded_view_keeps_its_bytes_when_the_estimate_is_reconciled():
     _, session, _ = open_session(window=WINDOW)
     requests = _bounded_while_the_factor_moves(session)
-    factors = [e.payload.estimate_factor for e in session.events if e.type == "context.request.built"]
+    factors = [e.payload.estimate_factor for e in session.history.events if e.type == "context.request.built"]
     assert len(set(factors[1:])) > 1, "the provider reports should move the correction factor"
     # Check every request shows the report bounded the same way and repeats what the previous one cached.
     assert all("compaction" not in r.result.yields for r in requests)
@@ -160,7 +164,7 @@ def test_a_log_whose_views_were_sized_with_the_factor_still_rebuilds_byte_for_by
         patch.setattr(requests_module, "_rebuild_inputs", old_rebuild_inputs(views=False, pinned=False))
         _, session, _ = open_session(window=WINDOW)
         requests = _bounded_while_the_factor_moves(session)
-    assert all("views" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
+    assert all("views" not in e.payload.inputs for e in session.history.events if e.type == "context.request.built")
     assert len({_bounded_message(r.neutral) for r in requests}) > 1, "the old sizing moved with the factor"
     assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
 
@@ -169,11 +173,11 @@ def _fill_until_compacted(session, report: str) -> list:
     """A pasted report, then notes that fill the window until relief compacts: the requests up to that one."""
     session.user("Fix the failing build.")
     requests = [session.next_request()]
-    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.adapter.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + report + "End of the report.")
     requests.append(session.next_request())
     for n in range(40):
-        session.record_assistant(AssistantMessage(text=f"Noted part {n}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Noted part {n}."))
         session.user(f"Part {n} of the notes: " + "the build log repeats this warning line again. " * 250)
         requests.append(session.next_request())
         if requests[-1].result.yields:
@@ -218,7 +222,7 @@ def test_a_log_that_bounded_items_only_under_pressure_still_rebuilds_byte_for_by
     shown = [_report_shown(r.neutral) for r in requests[1:]]
     assert shown[0] == "whole" and "bounded" in shown, "the old rule bounded the report only when the window filled"
     assert any("oversized_items" in r.result.yields for r in requests)
-    assert all("bounded" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
+    assert all("bounded" not in e.payload.inputs for e in session.history.events if e.type == "context.request.built")
     assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
 
 
@@ -231,7 +235,7 @@ def _source(n: int) -> str:
 
 
 def _read_round(session, n: int):
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(text=f"Reading {n}.", tool_calls=(ToolCall(id=f"c{n}", name="read_file", arguments={}),))
     )
     session.tool_result(f"c{n}", _source(n))
@@ -252,7 +256,7 @@ def test_a_pruning_pass_keeps_a_bounded_item_bounded():
     session.next_request()
     for n in range(8):
         _read_round(session, n)
-    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.adapter.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + LARGE[: len(LARGE) // 3] + "End of the report.")
     requests = [session.next_request()]
     for n in range(8, 32):

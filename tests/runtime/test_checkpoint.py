@@ -56,7 +56,7 @@ class Twins(twins.Twins):
 
     def reopen(self) -> None:
         super().reopen()
-        built = any(e.type == "context.request.built" for e in self.live.events)
+        built = any(e.type == "context.request.built" for e in self.live.history.events)
         self.outcomes.append((built, self.reopened._core.checkpoint_outcome))
 
 
@@ -116,14 +116,14 @@ def take(twins: Twins, turn: int, kind: str, arg: int) -> None:
         twins.request()
     elif kind == "memory":
         for session in twins.both():
-            session.remember(f"m{arg}", f"Remembered fact {arg}.")
-            session.correct_memory(f"m{arg}", f"Remembered fact {arg}, corrected.")
+            session.memories.remember(f"m{arg}", f"Remembered fact {arg}.")
+            session.memories.correct(f"m{arg}", f"Remembered fact {arg}, corrected.")
     elif kind == "revoke":
         for session in twins.both():
             if TOOLS[arg] in session._core.facts().policy.revoked:
-                session.restore_tool(TOOLS[arg])
+                session.tools.restore(TOOLS[arg])
             else:
-                session.revoke_tool(TOOLS[arg])
+                session.tools.revoke(TOOLS[arg])
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -134,7 +134,7 @@ def test_a_session_reopened_on_its_checkpoint_builds_the_requests_of_one_that_ne
         for turn, (kind, arg) in enumerate(steps):
             take(twins, turn, kind, arg)
         # Check: both logs hold the same payloads, event for event; the working state and stats agree.
-        assert [e.payload for e in twins.reopened.events] == [e.payload for e in twins.live.events]
+        assert [e.payload for e in twins.reopened.history.events] == [e.payload for e in twins.live.history.events]
         assert twins.reopened.working_state == twins.live.working_state
         # Check: every reopen after a request started from a checkpoint (none was ever set aside).
         assert all(outcome == ("restored" if built else "none") for built, outcome in twins.outcomes), twins.outcomes
@@ -149,10 +149,10 @@ def grow(url: str, session_id: str = "s", *, turns: int = 5, every: int = 1) -> 
         session.user(f"Turn {turn}.")
         session.next_request()
         call = ToolCall(id=f"c{turn}", name="run_tests", arguments={"turn": turn})
-        session.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
         session.tool_result(call.id, f"{turn} passed\n" * (turn + 1))
         session.next_request()
-        session.record_assistant(AssistantMessage(text="Done."))
+        session.adapter.record_assistant(AssistantMessage(text="Done."))
     return engine, session
 
 
@@ -183,7 +183,7 @@ def test_a_reopen_reads_only_the_events_after_the_checkpoint(tmp_path):
     engine, session = grow(url, every=1)
     checkpoint = engine.log.checkpoint("s")
     assert checkpoint is not None and checkpoint.format == SESSION_FORMAT
-    last = session.last_seq
+    last = session.history.last_seq
     engine.close()
 
     engine = Engine.open(url, secret=TEST_SECRET, checkpoint_every=1)
@@ -204,7 +204,7 @@ def test_a_reopen_reads_only_the_events_after_the_checkpoint(tmp_path):
     assert reads and all(after >= checkpoint.seq for after, _ in reads)
     assert reads[0] == (checkpoint.seq, last - checkpoint.seq)
     # Check: asking for the whole history still gives every event, read from the log once.
-    assert [e.seq for e in reopened.events] == list(range(1, reopened.last_seq + 1))
+    assert [e.seq for e in reopened.history.events] == list(range(1, reopened.history.last_seq + 1))
     engine.close()
 
 
@@ -213,7 +213,7 @@ def test_a_checkpoint_is_written_only_after_enough_events(tmp_path):
     engine, session = grow(url, every=20, turns=6)
     checkpoint = engine.log.checkpoint("s")
     assert checkpoint is not None
-    upto = [e.payload.inputs["upto_seq"] for e in session.events if e.type == "context.request.built"]
+    upto = [e.payload.inputs["upto_seq"] for e in session.history.events if e.type == "context.request.built"]
     # Check: written at a request's upto_seq, the first at least 20 events in.
     assert checkpoint.seq in upto and checkpoint.seq >= 20
     engine.close()
@@ -294,10 +294,10 @@ def test_a_checkpoint_past_a_lost_tail_or_folded_from_other_events_is_set_aside(
     assert body == next_bytes(short_url, every=0)[1]
     # The lost tail written again differently: the event at the checkpoint's seq is another one.
     engine, session, _ = open_session("s", url=short_url, checkpoint_every=0)
-    while session.last_seq < later.seq:
-        session.user(f"A different turn at {session.last_seq}.")
+    while session.history.last_seq < later.seq:
+        session.user(f"A different turn at {session.history.last_seq}.")
         session.next_request()
-        session.record_assistant(AssistantMessage(text="Other."))
+        session.adapter.record_assistant(AssistantMessage(text="Other."))
     engine.close()
     with sqlite3.connect(short) as conn:
         conn.execute(
@@ -318,7 +318,7 @@ def test_a_crash_after_the_checkpoint_reads_the_events_it_missed(tmp_path):
     session.user("An extra turn the checkpoint never saw.")
     session.next_request()
     call = ToolCall(id="late", name="run_tests", arguments={})
-    session.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
+    session.adapter.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
     engine.close()
     restored, body = next_bytes_after_result(url, every=1)
     assert restored == "restored"
@@ -354,7 +354,7 @@ def test_the_token_counts_of_the_last_request_come_back_only_for_the_estimator_t
     engine, reopened, _ = open_session("s", url=copy_of(url), checkpoint_every=1)
     core = reopened._core
     # Check: the restored seed holds a count for every text of the last request (none counted again).
-    last, _ = reopened.rebuild(core.facts().requests_built - 1)
+    last, _ = reopened.history.rebuild(core.facts().requests_built - 1)
     seeded = core._estimates._seeds[model]
     texts = [part.text for message in last.messages for part in message.parts if hasattr(part, "text")]
     assert texts and all(text_digest(t) in seeded for t in texts)
@@ -394,19 +394,19 @@ def test_events_after_a_seq_are_read_without_the_history_before_the_checkpoint(t
 
     url = f"sqlite:///{tmp_path}/store.db"
     engine, session = grow(url, every=1)
-    everything = session.events
+    everything = session.history.events
     engine.close()
     engine, reopened, _ = open_session("s", url=url, checkpoint_every=1)
     base = reopened._core.base_seq
     assert base > 2
     # Check: after the checkpoint, from memory; before it, read from the log without keeping the history.
-    assert reopened.events_after(base) == everything[base:]
-    assert reopened.events_after(2) == everything[2:]
+    assert reopened.history.after(base) == everything[base:]
+    assert reopened.history.after(2) == everything[2:]
     assert reopened._core.base_seq == base
     with pytest.raises(UsageError):
-        reopened.events_after(-1)
+        reopened.history.after(-1)
     # Check: the request count and the last request come from the facts, as a scan gives them.
     built = [e.payload for e in everything if e.type == "context.request.built"]
-    assert reopened.requests_built == len(built) and reopened.last_request == built[-1]
+    assert reopened.history.requests_built == len(built) and reopened.history.last_request == built[-1]
     assert reopened._core.base_seq == base
     engine.close()

@@ -91,10 +91,10 @@ def test_no_runtime_module_uses_a_mixin():
 
 def _recorded_session(url: str) -> None:
     engine, session, _ = open_session(url=url)
-    session.budgets = BudgetConfig(recall_tokens=1_234)
+    session.setup.budgets = BudgetConfig(recall_tokens=1_234)
     session.user("Fix the export.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Done."))
+    session.adapter.record_assistant(AssistantMessage(text="Done."))
     engine.close()
 
 
@@ -118,15 +118,15 @@ def test_reopen_reads_the_log_once_and_plans_once_with_the_real_secret_and_budge
     monkeypatch.setattr(planner_module.ContextPlanner, "from_events", classmethod(counting_from_events))
     session = reopen(engine, "s1")
     assert reads == [0] and plannings == [engine.secret_for("s1")]
-    assert session.budgets.recall_tokens == 1_234 and session.plan is not None
-    assert session.inspect(0).sha256() == session.rebuild(0)[1].request_sha256
+    assert session.setup.budgets.recall_tokens == 1_234 and session.setup.plan is not None
+    assert session.inspect(0).sha256() == session.history.rebuild(0)[1].request_sha256
 
 
 def test_a_message_author_outside_user_and_operator_is_refused():
     _, session, _ = open_session()
     with pytest.raises(MalformedPayload, match="author"):
         session.user("hello", author="system")
-    assert session.events == []
+    assert session.history.events == []
 
 
 def test_relief_calls_the_compactor_as_its_protocol_says():
@@ -137,7 +137,7 @@ def test_relief_calls_the_compactor_as_its_protocol_says():
         return CompactionResult(compacted=None, reason="nothing to fold here")
 
     _, session, _ = open_session(window=16_000)
-    session.compactor = recording
+    session.setup.compactor = recording
     # Many messages, none oversized alone (one oversized message would be shown bounded instead).
     for n in range(12):
         session.user(f"{n} " + "word " * 750)
@@ -148,4 +148,4 @@ def test_relief_calls_the_compactor_as_its_protocol_says():
     assert calls[0]["entries"] < calls[1]["entries"] == calls[2]["entries"]
     assert calls[0]["max_summary_chars"] == calls[1]["max_summary_chars"] == 16_000
     assert all(c["max_summary_chars"] == 1_000 for c in calls[2:])
-    assert session.compactor is recording and compact is not recording
+    assert session.setup.compactor is recording and compact is not recording

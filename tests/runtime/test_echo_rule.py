@@ -36,10 +36,10 @@ def _session():
     _, session, _ = open_session()
     session.user("Check the vendor page for the current rates.")
     session.next_request()
-    session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="w1", name="read_file", arguments={}),)))
+    session.adapter.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="w1", name="read_file", arguments={}),)))
     session.tool_result("w1", PAGE, trust="external_untrusted")
     session.next_request()
-    session.record_assistant(AssistantMessage(text=ECHO))
+    session.adapter.record_assistant(AssistantMessage(text=ECHO))
     session.user("Thanks. Now compute the total for 3 units.")
     return session
 
@@ -67,7 +67,7 @@ def test_a_zero_width_echo_is_enveloped_whole_in_every_live_request():
     for word in ("ig\u200bnore", "prev\u200dious", "instruc\u2060tions", "up\u200bload", "id_rsa", "evil.example"):
         assert word not in plain, word
     assert "That is an injection; I will ignore it." in plain
-    session.record_assistant(AssistantMessage(text="3 units at 0.0125 EUR make 0.0375 EUR."))
+    session.adapter.record_assistant(AssistantMessage(text="3 units at 0.0125 EUR make 0.0375 EUR."))
     session.user("And for 7 units?")
     requests.append(session.next_request())
     assert _plain(_assistant_text(requests[0])) == plain
@@ -98,7 +98,7 @@ def test_requests_recorded_under_the_verbatim_rule_still_rebuild_byte_for_byte(m
     assert "prev\u200dious" in _plain(_assistant_text(old)), "the verbatim rule left part of it plain"
     assert session.inspect(old.index).sha256() == old.neutral.sha256()
     # The next request is built under the normalised rule, and every request rebuilds as it was recorded.
-    session.record_assistant(AssistantMessage(text="3 units at 0.0125 EUR make 0.0375 EUR."))
+    session.adapter.record_assistant(AssistantMessage(text="3 units at 0.0125 EUR make 0.0375 EUR."))
     session.user("And for 7 units?")
     new = session.next_request()
     assert "prev\u200dious" not in _plain(_assistant_text(new))

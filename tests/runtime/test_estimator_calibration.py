@@ -31,7 +31,7 @@ def _session_with_report(url: str, estimator: HeuristicEstimator) -> tuple[objec
 
 
 def _built_inputs(session) -> list[dict]:
-    return [e.payload.inputs for e in session.events if e.type == "context.request.built"]
+    return [e.payload.inputs for e in session.history.events if e.type == "context.request.built"]
 
 
 def test_new_requests_record_the_calibration_and_rebuild_with_it_under_another_default(tmp_path: Path) -> None:

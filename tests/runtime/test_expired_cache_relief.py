@@ -36,11 +36,11 @@ def _write_modules(session, clock, rounds: int) -> None:
     for turn in range(rounds):
         session.next_request()
         call = ToolCall(id=f"w{turn}", name="edit_file", arguments={"path": f"billing/m{turn}.py", "content": _module(turn)})
-        session.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
         session.tool_result(call.id, _module(turn))
         clock.advance(20)
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Done with the first batch."))
+    session.adapter.record_assistant(AssistantMessage(text="Done with the first batch."))
 
 
 def _after_pause(session, clock, pause: float):
@@ -50,7 +50,7 @@ def _after_pause(session, clock, pause: float):
 
 
 def _relief(session) -> list[str]:
-    return [e.payload.relief for e in session.events if e.type == "context.layer.truncated"]
+    return [e.payload.relief for e in session.history.events if e.type == "context.layer.truncated"]
 
 
 @pytest.mark.parametrize(("pause", "expected"), [(SHORT, ()), (LONG, ("tool_results_to_pointers",))])
@@ -69,17 +69,17 @@ def test_a_pause_longer_than_the_cache_lifetime_prunes_before_pressure(pause, ex
 def test_compaction_follows_when_pruning_leaves_the_request_above_the_level():
     _, session, clock = open_session("pause", window=WINDOW)
     # A deep low-water mark, so the results stand above it and the pass runs before the compaction.
-    session.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0)
+    session.setup.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0)
     _write_modules(session, clock, rounds=26)
-    before = [e for e in session.events if e.type == "context.request.built"][-1].payload
+    before = [e for e in session.history.events if e.type == "context.request.built"][-1].payload
     built = _after_pause(session, clock, LONG)
     assert built.result.yields == ("tool_results_to_pointers", "compaction")
     # The older part is folded: the request stands at the relief target, well under half what it was.
     assert built.result.total_tokens < min(before.total_tokens // 2, built.plan.budgets.relief_target * WINDOW)
     # Check the log says why a body that fit was folded.
-    [compacted] = [e.payload for e in session.events if e.type == "context.compacted"]
+    [compacted] = [e.payload for e in session.history.events if e.type == "context.compacted"]
     assert compacted.trigger == "cache_expired"
-    assert summarize(session.events).compactions_by_trigger == {"cache_expired": 1}
+    assert summarize(session.history.events).compactions_by_trigger == {"cache_expired": 1}
     assert session.inspect(built.index).sha256() == built.neutral.sha256()
 
 
@@ -111,7 +111,7 @@ def test_an_openai_cache_outlives_the_same_pause():
 
 def test_the_level_can_turn_early_relief_off():
     _, session, clock = open_session("pause", window=WINDOW)
-    session.budgets = BudgetConfig(expired_cache_relief=1.0)
+    session.setup.budgets = BudgetConfig(expired_cache_relief=1.0)
     _write_modules(session, clock, rounds=20)
     assert _after_pause(session, clock, LONG).result.yields == ()
     with pytest.raises(UsageError, match="expired_cache_relief"):
@@ -128,8 +128,8 @@ def test_cache_lifetimes_follow_each_providers_rules():
 def test_a_checkpoint_keeps_when_the_last_request_and_event_were_recorded():
     _, session, clock = open_session("pause", window=WINDOW)
     _write_modules(session, clock, rounds=3)
-    folded = LogFacts().follow(session.events)
+    folded = LogFacts().follow(session.history.events)
     restored = LogFacts.restore(folded.snapshot())
-    built = [e for e in session.events if e.type == "context.request.built"][-1]
-    assert (restored.last_built_at, restored.last_event_at) == (built.at, session.events[-1].at)
-    assert (folded.last_built_at, folded.last_event_at) == (built.at, session.events[-1].at)
+    built = [e for e in session.history.events if e.type == "context.request.built"][-1]
+    assert (restored.last_built_at, restored.last_event_at) == (built.at, session.history.events[-1].at)
+    assert (folded.last_built_at, folded.last_event_at) == (built.at, session.history.events[-1].at)

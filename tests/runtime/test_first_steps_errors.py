@@ -30,6 +30,6 @@ def test_next_request_after_the_models_answer_still_says_so():
     _, session, _ = open_session()
     session.user("Hello.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Hi."))
+    session.adapter.record_assistant(AssistantMessage(text="Hi."))
     with pytest.raises(NothingToSend, match="the model's own answer"):
         session.next_request()

@@ -91,32 +91,32 @@ def test_history_facts_equal_a_scan_of_the_log_and_come_back_from_a_checkpoint(s
                 session.user(f"Turn {turn}: module {arg}.", steering=kind == "steer")
                 session.next_request()
                 call = ToolCall(id=f"c{turn}", name="run_tests", arguments={"arg": arg})
-                session.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
+                session.adapter.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
                 session.tool_result(call.id, f"{arg} passed\n" * 30)
                 session.next_request()
-                session.record_assistant(AssistantMessage(text="Done."))
+                session.adapter.record_assistant(AssistantMessage(text="Done."))
             elif kind == "stage":
                 if session._core.surface().open_stage is None:
-                    session.open_stage(f"stage{arg}", goal=f"goal {arg}")
+                    session.stages.open(f"stage{arg}", goal=f"goal {arg}")
                 else:
-                    session.close_stage(outcome=f"outcome {arg}")
+                    session.stages.close(outcome=f"outcome {arg}")
             elif kind == "artifact":
-                session.declare_artifact(
+                session.artifacts.declare(
                     f"a{arg}", title="Plan", content=f"Plan {turn}", summary="A plan.", steps=("one", "two")[: arg + 1]
                 )
             elif kind == "advance":
-                session.advance_artifact(f"a{arg}", arg)
+                session.artifacts.advance(f"a{arg}", arg)
             elif kind == "memory":
-                session.remember(f"m{arg}", f"Remembered fact {arg}.")
-                session.correct_memory(f"m{arg}", f"Remembered fact {arg}, corrected at {turn}.")
+                session.memories.remember(f"m{arg}", f"Remembered fact {arg}.")
+                session.memories.correct(f"m{arg}", f"Remembered fact {arg}, corrected at {turn}.")
             elif kind == "forget":
-                session.forget(f"m{arg}")
+                session.memories.forget(f"m{arg}")
             elif kind == "compact":
                 session.compact()
             elif kind == "child":
-                child = session.start_child(f"purpose {arg}", task=f"Task {arg}.", call_id=None)
-                session.finish_child(child, f"Result {arg}.")
-        events = [e for e in session.events]
+                child = session.children.start(f"purpose {arg}", task=f"Task {arg}.", call_id=None)
+                session.children.finish(child, f"Result {arg}.")
+        events = [e for e in session.history.events]
         refs = ["sha256:", *{p.ref[:19] for e in events if e.type == "artifact.stored" for p in (e.payload.pointer,)}]
         facts.follow(events)
         # Check: followed in steps of any size, the facts are the scan's.

@@ -61,7 +61,7 @@ def check_request(engine, session: Session, bodies: list[str]) -> None:
     assert rebuilt == built.neutral
     assert built.event.payload.request_sha256 == rebuilt.sha256() == built.neutral.sha256()
     fresh = reopen(engine, session)
-    assert fresh._core.surface() == fold(session.id, session.events) == session._core.surface()
+    assert fresh._core.surface() == fold(session.id, session.history.events) == session._core.surface()
     # Check: the sums kept from request to request equal the sums of this request's messages from scratch.
     core = session._core
     counter = core.body_estimate(built.plan)
@@ -93,7 +93,7 @@ def test_incremental_and_from_scratch_assembly_agree(steps):
     session.user("Fix the failing billing tests.")
     check_request(engine, session, bodies)
     for kind, arg in steps:
-        if session.pending_tool_calls() or not session.awaiting_model:
+        if session.pending_tool_calls() or not session.adapter.awaiting_model:
             # Close what is open first, so every step starts from a state the API accepts.
             for call in session.pending_tool_calls():
                 session.tool_result(call.id, "late result")
@@ -102,26 +102,26 @@ def test_incremental_and_from_scratch_assembly_agree(steps):
         elif kind == "steer":
             session.user(f"Keep the public API of module {arg}.", steering=True)
         elif kind == "reply":
-            if session.awaiting_model:
-                session.record_assistant(AssistantMessage(text=f"Done with step {arg}."))
+            if session.adapter.awaiting_model:
+                session.adapter.record_assistant(AssistantMessage(text=f"Done with step {arg}."))
             session.user(f"Thanks, next {arg}.")
         elif kind == "think":
             # Signed reasoning: a later compaction or pruning makes it stale, which changes how it renders.
-            if session.awaiting_model:
+            if session.adapter.awaiting_model:
                 block = ReasoningBlock(
                     provider="anthropic", block={"type": "thinking", "thinking": f"step {arg}", "signature": f"sig{arg}"}
                 )
-                call = ToolCall(id=f"t{len(session.events)}", name="read_file", arguments={"path": f"src/m{arg}.py"})
-                session.record_assistant(AssistantMessage(text="Thinking.", tool_calls=(call,), reasoning=(block,)))
+                call = ToolCall(id=f"t{len(session.history.events)}", name="read_file", arguments={"path": f"src/m{arg}.py"})
+                session.adapter.record_assistant(AssistantMessage(text="Thinking.", tool_calls=(call,), reasoning=(block,)))
                 session.tool_result(call.id, OUTPUTS[arg])
         elif kind == "tools":
-            if not session.awaiting_model:
+            if not session.adapter.awaiting_model:
                 session.user("Go on.")
             tool_calls = []
             for path, _output in arg:
                 calls += 1
                 tool_calls.append(ToolCall(id=f"c{calls}", name="read_file", arguments={"path": f"src/m{path}.py"}))
-            session.record_assistant(AssistantMessage(text="Reading.", tool_calls=tuple(tool_calls)))
+            session.adapter.record_assistant(AssistantMessage(text="Reading.", tool_calls=tuple(tool_calls)))
             for call, (_, output) in zip(tool_calls, arg, strict=True):
                 failed = OUTPUTS[output].startswith("FAILED")
                 session.tool_result(call.id, OUTPUTS[output], exit_code=1 if failed else 0)
@@ -131,25 +131,32 @@ def test_incremental_and_from_scratch_assembly_agree(steps):
         elif kind == "compact":
             session.compact()
         elif kind == "prune":
-            ids = [c.id for e in session.events if e.type == "message.assistant" for c in e.payload.tool_calls][-arg:]
-            if ids and session.plan is not None:
-                session.log.append(
+            ids = [c.id for e in session.history.events if e.type == "message.assistant" for c in e.payload.tool_calls][-arg:]
+            if ids and session.setup.plan is not None:
+                session.setup.log.append(
                     session.id,
-                    [Pruned(epoch=session.plan.epoch, upto_seq=session.last_seq, call_ids=tuple(ids), trigger="manual")],
-                    expected_seq=session.last_seq,
+                    [
+                        Pruned(
+                            epoch=session.setup.plan.epoch,
+                            upto_seq=session.history.last_seq,
+                            call_ids=tuple(ids),
+                            trigger="manual",
+                        )
+                    ],
+                    expected_seq=session.history.last_seq,
                 )
         elif kind == "other_writer":
             # Another process appends behind this session's back; it notices by seq.
-            session.log.append(
-                session.id, [UserMessage(text=f"From elsewhere: {arg}.")], expected_seq=session.log.last_seq(session.id)
+            session.setup.log.append(
+                session.id, [UserMessage(text=f"From elsewhere: {arg}.")], expected_seq=session.setup.log.last_seq(session.id)
             )
         elif kind == "reopen":
             session = reopen(engine, session)
-        if session.awaiting_model:
+        if session.adapter.awaiting_model:
             check_request(engine, session, bodies)
     # Check: a new process (a fresh session on the same log) rebuilds every request to the recorded hash.
     fresh = reopen(engine, session)
-    recorded = [e.payload for e in fresh.events if e.type == "context.request.built"]
+    recorded = [e.payload for e in fresh.history.events if e.type == "context.request.built"]
     for index, record in enumerate(recorded):
         assert fresh.inspect(index).sha256() == record.request_sha256
 
@@ -161,7 +168,7 @@ def test_a_caller_changing_a_rendered_body_changes_no_later_render():
     session.user("Read the billing module.")
     session.next_request()
     call = ToolCall(id="c1", name="read_file", arguments={"path": "src/billing.py", "lines": [1, 2]})
-    session.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,)))
+    session.adapter.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,)))
     session.tool_result("c1", "def total(): ...")
     built = session.next_request()
     body = built.anthropic()
@@ -198,7 +205,7 @@ def test_a_caller_changing_a_rendered_body_changes_no_later_render():
                 block["input"]["lines"].append(3)
     copied["system"][0]["text"] = "changed"
     assert json.dumps(built.anthropic(), sort_keys=True) == expected
-    session.record_assistant(AssistantMessage(text="Done."))
+    session.adapter.record_assistant(AssistantMessage(text="Done."))
     session.user("Thanks.")
     later = session.next_request().anthropic()
     tool_use = [b for m in later["messages"] for b in m["content"] if b.get("type") == "tool_use"]
@@ -212,10 +219,10 @@ def test_a_new_epoch_renders_the_same_history_objects_with_their_reasoning_stale
     session.next_request()
     block = ReasoningBlock(provider="anthropic", block={"type": "thinking", "thinking": "plan", "signature": "sig"})
     call = ToolCall(id="c1", name="read_file", arguments={"path": "src/billing.py"})
-    session.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,), reasoning=(block,)))
+    session.adapter.record_assistant(AssistantMessage(text="Reading.", tool_calls=(call,), reasoning=(block,)))
     session.tool_result("c1", "def total(): ...")
     session.next_request()
-    session.edit_prefix(replace(sample_agent(), instructions="Keep changes small and tested."), note="stricter")
+    session.setup.edit_prefix(replace(sample_agent(), instructions="Keep changes small and tested."), note="stricter")
     built = session.next_request()
     assert any(getattr(part, "stale", False) for message in built.neutral.messages for part in message.parts)
     assert session.inspect(built.index) == built.neutral
@@ -230,7 +237,7 @@ def test_a_steering_note_before_the_task_moves_out_of_the_live_layer_once_the_ru
     session.user("Keep the public API as it is.", steering=True)
     first = session.next_request()
     assert first.neutral.messages[0].parts[0].layer == "live"
-    session.record_assistant(AssistantMessage(text="Noted."))
+    session.adapter.record_assistant(AssistantMessage(text="Noted."))
     session.user("Fix the failing billing tests.")
     built = session.next_request()
     assert built.neutral.messages[0].parts[0].layer == "stage_local"

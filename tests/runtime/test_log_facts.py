@@ -67,29 +67,29 @@ def test_followed_facts_equal_a_scan_of_the_log(steps):
             calls += 1
             session.user("Go on.")
             session.next_request()
-            session.record_assistant(
+            session.adapter.record_assistant(
                 AssistantMessage(text="On it.", tool_calls=(ToolCall(id=f"c{calls}", name=arg, arguments={}),))
             )
             for call in session.pending_tool_calls():
                 session.tool_result(call.id, "done")
             session.next_request()
-            session.record_assistant(AssistantMessage(text="Done."))
+            session.adapter.record_assistant(AssistantMessage(text="Done."))
         elif kind == "revoke":
-            session.revoke_tool(arg)
+            session.tools.revoke(arg)
         elif kind == "restore":
-            session.restore_tool(arg)
+            session.tools.restore(arg)
         elif kind == "remember":
-            session.remember(f"m{arg}", f"Fact number {arg}.")
+            session.memories.remember(f"m{arg}", f"Fact number {arg}.")
         elif kind == "correct":
-            session.correct_memory(f"m{arg}", f"Fact number {arg}, corrected.")
+            session.memories.correct(f"m{arg}", f"Fact number {arg}, corrected.")
         elif kind == "forget":
-            session.forget(f"m{arg}")
+            session.memories.forget(f"m{arg}")
         elif kind == "force":
             with contextlib.suppress(ContextwrightError):  # a tool already out of the prefix cannot leave it again
-                session.force_revoke_tool(arg)
+                session.tools.force_revoke(arg)
         # Check: followed in steps of any size, the facts are the scan's.
-        events = session.events
+        events = session.history.events
         facts.follow(events)
         assert followed(facts, events) == scanned(events)
-    assert followed(LogFacts().follow(session.events), session.events) == scanned(session.events)
+    assert followed(LogFacts().follow(session.history.events), session.history.events) == scanned(session.history.events)
     engine.close()

@@ -25,7 +25,7 @@ def everything(request) -> str:
 
 
 def answer(session, call_id: str = "c1") -> None:
-    session.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id=call_id, name="grep", arguments={}),)))
+    session.adapter.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id=call_id, name="grep", arguments={}),)))
     session.tool_result(call_id, "nothing found")
 
 
@@ -38,7 +38,7 @@ def test_a_corrected_snapshot_fact_gets_a_correction_line_on_the_next_request():
     first = session.next_request()
     assert STALE_FACT in everything(first)
     answer(session)
-    session.correct_memory("runtime", "The service runs on Python 3.12.")
+    session.memories.correct("runtime", "The service runs on Python 3.12.")
     second = session.next_request()
     body = everything(second)
     assert "Python 3.12" in body and "Correction" in body
@@ -53,7 +53,7 @@ def test_an_erased_snapshot_fact_leaves_every_later_request_prefix_included():
     first = session.next_request()
     assert SECRET_FACT in everything(first)
     answer(session)
-    session.forget("address", reason="GDPR erasure request")
+    session.memories.forget("address", reason="GDPR erasure request")
     later = [session.next_request()]
     for n in range(3):
         answer(session, f"c{n + 2}")
@@ -63,7 +63,7 @@ def test_an_erased_snapshot_fact_leaves_every_later_request_prefix_included():
         assert "12 Elm Street" not in body
         assert STALE_FACT in body  # the other facts stay
     # The price of an erasure is one new epoch, recorded with its reason.
-    rotations = [e.payload for e in session.events if e.type == "context.epoch.rotated"]
+    rotations = [e.payload for e in session.history.events if e.type == "context.epoch.rotated"]
     assert [r.reason for r in rotations] == ["memory_erased"]
     assert later[0].plan.epoch == first.plan.epoch + 1
     assert len({r.prefix_sha256 for r in later}) == 1
@@ -75,7 +75,7 @@ def test_an_erasure_survives_a_resume():
     session.user("Ship the invoice.")
     session.next_request()
     answer(session)
-    session.forget("address")
+    session.memories.forget("address")
     memory.write("address", SECRET_FACT)  # the port even has it again: the session's erasure still holds
     reopened = engine.session("s1", agent=sample_agent(), model=sample_model(), memory=memory, recall=memory)
     assert "12 Elm Street" not in everything(reopened.next_request())
@@ -86,7 +86,7 @@ def test_an_erased_fact_is_not_offered_back_as_a_memory_candidate():
     _, session, _ = open_session(memory=memory)
     session.user("Ship the invoice.")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(
             text="",
             tool_calls=(
@@ -98,7 +98,7 @@ def test_an_erased_fact_is_not_offered_back_as_a_memory_candidate():
             ),
         )
     )
-    session.forget("address")
+    session.memories.forget("address")
     candidates = session.close().payload
     assert candidates.facts == ("Invoices go out on the 1st.",)
     assert candidates.withheld == 1
@@ -153,8 +153,8 @@ def test_a_failing_revision_hook_falls_back_to_a_fresh_read_and_is_recorded(capl
     with caplog.at_level("WARNING", logger="contextwright"):
         second = session.next_request()
     assert "Python 3.12" in everything(second)
-    failures = [e.payload for e in session.events if e.type == "context.recall.revision_failed"]
+    failures = [e.payload for e in session.history.events if e.type == "context.recall.revision_failed"]
     # ADR-0183: only the exception's class is kept, in the log and in the event; its message may carry data.
     assert failures and failures[-1].error == "ConnectionError"
-    assert not any("unreachable" in payload_json(e.payload) for e in session.events)
+    assert not any("unreachable" in payload_json(e.payload) for e in session.history.events)
     assert "ConnectionError" in caplog.text and "unreachable" not in caplog.text

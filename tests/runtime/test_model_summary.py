@@ -90,7 +90,7 @@ def _summarizer(model: FakeModel, **options: Any) -> ModelSummarizer:
 
 
 def _answer(session, *calls, text=""):
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(text=text, tool_calls=tuple(ToolCall(id=i, name=n, arguments={}) for i, n in calls))
     )
 
@@ -109,7 +109,7 @@ def _session(compactor):
 
 
 def _rejections(session):
-    return [e.payload for e in session.events if e.type == "context.compaction.rejected"]
+    return [e.payload for e in session.history.events if e.type == "context.compaction.rejected"]
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "openai_chat", "openai_responses"])
@@ -180,7 +180,9 @@ def test_a_failing_or_slow_model_falls_back_to_the_extractive_summary_with_an_ev
     assert (
         event.payload.summary
         == compact(
-            fold(session.id, [e for e in session.events if e.seq < event.seq and e.type != "context.compaction.rejected"]),
+            fold(
+                session.id, [e for e in session.history.events if e.seq < event.seq and e.type != "context.compaction.rejected"]
+            ),
             epoch=event.payload.epoch,
             trigger="manual",
         ).compacted.summary
@@ -190,13 +192,13 @@ def test_a_failing_or_slow_model_falls_back_to_the_extractive_summary_with_an_ev
 def test_past_the_depth_cap_the_model_is_not_asked():
     model = FakeModel()
     session = _session(_summarizer(model))
-    first = compact(fold(session.id, session.events), epoch=1, max_summary_chars=10)
+    first = compact(fold(session.id, session.history.events), epoch=1, max_summary_chars=10)
     assert first.compacted is not None and first.compacted.depth == 2
-    session.log.append(session.id, [first.compacted], expected_seq=session.last_seq)
+    session.setup.log.append(session.id, [first.compacted], expected_seq=session.history.last_seq)
     session._sync()
     session.next_request()
     _answer(session, text="Changelog updated.")
     session.user("One more change please.")
-    proposal = session.compactor(fold(session.id, session.events), epoch=1, trigger="manual", max_summary_chars=10)
+    proposal = session.setup.compactor(fold(session.id, session.history.events), epoch=1, trigger="manual", max_summary_chars=10)
     assert proposal.escalate and proposal.compacted is None and "child run" in proposal.reason
     assert model.bodies == []

@@ -28,13 +28,13 @@ def carry_on(session, *, rounds: int = 3, start: int = 0):
     for n in range(start, start + rounds):
         request = session.next_request()
         assert request.result.total_tokens <= _input_limit(request)
-        session.record_assistant(
+        session.adapter.record_assistant(
             AssistantMessage(text=f"Running tests ({n}).", tool_calls=(ToolCall(id=f"run{n}", name="run_tests", arguments={}),))
         )
         session.tool_result(f"run{n}", f"{n} passed")
         request = session.next_request()
         assert request.result.total_tokens <= _input_limit(request)
-        session.record_assistant(AssistantMessage(text=f"All green ({n})."))
+        session.adapter.record_assistant(AssistantMessage(text=f"All green ({n})."))
         session.user(f"Next step {n}, please.")
     return session.next_request()
 
@@ -53,12 +53,12 @@ def test_a_huge_first_message_is_shown_bounded_and_paged_back_whole():
     assert f"context_read_artifact ref={task.ref}" in text
     assert request.result.total_tokens <= _input_limit(request)
     # Check the model can page the whole text back, and the session carries on.
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(
             tool_calls=(ToolCall(id="r1", name="context_read_artifact", arguments={"ref": task.ref, "grep": "end of"}),)
         )
     )
-    [read] = [e.payload for e in session.events if e.type == "tool.result" and e.payload.call_id == "r1"]
+    [read] = [e.payload for e in session.history.events if e.type == "tool.result" and e.payload.call_id == "r1"]
     assert not read.is_error and "The end of the task." in read.output and read.trust == "user"
     last = carry_on(session)
     assert "Fix the failing build." in visible(last)  # the task stays pinned, bounded
@@ -70,7 +70,7 @@ def test_a_huge_later_user_message_does_not_wedge_the_run():
     _, session, _ = open_session(window=WINDOW)
     session.user("Fix the failing build.")
     carry_on(session, rounds=1)
-    session.record_assistant(AssistantMessage(text="What does the log say?"))
+    session.adapter.record_assistant(AssistantMessage(text="What does the log say?"))
     session.user("Here is the log:\n" + HUGE)
     carry_on(session, start=1)
 
@@ -79,7 +79,7 @@ def test_huge_assistant_text_does_not_wedge_the_run():
     _, session, _ = open_session(window=WINDOW)
     session.user("Explain the build.")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(text="Here is everything. " + HUGE, tool_calls=(ToolCall(id="c0", name="run_tests", arguments={}),))
     )
     session.tool_result("c0", "ok")
@@ -90,7 +90,7 @@ def test_huge_tool_arguments_are_shown_bounded_and_the_caller_still_gets_them_wh
     _, session, _ = open_session(window=WINDOW)
     session.user("Write the fixture file.")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(tool_calls=(ToolCall(id="w1", name="edit_file", arguments={"path": "f.txt", "content": HUGE}),))
     )
     # The caller runs the tool with what the model asked for, whole.
@@ -107,8 +107,8 @@ def test_a_huge_memory_correction_is_bounded_in_the_tail():
     _, session, _ = open_session(window=WINDOW, memory=memory)
     session.user("Which Python does the project support?")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="3.10."))
-    session.correct_memory("py", "Python support notes. " + HUGE)
+    session.adapter.record_assistant(AssistantMessage(text="3.10."))
+    session.memories.correct("py", "Python support notes. " + HUGE)
     session.user("And now?")
     carry_on(session)
 
@@ -131,7 +131,7 @@ def test_huge_recall_evidence_and_working_state_writes_do_not_wedge():
     # Recall reads both items for a question about Python; the huge one must not block the turn.
     session.user("Python question: which version?")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(tool_calls=(ToolCall(id="ws", name="context_update_working_state", arguments={"add_facts": [HUGE]}),))
     )
     carry_on(session)

@@ -72,12 +72,12 @@ def test_the_anthropic_wire_maps_a_recorded_name_too():
     _, session, _ = open_session()
     session.user("List files.")
     session.next_request()
-    session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="mcp.fs/list dir", arguments={}),)))
+    session.adapter.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="mcp.fs/list dir", arguments={}),)))
     session.tool_result("c1", "a.py")
     body = session.next_request().render("anthropic")
     assert all(WIRE_NAME.match(n) for n in _names(body, "anthropic"))
     assert wire_tool_name("mcp.fs/list dir") in _names(body, "anthropic")
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(tool_calls=(ToolCall(id="c2", name=wire_tool_name("mcp.fs/list dir"), arguments={}),))
     )
     assert [c.name for c in session.pending_tool_calls()] == ["mcp.fs/list dir"]

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import pytest
 
-from contextwright.runtime.operations import OPERATIONS, SessionOperation, in_form, mismatches, parse, route_mismatches
+from contextwright.runtime.operations import (
+    MOVED,
+    OPERATIONS,
+    SessionOperation,
+    in_form,
+    mismatches,
+    moved_names,
+    parse,
+    route_mismatches,
+)
 from contextwright.runtime.session import AsyncSession, Session
+from contextwright.testing.fakes import open_session, sample_agent
 
 
 def test_the_table_declares_each_operation_once_and_every_route_with_its_http_form():
-    names = [op.name for op in OPERATIONS]
+    names = [op.spelling for op in OPERATIONS]
     assert len(names) == len(set(names))
     assert all(("http" in op.forms) == (op.http is not None) for op in OPERATIONS)
     # A write the service holds to expected_seq and idempotency keys is a write.
@@ -90,3 +103,69 @@ def test_a_signature_is_read_as_python_reads_it():
     guarded = next(op for op in OPERATIONS if op.name == "user")
     assert isinstance(guarded, SessionOperation)
     assert [p.name for p in guarded.remote_parameters()] == ["text", "steering", "author", "idempotency_key", "expected_seq"]
+
+
+def test_every_moved_name_is_an_operation_of_its_new_home_and_no_longer_the_sessions_own():
+    assert {op.was: op.spelling for op in OPERATIONS if op.was is not None} == dict(MOVED)
+    for old, new in moved_names("local").items():
+        assert old not in vars(Session)
+        home, name = new.split(".")
+        assert name in vars(type(getattr(_session(), home)))
+
+
+def test_a_part_the_carrier_lacks_is_told_missing():
+    class Flat:
+        def user(self) -> None: ...
+
+    problems = mismatches("remote", Flat())
+    assert "remote: history is missing" in problems and "remote: adapter is missing" in problems
+
+
+def _session() -> Session:
+    return open_session("s")[1]
+
+
+def test_an_old_name_still_works_and_warns_with_the_new_spelling():
+    session = _session()
+    legacy: Any = session  # code written against the names the session had before
+    session.user("fix the build")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        events = legacy.events
+        seq = legacy.last_seq
+        legacy.revoke_tool("run_tests", reason="flaky")
+        legacy.budgets = session.setup.budgets
+    assert [str(w.message) for w in caught] == [
+        "Session.events is deprecated: use session.history.events",
+        "Session.last_seq is deprecated: use session.history.last_seq",
+        "Session.revoke_tool is deprecated: use session.tools.revoke",
+        "Session.budgets is deprecated: use session.setup.budgets",
+    ]
+    # Each warning points at the caller's line, not at the session.
+    assert all(w.category is DeprecationWarning and w.filename == __file__ for w in caught)
+    assert events == session.history.events[:1] and seq == 1
+    assert session.history.events[-1].type == "tool.revoked"
+    assert "budgets" not in vars(session)  # the setter reached the part, not a new attribute
+
+
+def test_the_remote_session_answers_its_old_names_with_the_same_warning():
+    pytest.importorskip("httpx", reason='the remote client needs its extra: pip install "contextwright[client]"')
+    from contextwright import models
+    from contextwright.client import RemoteSession
+
+    remote: Any = RemoteSession(None, "s", agent=sample_agent(), model=models.resolve("anthropic", "claude-sonnet-4-6"))  # type: ignore[arg-type]
+    with pytest.warns(
+        DeprecationWarning, match=r"RemoteSession.record_assistant is deprecated: use session.adapter.record_assistant"
+    ):
+        method = remote.record_assistant
+    assert method == remote.adapter.record_assistant
+    with pytest.raises(AttributeError, match="shout"):
+        remote.shout  # noqa: B018
+
+
+def test_a_name_that_never_existed_is_still_an_attribute_error():
+    legacy: Any = _session()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="'Session' object has no attribute 'revoke'"):
+            legacy.revoke  # noqa: B018

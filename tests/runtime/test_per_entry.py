@@ -55,7 +55,9 @@ def test_the_handed_out_list_is_the_callers():
 
 
 def _answer(session, call_id: str, name: str = "read_file", arguments: dict | None = None) -> None:
-    session.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id=call_id, name=name, arguments=arguments or {}),)))
+    session.adapter.record_assistant(
+        AssistantMessage(text="", tool_calls=(ToolCall(id=call_id, name=name, arguments=arguments or {}),))
+    )
 
 
 def test_facts_are_tainted_only_by_untrusted_results_of_their_own_run():
@@ -68,7 +70,7 @@ def test_facts_are_tainted_only_by_untrusted_results_of_their_own_run():
     session.next_request()
     _answer(session, "w1", "context_update_working_state", {"add_facts": ["Tests are optional."]})
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Noted."))
+    session.adapter.record_assistant(AssistantMessage(text="Noted."))
     session.user("now fix it")  # a new run: the untrusted result belongs to the one before
     session.next_request()
     _answer(session, "w2", "context_update_working_state", {"add_facts": ["The fix is in rounding."]})

@@ -33,7 +33,7 @@ def _work(session, clock, rounds: int) -> list:
         built.append(session.next_request())
         call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"m{turn}.py"})
         reasoning = f"Reading {turn}. " + "I will reason about the module in detail. " * 40
-        session.record_assistant(AssistantMessage(text=reasoning, tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=reasoning, tool_calls=(call,)))
         session.tool_result(call.id, "".join(f"def f_{turn}_{i}(v):\n    return v * {i}\n" for i in range(60)))
         clock.advance(20)
     return built
@@ -81,5 +81,5 @@ def test_a_log_whose_task_was_bounded_with_the_other_items_still_rebuilds_byte_f
         session.user(task)
         built = _work(session, clock, rounds=24)
     assert any(not visible_in(b.neutral, task) for b in built), "the old rule bounded the task"
-    assert all("pinned" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
+    assert all("pinned" not in e.payload.inputs for e in session.history.events if e.type == "context.request.built")
     assert all(session.inspect(b.index).sha256() == b.neutral.sha256() for b in built)

@@ -52,7 +52,7 @@ def _session(count_prefix: Any = None) -> Any:
 
 
 def _built(session: Any) -> list[Any]:
-    return [e.payload for e in session.events if e.type == "context.request.built"]
+    return [e.payload for e in session.history.events if e.type == "context.request.built"]
 
 
 def _turns(session: Any, count: int) -> list[Any]:
@@ -60,7 +60,7 @@ def _turns(session: Any, count: int) -> list[Any]:
     for turn in range(count):
         session.user(f"Turn {turn}: check the export.")
         requests.append(session.next_request())
-        session.record_assistant(AssistantMessage(text=f"Checked {turn}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Checked {turn}."))
     return requests
 
 
@@ -73,22 +73,22 @@ def test_the_prefix_is_counted_once_per_epoch_and_becomes_the_exact_part() -> No
     rendered = requests[0].anthropic()
     assert body["system"] == rendered["system"] and body["tools"] == rendered["tools"]
     assert body["model"] == rendered["model"] and body["messages"] == [{"role": "user", "content": "."}]
-    [counted] = [e.payload for e in session.events if e.type == "context.prefix.counted"]
+    [counted] = [e.payload for e in session.history.events if e.type == "context.prefix.counted"]
     assert (counted.epoch, counted.input_tokens) == (1, PREFIX_COUNT)
     for request, built in zip(requests, _built(session), strict=True):
         assert built.exact_tokens == PREFIX_COUNT
         assert built.raw_estimate_tokens == request.result.body_tokens  # the prefix left the estimated part
     # A new epoch (an edited prefix) is counted again, once.
-    session.edit_prefix(sample_agent(tools=("read_file",)), note="fewer tools")
+    session.setup.edit_prefix(sample_agent(tools=("read_file",)), note="fewer tools")
     _turns(session, 2)
     assert len(endpoint.bodies) == 2
-    assert [e.payload.epoch for e in session.events if e.type == "context.prefix.counted"] == [1, 2]
+    assert [e.payload.epoch for e in session.history.events if e.type == "context.prefix.counted"] == [1, 2]
 
 
 def test_without_the_flag_nothing_is_counted() -> None:
     session = _session()
     _turns(session, 2)
-    assert not [e for e in session.events if e.type == "context.prefix.counted"]
+    assert not [e for e in session.history.events if e.type == "context.prefix.counted"]
     assert all(b.exact_tokens == 0 for b in _built(session))  # Claude: the estimated prefix is in the estimate
 
 
@@ -97,7 +97,7 @@ def test_a_provider_error_leaves_the_estimate_and_the_next_request_tries_again()
     session = _session(endpoint.client().messages.count_tokens)
     _turns(session, 2)
     assert len(endpoint.bodies) == 2  # tried on each request, never failing it
-    assert not [e for e in session.events if e.type == "context.prefix.counted"]
+    assert not [e for e in session.history.events if e.type == "context.prefix.counted"]
     assert all(b.exact_tokens == 0 for b in _built(session))
 
 
@@ -106,21 +106,21 @@ def test_an_endpoint_that_keeps_failing_is_asked_a_few_times_per_epoch_then_left
     session = _session(endpoint.client().messages.count_tokens)
     _turns(session, PREFIX_COUNT_ATTEMPTS + 4)
     assert len(endpoint.bodies) == PREFIX_COUNT_ATTEMPTS  # not one round trip per request for ever
-    session.edit_prefix(sample_agent(tools=("read_file",)), note="fewer tools")
+    session.setup.edit_prefix(sample_agent(tools=("read_file",)), note="fewer tools")
     endpoint.status = 200
     _turns(session, 2)
     assert len(endpoint.bodies) == PREFIX_COUNT_ATTEMPTS + 1  # a new epoch is asked again, and counted
-    assert [e.payload.epoch for e in session.events if e.type == "context.prefix.counted"] == [2]
+    assert [e.payload.epoch for e in session.history.events if e.type == "context.prefix.counted"] == [2]
 
 
 def test_a_child_run_counts_its_own_prefix_with_the_parents_counter() -> None:
     endpoint = CountEndpoint()
     session = _session(endpoint.client().messages.count_tokens)
     _turns(session, 1)
-    child = session.engine_session("s/child", agent=sample_agent(), model=sample_model())
+    child = session.children.engine_session("s/child", agent=sample_agent(), model=sample_model())
     _turns(child, 1)
     assert len(endpoint.bodies) == 2
-    assert [e.payload.input_tokens for e in child.events if e.type == "context.prefix.counted"] == [PREFIX_COUNT]
+    assert [e.payload.input_tokens for e in child.history.events if e.type == "context.prefix.counted"] == [PREFIX_COUNT]
 
 
 def test_a_counter_answering_nonsense_is_a_typed_error() -> None:

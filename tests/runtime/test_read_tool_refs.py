@@ -37,12 +37,12 @@ def _work(session) -> list:
     """A pasted report (shown bounded), then files read until a pruning pass has run."""
     session.user("Fix the failing build.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.adapter.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + REPORT + "End of the report.")
     requests = [session.next_request()]
     for n in range(40):
         call = ToolCall(id=f"c{n}", name="read_file", arguments={"path": f"src/m{n}.py"})
-        session.record_assistant(AssistantMessage(text=f"Reading {n}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Reading {n}.", tool_calls=(call,)))
         session.tool_result(call.id, _source(n))
         requests.append(session.next_request())
         if "tool_results_to_pointers" in requests[-1].result.yields:
@@ -89,7 +89,7 @@ def test_a_log_that_named_the_read_tool_to_every_model_still_rebuilds_byte_for_b
         session = _session(control_tools=False)
         requests = _work(session)
     assert any("context_read_artifact" in t for t in _texts(requests[-1].neutral)), "the old rule named the tool"
-    assert all("read_refs" not in e.payload.inputs for e in session.events if e.type == "context.request.built")
+    assert all("read_refs" not in e.payload.inputs for e in session.history.events if e.type == "context.request.built")
     assert all(session.inspect(r.index).sha256() == r.neutral.sha256() for r in requests)
 
 
@@ -102,12 +102,12 @@ def test_a_child_without_the_read_tool_is_told_where_its_material_is_kept():
     session = _session(control_tools=True)
     requests = _work(session)
     pointer = _stubs(requests[-1].neutral)[0].rsplit("ref=", 1)[1].rstrip("]")
-    with_tool = session.start_child("check the report", task="Summarise the failures.", pointers=(pointer,))
-    without = session.start_child(
+    with_tool = session.children.start("check the report", task="Summarise the failures.", pointers=(pointer,))
+    without = session.children.start(
         "check the report",
         task="Summarise the failures.",
         pointers=(pointer,),
         agent=replace(sample_agent(), control_tools=False),
     )
-    assert f"Material you can read with context_read_artifact: {pointer}" in with_tool.events[-1].payload.text
-    assert f"Material kept in the session log: {pointer}" in without.events[-1].payload.text
+    assert f"Material you can read with context_read_artifact: {pointer}" in with_tool.history.events[-1].payload.text
+    assert f"Material kept in the session log: {pointer}" in without.history.events[-1].payload.text

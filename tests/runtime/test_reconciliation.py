@@ -25,7 +25,7 @@ def _answer(session: Session, total_input: int, *, text: str = "Done.") -> None:
     cached = total_input // 2
     session.record(
         {
-            "id": f"msg_{len(session.events)}",
+            "id": f"msg_{len(session.history.events)}",
             "type": "message",
             "role": "assistant",
             "model": session.model.id,
@@ -37,7 +37,7 @@ def _answer(session: Session, total_input: int, *, text: str = "Done.") -> None:
 
 
 def _built(session: Session) -> list[Any]:
-    return [e.payload for e in session.events if e.type == "context.request.built"]
+    return [e.payload for e in session.history.events if e.type == "context.request.built"]
 
 
 def _turns(session: Session, ratio: float, rounds: int) -> None:
@@ -60,7 +60,7 @@ def test_a_supplied_empty_estimator_is_kept() -> None:
     engine = Engine(InMemoryEventLog(), clock=FixedClock(), secret=TEST_SECRET, estimator=estimator)
     assert engine.estimator is estimator
     session = engine.session("s", agent=sample_agent(), model=sample_model())
-    assert session.estimator is estimator
+    assert session.setup.estimator is estimator
     direct = Session(
         log=InMemoryEventLog(),
         session_id="d",
@@ -70,7 +70,7 @@ def test_a_supplied_empty_estimator_is_kept() -> None:
         secret=TEST_SECRET,
         estimator=estimator,
     )
-    assert direct.estimator is estimator
+    assert direct.setup.estimator is estimator
 
 
 def test_an_estimated_prefix_joins_the_estimated_part() -> None:
@@ -121,7 +121,7 @@ def test_an_overestimate_shrinks_only_after_the_warmup() -> None:
     # No report before the first request, one before the second: both stay uncorrected.
     assert factors[:2] == [1.0, 1.0]
     assert 0.8 < factors[2] < 0.9
-    assert [r.payload.estimated_input_tokens for r in session.events if r.type == "model.response"] == [
+    assert [r.payload.estimated_input_tokens for r in session.history.events if r.type == "model.response"] == [
         reconciled_total(b) for b in _built(session)
     ]
 
@@ -129,7 +129,7 @@ def test_an_overestimate_shrinks_only_after_the_warmup() -> None:
 def test_a_response_to_a_request_logged_before_the_split_teaches_nothing() -> None:
     session = _engine(InMemoryEventLog()).session("s", agent=sample_agent(), model=sample_model())
     _turns(session, 0.8, 1)
-    events = session.events
+    events = session.history.events
     assert UsageFold().feed(events).correction(session.model.id).observations == 1
     # Strip the split as an older log has it: its total mixes both parts, so the fold skips it.
     old = [
@@ -161,7 +161,7 @@ def test_the_factor_is_rebuilt_from_the_log_after_a_restart(tmp_path: Path, back
     with _engine(open_log()) as engine:
         session = engine.session("s", agent=sample_agent(), model=sample_model())
         _turns(session, 0.8, 4)
-        learned = UsageFold().feed(session.events).factor(session.model.id)
+        learned = UsageFold().feed(session.history.events).factor(session.model.id)
     assert learned < 1.0
     # Check a restarted process, with a fresh estimator, lands on the same factor and builds with it.
     with _engine(open_log()) as engine:
@@ -188,14 +188,14 @@ def test_two_workers_on_one_store_land_on_the_same_factor(tmp_path: Path, backen
         assert factors_a == factors_b
         assert factors_a[-1] < 1.0
         # And the request b built rebuilds byte for byte on a.
-        rebuilt, record = a.rebuild(3)
+        rebuilt, record = a.history.rebuild(3)
         assert rebuilt.sha256() == record.request_sha256
 
 
 def test_a_replayed_transcripts_usage_teaches_nothing() -> None:
     session = _engine(InMemoryEventLog()).session("s", agent=sample_agent(), model=sample_model())
     _turns(session, 0.8, 1)
-    events = session.events
+    events = session.history.events
     # The same report, marked as belonging to a replayed transcript's original request.
     replayed = [replace(e, payload=replace(e.payload, replayed=True)) if e.type == "model.response" else e for e in events]
     assert UsageFold().feed(replayed).correction(session.model.id).observations == 0

@@ -18,18 +18,18 @@ def _run(session_id: str, *, turns: int = 40) -> tuple[list[str], list[str]]:
     rng = random.Random(5)
     _, session, _ = open_session(session_id, window=16_000)
     # The share alone as the high-water mark: a pass is asked for on most requests, which is what is sized here.
-    session.budgets = BudgetConfig(tool_results_floor_tokens=0)
+    session.setup.budgets = BudgetConfig(tool_results_floor_tokens=0)
     for turn in range(turns):
         session.user(f"Turn {turn}: run the checks for module {turn % 7}.")
         session.next_request()
         call = ToolCall(id=f"c{turn}", name="run_tests", arguments={"module": turn % 7})
-        session.record_assistant(AssistantMessage(text="Checking.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text="Checking.", tool_calls=(call,)))
         lines = [f"tests/m{turn}/test_{i}.py::test_case_{i} PASSED" for i in range(rng.randrange(20, 400))]
         session.tool_result(call.id, "\n".join(lines), exit_code=0)
         session.next_request()
-        session.record_assistant(AssistantMessage(text=f"Module {turn % 7} passes."))
-    hashes = [e.payload.request_sha256 for e in session.events if e.type == "context.request.built"]
-    passes = [e.type for e in session.events if e.type in ("context.pruned", "context.compacted")]
+        session.adapter.record_assistant(AssistantMessage(text=f"Module {turn % 7} passes."))
+    hashes = [e.payload.request_sha256 for e in session.history.events if e.type == "context.request.built"]
+    passes = [e.type for e in session.history.events if e.type in ("context.pruned", "context.compacted")]
     return hashes, passes
 
 
@@ -115,7 +115,7 @@ def test_sizing_shows_oversized_items_bounded_as_the_build_does():
     _, session, _ = open_session("sizing", window=32_000)
     session.user("Fix the failing build.")
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Please paste the report."))
+    session.adapter.record_assistant(AssistantMessage(text="Please paste the report."))
     session.user("Here it is:\n" + "A line of the pasted report, numbered and verbose enough.\n" * 3_000)
     built = session.next_request()
     sized = Relief(session._core, compactor=None)._last_messages(built.plan, allocate(built.plan))

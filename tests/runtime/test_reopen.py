@@ -83,7 +83,7 @@ def test_a_session_reopened_anywhere_builds_the_requests_of_one_never_closed(sto
                     session.tool_result(call.id, OUTPUTS[arg])
                 twins.request()
         # Check: both logs hold the same payloads, event for event.
-        assert [e.payload for e in twins.reopened.events] == [e.payload for e in twins.live.events]
+        assert [e.payload for e in twins.reopened.history.events] == [e.payload for e in twins.live.history.events]
     finally:
         twins.close()
 
@@ -95,10 +95,10 @@ def test_the_first_request_after_a_reopen_rebuilds_the_last_one_on_the_session_s
         session.user(f"Turn {turn}.")
         session.next_request()
         call = ToolCall(id=f"c{turn}", name="run_tests", arguments={"turn": turn})
-        session.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text="Running.", tool_calls=(call,)))
         session.tool_result(call.id, f"{turn} passed")
         session.next_request()
-        session.record_assistant(AssistantMessage(text="Done."))
+        session.adapter.record_assistant(AssistantMessage(text="Done."))
     engine.close()
     engine, reopened, _ = open_session("s", url=url, clock=clock)
     reopened.user("Once more.")
@@ -110,7 +110,7 @@ def test_the_first_request_after_a_reopen_rebuilds_the_last_one_on_the_session_s
     kept = core.surface_at(upto)
     # Check: the fold kept its surface at the last request's upto_seq, equal to a fold of the log up to there.
     assert kept is not None and kept.upto_seq == upto
-    assert kept == fold("s", [e for e in reopened.events if e.seq <= upto])
+    assert kept == fold("s", [e for e in reopened.history.events if e.seq <= upto])
     # Check: the entries the two requests share are the same objects (folded once), and the previous
     # request handed to the renderer is the one recorded.
     now = core.surface()

@@ -37,7 +37,7 @@ def _busy_session():
     for turn in range(3):
         session.user(f"Turn {turn}: please look at billing.")
         session.next_request()
-        session.record_assistant(AssistantMessage(text=f"Done {turn}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Done {turn}."))
     session.user("Now fix the export.")
     return engine, session, clock
 
@@ -46,24 +46,24 @@ def test_one_overflow_is_recovered_by_compacting_and_retrying_once():
     _, session, clock = _busy_session()
     provider = ScriptedProvider([AssistantMessage(text="Fixed.")], clock=clock, overflow_calls={0})
     session.send(anthropic_client(provider).messages.create)
-    types = [e.type for e in session.events]
-    overflow = [e.payload for e in session.events if e.type == "context.overflow"]
+    types = [e.type for e in session.history.events]
+    overflow = [e.payload for e in session.history.events if e.type == "context.overflow"]
     assert len(overflow) == 1 and overflow[0].recovered
-    assert [e.payload.trigger for e in session.events if e.type == "context.compacted"] == ["overflow"]
+    assert [e.payload.trigger for e in session.history.events if e.type == "context.compacted"] == ["overflow"]
     assert types[-2:] == ["message.assistant", "model.response"] and len(provider.bodies) == 2
     assert session.stats().overflow_recoveries == 1
 
 
 def test_a_second_overflow_surfaces_as_a_typed_error():
     _, session, clock = _busy_session()
-    before = len(session.events)
+    before = len(session.history.events)
     provider = ScriptedProvider([AssistantMessage(text="never")], clock=clock, overflow_calls={0, 1})
     with pytest.raises(OverflowNotRecovered) as info:
         session.send(anthropic_client(provider).messages.create)
     assert isinstance(info.value, ContextLengthExceeded)
-    overflow = [e.payload.recovered for e in session.events[before:] if e.type == "context.overflow"]
+    overflow = [e.payload.recovered for e in session.history.events[before:] if e.type == "context.overflow"]
     assert overflow == [True, False]
-    assert not any(e.type == "message.assistant" for e in session.events[before:])
+    assert not any(e.type == "message.assistant" for e in session.history.events[before:])
 
 
 def test_an_overflow_that_relief_cannot_shrink_is_not_resent():
@@ -75,7 +75,7 @@ def test_an_overflow_that_relief_cannot_shrink_is_not_resent():
         session.send(anthropic_client(provider).messages.create)
     # One call only: the same bytes were not sent a second time.
     assert len(provider.bodies) == 1
-    assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [False]
+    assert [e.payload.recovered for e in session.history.events if e.type == "context.overflow"] == [False]
     stats = session.stats()
     assert stats.overflows == 1 and stats.overflow_recoveries == 0
 
@@ -105,7 +105,7 @@ def test_other_provider_errors_are_translated_not_retried():
     with pytest.raises(ProviderError) as info:
         session.send(client.messages.create)
     assert not isinstance(info.value, ContextLengthExceeded)
-    assert not any(e.type == "context.overflow" for e in session.events)
+    assert not any(e.type == "context.overflow" for e in session.history.events)
 
 
 def test_anthropic_usage_is_recorded_for_reconciliation():
@@ -122,13 +122,13 @@ def test_anthropic_usage_is_recorded_for_reconciliation():
     session.send(client.messages.create)
     session.tool_result("toolu_1", "ok")
     session.send(client.messages.create)
-    responses = [e.payload for e in session.events if e.type == "model.response"]
+    responses = [e.payload for e in session.history.events if e.type == "model.response"]
     assert [r.request_index for r in responses] == [0, 1]
     assert responses[0].usage.input_tokens + responses[0].usage.cache_read_tokens + responses[0].usage.cache_write_5m_tokens > 0
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert [r.estimated_input_tokens for r in responses] == [reconciled_total(b) for b in built]
     # Both reports are folded from the log into the factor later requests are sized with.
-    assert UsageFold().feed(session.events).correction("claude-sonnet-4-6").observations == 2
+    assert UsageFold().feed(session.history.events).correction("claude-sonnet-4-6").observations == 2
 
 
 def test_openai_chat_round_trip_through_the_sdk():
@@ -151,7 +151,7 @@ def test_openai_chat_round_trip_through_the_sdk():
     body = provider.bodies[-1]
     assert body["prompt_cache_key"].startswith("cw-") and body["messages"][0]["role"] in ("system", "developer")
     assert [m["role"] for m in body["messages"]].count("tool") == 1
-    assert session.events[-1].type == "model.response"
+    assert session.history.events[-1].type == "model.response"
 
 
 def test_record_accepts_sdk_objects_of_every_wire():
@@ -174,7 +174,7 @@ def test_record_accepts_sdk_objects_of_every_wire():
         }
     )
     session.record(message)
-    assert session.events[-1].payload.usage.cache_read_tokens == 1000
+    assert session.history.events[-1].payload.usage.cache_read_tokens == 1000
     session.user("again")
     session.next_request()
     session.record(
@@ -194,7 +194,7 @@ def test_record_accepts_sdk_objects_of_every_wire():
             }
         )
     )
-    usage = session.events[-1].payload.usage
+    usage = session.history.events[-1].payload.usage
     assert (usage.input_tokens, usage.cache_read_tokens) == (176, 1024)
     session.user("and the responses API")
     session.next_request()
@@ -228,7 +228,7 @@ def test_record_accepts_sdk_objects_of_every_wire():
             }
         )
     )
-    assert [e.payload.text for e in session.events if e.type == "message.assistant"][-1] == "Done."
+    assert [e.payload.text for e in session.history.events if e.type == "message.assistant"][-1] == "Done."
 
 
 def test_the_async_twin_sends_through_the_async_sdk():
@@ -261,6 +261,6 @@ def test_the_async_twin_sends_through_the_async_sdk():
         await aio.send(client.messages.create)  # the first try overflows; one compaction, one retry
 
     asyncio.run(loop())
-    texts = [e.payload.text for e in session.events if e.type == "message.assistant"]
+    texts = [e.payload.text for e in session.history.events if e.type == "message.assistant"]
     assert texts[-2:] == ["Running.", "Done."]
-    assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True]
+    assert [e.payload.recovered for e in session.history.events if e.type == "context.overflow"] == [True]

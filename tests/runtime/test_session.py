@@ -22,7 +22,7 @@ def texts(request, cls=None):
 
 
 def answer(session, *calls, text=""):
-    return session.record_assistant(
+    return session.adapter.record_assistant(
         AssistantMessage(text=text, tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in calls))
     )
 
@@ -32,8 +32,8 @@ def test_memory_snapshot_is_frozen_while_memory_changes():
     _, session, _ = open_session(memory=memory)
     session.user("Which Python does the project support?")
     first = session.next_request()
-    session.correct_memory("py", "The project supports Python 3.11.")
-    session.remember("style", "Use Decimal for money.")
+    session.memories.correct("py", "The project supports Python 3.11.")
+    session.memories.remember("style", "Use Decimal for money.")
     answer(session, text="Let me check.")
     session.user("And what about Python support now?")
     second = session.next_request()
@@ -53,7 +53,7 @@ def test_recall_is_read_fresh_on_every_assembly_and_corrections_go_to_the_tail()
     session.next_request()
     answer(session, ("c1", "run_tests", {}))
     session.tool_result("c1", "ok")
-    session.correct_memory("py", "The project supports Python 3.12.")
+    session.memories.correct("py", "The project supports Python 3.12.")
     request = session.next_request()
     assert len(reads) == 2
     tail = request.neutral.messages[-1]
@@ -68,7 +68,7 @@ def test_erased_evidence_is_removed_even_though_it_costs_a_miss():
     assert any("Fridays" in t for t in texts(first))
     answer(session, ("c1", "grep", {}))
     session.tool_result("c1", "nothing")
-    session.forget("secret")
+    session.memories.forget("secret")
     second = session.next_request()
     assert not any("Fridays" in t for t in texts(second))
     assert second.result.evidence_removed == 1
@@ -100,7 +100,7 @@ def test_a_revoked_tool_is_denied_at_call_time_and_the_prefix_stays():
     _, session, _ = open_session()
     session.user("deploy a preview")
     first = session.next_request()
-    session.revoke_tool("deploy_preview", reason="credentials expired")
+    session.tools.revoke("deploy_preview", reason="credentials expired")
     answer(session, ("c1", "deploy_preview", {}), ("c2", "run_tests", {}))
     assert [c.id for c in session.pending_tool_calls()] == ["c2"]
     session.tool_result("c2", "ok")
@@ -184,7 +184,7 @@ def test_a_resumed_session_keeps_its_plan_and_rebuilds_byte_for_byte(tmp_path):
     second = resumed.next_request()
     assert second.prefix_sha256 == first.prefix_sha256 and second.plan.epoch == 1
     for built in (first, second):
-        rebuilt, record = resumed.rebuild(built.index)
+        rebuilt, record = resumed.history.rebuild(built.index)
         assert rebuilt.canonical() == built.neutral.canonical() and rebuilt.sha256() == record.request_sha256
 
 
@@ -193,7 +193,7 @@ def test_forced_revocation_rotates_once_and_the_session_goes_on():
     _, session, _ = open_session()
     session.user("deploy a preview")
     first = session.next_request()
-    decision = session.force_revoke_tool("deploy_preview")
+    decision = session.tools.force_revoke("deploy_preview")
     assert decision.plan.epoch == 2
     answer(session, ("c1", "deploy_preview", {}))
     assert session.pending_tool_calls() == []  # denied at call time too

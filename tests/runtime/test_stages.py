@@ -36,7 +36,9 @@ def texts(built):
 
 
 def call(session, call_id, name, output, *, exit_code=0, text="", **arguments):
-    session.record_assistant(AssistantMessage(text=text, tool_calls=(ToolCall(id=call_id, name=name, arguments=arguments),)))
+    session.adapter.record_assistant(
+        AssistantMessage(text=text, tool_calls=(ToolCall(id=call_id, name=name, arguments=arguments),))
+    )
     if session.pending_tool_calls():
         session.tool_result(call_id, output, exit_code=exit_code)
 
@@ -51,11 +53,11 @@ def run_multi_stage_session():
 
     session.user("The CSV export rounds totals wrongly. Plan the fix, implement it, then review it.")
     # Plan.
-    session.open_stage("plan", goal="plan the fix for CSV export rounding of totals")
+    session.stages.open("plan", goal="plan the fix for CSV export rounding of totals")
     request()
     call(session, "p1", "grep", "src/export/csv.py:88: total = round(total, 2)\n", pattern="round(", path="src/export")
     request()
-    session.declare_artifact(
+    session.artifacts.declare(
         "plan",
         title="Fix plan",
         content="\n".join(PLAN_STEPS),
@@ -64,12 +66,12 @@ def run_multi_stage_session():
     )
     session.user(STEERING[0], steering=True)
     request()
-    session.record_assistant(AssistantMessage(text="The plan is ready."))
-    session.close_stage(outcome="an eight-step plan", rationale="rounding happens in the CSV writer only")
+    session.adapter.record_assistant(AssistantMessage(text="The plan is ready."))
+    session.stages.close(outcome="an eight-step plan", rationale="rounding happens in the CSV writer only")
     # Implement: retries, duplicates, a chunked plan that advances.
-    session.open_stage("implement", goal="switch CSV export totals to Decimal rounding")
+    session.stages.open("implement", goal="switch CSV export totals to Decimal rounding")
     for step in range(1, 6):
-        session.advance_artifact("plan", step)
+        session.artifacts.advance("plan", step)
         request()
         call(
             session,
@@ -94,10 +96,10 @@ def run_multi_stage_session():
             session.user(STEERING[1], steering=True)
         clock.advance(60)
     request()
-    session.record_assistant(AssistantMessage(text="Implemented."))
-    session.close_stage(outcome="totals use Decimal with ROUND_HALF_UP", rationale="matches the accounting system")
+    session.adapter.record_assistant(AssistantMessage(text="Implemented."))
+    session.stages.close(outcome="totals use Decimal with ROUND_HALF_UP", rationale="matches the accounting system")
     # Review.
-    session.open_stage("review", goal="review the Decimal change in the CSV export")
+    session.stages.open("review", goal="review the Decimal change in the CSV export")
     request()
     call(
         session,
@@ -107,8 +109,8 @@ def run_multi_stage_session():
         path="src/export/csv.py",
     )
     request()
-    session.record_assistant(AssistantMessage(text="Looks good."))
-    session.close_stage(outcome="approved")
+    session.adapter.record_assistant(AssistantMessage(text="Looks good."))
+    session.stages.close(outcome="approved")
     session.user("Thanks. Summarise what changed.")
     request()
     return engine, session, built
@@ -116,7 +118,7 @@ def run_multi_stage_session():
 
 def test_a_multi_stage_session_on_an_8k_window():
     engine, session, built = run_multi_stage_session()
-    events = session.events
+    events = session.history.events
     # No request over the window.
     for b in built:
         assert b.plan.prefix_token_total + b.result.body_tokens * 1.05 <= WINDOW - b.plan.model.output_reserve
@@ -160,25 +162,25 @@ def test_a_child_run_has_its_own_plan_and_only_its_result_returns():
     engine, session, _ = open_session("parent", window=32_000)
     session.user("Investigate the flaky scheduler test.")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(text="Delegating.", tool_calls=(ToolCall(id="d1", name="deploy_preview", arguments={}),))
     )
-    child = session.start_child("look at the scheduler logs", task="Find why test_scheduler is flaky.", call_id="d1")
+    child = session.children.start("look at the scheduler logs", task="Find why test_scheduler is flaky.", call_id="d1")
     assert child.id == "parent/child-1"
     child.next_request()
-    child.record_assistant(AssistantMessage(text="A race in the timer wheel; the lock is released too early."))
-    session.finish_child(child, "Cause: a race in the timer wheel (lock released too early).")
+    child.adapter.record_assistant(AssistantMessage(text="A race in the timer wheel; the lock is released too early."))
+    session.children.finish(child, "Cause: a race in the timer wheel (lock released too early).")
     parent_request = session.next_request()
     joined = "".join(texts(parent_request))
     assert "race in the timer wheel" in joined and "Find why test_scheduler is flaky" not in joined
     child_events = engine.log.read(child.id)
     assert [e.type for e in child_events].count("context.plan.created") == 1
-    assert not find_drift(child_events) and not find_drift(session.events)
+    assert not find_drift(child_events) and not find_drift(session.history.events)
 
 
 def test_the_router_view_is_rebuilt_from_decision_points():
     engine, session, _ = run_multi_stage_session()
-    view = session.router_view()
+    view = session.children.router_view()
     assert view.startswith("Task: The CSV export rounds totals wrongly.")
     assert "Stage 'review' closed" in view and STEERING[0] in view
     assert "tests/test_csv.py::test_totals FAILED" not in view  # no execution history
@@ -195,43 +197,43 @@ def test_ranking_drops_the_least_relevant_first():
 def test_stage_misuse_is_refused():
     _, session, _ = open_session()
     with pytest.raises(UsageError):
-        session.close_stage(outcome="x")
-    session.open_stage("plan", goal="g")
+        session.stages.close(outcome="x")
+    session.stages.open("plan", goal="g")
     with pytest.raises(UsageError):
-        session.open_stage("again", goal="g")
+        session.stages.open("again", goal="g")
     with pytest.raises(UsageError):
-        session.advance_artifact("nope", 1)
+        session.artifacts.advance("nope", 1)
 
 
 def test_escalation_continues_in_a_child_seeded_with_task_state_and_archives():
     _, session, _ = open_session("deep", window=32_000)
     session.user("Port the billing module to Decimal.")
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(
             text="",
             tool_calls=(ToolCall(id="w", name="context_update_working_state", arguments={"add_constraints": ["Keep the API."]}),),
         )
     )
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Started."))
+    session.adapter.record_assistant(AssistantMessage(text="Started."))
     session.user("Continue.")
     archive = session.compact().payload.archive
-    child = session.escalate()
-    seed = [e.payload.text for e in child.events if e.type == "message.user"][0]
+    child = session.children.escalate()
+    seed = [e.payload.text for e in child.history.events if e.type == "message.user"][0]
     assert "Port the billing module to Decimal." in seed and archive.ref in seed
     # The working state reaches the child as its working state (data), not as the user's words.
     assert "Keep the API." not in seed
     assert child.working_state.constraints == ("Keep the API.",)
     # The child can read the archive through its own pointer table.
     child.next_request()
-    child.record_assistant(
+    child.adapter.record_assistant(
         AssistantMessage(
             text="",
             tool_calls=(ToolCall(id="r", name="context_read_artifact", arguments={"ref": archive.ref, "grep": "Decimal"}),),
         )
     )
-    result = [e.payload for e in child.events if e.type == "tool.result"][0]
+    result = [e.payload for e in child.history.events if e.type == "tool.result"][0]
     assert not result.is_error and "Decimal" in result.output
     # The archive holds the user's words and the assistant's: read back, it is data, never platform text.
     assert result.trust != "platform"

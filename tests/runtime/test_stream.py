@@ -170,7 +170,7 @@ def clients(provider: Provider, *, max_retries: int = 0):
 
 
 def logged(session) -> list[tuple[str, str]]:
-    return [(e.type, canonical_json(encode_payload(e.payload))) for e in session.events]
+    return [(e.type, canonical_json(encode_payload(e.payload))) for e in session.history.events]
 
 
 GREP = (("toolu_1", "grep", {"pattern": "TODO", "path": "src/billing"}),)
@@ -223,12 +223,12 @@ def test_an_anthropic_stream_records_exactly_what_the_same_answer_sent_whole_rec
     ]
     assert logged(streamed_session) == logged(plain_session)
     assert [{**b, "stream": True} for b in plain.bodies] == streamed.bodies
-    usage = [e.payload.usage for e in streamed_session.events if e.type == "model.response"]
+    usage = [e.payload.usage for e in streamed_session.history.events if e.type == "model.response"]
     assert [(u.cache_read_tokens, u.cache_write_5m_tokens, u.output_tokens) for u in usage] == [
         (0, 1_500, 42),
         (1_200, 1_500, 43),
     ]
-    calls = [e.payload.tool_calls for e in streamed_session.events if e.type == "message.assistant"][0]
+    calls = [e.payload.tool_calls for e in streamed_session.history.events if e.type == "message.assistant"][0]
     assert calls[0].arguments == {"pattern": "TODO", "path": "src/billing"}  # rebuilt from input_json_delta pieces
     if thinking:
         # The signed block, rebuilt from thinking_delta and signature_delta, goes back with its tool call unchanged.
@@ -244,7 +244,7 @@ def test_the_block_hands_back_the_sdks_own_stream_object():
         assert isinstance(stream, anthropic.lib.streaming.MessageStream)
         kinds = [event.type for event in stream]
     assert kinds[0] == "message_start" and "text" in kinds and kinds[-1] == "message_stop"
-    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
+    assert [e.type for e in session.history.events][-2:] == ["message.assistant", "model.response"]
 
 
 @pytest.mark.parametrize("sdk, answer", [("chat", chat_completion), ("responses", responses_response)])
@@ -259,7 +259,7 @@ def test_openai_streams_record_exactly_what_the_same_answer_sent_whole_records(s
         _run(session, provider, "Find the TODOs.", streamed=streamed, sdk=sdk)
         sessions.append(session)
     assert logged(sessions[1]) == logged(sessions[0])
-    usage = [e.payload.usage for e in sessions[1].events if e.type == "model.response"]
+    usage = [e.payload.usage for e in sessions[1].history.events if e.type == "model.response"]
     assert [u.cache_read_tokens for u in usage] == [0, 1_024]
     plain, streamed = providers[0].bodies, providers[1].bodies
     if sdk == "chat":
@@ -292,8 +292,11 @@ def test_the_async_twin_streams_through_the_async_sdk():
         return texts
 
     assert asyncio.run(loop()) == ["Running the tests.", "All green."]
-    assert [e.payload.text for e in session.events if e.type == "message.assistant"] == ["Running the tests.", "All green."]
-    assert sum(e.type == "model.response" for e in session.events) == 2
+    assert [e.payload.text for e in session.history.events if e.type == "message.assistant"] == [
+        "Running the tests.",
+        "All green.",
+    ]
+    assert sum(e.type == "model.response" for e in session.history.events) == 2
 
 
 def test_a_stream_cut_midway_records_no_answer_and_the_next_call_retries():
@@ -308,13 +311,13 @@ def test_a_stream_cut_midway_records_no_answer_and_the_next_call_retries():
                 pass
     assert info.value.retryable and "stream broke midway" in str(info.value)
     assert any(isinstance(cause, httpx2.RemoteProtocolError) for cause in _causes(info.value))
-    assert [e.type for e in session.events][-1] == "context.request.built"
-    assert not any(e.type in ("message.assistant", "model.response") for e in session.events)
+    assert [e.type for e in session.history.events][-1] == "context.request.built"
+    assert not any(e.type in ("message.assistant", "model.response") for e in session.history.events)
     with session.stream(client.messages.stream) as stream:
         assert "".join(stream.text_stream) == "A long answer that will not arrive whole."
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     assert len(built) == 2 and built[0].request_sha256 == built[1].request_sha256
-    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
+    assert [e.type for e in session.history.events][-2:] == ["message.assistant", "model.response"]
     assert session.inspect(0).sha256() == session.inspect(1).sha256()
 
 
@@ -353,10 +356,10 @@ def test_a_broken_stream_is_the_same_retryable_error_whichever_way_the_sdk_wraps
             raise broken()
     assert info.value.retryable and info.value.fields["code"] == "connection"
     assert "stream broke midway (RemoteProtocolError" in str(info.value)
-    assert not any(e.type in ("message.assistant", "model.response") for e in session.events)
+    assert not any(e.type in ("message.assistant", "model.response") for e in session.history.events)
     with session.stream(client.messages.stream) as stream:
         assert "".join(stream.text_stream) == "Read on the retry."
-    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
+    assert [e.type for e in session.history.events][-2:] == ["message.assistant", "model.response"]
 
 
 def test_a_stream_that_ends_before_its_last_event_is_an_incomplete_stream_not_an_answer():
@@ -374,7 +377,7 @@ def test_a_stream_that_ends_before_its_last_event_is_an_incomplete_stream_not_an
     with pytest.raises(StreamIncomplete):
         with session.stream(client.messages.stream):
             pass  # the block reads nothing: the session reads to the end for the final answer
-    assert not any(e.type == "message.assistant" for e in session.events)
+    assert not any(e.type == "message.assistant" for e in session.history.events)
 
 
 def test_an_overloaded_answer_is_retried_by_the_sdk_and_recorded_once():
@@ -390,8 +393,8 @@ def test_an_overloaded_answer_is_retried_by_the_sdk_and_recorded_once():
     with session.stream(client.messages.stream) as stream:
         assert "".join(stream.text_stream) == "Done after one retry."
     assert len(provider.bodies) == 2 and provider.bodies[0] == provider.bodies[1]
-    assert sum(e.type == "context.request.built" for e in session.events) == 1
-    assert sum(e.type == "message.assistant" for e in session.events) == 1
+    assert sum(e.type == "context.request.built" for e in session.history.events) == 1
+    assert sum(e.type == "message.assistant" for e in session.history.events) == 1
 
 
 def test_overloaded_without_retries_left_is_a_typed_error_and_records_nothing():
@@ -403,7 +406,7 @@ def test_overloaded_without_retries_left_is_a_typed_error_and_records_nothing():
     with pytest.raises(ProviderOverloaded):
         with session.stream(client.messages.stream):
             pass
-    assert [e.type for e in session.events][-1] == "context.request.built"
+    assert [e.type for e in session.history.events][-1] == "context.request.built"
 
 
 def _busy_session():
@@ -411,7 +414,7 @@ def _busy_session():
     for turn in range(3):
         session.user(f"Turn {turn}: please look at billing.")
         session.next_request()
-        session.record_assistant(AssistantMessage(text=f"Done {turn}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Done {turn}."))
     session.user("Now fix the export.")
     return session
 
@@ -429,11 +432,11 @@ def test_an_overflow_when_the_stream_opens_compacts_once_and_retries():
     client, _ = clients(provider)
     with session.stream(client.messages.stream) as stream:
         assert "".join(stream.text_stream) == "Fixed the export."
-    overflow = [e.payload for e in session.events if e.type == "context.overflow"]
+    overflow = [e.payload for e in session.history.events if e.type == "context.overflow"]
     assert [o.recovered for o in overflow] == [True]
-    assert [e.payload.trigger for e in session.events if e.type == "context.compacted"] == ["overflow"]
+    assert [e.payload.trigger for e in session.history.events if e.type == "context.compacted"] == ["overflow"]
     assert len(provider.bodies) == 2 and provider.bodies[0] != provider.bodies[1]
-    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
+    assert [e.type for e in session.history.events][-2:] == ["message.assistant", "model.response"]
 
 
 def test_a_second_overflow_on_open_is_not_retried_again():
@@ -450,8 +453,8 @@ def test_a_second_overflow_on_open_is_not_retried_again():
     with pytest.raises(ContextLengthExceeded):
         with session.stream(client.messages.stream):
             pass
-    assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True, False]
-    assert not any(e.type == "message.assistant" for e in session.events[-3:])
+    assert [e.payload.recovered for e in session.history.events if e.type == "context.overflow"] == [True, False]
+    assert not any(e.type == "message.assistant" for e in session.history.events[-3:])
 
 
 @pytest.mark.parametrize("sdk, answer", [("chat", chat_completion), ("responses", responses_response)])
@@ -501,7 +504,7 @@ def test_an_error_event_midway_is_a_typed_provider_error_and_no_answer():
             for _ in stream.text_stream:
                 pass
     assert isinstance(info.value.__cause__, anthropic.APIStatusError)
-    assert [e.type for e in session.events][-1] == "context.request.built"
+    assert [e.type for e in session.history.events][-1] == "context.request.built"
 
 
 def test_an_error_of_the_callers_own_goes_through_unchanged():
@@ -512,7 +515,7 @@ def test_an_error_of_the_callers_own_goes_through_unchanged():
     with pytest.raises(KeyError):
         with session.stream(client.messages.stream):
             raise KeyError("the caller's own bug")
-    assert not any(e.type == "message.assistant" for e in session.events)
+    assert not any(e.type == "message.assistant" for e in session.history.events)
 
 
 def test_a_chat_overflow_when_the_stream_opens_is_recovered_once():
@@ -521,7 +524,7 @@ def test_a_chat_overflow_when_the_stream_opens_is_recovered_once():
     for turn in range(3):
         session.user(f"Turn {turn}: please look at billing.")
         session.next_request()
-        session.record_assistant(AssistantMessage(text=f"Done {turn}."))
+        session.adapter.record_assistant(AssistantMessage(text=f"Done {turn}."))
     session.user("Now fix the export.")
     too_long = httpx2.Response(
         400,
@@ -538,8 +541,8 @@ def test_a_chat_overflow_when_the_stream_opens_is_recovered_once():
     _, client = clients(provider)
     with session.stream(client.chat.completions.stream) as stream:
         stream.until_done()
-    assert [e.payload.recovered for e in session.events if e.type == "context.overflow"] == [True]
-    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
+    assert [e.payload.recovered for e in session.history.events if e.type == "context.overflow"] == [True]
+    assert [e.type for e in session.history.events][-2:] == ["message.assistant", "model.response"]
 
 
 def test_a_stream_cut_while_the_session_reads_it_to_the_end_is_the_same_typed_error():
@@ -550,4 +553,4 @@ def test_a_stream_cut_while_the_session_reads_it_to_the_end_is_the_same_typed_er
     with pytest.raises(ProviderUnavailable):
         with session.stream(client.messages.stream):
             pass  # nothing read here: the session reads the rest for the final answer
-    assert [e.type for e in session.events][-1] == "context.request.built"
+    assert [e.type for e in session.history.events][-1] == "context.request.built"

@@ -64,12 +64,12 @@ def test_a_repeated_id_in_one_message_names_the_id():
 def test_a_provider_answer_with_a_bad_id_is_refused_before_anything_is_written(response, call_id):
     _, session, _ = open_session()
     session.user("Find the failing test.")
-    before = [e.seq for e in session.events]
+    before = [e.seq for e in session.history.events]
     with pytest.raises(InvalidToolCallId) as info:
         session.record(response)
     assert info.value.call_id == call_id
     # Check nothing was stored: neither the answer nor its usage.
-    assert [e.seq for e in session.events] == before
+    assert [e.seq for e in session.history.events] == before
     assert session.pending_tool_calls() == []
 
 

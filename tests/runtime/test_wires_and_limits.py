@@ -129,7 +129,7 @@ def test_send_through_responses_create_renders_the_responses_wire():
     session.user("hello")
     session.send(client.responses.create)
     assert "input" in provider.bodies[0] and "messages" not in provider.bodies[0]
-    assert session.events[-2].payload.text == "Hello from Responses."
+    assert session.history.events[-2].payload.text == "Hello from Responses."
 
 
 def test_a_wire_that_does_not_fit_the_model_is_refused_before_anything_is_built():
@@ -137,14 +137,14 @@ def test_a_wire_that_does_not_fit_the_model_is_refused_before_anything_is_built(
     provider = Recorder(_response("never"))
     client = openai.OpenAI(api_key="test", max_retries=0, http_client=provider.http())
     session.user("hello")
-    before = session.events
+    before = session.history.events
     with pytest.raises(WireMismatch) as info:
         session.send(client.chat.completions.create)
     assert "wire='anthropic'" in info.value.message and "messages.create" in info.value.message
     assert info.value.fitting == ["anthropic"]
     with pytest.raises(WireMismatch, match="openai_responses wire was asked for"):
         session.stream(anthropic.Anthropic(api_key="x").messages.stream, wire="openai_responses")
-    assert session.events == before and provider.bodies == []
+    assert session.history.events == before and provider.bodies == []
 
 
 def test_wire_overrides_what_the_method_says():
@@ -158,7 +158,7 @@ def test_wire_overrides_what_the_method_says():
 
     session.user("hello")
     session.send(gateway, wire="openai_responses")
-    assert "input" in bodies[0] and session.events[-2].payload.text == "Through a gateway."
+    assert "input" in bodies[0] and session.history.events[-2].payload.text == "Through a gateway."
 
 
 # -- long outputs ----------------------------------------------------------------------------------
@@ -190,11 +190,11 @@ def test_an_output_reserve_the_sdk_only_streams_is_refused_by_send_before_anythi
     session = _long_output_session()
     provider = Recorder(_message("A long guide."))
     client = anthropic.Anthropic(api_key="test", max_retries=0, http_client=provider.http())
-    before = session.events
+    before = session.history.events
     with pytest.raises(StreamingRequired) as info:
         session.send(client.messages.create)
     assert "session.stream" in info.value.message and info.value.max_tokens == 64_000
-    assert session.events == before and provider.bodies == []
+    assert session.history.events == before and provider.bodies == []
     # The SDK's own wrapper raises the bare ValueError itself; it is translated all the same.
     with pytest.raises(StreamingRequired):
         session.send(client.messages.with_raw_response.create)
@@ -211,7 +211,7 @@ def test_the_same_reserve_streams_and_an_explicit_timeout_sends():
     session.user("And a summary.")
     session.send(client.messages.create, timeout=1_800)  # the SDK trusts a caller's own timeout
     assert "stream" not in provider.bodies[-1]
-    assert [e.type for e in session.events][-2:] == ["message.assistant", "model.response"]
+    assert [e.type for e in session.history.events][-2:] == ["message.assistant", "model.response"]
 
 
 def test_send_refuses_a_streaming_call_and_points_to_stream():
@@ -234,14 +234,14 @@ def test_a_thinking_budget_the_api_refuses_is_a_typed_error_before_anything_is_b
     session = _thinking_session(8_192)
     provider = Recorder(_message("Found it."))
     client = anthropic.Anthropic(api_key="test", max_retries=0, http_client=provider.http())
-    before = session.events
+    before = session.history.events
     thinking = {"type": "enabled", "budget_tokens": budget}
     with pytest.raises(ThinkingBudgetInvalid) as info:
         session.send(client.messages.create, thinking=thinking)
     assert info.value.budget_tokens == budget and f"{budget:,}" in info.value.message
     with pytest.raises(ThinkingBudgetInvalid):
         session.stream(client.messages.stream, thinking=thinking)
-    assert session.events == before and provider.bodies == []
+    assert session.history.events == before and provider.bodies == []
 
 
 def test_a_thinking_budget_below_the_reserve_and_adaptive_thinking_are_sent_as_given():
@@ -277,7 +277,7 @@ def test_a_one_hour_agent_sends_and_streams_its_prefix_with_the_one_hour_ttl():
     with session.stream(client.messages.stream) as stream:
         stream.until_done()
     assert "1h" in _ttls(provider.bodies[-1])
-    plan = session.plan
+    plan = session.setup.plan
     assert plan.cache_ttl == "1h" and plan.to_dict()["cache_ttl"] == "1h"
     session.user("Status?")
     request = session.next_request()
@@ -297,18 +297,18 @@ def test_a_different_ttl_is_a_different_plan_and_reopen_keeps_it(tmp_path):
     engine, session, clock = open_session(url=url)
     session.user("hi")
     first = session.next_request()
-    session.record_assistant(_assistant("hello"))
+    session.adapter.record_assistant(_assistant("hello"))
     longer = engine.session("s1", agent=_with_ttl(session.agent, "1h"), model=session.model)
     longer.user("again")
     second = longer.next_request()
-    rotated = [e.payload for e in longer.events if e.type == "context.epoch.rotated"]
+    rotated = [e.payload for e in longer.history.events if e.type == "context.epoch.rotated"]
     assert [r.reason for r in rotated] == ["cache_ttl_changed"] and second.plan.epoch == first.plan.epoch + 1
     assert second.prefix_sha256 == first.prefix_sha256
-    longer.record_assistant(_assistant("again"))
+    longer.adapter.record_assistant(_assistant("again"))
     engine.close()
     reopened = reopen(Engine.open(url, clock=clock, secret=TEST_SECRET), "s1")
     reopened.user("once more")
-    assert reopened.next_request().plan.epoch == second.plan.epoch and reopened.plan.cache_ttl == "1h"
+    assert reopened.next_request().plan.epoch == second.plan.epoch and reopened.setup.plan.cache_ttl == "1h"
 
 
 def test_an_unknown_ttl_is_refused():
@@ -342,7 +342,7 @@ def test_the_async_send_refuses_long_outputs_and_mismatched_wires_before_anythin
 
     session = _long_output_session()
     client = anthropic.AsyncAnthropic(api_key="test", max_retries=0)
-    before = session.events
+    before = session.history.events
 
     async def attempt(call) -> None:
         await session.aio.send(call)
@@ -351,19 +351,19 @@ def test_the_async_send_refuses_long_outputs_and_mismatched_wires_before_anythin
         asyncio.run(attempt(client.messages.create))
     with pytest.raises(WireMismatch):
         asyncio.run(attempt(openai.AsyncOpenAI(api_key="test").responses.create))
-    assert session.events == before
+    assert session.history.events == before
 
 
 def test_a_create_method_given_to_stream_and_a_stream_method_given_to_send_are_refused():
     _, session, _ = open_session()
     client = anthropic.Anthropic(api_key="x")
     session.user("hi")
-    before = session.events
+    before = session.history.events
     with pytest.raises(UsageError, match=r"client\.messages\.stream"):
         session.stream(client.messages.create)
     with pytest.raises(UsageError, match="session.stream"):
         session.send(client.messages.stream)
-    assert session.events == before
+    assert session.history.events == before
 
 
 def test_a_client_with_its_own_timeout_sends_long_outputs_as_the_sdk_does():

@@ -17,7 +17,7 @@ def test_a_worker_opened_before_another_pinned_the_plan_serves_the_next_request(
     # Worker A pins the plan with its snapshot.
     worker_a.user("Which Python do we support?")
     first = worker_a.next_request()
-    worker_a.record_assistant(AssistantMessage(text="3.10."))
+    worker_a.adapter.record_assistant(AssistantMessage(text="3.10."))
     # Check: worker B serves the next turn on the plan in the log, not on what it read at open.
     worker_b.user("And which style rules apply?")
     second = worker_b.next_request()
@@ -34,14 +34,14 @@ def two_workers_after_one_turn(store_url):
     _, worker_b, _ = open_session(url=store_url)
     worker_a.user("Start.")
     worker_a.next_request()
-    worker_a.record_assistant(AssistantMessage(text="Started."))
+    worker_a.adapter.record_assistant(AssistantMessage(text="Started."))
     return worker_a, worker_b
 
 
 def test_a_prefix_edit_on_one_worker_is_adopted_by_the_other(store_url):
     worker_a, worker_b = two_workers_after_one_turn(store_url)
     stricter = AgentSpec(policy=sample_agent().policy, instructions="Never touch the migrations.", tools=sample_agent().tools)
-    edited = worker_a.edit_prefix(stricter, note="operator: migrations frozen")
+    edited = worker_a.setup.edit_prefix(stricter, note="operator: migrations frozen")
     assert edited is not None
     # Check: worker B, which still holds the old agent, builds on the edited epoch.
     worker_b.user("Go on.")
@@ -54,10 +54,10 @@ def test_a_model_change_on_one_worker_is_adopted_by_the_other(store_url):
     worker_a.model = sample_model(window=100_000)
     worker_a.user("Smaller window now.")
     rotated = worker_a.next_request()
-    worker_a.record_assistant(AssistantMessage(text="Fine."))
+    worker_a.adapter.record_assistant(AssistantMessage(text="Fine."))
     # Check: worker B does not rotate back to the model it was opened with.
     worker_b.user("Next.")
     built = worker_b.next_request()
     assert built.plan.epoch == rotated.plan.epoch and worker_b.model.context_window == 100_000
-    epochs = [e for e in worker_b.events if e.type == "context.epoch.rotated"]
+    epochs = [e for e in worker_b.history.events if e.type == "context.epoch.rotated"]
     assert len(epochs) == 1

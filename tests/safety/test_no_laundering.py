@@ -94,7 +94,7 @@ class Scenario:
 
     def build(self, session: Session | None = None) -> BuiltRequest:
         session = session or self.session
-        if not session.awaiting_model:
+        if not session.adapter.awaiting_model:
             session.user("Continue with the next step.")
         request = session.next_request()
         self.requests.append(request)
@@ -105,24 +105,24 @@ class Scenario:
         self.build(session)
         self.calls += 1
         call_id = f"call-{self.calls}"
-        session.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id=call_id, name=name, arguments={}),)))
+        session.adapter.record_assistant(AssistantMessage(text="", tool_calls=(ToolCall(id=call_id, name=name, arguments={}),)))
         session.tool_result(call_id, output, trust=trust)
 
     def say(self, text: str, session: Session | None = None) -> None:
         session = session or self.session
         self.build(session)
-        session.record_assistant(AssistantMessage(text=text))
+        session.adapter.record_assistant(AssistantMessage(text=text))
 
     def prune(self) -> None:
         """Record a manual pruning pass over every tool result so far, as relief would."""
         session = self.session
-        calls = tuple(e.payload.call_id for e in session.events if e.type == "tool.result")
-        plan = session.plan
+        calls = tuple(e.payload.call_id for e in session.history.events if e.type == "tool.result")
+        plan = session.setup.plan
         assert plan is not None
-        session.log.append(
+        session.setup.log.append(
             session.id,
-            [Pruned(epoch=plan.epoch, upto_seq=session.log.last_seq(session.id), call_ids=calls, trigger="manual")],
-            expected_seq=session.log.last_seq(session.id),
+            [Pruned(epoch=plan.epoch, upto_seq=session.setup.log.last_seq(session.id), call_ids=calls, trigger="manual")],
+            expected_seq=session.setup.log.last_seq(session.id),
         )
 
     def resume(self) -> None:
@@ -167,10 +167,10 @@ def run_scenario(tmp_path: Any, injection: str, trust: TrustLevel, echo: str, pr
     s.say("After the second compaction.")
     assert_contained(s.requests, injection, trust)
     # Reading the archive back: the original text returns inside an envelope, never as platform text.
-    archive = next(e.payload.archive for e in s.session.events if e.type == "context.compacted" and e.payload.archive)
+    archive = next(e.payload.archive for e in s.session.history.events if e.type == "context.compacted" and e.payload.archive)
     s.build()
     s.calls += 1
-    s.session.record_assistant(
+    s.session.adapter.record_assistant(
         AssistantMessage(
             text="", tool_calls=(ToolCall(id=f"call-{s.calls}", name="context_read_artifact", arguments={"ref": archive.ref}),)
         )
@@ -178,11 +178,11 @@ def run_scenario(tmp_path: Any, injection: str, trust: TrustLevel, echo: str, pr
     s.say("Read the archive.")
     assert_contained(s.requests, injection, trust)
     # A child run seeded from this session, and escalation.
-    child = s.session.start_child("check the fix", task="Re-run the billing tests.", pointers=(archive.ref,))
+    child = s.session.children.start("check the fix", task="Re-run the billing tests.", pointers=(archive.ref,))
     s.say("Child starting.", session=child)
     s.tool_round(f"{injection}", trust=trust, session=child)
     s.say(echo.format(injection=injection), session=child)
-    escalated = s.session.escalate()
+    escalated = s.session.children.escalate()
     s.say("Escalated child starting.", session=escalated)
     assert_contained(s.requests, injection, trust)
     # Resume from the store in a fresh engine: same rules after a restart.

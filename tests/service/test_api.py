@@ -82,9 +82,9 @@ def test_the_whole_agent_loop_through_the_client(service):
         seen = session.inspect(1, wire="anthropic")
         assert seen["verified"] and seen["body"] == provider.bodies[1]
         # Check: the tool output is stored whole and readable through the session.
-        stored = next(e for e in session.events if e["type"] == "artifact.stored")
-        assert session.read_artifact(stored["payload"]["pointer"]["ref"]) == output
-        assert not session.awaiting_model
+        stored = next(e for e in session.history.events if e["type"] == "artifact.stored")
+        assert session.history.read_artifact(stored["payload"]["pointer"]["ref"]) == output
+        assert not session.adapter.awaiting_model
 
 
 def test_a_streamed_answer_is_recorded_once_complete(service):
@@ -98,15 +98,15 @@ def test_a_streamed_answer_is_recorded_once_complete(service):
         with session.stream(sdk.messages.stream) as stream:
             text = "".join(stream.text_stream)
         assert text == "All tests pass now." and provider.bodies[0]["stream"] is True
-        answer = next(e for e in session.events if e["type"] == "message.assistant")
+        answer = next(e for e in session.history.events if e["type"] == "message.assistant")
         assert answer["payload"]["text"] == text
-        assert session.series()[0]["output_tokens"] is not None
+        assert session.history.series()[0]["output_tokens"] is not None
         # Check: a block that raises records nothing.
         provider.push(AssistantMessage(text="never recorded"))
         session.user("Again.")
         with pytest.raises(RuntimeError), session.stream(sdk.messages.stream):
             raise RuntimeError("the caller gave up")
-        assert [e["payload"]["text"] for e in session.events if e["type"] == "message.assistant"] == [text]
+        assert [e["payload"]["text"] for e in session.history.events if e["type"] == "message.assistant"] == [text]
 
 
 def test_a_session_reopened_by_id_continues_where_it_was(service):
@@ -115,7 +115,7 @@ def test_a_session_reopened_by_id_continues_where_it_was(service):
         first = client.session("again", agent=AGENT, model=MODEL)
         first.user("hello")
         second = client.session("again", agent=AGENT, model=MODEL)
-        assert second.last_seq == 1 and second.awaiting_model
+        assert second.history.last_seq == 1 and second.adapter.awaiting_model
         # Check: a raw body that leaves the defaults out opens the same session.
         with http(service, key) as api:
             raw = {
@@ -156,7 +156,7 @@ def test_next_request_renders_for_every_wire(service, wire):
         # Check: another provider's wire is refused before anything is built.
         with pytest.raises(ServiceProblem) as caught:
             session.next_request(wire="openai_chat" if wire == "anthropic" else "anthropic")
-        assert caught.value.status == 422 and session.series()[-1]["index"] == request.index
+        assert caught.value.status == 422 and session.history.series()[-1]["index"] == request.index
 
 
 @pytest.mark.parametrize("model", [MODEL, models.openai("gpt-5")], ids=["anthropic", "openai"])
@@ -288,13 +288,13 @@ def test_usage_recorded_apart_from_the_answer_prices_the_request(service):
         session = client.session(sid(), agent=AGENT, model=MODEL)
         session.user("hi")
         session.next_request()
-        session.record_assistant(AssistantMessage(text="Hello.", model=MODEL.id))
-        session.record_usage(input_tokens=1200, output_tokens=30, cache_read_tokens=800)
-        [point] = session.series()
+        session.adapter.record_assistant(AssistantMessage(text="Hello.", model=MODEL.id))
+        session.adapter.record_usage(input_tokens=1200, output_tokens=30, cache_read_tokens=800)
+        [point] = session.history.series()
         assert point["cache_read_tokens"] == 800 and point["cost_usd"] is not None
         assert session.stats()["cache_read_share"] == pytest.approx(800 / 2000)
         # The usage is compared with the request's reconciled projection, as session.record() does.
-        events = session.events
+        events = session.history.events
         [built] = [e["payload"] for e in events if e["type"] == "context.request.built"]
         [usage] = [e["payload"] for e in events if e["type"] == "model.response"]
         projected = built["exact_tokens"] + math.ceil(built["raw_estimate_tokens"] * built["estimate_factor"] - 1e-9)
@@ -327,14 +327,14 @@ def test_manual_compaction_folds_earlier_turns(service):
         event = session.compact()
         assert event is not None and event["type"] == "context.compacted"
         assert event["payload"]["archive"]["ref"] in {
-            e["payload"]["archive"]["ref"] for e in session.events if e["type"] == "context.compacted"
+            e["payload"]["archive"]["ref"] for e in session.history.events if e["type"] == "context.compacted"
         }
         # Check: the archive is readable through the session, and the next request still verifies.
-        assert session.read_artifact(event["payload"]["archive"]["ref"])
+        assert session.history.read_artifact(event["payload"]["archive"]["ref"])
         session.user("Now summarise.")
         request = session.next_request()
         assert session.inspect(request.index)["verified"]
-        assert any("compacted" in change for p in session.series() for change in p["changes"])
+        assert any("compacted" in change for p in session.history.series() for change in p["changes"])
 
 
 def test_an_artifact_is_readable_only_through_a_session_that_points_at_it(service):
@@ -343,19 +343,19 @@ def test_an_artifact_is_readable_only_through_a_session_that_points_at_it(servic
         session = client.session(sid(), agent=AGENT, model=MODEL)
         session.user("run them")
         session.next_request()
-        session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
+        session.adapter.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
         session.tool_result("c1", "SECRET-OUTPUT 1 failed")
-        ref = next(e for e in session.events if e["type"] == "artifact.stored")["payload"]["pointer"]["ref"]
-        assert session.read_artifact(ref) == "SECRET-OUTPUT 1 failed"
+        ref = next(e for e in session.history.events if e["type"] == "artifact.stored")["payload"]["pointer"]["ref"]
+        assert session.history.read_artifact(ref) == "SECRET-OUTPUT 1 failed"
         # Check: the same tenant's other session, and another tenant's session, do not reach it.
         other = client.session(sid(), agent=AGENT, model=MODEL)
         with pytest.raises(ServiceProblem) as caught:
-            other.read_artifact(ref)
+            other.history.read_artifact(ref)
         assert caught.value.status == 404
     with Client(service.url, intruder) as client:
         theirs = client.session(sid(), agent=AGENT, model=MODEL)
         with pytest.raises(ServiceProblem) as caught:
-            theirs.read_artifact(ref)
+            theirs.history.read_artifact(ref)
         assert caught.value.status == 404 and "SECRET" not in str(caught.value.problem)
 
 
@@ -400,7 +400,7 @@ def test_another_tenants_session_is_indistinguishable_from_a_missing_one(service
         session = client.session("private", agent=AGENT, model=MODEL)
         session.user("secret plans")
         session.next_request()
-        before = session.last_seq
+        before = session.history.last_seq
     with http(service, intruder) as api:
         for method, path, body in _every_endpoint("private"):
             seen = api.request(method, path, json=body)
@@ -411,7 +411,7 @@ def test_another_tenants_session_is_indistinguishable_from_a_missing_one(service
             assert doc["detail"].replace("private", "X") == other["detail"].replace("no-such-session", "X"), path
             assert "secret" not in seen.text
     with Client(service.url, owner) as client:
-        assert client.session("private", agent=AGENT, model=MODEL).last_seq == before
+        assert client.session("private", agent=AGENT, model=MODEL).history.last_seq == before
 
 
 def test_every_endpoint_needs_a_valid_key(service):
@@ -598,7 +598,7 @@ def test_two_workers_on_one_store_serve_one_session_in_turns(service):
         on_a.user("CI fails.", expected_seq=0)
         first = on_b.next_request(expected_seq=1)
         on_a.record(provider.create(**first.body()))
-        on_b.tool_result("c1", "1 failed", exit_code=1, expected_seq=on_a.last_seq)
+        on_b.tool_result("c1", "1 failed", exit_code=1, expected_seq=on_a.history.last_seq)
         second = on_a.next_request()
         on_b.record(provider.create(**second.body()))
         # Check: a worker whose cache is behind checks expected_seq against the log, not its cache.
@@ -608,7 +608,7 @@ def test_two_workers_on_one_store_serve_one_session_in_turns(service):
         assert first.prefix_sha256 == second.prefix_sha256
         for index in (0, 1):
             assert on_a.inspect(index)["rebuilt_sha256"] == on_b.inspect(index)["recorded_sha256"]
-        assert [e["seq"] for e in on_a.events] == list(range(1, on_b.last_seq + 1))
+        assert [e["seq"] for e in on_a.history.events] == list(range(1, on_b.history.last_seq + 1))
 
 
 def test_one_request_sent_to_two_workers_at_once_is_stored_once(service):

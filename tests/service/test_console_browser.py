@@ -144,7 +144,7 @@ def test_the_console_shows_a_session_live_and_inspects_request_n(browser, consol
 
     # Check: a compaction shows up live, as a change in the table and a marker on the chart.
     assert session.compact() is not None
-    session.record_assistant(AssistantMessage(text="Changed the billing total to a float."))
+    session.adapter.record_assistant(AssistantMessage(text="Changed the billing total to a float."))
     session.user("Thanks. Anything else?")
     session.next_request()
     wait.until(lambda d: len(rows(d)) == 6)

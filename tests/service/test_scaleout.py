@@ -47,12 +47,12 @@ def config(store_url: str) -> ServiceConfig:
 def turn(session, n: int) -> None:
     session.user(f"Turn {n}: look at module {n} and report what it does, in detail.")
     built = session.next_request()
-    session.record_assistant(AssistantMessage(text=f"Module {n} parses the billing export. " * 20))
+    session.adapter.record_assistant(AssistantMessage(text=f"Module {n} parses the billing export. " * 20))
     return built
 
 
 def events(client: Client, session_id: str) -> list[dict]:
-    return client.session(session_id, agent=AGENT, model=MODEL).events
+    return client.session(session_id, agent=AGENT, model=MODEL).history.events
 
 
 def test_two_workers_one_session_one_pinned_the_plan_the_other_serves_the_next_request(store_url):

@@ -179,16 +179,16 @@ def test_an_operation_is_bound_to_one_sessions_guarded_log_and_reaches_no_other(
     guard = guarantees("user", {"text": "one"}, expected_seq=None, idempotency_key="k1")
     with sessions.operation(record, guard) as (session, operation):
         # Check: the session appends through the log the operation is bound to, and it is not shared.
-        assert isinstance(session.log, GuardedLog) and session.log.operation is operation
+        assert isinstance(session.setup.log, GuardedLog) and session.setup.log.operation is operation
         with sessions.session(other) as unrelated:
-            assert unrelated.log is not session.log and unrelated.log.operation is not operation
+            assert unrelated.setup.log is not session.setup.log and unrelated.setup.log.operation is not operation
             plain = unrelated.user("not this operation's")
         keyed = session.user("one")
         # Check: a second operation on the same log while one is bound is refused, not mixed in.
-        with pytest.raises(UsageError, match="already in progress"), session.log.guarding(Guarantees()):
+        with pytest.raises(UsageError, match="already in progress"), session.setup.log.guarding(Guarantees()):
             pass
     assert keyed.idempotency_key == f"{guard.key_base}#1.0" and plain.idempotency_key is None
-    assert session.log.operation is None
+    assert session.setup.log.operation is None
     app.state.store.close()
 
 
@@ -227,7 +227,7 @@ def _losing(times: int, *, append_first: bool = False):
             lost += 1
             if append_first:
                 session.user(f"stored before the race was lost ({lost})")
-            raise SeqConflict(session.id, expected_seq=session.last_seq, actual_seq=session.last_seq + 1)
+            raise SeqConflict(session.id, expected_seq=session.history.last_seq, actual_seq=session.history.last_seq + 1)
         return "stored"
 
     return action

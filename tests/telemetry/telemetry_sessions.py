@@ -56,7 +56,7 @@ def drive_session(session_id: str = "telemetry", *, responses: bool = True, rota
         response = ModelResponse(
             provider="anthropic", model=request.plan.model.id, usage=reported_usage(request), request_index=index
         )
-        session.log.append(session.id, [response], expected_seq=session.log.last_seq(session.id))
+        session.setup.log.append(session.id, [response], expected_seq=session.setup.log.last_seq(session.id))
 
     def on_step(step: DemoStep) -> None:
         nonlocal rotated
@@ -66,13 +66,13 @@ def drive_session(session_id: str = "telemetry", *, responses: bool = True, rota
             rotated = True
 
     def report_turns() -> int:
-        return sum(1 for e in session.events if e.type == "message.user")
+        return sum(1 for e in session.history.events if e.type == "message.user")
 
     try:
         report = drive(
             session, demo_script(turns=TURNS), clock=clock, force_compaction_at=[8], on_request=on_request, on_step=on_step
         )
         session.close()
-        return Driven(events=session.events, report=report)
+        return Driven(events=session.history.events, report=report)
     finally:
         engine.close()

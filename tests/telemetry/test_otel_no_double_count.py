@@ -69,7 +69,7 @@ def answered_session() -> Any:
 def test_inside_an_sdk_style_genai_span_the_engine_annotates_it(sdk: Any) -> None:
     from opentelemetry.trace import SpanKind
 
-    record = request_records(answered_session().events)[-1]
+    record = request_records(answered_session().history.events)[-1]
     tracer = sdk.tracer_provider.get_tracer("an.instrumentation")
     sdk_usage = {"gen_ai.usage.input_tokens": 6156, "gen_ai.usage.output_tokens": 30}
     with tracer.start_as_current_span(
@@ -93,7 +93,7 @@ def test_inside_an_sdk_style_genai_span_the_engine_annotates_it(sdk: Any) -> Non
 
 
 def test_without_sdk_tracing_the_standalone_client_span_carries_the_usage(sdk: Any) -> None:
-    record = request_records(answered_session().events)[-1]
+    record = request_records(answered_session().history.events)[-1]
     tracer = sdk.tracer_provider.get_tracer("app")
     with tracer.start_as_current_span("agent step"):  # an ordinary span is not a model call
         outcome = otel.observe(record, tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider)
@@ -119,7 +119,9 @@ def test_the_anthropic_sdk_span_is_annotated_from_middleware_and_counts_once(sdk
         # Inside the SDK call its own span is current: record the answer, then annotate.
         response = call_next(request)
         session.record(response.parse())
-        otel.observe(request_records(session.events)[-1], tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider)
+        otel.observe(
+            request_records(session.history.events)[-1], tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider
+        )
         return response
 
     client = anthropic.Anthropic(
@@ -136,7 +138,7 @@ def test_the_anthropic_sdk_span_is_annotated_from_middleware_and_counts_once(sdk
     attributes = dict(usage_spans[0].attributes)
     assert usage_spans[0].instrumentation_scope.name != otel.SCOPE
     assert attributes["gen_ai.usage.input_tokens"] == 12 + 4096 + 2048
-    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"][-1]
     assert attributes["contextwright.prefix_sha256"] == built.prefix_sha256
     assert attributes["contextwright.epoch"] == built.epoch
 
@@ -179,7 +181,7 @@ def test_the_middleware_annotates_the_sdk_span_when_sdk_tracing_is_on(sdk: Any) 
     # Check: one span carries the usage, the SDK's, and it has the engine's attributes.
     [span] = with_usage(spans)
     assert span.instrumentation_scope.name != otel.SCOPE and len(spans) == 1
-    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"][-1]
     assert span.attributes["contextwright.prefix_sha256"] == built.prefix_sha256
     assert span.attributes["gen_ai.usage.input_tokens"] == 12 + 4096 + 2048
 
@@ -197,7 +199,7 @@ def test_a_streamed_call_through_the_middleware_counts_once(sdk: Any, sdk_tracin
     client, session = _middleware_client(sdk, sdk_tracing=sdk_tracing)
     with client.messages.stream(**CALL) as stream:
         assert "".join(stream.text_stream) == "Done."
-    assert [e.type for e in session.events].count("model.response") == 1
+    assert [e.type for e in session.history.events].count("model.response") == 1
     # Check: exactly one span carries the usage, with or without the SDK's tracing.
     assert len(with_usage(sdk.spans.get_finished_spans())) == 1
 
@@ -207,7 +209,7 @@ def test_a_streamed_call_with_sdk_tracing_carries_the_engine_attributes_on_the_s
     with client.messages.stream(**CALL) as stream:
         assert "".join(stream.text_stream) == "Done."
     [span] = with_usage(sdk.spans.get_finished_spans())
-    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"][-1]
     # Check: the SDK's span (the only one with usage) has the request's contextwright.* attributes too.
     assert span.instrumentation_scope.name != otel.SCOPE
     assert span.attributes["contextwright.prefix_sha256"] == built.prefix_sha256
@@ -245,7 +247,7 @@ def test_an_async_streamed_call_with_sdk_tracing_carries_the_engine_attributes(s
             assert "".join([text async for text in stream.text_stream]) == "Done."
 
     asyncio.run(call())
-    assert [e.type for e in session.events].count("model.response") == 1
+    assert [e.type for e in session.history.events].count("model.response") == 1
     [span] = with_usage(sdk.spans.get_finished_spans())
-    built = [e.payload for e in session.events if e.type == "context.request.built"][-1]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"][-1]
     assert span.attributes["contextwright.prefix_sha256"] == built.prefix_sha256

@@ -59,7 +59,7 @@ class Scene:
     marks: dict[str, int]
 
     def explainer(self) -> Explainer:
-        return Explainer(self.session.events, read_artifact=artifact_reader(self.engine.log))
+        return Explainer(self.session.history.events, read_artifact=artifact_reader(self.engine.log))
 
     def why(self, text: str, index: int) -> Any:
         return self.explainer().why(text, request_index=index, request=self.session.inspect(index))
@@ -73,35 +73,35 @@ def _record(url: str) -> Scene:
     marks: dict[str, int] = {}
     session.user(TASK)
     session.next_request()
-    session.record_assistant(
+    session.adapter.record_assistant(
         AssistantMessage(text="Running the tests.", tool_calls=(ToolCall(id="t1", name="run_tests", arguments={}),))
     )
     run = session.tool_result("t1", TEST_RUN, exit_code=1)
     marks["after_test_run"] = session.next_request().index
     read = ToolCall(id="rb1", name="context_read_artifact", arguments={"ref": run.payload.artifact.ref, "grep": "test_ok_17 "})
-    session.record_assistant(AssistantMessage(text="", tool_calls=(read,)))
+    session.adapter.record_assistant(AssistantMessage(text="", tool_calls=(read,)))
     marks["after_read_back"] = session.next_request().index
-    session.open_stage("survey", goal="Find where totals are rounded.")
-    session.record_assistant(
+    session.stages.open("survey", goal="Find where totals are rounded.")
+    session.adapter.record_assistant(
         AssistantMessage(text="Searching.", tool_calls=(ToolCall(id="g1", name="grep", arguments={"pattern": "round("}),))
     )
     session.tool_result("g1", "billing/rounding_helpers.py:12: return round(total_amount, 2)")
     marks["in_stage"] = session.next_request().index
-    session.record_assistant(AssistantMessage(text="Rounding happens in one helper."))
-    session.close_stage(outcome="found the helper")
+    session.adapter.record_assistant(AssistantMessage(text="Rounding happens in one helper."))
+    session.stages.close(outcome="found the helper")
     session.user("Now read the billing parts.")
     marks["after_stage"] = session.next_request().index
     for i in range(8):
         call = ToolCall(id=f"r{i}", name="read_file", arguments={"path": f"billing/part_{i}.py"})
-        session.record_assistant(AssistantMessage(text=f"Reading part {i}.", tool_calls=(call,)))
+        session.adapter.record_assistant(AssistantMessage(text=f"Reading part {i}.", tool_calls=(call,)))
         session.tool_result(f"r{i}", _source(rng, f"part{i}", 6_000))
         session.next_request()
-    marks["after_reads"] = session.requests_built - 1
-    session.record_assistant(AssistantMessage(text="Read them all."))
+    marks["after_reads"] = session.history.requests_built - 1
+    session.adapter.record_assistant(AssistantMessage(text="Read them all."))
     session.user(PASTE)
     marks["after_paste"] = session.next_request().index
     assert session.compact() is not None
-    session.record_assistant(AssistantMessage(text="The paste shows the failing totals."))
+    session.adapter.record_assistant(AssistantMessage(text="The paste shows the failing totals."))
     session.user("Thanks. What next?")
     marks["after_compaction"] = session.next_request().index
     return Scene(url=url, engine=engine, session=session, marks=marks)
@@ -130,7 +130,7 @@ def scene(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 def _pruned_part(scene: Scene) -> int:
     """A read whose result a pruning pass turned into a pointer before the paste."""
-    pruned = [c for e in scene.session.events if e.type == "context.pruned" for c in e.payload.call_ids]
+    pruned = [c for e in scene.session.history.events if e.type == "context.pruned" for c in e.payload.call_ids]
     assert pruned, "the reads should exceed the tool-result share and be pruned"
     return int(pruned[0][1:])
 
@@ -173,7 +173,7 @@ def test_a_pruned_output_names_the_pass_and_leaves_a_pointer(scene):
     part = _pruned_part(scene)
     answer = scene.why(f"part{part}_fn_3", scene.marks["after_reads"])
     assert answer.fate == "pruned"
-    pass_seq = next(e.seq for e in scene.session.events if e.type == "context.pruned")
+    pass_seq = next(e.seq for e in scene.session.history.events if e.type == "context.pruned")
     assert answer.hidden_by is not None and answer.hidden_by.seq == pass_seq
     assert answer.left and "out of context" in answer.left[0]
     assert answer.pointer is not None and f"part{part}_fn_3" in scene.engine.log.get_artifact(answer.pointer)
@@ -185,7 +185,9 @@ def test_a_huge_paste_is_bounded_from_its_first_request_and_its_ends_stay(scene)
     assert answer.fate == "bounded"
     assert answer.left and "characters not shown here" in answer.left[0]
     assert answer.hidden_by is not None and "more than 25% of the history budget" in answer.hidden_by.detail
-    paste_seq = next(e.seq for e in scene.session.events if e.type == "message.user" and e.payload.text.startswith("Here is"))
+    paste_seq = next(
+        e.seq for e in scene.session.history.events if e.type == "message.user" and e.payload.text.startswith("Here is")
+    )
     assert answer.pointer == f"{SESSION}#{paste_seq}"
     assert scene.why("END-OF-PASTE", index).fate == "shown"
 
@@ -196,7 +198,7 @@ def test_a_compacted_output_names_the_compaction_and_the_summary_line_left_of_it
     assert last_read.fate == "shown"
     answer = scene.why("part7_fn_3", index)
     assert answer.fate == "compacted"
-    compaction = next(e for e in scene.session.events if e.type == "context.compacted")
+    compaction = next(e for e in scene.session.history.events if e.type == "context.compacted")
     assert answer.hidden_by is not None and answer.hidden_by.seq == compaction.seq
     assert answer.left == (f"read_file: ok {answer.pointer[:19]}",)
 
@@ -211,7 +213,7 @@ def test_a_text_that_entered_later_or_never_says_so(scene):
 
 
 def test_the_diff_after_a_pruning_pass_shows_the_pointer_and_where_the_cache_breaks(scene):
-    events = scene.session.events
+    events = scene.session.history.events
     pass_event = next(e for e in events if e.type == "context.pruned")
     index = next(e.payload.request_index for e in events if e.type == "context.request.built" and e.seq > pass_event.seq)
     changes = diff_requests(scene.session.inspect(index), scene.session.inspect(index - 1), events, index=index)
@@ -231,8 +233,8 @@ def test_the_diff_after_a_pruning_pass_shows_the_pointer_and_where_the_cache_bre
 def test_the_diff_after_a_compaction_removes_what_it_folded_and_adds_its_summary(scene):
     index = scene.marks["after_compaction"]
     session = scene.session
-    changes = diff_requests(session.inspect(index), session.inspect(index - 1), session.events, index=index)
-    compaction = next(e for e in session.events if e.type == "context.compacted")
+    changes = diff_requests(session.inspect(index), session.inspect(index - 1), session.history.events, index=index)
+    compaction = next(e for e in session.history.events if e.type == "context.compacted")
     removed = [c for c in changes.changes if c.status == "removed"]
     assert removed and all(c.cause.startswith(f"folded by the compaction at seq {compaction.seq}") for c in removed)
     summary = [c for c in changes.changes if c.status == "added" and c.block.budget_class == "summary"]
@@ -244,7 +246,7 @@ def test_the_diff_after_a_compaction_removes_what_it_folded_and_adds_its_summary
     assert relabelled and not [c for c in changes.changes if c.status == "changed" and c.before.text == c.block.text]
     assert not changes.prefix_changed
     # Check: the first request has nothing before it; everything is added.
-    first = diff_requests(session.inspect(0), None, session.events, index=0)
+    first = diff_requests(session.inspect(0), None, session.history.events, index=0)
     assert first.previous is None and {c.status for c in first.changes} == {"added"}
     assert json.loads(json.dumps(changes.to_dict()))["counts"]["removed"] == len(removed)
 
@@ -303,16 +305,16 @@ def test_memory_erased_from_the_snapshot_starts_an_epoch_and_recalled_evidence_i
     session = engine.session("why-memory", agent=sample_agent(), model=sample_model(64_000), memory=memory, recall=memory)
     session.user("Start the billing work.")
     first = session.next_request().index
-    session.record_assistant(AssistantMessage(text="Started."))
+    session.adapter.record_assistant(AssistantMessage(text="Started."))
     memory.write("ledger", "The ledger rounding owner is team KESTREL-204 billing.")
     session.user("Who owns ledger rounding in billing?")
     recalled = session.next_request().index
-    session.record_assistant(AssistantMessage(text="The billing team."))
-    session.forget("ledger")
-    session.forget("style")
+    session.adapter.record_assistant(AssistantMessage(text="The billing team."))
+    session.memories.forget("ledger")
+    session.memories.forget("style")
     session.user("Thanks.")
     last = session.next_request().index
-    explainer = Explainer(session.events)
+    explainer = Explainer(session.history.events)
 
     def fate(text: str, index: int) -> Any:
         return explainer.why(text, request_index=index, request=session.inspect(index))
@@ -320,13 +322,13 @@ def test_memory_erased_from_the_snapshot_starts_an_epoch_and_recalled_evidence_i
     # Check: the snapshot's fact is in the prefix until its erasure rotates the epoch.
     assert fate("Decimal-FMT-9931", first).shown_in[0].startswith("system")
     gone = fate("Decimal-FMT-9931", last)
-    rotation = next(e for e in session.events if e.type == "context.epoch.rotated")
+    rotation = next(e for e in session.history.events if e.type == "context.epoch.rotated")
     assert gone.fate == "epoch" and gone.hidden_by is not None and gone.hidden_by.seq == rotation.seq
     assert "memory erased" in gone.summary
     # Check: recalled evidence enters with its frame, is shown, then is erased.
     assert fate("KESTREL-204", first).fate == "not_entered"
     assert fate("KESTREL-204", recalled).fate == "shown"
     erased = fate("KESTREL-204", last)
-    erasure = next(e for e in session.events if e.type == "memory.erased" and e.payload.memory_id == "ledger")
+    erasure = next(e for e in session.history.events if e.type == "memory.erased" and e.payload.memory_id == "ledger")
     assert erased.fate == "erased" and erased.hidden_by is not None and erased.hidden_by.seq == erasure.seq
     engine.close()

@@ -40,7 +40,7 @@ def _misses(transcript) -> tuple[list[tuple[str, str, object]], Explainer]:
     engine = Engine(open_log("memory://"))
     try:
         result = replay(transcript, engine=engine, model=with_window(anthropic("claude-sonnet-4-6"), WINDOW))
-        events = result.session.events
+        events = result.session.history.events
         explainer = Explainer(events, read_artifact=artifact_reader(engine.log))
     finally:
         engine.close()

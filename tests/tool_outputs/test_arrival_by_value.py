@@ -58,7 +58,7 @@ def _shown_in_session(output: str, *, window: int) -> str:
     session.user("Find where invoice totals are rounded.")
     session.next_request()
     call = ToolCall(id="c1", name="bash", arguments={"command": "look"})
-    session.record_assistant(AssistantMessage(text="", tool_calls=(call,)))
+    session.adapter.record_assistant(AssistantMessage(text="", tool_calls=(call,)))
     event = session.tool_result(call.id, output, exit_code=0)
     assert event.payload.artifact is not None and event.payload.artifact.size_chars == len(output)
     return event.payload.output

@@ -54,7 +54,7 @@ def test_a_20_mb_tool_result_peaks_under_three_times_its_size():
     _, session, _ = open_session()
     session.user("run the tests")
     session.next_request()
-    session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
+    session.adapter.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
     output = _pytest_log(20_000_000, failure_at=0.6)
     tracemalloc.start()
     try:
@@ -65,7 +65,7 @@ def test_a_20_mb_tool_result_peaks_under_three_times_its_size():
     # Before the bounded view, compressing the whole output cost about 12 times its size.
     assert peak <= 3 * len(output), f"peak {peak / len(output):.1f}× the output"
     assert "test_refund FAILED" in event.payload.output
-    assert session.log.get_artifact(event.payload.artifact.ref) == output
+    assert session.setup.log.get_artifact(event.payload.artifact.ref) == output
 
 
 def test_a_view_of_short_lines_is_bounded_by_lines_too():

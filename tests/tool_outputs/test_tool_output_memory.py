@@ -53,7 +53,7 @@ def measure(make_name: str, size: int) -> tuple[int, int]:
     _, session, _ = open_session()
     session.user("run it")
     session.next_request()
-    session.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
+    session.adapter.record_assistant(AssistantMessage(tool_calls=(ToolCall(id="c1", name="run_tests", arguments={}),)))
     output = make(size)
     stored = len(output.encode("utf-8"))
     tracemalloc.start()
@@ -66,7 +66,7 @@ def measure(make_name: str, size: int) -> tuple[int, int]:
     # Check that what matters still reaches the model and the original is kept whole.
     if make is _short_lines:
         assert FAILURE in event.payload.output
-    assert session.log.get_artifact(event.payload.artifact.ref) == output
+    assert session.setup.log.get_artifact(event.payload.artifact.ref) == output
     return peak, stored
 
 

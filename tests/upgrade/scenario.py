@@ -82,16 +82,16 @@ def turn(session: Any, n: int, *, tools: bool) -> None:
     session.user(f"Turn {n}: CI fails on main. Fix it without changing the public API.")
     session.next_request()
     run = ToolCall(id=f"run-{n}", name="run_tests", arguments={})
-    session.record_assistant(AssistantMessage(text="Running the tests.", tool_calls=(run,)))
+    session.adapter.record_assistant(AssistantMessage(text="Running the tests.", tool_calls=(run,)))
     session.tool_result(run.id, FAILING_RUN, exit_code=1)
     session.next_request()
     if tools:
         note = ToolCall(
             id=f"note-{n}", name="context_update_working_state", arguments={"add_constraints": [f"Keep the API ({n})."]}
         )
-        session.record_assistant(AssistantMessage(text="Noting the constraint.", tool_calls=(note,)))
+        session.adapter.record_assistant(AssistantMessage(text="Noting the constraint.", tool_calls=(note,)))
         session.next_request()
-    session.record_assistant(AssistantMessage(text=f"test_parse fails on an off-by-one; fixed in turn {n}."))
+    session.adapter.record_assistant(AssistantMessage(text=f"test_parse fails on an off-by-one; fixed in turn {n}."))
 
 
 def history(session: Any, *, tools: bool) -> None:
@@ -100,6 +100,6 @@ def history(session: Any, *, tools: bool) -> None:
     turn(session, 1, tools=tools)
     session.user("Keep the parser's public names as they are.", steering=True)
     session.next_request()
-    session.record_assistant(AssistantMessage(text="Understood: the public names stay."))
+    session.adapter.record_assistant(AssistantMessage(text="Understood: the public names stay."))
     session.compact()
     turn(session, 2, tools=tools)

@@ -94,15 +94,15 @@ def test_library_sessions_rebuild_byte_for_byte_and_go_on_in_their_epoch(store):
                 model=scenario.model(),
                 memory=InMemoryMemory(spec["memory"]),
             )
-            assert session.requests_built == spec["requests"]
+            assert session.history.requests_built == spec["requests"]
             for index in range(spec["requests"]):
                 session.inspect(index)  # raises StorageCorrupted unless the bytes are the recorded ones
-            before = built(session.events)
+            before = built(session.history.events)
             scenario.turn(session, scenario.CONTINUED, tools=spec["agent"].get("control_tools", True))
-            after = built(session.events)
+            after = built(session.history.events)
             assert len(after) > len(before)
             assert set(after) == set(before[-1:]), f"{tree} {spec['id']}: the upgrade moved the prefix"
-            for index in range(session.requests_built):
+            for index in range(session.history.requests_built):
                 session.inspect(index)
         report = engine.log.verify()  # every hash and counter of the migrated store, with what HEAD added
         assert report.ok, report.problems
@@ -126,10 +126,10 @@ def test_http_sessions_rebuild_byte_for_byte_and_go_on_in_their_epoch(store):
                 session = client.session(spec["id"], agent=scenario.agent_spec(spec["agent"]), model=scenario.model())
                 for index in range(spec["requests"]):
                     assert session.inspect(index)["verified"], f"{tree} {spec['id']} request {index}"
-                before = built(session.events)
+                before = built(session.history.events)
                 assert len(before) == spec["requests"]
                 scenario.turn(session, scenario.CONTINUED, tools=True)
-                after = built(session.events)
+                after = built(session.history.events)
                 assert len(after) > len(before)
                 assert set(after) == set(before[-1:]), f"{tree} {spec['id']}: the upgrade moved the prefix"
                 assert all(session.inspect(index)["verified"] for index in range(len(after)))
@@ -147,7 +147,7 @@ def test_an_epoch_rotated_after_the_upgrade_takes_the_new_texts_and_a_new_sessio
     engine = Engine.open(url)
     try:
         session = engine.session(spec["id"], agent=agent, model=scenario.model(), memory=InMemoryMemory(spec["memory"]))
-        assert session.plan is not None and pinned_texts(session.plan.prefix) is VERSIONS[0] is not CURRENT
+        assert session.setup.plan is not None and pinned_texts(session.setup.plan.prefix) is VERSIONS[0] is not CURRENT
         session.user("Go on.")
         assert session.next_request().plan.epoch == 1
         # A model change is a reason P5 names: the new epoch is planned with the newest texts.
@@ -180,7 +180,11 @@ def test_an_edit_of_the_agent_after_the_upgrade_is_still_refused_without_edit_pr
         with pytest.raises(PrefixChanged):
             session.next_request()
         same = engine.session(spec["id"], agent=agent, model=scenario.model(), memory=InMemoryMemory(spec["memory"]))
-        assert same.edit_prefix(agent, note="no change") is not None and same.plan is not None and same.plan.epoch == 1
+        assert (
+            same.setup.edit_prefix(agent, note="no change") is not None
+            and same.setup.plan is not None
+            and same.setup.plan.epoch == 1
+        )
     finally:
         engine.log.close()
 
@@ -280,7 +284,7 @@ def test_a_tool_revoked_at_once_after_the_upgrade_leaves_the_pinned_texts_as_the
         session = engine.session(
             spec["id"], agent=scenario.agent_spec(spec["agent"]), model=scenario.model(), memory=InMemoryMemory(spec["memory"])
         )
-        session.force_revoke_tool("run_tests")
+        session.tools.force_revoke("run_tests")
         session.user("Go on without the test runner.")
         plan = session.next_request().plan
         assert plan.epoch == 2 and "run_tests" not in plan.prefix.tool_names()

@@ -71,7 +71,7 @@ def _write_over_http(url: str, clock: FixedClock) -> dict[str, int]:
             with Client(base, key) as client:
                 session = client.session(spec["id"], agent=scenario.agent_spec(spec["agent"]), model=scenario.model())
                 scenario.history(session, tools=True)
-                events = session.events() if callable(session.events) else session.events
+                events = session.history.events() if callable(session.history.events) else session.history.events
                 built[spec["id"]] = len([e for e in events if e["type"] == "context.request.built"])
     return built
 

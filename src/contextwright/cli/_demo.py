@@ -134,7 +134,7 @@ def run_demo(
         scripted = ScriptedProvider(provider=provider, clock=clock, count_tokens=counter, output_tokens=0)
         wire = None if provider == "anthropic" else "openai_chat"
         session, result = _run_script(engine, model, scripted, clock=clock, turns=turns, seed=seed, wire=wire, quiet=quiet)
-        events = session.events
+        events = session.history.events
         # The usage came from the simulator, not a provider: say so wherever it is shown.
         records = [replace(r, usage_source="simulated") if r.usage_source else r for r in request_records(events)]
         stats = summarize(events, records=records)

@@ -64,7 +64,7 @@ def inspect(
         engine = Engine(log)
         reopened = reopen(engine, session)
         if request is None:
-            console.print(_requests_table(reopened.events, session))
+            console.print(_requests_table(reopened.history.events, session))
             return
         neutral = reopened.inspect(request)
         if wire is not None:
@@ -82,12 +82,12 @@ def inspect(
 
 def request_diff(session: Any, index: int) -> RequestDiff:
     """Request ``index`` of ``session`` against the one before it, both rebuilt and checked against their hashes."""
-    count = session.requests_built
+    count = session.history.requests_built
     if index >= count:
         raise UsageError(f"session {session.id!r} has {count} recorded requests; there is no request {index}")
     after = session.inspect(index)
     before = session.inspect(index - 1) if index > 0 else None
-    return diff_requests(after, before, session.events, index=index)
+    return diff_requests(after, before, session.history.events, index=index)
 
 
 _STATUS_STYLE = {"kept": "dim", "changed": "yellow", "moved": "cyan", "added": "green", "removed": "red"}

@@ -299,16 +299,16 @@ class _Run:
         tally.done.append(plan)
         session = result.session
         if self.first_session is None and result.requests:
-            self.first_session = (session.id, session.events)
+            self.first_session = (session.id, session.history.events)
         if self.dump_requests is not None:
             for built in result.requests:
                 body = json.dumps(built.body(self.wire), indent=1, ensure_ascii=False, sort_keys=True)
                 _write(self.dump_requests / f"{_safe(session.id)}-{built.index:04d}.json", body)
-        found = self.misses.built(session.id, session.events, result.requests)
+        found = self.misses.built(session.id, session.history.events, result.requests)
         return _row(
             plan.transcript,
             session.id,
-            session.events,
+            session.history.events,
             overflows=result.overflows,
             misses=found,
             rule_sets=self.misses.by_rule_set.get(session.id),

@@ -41,14 +41,14 @@ def why(
 
 def explain(session: Any, text: str, index: int | None, *, read: Any) -> Why:
     """The answer for ``text`` in request ``index`` of ``session`` (the last request when None)."""
-    count = session.requests_built
+    count = session.history.requests_built
     if index is not None and index >= count:
         raise UsageError(f"session {session.id!r} has {count} recorded requests; there is no request {index}")
     if index is None and count:
         index = count - 1
     neutral = session.inspect(index) if index is not None else None
     try:
-        return Explainer(session.events, read_artifact=read).why(text, request_index=index, request=neutral)
+        return Explainer(session.history.events, read_artifact=read).why(text, request_index=index, request=neutral)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

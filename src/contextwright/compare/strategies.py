@@ -865,7 +865,7 @@ def _contextwright(
             budgets=settings.budget_config(),
             follow_times=clock.follow if timeline.timed else None,
         )
-        events = result.session.events
+        events = result.session.history.events
     finally:
         engine.close()
     task = timeline.task

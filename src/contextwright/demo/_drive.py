@@ -75,7 +75,7 @@ def drive(
                 if on_request is not None:
                     on_request(request)
                 if provider is None:
-                    session.record_assistant(step.payload)
+                    session.adapter.record_assistant(step.payload)
                 else:
                     provider.push(step.payload)
                     session.send(provider.create, request, wire=wire)
@@ -86,11 +86,11 @@ def drive(
                 else:
                     report.denied_calls += 1  # answered by the session itself (revoked tool or control tool)
             case "revoke_tool":
-                session.revoke_tool(step.detail["tool"], reason="revoked during the session")
+                session.tools.revoke(step.detail["tool"], reason="revoked during the session")
             case "memory_write":
-                session.remember(step.detail["id"], step.detail["text"])
+                session.memories.remember(step.detail["id"], step.detail["text"])
             case "memory_correct":
-                session.correct_memory(step.detail["id"], step.detail["text"])
+                session.memories.correct(step.detail["id"], step.detail["text"])
         if on_step is not None:
             on_step(step)
     _finish_children(report)
@@ -103,11 +103,11 @@ def _escalating(report: DriveReport, act: Callable[[Session], Any]) -> Any:
         try:
             return act(report.session)
         except EscalationRequired:
-            report.sessions.append(report.session.escalate())
+            report.sessions.append(report.session.children.escalate())
 
 
 def _finish_children(report: DriveReport) -> None:
     # Only a child's final answer returns to its parent, innermost first.
     for parent, child in reversed(list(zip(report.sessions, report.sessions[1:], strict=False))):
-        answers = [e.payload.text for e in child.events if e.type == "message.assistant" and e.payload.text]
-        parent.finish_child(child, answers[-1] if answers else "The child run ended without a final answer.")
+        answers = [e.payload.text for e in child.history.events if e.type == "message.assistant" and e.payload.text]
+        parent.children.finish(child, answers[-1] if answers else "The child run ended without a final answer.")

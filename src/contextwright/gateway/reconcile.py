@@ -150,7 +150,7 @@ def record_turns(session: Session, turns: Sequence[Turn]) -> None:
             session.user(turn.text, author=turn.author)
         elif turn.kind == "assistant":
             assert turn.message is not None
-            session.record_assistant(turn.message)
+            session.adapter.record_assistant(turn.message)
         else:
             pending = {call.id for call in session.pending_tool_calls()}
             for result in turn.results:

@@ -223,7 +223,7 @@ class Recorder:
         session = run.session
         if new:
             record_turns(session, new)
-            session.append([FrameworkHistorySeen(fingerprints=tuple(fingerprints[len(run.fingerprints) :]))])
+            session.adapter.append([FrameworkHistorySeen(fingerprints=tuple(fingerprints[len(run.fingerprints) :]))])
             run.fingerprints = list(fingerprints)
         if client is not None:
             self._note_client(key, runs, run, client)
@@ -239,7 +239,7 @@ class Recorder:
             cap = isinstance(exc, RoundLimitExceeded)
             reason: Literal["round_cap", "not_built"] = "round_cap" if cap else "not_built"
             if self.manage:
-                session.append([GatewayRequestPassed(reason=reason, message=str(exc)[:500])])
+                session.adapter.append([GatewayRequestPassed(reason=reason, message=str(exc)[:500])])
             return Ticket(key=key, run=run, built=False, passed=reason)
         run.awaiting, run.request = True, built
         return Ticket(key=key, run=run, built=True, request=built)
@@ -324,7 +324,7 @@ class Recorder:
         if not isinstance(error, ContextLengthExceeded):
             return None
         try:
-            rebuilt = run.session.after_send_error(error, request, 0)
+            rebuilt = run.session.adapter.after_send_error(error, request, 0)
         except ContextwrightError as exc:
             logger.warning("gateway: session %s is too long and could not be relieved: %s", run.session_id, exc)
             return None
@@ -353,8 +353,8 @@ class Recorder:
                 if ticket.built and run.awaiting:
                     run.session.record(answer)
                 else:
-                    run.session.record_assistant(parse_response(answer)[0])
-                run.session.append([FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
+                    run.session.adapter.record_assistant(parse_response(answer)[0])
+                run.session.adapter.append([FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
             run.fingerprints.append(turn.fingerprint)
             run.awaiting = False
             if isinstance(seen.get("id"), str) and seen.get("object") == "response":
@@ -419,7 +419,7 @@ class Recorder:
             lists=lists,
             dropped=tuple(dropped),
         )
-        run.session.append([note])
+        run.session.adapter.append([note])
         with self._lock:
             self._clients[key] = (number, client.body)
             self._clients.move_to_end(key)
@@ -430,7 +430,7 @@ class Recorder:
         """The number and body of the key's last client request: in memory, or rebuilt from its runs in the log.
 
         The memory holds while the runs' last stored body is its (another gateway on the store may have stored one)."""
-        numbers = [e.payload.number for r in runs for e in r.session.events if e.type == "gateway.request.received"]
+        numbers = [e.payload.number for r in runs for e in r.session.history.events if e.type == "gateway.request.received"]
         if not numbers:
             return None
         with self._lock:
@@ -482,7 +482,7 @@ class Recorder:
                 continue  # no request was built in it: nothing to continue
             if self.registry is not None:
                 self.registry.register(session_id, session.agent, session.model)  # recorded before it was listed
-            events = session.events
+            events = session.history.events
             runs.append(
                 Run(
                     session_id=session_id,
@@ -508,7 +508,7 @@ class Recorder:
         edited = replace(session.agent, instructions=conversation.system, tools=self._tools(conversation))
         note = prefix_change_note(session.agent, edited)
         try:
-            session.edit_prefix(edited, note=note)
+            session.setup.edit_prefix(edited, note=note)
         except ContextwrightError as exc:
             logger.info("gateway: run %s keeps its prefix (%s); the request opens a new run", run.session_id, exc)
             return None

@@ -51,9 +51,9 @@ def catch_up(run: Run) -> bool:
     A run whose last answer is recorded but not yet noted counts as waiting for it: its turns
     are not all in the log's record of them yet. The request this worker built for it (kept
     for a retry) is dropped: it is no longer the last."""
-    if not run.session.events_after(run.session.last_seq):
+    if not run.session.history.after(run.session.history.last_seq):
         return False
-    events = run.session.events
+    events = run.session.history.events
     run.fingerprints = fold_seen_history(events)
     run.awaiting = awaiting(events) or not noted(events)
     run.request = None

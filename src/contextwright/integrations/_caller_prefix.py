@@ -59,9 +59,9 @@ def tool_spec(name: object, description: object, schema: object) -> ToolSpec | s
 def settle_prefix(session: Session, caller: CallerPrefix, *, adapter: str) -> None:
     """Pin what the first call adds to the spec, or raise :class:`PrefixMismatch` naming what differs."""
     agent = session.agent
-    first = session.requests_built == 0
+    first = session.history.requests_built == 0
     # A process that resumes a session whose first call pinned them (its spec no longer holds them) may adopt them again.
-    plan = None if first else session.plan
+    plan = None if first else session.setup.plan
     adoptable = first or plan is not None
     adopted: list[str] = []
     problems: list[str] = [f"{name} cannot be pinned in the prefix (only function tools can)" for name in caller.unpinnable]
@@ -113,13 +113,13 @@ def settle_prefix(session: Session, caller: CallerPrefix, *, adapter: str) -> No
         )
     if resumed:
         # What the first call pinned, already in the session's plan: the same prefix, no new epoch.
-        session.adopt_agent(derived)
+        session.adapter.adopt_agent(derived)
     elif derived != agent:
         added = [tool.name for tool in tools[len(agent.tools) :]]
         parts = (["system prompt"] if instructions != agent.instructions else []) + (
             [f"tool(s) {', '.join(added)}"] if added else []
         )
-        session.edit_prefix(derived, note=f"{adapter}: {' and '.join(parts)} taken from the first call")
+        session.setup.edit_prefix(derived, note=f"{adapter}: {' and '.join(parts)} taken from the first call")
 
 
 def _pinned(prefix: Any, agent: AgentSpec) -> bool:

@@ -31,7 +31,7 @@ def record_new_history(
     """Record the messages of ``history`` the session has not seen (``record`` gets them in one list), mirror them.
 
     Returns how many were new."""
-    events = session.events
+    events = session.history.events
     mirrored = fold_seen_history(events)
     if not mirrored and any(e.type in _CONVERSATION for e in events):
         raise HistoryRewritten(
@@ -60,4 +60,4 @@ def record_new_history(
 
 def mirror(session: Session, fingerprints: Sequence[str]) -> None:
     """Note messages the session has seen (an answer it recorded itself, for example)."""
-    session.append([FrameworkHistorySeen(fingerprints=tuple(fingerprints))])
+    session.adapter.append([FrameworkHistorySeen(fingerprints=tuple(fingerprints))])

@@ -38,7 +38,7 @@ def _record_message(session: Session, message: BaseMessage) -> None:
     if isinstance(message, HumanMessage):
         session.user(_text(message.content) or "(empty message)")
     elif isinstance(message, AIMessage):
-        session.record_assistant(assistant_message(message))
+        session.adapter.record_assistant(assistant_message(message))
     elif isinstance(message, ToolMessage):
         if message.tool_call_id in {c.id for c in session.pending_tool_calls()}:
             session.tool_result(message.tool_call_id, _text(message.content), is_error=message.status == "error")

@@ -21,7 +21,7 @@ def record_items(session: Session, items: Sequence[Any]) -> None:
         # One model turn: its reasoning, text and calls, read the way a Responses answer is.
         if answer:
             message, _ = parse_response({"object": "response", "output": list(answer)})
-            session.record_assistant(message)
+            session.adapter.record_assistant(message)
             answer.clear()
 
     for item in items:
@@ -44,7 +44,7 @@ def record_items(session: Session, items: Sequence[Any]) -> None:
         elif kind == "message" and role in ("system", "developer"):
             # The engine owns the system prompt; a later system note reaches the model as an operator message.
             flush()
-            if session.has_history:
+            if session.adapter.has_history:
                 session.user(text_of(item.get("content")), author="operator")
         # Hosted tool calls and other item kinds stay in the caller's history; the engine has no part for them.
     flush()

@@ -33,6 +33,6 @@ class Reporter:
         from contextwright.telemetry import otel
         from contextwright.telemetry.records import request_records
 
-        records = request_records(session.events)
+        records = request_records(session.history.events)
         if records:
             otel.observe(records[-1], tracer_provider=self.tracer_provider, meter_provider=self.meter_provider)

@@ -252,7 +252,7 @@ def _record_usage(session: Session, usage: Any, model: str | None, reporter: Rep
         cache_write_5m_tokens=written,
         output_tokens=usage.output_tokens,
     )
-    session.record_usage(parsed, model=model)
+    session.adapter.record_usage(parsed, model=model)
     reporter.report(session)
 
 

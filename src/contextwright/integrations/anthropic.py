@@ -133,7 +133,7 @@ class ContextwrightMiddleware(Middleware):
 
     def _recover(self, error: Exception, built: BuiltRequest, attempt: int, request: Any) -> BuiltRequest:
         with self._lock:
-            rebuilt = self.session.after_send_error(error, built, attempt)
+            rebuilt = self.session.adapter.after_send_error(error, built, attempt)
             self._built = (str(request.options.idempotency_key or ""), rebuilt)
             return rebuilt
 
@@ -178,7 +178,7 @@ class ContextwrightMiddleware(Middleware):
 
         _, meter_provider = self._telemetry or (None, None)
         with self._lock:
-            record = request_records(self.session.events)[-1]
+            record = request_records(self.session.history.events)[-1]
         otel.annotate(span, record, meter_provider=meter_provider)
         return _ANNOTATED
 
@@ -237,7 +237,7 @@ class ContextwrightMiddleware(Middleware):
         if span is _ANNOTATED:
             return  # a stream whose SDK span was annotated when it opened
         tracer_provider, meter_provider = self._telemetry
-        record = request_records(self.session.events)[-1]
+        record = request_records(self.session.history.events)[-1]
         if span is None:
             otel.emit([record], tracer_provider=tracer_provider, meter_provider=meter_provider)
         elif span.is_recording():
@@ -348,7 +348,7 @@ def _record_message(session: Session, message: Any) -> None:
     if message.get("role") == "assistant":
         # An answer the caller got some other way (a stream, for example): read it as the Messages API answer it was.
         answer, _ = parse_response({"type": "message", "role": "assistant", "content": blocks})
-        session.record_assistant(answer)
+        session.adapter.record_assistant(answer)
         return
     pending = {call.id for call in session.pending_tool_calls()}
     texts = []

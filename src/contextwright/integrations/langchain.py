@@ -108,7 +108,7 @@ class ContextwrightMiddleware(AgentMiddleware):
             try:
                 response = handler(self._engine_request(request, built))
             except Exception as exc:
-                built = session.after_send_error(exc, built, attempt)
+                built = session.adapter.after_send_error(exc, built, attempt)
                 continue
             self._record_answer(session, response)
             return response
@@ -123,7 +123,7 @@ class ContextwrightMiddleware(AgentMiddleware):
             try:
                 response = await handler(self._engine_request(request, built))
             except Exception as exc:
-                built = await asyncio.to_thread(session.after_send_error, exc, built, attempt)
+                built = await asyncio.to_thread(session.adapter.after_send_error, exc, built, attempt)
                 continue
             await asyncio.to_thread(self._record_answer, session, response)
             return response
@@ -177,10 +177,10 @@ class ContextwrightMiddleware(AgentMiddleware):
         messages = response.result if isinstance(response, ModelResponse) else [response]
         for message in messages:
             if isinstance(message, AIMessage):
-                session.record_assistant(assistant_message(message))
+                session.adapter.record_assistant(assistant_message(message))
                 usage = usage_of(message)
                 if usage is not None:
-                    session.record_usage(usage, model=message.response_metadata.get("model_name"))
+                    session.adapter.record_usage(usage, model=message.response_metadata.get("model_name"))
                 mirror(session, [fingerprint(message)])
                 self._reporter.report(session)
 
@@ -212,7 +212,7 @@ class ContextwrightMiddleware(AgentMiddleware):
         # The session that recorded the call answered it: the thread's own first, then any other open one.
         with self._lock:
             sessions = list(reversed(self._sessions.values()))
-        for event in (e for session in sessions for e in reversed(session.events)):
+        for event in (e for session in sessions for e in reversed(session.history.events)):
             if event.type == "tool.result" and event.payload.call_id == call.get("id"):
                 result = event.payload
                 return ToolMessage(

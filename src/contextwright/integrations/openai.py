@@ -117,7 +117,7 @@ class _Endpoint:
             try:
                 response = self._inner.create(**self._body(kwargs, built))
             except Exception as exc:
-                built = self.session.after_send_error(exc, built, attempt)
+                built = self.session.adapter.after_send_error(exc, built, attempt)
                 continue
             if not kwargs.get("stream"):
                 self._record(response)
@@ -130,7 +130,7 @@ class _Endpoint:
             try:
                 response = await self._inner.create(**self._body(kwargs, built))
             except Exception as exc:
-                built = await asyncio.to_thread(self.session.after_send_error, exc, built, attempt)
+                built = await asyncio.to_thread(self.session.adapter.after_send_error, exc, built, attempt)
                 continue
             if not kwargs.get("stream"):
                 await asyncio.to_thread(self._record, response)
@@ -196,7 +196,7 @@ class _StreamHost:
         return self.endpoint._prepare(self.kwargs)
 
     def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
-        return self.endpoint.session.after_send_error(exc, request, attempt)
+        return self.endpoint.session.adapter.after_send_error(exc, request, attempt)
 
     def record(self, response: Any) -> list[Any]:
         self.endpoint._record(response)
@@ -258,11 +258,11 @@ def _record_chat(session: Session, messages: list[Any]) -> None:
                 ToolCall(id=c["id"], name=c["function"]["name"], arguments=json.loads(c["function"].get("arguments") or "{}"))
                 for c in message.get("tool_calls") or ()
             )
-            session.record_assistant(AssistantMessage(text=text_of(message.get("content")), tool_calls=calls))
+            session.adapter.record_assistant(AssistantMessage(text=text_of(message.get("content")), tool_calls=calls))
         elif role == "tool":
             if message.get("tool_call_id") in {c.id for c in session.pending_tool_calls()}:
                 session.tool_result(message["tool_call_id"], text_of(message.get("content")))
-        elif role in ("system", "developer") and session.has_history:
+        elif role in ("system", "developer") and session.adapter.has_history:
             # The engine owns the system prompt; a later system note reaches the model as an operator message.
             session.user(text_of(message.get("content")), author="operator")
 

@@ -113,7 +113,7 @@ def replay(
     agent, names = agent_for(transcript, cache_ttl=cache_ttl)
     sid = session_id or _session_id(transcript)
     session = engine.session(sid, agent=agent, model=model)
-    session.budgets = budgets
+    session.setup.budgets = budgets
     result = ReplayResult(session=session, transcript=transcript)
     task = transcript.task.strip() if transcript.task else None
     for message in transcript.messages:
@@ -134,7 +134,7 @@ def replay(
             if not message.text.strip() and not calls:
                 continue
             built = None
-            if session.awaiting_model:
+            if session.adapter.awaiting_model:
                 try:
                     built = session.next_request()
                 except (BudgetExceeded, EscalationRequired):
@@ -145,7 +145,7 @@ def replay(
                         on_request(built)
             else:
                 result.unanswerable += 1
-            session.record_assistant(AssistantMessage(text=message.text, tool_calls=calls, model=message.model))
+            session.adapter.record_assistant(AssistantMessage(text=message.text, tool_calls=calls, model=message.model))
             if built is not None and provider_usage is not None:
                 _keep_usage(engine, session, built, provider_usage(built), model=None, replayed=False)
             elif built is not None and (usage := _recorded_usage(message.usage)) is not None:

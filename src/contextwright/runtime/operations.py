@@ -10,6 +10,12 @@ log, its HTTP method and path, and which forms carry it. :func:`mismatches` and
 runs them on every form: a form that lacks a declared operation, has one the table does not
 declare, or takes other parameters fails the test.
 
+An operation is reached from a session by its spelling: its name, or ``home.name`` when it
+lives on one of the session's parts (``session.tools.revoke``; ``runtime/session_parts.py``).
+The session keeps the agent loop; :data:`MOVED` maps each name an operation had on the
+session itself to its spelling now, and the embedded and remote sessions still answer the
+old names, with a :class:`DeprecationWarning`, for one release.
+
 Adding an operation: write its row here (the forms it belongs to included), then the
 method in each of those forms (in the async twin, one line: ``name = _in_thread(Session.name)``
 makes it from the embedded method); the test says what is missing where.
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -84,6 +91,15 @@ class SessionOperation:
     http: Http | None = None
     remote: str | None = None
     """The remote form's signature, when it is not the embedded one's (plus :data:`GUARANTEES`)."""
+    home: str | None = None
+    """The part of the session that carries it (``session.tools``, ``session.history`` ...); None: the session itself."""
+    was: str | None = None
+    """The name it had on the session itself before it moved to :attr:`home` (still answered, with a warning)."""
+
+    @property
+    def spelling(self) -> str:
+        """How a caller reaches it from a session: ``next_request``, ``tools.revoke``."""
+        return self.name if self.home is None else f"{self.home}.{self.name}"
 
     @property
     def is_property(self) -> bool:
@@ -133,9 +149,67 @@ def _param(arg: ast.arg, kind: str, default: ast.expr | None) -> Param:
     return Param(name=arg.arg, kind=kind, annotation=annotation, default=None if default is None else ast.unparse(default))
 
 
-def _op(name: str, concern: Concern, signature: str, doc: str, **options: Any) -> SessionOperation:
-    return SessionOperation(name=name, concern=concern, signature=signature, doc=doc, **options)
+def _op(spelling: str, concern: Concern, signature: str, doc: str, **options: Any) -> SessionOperation:
+    home, _, name = spelling.rpartition(".")
+    was = next((old for old, new in MOVED.items() if new == spelling), None)
+    return SessionOperation(name=name, concern=concern, signature=signature, doc=doc, home=home or None, was=was, **options)
 
+
+MOVED: Final[Mapping[str, str]] = {
+    # session.setup
+    "log": "setup.log",
+    "clock": "setup.clock",
+    "secret": "setup.secret",
+    "estimator": "setup.estimator",
+    "budgets": "setup.budgets",
+    "memory": "setup.memory",
+    "recall": "setup.recall",
+    "rounds": "setup.rounds",
+    "compactor": "setup.compactor",
+    "plan": "setup.plan",
+    "edit_prefix": "setup.edit_prefix",
+    # session.history
+    "events": "history.events",
+    "events_after": "history.after",
+    "last_seq": "history.last_seq",
+    "requests_built": "history.requests_built",
+    "last_request": "history.last_request",
+    "rebuild": "history.rebuild",
+    "series": "history.series",  # the remote session's (a service-only operation)
+    "read_artifact": "history.read_artifact",  # the remote session's (a service-only operation)
+    # session.tools
+    "revoke_tool": "tools.revoke",
+    "restore_tool": "tools.restore",
+    "force_revoke_tool": "tools.force_revoke",
+    # session.memories
+    "remember": "memories.remember",
+    "correct_memory": "memories.correct",
+    "forget": "memories.forget",
+    # session.stages
+    "open_stage": "stages.open",
+    "close_stage": "stages.close",
+    # session.artifacts
+    "declare_artifact": "artifacts.declare",
+    "advance_artifact": "artifacts.advance",
+    # session.children
+    "start_child": "children.start",
+    "escalate": "children.escalate",
+    "finish_child": "children.finish",
+    "router_view": "children.router_view",
+    "engine_session": "children.engine_session",
+    # session.adapter
+    "append": "adapter.append",
+    "record_assistant": "adapter.record_assistant",
+    "record_usage": "adapter.record_usage",
+    "after_send_error": "adapter.after_send_error",
+    "adopt_agent": "adapter.adopt_agent",
+    "has_history": "adapter.has_history",
+    "awaiting_model": "adapter.awaiting_model",
+}
+"""Operations that moved from the session itself to one of its parts: the old name, and its new spelling.
+
+The embedded and remote sessions still answer the old names for one release, each with a
+:class:`DeprecationWarning` naming the new spelling."""
 
 _STATE = Http(method="GET", path="")
 """The session's state: last seq, requests built, whether a request can be built, pending tool calls."""
@@ -143,50 +217,55 @@ _STATE = Http(method="GET", path="")
 OPERATIONS: tuple[SessionOperation, ...] = (
     # -- setup
     _op("id", "setup", "-> str", "The session id.", forms=frozenset({"local", "remote"})),
-    _op("log", "setup", "-> EventLog", "The event log the session reads and appends to."),
+    _op("setup.log", "setup", "-> EventLog", "The event log the session reads and appends to."),
     _op("agent", "setup", "-> AgentSpec", "The agent's setup (region A).", forms=frozenset({"local", "remote"})),
     _op("model", "setup", "-> ResolvedModel", "The model.", forms=frozenset({"local", "remote"})),
-    _op("clock", "setup", "-> Clock", "The clock that stamps frames and recall reads."),
-    _op("secret", "setup", "-> bytes", "The per-session envelope secret."),
-    _op("estimator", "setup", "-> TokenEstimator", "The token estimator."),
-    _op("budgets", "setup", "-> BudgetConfig", "The budgets a new plan is made with."),
-    _op("memory", "setup", "-> MemoryPort | None", "The memory port."),
-    _op("recall", "setup", "-> RecallPort | None", "The recall port."),
-    _op("rounds", "setup", "-> RoundPolicy", "Round governance."),
-    _op("compactor", "setup", "-> Compactor", "The compactor relief and compact use."),
+    _op("setup.clock", "setup", "-> Clock", "The clock that stamps frames and recall reads."),
+    _op("setup.secret", "setup", "-> bytes", "The per-session envelope secret."),
+    _op("setup.estimator", "setup", "-> TokenEstimator", "The token estimator."),
+    _op("setup.budgets", "setup", "-> BudgetConfig", "The budgets a new plan is made with."),
+    _op("setup.memory", "setup", "-> MemoryPort | None", "The memory port."),
+    _op("setup.recall", "setup", "-> RecallPort | None", "The recall port."),
+    _op("setup.rounds", "setup", "-> RoundPolicy", "Round governance."),
+    _op("setup.compactor", "setup", "-> Compactor", "The compactor relief and compact use."),
     _op("aio", "setup", "-> AsyncSession", "The async twin of the session."),
-    _op("engine_session", "setup", "(session_id: str, **options: Any) -> Session", "Open another session on the same engine."),
     _op(
-        "edit_prefix",
+        "children.engine_session",
+        "setup",
+        "(session_id: str, **options: Any) -> Session",
+        "Open another session on the same engine.",
+    ),
+    _op(
+        "setup.edit_prefix",
         "setup",
         "(agent: AgentSpec, *, note: str) -> ContextPlan | None",
         "Change the agent's prefix on purpose: a new epoch.",
         mutates=True,
     ),
     _op(
-        "adopt_agent",
+        "adapter.adopt_agent",
         "setup",
         "(agent: AgentSpec) -> None",
         "Take an agent whose prefix the plan already holds as the setup, without an edit (for adapters).",
     ),
     # -- reading the log
     _op(
-        "events",
+        "history.events",
         "log",
         "-> list[Event]",
         "All events of the session, in order.",
         forms=SERVED,
         http=Http(method="GET", path="/events", fields=("after_seq", "limit")),
     ),
-    _op("events_after", "log", "(seq: int) -> list[Event]", "The events after a seq."),
-    _op("last_seq", "log", "-> int", "The seq of the last event read.", forms=SERVED, http=_STATE),
-    _op("requests_built", "log", "-> int", "How many requests were recorded."),
-    _op("last_request", "log", "-> RequestBuilt | None", "The record of the last request built."),
-    _op("plan", "log", "-> ContextPlan | None", "The current plan."),
+    _op("history.after", "log", "(seq: int) -> list[Event]", "The events after a seq."),
+    _op("history.last_seq", "log", "-> int", "The seq of the last event read.", forms=SERVED, http=_STATE),
+    _op("history.requests_built", "log", "-> int", "How many requests were recorded."),
+    _op("history.last_request", "log", "-> RequestBuilt | None", "The record of the last request built."),
+    _op("setup.plan", "log", "-> ContextPlan | None", "The current plan."),
     _op("working_state", "log", "-> ws.WorkingState", "The working state as of now."),
-    _op("has_history", "log", "-> bool", "True once the session's surface shows anything."),
+    _op("adapter.has_history", "log", "-> bool", "True once the session's surface shows anything."),
     _op(
-        "read_artifact",
+        "history.read_artifact",
         "log",
         "(ref: str) -> str",
         "A full text the session points at.",
@@ -204,12 +283,12 @@ OPERATIONS: tuple[SessionOperation, ...] = (
         guaranteed=True,
         http=Http(method="POST", path="/messages", fields=("text", "steering", "author")),
     ),
-    _op("remember", "recording", "(memory_id: str, text: str) -> Event", "Write a memory item.", mutates=True),
-    _op("correct_memory", "recording", "(memory_id: str, text: str) -> Event", "Correct a memory item.", mutates=True),
-    _op("forget", "recording", "(memory_id: str, *, reason: str = '') -> Event", "Erase a memory item.", mutates=True),
+    _op("memories.remember", "recording", "(memory_id: str, text: str) -> Event", "Write a memory item.", mutates=True),
+    _op("memories.correct", "recording", "(memory_id: str, text: str) -> Event", "Correct a memory item.", mutates=True),
+    _op("memories.forget", "recording", "(memory_id: str, *, reason: str = '') -> Event", "Erase a memory item.", mutates=True),
     _op("close", "recording", "() -> Event", "End the session, offering facts as memory candidates.", mutates=True),
     _op(
-        "append",
+        "adapter.append",
         "recording",
         "(payloads: Sequence[Any]) -> list[Event]",
         "Append events of the caller's own (an adapter's bookkeeping) after the log's tail.",
@@ -217,7 +296,7 @@ OPERATIONS: tuple[SessionOperation, ...] = (
     ),
     # -- tool calls
     _op(
-        "record_assistant",
+        "adapter.record_assistant",
         "tools",
         "(message: AssistantMessage) -> list[Event]",
         "Record the model's answer.",
@@ -245,9 +324,9 @@ OPERATIONS: tuple[SessionOperation, ...] = (
         guaranteed=True,
         http=Http(method="POST", path="/tool-results", fields=("call_id", "output", "exit_code", "is_error", "trust")),
     ),
-    _op("revoke_tool", "tools", "(name: str, *, reason: str = '') -> Event", "Stop a tool from being called.", mutates=True),
-    _op("restore_tool", "tools", "(name: str) -> Event", "Allow a revoked tool again.", mutates=True),
-    _op("force_revoke_tool", "tools", "(name: str) -> PlanDecision", "Take a tool out of the prefix now.", mutates=True),
+    _op("tools.revoke", "tools", "(name: str, *, reason: str = '') -> Event", "Stop a tool from being called.", mutates=True),
+    _op("tools.restore", "tools", "(name: str) -> Event", "Allow a revoked tool again.", mutates=True),
+    _op("tools.force_revoke", "tools", "(name: str) -> PlanDecision", "Take a tool out of the prefix now.", mutates=True),
     # -- building requests
     _op(
         "next_request",
@@ -259,7 +338,7 @@ OPERATIONS: tuple[SessionOperation, ...] = (
         http=Http(method="POST", path="/requests", fields=("wire", "prefix_ttl", "expected_seq")),
         remote="(*, wire: str | None = None, prefix_ttl: str | None = None, expected_seq: int | None = None) -> RemoteRequest",
     ),
-    _op("awaiting_model", "requests", "-> bool", "True when a request can be built now.", forms=SERVED, http=_STATE),
+    _op("adapter.awaiting_model", "requests", "-> bool", "True when a request can be built now.", forms=SERVED, http=_STATE),
     _op(
         "compact",
         "requests",
@@ -308,7 +387,7 @@ OPERATIONS: tuple[SessionOperation, ...] = (
         mutates=True,
     ),
     _op(
-        "record_usage",
+        "adapter.record_usage",
         "provider",
         "(usage: Usage, *, model: str | None = None) -> list[Event]",
         "Record usage for the last request built, as parsed already.",
@@ -330,41 +409,43 @@ OPERATIONS: tuple[SessionOperation, ...] = (
         remote=f"({GUARANTEES}, **usage: Any) -> dict[str, Any]",
     ),
     _op(
-        "after_send_error",
+        "adapter.after_send_error",
         "provider",
         "(exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest",
         "Translate a send error; on a first overflow relieve once and return the rebuilt request.",
         mutates=True,
     ),
     # -- stages, artifacts, child runs
-    _op("open_stage", "stages", "(name: str, *, goal: str) -> str", "Begin a stage with a declared goal.", mutates=True),
+    _op("stages.open", "stages", "(name: str, *, goal: str) -> str", "Begin a stage with a declared goal.", mutates=True),
     _op(
-        "close_stage",
+        "stages.close",
         "stages",
         "(*, outcome: str, rationale: str = '') -> Event",
         "Close the open stage with its decision point.",
         mutates=True,
     ),
     _op(
-        "declare_artifact",
+        "artifacts.declare",
         "stages",
         "(artifact_id: str, *, title: str, content: str, summary: str, steps: tuple[str, ...] | list[str] = (), "
         "current_step: int = 0) -> Event",
         "Store an artifact whole.",
         mutates=True,
     ),
-    _op("advance_artifact", "stages", "(artifact_id: str, step: int) -> Event", "Move an artifact's current step.", mutates=True),
     _op(
-        "start_child",
+        "artifacts.advance", "stages", "(artifact_id: str, step: int) -> Event", "Move an artifact's current step.", mutates=True
+    ),
+    _op(
+        "children.start",
         "stages",
         "(purpose: str, *, task: str, call_id: str | None = None, pointers: tuple[str, ...] = (), "
         "include_working_state: bool = True, agent: AgentSpec | None = None, model: ResolvedModel | None = None) -> Session",
         "Start a child run in its own session.",
         mutates=True,
     ),
-    _op("escalate", "stages", "(*, call_id: str | None = None) -> Session", "Continue in a child run.", mutates=True),
-    _op("finish_child", "stages", "(child: Session, result: str) -> list[Event]", "End a child run.", mutates=True),
-    _op("router_view", "stages", "() -> str", "A supervisor's context from the latest compressed-session snapshot."),
+    _op("children.escalate", "stages", "(*, call_id: str | None = None) -> Session", "Continue in a child run.", mutates=True),
+    _op("children.finish", "stages", "(child: Session, result: str) -> list[Event]", "End a child run.", mutates=True),
+    _op("children.router_view", "stages", "() -> str", "A supervisor's context from the latest compressed-session snapshot."),
     # -- looking back
     _op(
         "stats",
@@ -376,14 +457,14 @@ OPERATIONS: tuple[SessionOperation, ...] = (
         remote="() -> dict[str, Any] | None",
     ),
     _op(
-        "series",
+        "history.series",
         "looking back",
         "() -> list[dict[str, Any]]",
         "One point per request built.",
         forms=SERVICE_ONLY,
         http=Http(method="GET", path="/series"),
     ),
-    _op("rebuild", "looking back", "(request_index: int) -> tuple[NeutralRequest, RequestBuilt]", "Rebuild a request."),
+    _op("history.rebuild", "looking back", "(request_index: int) -> tuple[NeutralRequest, RequestBuilt]", "Rebuild a request."),
     _op(
         "inspect",
         "looking back",
@@ -419,7 +500,8 @@ OPERATIONS: tuple[SessionOperation, ...] = (
     ),
 )
 
-BY_NAME: Final[Mapping[str, SessionOperation]] = {op.name: op for op in OPERATIONS}
+BY_NAME: Final[Mapping[str, SessionOperation]] = {op.spelling: op for op in OPERATIONS}
+"""Each operation by its spelling from a session (``next_request``, ``tools.revoke``)."""
 
 
 def in_form(form: Form) -> tuple[SessionOperation, ...]:
@@ -427,37 +509,73 @@ def in_form(form: Form) -> tuple[SessionOperation, ...]:
     return tuple(op for op in OPERATIONS if form in op.forms)
 
 
+def moved_names(form: Form) -> Mapping[str, str]:
+    """The :data:`MOVED` names of the operations ``form`` carries: old name to new spelling."""
+    return {op.was: op.spelling for op in in_form(form) if op.was is not None}
+
+
 def mismatches(form: Literal["local", "async", "remote"], carrier: Any, *, own: frozenset[str] = frozenset()) -> list[str]:
     """How ``carrier`` (the form's class, or an instance for attributes set at init) differs from the table.
 
     ``own`` names public attributes the form has for itself (not operations: the async
-    twin's ``sync``, the remote session's ``client``)."""
+    twin's ``sync``, the remote session's ``client``). An operation with a :attr:`~SessionOperation.home`
+    is looked for on that part of the carrier: on a class, the part is the class its
+    property is annotated to give; on an instance, the part itself."""
     problems: list[str] = []
-    declared = {op.name: op for op in in_form(form)}
-    public = {name for name in dir(carrier) if not name.startswith("_")} - own
-    for name in sorted(public - set(declared)):
-        problems.append(f"{form}: {name} is not declared in runtime/operations.py")
-    for name, op in declared.items():
-        try:
-            member = inspect.getattr_static(carrier, name)
-        except AttributeError:
-            problems.append(f"{form}: {name} is missing")
-            continue
-        problems += _compare(form, op, member)
+    homes: dict[str | None, dict[str, SessionOperation]] = {}
+    for op in in_form(form):
+        homes.setdefault(op.home, {})[op.name] = op
+    parts: dict[str | None, Any] = {None: carrier}
+    for home in homes:
+        if home is not None:
+            part = _part(carrier, home)
+            if part is None:
+                problems.append(f"{form}: {home} is missing")
+                homes[home] = {}
+            else:
+                parts[home] = part
+    homes.setdefault(None, {})
+    for home, part in parts.items():
+        declared = homes[home]
+        prefix = "" if home is None else f"{home}."
+        public = {name for name in dir(part) if not name.startswith("_")} - (own if home is None else frozenset())
+        for name in sorted(public - set(declared) - (set(parts) if home is None else set())):
+            problems.append(f"{form}: {prefix}{name} is not declared in runtime/operations.py")
+        for name, op in declared.items():
+            try:
+                member = inspect.getattr_static(part, name)
+            except AttributeError:
+                problems.append(f"{form}: {prefix}{name} is missing")
+                continue
+            problems += _compare(form, op, member)
     return problems
+
+
+def _part(carrier: Any, home: str) -> Any:
+    """The part ``home`` of ``carrier``: the class a class's property gives, or an instance's attribute."""
+    try:
+        member = inspect.getattr_static(carrier, home)
+    except AttributeError:
+        return None
+    if not isinstance(carrier, type):
+        return getattr(carrier, home)
+    if not isinstance(member, property) or member.fget is None:
+        return None
+    result = typing.get_type_hints(member.fget).get("return")
+    return result if isinstance(result, type) else None
 
 
 def _compare(form: str, op: SessionOperation, member: Any) -> Iterator[str]:
     if op.is_property:
         if callable(member) and not isinstance(member, property):
-            yield f"{form}: {op.name} is a method, declared a property"
+            yield f"{form}: {op.spelling} is a method, declared a property"
         elif form == "local" and isinstance(member, property) and member.fget is not None:
             result = member.fget.__annotations__.get("return")
             if result != op.result():
-                yield f"{form}: {op.name} gives {result}, declared {op.result()}"
+                yield f"{form}: {op.spelling} gives {result}, declared {op.result()}"
         return
     if not callable(member) or isinstance(member, property):
-        yield f"{form}: {op.name} is not a method"
+        yield f"{form}: {op.spelling} is not a method"
         return
     function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
     actual = [p for name, p in inspect.signature(function).parameters.items() if name != "self"]
@@ -466,13 +584,13 @@ def _compare(form: str, op: SessionOperation, member: Any) -> Iterator[str]:
     got = [_shape(p, typed=typed) for p in actual]
     want = [(p.name, p.kind, p.annotation if typed else None, p.default) for p in expected]
     if got != want:
-        yield f"{form}: {op.name} takes {_render(got)}, declared {_render(want)}"
+        yield f"{form}: {op.spelling} takes {_render(got)}, declared {_render(want)}"
     if typed:
         result = inspect.signature(function).return_annotation
         if result != op.result():
-            yield f"{form}: {op.name} gives {result}, declared {op.result()}"
+            yield f"{form}: {op.spelling} gives {result}, declared {op.result()}"
     if form == "async" and op.name != "stream" and not inspect.iscoroutinefunction(function):
-        yield f"async: {op.name} is not a coroutine function"
+        yield f"async: {op.spelling} is not a coroutine function"
 
 
 _Shape = tuple[str, str, str | None, str | None]
@@ -522,6 +640,7 @@ def route_mismatches(openapi: Mapping[str, Any]) -> list[str]:
 
 __all__ = [
     "BY_NAME",
+    "MOVED",
     "OPERATIONS",
     "Form",
     "Http",
@@ -529,6 +648,7 @@ __all__ = [
     "SessionOperation",
     "in_form",
     "mismatches",
+    "moved_names",
     "parse",
     "route_mismatches",
 ]

@@ -8,6 +8,13 @@ and coordinates small collaborators, each with one concern: tool calls
 (:mod:`~contextwright.runtime.requests`), sending and streaming
 (:mod:`~contextwright.runtime.sending`) and stages with child runs
 (:mod:`~contextwright.runtime.stages`).
+
+Its own members are the agent loop (``user``, ``next_request``, ``send``, ``stream``,
+``record``, ``pending_tool_calls``, ``tool_result``, ``compact``, ``close``) and what a
+user asks afterwards (``working_state``, ``stats``, ``inspect``). Every other concern is
+a small object reached from it (``setup``, ``history``, ``tools``, ``memories``,
+``stages``, ``artifacts``, ``children``, ``adapter``; :mod:`~contextwright.runtime.session_parts`).
+The names those members had on the session itself are in :data:`MOVED`.
 """
 
 from __future__ import annotations
@@ -15,8 +22,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
+import warnings
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Concatenate, Final, Literal, ParamSpec, TypeVar, cast
 
 from contextwright._threads import to_thread
 from contextwright.assembly.request import NeutralRequest
@@ -25,13 +33,8 @@ from contextwright.clock import Clock
 from contextwright.derive import _working_state as ws
 from contextwright.errors import StorageCorrupted, UsageError
 from contextwright.events.catalog import (
-    AssistantMessage,
     CompactionTrigger,
     MemoryCandidates,
-    MemoryCorrected,
-    MemoryErased,
-    MemoryWritten,
-    RequestBuilt,
     ToolCall,
     TrustLevel,
     UserMessage,
@@ -41,23 +44,31 @@ from contextwright.log.base import EventLog
 from contextwright.models import ResolvedModel
 from contextwright.plan.budgets import BudgetConfig
 from contextwright.plan.plan import ContextPlan
-from contextwright.planner import PlanDecision
-from contextwright.providers.usage import Usage
 from contextwright.relief.compactor import Compactor
 from contextwright.relief.compactor import compact as default_compact
 from contextwright.runtime.core import Resumed, SessionCore
 from contextwright.runtime.memory_rules import withhold_erased
+from contextwright.runtime.operations import moved_names
 from contextwright.runtime.ports import MemoryPort, RecallPort
 from contextwright.runtime.relief import Relief
 from contextwright.runtime.requests import BuiltRequest, Requests, RoundPolicy
 from contextwright.runtime.sending import Sender
+from contextwright.runtime.session_parts import (
+    SessionAdapter,
+    SessionArtifacts,
+    SessionHistory,
+    SessionMemories,
+    SessionSetup,
+    SessionStages,
+    SessionTools,
+)
 from contextwright.runtime.spec import AgentSpec
 from contextwright.runtime.stages import Stages
 from contextwright.runtime.streaming import AsyncRecordingStream, RecordingStream
 from contextwright.runtime.tool_calls import ToolCalls
 from contextwright.telemetry.records import SessionSummary, summarize
 
-__all__ = ["AsyncSession", "BuiltRequest", "RoundPolicy", "Session", "session_secret"]
+__all__ = ["MOVED", "AsyncSession", "BuiltRequest", "RoundPolicy", "Session", "SessionChildren", "session_secret"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -128,7 +139,73 @@ class Session:
             # B3/P4: a prefix over its caps fails here, before the caller logs anything.
             self._requests.check_prefix_fits()
         self._sender = Sender(core, self._requests, self._tool_calls, self._relief)
-        self._stages: Stages[Session] = Stages(core, self._tool_calls, self.engine_session)
+        self._children = SessionChildren(Stages(core, self._tool_calls, self._open_child), engine_session)
+        stages = self._children._stages
+        self._setup = SessionSetup(core, self._requests, self._relief)
+        self._history = SessionHistory(core, self._requests)
+        self._tools = SessionTools(self._tool_calls)
+        self._memories = SessionMemories(core)
+        self._stages = SessionStages(stages)
+        self._artifacts = SessionArtifacts(stages)
+        self._adapter = SessionAdapter(core, self._tool_calls, self._requests, self._sender)
+
+    def _open_child(self, session_id: str, **options: Any) -> Session:
+        return self._children.engine_session(session_id, **options)
+
+    # -- the session's concerns besides the loop (see runtime/session_parts.py) ----------
+
+    @property
+    def setup(self) -> SessionSetup:
+        """Log, clock, secret, estimator, budgets, ports, rounds, compactor, the current plan; ``edit_prefix``."""
+        return self._setup
+
+    @property
+    def history(self) -> SessionHistory:
+        """The session's log read back: events, events after a seq, requests built, rebuilds."""
+        return self._history
+
+    @property
+    def tools(self) -> SessionTools:
+        """Revoke and restore the agent's tools."""
+        return self._tools
+
+    @property
+    def memories(self) -> SessionMemories:
+        """Write, correct and erase memory items."""
+        return self._memories
+
+    @property
+    def stages(self) -> SessionStages:
+        """Open and close stages (a closed stage becomes a decision point)."""
+        return self._stages
+
+    @property
+    def artifacts(self) -> SessionArtifacts:
+        """Declare artifacts stored whole and move their current step."""
+        return self._artifacts
+
+    @property
+    def children(self) -> SessionChildren:
+        """Child runs: start, escalate, finish; a supervisor's view."""
+        return self._children
+
+    @property
+    def adapter(self) -> SessionAdapter:
+        """Hooks for an integration that parses, sends or keeps bookkeeping itself."""
+        return self._adapter
+
+    if not TYPE_CHECKING:
+        # The names in MOVED still answer at run time, with a warning; a type checker flags them.
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached when normal lookup fails: a name that moved to one of the objects above.
+            return getattr(_moved_owner(self, name), MOVED[name].split(".")[1])
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name in MOVED:
+                setattr(_moved_owner(self, name), MOVED[name].split(".")[1], value)
+                return
+            object.__setattr__(self, name, value)
 
     # -- setup -------------------------------------------------------------------------
 
@@ -136,11 +213,6 @@ class Session:
     def id(self) -> str:
         """The session id."""
         return self._core.id
-
-    @property
-    def log(self) -> EventLog:
-        """The event log the session reads and appends to."""
-        return self._core.log
 
     @property
     def agent(self) -> AgentSpec:
@@ -158,117 +230,16 @@ class Session:
         self._core.model = model
         self._core.settle_setup()
 
-    @property
-    def clock(self) -> Clock:
-        """The clock that stamps frames and recall reads."""
-        return self._core.clock
-
-    @property
-    def secret(self) -> bytes:
-        """The per-session envelope secret."""
-        return self._core.secret
-
-    @property
-    def estimator(self) -> TokenEstimator:
-        """The token estimator."""
-        return self._core.estimator
-
-    @property
-    def budgets(self) -> BudgetConfig:
-        """The budgets a new plan is made with."""
-        return self._core.budgets
-
-    @budgets.setter
-    def budgets(self, budgets: BudgetConfig) -> None:
-        self._core.budgets = budgets
-
-    @property
-    def memory(self) -> MemoryPort | None:
-        """The memory port (read once, at open)."""
-        return self._core.memory
-
-    @property
-    def recall(self) -> RecallPort | None:
-        """The recall port (read on every assembly)."""
-        return self._core.recall
-
-    @property
-    def rounds(self) -> RoundPolicy:
-        """Round governance."""
-        return self._requests.rounds
-
-    @property
-    def compactor(self) -> Compactor:
-        """The compactor relief and :meth:`compact` use (a plugged one's proposals are checked; see :meth:`Engine.session`)."""
-        return self._relief.plugged
-
-    @compactor.setter
-    def compactor(self, compactor: Compactor) -> None:
-        self._relief.plugged = compactor
-
-    def adopt_agent(self, agent: AgentSpec) -> None:
-        """Take ``agent`` as the session's setup without an edit: for an adapter whose caller sends the
-        prefix on every call, once that prefix is the one the session's plan holds (no new epoch)."""
-        self._core.agent = agent
-
-    def engine_session(self, session_id: str, **options: Any) -> Session:
-        """Open another session on the same engine (used for child runs)."""
-        if self._engine_session is None:
-            raise UsageError("this session was not opened through an Engine, so it cannot start child runs")
-        return self._engine_session(session_id, **options)
-
     # -- reading the log ---------------------------------------------------------------
-
-    @property
-    def events(self) -> list[Event]:
-        """All events of the session, in order (a copy)."""
-        self._core.sync()
-        return list(self._core.events)
-
-    def events_after(self, seq: int) -> list[Event]:
-        """The session's events after ``seq``, in order (a copy; only those are read from the log)."""
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-            raise UsageError(f"seq must be an integer >= 0, got {seq!r}")
-        self._core.sync()
-        return list(self._core.read_after(seq))
-
-    @property
-    def last_seq(self) -> int:
-        """The sequence number of the last event read."""
-        return self._core.last_seq
-
-    @property
-    def requests_built(self) -> int:
-        """How many requests were recorded so far."""
-        self._core.sync()
-        return self._core.facts().requests_built
-
-    @property
-    def last_request(self) -> RequestBuilt | None:
-        """The record of the last request built (None before the first)."""
-        self._core.sync()
-        return self._core.facts().last_built
 
     def _sync(self) -> None:
         self._core.sync()
-
-    @property
-    def plan(self) -> ContextPlan | None:
-        """The current plan (None before the first request)."""
-        self._core.sync()
-        return self._core.planner().current
 
     @property
     def working_state(self) -> ws.WorkingState:
         """Constraints, tasks, facts, open questions and next action, as of now."""
         self._core.sync()
         return self._core.working_state()
-
-    @property
-    def has_history(self) -> bool:
-        """True once the session's surface shows anything (a system note after that is an operator's message)."""
-        self._core.sync()
-        return bool(self._core.surface().entries)
 
     # -- recording what happens --------------------------------------------------------
 
@@ -280,27 +251,6 @@ class Session:
         message = UserMessage(text=text, steering=steering, author=cast(Literal["user", "operator"], author))
         return self._core.append([message])[0]
 
-    def remember(self, memory_id: str, text: str) -> Event:
-        """Write a memory item (to the memory port when it accepts writes); the prefix is untouched."""
-        write = getattr(self.memory, "write", None)
-        if write is not None:
-            write(memory_id, text)
-        return self._core.append([MemoryWritten(memory_id=memory_id, text=text)])[0]
-
-    def correct_memory(self, memory_id: str, text: str) -> Event:
-        """Correct a memory item; evidence already shown gets a correction line."""
-        write = getattr(self.memory, "write", None)
-        if write is not None:
-            write(memory_id, text)
-        return self._core.append([MemoryCorrected(memory_id=memory_id, text=text)])[0]
-
-    def forget(self, memory_id: str, *, reason: str = "") -> Event:
-        """Erase a memory item; evidence already shown is removed from the surface."""
-        erase = getattr(self.memory, "erase", None)
-        if erase is not None:
-            erase(memory_id)
-        return self._core.append([MemoryErased(memory_id=memory_id, reason=reason)])[0]
-
     def close(self) -> Event:
         """End the session: established facts are offered as memory candidates (never written)."""
         state = self.working_state
@@ -309,15 +259,7 @@ class Session:
         offered, _ = withhold_erased(offered, self._core.erased_texts(self._requests.memory_snapshot))
         return self._core.append([MemoryCandidates(facts=offered, withheld=len(state.facts) - len(offered))])[0]
 
-    def append(self, payloads: Sequence[Any]) -> list[Event]:
-        """Append events of the caller's own (an adapter's bookkeeping) after the log's tail; payloads are validated."""
-        return self._core.append(payloads)
-
     # -- tool calls --------------------------------------------------------------------
-
-    def record_assistant(self, message: AssistantMessage) -> list[Event]:
-        """Record the model's answer; control-tool calls and calls to revoked tools are answered here."""
-        return self._tool_calls.record_assistant(message)
 
     def pending_tool_calls(self) -> list[ToolCall]:
         """Tool calls of the last model answer that still need a result from the caller."""
@@ -335,29 +277,6 @@ class Session:
         """Record the output of a tool call the model made."""
         return self._tool_calls.tool_result(call_id, output, exit_code=exit_code, is_error=is_error, trust=trust)
 
-    def revoke_tool(self, name: str, *, reason: str = "") -> Event:
-        """Stop a tool from being called; it stays in the prefix and calls are denied."""
-        return self._tool_calls.revoke_tool(name, reason=reason)
-
-    def restore_tool(self, name: str) -> Event:
-        """Allow a revoked tool again."""
-        return self._tool_calls.restore_tool(name)
-
-    def edit_prefix(self, agent: AgentSpec, *, note: str) -> ContextPlan | None:
-        """Change the agent's prefix (policy, instructions, tools) on purpose: a new epoch, recorded with ``note``.
-
-        Before the first request there is no epoch yet: the new agent is checked against the
-        caps and pinned by the first request. Returns the new plan, or None in that case.
-        """
-        if not note.strip():
-            raise UsageError("say why the prefix changes (note=...): it is recorded with the new epoch")
-        self._core.sync()
-        return self._requests.edit_prefix(agent, note=note)
-
-    def force_revoke_tool(self, name: str) -> PlanDecision:
-        """Operator-forced immediate revocation: the tool leaves the prefix and a new epoch starts."""
-        return self._tool_calls.force_revoke_tool(name)
-
     # -- building requests -------------------------------------------------------------
 
     def next_request(self) -> BuiltRequest:
@@ -369,11 +288,6 @@ class Session:
 
     def _pin_plan(self) -> ContextPlan:
         return self._requests.pin_plan()
-
-    @property
-    def awaiting_model(self) -> bool:
-        """True when a request can be built now: something to answer and no tool call waiting for its result."""
-        return self._requests.awaiting_model()
 
     def compact(self, *, trigger: CompactionTrigger = "manual") -> Event | None:
         """Fold history before the current run into a summary now (archive first; :class:`ArchiveFailed` changes nothing)."""
@@ -410,50 +324,39 @@ class Session:
         """
         return self._sender.stream(open_stream, request, wire=wire, **extra)
 
-    def record_usage(self, usage: Usage, *, model: str | None = None) -> list[Event]:
-        """Record usage an adapter parsed already against the last request built (and tune the estimator), as :meth:`record` does."""
-        return self._sender._record_usage(usage, model=model)
-
-    def after_send_error(self, exc: Exception, request: BuiltRequest, attempt: int) -> BuiltRequest:
-        """Translate an error from sending ``request``: on a first overflow relieve once and return the rebuilt
-        request to send again, as :meth:`send` does; otherwise raise the translated error."""
-        return self._sender.after_send_error(exc, request, attempt)
-
     @property
     def aio(self) -> AsyncSession:
         """The async twin of this session (same log, same logic, I/O off the event loop)."""
         return AsyncSession(self)
 
-    # -- stages, artifacts, child runs -------------------------------------------------
+    # -- looking back ------------------------------------------------------------------
 
-    def open_stage(self, name: str, *, goal: str) -> str:
-        """Begin a stage with a declared goal; returns its id. Only one stage is open at a time."""
-        return self._stages.open_stage(name, goal=goal)
+    def stats(self) -> SessionSummary:
+        """Telemetry of this session: requests, tokens, cache reads, cost, relief, epochs."""
+        self._core.sync()
+        return summarize(self._core.events)
 
-    def close_stage(self, *, outcome: str, rationale: str = "") -> Event:
-        """Close the open stage: record its outcome and its decision point (which replaces the stage in context)."""
-        return self._stages.close_stage(outcome=outcome, rationale=rationale)
+    def inspect(self, request_index: int) -> NeutralRequest:
+        """Exactly what the model saw on request ``request_index``, rebuilt and checked against its hash."""
+        rebuilt, record = self._requests.rebuild(request_index)
+        if rebuilt.sha256() != record.request_sha256:
+            raise StorageCorrupted(
+                f"session {self.id!r} request {request_index}: the rebuilt request hashes to {rebuilt.sha256()}, "
+                f"but {record.request_sha256} was recorded",
+                session_id=self.id,
+                request_index=request_index,
+            )
+        return rebuilt
 
-    def declare_artifact(
-        self,
-        artifact_id: str,
-        *,
-        title: str,
-        content: str,
-        summary: str,
-        steps: tuple[str, ...] | list[str] = (),
-        current_step: int = 0,
-    ) -> Event:
-        """Store an artifact whole (a plan, a checklist); a new version replaces the old one in context."""
-        return self._stages.declare_artifact(
-            artifact_id, title=title, content=content, summary=summary, steps=steps, current_step=current_step
-        )
 
-    def advance_artifact(self, artifact_id: str, step: int) -> Event:
-        """Move a chunked artifact's current step (0-based)."""
-        return self._stages.advance_artifact(artifact_id, step)
+class SessionChildren:
+    """``session.children``: child runs, each a session of its own on the same log; only its result comes back."""
 
-    def start_child(
+    def __init__(self, stages: Stages[Session], open_session: Callable[..., Session] | None) -> None:
+        self._stages = stages
+        self._open_session = open_session
+
+    def start(
         self,
         purpose: str,
         *,
@@ -479,7 +382,7 @@ class Session:
         """Continue in a child run when compaction reached its depth cap (seeded with pointers to every archive)."""
         return self._stages.escalate(call_id=call_id)
 
-    def finish_child(self, child: Session, result: str) -> list[Event]:
+    def finish(self, child: Session, result: str) -> list[Event]:
         """End a child run: only its final result returns, as the answer to the call that started it."""
         return self._stages.finish_child(child, result)
 
@@ -487,28 +390,26 @@ class Session:
         """A supervisor's context, rebuilt from the latest compressed-session snapshot (L2), not from the execution history."""
         return self._stages.router_view()
 
-    # -- looking back ------------------------------------------------------------------
+    def engine_session(self, session_id: str, **options: Any) -> Session:
+        """Open another session on the same engine (what a child run is opened with)."""
+        if self._open_session is None:
+            raise UsageError("this session was not opened through an Engine, so it cannot start child runs")
+        return self._open_session(session_id, **options)
 
-    def stats(self) -> SessionSummary:
-        """Telemetry of this session: requests, tokens, cache reads, cost, relief, epochs."""
-        self._core.sync()
-        return summarize(self._core.events)
 
-    def rebuild(self, request_index: int) -> tuple[NeutralRequest, RequestBuilt]:
-        """Rebuild request ``request_index`` from the log alone, byte for byte."""
-        return self._requests.rebuild(request_index)
+MOVED: Final[Mapping[str, str]] = moved_names("local")
+"""Session members that moved to one of its parts, old name to new spelling (``"revoke_tool": "tools.revoke"``).
 
-    def inspect(self, request_index: int) -> NeutralRequest:
-        """Exactly what the model saw on request ``request_index``, rebuilt and checked against its hash."""
-        rebuilt, record = self.rebuild(request_index)
-        if rebuilt.sha256() != record.request_sha256:
-            raise StorageCorrupted(
-                f"session {self.id!r} request {request_index}: the rebuilt request hashes to {rebuilt.sha256()}, "
-                f"but {record.request_sha256} was recorded",
-                session_id=self.id,
-                request_index=request_index,
-            )
-        return rebuilt
+The old names keep working for one release, with a :class:`DeprecationWarning` naming the new spelling."""
+
+
+def _moved_owner(session: Session, name: str) -> Any:
+    """The part of ``session`` that carries the moved member ``name``, after warning that it moved."""
+    new = MOVED.get(name)
+    if new is None:
+        raise AttributeError(f"{type(session).__name__!r} object has no attribute {name!r}")
+    warnings.warn(f"Session.{name} is deprecated: use session.{new}", DeprecationWarning, stacklevel=3)
+    return object.__getattribute__(session, "_" + new.split(".")[0])
 
 
 def _in_thread(

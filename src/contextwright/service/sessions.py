@@ -407,10 +407,10 @@ class Sessions:
         session = cached.session
         try:
             with cached.lock, cached.log.guarding(guard or Guarantees(), chained=chained) as operation:
-                session.events_after(session.last_seq)  # reads the tail another worker may have appended
+                session.history.after(session.history.last_seq)  # reads the tail another worker may have appended
                 operation.session_id = session.id
                 if operation.position is None:
-                    operation.position = session.last_seq
+                    operation.position = session.history.last_seq
                 yield session, operation
         finally:
             with self._cache_lock:
@@ -463,11 +463,11 @@ class Sessions:
             model=ResolvedModel.from_dict(parse_canonical(record.model)),
         )
         if self.leases is not None:
-            session.compactor = LeasedCompactor(
+            session.setup.compactor = LeasedCompactor(
                 self.compactor, leases=self.leases, log=guarded, session_id=key, wait=self.lease_wait
             )
         else:
-            session.compactor = self.compactor
+            session.setup.compactor = self.compactor
         with self._cache_lock:
             entry = self._cache.setdefault(key, _Cached(lock=threading.Lock(), session=session, log=guarded))
             self._cache.move_to_end(key)
@@ -480,10 +480,10 @@ class Sessions:
         The session just used (the last) always stays. A dropped session that is still in an
         operation finishes it; the next request reads the session from the store again.
         """
-        held = sum(entry.session.last_seq for entry in self._cache.values())
+        held = sum(entry.session.history.last_seq for entry in self._cache.values())
         while len(self._cache) > 1 and (len(self._cache) > self.cache_size or held > self.cache_events):
             _, dropped = self._cache.popitem(last=False)
-            held -= dropped.session.last_seq
+            held -= dropped.session.history.last_seq
 
     def cached(self) -> list[str]:
         """The log ids of the sessions this worker keeps, least recently used first (for tests and monitoring)."""
@@ -508,13 +508,13 @@ class Sessions:
             return None
         if any(e.idempotency_key is None or not e.idempotency_key.startswith(f"{base}#") for e in found):
             raise IdempotencyConflict(session.id, guard.idempotency_key, "was used for a request with a different body")
-        if found[-1].seq > session.last_seq:
+        if found[-1].seq > session.history.last_seq:
             # Another worker stored them after this operation synced: catch up, so the answer's last seq covers them.
-            session.events_after(session.last_seq)
+            session.history.after(session.history.last_seq)
         return found
 
     @staticmethod
     def check_expected(session: Session, guard: Guarantees) -> None:
         """Fail early when the client's seq is already stale (the log re-checks it atomically)."""
-        if guard.expected_seq is not None and guard.expected_seq != session.last_seq:
-            raise SeqConflict(session.id, expected_seq=guard.expected_seq, actual_seq=session.last_seq)
+        if guard.expected_seq is not None and guard.expected_seq != session.history.last_seq:
+            raise SeqConflict(session.id, expected_seq=guard.expected_seq, actual_seq=session.history.last_seq)

@@ -55,7 +55,7 @@ class Twins:
         assert other.event.payload == live.event.payload
         answer = answer or AssistantMessage(text=f"Answered request {live.index}.")
         for session in self.both():
-            session.record_assistant(answer)
+            session.adapter.record_assistant(answer)
 
     def close(self) -> None:
         self.engine.close()

@@ -95,7 +95,7 @@ def write(
         if replay is not None:
             stored, created = replay, False
         else:
-            before = session.last_seq
+            before = session.history.last_seq
             try:
                 Sessions.check_expected(session, guard)
                 action(session)
@@ -110,12 +110,12 @@ def write(
             if replay is not None:
                 stored, created = replay, False
             else:
-                stored, created = session.events_after(before), True
+                stored, created = session.history.after(before), True
             if guard.key_base is not None:
                 stored = [e for e in stored if (e.idempotency_key or "").startswith(guard.key_base + "#")]
         answer = AppendOut(
             events=[event_out(e) for e in stored],
-            last_seq=session.last_seq,
+            last_seq=session.history.last_seq,
             replayed=replay is not None,
             pending_tool_calls=calls_out(session.pending_tool_calls()),
         )

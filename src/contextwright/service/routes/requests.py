@@ -73,7 +73,7 @@ def next_request(session_id: SessionPath, body: BuildIn, request: Request) -> Bu
         wire = _wire(body.wire, session.model.provider)
         Sessions.check_expected(session, guard)
         built = session.next_request()
-        return built, wire, session.last_seq
+        return built, wire, session.history.last_seq
 
     (built, wire, last_seq), retries = sessions.run(record, guard, build, rederive=True)
     note_retries(request, retries)
@@ -105,14 +105,14 @@ def inspect_request(
     sessions = sessions_of(request)
     with sessions.session(sessions.find(principal(request), session_id)) as session:
         name = _wire(wire, session.model.provider)
-        count = session.requests_built  # from the session's facts: no read of the history
+        count = session.history.requests_built  # from the session's facts: no read of the history
         if index >= count:
             raise Problem("not-found", f"session {session_id!r} has {count} recorded requests; there is no request {index}")
-        rebuilt, record = session.rebuild(index)
+        rebuilt, record = session.history.rebuild(index)
         # Cache markers depend on the request before in the same epoch, exactly as when it was sent.
         previous = None
         if index > 0 and _recorded(session, index - 1).epoch == record.epoch:
-            previous = session.rebuild(index - 1)[0]
+            previous = session.history.rebuild(index - 1)[0]
         model = session.model
         # The service's agent is frozen per session, so every epoch's plan has the agent's TTL.
         # The query's pattern admits only the two TTLs a wire takes.
@@ -146,7 +146,7 @@ def diff_request(
         _check_index(session, session_id, index)
         after = session.inspect(index)
         before = session.inspect(index - 1) if index > 0 else None
-        changes = diff_requests(after, before, session.events, index=index)
+        changes = diff_requests(after, before, session.history.events, index=index)
     return DiffOut(**changes.to_dict(text_chars=text_chars))
 
 
@@ -163,13 +163,13 @@ def why(
     bounded, pruned, compacted, read back, with the pointer to the original."""
     sessions = sessions_of(request)
     with sessions.session(sessions.find(principal(request), session_id)) as session:
-        count = session.requests_built
+        count = session.history.requests_built
         if index is not None:
             _check_index(session, session_id, index)
         elif count:
             index = count - 1
         neutral = session.inspect(index) if index is not None else None
-        explainer = Explainer(session.events, read_artifact=artifact_reader(sessions.log))
+        explainer = Explainer(session.history.events, read_artifact=artifact_reader(sessions.log))
         if not text.strip():
             raise Problem(
                 "invalid-request",
@@ -188,19 +188,19 @@ def misses(session_id: SessionPath, request: Request) -> MissesOut:
     Each request is rebuilt from the log, so this costs one rebuild per request: ask for it when it is looked at."""
     sessions = sessions_of(request)
     with sessions.session(sessions.find(principal(request), session_id)) as session:
-        events = session.events
+        events = session.history.events
         model = session.model
         wire = "anthropic" if model.provider == "anthropic" else "openai_chat"
         renderer, caps = wire_named(wire), capabilities_for(model)
         times = {e.payload.request_index: e.at for e in events if e.type == "context.request.built"}
         bodies: list[tuple[int, Any, dict[str, Any]]] = []
         previous = None
-        for index in range(session.requests_built):
-            neutral = session.rebuild(index)[0]
+        for index in range(session.history.requests_built):
+            neutral = session.history.rebuild(index)[0]
             same_epoch = previous if previous is not None and previous.epoch == neutral.epoch else None
             bodies.append((index, times[index], renderer.render(neutral, caps, previous=same_epoch)))
             previous = neutral
-        estimator = session.estimator
+        estimator = session.setup.estimator
 
         def count(text: str) -> int:
             return estimator.estimate(text, model=model.id)
@@ -224,14 +224,14 @@ def misses(session_id: SessionPath, request: Request) -> MissesOut:
 
 
 def _check_index(session: Session, session_id: str, index: int) -> None:
-    count = session.requests_built  # from the session's facts: no read of the history
+    count = session.history.requests_built  # from the session's facts: no read of the history
     if index >= count:
         raise Problem("not-found", f"session {session_id!r} has {count} recorded requests; there is no request {index}")
 
 
 def _recorded(session: Session, index: int) -> RequestBuilt:
     """The record of an earlier request: the session keeps only the last one, so this reads the log."""
-    built = [e.payload for e in session.events if e.type == "context.request.built"]
+    built = [e.payload for e in session.history.events if e.type == "context.request.built"]
     record: RequestBuilt = built[index]
     return record
 
@@ -250,13 +250,13 @@ def renew_prefix(session_id: SessionPath, body: PrefixIn, request: Request) -> P
 
     def renew(session: Session) -> PrefixOut:
         Sessions.check_expected(session, guard)
-        before = session.plan
-        plan = session.edit_prefix(session.agent, note=body.note or "prefix renewed over HTTP")
+        before = session.setup.plan
+        plan = session.setup.edit_prefix(session.agent, note=body.note or "prefix renewed over HTTP")
         return PrefixOut(
             rotated=plan is not None and before is not None and plan.epoch != before.epoch,
             epoch=None if plan is None else plan.epoch,
             prefix_sha256=None if plan is None else plan.prefix_sha256,
-            last_seq=session.last_seq,
+            last_seq=session.history.last_seq,
         )
 
     answer, retries = sessions.run(record, guard, renew, rederive=True)
@@ -272,7 +272,7 @@ def compact(session_id: SessionPath, request: Request) -> CompactOut:
     def compact_now(session: Session) -> CompactOut:
         event = session.compact()
         return CompactOut(
-            compacted=event is not None, event=None if event is None else event_out(event), last_seq=session.last_seq
+            compacted=event is not None, event=None if event is None else event_out(event), last_seq=session.history.last_seq
         )
 
     answer, retries = sessions.run(sessions.find(principal(request), session_id), Guarantees(), compact_now, rederive=True)

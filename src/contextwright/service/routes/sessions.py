@@ -27,9 +27,9 @@ def session_out(sessions: Sessions, record: RegisteredSession) -> SessionOut:
             created_at=record.created_at,
             model=parse_canonical(record.model),
             agent=parse_canonical(record.agent),
-            last_seq=session.last_seq,
-            requests=session.requests_built,
-            awaiting_model=session.awaiting_model,
+            last_seq=session.history.last_seq,
+            requests=session.history.requests_built,
+            awaiting_model=session.adapter.awaiting_model,
             pending_tool_calls=calls_out(session.pending_tool_calls()),
         )
 

@@ -67,7 +67,7 @@ def add_assistant_message(session_id: SessionPath, body: AssistantIn, request: R
             "stop_reason": body.stop_reason,
         },
     )
-    return _answer(response, write(request, session_id, _guard("assistant", body), lambda s: s.record_assistant(message)))
+    return _answer(response, write(request, session_id, _guard("assistant", body), lambda s: s.adapter.record_assistant(message)))
 
 
 @router.post("/responses", status_code=201, response_model=AppendOut, responses=_WRITTEN)
@@ -118,7 +118,7 @@ def add_usage(session_id: SessionPath, body: UsageIn, request: Request, response
     """Record provider usage for the last request built (when the answer was recorded without it)."""
 
     def record(session: Session) -> None:
-        last = session.last_request
+        last = session.history.last_request
         usage = ModelResponse(
             provider=session.model.provider,
             model=body.model or session.model.id,
@@ -127,8 +127,8 @@ def add_usage(session_id: SessionPath, body: UsageIn, request: Request, response
             estimated_input_tokens=reconciled_total(last) if last else None,
         )
         # The session's log is the guarded one: expected_seq and the idempotency key apply here too.
-        log = session.log
+        log = session.setup.log
         assert isinstance(log, GuardedLog)
-        log.append(session.id, [usage], expected_seq=session.last_seq)
+        log.append(session.id, [usage], expected_seq=session.history.last_seq)
 
     return _answer(response, write(request, session_id, _guard("usage", body), record))
