@@ -153,7 +153,7 @@ def test_claude_code_through_the_gateway(tmp_path: Path, mode: str) -> None:
     assert KEY not in output.read_text()
 
 
-def _wait_for_runs(log: Any, *, runs: int, timeout: float = 20.0) -> list[str]:
+def _wait_for_runs(log: Any, *, runs: int, timeout: float = 60.0) -> list[str]:
     """The session's runs once the last answer is recorded (the gateway records after the last byte)."""
     deadline = time.monotonic() + timeout
     wanted = runs
