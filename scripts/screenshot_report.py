@@ -53,7 +53,7 @@ def simulated_usages(session: Session, requests: list[BuiltRequest], *, breakpoi
     sent without prompt caching, as a baseline.
     """
     estimator = HeuristicEstimator()
-    events = session.events
+    events = session.history.events
     model = requests[0].plan.model.id if requests else "claude-sonnet-4-6"
     simulator = AnthropicCacheSimulator(count_tokens=lambda text: estimator.estimate(text, model=model))
     usages: dict[int, Usage] = {}
@@ -99,7 +99,7 @@ def build_demo_report(html_path: Path, *, turns: int = 12, window: int = WINDOW)
     try:
         report = drive(session, demo_script(turns=turns), clock=clock, force_compaction_at=[turns * 2 // 3])
         session.close()
-        events = session.events
+        events = session.history.events
         base = request_records(events)
         records = with_usage(base, simulated_usages(session, report.requests))
         uncached = with_usage(base, simulated_usages(session, report.requests, breakpoints=False))
