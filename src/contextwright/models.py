@@ -1,8 +1,8 @@
 """Resolved models: what the planner must know about the model a session talks to.
 
-``anthropic("claude-sonnet-4-6")`` and ``openai("gpt-5")`` look a model up in a
-small, dated table (window, output limit, caching rules, tokenizer) and return a
-:class:`ResolvedModel`. Every field can be overridden. A model the table does not know
+``anthropic("claude-sonnet-4-6")``, ``openai("gpt-5")`` and ``gemini("gemini-2.5-flash")``
+look a model up in a small, dated table (window, output limit, caching rules, tokenizer) and
+return a :class:`ResolvedModel`. Every field can be overridden. A model the table does not know
 takes its window and output limit from LiteLLM's maintained model map when LiteLLM is
 installed (:mod:`contextwright._model_map`), and is otherwise accepted when its window is
 given. Router prefixes (``anthropic/claude-sonnet-4-6``) are looked up without the route;
@@ -18,7 +18,7 @@ from typing import Any, Literal
 from contextwright import _model_map
 from contextwright.errors import UsageError
 
-Provider = Literal["anthropic", "openai"]
+Provider = Literal["anthropic", "openai", "google"]
 
 DEFAULT_OUTPUT_RESERVE = 16_384
 """Tokens kept free for the model's answer when the caller does not say."""
@@ -116,6 +116,8 @@ class _Known:
 
 _ANTHROPIC_CACHE = dict(max_breakpoints=4, ttls=("5m", "1h"), lookback_blocks=20)
 _OPENAI_CACHE = dict(max_breakpoints=0, ttls=("5m", "24h"), supports_cache_key=True)
+# Gemini caches repeated prefixes implicitly (no marker); explicit caches live 1 hour by default.
+_GEMINI_CACHE = dict(max_breakpoints=0, ttls=("1h",))
 
 # Anthropic: windows and minimum cacheable lengths per model (provider docs, 2026-08-21).
 # Claude 4.7 and newer use a tokenizer that yields noticeably more tokens per character.
@@ -170,6 +172,23 @@ OPENAI_MODELS: dict[str, _Known] = {
 }
 
 
+# Google Gemini: input window and output limit from the model pages
+# (https://ai.google.dev/gemini-api/docs/models: 1,048,576 input tokens, 65,536 output tokens for
+# every model listed); the minimum prefix implicit caching reads from the caching page
+# (https://ai.google.dev/gemini-api/docs/caching), as the gemini wire's MIN_CACHEABLE_TOKENS keeps it.
+# No offline tokenizer is public; the estimator's o200k profile stands in.
+GEMINI_MODELS: dict[str, _Known] = {
+    "gemini-2.5-pro": _Known(window=1_048_576, max_output=65_536, min_cacheable=2_048, token_family="o200k"),
+    "gemini-2.5-flash": _Known(window=1_048_576, max_output=65_536, min_cacheable=2_048, token_family="o200k"),
+    "gemini-2.5-flash-lite": _Known(window=1_048_576, max_output=65_536, min_cacheable=2_048, token_family="o200k"),
+    "gemini-3-pro": _Known(window=1_048_576, max_output=65_536, min_cacheable=4_096, token_family="o200k"),
+    "gemini-3-flash": _Known(window=1_048_576, max_output=65_536, min_cacheable=1_024, token_family="o200k"),
+    "gemini-3.1-pro": _Known(window=1_048_576, max_output=65_536, min_cacheable=4_096, token_family="o200k"),
+}
+
+_PROVIDER_NAMES = {"anthropic": "anthropic", "openai": "openai", "google": "google", "gemini": "google"}
+
+
 def anthropic(model_id: str, **overrides: Any) -> ResolvedModel:
     """Resolve an Anthropic model id (dated ids such as ``claude-sonnet-4-5-20250929`` work)."""
     return _resolve("anthropic", model_id, ANTHROPIC_MODELS, _ANTHROPIC_CACHE, overrides)
@@ -180,13 +199,25 @@ def openai(model_id: str, **overrides: Any) -> ResolvedModel:
     return _resolve("openai", model_id, OPENAI_MODELS, _OPENAI_CACHE, overrides)
 
 
+def gemini(model_id: str, **overrides: Any) -> ResolvedModel:
+    """Resolve a Google Gemini model id (``gemini-2.5-flash``; ``models/`` and preview suffixes work)."""
+    return _resolve("google", model_id, GEMINI_MODELS, _GEMINI_CACHE, overrides)
+
+
+google = gemini
+"""The provider's own name for :func:`gemini`."""
+
+
 def resolve(provider: str, model_id: str, **overrides: Any) -> ResolvedModel:
-    """Resolve a model of either provider by name."""
-    if provider == "anthropic":
+    """Resolve a model of any known provider by name (``google`` and ``gemini`` are one provider)."""
+    name = _PROVIDER_NAMES.get(provider)
+    if name == "anthropic":
         return anthropic(model_id, **overrides)
-    if provider == "openai":
+    if name == "openai":
         return openai(model_id, **overrides)
-    raise UsageError(f"unknown provider {provider!r}: use 'anthropic' or 'openai'")
+    if name == "google":
+        return gemini(model_id, **overrides)
+    raise UsageError(f"unknown provider {provider!r}: use 'anthropic', 'openai' or 'google' (also 'gemini')")
 
 
 def with_window(model: ResolvedModel, context_window: int) -> ResolvedModel:
@@ -214,7 +245,8 @@ def _resolve(
     unknown = set(overrides) - allowed
     if unknown:
         raise UsageError(f"unknown model option(s): {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(allowed))}")
-    mapped = _model_map.lookup(model_id, provider) if found is None else None
+    # LiteLLM files Google AI Studio models under "gemini/".
+    mapped = _model_map.lookup(model_id, "gemini" if provider == "google" else provider) if found is None else None
     if found is None and "context_window" not in overrides and (mapped is None or mapped.max_input_tokens is None):
         raise UsageError(
             f"unknown {provider} model {model_id!r}: pass context_window=... or use one of {', '.join(sorted(table))}"
@@ -226,7 +258,7 @@ def _resolve(
         else _Known(
             window=overrides.get("context_window") or (mapped.max_input_tokens if mapped else None) or 0,
             max_output=(mapped.max_output_tokens if mapped else None) or DEFAULT_OUTPUT_RESERVE,
-            min_cacheable=1_024,
+            min_cacheable=4_096 if provider == "google" else 1_024,
             token_family="claude-4.7" if provider == "anthropic" else "o200k",
         )
     )

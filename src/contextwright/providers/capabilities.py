@@ -163,6 +163,18 @@ def capabilities_for(model: ResolvedModel, *, cache_retention: Retention = "24h"
             instruction_role="developer" if _DEVELOPER_ROLE.match(family) else "system",
             tokenizer=model.tokenizer,
         )
+    if model.provider == "google":
+        # Implicit prefix caching, no markers (the gemini wire's own capabilities(), from the resolved model).
+        return ProviderCapabilities(
+            provider="google",
+            model=model.id,
+            max_breakpoints=0,
+            min_cacheable_tokens=cache.min_cacheable_tokens,
+            ttls=cache.ttls,
+            supports_cache_key=False,
+            lookback_blocks=0,
+            tokenizer=model.tokenizer,
+        )
     raise UsageError(f"no renderer capabilities for provider {model.provider!r}")
 
 

@@ -14,7 +14,11 @@ package, which exports one :class:`Wire` named ``WIRE``:
 * ``translate_error``: the SDK's exceptions as the typed errors of
   :mod:`contextwright.providers.errors` (None for an exception that is not its SDK's);
 * ``stream_options`` / ``check_final``: what a streamed call needs to report usage, and
-  whether the SDK's accumulated answer is complete.
+  whether the SDK's accumulated answer is complete;
+* ``open_stream``: what the SDK's stream method returned, as the context manager
+  ``session.stream`` enters (the SDK's own stream manager as it is, or the wire's
+  accumulating wrapper for an SDK whose streams are plain iterators);
+* ``create_method`` / ``stream_method``: the SDK method names of a whole and a streamed call.
 
 :mod:`contextwright.providers.wires` finds the wire modules and keeps them in one registry,
 so a new wire is one module here plus its tests.
@@ -42,6 +46,7 @@ __all__ = [
     "no_call_rules",
     "no_errors",
     "no_stream_options",
+    "sdk_stream_manager",
     "whole_answer",
 ]
 
@@ -96,6 +101,11 @@ def no_stream_options(extra: Mapping[str, Any]) -> dict[str, Any]:
     return dict(extra)
 
 
+def sdk_stream_manager(opened: Any) -> Any:
+    """The SDK's stream method returned its own stream manager (``with ... as stream``, ``get_final_*``): kept as it is."""
+    return opened
+
+
 def whole_answer(final: Any) -> str | None:
     """No check of the accumulated answer: the SDK raises itself when its stream ended early."""
     return None
@@ -129,3 +139,9 @@ class Wire:
     """The caller's keywords for a streamed call, plus what the stream needs to report usage."""
     check_final: Callable[[Any], str | None] = whole_answer
     """Why the SDK's accumulated answer is incomplete (nothing is recorded then), or None."""
+    open_stream: Callable[[Any], Any] = sdk_stream_manager
+    """What the SDK's stream method returned, as a context manager (sync or async) whose stream has ``get_final_response``."""
+    create_method: str = "create"
+    """The SDK method of a whole answer (``send`` refuses the stream method)."""
+    stream_method: str = "stream"
+    """The SDK method of a streamed answer (``session.stream`` refuses the create method)."""

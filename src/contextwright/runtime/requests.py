@@ -36,7 +36,7 @@ from contextwright.items.region_a import MemoryFact
 from contextwright.plan.plan import CacheTtl, ContextPlan, Prefix
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.errors import is_sdk_api_error
-from contextwright.providers.wires import wire_named
+from contextwright.providers.wires import default_wire, wire_named
 from contextwright.runtime.core import SessionCore
 from contextwright.runtime.engine_texts import CURRENT, pinned_texts
 from contextwright.runtime.errors import NothingToSend, RoundLimitExceeded
@@ -107,8 +107,8 @@ class BuiltRequest:
         return self.render("openai_responses")
 
     def body(self, wire: str | None = None) -> dict[str, Any]:
-        """The body for ``wire`` ("anthropic", "openai_chat", "openai_responses"); the plan's provider by default."""
-        return self.render(wire or ("anthropic" if self.plan.model.provider == "anthropic" else "openai_chat"))
+        """The body for ``wire`` ("anthropic", "openai_chat", "openai_responses", "gemini"); the plan's provider's by default."""
+        return self.render(wire or default_wire(self.plan.model.provider))
 
 
 class Requests:

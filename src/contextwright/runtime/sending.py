@@ -128,15 +128,19 @@ class Sender:
         model = request.plan.model if request is not None else self.core.model
         chosen = choose_wire(call, provider=model.provider, model=model.id, wire=wire)
         name = method_name(call) if inferred_wire(call) else ""
-        if streamed and name == "create":
+        spoken = wire_named(chosen)
+        if streamed and name == spoken.create_method:
             raise UsageError(
-                "session.stream opens the SDK's stream manager: pass its .stream method, e.g. client.messages.stream"
+                f"session.stream opens the SDK's stream: pass its .{spoken.stream_method} method ({spoken.sdk_calls})"
             )
-        if not streamed and name == "stream":
-            raise UsageError("send() takes the SDK's .create method; a .stream method goes to `with session.stream(...)`")
+        if not streamed and name == spoken.stream_method:
+            raise UsageError(
+                f"send() takes the SDK's .{spoken.create_method} method; "
+                f"a .{spoken.stream_method} method goes to `with session.stream(...)`"
+            )
         max_tokens = request.neutral.max_output_tokens if request is not None else model.output_reserve
         # The wire's SDK rules (Anthropic: the thinking budget, and the streaming rule for a non-streamed call).
-        wire_named(chosen).check_call(call, model=model.id, max_tokens=max_tokens, extra=extra, streamed=streamed)
+        spoken.check_call(call, model=model.id, max_tokens=max_tokens, extra=extra, streamed=streamed)
         if not streamed and extra.get("stream"):
             raise UsageError("send() records whole answers; for a streamed call use `with session.stream(...)`")
         return chosen

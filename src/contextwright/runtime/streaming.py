@@ -68,7 +68,8 @@ class _Opening:
         return self._request
 
     def _manager_for(self, request: BuiltRequest) -> Any:
-        return self._open_stream(**call_arguments(request.body(self._wire), self._extra))
+        opened = self._open_stream(**call_arguments(request.body(self._wire), self._extra))
+        return wire_named(self._wire).open_stream(opened)
 
 
 class RecordingStream(_Opening):

@@ -48,6 +48,7 @@ becomes :class:`~contextwright.errors.ContextLengthExceeded` with both numbers).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 from collections.abc import Mapping
 from typing import Any, Final, assert_never
@@ -62,7 +63,7 @@ from contextwright.assembly.request import (
     ToolResultPart,
 )
 from contextwright.canonical import canonical_json
-from contextwright.errors import ContextLengthExceeded, ProviderError
+from contextwright.errors import ContextLengthExceeded, ProviderError, UsageError
 from contextwright.events.catalog import AssistantMessage, ToolCall, Usage
 from contextwright.providers._render_common import RenderError, check_part_role, check_shape, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
@@ -84,7 +85,11 @@ __all__ = [
     "MIN_CACHEABLE_TOKENS",
     "SIGNATURE_SENTINEL",
     "WIRE",
+    "AsyncGeminiStream",
+    "GeminiStream",
     "capabilities",
+    "merge_chunks",
+    "open_stream",
     "min_cacheable_tokens",
     "parse_answer",
     "parse_usage",
@@ -394,6 +399,146 @@ def _retry_delay(details: list[Mapping[str, Any]]) -> float | None:
     return None
 
 
+# -- streams ---------------------------------------------------------------------------------------
+
+_STREAM_KEYS: Final = ("usage_metadata", "model_version", "response_id", "prompt_feedback")
+
+
+def merge_chunks(chunks: list[Any]) -> dict[str, Any]:
+    """The chunks of a ``generateContent`` stream as one answer, read like a whole one.
+
+    Parts are kept in order (adjacent text of one kind joined); the finish reason is the last
+    one sent; usage, model version and response id are the last chunk's that has them
+    (Gemini's streamed usage is cumulative).
+    """
+    parts: list[dict[str, Any]] = []
+    merged: dict[str, Any] = {}
+    finish: Any = None
+    seen_candidate = False
+    for raw in chunks:
+        chunk = _snake(as_mapping(raw) or {})
+        for candidate in (chunk.get("candidates") or ())[:1]:
+            seen_candidate = True
+            for part in (candidate.get("content") or {}).get("parts") or ():
+                kept = {key: value for key, value in part.items() if value is not None}
+                if parts and _joins(parts[-1], kept):
+                    parts[-1]["text"] += kept["text"]
+                else:
+                    parts.append(kept)
+            finish = candidate.get("finish_reason") or finish
+        merged.update({key: chunk[key] for key in _STREAM_KEYS if chunk.get(key)})
+    if seen_candidate:
+        merged["candidates"] = [{"content": {"role": "model", "parts": parts}, "finish_reason": finish, "index": 0}]
+    return merged
+
+
+def _joins(last: Mapping[str, Any], part: Mapping[str, Any]) -> bool:
+    plain = {"text", "thought"}
+    return (
+        set(last) <= plain
+        and set(part) <= plain
+        and "text" in last
+        and "text" in part
+        and last.get("thought") == part.get("thought")
+    )
+
+
+def _check_final(final: Any) -> str | None:
+    answer = as_mapping(final) or {}
+    finished = any(candidate.get("finish_reason") for candidate in answer.get("candidates") or ())
+    if finished or (answer.get("prompt_feedback") or {}).get("block_reason"):
+        return None
+    return "the Gemini stream ended before a chunk with a finish reason; nothing was recorded"
+
+
+class GeminiStream:
+    """``generate_content_stream``'s chunks, as the stream ``session.stream`` hands out: iterate it for the SDK's chunks.
+
+    Entering reads the first chunk, so an error the API answers the request with (an
+    overflow) is raised where ``session.stream`` recovers from it. ``get_final_response``
+    reads what the caller left unread and returns the chunks merged (:func:`merge_chunks`).
+    """
+
+    def __init__(self, opened: Any) -> None:
+        self._opened = opened
+        self._chunks: list[Any] = []
+        self._iterator: Any = None
+        self._pending: list[Any] = []
+
+    def __enter__(self) -> GeminiStream:
+        self._iterator = iter(self._opened)
+        self._pending = [chunk for chunk in (next(self._iterator, None),) if chunk is not None]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            close()
+
+    def __iter__(self) -> GeminiStream:
+        return self
+
+    def __next__(self) -> Any:
+        chunk = self._pending.pop() if self._pending else next(self._iterator)
+        self._chunks.append(chunk)
+        return chunk
+
+    def get_final_response(self) -> dict[str, Any]:
+        """The whole answer: the chunks read so far and the rest of the stream, merged."""
+        for _ in self:
+            pass
+        return merge_chunks(self._chunks)
+
+
+class AsyncGeminiStream:
+    """The async :class:`GeminiStream`, for ``client.aio.models.generate_content_stream``."""
+
+    def __init__(self, opened: Any) -> None:
+        self._opened = opened
+        self._chunks: list[Any] = []
+        self._iterator: Any = None
+        self._pending: list[Any] = []
+
+    async def __aenter__(self) -> AsyncGeminiStream:
+        opened = await self._opened if inspect.isawaitable(self._opened) else self._opened
+        self._iterator = opened.__aiter__()
+        try:
+            self._pending = [await self._iterator.__anext__()]
+        except StopAsyncIteration:
+            self._pending = []
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        close = getattr(self._iterator, "aclose", None)
+        if close is not None:
+            await close()
+
+    def __aiter__(self) -> AsyncGeminiStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        chunk = self._pending.pop() if self._pending else await self._iterator.__anext__()
+        self._chunks.append(chunk)
+        return chunk
+
+    async def get_final_response(self) -> dict[str, Any]:
+        """The whole answer: the chunks read so far and the rest of the stream, merged."""
+        async for _ in self:
+            pass
+        return merge_chunks(self._chunks)
+
+
+def open_stream(opened: Any) -> GeminiStream | AsyncGeminiStream:
+    """What ``generate_content_stream`` returned (an iterator, or the async method's coroutine) as a stream manager."""
+    if inspect.isawaitable(opened) or hasattr(opened, "__aiter__"):
+        return AsyncGeminiStream(opened)
+    if hasattr(opened, "__iter__"):
+        return GeminiStream(opened)
+    raise UsageError(
+        f"session.stream on the gemini wire takes client.models.generate_content_stream; it returned {type(opened).__name__}"
+    )
+
+
 WIRE = Wire(
     name="gemini",
     providers=(PROVIDER,),
@@ -402,7 +547,11 @@ WIRE = Wire(
     parse_response=parse_answer,
     parse_usage=parse_usage,
     sdk_resources=(("google.genai", ".models"),),
-    sdk_calls="client.models.generate_content",
+    sdk_calls="client.models.generate_content / client.models.generate_content_stream",
     translate_error=translate_error,
+    check_final=_check_final,
+    open_stream=open_stream,
+    create_method="generate_content",
+    stream_method="generate_content_stream",
 )
 """The Google Gemini ``generateContent`` wire."""
