@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -347,3 +348,7 @@ def test_the_async_session_sends_and_streams_on_gemini_like_the_sync_one() -> No
     assert asyncio.run(run()) == ["resp-call"] * 3
     assert transport.requests[0].url.path.endswith(":streamGenerateContent")
     assert _answers(session) == _run(streamed=False)
+
+
+def test_a_gemini_history_counts_as_cold_after_the_hour_an_explicit_cache_lives() -> None:
+    assert capabilities_for(gemini(MODEL)).history_cache_lifetime == timedelta(hours=1)

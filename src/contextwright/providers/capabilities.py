@@ -27,6 +27,8 @@ OPENAI_IN_MEMORY_CAP: Final = timedelta(hours=1)
 """The longest an OpenAI cache entry lives in memory (it may go after 5 to 10 idle minutes)."""
 OPENAI_EXTENDED_CAP: Final = timedelta(hours=24)
 """The longest an OpenAI cache entry lives with extended retention (``prompt_cache_retention="24h"``)."""
+GEMINI_CACHE_LIFETIME: Final = timedelta(hours=1)
+"""https://ai.google.dev/gemini-api/docs/caching: an explicit cache's TTL when none is set."""
 
 # Model families that accept prompt_cache_retention="24h", as listed in
 # https://developers.openai.com/api/docs/guides/prompt-caching (snapshot Aug-Sep 2026).
@@ -113,10 +115,13 @@ class ProviderCapabilities:
         A request that starts later writes its whole history again, whatever relief it carries.
         Anthropic: the shortest TTL, the one every history marker carries (a hit restarts it).
         OpenAI: 24 hours with extended retention; in memory, entries go after 5 to 10 idle
-        minutes and never last more than an hour.
+        minutes and never last more than an hour. Gemini: implicit entries have no stated lifetime;
+        the hour an explicit cache lives by default stands in.
         """
         if self.provider == "anthropic":
             return ANTHROPIC_TTLS[self.ttls[0]]
+        if self.provider == "google":
+            return GEMINI_CACHE_LIFETIME
         extended = self.supports_cache_retention and self.cache_retention == "24h"
         return OPENAI_EXTENDED_CAP if extended else OPENAI_IN_MEMORY_CAP
 
