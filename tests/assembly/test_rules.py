@@ -93,7 +93,7 @@ def test_a_number_or_marker_combination_no_release_wrote_is_a_typed_error_naming
 def _recorded_inputs() -> list[tuple[str, dict]]:
     found = []
     for store in sorted(FIXTURES.glob("*/store.sqlite")):
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
+        with sqlite3.connect(f"file:{store}?mode=ro&immutable=1", uri=True) as conn:
             rows = conn.execute("SELECT payload FROM cw_events WHERE type = 'context.request.built'").fetchall()
         found += [(store.parent.name, json.loads(payload).get("inputs") or {}) for (payload,) in rows]
     return found
