@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextwright.derive._surface import Exchange, ResultEntry
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.events.catalog import ToolResult
-from contextwright.runtime.relief import prune_order
+from contextwright.runtime.relief import distinctive_names, prune_order
 from contextwright.testing.fakes import open_session
 
 WINDOW = 32_000
@@ -62,6 +62,40 @@ def test_a_later_output_supersedes_only_when_it_is_shown_and_succeeded():
     # Check a pointer (c) supersedes nothing, a failure (f) supersedes nothing, a duplicate's stub (e) is no
     # candidate and supersedes nothing, while the result it repeats (d) supersedes the older read (b).
     assert order == ["b", "g", "a", "d", "f"]
+
+
+def test_an_output_the_agent_quoted_since_goes_after_those_it_did_not():
+    entries = [
+        _exchange(10, "a", "read_file", {"path": "billing/rates.py"}, output="def round_total(amount): ..."),
+        _exchange(20, "b", "read_file", {"path": "billing/tax.py"}, output="def apply_tax(amount): ..."),
+        _exchange(30, "c", "grep", {"pattern": "Invoice"}, output="billing/invoice.py:12: class InvoiceLine"),
+        # The agent then works from the first output: it calls what that output defines.
+        _exchange(40, "d", "edit_file", {"path": "billing/total.py", "content": "return round_total(x)"}),
+    ]
+    order = [r.result.call_id for r in prune_order(_results(entries), entries)]
+    # Check the outputs it has not named since go first, oldest first, the newest among them too, and the one
+    # it quoted after them; a name said before the output arrived (its own call's path) does not count.
+    assert order == ["b", "c", "d", "a"]
+
+
+def test_a_name_its_own_call_said_or_that_many_outputs_hold_is_no_quote():
+    root = "/workspace/billing_app"
+    entries = [
+        _exchange(10, "a", "bash", {"command": f"ls -R {root}"}, output=f"{root}:\ntotal 2"),
+        _exchange(20, "b", "read_file", {"path": "rates.py"}, output=f"{root}/rates.py: def round_total(x)"),
+        _exchange(30, "c", "read_file", {"path": "tax.py"}, output=f"{root}/tax.py: def apply_tax(x)"),
+        _exchange(40, "d", "read_file", {"path": "fees.py"}, output=f"{root}/fees.py: def add_fee(x) uses {root}/lib"),
+        _exchange(50, "e", "bash", {"command": f"cd {root} && pytest -q"}, output="3 passed"),
+    ]
+    order = [r.result.call_id for r in prune_order(_results(entries), entries)]
+    # Check the repository root the agent keeps typing quotes neither the listing (its own call said it)
+    # nor the reads (three outputs hold it): all go oldest first.
+    assert order == ["a", "b", "c", "d", "e"]
+
+
+def test_distinctive_names_are_identifiers_and_paths_not_plain_words():
+    names = distinctive_names("The build_filter in db/models/query.py calls SimpleCol; amount rounded")
+    assert names == {"build_filter", "db/models/query.py", "SimpleCol"}
 
 
 def _passes(session) -> list[tuple[str, ...]]:

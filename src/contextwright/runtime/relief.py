@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -21,7 +22,7 @@ from contextwright.assembly.request import Message, NeutralRequest, Part
 from contextwright.budget.allocator import Allocation, allocate
 from contextwright.canonical import canonical_json, to_plain
 from contextwright.clock import format_instant
-from contextwright.derive._surface import Entry, Exchange, ResultEntry, Summary, Surface
+from contextwright.derive._surface import AssistantReply, Entry, Exchange, ResultEntry, Summary, Surface
 from contextwright.derive._taint import archived_trust, lowest_trust
 from contextwright.errors import (
     ContextwrightError,
@@ -111,32 +112,93 @@ def _shown_whole(result: ResultEntry) -> bool:
     return not result.pruned and result.duplicate_of is None and result.superseded_by is None
 
 
-def prune_order(candidates: Sequence[ResultEntry], entries: Sequence[Entry]) -> list[ResultEntry]:
-    """``candidates`` in the order a pruning pass turns them into pointers: superseded outputs first, then the oldest.
+def distinctive_names(text: str) -> frozenset[str]:
+    """The names in ``text`` an agent quotes back: identifiers, paths and dotted names of six characters or more
+    with an underscore, a dot, a slash or a capital (``build_filter``, ``db/models/query.py``, ``SimpleCol``);
+    plain lower-case words are left out."""
+    return frozenset(w for w in _NAME.findall(text) if not w.islower() or any(c in w for c in "_./"))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]{5,}")
+
+
+class NameMemo:
+    """:func:`distinctive_names` of each tool output and assistant turn, found once per session (they never change)."""
+
+    def __init__(self) -> None:
+        self._outputs: dict[str, frozenset[str]] = {}
+        self._turns: dict[int, frozenset[str]] = {}
+
+    def output(self, result: ResultEntry) -> frozenset[str]:
+        """The names in a tool result's output."""
+        names = self._outputs.get(result.result.call_id)
+        if names is None:
+            names = self._outputs[result.result.call_id] = distinctive_names(result.result.output)
+        return names
+
+    def turn(self, entry: Exchange | AssistantReply) -> frozenset[str]:
+        """The names in what an assistant turn said: its text and, for tool calls, their arguments."""
+        names = self._turns.get(entry.seq)
+        if names is None:
+            text = entry.message.text
+            if isinstance(entry, Exchange):
+                text = "\n".join([text, *(canonical_json(to_plain(c.arguments)) for c in entry.calls)])
+            names = self._turns[entry.seq] = distinctive_names(text)
+        return names
+
+
+def prune_order(candidates: Sequence[ResultEntry], entries: Sequence[Entry], names: NameMemo | None = None) -> list[ResultEntry]:
+    """``candidates`` in the order a pruning pass turns them into pointers: superseded outputs first, then outputs
+    the agent has not quoted since they arrived, then the rest; within each group the oldest first.
 
     An output is superseded when a later call of the same tool with the same arguments (the same file
     read again, the same command run again) succeeded and its output is shown in the request: the model
-    reads the newer one, so pointing at the older takes away little it cannot still see. Within each
-    group, older first: the newest outputs are the ones the model reads next, so they are the last to go.
-    A repeat already shown as a stub frees nothing and is not a candidate."""
+    reads the newer one, so pointing at the older takes away little it cannot still see. An output is
+    quoted when a later assistant turn (its text or its tool calls' arguments) says one of the output's
+    distinctive names (:func:`distinctive_names`) that its own call did not already say and that at most
+    one other output shown holds (a repository root or a common path proves nothing): the agent is
+    working from that output and is likely to name what it holds again. Within a group the newest
+    outputs are the ones the model reads next, so they are the last to go. A repeat already shown as a
+    stub frees nothing and is not a candidate."""
+    names = names or NameMemo()
     keys: dict[str, tuple[str, str]] = {}
-    for entry in entries:
-        if isinstance(entry, Exchange):
-            for call in entry.calls:
-                keys[call.id] = (call.name, canonical_json(to_plain(call.arguments)))
+    """Each call's tool and arguments."""
+    asked: dict[str, frozenset[str]] = {}
+    """The names each call's own assistant turn said."""
+    said: dict[str, int] = {}
+    """Each name an assistant turn said, and the seq of the last turn that said it."""
+    held: dict[str, int] = {}
+    """How many outputs shown hold each name."""
     newest: dict[tuple[str, str], int] = {}
+    """The seq of the newest successful output shown of each tool and arguments."""
     for entry in entries:
-        if isinstance(entry, Exchange):
-            for r in entry.results:
-                key = keys.get(r.result.call_id)
-                if key is not None and _shown_whole(r) and not r.result.is_error:
-                    newest[key] = max(newest.get(key, r.seq), r.seq)
+        if isinstance(entry, (Exchange, AssistantReply)):
+            turn = names.turn(entry)
+            for name in turn:
+                said[name] = max(said.get(name, entry.seq), entry.seq)
+        if not isinstance(entry, Exchange):
+            continue
+        for call in entry.calls:
+            keys[call.id] = (call.name, canonical_json(to_plain(call.arguments)))
+        for r in entry.results:
+            asked[r.result.call_id] = turn
+            if not _shown_whole(r):
+                continue
+            for name in names.output(r):
+                held[name] = held.get(name, 0) + 1
+            key = keys.get(r.result.call_id)
+            if key is not None and not r.result.is_error:
+                newest[key] = max(newest.get(key, r.seq), r.seq)
 
     def superseded(r: ResultEntry) -> bool:
         key = keys.get(r.result.call_id)
         return key is not None and newest.get(key, r.seq) > r.seq
 
-    return sorted((r for r in candidates if _shown_whole(r)), key=lambda r: (not superseded(r), r.seq))
+    def quoted(r: ResultEntry) -> bool:
+        own = asked.get(r.result.call_id, frozenset())
+        return any(said.get(n, -1) > r.seq and n not in own and held.get(n, 0) <= 2 for n in names.output(r))
+
+    return sorted((r for r in candidates if _shown_whole(r)), key=lambda r: (not superseded(r), quoted(r), r.seq))
 
 
 class Relief:
@@ -151,6 +213,7 @@ class Relief:
         self._sizing_memo = RenderMemo()
         self._bounded_pinned = False
         self._result_sizes = RenderMemo()
+        self._names = NameMemo()
 
     def compactor(
         self, surface: Surface, *, epoch: int, trigger: CompactionTrigger, max_summary_chars: int | None = None
@@ -513,7 +576,7 @@ class Relief:
             return 0  # before sizing the body, which renders all of it
         # Superseded outputs first, then the oldest, whatever the stage's goal: the newest outputs
         # are the ones the model reads next, so they are the last to go.
-        candidates = prune_order(candidates, surface.entries)
+        candidates = prune_order(candidates, surface.entries, self._names)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
         body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
         target_input = int(allocation.context_window * self.core.budgets.relief_target)
