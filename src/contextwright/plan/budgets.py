@@ -29,8 +29,8 @@ class BudgetConfig:
     """Date, time and other runtime metadata in the volatile tail."""
     nudge_tokens: int = 400
     tool_results_share: float = 0.25
-    """Tool results may take at most this share of the body: what a new result may take on arrival, and
-    what older results are pruned to keep under once the window is large enough (:attr:`tool_results_floor_tokens`)."""
+    """Tool results may take at most this share of the body (B2): what a new result may take on arrival, and
+    what visible results are pruned to keep under, unless a floor is opted into (:attr:`tool_results_floor_tokens`)."""
     tool_results_floor_tokens: int = 0
     """Off by default (0). An opt-in that departs from B2 (SPEC.md: tool results at most 25% of the body): visible
     tool results may grow to this many tokens (never more than the history) before older ones become pointers,
