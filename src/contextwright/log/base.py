@@ -48,7 +48,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,25 @@ from contextwright.log._invariants import final_index, rebuild_index
 
 MAX_SESSION_ID_LENGTH = 200
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
+
+
+@contextlib.contextmanager
+def thread_transaction(bound: Any, open_outermost: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
+    """A store's :meth:`EventLog.transaction` on this thread: a nested block joins the outermost.
+
+    ``bound`` is the store's thread-local state; its ``depth`` counts how deep the blocks are
+    nested (0 or absent: none open). The outermost block is ``open_outermost()``, which binds
+    the thread's connection and sets ``depth`` to 1 while it is open.
+    """
+    if getattr(bound, "depth", 0):
+        bound.depth += 1
+        try:
+            yield
+        finally:
+            bound.depth -= 1
+        return
+    with open_outermost():
+        yield
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -38,6 +38,7 @@ from contextwright.log.base import (
     key_prefix_range,
     new_events,
     resolve_replay,
+    thread_transaction,
 )
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
@@ -121,13 +122,11 @@ class PostgresEventLog(EventLog):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        if getattr(self._bound, "depth", 0):
-            self._bound.depth += 1
-            try:
-                yield
-            finally:
-                self._bound.depth -= 1
-            return
+        with thread_transaction(self._bound, self._open_transaction):
+            yield
+
+    @contextlib.contextmanager
+    def _open_transaction(self) -> Iterator[None]:
         with translating_psycopg("opening a transaction"), self._pool.connection() as conn:
             with conn.transaction():
                 self._bound.conn, self._bound.depth = conn, 1

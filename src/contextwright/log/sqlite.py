@@ -55,6 +55,7 @@ from contextwright.log.base import (
     key_prefix_range,
     new_events,
     resolve_replay,
+    thread_transaction,
 )
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
@@ -300,13 +301,11 @@ class SQLiteEventLog(EventLog):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        if getattr(self._bound, "depth", 0):
-            self._bound.depth += 1
-            try:
-                yield
-            finally:
-                self._bound.depth -= 1
-            return
+        with thread_transaction(self._bound, self._open_transaction):
+            yield
+
+    @contextlib.contextmanager
+    def _open_transaction(self) -> Iterator[None]:
         if self.read_only:
             yield  # nothing can be written: every write raises StoreReadOnly as it would outside
             return
