@@ -85,28 +85,25 @@ Assumptions (the documentation leaves these open):
 from __future__ import annotations
 
 import hashlib
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, Final, Literal
 
 from contextwright.canonical import canonical_json
-from contextwright.errors import UsageError
 from contextwright.pricing.cache_sim.base import (
     Clockwork,
     CountTokens,
     Entry,
+    PrefixReplayer,
     PriceLookup,
     SimRequest,
     SimulatedRequest,
-    SimulationSummary,
-    as_sim_request,
-    block_token_counts,
+    body_model,
     chain,
+    cumulative_tokens,
     default_price_lookup,
     price_and_cost,
-    summarize,
     utc_day,
 )
 from contextwright.pricing.prices import UnknownModel, normalize_model_id
@@ -333,7 +330,7 @@ def render_anthropic_blocks(body: Mapping[str, Any], *, keeps_prior_thinking: bo
     return tuple(blocks)
 
 
-class AnthropicCacheSimulator:
+class AnthropicCacheSimulator(PrefixReplayer[RenderedBlock]):
     """Replays Messages request bodies against a simulated Anthropic prompt cache."""
 
     def __init__(
@@ -375,20 +372,6 @@ class AnthropicCacheSimulator:
             return 0
         return rules.min_cacheable_on(self._rules_on or utc_day(at))
 
-    @property
-    def last_rendered(self) -> tuple[tuple[RenderedBlock, ...], tuple[bytes, ...], tuple[int, ...]] | None:
-        """The latest simulated request's blocks, prefix hashes and cumulative tokens (None before any)."""
-        return self._last
-
-    @property
-    def count_tokens(self) -> CountTokens | None:
-        """The token counter this simulator was given (None: requests carry exact ``block_tokens``)."""
-        return self._count_tokens
-
-    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
-        """Replay ``requests`` in order and summarize."""
-        return summarize(self.request(as_sim_request(item)) for item in requests)
-
     def min_cacheable_tokens(self, model: str, at: datetime) -> int:
         """The minimum cacheable prefix this simulator applies to ``model`` for a request at ``at``."""
         return self._minimum(self._rules(model), at)
@@ -400,16 +383,12 @@ class AnthropicCacheSimulator:
     def request(self, request: SimRequest) -> SimulatedRequest:
         """Replay one request; raises the provider error the API would return, leaving the cache untouched."""
         body = request.body
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise UsageError("the request body has no model")
+        model = body_model(body)
         rules = self._rules(model)
         at = request.at
         blocks = render_anthropic_blocks(body, keeps_prior_thinking=rules.keeps_prior_thinking if rules else True)
         breakpoints = _breakpoints(blocks, body.get("cache_control"))
-        tokens = block_token_counts([b.text for b in blocks], request, self._count_tokens)
-        cumulative = list(itertools.accumulate(tokens))
-        total = cumulative[-1] if cumulative else 0
+        cumulative, total = cumulative_tokens([b.text for b in blocks], request, self._count_tokens)
         self._check_context(body, rules, total)
         index = self._clock.advance(at)
         self._entries = {key: e for key, e in self._entries.items() if e.expires_at > at}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from contextwright.canonical import canonical_bytes
 from contextwright.errors import UsageError
@@ -137,6 +138,53 @@ class Clockwork:
         index = self.count
         self.count += 1
         return index
+
+
+BlockT = TypeVar("BlockT")
+
+
+class Replayer:
+    """What every simulator replays the same way: a list of requests, one by one, summed up."""
+
+    _count_tokens: CountTokens | None
+
+    def request(self, request: SimRequest) -> SimulatedRequest:
+        """Replay one request (each simulator has its own)."""
+        raise NotImplementedError
+
+    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
+        """Replay ``requests`` in order and summarize."""
+        return summarize(self.request(as_sim_request(item)) for item in requests)
+
+
+class PrefixReplayer(Replayer, Generic[BlockT]):
+    """A :class:`Replayer` that keeps the latest request's rendering for callers to inspect."""
+
+    _last: tuple[tuple[BlockT, ...], tuple[bytes, ...], tuple[int, ...]] | None
+
+    @property
+    def last_rendered(self) -> tuple[tuple[BlockT, ...], tuple[bytes, ...], tuple[int, ...]] | None:
+        """The latest simulated request's blocks, prefix hashes and cumulative tokens (None before any)."""
+        return self._last
+
+    @property
+    def count_tokens(self) -> CountTokens | None:
+        """The token counter this simulator was given (None: requests carry exact ``block_tokens``)."""
+        return self._count_tokens
+
+
+def body_model(body: Mapping[str, Any]) -> str:
+    """The body's ``model``; a body without one is a usage error."""
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise UsageError("the request body has no model")
+    return model
+
+
+def cumulative_tokens(texts: list[str], request: SimRequest, count_tokens: CountTokens | None) -> tuple[list[int], int]:
+    """Running token totals at the end of each block (see :func:`block_token_counts`), and the whole request's."""
+    cumulative = list(itertools.accumulate(block_token_counts(texts, request, count_tokens)))
+    return cumulative, cumulative[-1] if cumulative else 0
 
 
 def as_sim_request(item: SimRequest | tuple[datetime, Mapping[str, Any]]) -> SimRequest:

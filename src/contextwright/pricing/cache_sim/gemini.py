@@ -35,7 +35,7 @@ documentation leaves them open:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -49,15 +49,14 @@ from contextwright.pricing.cache_sim.base import (
     CountTokens,
     Entry,
     PriceLookup,
+    Replayer,
     SimRequest,
     SimulatedRequest,
-    SimulationSummary,
-    as_sim_request,
-    block_token_counts,
+    body_model,
     chain,
+    cumulative_tokens,
     default_price_lookup,
     price_and_cost,
-    summarize,
     utc_day,
 )
 from contextwright.pricing.prices import normalize_model_id
@@ -145,7 +144,7 @@ def render_gemini_blocks(body: Mapping[str, Any]) -> tuple[GeminiRenderedBlock, 
     return tuple(blocks)
 
 
-class GeminiCacheSimulator:
+class GeminiCacheSimulator(Replayer):
     """Replays ``generate_content`` bodies against simulated Gemini implicit and explicit caches."""
 
     def __init__(
@@ -205,24 +204,16 @@ class GeminiCacheSimulator:
 
     @property
     def caches(self) -> tuple[SimulatedCache, ...]:
-        """The explicit caches created so far, in creation order."""
+        """The explicit caches created so far, in creation order (:meth:`run` leaves out their creation and storage)."""
         return tuple(self._caches.values())
-
-    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
-        """Replay ``requests`` in order and summarize (explicit caches' creation and storage are in :attr:`caches`)."""
-        return summarize(self.request(as_sim_request(item)) for item in requests)
 
     def request(self, request: SimRequest) -> SimulatedRequest:
         """Replay one request; raises the provider error the API would return, leaving the cache untouched."""
         body = request.body
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise UsageError("the request body has no model")
+        model = body_model(body)
         config = _mapping(body.get("config"), "config")
         blocks = render_gemini_blocks(body)
-        tokens = block_token_counts([b.text for b in blocks], request, self._count_tokens)
-        cumulative = list(itertools.accumulate(tokens))
-        own = cumulative[-1] if cumulative else 0
+        cumulative, own = cumulative_tokens([b.text for b in blocks], request, self._count_tokens)
         at = request.at
         explicit = self._explicit(config, model, at)
         total = own + (explicit.tokens if explicit else 0)

@@ -67,11 +67,10 @@ Assumptions (the documentation leaves these open or makes them probabilistic):
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Final, Literal
 
 from contextwright.canonical import canonical_json
@@ -80,17 +79,16 @@ from contextwright.pricing.cache_sim.base import (
     Clockwork,
     CountTokens,
     Entry,
+    PrefixReplayer,
     PriceLookup,
     SimRequest,
     SimulatedRequest,
-    SimulationSummary,
     UnsupportedSimulation,
-    as_sim_request,
-    block_token_counts,
+    body_model,
     chain,
+    cumulative_tokens,
     default_price_lookup,
     price_and_cost,
-    summarize,
 )
 from contextwright.pricing.prices import normalize_model_id
 from contextwright.providers.capabilities import OPENAI_EXTENDED_CAP as EXTENDED_CAP
@@ -168,7 +166,7 @@ def render_openai_blocks(body: Mapping[str, Any]) -> tuple[OpenAIRenderedBlock, 
     return blocks
 
 
-class OpenAICacheSimulator:
+class OpenAICacheSimulator(PrefixReplayer[OpenAIRenderedBlock]):
     """Replays Chat Completions or Responses bodies against a simulated OpenAI prompt cache."""
 
     def __init__(
@@ -196,35 +194,17 @@ class OpenAICacheSimulator:
         self._clock = Clockwork()
         self._last: tuple[tuple[OpenAIRenderedBlock, ...], tuple[bytes, ...], tuple[int, ...]] | None = None
 
-    @property
-    def last_rendered(self) -> tuple[tuple[OpenAIRenderedBlock, ...], tuple[bytes, ...], tuple[int, ...]] | None:
-        """The latest simulated request's blocks, prefix hashes and cumulative tokens (None before any)."""
-        return self._last
-
-    @property
-    def count_tokens(self) -> CountTokens | None:
-        """The token counter this simulator was given (None: requests carry exact ``block_tokens``)."""
-        return self._count_tokens
-
-    def run(self, requests: Iterable[SimRequest | tuple[datetime, Mapping[str, Any]]]) -> SimulationSummary:
-        """Replay ``requests`` in order and summarize."""
-        return summarize(self.request(as_sim_request(item)) for item in requests)
-
     def request(self, request: SimRequest) -> SimulatedRequest:
         """Replay one request; raises the provider error the API would return, leaving the cache untouched."""
         body = request.body
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise UsageError("the request body has no model")
+        model = body_model(body)
         for chained in ("previous_response_id", "conversation"):
             if body.get(chained):
                 raise UnsupportedSimulation(
                     f"{chained} puts part of the prompt on the server; send the full input to simulate it"
                 )
         blocks, messages = _render(body)
-        tokens = block_token_counts([b.text for b in blocks], request, self._count_tokens)
-        cumulative = list(itertools.accumulate(tokens))
-        total = cumulative[-1] if cumulative else 0
+        cumulative, total = cumulative_tokens([b.text for b in blocks], request, self._count_tokens)
         if self._window is not None and total > self._window:
             raise _context_error(body, total, self._window)
         at = request.at
