@@ -48,7 +48,8 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,25 +82,6 @@ from contextwright.log._invariants import final_index, rebuild_index
 
 MAX_SESSION_ID_LENGTH = 200
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
-
-
-@contextlib.contextmanager
-def thread_transaction(bound: Any, open_outermost: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
-    """A store's :meth:`EventLog.transaction` on this thread: a nested block joins the outermost.
-
-    ``bound`` is the store's thread-local state; its ``depth`` counts how deep the blocks are
-    nested (0 or absent: none open). The outermost block is ``open_outermost()``, which binds
-    the thread's connection and sets ``depth`` to 1 while it is open.
-    """
-    if getattr(bound, "depth", 0):
-        bound.depth += 1
-        try:
-            yield
-        finally:
-            bound.depth -= 1
-        return
-    with open_outermost():
-        yield
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -434,6 +416,31 @@ class EventLog(abc.ABC):
     @abc.abstractmethod
     def _last_seq(self, session_id: str) -> int:
         """The greatest seq of the session, 0 when empty."""
+
+
+class ThreadTransactionLog(EventLog):
+    """An :class:`EventLog` whose :meth:`transaction` binds one connection to the thread; nested blocks join the outermost."""
+
+    atomic_transactions = True
+
+    _bound: threading.local
+    """The connection of the thread's open :meth:`transaction` (``conn``) and how deep it is nested (``depth``)."""
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        if getattr(self._bound, "depth", 0):
+            self._bound.depth += 1
+            try:
+                yield
+            finally:
+                self._bound.depth -= 1
+            return
+        with self._open_transaction():
+            yield
+
+    @abc.abstractmethod
+    def _open_transaction(self) -> contextlib.AbstractContextManager[None]:
+        """Open the outermost block: bind the thread's connection and set ``depth`` to 1 while it is open."""
 
 
 class AsyncEventLog:

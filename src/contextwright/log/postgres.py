@@ -31,14 +31,13 @@ from contextwright.log._errors import translating_psycopg
 from contextwright.log._invariants import IndexChanges, calls_to_look_up, check_batch, rebuild_index
 from contextwright.log.base import (
     ArtifactRow,
-    EventLog,
     PreparedEvent,
     StoredCheckpoint,
     StoredRow,
+    ThreadTransactionLog,
     key_prefix_range,
     new_events,
     resolve_replay,
-    thread_transaction,
 )
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
@@ -60,7 +59,7 @@ _PUT_CHECKPOINT = (
 )
 
 
-class PostgresEventLog(EventLog):
+class PostgresEventLog(ThreadTransactionLog):
     """Event log in PostgreSQL tables under one schema (see the module docstring)."""
 
     def __init__(
@@ -103,8 +102,6 @@ class PostgresEventLog(EventLog):
 
     # -- connections and transactions -----------------------------------------
 
-    atomic_transactions = True
-
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
         """The thread's transaction's connection, or one from the pool for this call."""
@@ -119,11 +116,6 @@ class PostgresEventLog(EventLog):
         """End a read's implicit transaction, unless it is the thread's transaction (which goes on)."""
         if conn is not getattr(self._bound, "conn", None):
             conn.rollback()
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        with thread_transaction(self._bound, self._open_transaction):
-            yield
 
     @contextlib.contextmanager
     def _open_transaction(self) -> Iterator[None]:

@@ -48,14 +48,13 @@ from contextwright.log._errors import map_sqlite_error, translating_sqlite
 from contextwright.log._invariants import CHECKED_TYPES, IndexChanges, check_batch, final_index, rebuild_index
 from contextwright.log.base import (
     ArtifactRow,
-    EventLog,
     PreparedEvent,
     StoredCheckpoint,
     StoredRow,
+    ThreadTransactionLog,
     key_prefix_range,
     new_events,
     resolve_replay,
-    thread_transaction,
 )
 
 _COLUMNS = "session_id, seq, type, payload, payload_sha256, at, idempotency_key"
@@ -98,7 +97,7 @@ _OPEN_CALLS = [
 ]
 
 
-class SQLiteEventLog(EventLog):
+class SQLiteEventLog(ThreadTransactionLog):
     """Event log in one SQLite file (see the module docstring)."""
 
     def __init__(
@@ -296,13 +295,6 @@ class SQLiteEventLog(EventLog):
         return int(row[0] or 0)
 
     # -- the port -------------------------------------------------------------
-
-    atomic_transactions = True
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        with thread_transaction(self._bound, self._open_transaction):
-            yield
 
     @contextlib.contextmanager
     def _open_transaction(self) -> Iterator[None]:
