@@ -162,6 +162,21 @@ def _anthropic(
     )
 
 
+def _long_context_tier(long_context: tuple[int, str, str, str] | None) -> LongContextRates | None:
+    """The rates above a prompt length, ``(above, input, cache read, output)``; writes bill as input."""
+    if long_context is None:
+        return None
+    above, lc_in, lc_read, lc_out = long_context
+    return LongContextRates(
+        above_input_tokens=above,
+        input=_d(lc_in),
+        cache_write_5m=_d(lc_in),
+        cache_write_1h=_d(lc_in),
+        cache_read=_d(lc_read),
+        output=_d(lc_out),
+    )
+
+
 def _openai(
     model: str,
     rates: tuple[str, str, str | None, str],
@@ -173,17 +188,7 @@ def _openai(
     # Models before GPT-5.6 have no write surcharge: a "write" is ordinary input.
     # https://developers.openai.com/api/docs/guides/prompt-caching
     write_rate = _d(write) if write is not None else _d(inp)
-    tier = None
-    if long_context is not None:
-        above, lc_in, lc_read, lc_out = long_context
-        tier = LongContextRates(
-            above_input_tokens=above,
-            input=_d(lc_in),
-            cache_write_5m=_d(lc_in),
-            cache_write_1h=_d(lc_in),
-            cache_read=_d(lc_read),
-            output=_d(lc_out),
-        )
+    tier = _long_context_tier(long_context)
     return Price(
         model=model,
         provider="openai",
@@ -306,17 +311,7 @@ def _google(
     long_context: tuple[int, str, str, str] | None = None,
 ) -> tuple[Price, ...]:
     inp, read, out = (_d(rate) for rate in rates)
-    tier = None
-    if long_context is not None:
-        above, lc_in, lc_read, lc_out = long_context
-        tier = LongContextRates(
-            above_input_tokens=above,
-            input=_d(lc_in),
-            cache_write_5m=_d(lc_in),
-            cache_write_1h=_d(lc_in),
-            cache_read=_d(lc_read),
-            output=_d(lc_out),
-        )
+    tier = _long_context_tier(long_context)
     return tuple(
         Price(
             model=model,
