@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from contextwright.providers.capabilities import Provider
 from contextwright.service.store import MAX_CLIENT_SESSION_ID
 
 SessionId = Field(
@@ -63,7 +64,7 @@ class AgentIn(_Body):
 class ModelIn(_Body):
     """The model: a known id, or any id with its window."""
 
-    provider: Literal["anthropic", "openai"]
+    provider: Provider
     id: str = Field(min_length=1, max_length=200)
     context_window: int | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
@@ -144,7 +145,7 @@ class UsageIn(_Append):
 class BuildIn(_Body):
     """Ask for the next request."""
 
-    wire: str | None = Field(default=None, description="anthropic, openai_chat, openai_responses; default: the model's provider.")
+    wire: str | None = Field(default=None, description="A wire of the model's provider; default: the provider's default wire.")
     prefix_ttl: Literal["5m", "1h"] | None = Field(
         default=None, description="Override the cache TTL of the prefix for this rendering; default: the agent's cache_ttl."
     )

@@ -10,7 +10,7 @@ from contextwright.errors import UsageError
 from contextwright.events.catalog import RequestBuilt
 from contextwright.providers.capabilities import capabilities_for
 from contextwright.providers.wire import Ttl
-from contextwright.providers.wires import WIRES, wire_named
+from contextwright.providers.wires import WIRES, default_wire, wire_named
 from contextwright.runtime import BuiltRequest, Session
 from contextwright.service.problems import Problem
 from contextwright.service.routes._common import (
@@ -42,18 +42,20 @@ from contextwright.telemetry.why import Explainer, artifact_reader
 
 router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["requests"], dependencies=[bearer])
 
+_MISS_RULE_SETS: dict[str, Literal["anthropic", "openai"]] = {"anthropic": "anthropic", "openai": "openai"}
+"""The providers whose cache rules the miss attribution follows, and its rule set for each."""
+
 
 def _wire(name: str | None, provider: str) -> str:
     """The wire to render for, checked before anything is built: a refused render must not follow a recorded build."""
-    wire = name or ("anthropic" if provider == "anthropic" else "openai_chat")
+    wire = name or default_wire(provider)
     try:
-        wire_named(wire)
+        chosen = wire_named(wire)
     except UsageError as exc:
         raise Problem("invalid-request", exc.message, errors=[{"loc": ["wire"], "msg": exc.message, "type": "enum"}]) from exc
-    # Wires are named after their provider ("openai_chat"); a renderer refuses another provider's model.
-    family = wire.split("_")[0]
-    if family in ("anthropic", "openai") and family != provider:
-        usable = ", ".join(w for w in WIRES if w.split("_")[0] == provider)
+    # Each wire says which providers' models it speaks; a renderer refuses another provider's model.
+    if provider not in chosen.providers:
+        usable = ", ".join(w.name for w in WIRES.values() if provider in w.providers)
         raise Problem(
             "invalid-request",
             f"a {provider} model renders only to {usable}, not {wire}",
@@ -96,7 +98,9 @@ def inspect_request(
     session_id: SessionPath,
     index: Annotated[int, Path(ge=0, le=10_000_000)],
     request: Request,
-    wire: Annotated[str | None, Query(description=f"One of {', '.join(WIRES)}; default: the model's provider.")] = None,
+    wire: Annotated[
+        str | None, Query(description=f"One of {', '.join(WIRES)}; default: the model's provider's default wire.")
+    ] = None,
     prefix_ttl: Annotated[
         str | None, Query(pattern="^(5m|1h)$", description="Cache TTL of the prefix; default: the agent's cache_ttl.")
     ] = None,
@@ -190,8 +194,15 @@ def misses(session_id: SessionPath, request: Request) -> MissesOut:
     with sessions.session(sessions.find(principal(request), session_id)) as session:
         events = session.history.events
         model = session.model
-        wire = "anthropic" if model.provider == "anthropic" else "openai_chat"
-        renderer, caps = wire_named(wire), capabilities_for(model)
+        rule_set = _MISS_RULE_SETS.get(model.provider)
+        if rule_set is None:
+            known = ", ".join(sorted(_MISS_RULE_SETS))
+            raise Problem(
+                "invalid-operation",
+                f"cache misses are attributed under the {known} cache rules only; "
+                f"session {session_id!r} talks to {model.provider} ({model.id})",
+            )
+        renderer, caps = wire_named(default_wire(model.provider)), capabilities_for(model)
         times = {e.payload.request_index: e.at for e in events if e.type == "context.request.built"}
         bodies: list[tuple[int, Any, dict[str, Any]]] = []
         previous = None
@@ -205,7 +216,6 @@ def misses(session_id: SessionPath, request: Request) -> MissesOut:
         def count(text: str) -> int:
             return estimator.estimate(text, model=model.id)
 
-        rule_set: Literal["anthropic", "openai"] = "anthropic" if model.provider == "anthropic" else "openai"
         found = attribute_session(bodies, rule_set=rule_set, count_tokens=count, changes=engine_changes(events))
     return MissesOut(
         session_id=session_id,
