@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -20,7 +21,8 @@ from contextwright.clock import FixedClock
 from contextwright.compare.nonces import reproducible_secret
 from contextwright.errors import ContextwrightError, UsageError
 from contextwright.log import open_log
-from contextwright.models import anthropic, openai, with_window
+from contextwright.models import ResolvedModel, anthropic, openai, with_window
+from contextwright.providers.wires import default_wire
 from contextwright.runtime.engine import SECRET_SETTING, Engine
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.telemetry.records import request_records, summarize
@@ -58,7 +60,8 @@ def demo(
     provider: str = typer.Option(
         "anthropic",
         "--provider",
-        help="anthropic or openai: which wire and cache rules to simulate (the comparison needs anthropic).",
+        help="anthropic or openai (the demo simulates these providers' caches only): the provider whose default wire "
+        "and cache rules to simulate (the comparison needs anthropic).",
     ),
     seed: int = typer.Option(
         7,
@@ -74,13 +77,28 @@ def demo(
     Usage, cache reads and cost are simulated offline (no provider is called); every figure
     comes from one counter, and the summary and the comparison agree.
     """
-    if provider not in ("anthropic", "openai"):
-        err_console.print(f"[bold red]error:[/] --provider must be anthropic or openai, not {provider!r}")
+    if provider not in DEMO_MODELS:
+        err_console.print(f"[bold red]error:[/] {_unsupported(provider)}")
         raise typer.Exit(code=2)
     with friendly_errors():
         summary = run_demo(db, turns=turns, window=window, provider=provider, seed=seed, report=report, quiet=as_json)
     if as_json:
         typer.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))
+
+
+class UnsupportedDemoProvider(UsageError):
+    """The demo simulates the caches of the providers in :data:`DEMO_MODELS` only."""
+
+
+DEMO_MODELS: dict[str, Callable[[], ResolvedModel]] = {
+    "anthropic": lambda: anthropic("claude-sonnet-4-6"),
+    "openai": lambda: openai("gpt-4.1"),
+}
+"""The providers the demo runs on (the offline cache simulation and the scripted provider speak theirs), and its model for each."""
+
+
+def _unsupported(provider: str) -> str:
+    return f"--provider must be {' or '.join(DEMO_MODELS)} (the providers the demo simulates), not {provider!r}"
 
 
 def check_demo_target(db: Path) -> None:
@@ -118,9 +136,11 @@ def run_demo(
     from contextwright.compare.strategies import TokenCounter
     from contextwright.testing.provider import ScriptedProvider
 
+    if provider not in DEMO_MODELS:
+        raise UnsupportedDemoProvider(_unsupported(provider), provider=provider, supported=list(DEMO_MODELS))
     _clear_target(db, report)
     clock = FixedClock(DEMO_START)
-    model = with_window(anthropic("claude-sonnet-4-6") if provider == "anthropic" else openai("gpt-4.1"), window)
+    model = with_window(DEMO_MODELS[provider](), window)
     log = open_log(f"sqlite:///{db}", clock=clock)  # closed with the engine below
     log.setting(DEMO_MARK, SESSION_ID)
     # Stored like any store's secret, so that inspect can rebuild the requests later.
@@ -132,7 +152,7 @@ def run_demo(
         # every strategy), so costs are input costs.
         counter = TokenCounter(model.id)
         scripted = ScriptedProvider(provider=provider, clock=clock, count_tokens=counter, output_tokens=0)
-        wire = None if provider == "anthropic" else "openai_chat"
+        wire = default_wire(provider)
         session, result = _run_script(engine, model, scripted, clock=clock, turns=turns, seed=seed, wire=wire, quiet=quiet)
         events = session.history.events
         # The usage came from the simulator, not a provider: say so wherever it is shown.

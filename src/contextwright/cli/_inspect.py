@@ -14,7 +14,7 @@ from contextwright.cli._demo import DEMO_MARK
 from contextwright.cli._store import STORE_HELP, open_existing
 from contextwright.errors import UsageError
 from contextwright.providers.capabilities import capabilities_for
-from contextwright.providers.wires import wire_named
+from contextwright.providers.wires import WIRES, wire_named
 from contextwright.runtime.engine import Engine
 from contextwright.runtime.reopen import reopen
 from contextwright.telemetry._request_diff import RequestDiff, diff_requests
@@ -32,7 +32,7 @@ def inspect(
         help="Show this request whole (every block, tools included); without it, a table of all requests.",
     ),
     wire: str | None = typer.Option(
-        None, "--wire", help="With --request: print the provider body instead (anthropic, openai_chat or openai_responses)."
+        None, "--wire", help=f"With --request: print the provider body instead ({', '.join(WIRES)}; one of the model's provider)."
     ),
     as_json: bool = typer.Option(
         False, "--json", help="With --request: print the rebuilt neutral request as JSON (with --diff: the diff)."
@@ -146,10 +146,10 @@ def print_diff(changes: RequestDiff, session: str) -> None:
 
 def _wire_body(session: Any, index: int, neutral: Any, wire: str) -> dict[str, Any]:
     """The provider body of a rebuilt request (cache markers placed against the request before it)."""
-    provider = "anthropic" if wire == "anthropic" else "openai"
-    if session.model.provider != provider:
-        choices = "anthropic" if session.model.provider == "anthropic" else "openai_chat or openai_responses"
-        raise UsageError(f"session {session.id!r} talks to {session.model.provider} ({session.model.id}): use --wire {choices}")
+    provider = session.model.provider
+    if provider not in wire_named(wire).providers:
+        choices = " or ".join(w.name for w in WIRES.values() if provider in w.providers)
+        raise UsageError(f"session {session.id!r} talks to {provider} ({session.model.id}): use --wire {choices}")
     previous = None
     if index > 0:
         before = session.inspect(index - 1)

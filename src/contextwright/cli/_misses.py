@@ -131,15 +131,19 @@ class Misses:
 
 def attributed_summary(engine: Engine, summary: SessionSummary) -> SessionSummary:
     """``summary`` again, with every request rebuilt and its cache misses attributed (its provider's rules)."""
+    from contextwright.providers.wires import default_wire
     from contextwright.telemetry.misses import with_misses
     from contextwright.telemetry.records import request_records, summarize
 
     events = engine.log.read(summary.session_id)
-    provider = "openai" if summary.provider == "openai" else "anthropic"
+    provider = summary.provider or "anthropic"
+    if provider not in _RULE_WIRES:
+        known = " and ".join(_RULE_WIRES)
+        return replace(summary, miss_problem=f"misses are attributed under the {known} cache rules only, not {provider}'s")
     misses = Misses(
         model_id=summary.model or "claude-sonnet-4-6",
         provider=provider,
-        wire="anthropic" if provider == "anthropic" else "openai_chat",
+        wire=default_wire(provider),
         window=summary.context_window or 200_000,
     )
     try:

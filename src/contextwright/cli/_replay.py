@@ -27,6 +27,7 @@ from contextwright.log import EventLog, open_log, parse_store_url
 from contextwright.models import ResolvedModel, anthropic, openai, with_window
 from contextwright.plan.plan import CACHE_TTLS, CacheTtl
 from contextwright.providers.usage import Usage
+from contextwright.providers.wires import default_wire
 from contextwright.replay import replay as replay_transcript
 from contextwright.runtime.engine import SECRET_SETTING, Engine
 from contextwright.runtime.session import BuiltRequest
@@ -234,7 +235,7 @@ class _Run:
         if stored != secret.hex() and not quiet:
             err_console.print(f"note: {store} keeps its own envelope secret; request bytes differ from a fresh replay")
         provider = settings["provider"]
-        wire = "anthropic" if provider == "anthropic" else "openai_chat"
+        wire = default_wire(provider)
         return cls(
             log=log,
             engine=Engine(log, clock=clock, secret=bytes.fromhex(stored)),
