@@ -19,13 +19,16 @@ client sent it carries ``x-contextwright-mode: passthrough; reason=<why>`` on it
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple, TypeVar
 
 import httpx2
 from starlette.applications import Starlette
@@ -62,247 +65,100 @@ Answered = dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]
 """What is recorded of an answer: the provider's, or the last part of it and the answer as the client got it."""
 
 
+T = TypeVar("T")
+
+
 class _TooLarge(Exception):
     pass
 
 
 def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | None = None) -> Starlette:
     """A gateway on the store of ``config`` (or on ``log``, which the caller keeps and closes)."""
-    config = config or GatewayConfig()
-    owned = log is None
-    store = log if log is not None else open_log(config.store)
-    registry = open_registry(config.store, config.tenant)
-    recorder = Recorder(Engine(store), registry=registry, manage=config.mode == "manage")
-    recorder.answer_wait = config.answer_wait
-    queue = KeyQueue()
-    timeout = httpx2.Timeout(config.upstream_timeout, connect=min(30.0, config.upstream_timeout))
-    state: dict[str, Any] = {}
-    background: set[asyncio.Task[Any]] = set()
+    gateway = _Gateway(config or GatewayConfig(), log)
+    app = Starlette(
+        routes=[
+            Route(
+                "/{path:path}",
+                functools.partial(_route, gateway),
+                methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"],
+            )
+        ],
+        lifespan=gateway.lifespan,
+    )
+    app.state.recorder = gateway.recorder
+    app.state.log = gateway.store
+    return app
+
+
+# -- what every route shares ------------------------------------------------------------
+
+
+class _Managed(NamedTuple):
+    """A conversation request the engine built the body for (manage mode)."""
+
+    ticket: Ticket
+    client: dict[str, Any]
+    """The client's body, read as JSON (the engine's request keeps its other options)."""
+    body: bytes
+    """The engine's body, as it goes upstream."""
+
+
+class _Gateway:
+    """One gateway's state: its configuration, its store and recorder, the upstream client, the background jobs."""
+
+    client: httpx2.AsyncClient
+    """The upstream client, open while the app runs (see :meth:`lifespan`)."""
+
+    def __init__(self, config: GatewayConfig, log: EventLog | None) -> None:
+        self.config = config
+        self.manage = config.mode == "manage"
+        self.owned = log is None
+        """The store was opened here (and is closed here at the end)."""
+        self.store = log if log is not None else open_log(config.store)
+        self.registry = open_registry(config.store, config.tenant)
+        self.recorder = Recorder(Engine(self.store), registry=self.registry, manage=self.manage)
+        self.recorder.answer_wait = config.answer_wait
+        self.queue = KeyQueue()
+        self.timeout = httpx2.Timeout(config.upstream_timeout, connect=min(30.0, config.upstream_timeout))
+        self.background: set[asyncio.Task[Any]] = set()
+        """Recording jobs still running (waited for, up to 30 seconds, at shutdown)."""
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state["client"] = httpx2.AsyncClient(timeout=timeout, follow_redirects=False)
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        """The upstream client while the app runs; at the end, the recordings under way, then the stores, closed."""
+        self.client = httpx2.AsyncClient(timeout=self.timeout, follow_redirects=False)
         try:
             yield
         finally:
-            if background:
-                await asyncio.wait(background, timeout=30)
-            await state["client"].aclose()
-            if registry is not None:
-                registry.close()
-            if owned:
-                store.close()
+            if self.background:
+                await asyncio.wait(self.background, timeout=30)
+            await self.client.aclose()
+            if self.registry is not None:
+                self.registry.close()
+            if self.owned:
+                self.store.close()
 
-    async def handle(request: Request) -> Response:
-        if config.gateway_key is not None and not _key_matches(request.headers.get(KEY_HEADER), config.gateway_key):
-            return _error(request, 401, "authentication_error", f"send the gateway key in the {KEY_HEADER} header")
-        too_large = _error(
-            request, 413, "request_too_large", f"the body is larger than this gateway accepts ({config.max_body_bytes:,} bytes)"
-        )
-        body = _Body(request, config.max_body_bytes)
-        arrived = (recorder.engine.clock.now(), time.monotonic())
-        if body.declared_too_large:
-            return too_large
-        wire = _CONVERSATIONS.get(request.url.path.rstrip("/")) if request.method == "POST" else None
-        provider = PROVIDER_OF[wire] if wire else _provider_of(request)
-        base = config.anthropic_upstream if provider == "anthropic" else config.openai_upstream
-        url = upstream_url(base, request.url.path, request.url.query)
-        answer: asyncio.Future[Answered | None] = asyncio.get_running_loop().create_future()
-        managed: tuple[Ticket, dict[str, Any], bytes] | None = None
-        passed: str | None = None
-        try:
-            if wire is not None and config.mode == "manage":
-                # The engine builds what goes upstream: record first, then send its request.
-                managed, passed = await _manage(request.headers, wire, await body.read(), answer)
-            elif config.mode == "manage" and request.method == "POST" and request.url.path.rstrip("/") == COUNT_PATH:
-                counted, passed = await _counted(request.headers, await body.read())
-                if counted is not None:
-                    upstream = await open_upstream(state["client"], "POST", url, request.headers, counted)
-                    return _passed_on(upstream, upstream.body(_ignore, _ignore))
-            # In observe mode the body goes upstream as it arrives: the provider reads the start while
-            # the client still sends the end.
-            if managed:
-                content: Any = managed[2]
-            elif body.complete:
-                content = body.whole()  # read to be managed, and not managed after all: it goes as it came
-            else:
-                content = body.chunks() if request.method in _BODY_METHODS else await body.read()
-            upstream = await open_upstream(state["client"], request.method, url, request.headers, content)
-            if managed and wire and upstream.status in (400, 413):
-                upstream = await _recovered(upstream, managed, wire, url, request.headers)
-        except _TooLarge:
-            return too_large
-        except httpx2.HTTPError as exc:
-            if isinstance(exc.__cause__, _TooLarge) or isinstance(exc.__context__, _TooLarge):
-                return too_large
-            if not answer.done():
-                answer.set_result(None)
-            logger.warning("gateway: %s upstream unreachable: %s", provider, type(exc).__name__)
-            message = f"the gateway could not reach {base}: {type(exc).__name__}"
-            return Response(unreachable_body(provider, message), status_code=502, media_type="application/json")
-        mode = [(MODE_HEADER, f"passthrough; reason={passed}")] if passed else []
-        if wire is None:
-            return _passed_on(upstream, upstream.body(_ignore, _ignore), extra=mode)
-        streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
-        if managed and 200 <= upstream.status < 300 and recorder.reads_back(managed[0]):
-            reads = _ReadBacks(upstream, managed, wire, url, request.headers, streamed=streamed)
-            if streamed:
-                return _passed_on(upstream, reads.stream(answer))
-            whole = b"".join([chunk async for chunk in reads.stream(answer)])
-            failed = reads.refused
-            if failed is not None:
-                return Response(failed[1], status_code=failed[0].status, headers=dict(failed[0].headers))
-            response = Response(whole, status_code=upstream.status)
-            response.raw_headers = [(n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in upstream.headers]
-            response.headers["content-length"] = str(len(whole))
-            return response
-        reader = None
-        if 200 <= upstream.status < 300:
-            reader = AnswerReader(wire, streamed=streamed)
-        forwarded = asyncio.Event()
-        first_byte: list[int] = []
+    def keep(self, task: asyncio.Task[Any]) -> None:
+        """Hold a background job until it ends."""
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
 
-        def on_chunk(chunk: bytes) -> None:
-            if not first_byte:
-                first_byte.append(round(1000 * (time.monotonic() - arrived[1])))
-            forwarded.set()
-            if reader is not None:
-                reader.feed(chunk)
+    async def open(self, method: str, url: str, headers: Any, content: bytes | AsyncIterator[bytes]) -> Upstream:
+        """Send a request upstream and wait for the answer's status and headers."""
+        return await open_upstream(self.client, method, url, headers, content)
 
-        def on_end(complete: bool) -> None:
-            forwarded.set()
-            if not answer.done():
-                answer.set_result(reader.answer() if complete and reader is not None else None)
+    def session_key(self, conversation: Conversation, headers: Any) -> str:
+        """The session key of a conversation request (see :mod:`~contextwright.gateway.identity`)."""
+        key, _ = session_key(conversation, headers, responses=self.recorder.responses)
+        return key
 
-        if config.mode == "observe":
-            timing = (arrived[0], first_byte)
-            _keep(asyncio.create_task(_record(request.headers, wire, body, forwarded, answer, timing)))
-        return _passed_on(upstream, upstream.body(on_chunk, on_end), extra=mode)
-
-    async def _manage(
-        headers: Any, wire: WireName, raw: bytes, answer: asyncio.Future[Answered | None]
-    ) -> tuple[tuple[Ticket, dict[str, Any], bytes] | None, str | None]:
-        """Record the request's new turns, queue its answer's recording, and give the engine's body for it.
-
-        Without one (the client's body goes as it is), why instead: the body is no conversation the
-        gateway reads (``unreadable``), the run reached its round cap (``round_cap``, recorded in
-        the run), the engine built or rendered no request (``not_built``). The answer is recorded either way."""
-        try:
-            client, conversation = await asyncio.to_thread(_read, wire, raw)
-        except (ValueError, NotAConversation) as exc:
-            logger.debug("gateway: not managed: %s", exc)
-            return None, "unreadable"
-        key, _ = session_key(conversation, headers, responses=recorder.responses)
-        ticket = await _queue(key, conversation, answer)
-        engine_body = await asyncio.to_thread(recorder.managed_body, ticket, wire, client)
-        if engine_body is None:
-            return None, ticket.passed or "not_built"
-        return (ticket, client, engine_body), None
-
-    async def _counted(headers: Any, raw: bytes) -> tuple[bytes | None, str | None]:
-        """``count_tokens`` in manage mode: the engine's request for the conversation, built and not recorded.
-
-        Without one (the client's body is counted), why instead: ``unreadable``, ``not_built``."""
-        try:
-            client, conversation = await asyncio.to_thread(_read, "anthropic", raw)
-        except (ValueError, NotAConversation) as exc:
-            logger.debug("gateway: not counted as the engine's request: %s", exc)
-            return None, "unreadable"
-        key, _ = session_key(conversation, headers, responses=recorder.responses)
-        counted = await asyncio.to_thread(recorder.counted_body, key, conversation, client)
-        return (counted, None) if counted is not None else (None, "not_built")
-
-    async def _recovered(
-        upstream: Upstream, managed: tuple[Ticket, dict[str, Any], bytes], wire: WireName, url: str, headers: Any
-    ) -> Upstream:
-        """After a refusal of the engine's request: when it says the request is too long, relieve once and send again.
-
-        Any other refusal, or one relief cannot help, goes back to the client as it came."""
-        error_body = await upstream.response.aread()
-        ticket, client, _ = managed
-        rebuilt = await asyncio.to_thread(recorder.recover, ticket, upstream.status, error_body)
-        body = await asyncio.to_thread(recorder.managed_body, rebuilt, wire, client) if rebuilt is not None else None
-        if body is None:
-            return upstream
-        await upstream.response.aclose()
-        return await open_upstream(state["client"], "POST", url, headers, body)
-
-    class _ReadBacks:
-        """One client answer in manage mode, read-backs answered here (see :mod:`~contextwright.gateway.readback`)."""
-
-        def __init__(
-            self,
-            upstream: Upstream,
-            managed: tuple[Ticket, dict[str, Any], bytes],
-            wire: WireName,
-            url: str,
-            headers: Any,
-            *,
-            streamed: bool,
-        ) -> None:
-            self.upstream, self.managed, self.wire, self.url, self.headers = upstream, managed, wire, url, headers
-            self.streamed = streamed
-            self.refused: tuple[Upstream, bytes] | None = None
-            """A continuation the provider refused, with its body (a non-streamed answer passes it on as it came)."""
-
-        async def stream(self, answer: asyncio.Future[Answered | None]) -> AsyncIterator[bytes]:
-            """The client's answer, chunk by chunk; ``answer`` resolves to what is recorded of it."""
-            joiner = Joiner(self.wire, streamed=self.streamed)
-            seen = AnswerReader(self.wire, streamed=self.streamed)
-            upstream, (ticket, client, _) = self.upstream, self.managed
-            parts: list[dict[str, Any]] = []
-            result: Answered | None = None
-            try:
-                while True:
-                    reader = AnswerReader(self.wire, streamed=self.streamed)
-                    try:
-                        async for chunk in upstream.response.aiter_bytes():
-                            reader.feed(chunk)
-                            out = joiner.feed(chunk)
-                            if out:
-                                seen.feed(out)
-                                yield out
-                    finally:
-                        await upstream.response.aclose()
-                    part = reader.answer()
-                    if part is None:
-                        return  # cut before its end: nothing is recorded
-                    parts.append(part)
-                    following = None
-                    if reads_only(self.wire, part) and len(parts) <= MAX_READ_BACKS:
-                        following = await asyncio.to_thread(recorder.read_back, ticket, part)
-                    body = None
-                    if following is not None:
-                        body = await asyncio.to_thread(recorder.managed_body, following, self.wire, client)
-                    if following is None or body is None:
-                        end = joiner.finish(parts)
-                        seen.feed(end)
-                        yield end
-                        visible = seen.answer()
-                        result = (part, visible) if visible is not None else None
-                        return
-                    ticket = following
-                    upstream = await open_upstream(state["client"], "POST", self.url, self.headers, body)
-                    if upstream.status in (400, 413):
-                        upstream = await _recovered(upstream, (ticket, client, body), self.wire, self.url, self.headers)
-                    if not 200 <= upstream.status < 300:
-                        error_body = await upstream.response.aread()
-                        await upstream.response.aclose()
-                        self.refused = (upstream, error_body)
-                        logger.warning("gateway: the provider refused a read-back's continuation: %d", upstream.status)
-                        yield joiner.failed(upstream.status, error_body)
-                        return
-                    joiner.next_part()
-            finally:
-                if not answer.done():
-                    answer.set_result(result)
-
-    def _queue(
-        key: str, conversation: Any, answer: asyncio.Future[Answered | None], client: Received | None = None
+    def queue_recording(
+        self, key: str, conversation: Any, answer: asyncio.Future[Answered | None], client: Received | None = None
     ) -> asyncio.Task[Ticket]:
         """Queue the recording of a request and then of its answer (once ``answer`` resolves) behind the key's earlier jobs."""
-        limit = config.upstream_timeout + 60
-        ticket_task = queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation, client))
+        limit = self.config.upstream_timeout + 60
+        recorder = self.recorder
+        ticket_task = self.queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation, client))
 
         async def record_answer() -> None:
             ticket: Ticket = await ticket_task
@@ -315,56 +171,355 @@ def create_gateway_app(config: GatewayConfig | None = None, *, log: EventLog | N
             else:
                 await asyncio.to_thread(recorder.record_answer, ticket, result)
 
-        _keep(queue.submit(key, record_answer))
+        self.keep(self.queue.submit(key, record_answer))
         return ticket_task
 
-    async def _record(
-        headers: Any,
-        wire: WireName,
-        body: _Body,
-        forwarded: asyncio.Event,
-        answer: asyncio.Future[Answered | None],
-        timing: tuple[Any, list[int]],
-    ) -> None:
-        """Queue the recording of a request and of its answer, once the client has the answer's first byte.
+    async def recovered(self, upstream: Upstream, managed: _Managed, wire: WireName, url: str, headers: Any) -> Upstream:
+        """After a refusal of the engine's request: when it says the request is too long, relieve once and send again.
 
-        The body as sent is recorded too (``timing``: when it arrived, and the time to the
-        answer's first byte once it came), so what the client changed between requests can be
-        named later.
+        Any other refusal, or one relief cannot help, goes back to the client as it came."""
+        error_body = await upstream.response.aread()
+        ticket, client, _ = managed
+        rebuilt = await asyncio.to_thread(self.recorder.recover, ticket, upstream.status, error_body)
+        body = await asyncio.to_thread(self.recorder.managed_body, rebuilt, wire, client) if rebuilt is not None else None
+        if body is None:
+            return upstream
+        await upstream.response.aclose()
+        return await self.open("POST", url, headers, body)
 
-        Nothing of the recording runs before that byte has gone: the time to first byte is the
-        provider's. Requests of one conversation follow each other (the next is sent once the
-        answer is read), so each one's jobs are queued behind the previous one's."""
-        # A response that never starts (the client left first) gives up after the upstream's timeout.
-        limit = config.upstream_timeout + 60
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Exchange:
+    """One client request on its way: its body, where it goes, and what is recorded of its answer once known."""
+
+    request: Request
+    body: _Body
+    arrived: tuple[datetime, float]
+    """When it arrived: on the engine's clock, and on the monotonic one (for the time to first byte)."""
+    provider: str
+    base: str
+    """The upstream it goes to; ``url``, the address there."""
+    url: str
+    too_large: Response
+    """The answer to a body past the limit."""
+    answer: asyncio.Future[Answered | None]
+    """What is recorded of the answer (None: nothing)."""
+
+    async def guarded(self, opening: Awaitable[T]) -> T | Response:
+        """What ``opening`` gives (the request read and sent upstream), or the gateway's error when that failed.
+
+        A body past the limit gets 413; an upstream the gateway could not reach, 502 in the provider's shape."""
         try:
-            await asyncio.wait_for(forwarded.wait(), timeout=limit)
-        except TimeoutError:
-            return
-        if not body.complete:
-            return  # the provider answered before the whole request was sent: nothing to read it from
-        try:
-            raw = json.loads(body.whole())
-            conversation = await asyncio.to_thread(parse_request, wire, raw)
-        except (ValueError, NotAConversation) as exc:
-            logger.debug("gateway: not recorded: %s", exc)
-            return
-        key, _ = session_key(conversation, headers, responses=recorder.responses)
-        at, first_byte = timing
-        client = Received(wire=wire, body=raw, at=at, first_byte_ms=first_byte[0] if first_byte else None)
-        _queue(key, conversation, answer, client)
+            return await opening
+        except _TooLarge:
+            return self.too_large
+        except httpx2.HTTPError as exc:
+            if isinstance(exc.__cause__, _TooLarge) or isinstance(exc.__context__, _TooLarge):
+                return self.too_large
+            if not self.answer.done():
+                self.answer.set_result(None)
+            logger.warning("gateway: %s upstream unreachable: %s", self.provider, type(exc).__name__)
+            message = f"the gateway could not reach {self.base}: {type(exc).__name__}"
+            return Response(unreachable_body(self.provider, message), status_code=502, media_type="application/json")
 
-    def _keep(task: asyncio.Task[Any]) -> None:
-        background.add(task)
-        task.add_done_callback(background.discard)
 
-    app = Starlette(
-        routes=[Route("/{path:path}", handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"])],
-        lifespan=lifespan,
+async def _route(gateway: _Gateway, request: Request) -> Response:
+    """Every request: its key and size checked, then handed to its route family.
+
+    A conversation (see :func:`_conversation`), ``count_tokens`` in manage mode (:func:`_count_tokens`),
+    anything else passed through (:func:`_pass_through`)."""
+    config = gateway.config
+    if config.gateway_key is not None and not _key_matches(request.headers.get(KEY_HEADER), config.gateway_key):
+        return _error(request, 401, "authentication_error", f"send the gateway key in the {KEY_HEADER} header")
+    too_large = _error(
+        request, 413, "request_too_large", f"the body is larger than this gateway accepts ({config.max_body_bytes:,} bytes)"
     )
-    app.state.recorder = recorder
-    app.state.log = store
-    return app
+    body = _Body(request, config.max_body_bytes)
+    arrived = (gateway.recorder.engine.clock.now(), time.monotonic())
+    if body.declared_too_large:
+        return too_large
+    path = request.url.path.rstrip("/")
+    wire = _CONVERSATIONS.get(path) if request.method == "POST" else None
+    provider = PROVIDER_OF[wire] if wire else _provider_of(request)
+    base = config.anthropic_upstream if provider == "anthropic" else config.openai_upstream
+    exchange = _Exchange(
+        request=request,
+        body=body,
+        arrived=arrived,
+        provider=provider,
+        base=base,
+        url=upstream_url(base, request.url.path, request.url.query),
+        too_large=too_large,
+        answer=asyncio.get_running_loop().create_future(),
+    )
+    if wire is not None:
+        return await _conversation(gateway, exchange, wire)
+    if gateway.manage and request.method == "POST" and path == COUNT_PATH:
+        return await _count_tokens(gateway, exchange)
+    return await _pass_through(gateway, exchange)
+
+
+# -- conversations: /v1/messages, /v1/responses, /v1/chat/completions -------------------
+
+
+async def _conversation(gateway: _Gateway, exchange: _Exchange, wire: WireName) -> Response:
+    """A conversation request, sent upstream (the engine's request in manage mode) and its answer passed back.
+
+    An answer to the engine's request that only reads back is continued here (:class:`_ReadBacks`);
+    any other is passed on as it comes and read on the side (:class:`_Tap`)."""
+    opened = await exchange.guarded(_send_conversation(gateway, exchange, wire))
+    if isinstance(opened, Response):
+        return opened
+    upstream, managed, passed = opened
+    streamed = "text/event-stream" in dict((k.lower(), v) for k, v in upstream.headers).get("content-type", "")
+    if managed and 200 <= upstream.status < 300 and gateway.recorder.reads_back(managed.ticket):
+        return await _with_read_backs(gateway, exchange, upstream, managed, wire, streamed=streamed)
+    reader = AnswerReader(wire, streamed=streamed) if 200 <= upstream.status < 300 else None
+    tap = _Tap(exchange, reader)
+    if gateway.config.mode == "observe":
+        gateway.keep(asyncio.create_task(_record_observed(gateway, exchange, wire, tap)))
+    return _passed_on(upstream, upstream.body(tap.on_chunk, tap.on_end), extra=_mode_headers(passed))
+
+
+async def _send_conversation(
+    gateway: _Gateway, exchange: _Exchange, wire: WireName
+) -> tuple[Upstream, _Managed | None, str | None]:
+    """Send the request upstream: the upstream's answer, the engine's request when it went, and why not (manage mode)."""
+    managed: _Managed | None = None
+    passed: str | None = None
+    if gateway.manage:
+        # The engine builds what goes upstream: record first, then send its request.
+        managed, passed = await _manage(gateway, exchange, wire, await exchange.body.read())
+    content = managed.body if managed else await exchange.body.as_sent()
+    request = exchange.request
+    upstream = await gateway.open(request.method, exchange.url, request.headers, content)
+    if managed and upstream.status in (400, 413):
+        upstream = await gateway.recovered(upstream, managed, wire, exchange.url, request.headers)
+    return upstream, managed, passed
+
+
+async def _manage(gateway: _Gateway, exchange: _Exchange, wire: WireName, raw: bytes) -> tuple[_Managed | None, str | None]:
+    """Record the request's new turns, queue its answer's recording, and give the engine's body for it.
+
+    Without one (the client's body goes as it is), why instead: the body is no conversation the
+    gateway reads (``unreadable``), the run reached its round cap (``round_cap``, recorded in
+    the run), the engine built or rendered no request (``not_built``). The answer is recorded either way."""
+    try:
+        client, conversation = await asyncio.to_thread(_read, wire, raw)
+    except (ValueError, NotAConversation) as exc:
+        logger.debug("gateway: not managed: %s", exc)
+        return None, "unreadable"
+    key = gateway.session_key(conversation, exchange.request.headers)
+    ticket = await gateway.queue_recording(key, conversation, exchange.answer)
+    engine_body = await asyncio.to_thread(gateway.recorder.managed_body, ticket, wire, client)
+    if engine_body is None:
+        return None, ticket.passed or "not_built"
+    return _Managed(ticket, client, engine_body), None
+
+
+async def _with_read_backs(
+    gateway: _Gateway, exchange: _Exchange, upstream: Upstream, managed: _Managed, wire: WireName, *, streamed: bool
+) -> Response:
+    """The answer to the engine's request, its read-backs answered here: streamed as it comes, or joined whole."""
+    reads = _ReadBacks(gateway, upstream, managed, wire, exchange.url, exchange.request.headers, streamed=streamed)
+    if streamed:
+        return _passed_on(upstream, reads.stream(exchange.answer))
+    whole = b"".join([chunk async for chunk in reads.stream(exchange.answer)])
+    failed = reads.refused
+    if failed is not None:
+        return Response(failed[1], status_code=failed[0].status, headers=dict(failed[0].headers))
+    response = Response(whole, status_code=upstream.status)
+    response.raw_headers = _raw_headers(upstream.headers)
+    response.headers["content-length"] = str(len(whole))
+    return response
+
+
+class _ReadBacks:
+    """One client answer in manage mode, read-backs answered here (see :mod:`~contextwright.gateway.readback`)."""
+
+    def __init__(
+        self,
+        gateway: _Gateway,
+        upstream: Upstream,
+        managed: _Managed,
+        wire: WireName,
+        url: str,
+        headers: Any,
+        *,
+        streamed: bool,
+    ) -> None:
+        self.gateway = gateway
+        self.upstream, self.managed, self.wire, self.url, self.headers = upstream, managed, wire, url, headers
+        self.streamed = streamed
+        self.refused: tuple[Upstream, bytes] | None = None
+        """A continuation the provider refused, with its body (a non-streamed answer passes it on as it came)."""
+
+    async def stream(self, answer: asyncio.Future[Answered | None]) -> AsyncIterator[bytes]:
+        """The client's answer, chunk by chunk; ``answer`` resolves to what is recorded of it."""
+        joiner = Joiner(self.wire, streamed=self.streamed)
+        seen = AnswerReader(self.wire, streamed=self.streamed)
+        upstream, (ticket, client, _) = self.upstream, self.managed
+        parts: list[dict[str, Any]] = []
+        result: Answered | None = None
+        try:
+            while True:
+                reader = AnswerReader(self.wire, streamed=self.streamed)
+                try:
+                    async for chunk in upstream.response.aiter_bytes():
+                        reader.feed(chunk)
+                        out = joiner.feed(chunk)
+                        if out:
+                            seen.feed(out)
+                            yield out
+                finally:
+                    await upstream.response.aclose()
+                part = reader.answer()
+                if part is None:
+                    return  # cut before its end: nothing is recorded
+                parts.append(part)
+                following = await self._following(ticket, client, part, len(parts))
+                if following is None:
+                    end = joiner.finish(parts)
+                    seen.feed(end)
+                    yield end
+                    visible = seen.answer()
+                    result = (part, visible) if visible is not None else None
+                    return
+                ticket, body = following
+                upstream = await self.gateway.open("POST", self.url, self.headers, body)
+                if upstream.status in (400, 413):
+                    upstream = await self.gateway.recovered(
+                        upstream, _Managed(ticket, client, body), self.wire, self.url, self.headers
+                    )
+                if not 200 <= upstream.status < 300:
+                    error_body = await upstream.response.aread()
+                    await upstream.response.aclose()
+                    self.refused = (upstream, error_body)
+                    logger.warning("gateway: the provider refused a read-back's continuation: %d", upstream.status)
+                    yield joiner.failed(upstream.status, error_body)
+                    return
+                joiner.next_part()
+        finally:
+            if not answer.done():
+                answer.set_result(result)
+
+    async def _following(
+        self, ticket: Ticket, client: dict[str, Any], part: dict[str, Any], count: int
+    ) -> tuple[Ticket, bytes] | None:
+        """After the ``count``-th part: when it only reads back (within :data:`MAX_READ_BACKS`), the request that continues it."""
+        recorder = self.gateway.recorder
+        following = None
+        if reads_only(self.wire, part) and count <= MAX_READ_BACKS:
+            following = await asyncio.to_thread(recorder.read_back, ticket, part)
+        if following is None:
+            return None
+        body = await asyncio.to_thread(recorder.managed_body, following, self.wire, client)
+        return (following, body) if body is not None else None
+
+
+class _Tap:
+    """An answer passed on as it comes, read on the side: when its first byte went, and what is recorded of it."""
+
+    def __init__(self, exchange: _Exchange, reader: AnswerReader | None) -> None:
+        self.exchange = exchange
+        self.reader = reader
+        """Reads a successful answer (None for an error: nothing is recorded of it)."""
+        self.forwarded = asyncio.Event()
+        """Set once the first chunk (or the end) has gone to the client."""
+        self.first_byte_ms: int | None = None
+
+    def on_chunk(self, chunk: bytes) -> None:
+        if self.first_byte_ms is None:
+            self.first_byte_ms = round(1000 * (time.monotonic() - self.exchange.arrived[1]))
+        self.forwarded.set()
+        if self.reader is not None:
+            self.reader.feed(chunk)
+
+    def on_end(self, complete: bool) -> None:
+        self.forwarded.set()
+        answer = self.exchange.answer
+        if not answer.done():
+            answer.set_result(self.reader.answer() if complete and self.reader is not None else None)
+
+
+async def _record_observed(gateway: _Gateway, exchange: _Exchange, wire: WireName, tap: _Tap) -> None:
+    """Queue the recording of a request and of its answer, once the client has the answer's first byte.
+
+    The body as sent is recorded too (when it arrived, and the time to the answer's first byte
+    once it came), so what the client changed between requests can be named later.
+
+    Nothing of the recording runs before that byte has gone: the time to first byte is the
+    provider's. Requests of one conversation follow each other (the next is sent once the
+    answer is read), so each one's jobs are queued behind the previous one's."""
+    # A response that never starts (the client left first) gives up after the upstream's timeout.
+    limit = gateway.config.upstream_timeout + 60
+    try:
+        await asyncio.wait_for(tap.forwarded.wait(), timeout=limit)
+    except TimeoutError:
+        return
+    body = exchange.body
+    if not body.complete:
+        return  # the provider answered before the whole request was sent: nothing to read it from
+    try:
+        raw, conversation = await asyncio.to_thread(_read, wire, body.whole())
+    except (ValueError, NotAConversation) as exc:
+        logger.debug("gateway: not recorded: %s", exc)
+        return
+    key = gateway.session_key(conversation, exchange.request.headers)
+    client = Received(wire=wire, body=raw, at=exchange.arrived[0], first_byte_ms=tap.first_byte_ms)
+    gateway.queue_recording(key, conversation, exchange.answer, client)
+
+
+# -- count_tokens in manage mode --------------------------------------------------------
+
+
+async def _count_tokens(gateway: _Gateway, exchange: _Exchange) -> Response:
+    """``count_tokens`` in manage mode: the engine's request for the conversation counted, else the client's as it came."""
+    opened = await exchange.guarded(_send_count(gateway, exchange))
+    if isinstance(opened, Response):
+        return opened
+    upstream, passed = opened
+    return _passed_on(upstream, upstream.body(_ignore, _ignore), extra=_mode_headers(passed))
+
+
+async def _send_count(gateway: _Gateway, exchange: _Exchange) -> tuple[Upstream, str | None]:
+    """Send the engine's request to be counted, or the client's and why not its (``unreadable``, ``not_built``)."""
+    request = exchange.request
+    counted, passed = await _counted(gateway, request.headers, await exchange.body.read())
+    if counted is not None:
+        return await gateway.open("POST", exchange.url, request.headers, counted), None
+    return await _send_as_is(gateway, exchange), passed
+
+
+async def _counted(gateway: _Gateway, headers: Any, raw: bytes) -> tuple[bytes | None, str | None]:
+    """The engine's request for the conversation, built and not recorded.
+
+    Without one (the client's body is counted), why instead: ``unreadable``, ``not_built``."""
+    try:
+        client, conversation = await asyncio.to_thread(_read, "anthropic", raw)
+    except (ValueError, NotAConversation) as exc:
+        logger.debug("gateway: not counted as the engine's request: %s", exc)
+        return None, "unreadable"
+    key = gateway.session_key(conversation, headers)
+    counted = await asyncio.to_thread(gateway.recorder.counted_body, key, conversation, client)
+    return (counted, None) if counted is not None else (None, "not_built")
+
+
+# -- everything else --------------------------------------------------------------------
+
+
+async def _pass_through(gateway: _Gateway, exchange: _Exchange) -> Response:
+    """Any other request (model lists, files; ``count_tokens`` in observe mode), passed on both ways unchanged."""
+    opened = await exchange.guarded(_send_as_is(gateway, exchange))
+    if isinstance(opened, Response):
+        return opened
+    return _passed_on(opened, opened.body(_ignore, _ignore))
+
+
+async def _send_as_is(gateway: _Gateway, exchange: _Exchange) -> Upstream:
+    """Send the client's request upstream as it came."""
+    request = exchange.request
+    return await gateway.open(request.method, exchange.url, request.headers, await exchange.body.as_sent())
 
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -403,6 +558,13 @@ class _Body:
         """What was read, joined."""
         return b"".join(self._parts)
 
+    async def as_sent(self) -> bytes | AsyncIterator[bytes]:
+        """The body as it goes upstream unchanged: whole once read, else as it arrives (a method with a body)."""
+        if self.complete:
+            return self.whole()  # read to be managed, and not managed after all: it goes as it came
+        # The provider reads the start while the client still sends the end.
+        return self.chunks() if self.request.method in _BODY_METHODS else await self.read()
+
 
 def _read(wire: WireName, raw: bytes) -> tuple[Any, Conversation]:
     """A body read as JSON and as a conversation (in one worker thread)."""
@@ -431,9 +593,18 @@ def _passed_on(upstream: Upstream, body: AsyncIterator[bytes], *, extra: Sequenc
 
     ``extra``: the gateway's own headers, after the provider's."""
     response = StreamingResponse(body, status_code=upstream.status)
-    headers = [*upstream.headers, *extra]
-    response.raw_headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+    response.raw_headers = _raw_headers([*upstream.headers, *extra])
     return response
+
+
+def _raw_headers(headers: Sequence[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    """Headers as the HTTP layer sends them: lowercase names, in order, repeated ones kept."""
+    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+
+
+def _mode_headers(passed: str | None) -> list[tuple[str, str]]:
+    """The gateway's header on an answer to a request sent as the client sent it (manage mode): why it went so."""
+    return [(MODE_HEADER, f"passthrough; reason={passed}")] if passed else []
 
 
 def _error(request: Request, status: int, kind: str, message: str) -> Response:
