@@ -153,15 +153,29 @@ class _Gateway:
         return key
 
     def queue_recording(
-        self, key: str, conversation: Any, answer: asyncio.Future[Answered | None], client: Received | None = None
-    ) -> asyncio.Task[Ticket]:
-        """Queue the recording of a request and then of its answer (once ``answer`` resolves) behind the key's earlier jobs."""
+        self,
+        key: str,
+        conversation: Any,
+        answer: asyncio.Future[Answered | None],
+        client: Received | None = None,
+        *,
+        render: tuple[WireName, dict[str, Any]] | None = None,
+    ) -> asyncio.Task[tuple[Ticket, bytes | None]]:
+        """Queue the recording of a request and then of its answer (once ``answer`` resolves) behind the key's earlier jobs.
+
+        The task gives the request's ticket and, with ``render`` (manage mode: the client's wire and
+        body), the engine's body for it, rendered in the same worker thread as the recording."""
         limit = self.config.upstream_timeout + 60
         recorder = self.recorder
-        ticket_task = self.queue.submit(key, lambda: asyncio.to_thread(recorder.record_request, key, conversation, client))
+
+        def record() -> tuple[Ticket, bytes | None]:
+            ticket = recorder.record_request(key, conversation, client)
+            return ticket, recorder.managed_body(ticket, *render) if render is not None else None
+
+        recorded = self.queue.submit(key, lambda: asyncio.to_thread(record))
 
         async def record_answer() -> None:
-            ticket: Ticket = await ticket_task
+            ticket, _ = await recorded
             try:
                 result = await asyncio.wait_for(answer, timeout=limit)
             except TimeoutError:
@@ -172,7 +186,7 @@ class _Gateway:
                 await asyncio.to_thread(recorder.record_answer, ticket, result)
 
         self.keep(self.queue.submit(key, record_answer))
-        return ticket_task
+        return recorded
 
     async def recovered(self, upstream: Upstream, managed: _Managed, wire: WireName, url: str, headers: Any) -> Upstream:
         """After a refusal of the engine's request: when it says the request is too long, relieve once and send again.
@@ -310,8 +324,7 @@ async def _manage(gateway: _Gateway, exchange: _Exchange, wire: WireName, raw: b
         logger.debug("gateway: not managed: %s", exc)
         return None, "unreadable"
     key = gateway.session_key(conversation, exchange.request.headers)
-    ticket = await gateway.queue_recording(key, conversation, exchange.answer)
-    engine_body = await asyncio.to_thread(gateway.recorder.managed_body, ticket, wire, client)
+    ticket, engine_body = await gateway.queue_recording(key, conversation, exchange.answer, render=(wire, client))
     if engine_body is None:
         return None, ticket.passed or "not_built"
     return _Managed(ticket, client, engine_body), None
