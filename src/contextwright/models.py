@@ -13,7 +13,7 @@ for sources.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from contextwright import _model_map
 from contextwright.errors import UsageError
@@ -172,18 +172,47 @@ OPENAI_MODELS: dict[str, _Known] = {
 }
 
 
+# Implicit caching: the smallest prompt that can hit, per model family (longest prefix wins).
+# research/provider-caching.md G2 (Gemini API caching page, mid-2026 version: 2.5 Flash and
+# 2.5 Pro 2,048; Gemini 3.1 Pro Preview and 3.5-3.8 Flash 4,096; an earlier version: 3 Flash
+# Preview 1,024, 3 Pro Preview 4,096). A model not listed takes the largest documented minimum.
+GEMINI_MIN_CACHEABLE_TOKENS: Final[dict[str, int]] = {
+    "gemini-2.5-flash": 2_048,
+    "gemini-2.5-pro": 2_048,
+    "gemini-3-flash": 1_024,
+    "gemini-3-pro": 4_096,
+    "gemini-3.1-pro": 4_096,
+    "gemini-3.5-flash": 4_096,
+    "gemini-3.6-flash": 4_096,
+    "gemini-3.7-flash": 4_096,
+    "gemini-3.8-flash": 4_096,
+}
+_GEMINI_DEFAULT_MIN_CACHEABLE: Final = 4_096
+
+
+def gemini_min_cacheable_tokens(model: str) -> int:
+    """The smallest prompt implicit caching reads for ``model`` (``models/`` and router prefixes ignored)."""
+    bare = model.rsplit("/", 1)[-1].lower()
+    for family in sorted(GEMINI_MIN_CACHEABLE_TOKENS, key=len, reverse=True):
+        if bare == family or bare.startswith(family + "-"):
+            return GEMINI_MIN_CACHEABLE_TOKENS[family]
+    return _GEMINI_DEFAULT_MIN_CACHEABLE
+
+
 # Google Gemini: input window and output limit from the model pages
 # (https://ai.google.dev/gemini-api/docs/models: 1,048,576 input tokens, 65,536 output tokens for
-# every model listed); the minimum prefix implicit caching reads from the caching page
-# (https://ai.google.dev/gemini-api/docs/caching), as the gemini wire's MIN_CACHEABLE_TOKENS keeps it.
+# every model listed); the minimum prefix implicit caching reads from the table above.
 # No offline tokenizer is public; the estimator's o200k profile stands in.
 GEMINI_MODELS: dict[str, _Known] = {
-    "gemini-2.5-pro": _Known(window=1_048_576, max_output=65_536, min_cacheable=2_048, token_family="o200k"),
-    "gemini-2.5-flash": _Known(window=1_048_576, max_output=65_536, min_cacheable=2_048, token_family="o200k"),
-    "gemini-2.5-flash-lite": _Known(window=1_048_576, max_output=65_536, min_cacheable=2_048, token_family="o200k"),
-    "gemini-3-pro": _Known(window=1_048_576, max_output=65_536, min_cacheable=4_096, token_family="o200k"),
-    "gemini-3-flash": _Known(window=1_048_576, max_output=65_536, min_cacheable=1_024, token_family="o200k"),
-    "gemini-3.1-pro": _Known(window=1_048_576, max_output=65_536, min_cacheable=4_096, token_family="o200k"),
+    name: _Known(window=1_048_576, max_output=65_536, min_cacheable=gemini_min_cacheable_tokens(name), token_family="o200k")
+    for name in (
+        "gemini-2.5-pro",
+        "gemini-2.5-flash",
+        "gemini-2.5-flash-lite",
+        "gemini-3-pro",
+        "gemini-3-flash",
+        "gemini-3.1-pro",
+    )
 }
 
 _PROVIDER_NAMES = {"anthropic": "anthropic", "openai": "openai", "google": "google", "gemini": "google"}

@@ -65,6 +65,7 @@ from contextwright.assembly.request import (
 from contextwright.canonical import canonical_json
 from contextwright.errors import ContextLengthExceeded, ProviderError, UsageError
 from contextwright.events.catalog import AssistantMessage, ToolCall, Usage
+from contextwright.models import GEMINI_MIN_CACHEABLE_TOKENS, gemini_min_cacheable_tokens
 from contextwright.providers._render_common import RenderError, check_part_role, check_shape, is_blank, json_copy
 from contextwright.providers.capabilities import ProviderCapabilities
 from contextwright.providers.errors import (
@@ -102,31 +103,9 @@ PROVIDER: Final = "google"
 SIGNATURE_SENTINEL: Final = "skip_thought_signature_validator"
 """The ``thoughtSignature`` the API accepts on a function call it did not produce (as the JSON carries it)."""
 
-# Implicit caching: the smallest prompt that can hit, per model family (longest prefix wins).
-# research/provider-caching.md G2 (Gemini API caching page, mid-2026 version: 2.5 Flash and
-# 2.5 Pro 2,048; Gemini 3.1 Pro Preview and 3.5-3.8 Flash 4,096; an earlier version: 3 Flash
-# Preview 1,024, 3 Pro Preview 4,096). A model not listed takes the largest documented minimum.
-MIN_CACHEABLE_TOKENS: Final[dict[str, int]] = {
-    "gemini-2.5-flash": 2_048,
-    "gemini-2.5-pro": 2_048,
-    "gemini-3-flash": 1_024,
-    "gemini-3-pro": 4_096,
-    "gemini-3.1-pro": 4_096,
-    "gemini-3.5-flash": 4_096,
-    "gemini-3.6-flash": 4_096,
-    "gemini-3.7-flash": 4_096,
-    "gemini-3.8-flash": 4_096,
-}
-_DEFAULT_MIN_CACHEABLE: Final = 4_096
-
-
-def min_cacheable_tokens(model: str) -> int:
-    """The smallest prompt implicit caching reads for ``model`` (``models/`` and router prefixes ignored)."""
-    bare = model.rsplit("/", 1)[-1].lower()
-    for family in sorted(MIN_CACHEABLE_TOKENS, key=len, reverse=True):
-        if bare == family or bare.startswith(family + "-"):
-            return MIN_CACHEABLE_TOKENS[family]
-    return _DEFAULT_MIN_CACHEABLE
+# Implicit caching's smallest prompt per model family is the models table's (models.py), one source for both.
+MIN_CACHEABLE_TOKENS: Final = GEMINI_MIN_CACHEABLE_TOKENS
+min_cacheable_tokens = gemini_min_cacheable_tokens
 
 
 def capabilities(model: str) -> ProviderCapabilities:
