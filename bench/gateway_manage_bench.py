@@ -179,6 +179,7 @@ def session(turns: int, seed: int = SEED) -> tuple[str, list[Turn]]:
     out: list[Turn] = []
     seen_paths: list[str] = ["src/parsekit/parser.py"]
     last_fact = ""
+    last_function = "parse_source"
     for step in range(turns):
         kind = ("pytest", "ls", "read", "grep", "build", "pytest", "read")[step % 7]
         call_id = f"toolu_{seed % 1000:03d}{step:04d}"
@@ -198,9 +199,11 @@ def session(turns: int, seed: int = SEED) -> tuple[str, list[Turn]]:
             path = seen_paths[rng.randrange(len(seen_paths))]
             output, function = _file_view(rng, path)
             call = {"name": "Read", "input": {"file_path": path}}
-            last_fact = function
+            last_fact = last_function = function
         elif kind == "grep":
-            pattern = f"{rng.choice(WORDS)}_{rng.choice(WORDS)}"
+            # Where the function it last read is used: what an agent searches for (a random word pair would
+            # only match test names it never read for that).
+            pattern = last_function
             output, path = _grep(rng, pattern)
             seen_paths.append(path)
             call = {"name": "Grep", "input": {"pattern": pattern, "path": "src"}}

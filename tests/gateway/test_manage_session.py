@@ -34,4 +34,4 @@ def test_manage_mode_sends_far_fewer_tokens_and_keeps_the_last_test_runs_failure
     assert figures["saving"] > 0.40, figures
     assert figures["failure_kept"] and figures["totals_kept"]
     assert figures["run_upstream_chars"] < figures["run_chars"] / 4  # the noisy passing run is reduced
-    assert (figures["recall"].share or 0) > 0.9
+    assert (figures["recall"].share or 0) >= 0.99, figures["recall"]  # the relief issue's 200k target
