@@ -212,6 +212,9 @@ class _Layout:
     """The request's ``stable_messages``."""
     settled: tuple[tuple[int, int | None] | None, int] = field(default=(None, 0), compare=False, repr=False)
     """``settled_positions``, and the index of the turn where the walk that found it stopped."""
+    prefix_floor: list[int] = field(default_factory=lambda: [0, 0], compare=False, repr=False)
+    """``[tokens, counted up to]`` of the tools and system together, as :attr:`_Block.floor`; the layouts that
+    share their tools and system objects share this list, so the prefix is counted once per epoch, not per render."""
 
     @property
     def head(self) -> int:
@@ -238,11 +241,9 @@ class _Layout:
         ``None`` when the tools and system alone reach it (the prefix marker already
         covers the minimum) and when no such block exists.
         """
-        need = minimum
-        for text in (*map(_reader_text, self.tools), *(system["text"] for system in self.system)):
-            need -= token_floor(text, enough=need)
-            if need <= 0:
-                return None
+        need = minimum - self.prefix_tokens_at_least(minimum)
+        if need <= 0:
+            return None
         position = self.head - 1
         for turn in self.turns:
             for block in turn.blocks:
@@ -253,6 +254,19 @@ class _Layout:
                 if need <= 0 and block.anchorable:
                     return position
         return None
+
+    def prefix_tokens_at_least(self, enough: int) -> int:
+        """A floor under the tokens of the tools and system together, exact up to ``enough`` (counting stops there)."""
+        tokens, counted = self.prefix_floor
+        if tokens < counted or counted >= enough:
+            return tokens  # counted whole before, or as far as asked now
+        tokens = 0
+        for text in (*map(_reader_text, self.tools), *(system["text"] for system in self.system)):
+            tokens += token_floor(text, enough=enough - tokens)
+            if tokens >= enough:
+                break
+        self.prefix_floor[:] = [tokens, enough]
+        return tokens
 
     def positions(self) -> Iterator[tuple[str, str, bool, dict[str, Any]]]:
         """What each position contributes to the prefix hash (role and message opening included), in order."""
@@ -393,8 +407,9 @@ def _layout(request: NeutralRequest, caps: ProviderCapabilities, *, reuse: _Layo
 
 def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Layout | None) -> _Layout:
     check_shape(request, caps, provider="anthropic")
+    prefix_floor = [0, 0]
     if reuse is not None and reuse.source == (request.tools, request.system):
-        tools, system = reuse.tools, reuse.system
+        tools, system, prefix_floor = reuse.tools, reuse.system, reuse.prefix_floor
     else:
         tools = tuple(_map_tool(tool) for tool in request.tools)
         system = tuple(SharedObject(type="text", text=block.text) for block in request.system if not is_blank(block.text))
@@ -482,6 +497,7 @@ def _map_layout(request: NeutralRequest, caps: ProviderCapabilities, reuse: _Lay
         whole_turns=whole,
         settled=found,
         stable=request.stable_messages,
+        prefix_floor=prefix_floor,
     )
 
 
