@@ -469,14 +469,14 @@ def test_settings_made_directly_are_checked_too():
 
 
 def test_engine_settings_change_the_engine_row_only(small):
-    # With the opt-in floor the results may grow past the share, so passes come less often;
+    # Without the absolute floor the results are held to the share, so passes come more often;
     # the baselines do not move.
-    floored = EngineSettings.parse(["tool_results_floor_tokens=16000"])
+    share_only = EngineSettings.parse(["tool_results_floor_tokens=0"])
     default_passes = [s.relief for s in engine_requests(session(), window=SMALL) if "tool_results_to_pointers" in s.relief]
-    floored_passes = [
-        s.relief for s in engine_requests(session(), window=SMALL, engine=floored) if "tool_results_to_pointers" in s.relief
+    share_passes = [
+        s.relief for s in engine_requests(session(), window=SMALL, engine=share_only) if "tool_results_to_pointers" in s.relief
     ]
-    assert floored_passes and len(floored_passes) < len(default_passes)
-    rows = {r.name: r for r in compare_transcript(session(), window=SMALL, engine=floored)}
+    assert default_passes and len(default_passes) < len(share_passes)
+    rows = {r.name: r for r in compare_transcript(session(), window=SMALL, engine=share_only)}
     assert all(rows[name] == small[name] for name in STRATEGIES if name != "contextwright")
     assert rows["contextwright"] != small["contextwright"]

@@ -34,25 +34,37 @@ def test_only_history_and_the_tool_result_share_scale_with_the_window(prefix, es
     assert small.tool_results == int(small.body_limit * 0.25)
 
 
-def test_visible_tool_results_hold_the_share_unless_a_floor_is_opted_into(prefix, estimator):
+def test_visible_tool_results_hold_the_share_or_the_absolute_floor(prefix, estimator):
     from contextwright.plan import BudgetConfig
 
     small, large = allocate(plan_for(prefix, estimator, 32_000)), allocate(plan_for(prefix, estimator, 200_000))
-    # By default the share is the mark at every window (B2: tool results at most 25% of the body).
-    assert small.tool_results_high == small.tool_results == int(small.body_limit * 0.25)
-    assert large.tool_results_high == large.tool_results == int(large.body_limit * 0.25)
+    # Every result on arrival is held to the share at every window (B2: 25% of the body).
+    assert small.tool_results == int(small.body_limit * 0.25)
+    assert large.tool_results == int(large.body_limit * 0.25)
+    # What stays visible: at 32k the absolute floor (16,000) where the share allows less; at 200k the share.
+    assert small.tool_results < 16_000 == small.tool_results_high <= small.history
+    assert large.tool_results_high == large.tool_results > 16_000
     model = with_window(anthropic("claude-sonnet-4-6"), 32_000)
 
     def with_floor(floor: int):
         planner = ContextPlanner("s", estimator=estimator, secret=SECRET, budgets=BudgetConfig(tool_results_floor_tokens=floor))
         return allocate(planner.plan(model, prefix).plan)
 
-    # The opt-in floor (a departure from B2): at 32k results may grow to it before a pass.
-    floored = with_floor(16_000)
-    assert floored.tool_results < 16_000 == floored.tool_results_high <= floored.history
+    # Off (0): the share is the mark.
+    off = with_floor(0)
+    assert off.tool_results_high == off.tool_results
     # Never more than the history holds, however large the floor.
     capped = with_floor(10**6)
     assert capped.tool_results_high == capped.history
+
+
+def test_a_plan_recorded_before_the_floor_existed_reads_without_it():
+    from contextwright.plan import BudgetConfig
+
+    recorded = BudgetConfig().to_dict()
+    del recorded["tool_results_floor_tokens"]
+    assert BudgetConfig.from_dict(recorded).tool_results_floor_tokens == 0
+    assert BudgetConfig.from_dict(BudgetConfig().to_dict()) == BudgetConfig()
 
 
 def test_margin_and_pressure(prefix, estimator):

@@ -10,6 +10,7 @@ import pytest
 
 from contextwright.budget.allocator import allocate
 from contextwright.events import AssistantMessage, ToolCall
+from contextwright.plan.budgets import BudgetConfig
 from contextwright.runtime.limits import ENVELOPE_TOKENS, RESULT_FLOOR_TOKENS
 from contextwright.testing.fakes import open_session
 
@@ -125,5 +126,8 @@ def test_the_high_water_mark_holds_at_every_build_without_pressure(window):
             assert max(int(c[1:]) for c in pruned) < min(int(c[1:]) for c in whole)
     # Batched down to the low-water mark: one pass per several rounds, not one per round.
     assert 1 <= passes <= 30 // 3
-    # By default the share is the mark at every window (B2): the results never grew past it.
-    assert not over_share
+    # The mark is the share (B2) or, where the share allows less, the absolute floor: at 32k the results
+    # grew past the share up to the floor; at 200k the share is the larger and they never did.
+    floor = min(allocation.history, BudgetConfig().tool_results_floor_tokens)
+    assert high == max(allocation.tool_results, floor)
+    assert over_share == (floor > allocation.tool_results)

@@ -7,8 +7,8 @@ Order of operations:
 3. What remains is the body. Estimates of the body are inflated by the safety
    margin before they are compared with it.
 4. Fixed, absolute caps for working state, in-turn recall, runtime metadata and
-   nudges; tool results at most a share of the body (B2), new and visible alike
-   (unless a floor is opted into, which departs from B2); history takes the rest,
+   nudges; a new tool result at most a share of the body (B2), and visible results
+   together the share or an absolute floor, whichever is more; history takes the rest,
    which is the only part that grows with the window.
 """
 
@@ -47,8 +47,8 @@ class Allocation:
     tool_results: int
     """What a new tool result may take on arrival, beyond its exchange's earlier results (the share, B2)."""
     tool_results_high: int
-    """What visible tool results may hold before a pruning pass makes older ones pointers: the share (B2), or an
-    opted-in floor (:attr:`~contextwright.plan.budgets.BudgetConfig.tool_results_floor_tokens`, 0 by default)
+    """What visible tool results may hold before a pruning pass makes older ones pointers: the share (B2), or a
+    floor in absolute tokens (:attr:`~contextwright.plan.budgets.BudgetConfig.tool_results_floor_tokens`)
     where the share is smaller."""
     history: int
     """The most the conversation (history, tool pairs and the capped classes together) may use."""
