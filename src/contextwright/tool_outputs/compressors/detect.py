@@ -88,6 +88,17 @@ def _count(lines: Sequence[str], pattern: str) -> int:
     return sum(1 for line in lines if regex.search(line))
 
 
+def _found(lines: Sequence[str], pattern: str) -> bool:
+    """``_count(lines, pattern) > 0``, without counting: a scan of every position stops at the first match."""
+    if isinstance(lines, _Sample):
+        narrowed = _narrowed(pattern, lines.text)
+        if narrowed is None:
+            return False
+        if _after_newline(narrowed) is None:
+            return _per_line(narrowed).search(lines.text) is not None
+    return _count(lines, pattern) > 0
+
+
 def _mentions(lines: Sequence[str], *needles: str) -> bool:
     # A substring test on the joined sample is far cheaper than a regex with many alternatives.
     text = lines.text if isinstance(lines, _Sample) else "\n".join(lines)
@@ -100,31 +111,28 @@ def _share(lines: Sequence[str], pattern: str) -> float:
 
 
 def _git_diff(s: Sequence[str]) -> bool:
-    return _count(s, r"^diff --git ") > 0 or (
-        _count(s, r"^--- (?:a/|/dev/null)") > 0 and _count(s, r"^\+\+\+ (?:b/|/dev/null)") > 0 and _count(s, r"^@@ ") > 0
+    return _found(s, r"^diff --git ") or (
+        _found(s, r"^--- (?:a/|/dev/null)") and _found(s, r"^\+\+\+ (?:b/|/dev/null)") and _found(s, r"^@@ ")
     )
 
 
 def _git_log(s: Sequence[str]) -> bool:
     first = next((line for line in s if line.strip()), "")
-    if re.match(r"^commit [0-9a-f]{7,64}\b", first) and _count(s, r"^(?:Author|Date|Merge):") > 0:
+    if re.match(r"^commit [0-9a-f]{7,64}\b", first) and _found(s, r"^(?:Author|Date|Merge):"):
         return True
     return _share(s, r"^[0-9a-f]{7,64} \S") >= 0.8
 
 
 def _git_blame(s: Sequence[str]) -> bool:
-    porcelain = _count(s, r"^[0-9a-f]{40} \d+ \d+(?: \d+)?$") >= 2 and _count(s, r"^author ") > 0
+    porcelain = _count(s, r"^[0-9a-f]{40} \d+ \d+(?: \d+)?$") >= 2 and _found(s, r"^author ")
     return porcelain or _share(s, r"^\^?[0-9a-f]{7,40} (?:\S+ +)?\(.*\d{4}-\d\d-\d\d.*\d+\)") >= 0.6
 
 
 def _git_status(s: Sequence[str]) -> bool:
     # Porcelain rows have a status letter in the first two columns: "   Compiling x" has none.
-    if (
-        _count(
-            s,
-            r"^(?:On branch |HEAD detached |Changes not staged for commit|Changes to be committed|Untracked files:|nothing to commit)",
-        )
-        > 0
+    if _found(
+        s,
+        r"^(?:On branch |HEAD detached |Changes not staged for commit|Changes to be committed|Untracked files:|nothing to commit)",
     ):
         return True
     return len(s) >= 2 and _share(s, r"^(?! {2})[ MADRCUT?!]{2} \S") >= 0.9
@@ -132,45 +140,38 @@ def _git_status(s: Sequence[str]) -> bool:
 
 def _pytest(s: Sequence[str]) -> bool:
     return (
-        _count(s, r"=+ test session starts =+|short test summary info|^collected \d+ items?") > 0
-        or _count(s, r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s.* =+$") > 0
-        or _count(s, r"^(?:FAILED|ERROR) \S+\.py::") > 0
+        _found(s, r"=+ test session starts =+|short test summary info|^collected \d+ items?")
+        or _found(s, r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s.* =+$")
+        or _found(s, r"^(?:FAILED|ERROR) \S+\.py::")
         # A verbose listing cut from its header and summary (``path::test PASSED``).
         or _share(s, r"^\S+::\S.* (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b") >= 0.5
     )
 
 
 def _cargo_test(s: Sequence[str]) -> bool:
-    return _count(s, r"^running \d+ tests?$") > 0 and _count(s, r"^test result: |^test \S+ \.\.\. ") > 0
+    return _found(s, r"^running \d+ tests?$") and _found(s, r"^test result: |^test \S+ \.\.\. ")
 
 
 def _go_test(s: Sequence[str]) -> bool:
-    return (
-        _count(s, r"^\s*=== (?:RUN|PAUSE|CONT)\s|^\s*--- (?:FAIL|PASS|SKIP): ") > 0
-        or _count(
-            s,
-            r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[(?:no test files|build failed|setup failed)\])",
-        )
-        > 0
+    return _found(s, r"^\s*=== (?:RUN|PAUSE|CONT)\s|^\s*--- (?:FAIL|PASS|SKIP): ") or _found(
+        s,
+        r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[(?:no test files|build failed|setup failed)\])",
     )
 
 
 def _jest(s: Sequence[str]) -> bool:
     suites = _count(s, r"^\s*(?:PASS|FAIL)\s+\S+\.(?:[jt]sx?|mjs|cjs|vue|svelte)\b")
     details = _count(s, r"^\s*●\s|^\s*(?:Tests|Test Suites|Test Files):\s|^\s+[✓✕√×]\s")
-    return suites > 0 and details > 0 or _count(s, r"^\s*Test (?:Suites|Files):?\s+\d") > 0
+    return suites > 0 and details > 0 or _found(s, r"^\s*Test (?:Suites|Files):?\s+\d")
 
 
 def _scala_test(s: Sequence[str]) -> bool:
     if not _mentions(s, "*** FAILED", "==> X ", " passed, ", "Test run ", "[info] ", "[error] "):
         return False
-    return (
-        _count(
-            s,
-            r"\*\*\* FAILED \*\*\*|^==> X |^\d+ tests?, \d+ passed, \d+ failed|^Test run \S+ (?:started|finished)"
-            r"|^\[info\] Tests: succeeded \d+|^\[info\] All tests passed|^\[error\] Failed tests:",
-        )
-        > 0
+    return _found(
+        s,
+        r"\*\*\* FAILED \*\*\*|^==> X |^\d+ tests?, \d+ passed, \d+ failed|^Test run \S+ (?:started|finished)"
+        r"|^\[info\] Tests: succeeded \d+|^\[info\] All tests passed|^\[error\] Failed tests:",
     )
 
 
@@ -183,8 +184,8 @@ def _rustc(s: Sequence[str]) -> bool:
     return (
         errors > 0
         and _count(s, _HEADED_FINDING) < errors
-        and _count(s, r"^\s*--> \S+:\d+:\d+") > 0
-        or (_count(s, r"panicked at ") > 0 and _count(s, r"^\s*(?:Compiling|Finished|Running) ") > 0)
+        and _found(s, r"^\s*--> \S+:\d+:\d+")
+        or (_found(s, r"panicked at ") and _found(s, r"^\s*(?:Compiling|Finished|Running) "))
     )
 
 
@@ -192,34 +193,30 @@ def _typecheck(s: Sequence[str]) -> bool:
     if not _mentions(s, "error TS", ".py", "Found ", "Success: ", "[error] ", "[info] "):
         return False
     return (
-        _count(s, r"\berror TS\d+: ") > 0
-        or _count(
+        _found(s, r"\berror TS\d+: ")
+        or _found(
             s,
             r"^\S+\.pyi?:\d+(?::\d+)?: (?:error|note): |^Found \d+ errors? in \d+ files?|^Success: no issues found",
         )
-        > 0
-        or _count(s, r"^\[error\] \S+\.(?:scala|java):\d+") > 0
+        or _found(s, r"^\[error\] \S+\.(?:scala|java):\d+")
         or _count(s, r"^\[info\] (?:Resolving|Loading|Updating|Compiling) ") >= 3
     )
 
 
 def _build(s: Sequence[str]) -> bool:
     return (
-        _count(
+        _found(
             s,
             r"\(\d+(?:,\d+)?\): (?:error|warning) [A-Z]+\d+: |^\s*Build (?:FAILED|succeeded)\.|Determining projects to restore",
         )
-        > 0
-        or _count(
+        or _found(
             s,
             r"^> Task :|^BUILD (?:SUCCESSFUL|FAILED)|^\[INFO\] BUILD (?:SUCCESS|FAILURE)|^FAILURE: Build failed",
         )
-        > 0
-        or _count(
+        or _found(
             s,
             r"^g?make(?:\[\d+\])?: |^\[\s*\d+%\] (?:Building|Linking)|^ninja: |^\S+\.(?:c|cc|cpp|cxx|h|hpp|m|mm):\d+:\d+: (?:fatal error|error|warning): ",
         )
-        > 0
     )
 
 
@@ -240,31 +237,28 @@ def _lint(s: Sequence[str]) -> bool:
 
 def _stack_trace(s: Sequence[str]) -> bool:
     return (
-        _count(s, r"Traceback \(most recent call last\):|^Exception in thread |^goroutine \d+ \[") > 0
+        _found(s, r"Traceback \(most recent call last\):|^Exception in thread |^goroutine \d+ \[")
         or _count(s, r"^\s+at [\w$.<>]+\(.*\)$|^\s+at .*:\d+:\d+\)?$") >= 2
     )
 
 
 def _package_install(s: Sequence[str]) -> bool:
-    return (
-        _count(
-            s,
-            r"^(?:Collecting |Successfully installed |Requirement already satisfied|Installing collected packages"
-            r"|npm (?:WARN|ERR!|warn|error) |added \d+ packages?|up to date, audited|found \d+ vulnerabilit"
-            r"|\s*Installed package|\s*Installing \S+ v\d|Reading package lists|(?:Get|Hit):\d+ |Setting up |Unpacking "
-            r"|(?:Inst|Conf|Remv) \S+ |Package\s+Version\s*$|Name: \S|Package: \S)",
-        )
-        > 0
+    return _found(
+        s,
+        r"^(?:Collecting |Successfully installed |Requirement already satisfied|Installing collected packages"
+        r"|npm (?:WARN|ERR!|warn|error) |added \d+ packages?|up to date, audited|found \d+ vulnerabilit"
+        r"|\s*Installed package|\s*Installing \S+ v\d|Reading package lists|(?:Get|Hit):\d+ |Setting up |Unpacking "
+        r"|(?:Inst|Conf|Remv) \S+ |Package\s+Version\s*$|Name: \S|Package: \S)",
     )
 
 
 def _process_list(s: Sequence[str]) -> bool:
-    return _count(s[:3], r"^\s*(?:USER|UID)\s+PID\b|^\s*PID\s+(?:TTY|USER|PPID)\b") > 0
+    return _found(s[:3], r"^\s*(?:USER|UID)\s+PID\b|^\s*PID\s+(?:TTY|USER|PPID)\b")
 
 
 def _dir_listing(s: Sequence[str]) -> bool:
     return (
-        _count(s, r"^total \d+$") > 0
+        _found(s, r"^total \d+$")
         or _share(s, r"^[-dlcbps][-rwxsStT]{9}[.+@]?\s+\d+\s") >= 0.5
         or _share(s, r"^\s*\d+(?:[.,]\d+)?[KMGTP]?\s+\S*/") >= 0.8
         or _share(s, r"^\.{0,2}/\S*$") >= 0.8
