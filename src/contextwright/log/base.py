@@ -207,6 +207,15 @@ class EventLog(abc.ABC):
             raise UsageError(f"expected_seq must be an integer >= 0, got {expected_seq!r}")
         return self._append(session_id, prepare_events(events), expected_seq=expected_seq)
 
+    def write_mark(self) -> object | None:
+        """A value that stays equal, on this thread, while no event can have been appended to the store.
+
+        Only this thread's open :meth:`transaction` on a store whose lock covers the whole store
+        (SQLite) can promise that: no one else may write until it ends, and each of its own appends
+        changes the mark. A reader that read a session's tail under one mark needs no second
+        read under the same mark. None (the default): no promise, read again."""
+        return None
+
     def read(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """Return the session's events with ``seq > after_seq`` in order, at most ``limit``.
 

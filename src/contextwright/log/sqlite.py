@@ -126,7 +126,8 @@ class SQLiteEventLog(ThreadTransactionLog):
         self._idle: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._bound = threading.local()
-        """The connection of the thread's open :meth:`transaction` (``conn``) and how deep it is nested (``depth``)."""
+        """The connection of the thread's open :meth:`transaction` (``conn``), how deep it is nested (``depth``),
+        and its :meth:`write_mark` (``mark``: the transaction's own object and how many appends it made)."""
         self._closed = False
         self.read_only = read_only
         if not self.path.exists():
@@ -306,16 +307,22 @@ class SQLiteEventLog(ThreadTransactionLog):
             with translating_sqlite(f"opening a transaction on {self.path}"):
                 conn.execute("BEGIN IMMEDIATE")
             self._bound.conn, self._bound.depth = conn, 1
+            self._bound.mark = (object(), 0)
             try:
                 yield
                 with translating_sqlite(f"committing a transaction on {self.path}"):
                     conn.execute("COMMIT")
             finally:
-                self._bound.conn, self._bound.depth = None, 0
+                self._bound.conn, self._bound.depth, self._bound.mark = None, 0, None
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
         finally:
             self._give_back(conn)
+
+    def write_mark(self) -> object | None:
+        # BEGIN IMMEDIATE took the file's write lock: until COMMIT only this thread's appends, each
+        # counted in the mark, can add events.
+        return getattr(self._bound, "mark", None)
 
     def _append(self, session_id: str, events: Sequence[PreparedEvent], *, expected_seq: int) -> list[Event]:
         # The pool and the error translation spelled out: this is the hot path of every turn.
@@ -331,6 +338,8 @@ class SQLiteEventLog(ThreadTransactionLog):
             try:
                 rows = self._append_locked(conn, session_id, events, expected_seq)
                 conn.execute(commit)
+                if begin.startswith("SAVEPOINT"):
+                    self._bound.mark = (self._bound.mark[0], self._bound.mark[1] + 1)  # the tail moved: a new mark
             except BaseException:
                 if conn.in_transaction:
                     conn.execute(undo)

@@ -96,6 +96,8 @@ class SessionCore:
         self.setup_seq = 0
         """The log position at which this process last chose the agent and model: a plan
         recorded after it (by any worker) is the session's plan, adopted as it is."""
+        self._synced_at: object | None = None
+        """The store's write mark when the tail was last read or appended to (see :meth:`sync`)."""
         self._folder: Folder | None = None
         self._folded = 0
         """How many of :attr:`events` the folder has applied."""
@@ -173,8 +175,12 @@ class SessionCore:
         return events
 
     def sync(self) -> None:
-        """Read the log's tail after the last event read."""
+        """Read the log's tail after the last event read (unless nothing can have been appended since it was read)."""
+        mark = self.log.write_mark()
+        if mark is not None and mark == self._synced_at:
+            return  # read or appended under this mark: the tail is known (see EventLog.write_mark)
         self._tail.extend(self.log.read(self.id, after_seq=self.last_seq))
+        self._synced_at = mark
 
     def adopt(self, history: Sequence[Event]) -> None:
         """Take events the caller already read from this session's log (they must start the session)."""
@@ -198,6 +204,7 @@ class SessionCore:
             return
         self.base_seq = self.checkpoint_seq = state.seq
         self._folder, self._folded = state.folder, state.seq
+        self._synced_at = None  # the tail now starts after the checkpoint: read it
         # The checkpoint is taken where a request was built: the next request rebuilds that one on this surface.
         self._kept_surface = state.folder.surface()
         self._facts = state.facts
@@ -305,9 +312,12 @@ class SessionCore:
         try:
             stored = self.log.append(self.id, list(payloads), expected_seq=self.last_seq)
         except SeqConflict:
+            self._synced_at = None  # the tail was not what this session knew: read it whatever the mark
             self.sync()
             raise
         self._tail.extend(e for e in stored if e.seq > self.last_seq)
+        # Appended right after the last event read: the tail is known under the append's mark.
+        self._synced_at = self.log.write_mark()
         return stored
 
     def planner(self) -> ContextPlanner:
