@@ -111,6 +111,10 @@ def test_codex_through_the_gateway(tmp_path: Path, mode: str) -> None:
 
     first = conversations[0].json
     assert first["store"] is False and len(first["tools"]) >= 5
+    # Codex's hosted web search and its namespace of sub-agent tools reach the provider as it declared them.
+    namespaces = [t for t in first["tools"] if t.get("type") == "namespace"]
+    assert any(t.get("type") == "web_search" for t in first["tools"])
+    assert namespaces and all(t.get("tools") for t in namespaces)
     assert all(r.path == "/v1/responses" and r.headers["authorization"] == f"Bearer {KEY}" for r in conversations)
     # The 500 reached Codex, which sent the same request again.
     assert len(conversations) == 5 and conversations[3].body == conversations[4].body

@@ -7,6 +7,7 @@ strings, so the measured prefix size is the size of what goes out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.request import SystemBlock, ToolDefinition
@@ -54,15 +55,28 @@ def prefix_sha256(system: tuple[SystemBlock, ...], tools: tuple[ToolDefinition, 
     return content_hash(
         {
             "system": [{"class": b.budget_class, "text": b.text} for b in system],
-            "tools": [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools],
+            "tools": [_tool_content(t) for t in tools],
         }
     )
+
+
+def _tool_content(tool: ToolDefinition) -> dict[str, Any]:
+    content = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+    if tool.native is not None:
+        content["native"] = tool.native
+    return content
 
 
 def tool_definitions(prefix: Prefix) -> tuple[ToolDefinition, ...]:
     """The pinned tools as sent to providers."""
     return tuple(
-        ToolDefinition(name=t.name, description=t.description, input_schema=to_plain(t.input_schema)) for t in prefix.tools
+        ToolDefinition(
+            name=t.name,
+            description=t.description,
+            input_schema=to_plain(t.input_schema),
+            native=to_plain(t.native) if t.native is not None else None,
+        )
+        for t in prefix.tools
     )
 
 

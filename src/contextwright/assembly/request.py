@@ -101,6 +101,9 @@ class ToolDefinition:
     name: str
     description: str
     input_schema: dict[str, Any]
+    native: dict[str, Any] | None = None
+    """The client's own declaration, for the wire it names (:attr:`~contextwright.items.region_a.ToolSpec.native`);
+    left out of the canonical request when None, so requests without one keep their bytes."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -204,6 +207,9 @@ def _plain_emptied(request: NeutralRequest, emptied: tuple[str, ...]) -> dict[st
     return {name: [] if name in emptied else _plain(getattr(request, name)) for name in request.__dataclass_fields__}
 
 
+_LEFT_OUT_WHEN_NONE: dict[type, frozenset[str]] = {ToolDefinition: frozenset({"native"})}
+"""Fields added after requests were first recorded: absent from the canonical form while unset."""
+
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 """Types whose values are plain as they are (most of a message's values: asked first, they skip the attribute probes)."""
 
@@ -212,6 +218,13 @@ def _plain(value: Any) -> Any:
     if type(value) in _SCALARS:
         return value
     if hasattr(value, "__dataclass_fields__"):
+        unset = _LEFT_OUT_WHEN_NONE.get(type(value))
+        if unset is not None:
+            return {
+                name: _plain(getattr(value, name))
+                for name in value.__dataclass_fields__
+                if name not in unset or getattr(value, name) is not None
+            }
         return {name: _plain(getattr(value, name)) for name in value.__dataclass_fields__}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]

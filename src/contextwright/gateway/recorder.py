@@ -305,7 +305,7 @@ class Recorder:
             return None
         body = {name: value for name, value in client.items() if name not in _COUNTED_KEYS}
         body.update({name: rendered[name] for name in _COUNTED_KEYS if name in rendered})
-        return json.dumps(body, ensure_ascii=False).encode()
+        return dumps(body)
 
     def recover(self, ticket: Ticket, status: int, error_body: bytes) -> Ticket | None:
         """Manage mode, the provider refused the engine's request as too long: relieve once and rebuild.
@@ -642,13 +642,9 @@ class Received:
 
 
 def dumps(document: Any) -> bytes:
-    """A body as JSON bytes: with ``orjson`` when it is installed (the ``fast`` extra), else the standard library."""
-    if _orjson is not None:
-        try:
-            return bytes(_orjson.dumps(document))
-        except TypeError:
-            pass  # an integer past 64 bits, say: the standard library writes it
-    return json.dumps(document, ensure_ascii=False).encode()
+    """A body as compact JSON bytes, by the standard library whatever else is installed: the bytes sent for a
+    log must not depend on an optional package (``orjson`` writes some numbers differently)."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def loads(raw: bytes) -> Any:
@@ -693,7 +689,8 @@ def model_for(conversation: Conversation) -> ResolvedModel:
 
 def budgets_for(conversation: Conversation, base: BudgetConfig) -> BudgetConfig:
     """Budgets whose prefix caps hold the client's own system text and tools (the client owns its prefix)."""
-    tools_chars = len(canonical_json([[t.name, t.description, t.input_schema] for t in conversation.tools]))
+    listed = [[t.name, t.description, t.input_schema, *([t.native] if t.native is not None else [])] for t in conversation.tools]
+    tools_chars = len(canonical_json(listed))
     return replace(
         base,
         instructions_tokens=max(base.instructions_tokens, 2 * len(conversation.system) + 1024),

@@ -186,7 +186,8 @@ def _anthropic(body: Mapping[str, Any], model: str) -> Conversation:
         hints["user_id"] = metadata["user_id"]
     turns, fingerprints = MEMO.read(_list(body.get("messages")))
     tools = tuple(
-        _tool(t.get("name"), t.get("description"), t.get("input_schema"), kind=t.get("type")) for t in _list(body.get("tools"))
+        _tool(t.get("name"), t.get("description"), t.get("input_schema"), kind=t.get("type"), native=_native("anthropic", t))
+        for t in _list(body.get("tools"))
     )
     return Conversation(
         wire="anthropic",
@@ -300,7 +301,8 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
         # Hosted tool calls and other item kinds stay in the client's history only.
     flush()
     tools = tuple(
-        _tool(t.get("name"), t.get("description"), t.get("parameters"), kind=t.get("type")) for t in _list(body.get("tools"))
+        _tool(t.get("name"), t.get("description"), t.get("parameters"), kind=t.get("type"), native=_native("openai_responses", t))
+        for t in _list(body.get("tools"))
     )
     instructions = body.get("instructions")
     return Conversation(
@@ -381,8 +383,19 @@ def _chat(body: Mapping[str, Any], model: str) -> Conversation:
         turns.append(Turn(kind="results", results=tuple(results)))
     tools = []
     for entry in _list(body.get("tools")):
-        function = entry.get("function") if isinstance(entry.get("function"), Mapping) else {}
-        tools.append(_tool(function.get("name"), function.get("description"), function.get("parameters"), kind="function"))
+        # A function's settings sit under "function", a custom tool's under "custom": under its type either way.
+        kind = entry.get("type")
+        settings = entry.get(kind) if isinstance(kind, str) and isinstance(entry.get(kind), Mapping) else {}
+        function = settings if kind == "function" else {}
+        tools.append(
+            _tool(
+                settings.get("name"),
+                settings.get("description"),
+                function.get("parameters"),
+                kind=entry.get("type"),
+                native=_native("openai_chat", entry),
+            )
+        )
     return Conversation(
         wire="openai_chat",
         model=model,
@@ -396,16 +409,53 @@ def _chat(body: Mapping[str, Any], model: str) -> Conversation:
 # -- shared -----------------------------------------------------------------------------
 
 
-def _tool(name: Any, description: Any, schema: Any, *, kind: Any) -> ToolSpec | None:
-    """A tool the client advertises; a hosted tool (web search and the like) goes by its type."""
+def _tool(name: Any, description: Any, schema: Any, *, kind: Any, native: dict[str, Any] | None) -> ToolSpec | None:
+    """A tool the client advertises; a hosted tool (web search and the like) goes by its type.
+
+    One the engine's function form would not send as the client did (``native``) is pinned with
+    the client's declaration, which its wire sends unchanged."""
     name = name if isinstance(name, str) and name else kind if isinstance(kind, str) else None
     if not name:
         return None
+    function_form = native is None and isinstance(schema, Mapping)
     return ToolSpec(
         name=name,
         description=description if isinstance(description, str) else "",
-        input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object", "properties": {}},
+        input_schema=dict(schema) if function_form else {"type": "object", "properties": {}},
+        native=native,
     )
+
+
+_FUNCTION_KEYS: dict[str, frozenset[str]] = {
+    # What each wire's function form writes again from name, description and schema alone
+    # (a cache mark is the engine's to place, and a function is sent as not strict).
+    "anthropic": frozenset({"name", "description", "input_schema", "cache_control", "type"}),
+    "openai_responses": frozenset({"type", "name", "description", "parameters", "strict"}),
+    "openai_chat": frozenset({"type", "function"}),
+}
+_FUNCTION_TYPES: dict[str, frozenset[Any]] = {
+    "anthropic": frozenset({None, "custom"}),
+    "openai_responses": frozenset({"function"}),
+    "openai_chat": frozenset({"function"}),
+}
+
+
+def _native(wire: WireName, declared: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{"wire": wire, "tool": declared}`` for a tool the function form would change, else None.
+
+    That is a hosted or server tool, a namespace of tools, a free-form (grammar) tool, a strict
+    function, or one with settings of its own; its cache mark is left out (the engine places them)."""
+    kind = declared.get("type")
+    function = declared.get("function") if wire == "openai_chat" else None
+    plain = (
+        kind in _FUNCTION_TYPES[wire]
+        and set(declared) <= _FUNCTION_KEYS[wire]
+        and not declared.get("strict")
+        and (function is None or (isinstance(function, Mapping) and set(function) <= {"name", "description", "parameters"}))
+    )
+    if plain:
+        return None
+    return {"wire": wire, "tool": {k: v for k, v in declared.items() if k != "cache_control"}}
 
 
 def _list(value: Any) -> list[Any]:

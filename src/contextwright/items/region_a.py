@@ -56,6 +56,10 @@ class ToolSpec(PrefixItem):
     name: str
     description: str
     input_schema: dict[str, Any]
+    native: dict[str, Any] | None = None
+    """A tool no function schema describes (a hosted web search, a namespace of tools, a tool with a free-form
+    grammar), as its client declared it: ``{"wire": WIRE, "tool": DECLARATION}``. That wire sends the declaration
+    unchanged; any other sends the function form (name, description, ``input_schema``). None for a function."""
 
     def __post_init__(self) -> None:
         # Both providers accept ^[a-zA-Z0-9_-]{1,64}$ for tool and function names.
@@ -64,10 +68,19 @@ class ToolSpec(PrefixItem):
         if not isinstance(self.input_schema, dict) or self.input_schema.get("type") != "object":
             raise UsageError(f"tool {self.name!r}: input_schema must be a JSON schema with type 'object'")
         canonical_json(self.input_schema)  # must have a canonical form to be pinned
+        if self.native is not None:
+            if set(self.native) != {"wire", "tool"} or not isinstance(self.native["wire"], str):
+                raise UsageError(f"tool {self.name!r}: native must be {{'wire': WIRE, 'tool': DECLARATION}}")
+            if not isinstance(self.native["tool"], dict):
+                raise UsageError(f"tool {self.name!r}: a native declaration must be a JSON object")
+            canonical_json(self.native)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values; the pinned canonical form of the tool."""
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        """Plain JSON values; the pinned canonical form of the tool (``native`` only where there is one)."""
+        plain = {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        if self.native is not None:
+            plain["native"] = self.native
+        return plain
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -96,7 +96,12 @@ class Prefix:
             framing=Framing(text=data["framing"]),
             instructions=AgentInstructions(text=data["instructions"]),
             tools=tuple(
-                ToolSpec(name=t["name"], description=t["description"], input_schema=to_plain(t["input_schema"]))
+                ToolSpec(
+                    name=t["name"],
+                    description=t["description"],
+                    input_schema=to_plain(t["input_schema"]),
+                    native=to_plain(t["native"]) if "native" in t else None,
+                )
                 for t in data["tools"]
             ),
             memory=MemorySnapshot(facts=tuple(MemoryFact(id=m["id"], text=m["text"], trust=m["trust"]) for m in data["memory"])),

@@ -12,6 +12,7 @@ from contextwright.assembly.request import (
     Part,
     ReasoningPart,
     ToolCallPart,
+    ToolDefinition,
     ToolResultPart,
 )
 from contextwright.canonical import canonical_json
@@ -144,3 +145,13 @@ def parsed_arguments(raw: Any) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {"_raw": str(raw)}
     return value if isinstance(value, dict) else {"_raw": raw}
+
+
+def native_declaration(tool: ToolDefinition, wire: str) -> Any:
+    """The client's own declaration of ``tool`` when it was made for ``wire`` (keys sorted), else None.
+
+    A hosted tool, a namespace or a free-form tool has no function form that means the same
+    to the provider, so the wire it came from sends it as the client did."""
+    if tool.native is None or tool.native.get("wire") != wire:
+        return None
+    return json_copy(tool.native["tool"])

@@ -92,6 +92,7 @@ from contextwright.providers._render_common import (
     check_shape,
     is_blank,
     json_copy,
+    native_declaration,
     reasoning_block,
 )
 from contextwright.providers.capabilities import ProviderCapabilities
@@ -536,6 +537,9 @@ def _history_position(turns: list[_Turn], ends_at: list[int], known_whole: int) 
 
 
 def _map_tool(tool: ToolDefinition) -> SharedObject:
+    declared = native_declaration(tool, "anthropic")
+    if declared is not None:
+        return shared(declared)  # type: ignore[no-any-return]  # shared() keeps the container's kind
     out: dict[str, Any] = {"name": wire_tool_name(tool.name)}
     if tool.description:
         out["description"] = tool.description

@@ -43,6 +43,7 @@ from contextwright.providers._render_common import (
     cache_options,
     is_blank,
     json_copy,
+    native_declaration,
     parsed_arguments,
     reasoning_block,
 )
@@ -74,6 +75,9 @@ def render(
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
+    declared = native_declaration(tool, "openai_chat")
+    if declared is not None:
+        return declared  # type: ignore[no-any-return]  # a JSON object, checked when the tool was pinned
     function: dict[str, Any] = {"name": wire_tool_name(tool.name)}
     if tool.description:
         function["description"] = tool.description

@@ -50,6 +50,7 @@ from contextwright.providers._render_common import (
     cache_key_option,
     is_blank,
     json_copy,
+    native_declaration,
     parsed_arguments,
     reasoning_block,
 )
@@ -72,6 +73,9 @@ def render(
 ) -> dict[str, Any]:
     """Return the keyword arguments for ``openai.OpenAI().responses.create(**body)``."""
     body = openai_body(request, caps, items_key="input", map_message=_map_message, map_tool=_map_tool)
+    free_form = _free_form_tools(request)
+    if free_form:
+        body["input"] = _as_custom_calls(body["input"], free_form)
     body["max_output_tokens"] = request.max_output_tokens
     body.update(cache_key_option(request, caps))
     if caps.supports_cache_options:
@@ -82,11 +86,40 @@ def render(
     return body
 
 
+def _free_form_tools(request: NeutralRequest) -> frozenset[str]:
+    """The names of the pinned tools a client declared free-form (``type: custom``) for this wire."""
+    return frozenset(
+        wire_tool_name(t.name)
+        for t in request.tools
+        if t.native is not None and t.native.get("wire") == "openai_responses" and t.native["tool"].get("type") == "custom"
+    )
+
+
+def _as_custom_calls(items: list[dict[str, Any]], free_form: frozenset[str]) -> list[dict[str, Any]]:
+    """Calls of free-form tools, and their outputs, as the custom items the provider answered with.
+
+    The log keeps such a call as a function call whose one argument, ``input``, holds the text."""
+    custom_ids: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if item.get("type") == "function_call" and item["name"] in free_form:
+            custom_ids.add(item["call_id"])
+            text = parsed_arguments(item["arguments"]).get("input", "")
+            item = {"type": "custom_tool_call", "call_id": item["call_id"], "name": item["name"], "input": str(text)}
+        elif item.get("type") == "function_call_output" and item["call_id"] in custom_ids:
+            item = {"type": "custom_tool_call_output", "call_id": item["call_id"], "output": item["output"]}
+        out.append(item)
+    return out
+
+
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 """The ``include`` value that returns reasoning items a stateless (``store: false``) request can send back."""
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
+    declared = native_declaration(tool, "openai_responses")
+    if declared is not None:
+        return declared  # type: ignore[no-any-return]  # a JSON object, checked when the tool was pinned
     out: dict[str, Any] = {"type": "function", "name": wire_tool_name(tool.name)}
     if tool.description:
         out["description"] = tool.description

@@ -1,0 +1,169 @@
+"""Tools no function schema describes reach the provider as the client declared them, in manage mode.
+
+Codex declares a hosted web search and a namespace of sub-agent tools; a Codex model edits
+files with a free-form (grammar) tool; Claude can be given server tools. Sent in the engine's
+function form they would lose their meaning (a web search with no parameters, a namespace
+with no tools), so the engine pins the client's declaration and its wire sends it unchanged,
+and a free-form tool's calls go back as the custom items the provider answered with.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from typer.testing import CliRunner
+
+from contextwright.cli import app as cli_app
+from contextwright.items.region_a import READ_TOOL_NAME, AgentInstructions, Framing, PlatformPolicy, ToolSpec
+from contextwright.plan.plan import Prefix
+from contextwright.testing.upstream import Reply, anthropic_message, responses_answer
+
+SHELL = {
+    "type": "function",
+    "name": "exec_command",
+    "description": "Run a command.",
+    "strict": False,
+    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+}
+WEB_SEARCH = {"type": "web_search", "external_web_access": True}
+NAMESPACE = {
+    "type": "namespace",
+    "name": "multi_agent_v1",
+    "description": "Tools for spawning and managing sub-agents.",
+    "tools": [
+        {
+            "type": "function",
+            "name": "spawn_agent",
+            "description": "Start a sub-agent.",
+            "strict": False,
+            "parameters": {"type": "object", "properties": {"task": {"type": "string"}}},
+        }
+    ],
+}
+APPLY_PATCH = {
+    "type": "custom",
+    "name": "apply_patch",
+    "description": "Edit files with a patch.",
+    "format": {"type": "grammar", "syntax": "lark", "definition": 'start: "*** Begin Patch" /(.|\\n)*/ "*** End Patch"'},
+}
+STRICT = {
+    "type": "function",
+    "name": "set_status",
+    "description": "Set the status.",
+    "strict": True,
+    "parameters": {
+        "type": "object",
+        "properties": {"status": {"type": "string"}},
+        "required": ["status"],
+        "additionalProperties": False,
+    },
+}
+PATCH = "*** Begin Patch\n*** Add File: notes.txt\n+done\n*** End Patch"
+
+
+def _responses_body(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "model": "gpt-5",
+        "instructions": "You are a coding agent.",
+        "input": items,
+        "tools": [SHELL, WEB_SEARCH, NAMESPACE, APPLY_PATCH, STRICT],
+        "store": False,
+        "stream": False,
+        "prompt_cache_key": "native-tools",
+    }
+
+
+def _post(url: str, path: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(url + path, content=json.dumps(body), headers={"content-type": "application/json", **headers}, timeout=30)
+
+
+def test_hosted_namespace_free_form_and_strict_tools_go_upstream_as_declared(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    call = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_patch", "name": "apply_patch", "input": PATCH}
+    gateway.replies(
+        Reply(body=responses_answer(call, response_id="resp_1")),
+        Reply(
+            body=responses_answer(
+                {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": "Patched.", "annotations": []}],
+                },
+                response_id="resp_2",
+            )
+        ),
+    )
+    auth = {"authorization": "Bearer sk-native-tools"}
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Add notes.txt."}]}
+    first = _post(gateway.url, "/v1/responses", _responses_body([user]), auth)
+    assert first.status_code == 200, first.text
+    output = {"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Success. Updated: A notes.txt"}
+    second = _post(gateway.url, "/v1/responses", _responses_body([user, call, output]), auth)
+    assert second.status_code == 200, second.text
+
+    sent = [r.json for r in gateway.upstream.conversations]
+    assert all(r.headers.get("x-contextwright-mode") is None for r in gateway.upstream.conversations)
+    for body in sent:
+        # The client's five tools, each as declared (keys sorted), then the engine's read tool.
+        assert body["tools"][:5] == [SHELL, WEB_SEARCH, NAMESPACE, APPLY_PATCH, STRICT]
+        assert [t["name"] for t in body["tools"][5:]] == [READ_TOOL_NAME]
+    # The free-form call and its output go back as the custom items the provider answered with.
+    custom = [item for item in sent[1]["input"] if item.get("type", "").startswith("custom_tool_call")]
+    assert [item["type"] for item in custom] == ["custom_tool_call", "custom_tool_call_output"]
+    assert custom[0] == {"type": "custom_tool_call", "call_id": "call_patch", "name": "apply_patch", "input": PATCH}
+    assert custom[1]["call_id"] == "call_patch" and "Success. Updated: A notes.txt" in custom[1]["output"]  # in its envelope
+    assert not any(item.get("type") == "function_call" for item in sent[1]["input"])
+    # The log rebuilds what went upstream: the declarations and the custom items with it.
+    [session] = gateway.log.sessions()
+    gateway.settled(session, 2)
+    inspected = CliRunner().invoke(
+        cli_app, ["inspect", str(gateway.store), "-s", session, "-r", "1", "--wire", "openai_responses"]
+    )
+    assert inspected.exit_code == 0, inspected.output
+    rebuilt = json.loads(inspected.output)
+    assert {k: rebuilt[k] for k in ("tools", "input")} == {k: sent[1][k] for k in ("tools", "input")}
+
+
+def test_claude_server_tools_go_upstream_as_declared_without_the_clients_cache_mark(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=anthropic_message({"type": "text", "text": "Searched."})))
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+    bash = {
+        "name": "Bash",
+        "description": "Run a command.",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+        "cache_control": {"type": "ephemeral"},
+    }
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "system": "You are a coding agent.",
+        "tools": [bash, search],
+        "messages": [{"role": "user", "content": "Find the release notes."}],
+        "metadata": {"user_id": "native-server-tools"},
+    }
+    response = _post(gateway.url, "/v1/messages", body, {"x-api-key": "sk-ant-native"})
+    assert response.status_code == 200, response.text
+    [sent] = [r.json for r in gateway.upstream.conversations]
+    by_name = {t["name"]: t for t in sent["tools"]}
+    assert {k: v for k, v in by_name["web_search"].items() if k != "cache_control"} == search
+    assert by_name["Bash"]["input_schema"] == bash["input_schema"]
+
+
+def test_a_native_declaration_is_pinned_with_the_tool_and_read_back_from_the_plan() -> None:
+    native = ToolSpec(
+        name="web_search",
+        description="",
+        input_schema={"type": "object", "properties": {}},
+        native={"wire": "openai_responses", "tool": WEB_SEARCH},
+    )
+    plain = ToolSpec(name="exec_command", description="Run a command.", input_schema=SHELL["parameters"])
+    assert "native" not in plain.to_dict()  # a function's pinned form is as it always was
+    texts = {"policy": PlatformPolicy(text=""), "framing": Framing(text=""), "instructions": AgentInstructions(text="")}
+    prefix = Prefix(**texts, tools=(plain, native))
+    assert Prefix.from_content(prefix.content()).tools == (plain, native)
+    assert Prefix(**texts, tools=(plain,)).sha256() != prefix.sha256()
