@@ -30,10 +30,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from contextwright.canonical import canonical_json
+from contextwright.canonical import canonical_bytes, canonical_json
 from contextwright.clock import FixedClock
 from contextwright.derive._framework_items import fold_seen_history
-from contextwright.errors import ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
+from contextwright.errors import CanonicalJsonError, ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestPassed, GatewayRequestReceived
 from contextwright.events.envelope import Event, NewEvent
 from contextwright.gateway.config import ANSWER_WAIT
@@ -642,9 +642,12 @@ class Received:
 
 
 def dumps(document: Any) -> bytes:
-    """A body as compact JSON bytes, by the standard library whatever else is installed: the bytes sent for a
-    log must not depend on an optional package (``orjson`` writes some numbers differently)."""
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+    """A body as canonical JSON bytes (keys sorted, compact): the same bytes whether or not the fast encoder is
+    installed. A body with no canonical form (a NaN a client sent, say) is written by the standard library."""
+    try:
+        return canonical_bytes(document)
+    except CanonicalJsonError:
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def loads(raw: bytes) -> Any:
