@@ -27,7 +27,7 @@ import sys as _sys
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parent))
-_sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "tests" / "pressure"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[1] / "tests" / "tool_outputs"))
 import argparse
 import dataclasses
 import json
