@@ -1,10 +1,11 @@
-"""Tools no function schema describes reach the provider as the client declared them, in manage mode.
+"""What the engine's function form or its log cannot carry reaches the provider as the client sent it, in manage mode.
 
 Codex declares a hosted web search and a namespace of sub-agent tools; a Codex model edits
 files with a free-form (grammar) tool; Claude can be given server tools. Sent in the engine's
 function form they would lose their meaning (a web search with no parameters, a namespace
 with no tools), so the engine pins the client's declaration and its wire sends it unchanged,
-and a free-form tool's calls go back as the custom items the provider answered with.
+and a free-form tool's calls go back as the custom items the provider answered with. An image
+in the conversation, which the log keeps only a placeholder for, sends the client's own request.
 """
 
 from __future__ import annotations
@@ -167,3 +168,46 @@ def test_a_native_declaration_is_pinned_with_the_tool_and_read_back_from_the_pla
     prefix = Prefix(**texts, tools=(plain, native))
     assert Prefix.from_content(prefix.content()).tools == (plain, native)
     assert Prefix(**texts, tools=(plain,)).sha256() != prefix.sha256()
+
+
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUgAAAAE="}}
+
+
+def test_an_image_the_log_cannot_show_sends_the_clients_request_as_it_came(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(
+        Reply(
+            body=anthropic_message(
+                {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "shot.png"}}, stop_reason="tool_use"
+            )
+        ),
+        Reply(body=anthropic_message({"type": "text", "text": "The button is red."})),
+    )
+    read = {
+        "name": "Read",
+        "description": "Read a file.",
+        "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}},
+    }
+    history: list[dict[str, Any]] = [{"role": "user", "content": "What colour is the button in shot.png?"}]
+
+    def body() -> dict[str, Any]:
+        return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "An agent.", "tools": [read], "messages": history}
+
+    headers = {"x-api-key": "sk-ant-image", "x-contextwright-session": "agents/image"}
+    first = _post(gateway.url, "/v1/messages", body(), headers)
+    assert first.status_code == 200 and "x-contextwright-mode" not in first.headers  # the engine's request
+    history += [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "shot.png"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [IMAGE]}]},
+    ]
+    second = _post(gateway.url, "/v1/messages", body(), headers)
+    assert second.status_code == 200
+    # The image reaches the model: the client's own request went, and the run says why.
+    assert second.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+    assert gateway.upstream.conversations[-1].json["messages"][-1]["content"][0]["content"] == [IMAGE]
+    gateway.settled("agents/image", 2)
+    passed = [e.payload for e in gateway.events("agents/image") if e.type == "gateway.request.passed"]
+    assert [(p.reason, p.message) for p in passed] == [("unsent_content", "blocks the log keeps no text for: image")]

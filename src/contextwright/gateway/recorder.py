@@ -102,7 +102,7 @@ class Ticket:
     request: BuiltRequest | None = None
     """The engine's request for these turns (what manage mode sends)."""
     passed: str | None = None
-    """Why the engine built no request for these turns (``round_cap``, ``not_built``), when it built none."""
+    """Why the engine built no request for these turns (``round_cap``, ``not_built``, ``unsent_content``), when it built none."""
 
 
 class KeyQueue:
@@ -211,15 +211,27 @@ class Recorder:
                     logger.info("gateway: session %s continues in a new run %s (its history was rewritten)", key, session_id)
             if chained is None:
                 new = turns[len(run.fingerprints) :]
-            ticket = self._record_in(key, run, runs, new, fingerprints, client)
+            ticket = self._record_in(key, run, runs, new, fingerprints, client, unsent=conversation.unsent)
         if opened and self.registry is not None:
             self.registry.register(run.session_id, run.session.agent, run.session.model)  # listed once it is stored
         return ticket
 
     def _record_in(
-        self, key: str, run: Run, runs: list[Run], new: Sequence[Turn], fingerprints: list[str], client: Received | None
+        self,
+        key: str,
+        run: Run,
+        runs: list[Run],
+        new: Sequence[Turn],
+        fingerprints: list[str],
+        client: Received | None,
+        *,
+        unsent: Sequence[str] = (),
     ) -> Ticket:
-        """Record the new turns in ``run`` and build the engine's request for them (inside the request's transaction)."""
+        """Record the new turns in ``run`` and build the engine's request for them (inside the request's transaction).
+
+        In manage mode, a conversation holding blocks the engine's request would show only as placeholders
+        (``unsent``: an image, a document) is recorded but builds nothing: the client's request goes as it
+        came, so the model sees what the client sent."""
         session = run.session
         if new:
             record_turns(session, new)
@@ -227,6 +239,13 @@ class Recorder:
             run.fingerprints = list(fingerprints)
         if client is not None:
             self._note_client(key, runs, run, client)
+        if self.manage and unsent:
+            run.awaiting, run.request = False, None
+            kinds = ", ".join(unsent)
+            session.adapter.append(
+                [GatewayRequestPassed(reason="unsent_content", message=f"blocks the log keeps no text for: {kinds}")]
+            )
+            return Ticket(key=key, run=run, built=False, passed="unsent_content")
         if not new and run.awaiting and (run.request is not None or not self.manage):
             return Ticket(key=key, run=run, built=True, request=run.request)  # a retry: the request is built already
         # Manage mode, a retry of a request another worker built (and died sending, or is still
@@ -275,8 +294,8 @@ class Recorder:
         system, messages and tools replace the client's; the client's other keys (``thinking``,
         ``tool_choice``, ...) are kept. None when the engine would build none (the client's body
         is counted then)."""
-        if not conversation.turns:
-            return None
+        if not conversation.turns or conversation.unsent:
+            return None  # nothing to count, or what goes is the client's body (it holds blocks the log cannot show)
         try:
             fingerprints = list(conversation.fingerprints)
             agent = agent_signature(conversation.provider, conversation.model, conversation.system, conversation.tools)

@@ -51,6 +51,9 @@ class Turn:
     author: Literal["user", "operator"] = "user"
     message: AssistantMessage | None = None
     results: tuple[Result, ...] = ()
+    unsent: tuple[str, ...] = ()
+    """Kinds of the client's blocks the log keeps only a placeholder for (an image, a document): the engine's
+    request could not show them to the model."""
 
     @property
     def fingerprint(self) -> str:
@@ -87,6 +90,11 @@ class Conversation:
     def provider(self) -> Provider:
         """Whose API the wire belongs to."""
         return PROVIDER_OF[self.wire]
+
+    @property
+    def unsent(self) -> tuple[str, ...]:
+        """Kinds of blocks in the conversation the engine's request would show only as placeholders, sorted."""
+        return tuple(sorted({kind for turn in self.turns for kind in turn.unsent}))
 
     @property
     def first_user_text(self) -> str:
@@ -210,26 +218,28 @@ def _anthropic_turns(message: Mapping[str, Any]) -> list[Turn]:
         return [answer_turn(answer)]
     turns: list[Turn] = []
     results, texts = [], []
+    unsent: list[str] = []
     for block in blocks:
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "tool_result":
             results.append(
                 Result(
                     call_id=str(block["tool_use_id"]),
-                    output=_result_text(block.get("content")),
+                    output=_result_text(block.get("content"), unsent),
                     is_error=bool(block.get("is_error")),
                 )
             )
         elif kind == "text":
             texts.append(str(block.get("text", "")))
         elif kind is not None:
-            texts.append(_placeholder(block))
+            texts.append(_placeholder(block, unsent))
     if results:
-        turns.append(Turn(kind="results", results=tuple(results)))
+        turns.append(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
+        unsent = []
     text = "\n\n".join(t for t in texts if t.strip())
     if text:
         # Claude Code sends its environment notes as a "system" message among the others.
-        turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator"))
+        turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator", unsent=tuple(unsent)))
     return turns
 
 
@@ -239,17 +249,19 @@ def _system_text(system: Any) -> str:
     return "\n\n".join(str(b.get("text", "")) for b in _list(system) if b.get("type", "text") == "text")
 
 
-def _result_text(content: Any) -> str:
+def _result_text(content: Any, unsent: list[str]) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     parts = []
     for block in _list(content):
-        parts.append(str(block.get("text", "")) if block.get("type") == "text" else _placeholder(block))
+        parts.append(str(block.get("text", "")) if block.get("type") == "text" else _placeholder(block, unsent))
     return "\n".join(parts)
 
 
-def _placeholder(block: Mapping[str, Any]) -> str:
-    """A short stand-in for a block the log keeps no text for (an image, a document, a block type added later)."""
+def _placeholder(block: Mapping[str, Any], unsent: list[str]) -> str:
+    """A short stand-in for a block the log keeps no text for (an image, a document, a block type added later);
+    its kind is noted in ``unsent``."""
+    unsent.append(str(block.get("type")))
     size = len(json.dumps(block, ensure_ascii=False, default=str))
     return f"[{block.get('type')} block, {size:,} bytes]"
 
@@ -268,14 +280,16 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
     turns: list[Turn] = []
     answer: list[dict[str, Any]] = []
     results: list[Result] = []
+    unsent: list[str] = []
 
     def flush() -> None:
         if answer:
             turns.append(answer_turn({"object": "response", "output": list(answer)}))
             answer.clear()
         if results:
-            turns.append(Turn(kind="results", results=tuple(results)))
+            turns.append(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
             results.clear()
+            unsent.clear()
 
     for item in _list(items):
         kind = item.get("type", "message")
@@ -291,13 +305,14 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
         elif kind in _OUTPUT_ITEMS:
             if answer:
                 flush()
-            results.append(Result(call_id=str(item["call_id"]), output=_content_text(item.get("output"))))
+            results.append(Result(call_id=str(item["call_id"]), output=_content_text(item.get("output"), unsent)))
         elif kind == "message":
             flush()
             author: Literal["user", "operator"] = "user" if role == "user" else "operator"
-            text = _content_text(item.get("content"))
+            shown: list[str] = []
+            text = _content_text(item.get("content"), shown)
             if text.strip():
-                turns.append(Turn(kind="user", text=text, author=author))
+                turns.append(Turn(kind="user", text=text, author=author, unsent=tuple(shown)))
         # Hosted tool calls and other item kinds stay in the client's history only.
     flush()
     tools = tuple(
@@ -334,10 +349,10 @@ def response_output_for_turn(output: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def _output_parts(content: Any) -> list[dict[str, Any]]:
-    return [{"type": "output_text", "text": _content_text(content)}]
+    return [{"type": "output_text", "text": _content_text(content, [])}]
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: Any, unsent: list[str]) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -350,7 +365,7 @@ def _content_text(content: Any) -> str:
         elif kind == "refusal":
             parts.append(str(part.get("refusal", "")))
         else:
-            parts.append(_placeholder(part))
+            parts.append(_placeholder(part, unsent))
     return "\n".join(p for p in parts if p)
 
 
@@ -361,26 +376,28 @@ def _chat(body: Mapping[str, Any], model: str) -> Conversation:
     system: list[str] = []
     turns: list[Turn] = []
     results: list[Result] = []
+    unsent: list[str] = []
     leading = True
     for message in _list(body.get("messages")):
         role = message.get("role")
         if role != "tool" and results:
-            turns.append(Turn(kind="results", results=tuple(results)))
-            results = []
+            turns.append(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
+            results, unsent = [], []
         if leading and role in ("system", "developer"):
-            system.append(_content_text(message.get("content")))
+            system.append(_content_text(message.get("content"), []))
             continue
         leading = False
         if role == "assistant":
             turns.append(answer_turn({"choices": [{"message": dict(message), "finish_reason": None}]}))
         elif role == "tool":
-            results.append(Result(call_id=str(message["tool_call_id"]), output=_content_text(message.get("content"))))
+            results.append(Result(call_id=str(message["tool_call_id"]), output=_content_text(message.get("content"), unsent)))
         else:
-            text = _content_text(message.get("content"))
+            shown: list[str] = []
+            text = _content_text(message.get("content"), shown)
             if text.strip():
-                turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator"))
+                turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator", unsent=tuple(shown)))
     if results:
-        turns.append(Turn(kind="results", results=tuple(results)))
+        turns.append(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
     tools = []
     for entry in _list(body.get("tools")):
         # A function's settings sit under "function", a custom tool's under "custom": under its type either way.
