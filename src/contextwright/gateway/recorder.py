@@ -30,12 +30,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from contextwright.canonical import canonical_bytes, canonical_json
+from contextwright.canonical import canonical_json
 from contextwright.clock import FixedClock
 from contextwright.derive._framework_items import fold_seen_history
 from contextwright.errors import CanonicalJsonError, ContextLengthExceeded, ContextwrightError, SeqConflict, UsageError
 from contextwright.events.catalog import FrameworkHistorySeen, GatewayRequestPassed, GatewayRequestReceived
 from contextwright.events.envelope import Event, NewEvent
+from contextwright.gateway.body_bytes import BodyWriter
 from contextwright.gateway.config import ANSWER_WAIT
 from contextwright.gateway.reconcile import (
     Run,
@@ -324,7 +325,7 @@ class Recorder:
             return None
         body = {name: value for name, value in client.items() if name not in _COUNTED_KEYS}
         body.update({name: rendered[name] for name in _COUNTED_KEYS if name in rendered})
-        return dumps(body)
+        return dumps(body, keep=False)  # a scratch session's objects: never shown again
 
     def recover(self, ticket: Ticket, status: int, error_body: bytes) -> Ticket | None:
         """Manage mode, the provider refused the engine's request as too long: relieve once and rebuild.
@@ -660,11 +661,17 @@ class Received:
     first_byte_ms: int | None = None
 
 
-def dumps(document: Any) -> bytes:
+_BODIES = BodyWriter()
+"""Writes the bodies sent upstream, each message of a session's history once (see :mod:`~contextwright.gateway.body_bytes`)."""
+
+
+def dumps(document: dict[str, Any], *, keep: bool = True) -> bytes:
     """A body as canonical JSON bytes (keys sorted, compact): the same bytes whether or not the fast encoder is
-    installed. A body with no canonical form (a NaN a client sent, say) is written by the standard library."""
+    installed. A body with no canonical form (a NaN a client sent, say) is written by the standard library.
+
+    ``keep``: the bytes of the body's shared objects are kept for the next request that shows them."""
     try:
-        return canonical_bytes(document)
+        return _BODIES.write(document, keep=keep)
     except CanonicalJsonError:
         return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
 
