@@ -211,3 +211,33 @@ def test_an_image_the_log_cannot_show_sends_the_clients_request_as_it_came(make_
     gateway.settled("agents/image", 2)
     passed = [e.payload for e in gateway.events("agents/image") if e.type == "gateway.request.passed"]
     assert [(p.reason, p.message) for p in passed] == [("unsent_content", "blocks the log keeps no text for: image")]
+
+
+def test_a_server_tools_call_and_result_in_an_answer_send_the_clients_request_as_it_came(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=anthropic_message({"type": "text", "text": "Version 2.1 added the flag."})))
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+    used = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "release notes"}}
+    found = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [
+            {"type": "web_search_result", "url": "https://example.org/notes", "title": "Notes", "encrypted_content": "Eo8B"}
+        ],
+    }
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "tools": [search],
+        "messages": [
+            {"role": "user", "content": "Find the release notes."},
+            {"role": "assistant", "content": [used, found, {"type": "text", "text": "Found them."}]},
+            {"role": "user", "content": "Which version added the flag?"},
+        ],
+    }
+    response = _post(
+        gateway.url, "/v1/messages", body, {"x-api-key": "sk-ant-search", "x-contextwright-session": "agents/search"}
+    )
+    assert response.status_code == 200
+    assert response.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+    assert gateway.upstream.conversations[-1].json["messages"][1]["content"][:2] == [used, found]

@@ -19,7 +19,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from contextwright.canonical import content_hash
@@ -209,13 +209,20 @@ def _anthropic(body: Mapping[str, Any], model: str) -> Conversation:
     )
 
 
+_ANSWER_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
+"""The blocks of a Claude answer the log keeps."""
+
+
 def _anthropic_turns(message: Mapping[str, Any]) -> list[Turn]:
     """The turns one Anthropic message gives: an answer; or tool results, then text (in that order)."""
     role = message.get("role")
     blocks = _blocks(message.get("content"))
     if role == "assistant":
-        answer = {"type": "message", "role": "assistant", "content": [b for b in blocks if isinstance(b, Mapping)]}
-        return [answer_turn(answer)]
+        content = [b for b in blocks if isinstance(b, Mapping)]
+        turn = answer_turn({"type": "message", "role": "assistant", "content": content})
+        # A server tool's call and result (a web search and the pages it read) have no place in the log.
+        dropped = tuple(str(b.get("type")) for b in content if b.get("type") not in _ANSWER_BLOCKS)
+        return [replace(turn, unsent=dropped) if dropped else turn]
     turns: list[Turn] = []
     results, texts = [], []
     unsent: list[str] = []
