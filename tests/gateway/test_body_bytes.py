@@ -53,6 +53,11 @@ def test_the_bytes_are_the_canonical_json_of_the_whole_body(encoder: str) -> Non
         assert writer.write(body) == canonical_bytes(body)
 
 
+def test_a_body_of_plain_containers_is_written_whole(encoder: str) -> None:
+    body = {"model": "gpt-5", "input": [{"role": "user", "content": "caf\u00e9 0.00001"}, {"type": "function_call_output"}]}
+    assert BodyWriter().write(body) == canonical_bytes(body)
+
+
 def test_an_object_kept_is_written_as_it_was_when_shown_again() -> None:
     writer = BodyWriter()
     message = _message(1)

@@ -37,8 +37,9 @@ class BodyWriter:
         """:func:`canonical_bytes` of ``body``; its :class:`~contextwright.errors.CanonicalJsonError` when it has no canonical form.
 
         ``keep``: the bytes of shared objects written now are kept (False: the body's objects are never shown again)."""
-        if not all(type(key) is str for key in body):
-            return canonical_bytes(body)  # let the reference name the key it refuses
+        if not all(type(key) is str for key in body) or not _shows_shared(body):
+            # Nothing kept could serve (or a key the reference refuses and names): written whole, in one pass.
+            return canonical_bytes(body)
         try:
             members = [canonical_str(key).encode() + b":" + self._value(body[key], keep) for key in sorted(body)]
         except UnicodeEncodeError:
@@ -74,3 +75,8 @@ class BodyWriter:
             while self._held > self._size:
                 _, (_, dropped) = self._kept.popitem(last=False)
                 self._held -= len(dropped)
+
+
+def _shows_shared(body: dict[str, Any]) -> bool:
+    """True when one of the body's top-level arrays holds a shared object (a rendered history)."""
+    return any(type(item) is SharedObject for value in body.values() if type(value) is list for item in value)
