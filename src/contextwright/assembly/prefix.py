@@ -7,7 +7,6 @@ strings, so the measured prefix size is the size of what goes out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from contextwright.assembly.envelope import Attribution, envelope
 from contextwright.assembly.request import SystemBlock, ToolDefinition
@@ -55,16 +54,9 @@ def prefix_sha256(system: tuple[SystemBlock, ...], tools: tuple[ToolDefinition, 
     return content_hash(
         {
             "system": [{"class": b.budget_class, "text": b.text} for b in system],
-            "tools": [_tool_content(t) for t in tools],
+            "tools": [t.to_dict() for t in tools],
         }
     )
-
-
-def _tool_content(tool: ToolDefinition) -> dict[str, Any]:
-    content = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
-    if tool.native is not None:
-        content["native"] = tool.native
-    return content
 
 
 def tool_definitions(prefix: Prefix) -> tuple[ToolDefinition, ...]:

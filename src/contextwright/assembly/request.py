@@ -105,6 +105,13 @@ class ToolDefinition:
     """The client's own declaration, for the wire it names (:attr:`~contextwright.items.region_a.ToolSpec.native`);
     left out of the canonical request when None, so requests without one keep their bytes."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """The tool as its prefix hash covers it: the pinned form (``ToolSpec.to_dict``), ``native`` only where set."""
+        plain = {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        if self.native is not None:
+            plain["native"] = self.native
+        return plain
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class NeutralRequest:

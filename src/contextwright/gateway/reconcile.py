@@ -60,12 +60,18 @@ def agent_signature(provider: str, model: str, system: str, tools: Sequence[Tool
 
     The same from a request's conversation and from a run read back from the log (its plan): the
     engine's read tool, which manage mode pins after the client's tools, does not count."""
-    listed = [
-        [t.name, t.description, to_plain(t.input_schema), *([to_plain(t.native)] if t.native is not None else [])]
-        for t in tools
-        if t.name != READ_TOOL_NAME
-    ]
+    listed = [tool_row(t) for t in tools if t.name != READ_TOOL_NAME]
     return content_hash({"provider": provider, "model": model, "system": system, "tools": listed})
+
+
+def tool_row(tool: ToolSpec) -> list[Any]:
+    """A tool as a run's signature lists it: name, description, schema, and its native declaration where it has one."""
+    return [
+        tool.name,
+        tool.description,
+        to_plain(tool.input_schema),
+        *([to_plain(tool.native)] if tool.native is not None else []),
+    ]
 
 
 def run_id(key: str, number: int) -> str:

@@ -47,6 +47,7 @@ from contextwright.gateway.reconcile import (
     record_turns,
     run_id,
     run_number,
+    tool_row,
 )
 from contextwright.gateway.tenancy import Registry
 from contextwright.gateway.wires import Conversation, Turn, WireName, answer_turn, response_output_for_turn
@@ -718,8 +719,7 @@ def model_for(conversation: Conversation) -> ResolvedModel:
 
 def budgets_for(conversation: Conversation, base: BudgetConfig) -> BudgetConfig:
     """Budgets whose prefix caps hold the client's own system text and tools (the client owns its prefix)."""
-    listed = [[t.name, t.description, t.input_schema, *([t.native] if t.native is not None else [])] for t in conversation.tools]
-    tools_chars = len(canonical_json(listed))
+    tools_chars = len(canonical_json([tool_row(t) for t in conversation.tools]))
     return replace(
         base,
         instructions_tokens=max(base.instructions_tokens, 2 * len(conversation.system) + 1024),
