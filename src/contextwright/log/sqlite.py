@@ -26,6 +26,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -203,11 +204,27 @@ class SQLiteEventLog(ThreadTransactionLog):
                 quiet = "" if Path(f"{self.path}-wal").exists() else "&immutable=1"
                 uri = f"{self.path.resolve().as_uri()}?mode=ro{quiet}"
                 return sqlite3.connect(uri, uri=True, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
+            return self._connect_writer()
+
+    def _connect_writer(self) -> sqlite3.Connection:
+        """A new read-write connection in WAL mode, waiting up to ``busy_timeout`` for the file's lock.
+
+        Switching a new file to WAL needs its lock alone, and SQLite answers "database is locked"
+        at once, without its busy handler, while another process (a second worker starting on the
+        same store) holds it: so the switch is tried again until the timeout."""
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
             conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            conn.execute("PRAGMA foreign_keys=ON")
-            return conn
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={self._synchronous}")
+                conn.execute("PRAGMA foreign_keys=ON")
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.02)
 
     def _give_back(self, conn: sqlite3.Connection) -> None:
         """Keep ``conn`` for the next call, unless enough are idle, the log is closed or it is mid-transaction."""
