@@ -5,7 +5,9 @@ files with a free-form (grammar) tool; Claude can be given server tools. Sent in
 function form they would lose their meaning (a web search with no parameters, a namespace
 with no tools), so the engine pins the client's declaration and its wire sends it unchanged,
 and a free-form tool's calls go back as the custom items the provider answered with. An image
-in the conversation, which the log keeps only a placeholder for, sends the client's own request.
+in the conversation, which the log keeps only a placeholder for, sends the client's own request;
+so does an item the log keeps nothing of (a hosted web search's call, a Codex compaction item, a
+chat answer's audio reference), while messages, calls, their outputs and reasoning stay managed.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
 from contextwright.items.region_a import READ_TOOL_NAME, AgentInstructions, Framing, PlatformPolicy, ToolSpec
 from contextwright.plan.plan import Prefix
-from contextwright.testing.upstream import Reply, anthropic_message, responses_answer
+from contextwright.testing.upstream import Reply, anthropic_message, chat_answer, responses_answer
 
 SHELL = {
     "type": "function",
@@ -241,3 +244,185 @@ def test_a_server_tools_call_and_result_in_an_answer_send_the_clients_request_as
     assert response.status_code == 200
     assert response.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
     assert gateway.upstream.conversations[-1].json["messages"][1]["content"][:2] == [used, found]
+
+
+REASONING_ITEM = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAABo-opaque"}
+USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "What changed in the 2.1 release?"}]}
+WEB_SEARCH_CALL = {
+    "type": "web_search_call",
+    "id": "ws_1",
+    "status": "completed",
+    "action": {"type": "search", "query": "release 2.1 notes"},
+}
+FOUND = {
+    "type": "message",
+    "id": "msg_found",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "Version 2.1 added the flag.", "annotations": []}],
+}
+
+
+def _said(text: str, number: int) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text, "annotations": []}]
+    return {"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed", "content": content}
+
+
+def _asked(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def _passed(gateway: Any, session: str) -> list[tuple[str, str]]:
+    return [(e.payload.reason, e.payload.message) for e in gateway.events(session) if e.type == "gateway.request.passed"]
+
+
+def test_a_hosted_web_search_in_a_codex_answer_sends_the_clients_requests_as_they_came(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(
+        Reply(body=responses_answer(REASONING_ITEM, WEB_SEARCH_CALL, FOUND, response_id="resp_1")),
+        Reply(body=responses_answer(_said("It is on by default.", 2), response_id="resp_2")),
+        Reply(body=responses_answer(_said("Turn it off in the settings.", 3), response_id="resp_3")),
+    )
+    auth = {"authorization": "Bearer sk-web-search"}
+    history: list[dict[str, Any]] = [USER]
+
+    def body() -> dict[str, Any]:
+        return {**_responses_body(history), "prompt_cache_key": "web-search-session"}
+
+    first = _post(gateway.url, "/v1/responses", body(), auth)
+    assert first.status_code == 200, first.text
+    assert "x-contextwright-mode" not in first.headers
+    assert gateway.upstream.conversations[0].json["prompt_cache_key"].startswith("cw-")  # the engine's request
+    # Codex keeps the answer's items, the hosted search among them, and sends them back.
+    history += [REASONING_ITEM, WEB_SEARCH_CALL, FOUND, _asked("Is the flag on by default?")]
+    sent = json.dumps(body())
+    second = httpx.post(gateway.url + "/v1/responses", content=sent, headers={"content-type": "application/json", **auth})
+    assert second.status_code == 200, second.text
+    # The log keeps no web search: the model gets the client's request, the search in it.
+    assert second.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+    assert gateway.upstream.conversations[1].body == sent.encode()
+    history += [_said("It is on by default.", 2), _asked("How do I turn it off?")]
+    third = _post(gateway.url, "/v1/responses", body(), auth)
+    assert third.status_code == 200, third.text
+    assert third.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+    assert gateway.upstream.conversations[2].json == body()
+
+    # One run all along (the answer with the search continued it), every turn recorded.
+    session = "openai/web-search-session"
+    assert gateway.log.sessions() == [session]
+    types = gateway.settled(session, 3)
+    assert types.count("message.user") == 3 and types.count("context.request.built") == 1
+    passed = _passed(gateway, session)
+    assert [reason for reason, _ in passed] == ["unsent_content", "unsent_content"]
+    assert all(message.endswith(": web_search_call") for _, message in passed)
+
+
+UNCARRIED = {
+    # Codex's own remote compaction: the item stands for the whole earlier history.
+    "compaction": [{"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAABo-compacted"}, USER],
+    "item_reference": [USER, {"id": "msg_stored"}],  # an item the provider stored, by id (the type may be left out)
+    "image_generation_call": [
+        USER,
+        {"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": "iVBORw0KGgo="},
+        _said("Here is the logo.", 1),
+        _asked("Make it blue."),
+    ],
+    "local_shell_call, local_shell_call_output": [
+        USER,
+        {
+            "type": "local_shell_call",
+            "id": "lsh_1",
+            "call_id": "call_sh",
+            "status": "completed",
+            "action": {"type": "exec", "command": ["ls"], "env": {}},
+        },
+        {"type": "local_shell_call_output", "id": "call_sh", "output": "notes.txt"},
+    ],
+    "mcp_call, mcp_list_tools": [
+        USER,
+        {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "docs", "tools": []},
+        {"type": "mcp_call", "id": "mcp_1", "server_label": "docs", "name": "search", "arguments": "{}", "output": "found"},
+        _said("The docs say so.", 1),
+        _asked("Thanks. And the changelog?"),
+    ],
+}
+
+
+@pytest.mark.parametrize("kinds", list(UNCARRIED))
+def test_input_items_the_log_cannot_carry_send_the_clients_request_as_it_came(make_gateway: Any, kinds: str) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=responses_answer(_said("Done.", 9))))
+    body = {**_responses_body(UNCARRIED[kinds]), "prompt_cache_key": "uncarried"}
+    sent = json.dumps(body)
+    response = httpx.post(
+        gateway.url + "/v1/responses",
+        content=sent,
+        headers={"content-type": "application/json", "authorization": "Bearer sk-uncarried"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    assert response.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+    [upstream] = gateway.upstream.conversations
+    assert upstream.body == sent.encode()
+    gateway.settled("openai/uncarried", 1)
+    [(reason, message)] = _passed(gateway, "openai/uncarried")
+    assert reason == "unsent_content" and message.endswith(": " + kinds)
+
+
+def test_messages_calls_outputs_and_reasoning_are_carried_and_the_engines_request_goes(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=responses_answer(_said("All done.", 4))))
+    call = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_ls",
+        "name": "exec_command",
+        "arguments": json.dumps({"cmd": "ls"}),
+        "status": "completed",
+    }
+    patch = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_patch", "name": "apply_patch", "input": PATCH}
+    items = [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Sandbox: none."}]},
+        USER,
+        REASONING_ITEM,
+        call,
+        {"type": "function_call_output", "call_id": "call_ls", "output": "notes.txt"},
+        patch,
+        {"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Success."},
+        _said("Patched.", 3),
+        {"role": "user", "content": "Thanks."},  # a message with no type
+    ]
+    body = {**_responses_body(items), "prompt_cache_key": "carried"}
+    response = _post(gateway.url, "/v1/responses", body, {"authorization": "Bearer sk-carried"})
+    assert response.status_code == 200, response.text
+    assert "x-contextwright-mode" not in response.headers
+    sent = gateway.upstream.conversations[0].json
+    assert sent["prompt_cache_key"].startswith("cw-")
+    assert [i for i in sent["input"] if i.get("type") == "reasoning"] == [REASONING_ITEM]  # byte for byte
+    gateway.settled("openai/carried", 4)
+    assert _passed(gateway, "openai/carried") == []
+
+
+def test_what_a_chat_answer_holds_beyond_text_and_tool_calls_sends_the_clients_request_as_it_came(
+    make_gateway: Any,
+) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=chat_answer("It was about the weather.")))
+    body = {
+        "model": "gpt-4o-audio-preview",
+        "messages": [
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": "Say hello out loud."},
+            {"role": "assistant", "content": None, "audio": {"id": "audio_1"}},  # a spoken answer, by reference
+            {"role": "user", "content": "What was that about?"},
+        ],
+    }
+    sent = json.dumps(body)
+    headers = {"content-type": "application/json", "authorization": "Bearer sk-chat", "x-contextwright-session": "agents/audio"}
+    response = httpx.post(gateway.url + "/v1/chat/completions", content=sent, headers=headers, timeout=30)
+    assert response.status_code == 200, response.text
+    assert response.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+    assert gateway.upstream.conversations[-1].body == sent.encode()
+    gateway.settled("agents/audio", 2)
+    [(reason, message)] = _passed(gateway, "agents/audio")
+    assert reason == "unsent_content" and message.endswith(": audio")

@@ -667,9 +667,11 @@ class GatewayRequestPassed:
     """A gateway in manage mode sent a client's request upstream as the client sent it, not the engine's; why.
 
     ``round_cap``: the run reached its round cap (``RoundPolicy.hard_cap`` model rounds since the
-    last user message); ``unsent_content``: the conversation holds blocks the log keeps only a
-    placeholder for (an image, a document), which the engine's request could not show, named in
-    ``message``; ``not_built``: the engine built no request for another reason, in ``message``.
+    last user message); ``unsent_content``: the conversation holds content the log keeps only a
+    placeholder for or nothing of (an image, a document, a server or hosted tool's call, a
+    Responses compaction item or item reference), which the engine's request could not show, its
+    kinds named in ``message``; ``not_built``: the engine built no request for another reason, in
+    ``message``.
     No fold reads it: the run rebuilds as before."""
 
     reason: Literal["round_cap", "unsent_content", "not_built"]

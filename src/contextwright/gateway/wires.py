@@ -52,8 +52,9 @@ class Turn:
     message: AssistantMessage | None = None
     results: tuple[Result, ...] = ()
     unsent: tuple[str, ...] = ()
-    """Kinds of the client's blocks the log keeps only a placeholder for (an image, a document): the engine's
-    request could not show them to the model."""
+    """Kinds of the client's content the log keeps only a placeholder for or nothing of (an image, a document,
+    a server or hosted tool's call, a Responses compaction item): the engine's request could not show them to
+    the model."""
 
     @property
     def fingerprint(self) -> str:
@@ -93,7 +94,7 @@ class Conversation:
 
     @property
     def unsent(self) -> tuple[str, ...]:
-        """Kinds of blocks in the conversation the engine's request would show only as placeholders, sorted."""
+        """Kinds of content in the conversation the engine's request would show only as placeholders or not at all, sorted."""
         return tuple(sorted({kind for turn in self.turns for kind in turn.unsent}))
 
     @property
@@ -277,6 +278,10 @@ def _placeholder(block: Mapping[str, Any], unsent: list[str]) -> str:
 
 _ANSWER_ITEMS = frozenset({"function_call", "custom_tool_call", "reasoning"})
 _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+# Any other input item is one the log cannot carry: a hosted tool's call (web_search_call,
+# file_search_call, image_generation_call, code_interpreter_call, mcp_call, computer_call,
+# local_shell_call, ...) or its output, a compaction item (its encrypted_content stands for the
+# whole earlier history), an item_reference to an item the provider stored, and any kind added later.
 
 
 def _responses(body: Mapping[str, Any], model: str) -> Conversation:
@@ -288,23 +293,30 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
     answer: list[dict[str, Any]] = []
     results: list[Result] = []
     unsent: list[str] = []
+    dropped: list[str] = []  # kinds of the items the log cannot carry, noted on the next turn made (else the last)
+
+    def add(turn: Turn) -> None:
+        if dropped:
+            turn = replace(turn, unsent=(*turn.unsent, *dropped))
+            dropped.clear()
+        turns.append(turn)
 
     def flush() -> None:
         if answer:
-            turns.append(answer_turn({"object": "response", "output": list(answer)}))
+            add(answer_turn({"object": "response", "output": list(answer)}))
             answer.clear()
         if results:
-            turns.append(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
+            add(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
             results.clear()
             unsent.clear()
 
     for item in _list(items):
-        kind = item.get("type", "message")
+        kind = _item_kind(item)
         role = item.get("role")
         if kind == "message" and role == "assistant":
             if results:
                 flush()
-            answer.append({"type": "message", "role": "assistant", "content": _output_parts(item.get("content"))})
+            answer.append({"type": "message", "role": "assistant", "content": _output_parts(item.get("content"), dropped)})
         elif kind in _ANSWER_ITEMS:
             if results:
                 flush()
@@ -319,9 +331,13 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
             shown: list[str] = []
             text = _content_text(item.get("content"), shown)
             if text.strip():
-                turns.append(Turn(kind="user", text=text, author=author, unsent=tuple(shown)))
-        # Hosted tool calls and other item kinds stay in the client's history only.
+                add(Turn(kind="user", text=text, author=author, unsent=tuple(shown)))
+        else:
+            # The engine's request would go without it: noted, the client's request goes instead.
+            dropped.append(kind)
     flush()
+    if dropped and turns:
+        turns[-1] = replace(turns[-1], unsent=(*turns[-1].unsent, *dropped))
     tools = tuple(
         _tool(t.get("name"), t.get("description"), t.get("parameters"), kind=t.get("type"), native=_native("openai_responses", t))
         for t in _list(body.get("tools"))
@@ -355,8 +371,22 @@ def response_output_for_turn(output: Sequence[Any]) -> list[dict[str, Any]]:
     return [_as_function_call(item) for item in output if isinstance(item, Mapping)]
 
 
-def _output_parts(content: Any) -> list[dict[str, Any]]:
-    return [{"type": "output_text", "text": _content_text(content, [])}]
+def _item_kind(item: Mapping[str, Any]) -> str:
+    """An input item's type: a message when it has a role and no type, an item reference when it has neither."""
+    kind = item.get("type")
+    if kind is None:
+        return "message" if "role" in item else "item_reference"
+    return str(kind)
+
+
+def _output_parts(content: Any, unsent: list[str]) -> list[dict[str, Any]]:
+    """An assistant message's text parts, as a recorded answer keeps them; the kinds of the others (a refusal) noted in
+    ``unsent``, so the turn's fingerprint is the recorded answer's."""
+    if not isinstance(content, list):
+        return [{"type": "output_text", "text": _content_text(content, unsent)}]
+    parts = _list(content)
+    unsent.extend(str(p.get("type")) for p in parts if p.get("type") not in ("output_text", "text"))
+    return [{"type": "output_text", "text": str(p.get("text", ""))} for p in parts if p.get("type") in ("output_text", "text")]
 
 
 def _content_text(content: Any, unsent: list[str]) -> str:
@@ -395,14 +425,18 @@ def _chat(body: Mapping[str, Any], model: str) -> Conversation:
             continue
         leading = False
         if role == "assistant":
-            turns.append(answer_turn({"choices": [{"message": dict(message), "finish_reason": None}]}))
+            lost: list[str] = []
+            turn = answer_turn({"choices": [{"message": _chat_answer(message, lost), "finish_reason": None}]})
+            turns.append(replace(turn, unsent=tuple(lost)) if lost else turn)
         elif role == "tool":
             results.append(Result(call_id=str(message["tool_call_id"]), output=_content_text(message.get("content"), unsent)))
         else:
-            shown: list[str] = []
+            shown = ["function"] if role == "function" else []  # a legacy function's result: the log has no call it answers
             text = _content_text(message.get("content"), shown)
             if text.strip():
                 turns.append(Turn(kind="user", text=text, author="user" if role == "user" else "operator", unsent=tuple(shown)))
+            elif shown and turns:
+                turns[-1] = replace(turns[-1], unsent=(*turns[-1].unsent, *shown))
     if results:
         turns.append(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
     tools = []
@@ -428,6 +462,27 @@ def _chat(body: Mapping[str, Any], model: str) -> Conversation:
         turns=tuple(turns),
         stream=bool(body.get("stream")),
     )
+
+
+_CHAT_ANSWER_EXTRAS = ("function_call", "audio", "refusal")
+"""Keys of a Chat Completions assistant message the log keeps nothing of: a legacy function call (it has no id),
+a reference to an earlier spoken answer, a refusal."""
+
+
+def _chat_answer(message: Mapping[str, Any], unsent: list[str]) -> dict[str, Any]:
+    """A Chat Completions assistant message as the log reads it: its content as text; the kinds of what it
+    cannot carry noted in ``unsent``."""
+    unsent.extend(key for key in _CHAT_ANSWER_EXTRAS if message.get(key))
+    content = message.get("content")
+    if not isinstance(content, list):
+        return dict(message)
+    texts = []
+    for part in _list(content):
+        if part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+        else:
+            unsent.append(str(part.get("type")))  # a refusal part
+    return {**message, "content": "\n".join(t for t in texts if t)}
 
 
 # -- shared -----------------------------------------------------------------------------
