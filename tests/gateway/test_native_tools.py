@@ -276,7 +276,8 @@ def _passed(gateway: Any, session: str) -> list[tuple[str, str]]:
     return [(e.payload.reason, e.payload.message) for e in gateway.events(session) if e.type == "gateway.request.passed"]
 
 
-def test_a_hosted_web_search_in_a_codex_answer_sends_the_clients_requests_as_they_came(make_gateway: Any) -> None:
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_hosted_web_search_in_a_codex_answer_sends_the_clients_requests_as_they_came(make_gateway: Any, stream: bool) -> None:
     gateway = make_gateway(mode="manage")
     gateway.replies(
         Reply(body=responses_answer(REASONING_ITEM, WEB_SEARCH_CALL, FOUND, response_id="resp_1")),
@@ -287,7 +288,7 @@ def test_a_hosted_web_search_in_a_codex_answer_sends_the_clients_requests_as_the
     history: list[dict[str, Any]] = [USER]
 
     def body() -> dict[str, Any]:
-        return {**_responses_body(history), "prompt_cache_key": "web-search-session"}
+        return {**_responses_body(history), "prompt_cache_key": "web-search-session", "stream": stream}
 
     first = _post(gateway.url, "/v1/responses", body(), auth)
     assert first.status_code == 200, first.text
