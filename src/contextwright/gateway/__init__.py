@@ -19,7 +19,7 @@ from __future__ import annotations
 from contextwright._optional import require
 
 require("starlette", extra="gateway", feature="the gateway")
-require("httpx2", extra="gateway", feature="the gateway")
+require("aiohttp", extra="gateway", feature="the gateway")
 
 from contextwright.gateway.app import create_gateway_app  # noqa: E402
 from contextwright.gateway.config import GatewayConfig  # noqa: E402

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
-import httpx2
+from aiohttp import ClientSession
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -42,7 +42,7 @@ from contextwright.gateway.identity import session_key
 from contextwright.gateway.readback import MAX_READ_BACKS, Joiner, reads_only
 from contextwright.gateway.recorder import KeyQueue, Received, Recorder, Ticket, loads
 from contextwright.gateway.tenancy import open_registry
-from contextwright.gateway.upstream import Upstream, open_upstream, unreachable_body, upstream_url
+from contextwright.gateway.upstream import UnreachableError, Upstream, open_client, open_upstream, unreachable_body, upstream_url
 from contextwright.gateway.wires import PROVIDER_OF, Conversation, NotAConversation, WireName, parse_request
 from contextwright.log import EventLog, open_log
 from contextwright.runtime.engine import Engine
@@ -106,7 +106,7 @@ class _Managed(NamedTuple):
 class _Gateway:
     """One gateway's state: its configuration, its store and recorder, the upstream client, the background jobs."""
 
-    client: httpx2.AsyncClient
+    client: ClientSession
     """The upstream client, open while the app runs (see :meth:`lifespan`)."""
 
     def __init__(self, config: GatewayConfig, log: EventLog | None) -> None:
@@ -119,20 +119,19 @@ class _Gateway:
         self.recorder = Recorder(Engine(self.store), registry=self.registry, manage=self.manage)
         self.recorder.answer_wait = config.answer_wait
         self.queue = KeyQueue()
-        self.timeout = httpx2.Timeout(config.upstream_timeout, connect=min(30.0, config.upstream_timeout))
         self.background: set[asyncio.Task[Any]] = set()
         """Recording jobs still running (waited for, up to 30 seconds, at shutdown)."""
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         """The upstream client while the app runs; at the end, the recordings under way, then the stores, closed."""
-        self.client = httpx2.AsyncClient(timeout=self.timeout, follow_redirects=False)
+        self.client = open_client(self.config.upstream_timeout)
         try:
             yield
         finally:
             if self.background:
                 await asyncio.wait(self.background, timeout=30)
-            await self.client.aclose()
+            await self.client.close()
             if self.registry is not None:
                 self.registry.close()
             if self.owned:
@@ -192,13 +191,13 @@ class _Gateway:
         """After a refusal of the engine's request: when it says the request is too long, relieve once and send again.
 
         Any other refusal, or one relief cannot help, goes back to the client as it came."""
-        error_body = await upstream.response.aread()
+        upstream = await upstream.whole()
+        error_body = await upstream.read()
         ticket, client, _ = managed
         rebuilt = await asyncio.to_thread(self.recorder.recover, ticket, upstream.status, error_body)
         body = await asyncio.to_thread(self.recorder.managed_body, rebuilt, wire, client) if rebuilt is not None else None
         if body is None:
             return upstream
-        await upstream.response.aclose()
         return await self.open("POST", url, headers, body)
 
 
@@ -227,9 +226,9 @@ class _Exchange:
             return await opening
         except _TooLarge:
             return self.too_large
-        except httpx2.HTTPError as exc:
-            if isinstance(exc.__cause__, _TooLarge) or isinstance(exc.__context__, _TooLarge):
-                return self.too_large
+        except UnreachableError as exc:
+            if self.body.overflowed:
+                return self.too_large  # the client's body passed the limit while it was forwarded
             if not self.answer.done():
                 self.answer.set_result(None)
             logger.warning("gateway: %s upstream unreachable: %s", self.provider, type(exc).__name__)
@@ -378,14 +377,14 @@ class _ReadBacks:
             while True:
                 reader = AnswerReader(self.wire, streamed=self.streamed)
                 try:
-                    async for chunk in upstream.response.aiter_bytes():
+                    async for chunk in upstream.chunks():
                         reader.feed(chunk)
                         out = joiner.feed(chunk)
                         if out:
                             seen.feed(out)
                             yield out
                 finally:
-                    await upstream.response.aclose()
+                    upstream.close()
                 part = reader.answer()
                 if part is None:
                     return  # cut before its end: nothing is recorded
@@ -405,8 +404,7 @@ class _ReadBacks:
                         upstream, _Managed(ticket, client, body), self.wire, self.url, self.headers
                     )
                 if not 200 <= upstream.status < 300:
-                    error_body = await upstream.response.aread()
-                    await upstream.response.aclose()
+                    error_body = await upstream.read()
                     self.refused = (upstream, error_body)
                     logger.warning("gateway: the provider refused a read-back's continuation: %d", upstream.status)
                     yield joiner.failed(upstream.status, error_body)
@@ -547,6 +545,8 @@ class _Body:
         declared = request.headers.get("content-length")
         self.declared_too_large = declared is not None and declared.isdigit() and int(declared) > limit
         self.complete = False
+        self.overflowed = False
+        """The body passed the limit as it arrived."""
         self._parts: list[bytes] = []
 
     async def chunks(self) -> AsyncIterator[bytes]:
@@ -555,6 +555,7 @@ class _Body:
         async for chunk in self.request.stream():
             size += len(chunk)
             if size > self.limit:
+                self.overflowed = True
                 raise _TooLarge
             self._parts.append(chunk)
             if chunk:
