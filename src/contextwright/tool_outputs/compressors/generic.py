@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import re
 from array import array
 from collections.abc import Sequence
@@ -414,10 +415,10 @@ _ASCII_HINT_MASKS = tuple((word, mask) for word, mask in _HINT_MASKS if word.isa
 
 def _hinted(lines: Sequence[str]) -> bytearray:
     # One set of hint flags per line (the bits above). Scans of the whole lowered text
-    # (str.find, and regexes that start with a fixed character) find the few lines worth
-    # the line regexes; per-line searches cost more in call overhead than these scans on
-    # long outputs. Line starts are kept in an array, and the text is lowered once,
-    # whole: no per-line copies, so the working set stays about one text long.
+    # (str.count, str.find, and regexes that start with a fixed character) find the few
+    # lines worth the line regexes; per-line searches cost more in call overhead than these
+    # scans on long outputs. Line starts are kept in an array, and the text is lowered once,
+    # whole: no per-line copies beyond one split, so the working set stays about two texts long.
     flags = bytearray(len(lines))
     if not lines:
         return flags
@@ -427,19 +428,65 @@ def _hinted(lines: Sequence[str]) -> bytearray:
         # Lowering changed a length ("İ"): take the offsets from the lowered lines themselves.
         lowered = [line.lower() for line in lines]
     starts = array("q", itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
+    # Lowering never shortens a character, so when the lengths add up every lowered line sits at
+    # its start in ``low``, and a line holds a hint exactly when its piece of ``low`` does.
+    pieces = low.split("\n") if lowered is lines else None
+    if pieces is not None and len(pieces) != len(lines):
+        pieces = None  # a line with a newline of its own: offsets only
     del lowered
-    last = len(lines) - 1
-    for hint, mask in _ASCII_HINT_MASKS if low.isascii() else _HINT_MASKS:
-        position = low.find(hint)
-        while position != -1:
-            line = bisect.bisect_right(starts, position) - 1
-            flags[line] |= mask
-            position = low.find(hint, starts[line + 1]) if line < last else -1
+    for hint, mask in _candidate_hints(low):
+        found = low.count(hint)
+        if not found:
+            continue
+        if pieces is not None and found * _DENSE_HINT_LINES >= len(lines):
+            _flag_lines_holding(flags, pieces, hint, mask)
+        else:
+            _flag_found(flags, low, starts, hint, mask)
     flags[0] |= HINTED  # the first line has no newline before it for the patterns
     for pattern in _PATTERN_HINTS:
         for match in pattern.finditer(low):
             flags[bisect.bisect_right(starts, match.start() + 1) - 1] |= HINTED
     return flags
+
+
+_LETTERS_ONLY = bytes(byte if 97 <= byte <= 122 else 32 for byte in range(256))
+"""A ``bytes.translate`` table that keeps the letters a-z and turns every other byte into a space."""
+_HINT_RUNS = {hint: tuple(re.findall("[a-z]+", hint)) for hint, _ in _HINT_MASKS}
+"""Each hint word's runs of letters ("core dumped": core, dumped); the glyphs have none."""
+
+
+def _candidate_hints(low: str) -> list[tuple[str, int]]:
+    """The hint words (with their bits) that ``low`` may hold: those whose runs of letters all
+    occur in its words, where each run of the hint must lie when the hint occurs.
+
+    Most hint words occur in no output; the words of a log are a small vocabulary, so their
+    absence is told without a scan of the whole text for each (in UTF-8 every byte of a
+    non-ASCII character is above ``z``, so the runs of a-z are the same as the text's).
+    """
+    masks = _ASCII_HINT_MASKS if low.isascii() else _HINT_MASKS
+    words = b" ".join(set(low.encode().translate(_LETTERS_ONLY).split())).decode()
+    return [(hint, mask) for hint, mask in masks if all(run in words for run in _HINT_RUNS[hint])]
+
+
+_DENSE_HINT_LINES = 16
+"""A hint found at least once per this many lines (``test`` in a test run) is looked for line by
+line, in one C-level pass, rather than found occurrence by occurrence, which costs a bisect and a
+search from the next line's start for each line that holds it."""
+
+
+def _flag_lines_holding(flags: bytearray, pieces: Sequence[str], hint: str, mask: int) -> None:
+    for index in itertools.compress(itertools.count(), map(operator.contains, pieces, itertools.repeat(hint))):
+        flags[index] |= mask
+
+
+def _flag_found(flags: bytearray, low: str, starts: array[int], hint: str, mask: int) -> None:
+    # Each line that holds the hint once: after a find, the search goes on from the next line's start.
+    last = len(flags) - 1
+    position = low.find(hint)
+    while position != -1:
+        line = bisect.bisect_right(starts, position) - 1
+        flags[line] |= mask
+        position = low.find(hint, starts[line + 1]) if line < last else -1
 
 
 def _opens_stack(line: str) -> bool:

@@ -31,6 +31,8 @@ _PY_LOCATION = re.compile(r"^\S+:\d+:(?: \S|\s*$)")
 _PY_CALL_SITE = re.compile(r"^\S+:\d+:(?: in \S+|\s*)$")
 _PY_LIBRARY = re.compile(r"(?:site|dist)-packages/|^/usr/lib/|^<")
 _PY_SECTION = re.compile(r"^=+ (.+?) =+$")
+_PY_SHORT_FIRST = "FEX!"
+"""The first characters of the lines that ``_PY_SHORT`` matches, and of pytest's ``!!!`` interruption lines."""
 _PY_SESSION = re.compile(r"^(?:platform |rootdir: |cachedir: |plugins: |configfile: |collecting |collected )")
 
 
@@ -48,7 +50,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
     """
     in_failure = False
     in_collection_error = False
-    has_short_summary = any(_PY_SHORT.match(line) for line in lines)
+    has_short_summary = any(map(_PY_SHORT.match, lines))
     first_e_pending = False
     # With --tb=short a failure prints no "file:line: ErrorType" line; its last
     # "file:line: in func" frame is then where it failed.
@@ -75,19 +77,22 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
         is_e_line = line.startswith("E ") or line == "E"
         if e_block and not is_e_line:
             close_e_block()
-        if _PY_SHORT.match(line) or line.startswith("!!!"):
+        # Each pattern below needs a first character or a substring that the cheap test before it
+        # checks: most lines of a long run (a passing test) then skip the patterns that cannot match.
+        first = line[:1]
+        if first in _PY_SHORT_FIRST and (_PY_SHORT.match(line) or line.startswith("!!!")):
             marks.must(index)
             if not line.startswith(("XFAIL", "XPASS")) or "strict" in line:
                 marks.failed = True
-        elif _PY_FINAL.match(line) or _PY_SUMMARY.match(line):
+        elif first == "=" and (_PY_FINAL.match(line) or _PY_SUMMARY.match(line)):
             marks.must(index)
             if re.search(r"\b\d+ (?:failed|errors?)\b|no tests ran", line):
                 marks.failed = True
-        elif _PY_PROGRESS_OK.match(line):
+        elif ".py " in line and _PY_PROGRESS_OK.match(line):
             marks.noise(index, "progress line")
-        elif _PY_PROGRESS.match(line):
+        elif ".py " in line and _PY_PROGRESS.match(line):
             marks.key(index, KEY_LOW)
-        elif (verbose := _PY_VERBOSE.match(line)) is not None:
+        elif "::" in line and (verbose := _PY_VERBOSE.match(line)) is not None:
             if verbose.group(1) in ("PASSED", "XFAIL", "SKIPPED"):
                 marks.noise(index, "passed test")
             elif verbose.group(1) in ("FAILED", "ERROR"):
@@ -99,7 +104,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
                 marks.failed = True
             else:
                 marks.key(index, KEY_HIGH)
-        elif (header := _PY_HEADER.match(line)) is not None:
+        elif first == "_" and (header := _PY_HEADER.match(line)) is not None:
             close_failure()
             in_failure, first_e_pending, first_frame_pending = True, True, True
             located, last_call_site = False, None
@@ -112,7 +117,7 @@ def analyse_pytest(lines: Sequence[str], marks: Marks) -> None:
             else:
                 marks.key(index, KEY_HIGH + 10, "failure header")
             marks.failed = True
-        elif (section := _PY_SECTION.match(line)) is not None:
+        elif first == "=" and (section := _PY_SECTION.match(line)) is not None:
             close_failure()
             located, last_call_site = True, None
             in_failure = section.group(1) in ("FAILURES", "ERRORS")
