@@ -231,9 +231,10 @@ class Recorder:
     ) -> Ticket:
         """Record the new turns in ``run`` and build the engine's request for them (inside the request's transaction).
 
-        In manage mode, a conversation holding blocks the engine's request would show only as placeholders
-        (``unsent``: an image, a document) is recorded but builds nothing: the client's request goes as it
-        came, so the model sees what the client sent."""
+        In manage mode, a conversation holding content the engine's request would show only as a placeholder
+        or not at all (``unsent``: an image, a document, a hosted tool's call, an answer's item the log keeps
+        nothing of) is recorded but builds nothing: the client's request goes as it came, so the model sees
+        what the client sent."""
         session = run.session
         if new:
             record_turns(session, new)
@@ -245,7 +246,7 @@ class Recorder:
             run.awaiting, run.request = False, None
             kinds = ", ".join(unsent)
             session.adapter.append(
-                [GatewayRequestPassed(reason="unsent_content", message=f"blocks the log keeps no text for: {kinds}")]
+                [GatewayRequestPassed(reason="unsent_content", message=f"content the log keeps no text for: {kinds}")]
             )
             return Ticket(key=key, run=run, built=False, passed="unsent_content")
         if not new and run.awaiting and (run.request is not None or not self.manage):
