@@ -427,3 +427,69 @@ def test_what_a_chat_answer_holds_beyond_text_and_tool_calls_sends_the_clients_r
     gateway.settled("agents/audio", 2)
     [(reason, message)] = _passed(gateway, "agents/audio")
     assert reason == "unsent_content" and message.endswith(": audio")
+
+
+def _inspected(gateway: Any, session: str, request: int, wire: str) -> dict[str, Any]:
+    """The engine's request number ``request`` (from 0) of ``session`` as ``inspect`` rebuilds it from the log for ``wire``."""
+    inspected = CliRunner().invoke(cli_app, ["inspect", str(gateway.store), "-s", session, "-r", str(request), "--wire", wire])
+    assert inspected.exit_code == 0, inspected.output
+    rebuilt: dict[str, Any] = json.loads(inspected.output)
+    return rebuilt
+
+
+CHAT_PATCH_TOOL = {
+    "type": "custom",
+    "custom": {
+        "name": "apply_patch",
+        "description": "Edit files with a patch.",
+        "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": 'start: "*** Begin Patch" /(.|\\n)*/'}},
+    },
+}
+CHAT_SHELL_TOOL = {
+    "type": "function",
+    "function": {"name": "exec_command", "description": "Run a command.", "parameters": SHELL["parameters"]},
+}
+
+
+def test_a_chat_custom_tool_call_is_carried_and_goes_back_as_a_custom_call(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    custom_call = {"id": "call_patch", "type": "custom", "custom": {"name": "apply_patch", "input": PATCH}}
+    function_call = {"id": "call_ls", "type": "function", "function": {"name": "exec_command", "arguments": '{"cmd": "ls"}'}}
+    called = chat_answer("")
+    called["choices"][0]["message"] = {"role": "assistant", "content": None, "tool_calls": [function_call, custom_call]}
+    called["choices"][0]["finish_reason"] = "tool_calls"
+    gateway.replies(Reply(body=called), Reply(body=chat_answer("Patched.")))
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Add notes.txt."},
+    ]
+
+    def body() -> dict[str, Any]:
+        return {"model": "gpt-5", "messages": history, "tools": [CHAT_SHELL_TOOL, CHAT_PATCH_TOOL]}
+
+    headers = {"authorization": "Bearer sk-chat-custom", "x-contextwright-session": "agents/chat-custom"}
+    first = _post(gateway.url, "/v1/chat/completions", body(), headers)
+    assert first.status_code == 200, first.text
+    assert first.json()["choices"][0]["message"]["tool_calls"] == [function_call, custom_call]  # the client's answer as it came
+    history += [
+        {"role": "assistant", "content": None, "tool_calls": [function_call, custom_call]},
+        {"role": "tool", "tool_call_id": "call_ls", "content": "README.md"},
+        {"role": "tool", "tool_call_id": "call_patch", "content": "Success. Updated: A notes.txt"},
+    ]
+    second = _post(gateway.url, "/v1/chat/completions", body(), headers)
+    assert second.status_code == 200, second.text
+    # Readable, and the client's copy of the answer continues the run: both requests are the engine's.
+    assert all("x-contextwright-mode" not in r.headers for r in (first, second))
+    sent = gateway.upstream.conversations[1].json
+    [answer] = [m for m in sent["messages"] if m["role"] == "assistant"]
+    assert answer["tool_calls"] == [
+        {"id": "call_ls", "type": "function", "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'}},
+        {"id": "call_patch", "type": "custom", "custom": {"name": "apply_patch", "input": PATCH}},
+    ]
+    assert sent["tools"][:2] == [CHAT_SHELL_TOOL, CHAT_PATCH_TOOL]
+    types = gateway.settled("agents/chat-custom", 2)
+    assert gateway.log.sessions() == ["agents/chat-custom"] and types.count("context.request.built") == 2
+    assert _passed(gateway, "agents/chat-custom") == []
+    # The log rebuilds the request that went upstream, the custom call with it.
+    rebuilt = _inspected(gateway, "agents/chat-custom", 1, "openai_chat")
+    assert {k: sent[k] for k in rebuilt} == rebuilt

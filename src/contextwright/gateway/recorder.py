@@ -50,7 +50,14 @@ from contextwright.gateway.reconcile import (
     tool_row,
 )
 from contextwright.gateway.tenancy import Registry
-from contextwright.gateway.wires import Conversation, Turn, WireName, answer_turn, response_output_for_turn
+from contextwright.gateway.wires import (
+    Conversation,
+    Turn,
+    WireName,
+    answer_turn,
+    chat_message_for_turn,
+    response_output_for_turn,
+)
 from contextwright.gateway.workers import awaiting, catch_up, noted, wait_for_answer
 from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
 from contextwright.log.memory import InMemoryEventLog
@@ -704,9 +711,21 @@ def copy_events(events: Sequence[Event], log: InMemoryEventLog, clock: FixedCloc
 
 
 def _as_recorded(answer: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A Responses answer's custom tool calls read as function calls (as the client's copy of it is read)."""
+    """A Responses answer's or a chat completion's custom tool calls read as function calls (as the client's copy
+    of it is read)."""
     if isinstance(answer.get("output"), list):
         return {**answer, "output": response_output_for_turn(answer["output"])}
+    choices = answer.get("choices")
+    if (
+        isinstance(choices, list)
+        and choices
+        and isinstance(choices[0], Mapping)
+        and isinstance(choices[0].get("message"), Mapping)
+    ):
+        message = choices[0]["message"]
+        read = chat_message_for_turn(message)
+        if read is not message:
+            return {**answer, "choices": [{**choices[0], "message": read}, *choices[1:]]}
     return answer
 
 

@@ -470,9 +470,10 @@ a reference to an earlier spoken answer, a refusal."""
 
 
 def _chat_answer(message: Mapping[str, Any], unsent: list[str]) -> dict[str, Any]:
-    """A Chat Completions assistant message as the log reads it: its content as text; the kinds of what it
-    cannot carry noted in ``unsent``."""
+    """A Chat Completions assistant message as the log reads it: its content as text, its custom tool calls as
+    function calls; the kinds of what it cannot carry noted in ``unsent``."""
     unsent.extend(key for key in _CHAT_ANSWER_EXTRAS if message.get(key))
+    message = chat_message_for_turn(message)
     content = message.get("content")
     if not isinstance(content, list):
         return dict(message)
@@ -483,6 +484,23 @@ def _chat_answer(message: Mapping[str, Any], unsent: list[str]) -> dict[str, Any
         else:
             unsent.append(str(part.get("type")))  # a refusal part
     return {**message, "content": "\n".join(t for t in texts if t)}
+
+
+def chat_message_for_turn(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Chat Completions assistant message with its custom tool calls (free-form input) read as function calls
+    whose arguments hold that input, as a Responses custom tool call is read (:func:`_as_function_call`)."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not any(isinstance(c, Mapping) and c.get("type") == "custom" for c in calls):
+        return message
+    return {**message, "tool_calls": [_chat_custom_as_function(c) if isinstance(c, Mapping) else c for c in calls]}
+
+
+def _chat_custom_as_function(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    if call.get("type") != "custom":
+        return call
+    custom = call["custom"]
+    arguments = json.dumps({"input": custom.get("input", "")})
+    return {"id": call["id"], "type": "function", "function": {"name": custom["name"], "arguments": arguments}}
 
 
 # -- shared -----------------------------------------------------------------------------

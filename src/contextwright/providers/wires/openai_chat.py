@@ -10,7 +10,9 @@ session and epoch to the same cache:
   blocks joined in assembly order: the frozen prefix comes first;
 * then the conversation in order: an assistant message carries its text and its
   ``tool_calls`` (arguments as canonical JSON, so re-rendering gives the same
-  bytes); the results follow as ``tool`` messages, directly after it; each user
+  bytes; a call of a tool the client declared free-form, a pinned ``type: custom``
+  tool, goes as the custom call the provider answered with, its ``input`` the one
+  argument the log keeps); the results follow as ``tool`` messages, directly after it; each user
   text part is its own user message, so the end of stable history is a message
   boundary that stays put when the volatile tail changes;
 * ``prompt_cache_key`` = ``request.cache_key`` and, where the model accepts it,
@@ -69,9 +71,39 @@ def render(
     OpenAI caches by prefix without markers: neither the previous request nor a TTL changes the body.
     """
     body = openai_body(request, caps, items_key="messages", map_message=_map_message, map_tool=_map_tool)
+    free_form = _free_form_tools(request)
+    if free_form:
+        body["messages"] = [_with_custom_calls(item, free_form) for item in body["messages"]]
     body["max_completion_tokens"] = request.max_output_tokens
     body.update(cache_options(request, caps))
     return body
+
+
+def _free_form_tools(request: NeutralRequest) -> frozenset[str]:
+    """The names of the pinned tools a client declared free-form (``type: custom``) for this wire."""
+    return frozenset(
+        wire_tool_name(t.name)
+        for t in request.tools
+        if t.native is not None and t.native.get("wire") == "openai_chat" and t.native["tool"].get("type") == "custom"
+    )
+
+
+def _with_custom_calls(item: dict[str, Any], free_form: frozenset[str]) -> dict[str, Any]:
+    """An assistant message whose calls of free-form tools go as the custom calls the provider answered with.
+
+    The log keeps such a call as a function call whose one argument, ``input``, holds the text; its result
+    goes back as any tool message does."""
+    calls = item.get("tool_calls")
+    if not calls or not any(call["function"]["name"] in free_form for call in calls):
+        return item
+    out = []
+    for call in calls:
+        function = call["function"]
+        if function["name"] in free_form:
+            text = parsed_arguments(function["arguments"]).get("input", "")
+            call = {"id": call["id"], "type": "custom", "custom": {"name": function["name"], "input": str(text)}}
+        out.append(call)
+    return {**item, "tool_calls": out}
 
 
 def _map_tool(tool: ToolDefinition) -> dict[str, Any]:
