@@ -252,42 +252,57 @@ def _economize(stage: _Stage) -> None:
     # A hidden run that is cheaper than its own marker is shown instead: scattered
     # single omissions would otherwise make the output longer, not shorter.
     for start, end in _hidden_runs(stage.visible):
-        run = list(range(start, end + 1))
-        if any(not _is_blank(stage.lines[i]) for i in run):
-            cost = sum(len(stage.lines[i]) + 1 for i in run)
-            if cost <= len(_marker(stage, run, None)) + 1:
-                for i in run:
+        hidden = stage.lines[start : end + 1]
+        if any(map(str.strip, hidden)):
+            cost = sum(map(len, hidden)) + len(hidden)
+            # A run that costs more than any marker for it could stays hidden: no marker to write.
+            if cost <= _marker_bound(stage, start, end) + 1 and cost <= len(_marker(stage, start, end, None)) + 1:
+                for i in range(start, end + 1):
                     stage.visible[i] = True
                     stage.reason[i] = ""
 
 
-def _marker(stage: _Stage, run: list[int], pointer: str | None) -> str:
-    first, last = run[0] + 1, run[-1] + 1
+def _marker_bound(stage: _Stage, start: int, end: int) -> int:
+    """A length that no marker of lines ``start..end`` without a pointer exceeds.
+
+    Every count and line number in it has at most the digits of ``end + 1``, and it names
+    at most two reasons of the run (a repeat as "repeated line").
+    """
+    digits = len(f"{end + 1:,}")
+    longest = max(len(_REPEATED_LINE), *map(len, stage.reason[start : end + 1]))
+    return len(MARKER_PREFIX) + len(MARKER_SUFFIX) + 64 + 6 * digits + 2 * longest
+
+
+_REPEATED_LINE = "repeated line"
+
+
+def _marker(stage: _Stage, start: int, end: int, pointer: str | None) -> str:
+    first, last = start + 1, end + 1
     span = f"line {first}" if first == last else f"lines {first}-{last}"
-    reasons = [stage.reason[i] for i in run]
-    periods = {stage.period[i] for i in run}
+    reasons = stage.reason[start : end + 1]
     ref = f"; full output: {pointer}" if pointer else ""
-    if all(r == _REPEAT for r in reasons) and len(periods) == 1:
-        period = periods.pop()
-        times = len(run) // period
-        what = "previous line" if period == 1 else f"previous {period} lines"
-        plural = "time" if times == 1 else "times"
-        return f"{MARKER_PREFIX}{what} repeated {times:,} more {plural} ({span}){ref}{MARKER_SUFFIX}"
-    if len(run) < _DETAIL_MIN_LINES:
+    if reasons.count(_REPEAT) == len(reasons):
+        periods = set(stage.period[start : end + 1])
+        if len(periods) == 1:
+            period = periods.pop()
+            times = len(reasons) // period
+            what = "previous line" if period == 1 else f"previous {period} lines"
+            plural = "time" if times == 1 else "times"
+            return f"{MARKER_PREFIX}{what} repeated {times:,} more {plural} ({span}){ref}{MARKER_SUFFIX}"
+    if len(reasons) < _DETAIL_MIN_LINES:
         # Only long runs say what they hide and how many lines: on a short run the words
         # cost more than they tell, and the count is plain from the range.
         return f"{MARKER_PREFIX}{span} omitted{ref}{MARKER_SUFFIX}"
-    counts: Counter[str] = Counter()
-    for index, reason in zip(run, reasons, strict=True):
-        if reason == _REPEAT:
-            counts["repeated line"] += 1
-        elif reason and reason != _BLANK and not _is_blank(stage.lines[index]):
-            counts[reason] += 1
-    # Counter.most_common keeps first-insertion order among ties, so this is deterministic.
+    # Counted in the order of first appearance: Counter.most_common keeps it among ties, so this is deterministic.
+    counts = Counter(
+        _REPEATED_LINE if reason == _REPEAT else reason
+        for reason, line in zip(reasons, stage.lines[start : end + 1], strict=True)
+        if reason == _REPEAT or (reason and reason != _BLANK and line.strip())
+    )
     top = counts.most_common(2)
     detail = ", ".join(f"{n:,}× {label}" for label, n in top)
     what = f": {detail}" if detail else ""
-    return f"{MARKER_PREFIX}{len(run):,} lines omitted ({span}){what}{ref}{MARKER_SUFFIX}"
+    return f"{MARKER_PREFIX}{len(reasons):,} lines omitted ({span}){what}{ref}{MARKER_SUFFIX}"
 
 
 def _hidden_runs(show: list[bool]) -> list[tuple[int, int]]:
@@ -376,7 +391,7 @@ def _render(stage: _Stage, show: list[bool], pointer: str | None) -> Rendered:
             out.append(_sparse_marker(runs[position : last + 1], pointer_left))
             pointer_left = None
         elif start not in quiet and any(not _is_blank(lines[i]) for i in range(start, end + 1)):
-            out.append(_marker(stage, list(range(start, end + 1)), pointer_left))
+            out.append(_marker(stage, start, end, pointer_left))
             pointer_left = None
         index = end + 1
     out.extend(lines[index:])
