@@ -8,6 +8,8 @@ numbers in omission markers point at the same lines of the original output.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -120,7 +122,11 @@ def lossless(text: str, *, pointer: str | None = None) -> str:
     trailing blanks, blank runs beyond two lines, the padding of a numbered view's line
     numbers (:func:`unpad_numbers`), and a line repeated in a row (shown once, with a marker
     that counts the repeats and names their lines). ``text`` itself when nothing changes."""
-    lines = unpad_numbers([line.rstrip() for line in normalize_lines(text)])
+    lines = unpad_numbers(list(map(str.rstrip, normalize_lines(text))))
+    if not any(map(operator.eq, lines, itertools.islice(lines, 1, None))):
+        # No line repeats the one before it: no run to fold, and nothing below changes a line.
+        reduced = "\n".join(lines)
+        return text if reduced == text or len(reduced) >= len(text) else reduced
     out: list[str] = []
     ref = f"; full output: {pointer}" if pointer else ""
     index = 0
