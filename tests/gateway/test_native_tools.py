@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
+from contextwright.gateway.recorder import ResponseIds
 from contextwright.items.region_a import READ_TOOL_NAME, AgentInstructions, Framing, PlatformPolicy, ToolSpec
 from contextwright.plan.plan import Prefix
 from contextwright.testing.upstream import Reply, anthropic_message, chat_answer, responses_answer
@@ -493,3 +494,41 @@ def test_a_chat_custom_tool_call_is_carried_and_goes_back_as_a_custom_call(make_
     # The log rebuilds the request that went upstream, the custom call with it.
     rebuilt = _inspected(gateway, "agents/chat-custom", 1, "openai_chat")
     assert {k: sent[k] for k in rebuilt} == rebuilt
+
+
+def test_a_chained_client_after_an_answer_with_a_hosted_search_sends_its_requests_as_they_came(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(
+        Reply(body=responses_answer(WEB_SEARCH_CALL, FOUND, response_id="resp_1")),
+        Reply(body=responses_answer(_said("It is on by default.", 2), response_id="resp_2")),
+        Reply(body=responses_answer(_said("Turn it off in the settings.", 3), response_id="resp_3")),
+    )
+    auth = {"content-type": "application/json", "authorization": "Bearer sk-chained-search"}
+
+    def send(items: list[dict[str, Any]], previous: str | None = None) -> tuple[httpx.Response, bytes]:
+        body = {**_responses_body(items), "store": True, "prompt_cache_key": "chained-search"}
+        if previous is not None:
+            body["previous_response_id"] = previous
+        sent = json.dumps(body).encode()
+        return httpx.post(gateway.url + "/v1/responses", content=sent, headers=auth, timeout=30), sent
+
+    first, _ = send([USER])
+    assert first.status_code == 200 and "x-contextwright-mode" not in first.headers  # the engine's request
+    # The client sends only what follows the stored answer, not the search it held: the engine's
+    # request, built from the log, would lack it, so the client's goes (previous_response_id and all).
+    for number, (previous, question) in enumerate(
+        [("resp_1", "Is the flag on by default?"), ("resp_2", "How do I turn it off?")], start=1
+    ):
+        response, sent = send([_asked(question)], previous)
+        assert response.status_code == 200, response.text
+        assert response.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+        assert gateway.upstream.conversations[number].body == sent
+    session = "openai/chained-search"
+    assert gateway.log.sessions() == [session]  # the chain continued the run
+    types = gateway.settled(session, 3)
+    assert types.count("message.user") == 3 and types.count("context.request.built") == 1
+    message = "content the log keeps no text for: web_search_call"
+    assert _passed(gateway, session) == [("unsent_content", message)] * 2
+    # Noted in the store with the response ids: a worker that never saw the answers knows too.
+    assert ResponseIds(gateway.log).unsent("resp_2") == ("web_search_call",)
+    assert ResponseIds(gateway.log).unsent("resp_unknown") == ()

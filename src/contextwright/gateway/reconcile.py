@@ -53,6 +53,10 @@ class Run:
     """The engine's request built for the last turns (a retry sends it again in manage mode)."""
     last_response: str | None = None
     """The id of the last answer recorded, when the provider gave one (OpenAI Responses)."""
+    unsent: tuple[str, ...] = ()
+    """Kinds of what the run's recorded answers held that the log keeps nothing of (a hosted tool's call), sorted:
+    a client chaining on a stored response (``previous_response_id``) does not send them again, so its requests
+    go as they came."""
 
 
 def agent_signature(provider: str, model: str, system: str, tools: Sequence[ToolSpec]) -> str:

@@ -55,6 +55,7 @@ from contextwright.gateway.wires import (
     Turn,
     WireName,
     answer_turn,
+    answer_unsent,
     chat_message_for_turn,
     response_output_for_turn,
 )
@@ -193,12 +194,17 @@ class Recorder:
         for known in runs:
             if known.agent == agent or self._same_model(known, conversation):
                 wait_for_answer(known, fingerprints, timeout=self.answer_wait)
-        chained = self._chained(runs, conversation.hints.get("previous_response_id"))
+        previous = conversation.hints.get("previous_response_id")
+        chained = self._chained(runs, previous)
+        unsent = conversation.unsent
         if chained is not None:
-            # A stored conversation: the client sends only what follows the response it names.
+            # A stored conversation: the client sends only what follows the response it names,
+            # not what the earlier answers held that the log keeps nothing of (noted when they were recorded).
             run: Run | None = chained
             new = turns
             fingerprints = chained.fingerprints + fingerprints
+            chained.unsent = tuple(sorted({*chained.unsent, *self.responses.unsent(str(previous))}))
+            unsent = tuple(sorted({*unsent, *chained.unsent}))
         else:
             run = continued_run(runs, fingerprints, agent)
             if run is None:
@@ -220,7 +226,7 @@ class Recorder:
                     logger.info("gateway: session %s continues in a new run %s (its history was rewritten)", key, session_id)
             if chained is None:
                 new = turns[len(run.fingerprints) :]
-            ticket = self._record_in(key, run, runs, new, fingerprints, client, unsent=conversation.unsent)
+            ticket = self._record_in(key, run, runs, new, fingerprints, client, unsent=unsent)
         if opened and self.registry is not None:
             self.registry.register(run.session_id, run.session.agent, run.session.model)  # listed once it is stored
         return ticket
@@ -386,9 +392,13 @@ class Recorder:
                 run.session.adapter.append([FrameworkHistorySeen(fingerprints=(turn.fingerprint,))])
             run.fingerprints.append(turn.fingerprint)
             run.awaiting = False
+            dropped = answer_unsent(answer)
+            if dropped:
+                # A client chaining on this answer will not send these again: its requests go as they came.
+                run.unsent = tuple(sorted({*run.unsent, *dropped}))
             if isinstance(seen.get("id"), str) and seen.get("object") == "response":
                 run.last_response = seen["id"]
-                self.responses.note(seen["id"], ticket.key, run.session_id, len(run.fingerprints))
+                self.responses.note(seen["id"], ticket.key, run.session_id, len(run.fingerprints), unsent=run.unsent)
         except Exception:
             logger.exception("gateway: the answer in session %s was not recorded", run.session_id)
             self._forget(ticket.key)
@@ -593,6 +603,9 @@ class Recorder:
 
 RESPONSE_SETTING = "gateway.response:"
 """The store setting that names the run of a Responses answer: this prefix and the response id."""
+UNSENT_SETTING = "gateway.response.unsent:"
+"""The store setting that lists the kinds of what the run's answers up to a Responses answer held that the log
+keeps nothing of (set only when there are any): this prefix and the response id."""
 
 
 class ResponseIds(Mapping[str, str]):
@@ -600,40 +613,49 @@ class ResponseIds(Mapping[str, str]):
 
     Each answer with an id is noted in the store's settings (``gateway.response:<id>``, its
     session key, run and number of turns; the first write wins, and an id names one answer),
-    so a worker that never saw a response finds the run it continues. A lookup of an id no
+    so a worker that never saw a response finds the run it continues. When the run's answers
+    held content the log keeps nothing of, its kinds are noted too (``gateway.response.unsent:<id>``),
+    so a request chained on the response goes as it came on any worker. A lookup of an id no
     gateway recorded leaves an empty setting under it."""
 
     def __init__(self, log: Any) -> None:
         self._log = log
-        self._known: OrderedDict[str, tuple[str, str, int]] = OrderedDict()
+        self._known: OrderedDict[str, tuple[str, str, int, tuple[str, ...]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def note(self, response_id: str, key: str, session_id: str, turns: int) -> None:
-        """Remember that ``response_id`` is the answer after ``turns`` turns of run ``session_id`` of ``key``."""
+    def note(self, response_id: str, key: str, session_id: str, turns: int, *, unsent: Sequence[str] = ()) -> None:
+        """Remember that ``response_id`` is the answer after ``turns`` turns of run ``session_id`` of ``key``, and the
+        kinds of what that run's answers held that the log keeps nothing of (``unsent``)."""
         with self._lock:
-            self._known[response_id] = (key, session_id, turns)
+            self._known[response_id] = (key, session_id, turns, tuple(unsent))
             while len(self._known) > MAX_RESPONSE_IDS:
                 self._known.popitem(last=False)
         if len(RESPONSE_SETTING) + len(response_id) > 200:
             return
         try:
+            if unsent and len(UNSENT_SETTING) + len(response_id) <= 200:
+                # Before the run's note: a worker that finds the run finds the kinds too (the first write wins).
+                self._log.setting(UNSENT_SETTING + response_id, json.dumps(list(unsent)))
             self._log.setting(RESPONSE_SETTING + response_id, json.dumps([key, session_id, turns]))
         except Exception as exc:
             logger.warning("gateway: response %s is not noted in the store: %s", response_id[:60], exc)
 
-    def _lookup(self, response_id: str) -> tuple[str, str, int] | None:
+    def _lookup(self, response_id: str) -> tuple[str, str, int, tuple[str, ...]] | None:
         with self._lock:
             known = self._known.get(response_id)
         if known is not None or len(RESPONSE_SETTING) + len(response_id) > 200 or not response_id:
             return known
         try:
             stored = json.loads(self._log.setting(RESPONSE_SETTING + response_id, "") or "null")
+            if not (isinstance(stored, list) and len(stored) == 3):
+                return None
+            unsent_key = UNSENT_SETTING + response_id
+            kinds = json.loads(self._log.setting(unsent_key, "") or "[]") if len(unsent_key) <= 200 else []
         except Exception as exc:
             logger.warning("gateway: response %s could not be looked up in the store: %s", response_id[:60], exc)
             return None
-        if not (isinstance(stored, list) and len(stored) == 3):
-            return None
-        found = (str(stored[0]), str(stored[1]), int(stored[2]))
+        unsent = tuple(str(kind) for kind in kinds) if isinstance(kinds, list) else ()
+        found = (str(stored[0]), str(stored[1]), int(stored[2]), unsent)
         with self._lock:
             self._known[response_id] = found
         return found
@@ -642,6 +664,11 @@ class ResponseIds(Mapping[str, str]):
         """The run the response ends, and its number of turns then."""
         found = self._lookup(response_id)
         return (found[1], found[2]) if found is not None else None
+
+    def unsent(self, response_id: str) -> tuple[str, ...]:
+        """The kinds of what the answers of the run up to the response held that the log keeps nothing of."""
+        found = self._lookup(response_id)
+        return found[3] if found is not None else ()
 
     def __getitem__(self, response_id: str) -> str:
         found = self._lookup(response_id)

@@ -366,6 +366,22 @@ def _as_function_call(item: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def answer_unsent(answer: Mapping[str, Any]) -> tuple[str, ...]:
+    """Kinds of what a Responses answer holds that the log keeps nothing of (a hosted tool's call, a refusal), sorted;
+    () for an answer of another wire."""
+    output = answer.get("output")
+    if answer.get("object") != "response" or not isinstance(output, list):
+        return ()
+    kinds: list[str] = []
+    for item in _list(output):
+        kind = _item_kind(item)
+        if kind == "message":
+            _output_parts(item.get("content"), kinds)
+        elif kind not in _ANSWER_ITEMS:
+            kinds.append(kind)
+    return tuple(sorted(set(kinds)))
+
+
 def response_output_for_turn(output: Sequence[Any]) -> list[dict[str, Any]]:
     """A Responses answer's output items, with custom tool calls read as function calls."""
     return [_as_function_call(item) for item in output if isinstance(item, Mapping)]
