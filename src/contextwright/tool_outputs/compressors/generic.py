@@ -435,10 +435,11 @@ def _hinted(lines: Sequence[str]) -> bytearray:
         pieces = None  # a line with a newline of its own: offsets only
     del lowered
     for hint, mask in _candidate_hints(low):
-        found = low.count(hint)
-        if not found:
-            continue
-        if pieces is not None and found * _DENSE_HINT_LINES >= len(lines):
+        # How often the hint occurs is judged from the text's start: a count over the whole
+        # text would cost one more scan of it for each hint that occurs.
+        probe = min(len(low), _DENSE_PROBE_CHARS)
+        seen = low.count(hint, 0, probe)
+        if seen and pieces is not None and seen * len(low) * _DENSE_HINT_LINES >= probe * len(lines):
             _flag_lines_holding(flags, pieces, hint, mask)
         else:
             _flag_found(flags, low, starts, hint, mask)
@@ -472,6 +473,8 @@ _DENSE_HINT_LINES = 16
 """A hint found at least once per this many lines (``test`` in a test run) is looked for line by
 line, in one C-level pass, rather than found occurrence by occurrence, which costs a bisect and a
 search from the next line's start for each line that holds it."""
+_DENSE_PROBE_CHARS = 4_096
+"""How much of the text's start the hint's rate is judged from."""
 
 
 def _flag_lines_holding(flags: bytearray, pieces: Sequence[str], hint: str, mask: int) -> None:
