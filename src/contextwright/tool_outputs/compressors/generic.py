@@ -430,19 +430,25 @@ def _hinted(lines: Sequence[str]) -> bytearray:
     starts = array("q", itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
     # Lowering never shortens a character, so when the lengths add up every lowered line sits at
     # its start in ``low``, and a line holds a hint exactly when its piece of ``low`` does.
-    pieces = low.split("\n") if lowered is lines else None
-    if pieces is not None and len(pieces) != len(lines):
-        pieces = None  # a line with a newline of its own: offsets only
+    aligned = lowered is lines
     del lowered
+    pieces: list[str] | None = None
+    # How often a hint occurs is judged from the text's start: a count over the whole text
+    # would cost one more scan of it for each hint that occurs.
+    probe = min(len(low), _DENSE_PROBE_CHARS)
+    whole = probe == len(low)
     for hint, mask in _candidate_hints(low):
-        # How often the hint occurs is judged from the text's start: a count over the whole
-        # text would cost one more scan of it for each hint that occurs.
-        probe = min(len(low), _DENSE_PROBE_CHARS)
         seen = low.count(hint, 0, probe)
-        if seen and pieces is not None and seen * len(low) * _DENSE_HINT_LINES >= probe * len(lines):
-            _flag_lines_holding(flags, pieces, hint, mask)
-        else:
-            _flag_found(flags, low, starts, hint, mask)
+        if not seen and whole:
+            continue  # counted over the whole text: absent
+        if seen and aligned and seen * len(low) * _DENSE_HINT_LINES >= probe * len(lines):
+            if pieces is None:
+                pieces = low.split("\n")
+                aligned = len(pieces) == len(lines)  # else a line has a newline of its own: offsets only
+            if aligned:
+                _flag_lines_holding(flags, pieces, hint, mask)
+                continue
+        _flag_found(flags, low, starts, hint, mask)
     flags[0] |= HINTED  # the first line has no newline before it for the patterns
     for pattern in _PATTERN_HINTS:
         for match in pattern.finditer(low):
@@ -452,21 +458,34 @@ def _hinted(lines: Sequence[str]) -> bytearray:
 
 _LETTERS_ONLY = bytes(byte if 97 <= byte <= 122 else 32 for byte in range(256))
 """A ``bytes.translate`` table that keeps the letters a-z and turns every other byte into a space."""
-_HINT_RUNS = {hint: tuple(re.findall("[a-z]+", hint)) for hint, _ in _HINT_MASKS}
-"""Each hint word's runs of letters ("core dumped": core, dumped); the glyphs have none."""
+_WORDS_MIN_CHARS = 2_048
+"""A shorter text is scanned for every hint word: the scans cost less than gathering its words."""
 
 
-def _candidate_hints(low: str) -> list[tuple[str, int]]:
-    """The hint words (with their bits) that ``low`` may hold: those whose runs of letters all
-    occur in its words, where each run of the hint must lie when the hint occurs.
+def _longest_run(hint: str) -> str:
+    # Where the hint occurs, this run of its letters lies inside one run of letters of the text
+    # ("" for a glyph: every text holds it).
+    return max(re.findall("[a-z]+", hint), key=len, default="")
+
+
+_HINT_RUNS = tuple(_longest_run(hint) for hint, _ in _HINT_MASKS)
+_ASCII_HINT_RUNS = tuple(_longest_run(hint) for hint, _ in _ASCII_HINT_MASKS)
+
+
+def _candidate_hints(low: str) -> Sequence[tuple[str, int]]:
+    """The hint words (with their bits) that ``low`` may hold: all of them in a short text, else
+    those whose longest run of letters occurs in one of its words, where it must lie when the
+    hint occurs.
 
     Most hint words occur in no output; the words of a log are a small vocabulary, so their
     absence is told without a scan of the whole text for each (in UTF-8 every byte of a
     non-ASCII character is above ``z``, so the runs of a-z are the same as the text's).
     """
-    masks = _ASCII_HINT_MASKS if low.isascii() else _HINT_MASKS
+    masks, runs = (_ASCII_HINT_MASKS, _ASCII_HINT_RUNS) if low.isascii() else (_HINT_MASKS, _HINT_RUNS)
+    if len(low) < _WORDS_MIN_CHARS:
+        return masks
     words = b" ".join(set(low.encode().translate(_LETTERS_ONLY).split())).decode()
-    return [(hint, mask) for hint, mask in masks if all(run in words for run in _HINT_RUNS[hint])]
+    return [pair for pair, run in zip(masks, runs, strict=True) if run in words]
 
 
 _DENSE_HINT_LINES = 16
