@@ -31,6 +31,7 @@ from typing import Any
 from contextwright.canonical import content_hash, to_plain
 from contextwright.gateway.wires import Turn
 from contextwright.items.region_a import READ_TOOL_NAME, ToolSpec
+from contextwright.runtime.errors import ToolCallUnknown
 from contextwright.runtime.session import Session
 from contextwright.runtime.spec import AgentSpec
 
@@ -166,9 +167,11 @@ def record_turns(session: Session, turns: Sequence[Turn]) -> None:
             assert turn.message is not None
             session.adapter.record_assistant(turn.message)
         else:
-            pending = {call.id for call in session.pending_tool_calls()}
             for result in turn.results:
-                if result.call_id in pending:
+                try:
                     session.tool_result(result.call_id, result.output, is_error=result.is_error)
-                # Otherwise the engine answered that call itself (a revoked tool), or no call of
-                # this run asked for it; the turn's fingerprint still records that it was seen.
+                except ToolCallUnknown:
+                    # The engine answered that call itself (a revoked tool), or no call of this run
+                    # asked for it; the turn's fingerprint still records that it was seen. (Asked of
+                    # the session, not looked up first: the result's recording looks it up anyway.)
+                    pass
