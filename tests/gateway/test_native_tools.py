@@ -7,7 +7,9 @@ with no tools), so the engine pins the client's declaration and its wire sends i
 and a free-form tool's calls go back as the custom items the provider answered with. An image
 in the conversation, which the log keeps only a placeholder for, sends the client's own request;
 so does an item the log keeps nothing of (a hosted web search's call, a Codex compaction item, a
-chat answer's audio reference), while messages, calls, their outputs and reasoning stay managed.
+chat answer's audio reference), while messages, calls, their outputs and reasoning stay managed,
+a call's namespace and a message's phase with them, and a chat custom tool call as a Responses
+one. A client chaining on a stored answer that held such an item sends its requests as they came.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
+from contextwright.events.registry import payload_json
 from contextwright.gateway.recorder import ResponseIds
 from contextwright.items.region_a import READ_TOOL_NAME, AgentInstructions, Framing, PlatformPolicy, ToolSpec
 from contextwright.plan.plan import Prefix
@@ -532,3 +535,102 @@ def test_a_chained_client_after_an_answer_with_a_hosted_search_sends_its_request
     # Noted in the store with the response ids: a worker that never saw the answers knows too.
     assert ResponseIds(gateway.log).unsent("resp_2") == ("web_search_call",)
     assert ResponseIds(gateway.log).unsent("resp_unknown") == ()
+
+
+SPAWN = {
+    "type": "function_call",
+    "id": "fc_spawn",
+    "call_id": "call_spawn",
+    "namespace": "multi_agent_v1",
+    "name": "spawn_agent",
+    "arguments": json.dumps({"task": "Write the release notes."}),
+    "status": "completed",
+}
+
+
+def _phased(text: str, number: int, phase: str) -> dict[str, Any]:
+    return {**_said(text, number), "phase": phase}
+
+
+def test_a_namespaced_call_and_the_phase_of_a_message_are_carried_and_sent_back(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    commentary = _phased("I will start a helper for the notes.", 1, "commentary")
+    final = _phased("The helper wrote the notes.", 2, "final_answer")
+    gateway.replies(
+        Reply(body=responses_answer(REASONING_ITEM, commentary, SPAWN, response_id="resp_1")),
+        Reply(body=responses_answer(final, response_id="resp_2")),
+        Reply(body=responses_answer(_said("You are welcome.", 3), response_id="resp_3")),
+    )
+    auth = {"authorization": "Bearer sk-namespace"}
+    history: list[dict[str, Any]] = [USER]
+
+    def body() -> dict[str, Any]:
+        return {**_responses_body(history), "prompt_cache_key": "namespaced"}
+
+    assert _post(gateway.url, "/v1/responses", body(), auth).status_code == 200
+    history += [
+        REASONING_ITEM,
+        commentary,
+        SPAWN,
+        {"type": "function_call_output", "call_id": "call_spawn", "output": "agent_1 started"},
+    ]
+    second = _post(gateway.url, "/v1/responses", body(), auth)
+    assert second.status_code == 200, second.text
+    history += [final, _asked("Thanks.")]
+    third = _post(gateway.url, "/v1/responses", body(), auth)
+    assert third.status_code == 200, third.text
+    # The client's copies continue the run: every request is the engine's, in one run.
+    assert all("x-contextwright-mode" not in r.headers for r in (second, third))
+    session = "openai/namespaced"
+    assert gateway.log.sessions() == [session]
+    types = gateway.settled(session, 3)
+    assert types.count("context.request.built") == 3 and _passed(gateway, session) == []
+    # The call goes back in its namespace, each message with its phase; a message without one has none.
+    sent = gateway.upstream.conversations[2].json
+    assert {
+        "type": "function_call",
+        "call_id": "call_spawn",
+        "namespace": "multi_agent_v1",
+        "name": "spawn_agent",
+        "arguments": '{"task":"Write the release notes."}',
+    } in sent["input"]
+    answers = [i for i in sent["input"] if i.get("role") == "assistant"]
+    assert [(a["content"], a.get("phase")) for a in answers] == [
+        ("I will start a helper for the notes.", "commentary"),
+        ("The helper wrote the notes.", "final_answer"),
+    ]
+    # The log holds them only where they were set: an answer without them is stored as it always was.
+    stored = [e.payload for e in gateway.events(session) if e.type == "message.assistant"]
+    assert [(m.phase, [c.namespace for c in m.tool_calls]) for m in stored] == [
+        ("commentary", ["multi_agent_v1"]),
+        ("final_answer", []),
+        (None, []),
+    ]
+    plain = [payload_json(e.payload) for e in gateway.events(session) if e.type == "message.assistant"]
+    assert '"phase":"commentary"' in plain[0] and '"namespace":"multi_agent_v1"' in plain[0]
+    assert '"phase"' not in plain[2] and '"namespace"' not in plain[2]
+    # inspect rebuilds both requests that went upstream after the first, from the log.
+    for number in (1, 2):
+        rebuilt = _inspected(gateway, session, number, "openai_responses")
+        assert {k: gateway.upstream.conversations[number].json[k] for k in rebuilt} == rebuilt
+
+
+def test_an_answer_whose_messages_have_different_phases_sends_the_clients_request_as_it_came(make_gateway: Any) -> None:
+    gateway = make_gateway(mode="manage")
+    gateway.replies(Reply(body=responses_answer(_said("Noted.", 9))))
+    items = [
+        USER,
+        _phased("Looking at the notes.", 1, "commentary"),
+        _phased("Version 2.1 added the flag.", 2, "final_answer"),
+        _asked("Thanks. And 2.2?"),
+    ]
+    body = {**_responses_body(items), "prompt_cache_key": "mixed-phases"}
+    sent = json.dumps(body)
+    headers = {"content-type": "application/json", "authorization": "Bearer sk-mixed"}
+    response = httpx.post(gateway.url + "/v1/responses", content=sent, headers=headers, timeout=30)
+    assert response.status_code == 200, response.text
+    # The log keeps an answer's text as one, with one phase: the client's request goes, the phases in it.
+    assert response.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+    assert gateway.upstream.conversations[0].body == sent.encode()
+    gateway.settled("openai/mixed-phases", 2)
+    assert _passed(gateway, "openai/mixed-phases") == [("unsent_content", "content the log keeps no text for: phase")]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
+from dataclasses import replace
 from typing import Any, Literal
 
 import pytest
@@ -24,7 +26,7 @@ from contextwright.events import (
     event_type,
     registry,
 )
-from contextwright.events.registry import coerce_and_encode, encode_payload, validate_and_encode
+from contextwright.events.registry import coerce_and_encode, decode_payload, encode_payload, validate_and_encode
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -58,7 +60,9 @@ json_values = st.recursive(
     json_leaves, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3), max_leaves=8
 )
 arguments = st.dictionaries(st.text(max_size=6), json_values, max_size=3)
-calls = st.builds(ToolCall, id=st.uuids().map(str), name=st.sampled_from(["read", "run"]), arguments=arguments)
+calls = st.builds(
+    ToolCall, id=st.uuids().map(str), name=st.sampled_from(["read", "run"]), arguments=arguments, namespace=st.none() | texts
+)
 valid = st.one_of(
     st.builds(UserMessage, text=texts, author=st.sampled_from(["user", "operator"]), steering=st.booleans()),
     st.builds(
@@ -66,6 +70,7 @@ valid = st.one_of(
         text=texts,
         tool_calls=st.lists(calls, max_size=3, unique_by=lambda c: c.id).map(tuple),
         model=st.none() | texts,
+        phase=st.none() | texts,
         reasoning=st.lists(
             st.builds(ReasoningBlock, provider=st.just("anthropic"), block=st.just({"type": "thinking", "thinking": "t"})),
             max_size=2,
@@ -139,6 +144,16 @@ def test_a_field_holding_anything_gets_the_same_answer_or_the_same_error(payload
     name = data.draw(st.sampled_from([f.name for f in dataclasses.fields(target)]))
     object.__setattr__(target, name, data.draw(junk))
     assert outcome(lambda p: validate_and_encode(None, p), payload) == outcome(strict, payload)
+
+
+def test_a_field_added_later_is_left_out_while_none_so_payloads_without_it_keep_their_bytes():
+    plain = AssistantMessage(text="t", tool_calls=(ToolCall(id="c", name="n", arguments={}),))
+    old = b'{"model":null,"reasoning":[],"stop_reason":null,"text":"t","tool_calls":[{"arguments":{},"id":"c","name":"n"}]}'
+    assert validate_and_encode(None, plain)[2] == strict(plain)[2] == old
+    labelled = replace(plain, phase="commentary", tool_calls=(replace(plain.tool_calls[0], namespace="ns"),))
+    data = validate_and_encode(None, labelled)[2]
+    assert data == strict(labelled)[2] and b'"phase":"commentary"' in data and b'"namespace":"ns"' in data
+    assert decode_payload("message.assistant", json.loads(data)) == labelled
 
 
 def test_values_are_frozen_with_their_keys_in_order_as_decoding_does():

@@ -298,10 +298,12 @@ class _Assembler:
         layer = self.layer(seq)
         others: list[Part] = []
         if message.text:
-            others.append(self._assistant_text(message.text, ref, seq))
+            others.append(self._assistant_text(message.text, ref, seq, phase=message.phase))
         for call in message.tool_calls:
             arguments = self.arguments(to_plain(call.arguments), ref)
-            others.append(ToolCallPart(id=call.id, name=call.name, arguments=arguments, ref=ref, layer=layer))
+            others.append(
+                ToolCallPart(id=call.id, name=call.name, arguments=arguments, ref=ref, layer=layer, namespace=call.namespace)
+            )
         if not message.reasoning:
             return others
         parts: list[Part] = []
@@ -317,7 +319,7 @@ class _Assembler:
                 parts.append(others[index])
         return parts
 
-    def _assistant_text(self, text: str, ref: str, seq: int) -> TextPart:
+    def _assistant_text(self, text: str, ref: str, seq: int, *, phase: str | None = None) -> TextPart:
         # What the assistant repeated of untrusted text keeps that text's trust: it is
         # enveloped in place, so an echoed instruction never reads as the assistant's own.
         echoes = self.echoes.get(ref, ())
@@ -336,7 +338,10 @@ class _Assembler:
                 pieces += [text[at : echo.start], "\n" if pieces or echo.start else "", quoted, "\n"]
                 at = echo.end
             text = "".join([*pieces, text[at:]])
-        return TextPart(text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=self.layer(seq))
+        layer = self.layer(seq)
+        return TextPart(
+            text=text, trust="assistant", source="assistant", ref=ref, budget_class="history", layer=layer, phase=phase
+        )
 
     def _summary(self, entry: Summary) -> None:
         # Each line keeps the trust of what it was extracted from: a user's ask stays the

@@ -30,6 +30,9 @@ class TextPart:
     layer: str
     volatile: bool = False
     """Part of the volatile tail: never a cache anchor."""
+    phase: str | None = None
+    """An answer's text: what the provider labelled it (:attr:`~contextwright.events.catalog.AssistantMessage.phase`),
+    sent back with it on that wire; left out of the canonical request when None."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -42,6 +45,9 @@ class ToolCallPart:
     arguments: dict[str, Any]
     ref: str
     layer: str = "stage_local"
+    namespace: str | None = None
+    """The namespace tool the called tool sits in (:attr:`~contextwright.events.catalog.ToolCall.namespace`);
+    left out of the canonical request when None."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -214,7 +220,11 @@ def _plain_emptied(request: NeutralRequest, emptied: tuple[str, ...]) -> dict[st
     return {name: [] if name in emptied else _plain(getattr(request, name)) for name in request.__dataclass_fields__}
 
 
-_LEFT_OUT_WHEN_NONE: dict[type, frozenset[str]] = {ToolDefinition: frozenset({"native"})}
+_LEFT_OUT_WHEN_NONE: dict[type, frozenset[str]] = {
+    ToolDefinition: frozenset({"native"}),
+    ToolCallPart: frozenset({"namespace"}),
+    TextPart: frozenset({"phase"}),
+}
 """Fields added after requests were first recorded: absent from the canonical form while unset."""
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -61,14 +61,31 @@ def _encode_value(value: Any) -> Any:
     return value
 
 
+LEFT_OUT_WHEN_NONE = "contextwright.left_out_when_none"
+"""Field metadata: the encoding leaves the field out while it is None (decoding gives None back for it).
+
+For a field added to a payload class after payloads of it were stored: a payload that does
+not use it keeps the bytes, and so the hash, it had before the field existed."""
+
+
+@functools.cache
+def left_out_when_none(cls: type) -> frozenset[str]:
+    """The fields of dataclass ``cls`` the encoding leaves out while they are None (:data:`LEFT_OUT_WHEN_NONE`)."""
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get(LEFT_OUT_WHEN_NONE))
+
+
 @functools.cache
 def _encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
     names = tuple(f.name for f in dataclasses.fields(cls))
+    optional = left_out_when_none(cls)
 
     def encode_instance(value: Any) -> dict[str, Any]:
         return {name: _encode_value(getattr(value, name)) for name in names}
 
-    return encode_instance
+    def encode_leaving_out(value: Any) -> dict[str, Any]:
+        return {name: _encode_value(item) for name in names if (item := getattr(value, name)) is not None or name not in optional}
+
+    return encode_leaving_out if optional else encode_instance
 
 
 @functools.cache

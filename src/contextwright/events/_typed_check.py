@@ -216,6 +216,7 @@ def _dataclass_checker(cls: type) -> Checker:
     specs = tuple((f.name, _checker(hints[f.name])) for f in fields)
     budget_cost = len(specs)
     build = _builder(cls, [f.name for f in fields])
+    optional = _schema.left_out_when_none(cls)  # left out of the plain values while None, as the encoding does
 
     def check_dataclass(value: Any, depth: int, budget: list[int]) -> tuple[Any, Any]:
         if type(value) is not cls:
@@ -230,6 +231,10 @@ def _dataclass_checker(cls: type) -> Checker:
             current = getattr(value, name)
             plain[name], typed[name] = field_checker(current, depth + 1, budget)
             same = same and typed[name] is current
+        if optional:
+            for name in optional:
+                if plain[name] is None:
+                    del plain[name]
         if same:
             return plain, value
         try:  # what decoding's construction does, so __post_init__ sees the frozen values

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from contextwright.errors import InvalidToolCallId, MalformedPayload, UsageCountInvalid
+from contextwright.events._schema import LEFT_OUT_WHEN_NONE
 from contextwright.events.registry import event_type
 
 TrustLevel = Literal["platform", "operator", "user", "tool", "external_untrusted"]
@@ -26,6 +27,9 @@ class ToolCall:
     id: str
     name: str
     arguments: dict[str, Any]
+    namespace: str | None = field(default=None, metadata={LEFT_OUT_WHEN_NONE: True})
+    """The namespace tool the called tool sits in (an OpenAI Responses call's ``namespace``), sent back with the call
+    on that wire; None for a top-level tool (and left out of the stored payload then)."""
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -105,6 +109,9 @@ class AssistantMessage:
     stop_reason: str | None = None
     reasoning: tuple[ReasoningBlock, ...] = ()
     """Thinking or reasoning blocks, verbatim; they travel with this message and only to their provider."""
+    phase: str | None = field(default=None, metadata={LEFT_OUT_WHEN_NONE: True})
+    """What the provider labelled the text as (an OpenAI Responses message's ``phase``: ``commentary`` or
+    ``final_answer``), sent back with it on that wire; None when unlabelled (and left out of the stored payload then)."""
 
     def __post_init__(self) -> None:
         calls = self.tool_calls

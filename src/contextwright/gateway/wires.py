@@ -61,8 +61,12 @@ class Turn:
         """A content hash of what the turn says, the same for any serialisation of it."""
         if self.kind == "assistant":
             assert self.message is not None
-            calls = [[c.id, c.name, c.arguments] for c in self.message.tool_calls]
-            return content_hash({"kind": "assistant", "text": self.message.text, "calls": calls})
+            # A call's namespace and the text's phase count where they are set (a turn without them hashes as it always did).
+            calls = [[c.id, c.name, c.arguments, *([c.namespace] if c.namespace else [])] for c in self.message.tool_calls]
+            said: dict[str, Any] = {"kind": "assistant", "text": self.message.text, "calls": calls}
+            if self.message.phase:
+                said["phase"] = self.message.phase
+            return content_hash(said)
         if self.kind == "results":
             return content_hash({"kind": "results", "results": [[r.call_id, r.output, r.is_error] for r in self.results]})
         return content_hash({"kind": "user", "author": self.author, "text": self.text})
@@ -303,7 +307,8 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
 
     def flush() -> None:
         if answer:
-            add(answer_turn({"object": "response", "output": list(answer)}))
+            turn = answer_turn({"object": "response", "output": list(answer)})
+            add(replace(turn, unsent=("phase",)) if _mixed_phases(answer) else turn)
             answer.clear()
         if results:
             add(Turn(kind="results", results=tuple(results), unsent=tuple(unsent)))
@@ -316,7 +321,8 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
         if kind == "message" and role == "assistant":
             if results:
                 flush()
-            answer.append({"type": "message", "role": "assistant", "content": _output_parts(item.get("content"), dropped)})
+            said = {"type": "message", "role": "assistant", "content": _output_parts(item.get("content"), dropped)}
+            answer.append({**said, "phase": item["phase"]} if item.get("phase") is not None else said)
         elif kind in _ANSWER_ITEMS:
             if results:
                 flush()
@@ -358,12 +364,24 @@ def _as_function_call(item: Mapping[str, Any]) -> dict[str, Any]:
     """A custom tool call (free-form input) read as a function call whose arguments hold that input."""
     if item.get("type") != "custom_tool_call":
         return dict(item)
-    return {
+    call = {
         "type": "function_call",
         "call_id": item["call_id"],
         "name": item["name"],
         "arguments": json.dumps({"input": item.get("input", "")}),
     }
+    return {**call, "namespace": item["namespace"]} if item.get("namespace") is not None else call
+
+
+def _mixed_phases(output: Sequence[Mapping[str, Any]]) -> bool:
+    """True when an answer's messages with text are labelled with different phases (or some with none): the log
+    keeps the answer's text as one, with one phase."""
+    phases = {
+        item.get("phase")
+        for item in output
+        if _item_kind(item) == "message" and any(p.get("text") for p in _list(item.get("content")))
+    }
+    return len(phases) > 1
 
 
 def answer_unsent(answer: Mapping[str, Any]) -> tuple[str, ...]:
@@ -372,7 +390,7 @@ def answer_unsent(answer: Mapping[str, Any]) -> tuple[str, ...]:
     output = answer.get("output")
     if answer.get("object") != "response" or not isinstance(output, list):
         return ()
-    kinds: list[str] = []
+    kinds: list[str] = ["phase"] if _mixed_phases(_list(output)) else []
     for item in _list(output):
         kind = _item_kind(item)
         if kind == "message":

@@ -11,9 +11,11 @@
   (https://developers.openai.com/api/docs/guides/prompt-caching). The prefix stays
   first and byte-stable either way;
 * user text parts become one user message each, assistant text parts one
-  assistant message each, tool calls ``function_call`` items (canonical JSON
-  arguments) and tool results ``function_call_output`` items, all in log order,
-  with the outputs of a user message before its text;
+  assistant message each (with the ``phase`` the answer's messages had, when they
+  shared one), tool calls ``function_call`` items (canonical JSON arguments; the
+  ``namespace`` of a call to a tool inside a namespace tool) and tool results
+  ``function_call_output`` items, all in log order, with the outputs of a user
+  message before its text;
 * reasoning items from earlier answers go back verbatim where they stood (before
   the message and calls they led to), so a reasoning model continues its chain
   across tool calls; another provider's reasoning is never sent;
@@ -105,7 +107,8 @@ def _as_custom_calls(items: list[dict[str, Any]], free_form: frozenset[str]) -> 
         if item.get("type") == "function_call" and item["name"] in free_form:
             custom_ids.add(item["call_id"])
             text = parsed_arguments(item["arguments"]).get("input", "")
-            item = {"type": "custom_tool_call", "call_id": item["call_id"], "name": item["name"], "input": str(text)}
+            custom = {"type": "custom_tool_call", "call_id": item["call_id"], "name": item["name"], "input": str(text)}
+            item = {**custom, "namespace": item["namespace"]} if "namespace" in item else custom
         elif item.get("type") == "function_call_output" and item["call_id"] in custom_ids:
             item = {"type": "custom_tool_call_output", "call_id": item["call_id"], "output": item["output"]}
         out.append(item)
@@ -144,16 +147,20 @@ def _map_assistant(message: Message) -> list[dict[str, Any]]:
         match part:
             case TextPart():
                 if not is_blank(part.text):
-                    items.append({"role": "assistant", "content": part.text})
+                    said: dict[str, Any] = {"role": "assistant", "content": part.text}
+                    if part.phase is not None:
+                        said["phase"] = part.phase
+                    items.append(said)
             case ToolCallPart():
-                items.append(
-                    {
-                        "type": "function_call",
-                        "call_id": part.id,
-                        "name": wire_tool_name(part.name),
-                        "arguments": arguments_json(part.arguments),
-                    }
-                )
+                call: dict[str, Any] = {
+                    "type": "function_call",
+                    "call_id": part.id,
+                    "name": wire_tool_name(part.name),
+                    "arguments": arguments_json(part.arguments),
+                }
+                if part.namespace is not None:
+                    call["namespace"] = part.namespace
+                items.append(call)
             case ReasoningPart():
                 if part.provider == "openai":
                     items.append(json_copy(part.block))
@@ -172,23 +179,36 @@ def parse_answer(data: Mapping[str, Any]) -> tuple[AssistantMessage, Usage | Non
     texts: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningBlock] = []
+    phases: set[Any] = set()
     for item in data.get("output") or ():
         kind = item.get("type")
         if kind == "message":
-            for part in item.get("content") or ():
-                if part.get("type") in ("output_text", "text"):
-                    texts.append(part.get("text", ""))
+            said = [part.get("text", "") for part in item.get("content") or () if part.get("type") in ("output_text", "text")]
+            texts.extend(said)
+            if any(said):
+                phases.add(item.get("phase"))
         elif kind == "function_call":
-            calls.append(ToolCall(id=item["call_id"], name=item["name"], arguments=parsed_arguments(item.get("arguments"))))
+            namespace = item.get("namespace")
+            calls.append(
+                ToolCall(
+                    id=item["call_id"],
+                    name=item["name"],
+                    arguments=parsed_arguments(item.get("arguments")),
+                    namespace=namespace if isinstance(namespace, str) and namespace else None,
+                )
+            )
         elif kind == "reasoning":
             reasoning.append(reasoning_block("openai", item, texts, calls))
     usage = parse_usage(data["usage"]) if data.get("usage") else None
+    # The text is kept as one: its phase is the messages' one when they share it.
+    phase = next(iter(phases)) if len(phases) == 1 else None
     return AssistantMessage(
         text="\n".join(t for t in texts if t),
         tool_calls=tuple(calls),
         model=data.get("model"),
         stop_reason=data.get("status"),
         reasoning=tuple(reasoning),
+        phase=phase if isinstance(phase, str) and phase else None,
     ), usage
 
 
