@@ -235,6 +235,48 @@ class TestResponses:
     def test_golden(self) -> None:
         assert_golden("openai_responses_multi_turn", openai_responses.render(openai_request(), GPT5))
 
+    def test_a_calls_namespace_and_a_texts_phase_go_back_and_are_left_out_when_unset(self) -> None:
+        answer = {
+            "object": "response",
+            "output": [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "phase": "commentary",
+                    "content": [{"type": "output_text", "text": "On it."}],
+                },
+                {"type": "function_call", "call_id": "c1", "namespace": "agents", "name": "spawn", "arguments": "{}"},
+                {"type": "function_call", "call_id": "c2", "name": "read_file", "arguments": "{}"},
+            ],
+        }
+        message, _ = openai_responses.parse_answer(answer)
+        assert message.phase == "commentary" and [c.namespace for c in message.tool_calls] == ["agents", None]
+        text = replace(user_text("On it.", "ev:1"), trust="assistant", source="assistant", phase=message.phase)
+        parts = (text, replace(call("c1", "spawn", {}, "ev:1"), namespace="agents"), call("c2", "read_file", {}, "ev:1"))
+        messages = (Message(role="user", parts=(user_text("Go.", "ev:0"),)), Message(role="assistant", parts=parts))
+        request = request_of(messages, stable_messages=1, provider="openai", model="gpt-5.1")
+        items = openai_responses.render(request, GPT5)["input"]
+        assert items[2]["phase"] == "commentary"
+        assert items[3] == {"type": "function_call", "call_id": "c1", "namespace": "agents", "name": "spawn", "arguments": "{}"}
+        assert "namespace" not in items[4] and "phase" not in items[1]
+        # Unset, they are not in the canonical request either (requests recorded before them keep their hash).
+        canonical = request.canonical()
+        assert canonical.count('"namespace"') == 1 and canonical.count('"phase"') == 1
+        # Other wires have no place for them: their bodies are as before.
+        plain = request_of(
+            (
+                messages[0],
+                Message(role="assistant", parts=(replace(text, phase=None), *(replace(p, namespace=None) for p in parts[1:]))),
+            ),
+            stable_messages=1,
+            provider="openai",
+            model="gpt-5.1",
+        )
+        assert openai_chat.render(request, GPT5) == openai_chat.render(plain, GPT5)
+        # Mixed phases keep no phase: the text is one.
+        mixed = {**answer, "output": [*answer["output"], {**answer["output"][0], "phase": "final_answer"}]}
+        assert openai_responses.parse_answer(mixed)[0].phase is None
+
 
 RENDERERS = {
     "chat": (openai_chat.render, "messages"),
