@@ -537,6 +537,41 @@ def test_a_chained_client_after_an_answer_with_a_hosted_search_sends_its_request
     assert ResponseIds(gateway.log).unsent("resp_unknown") == ()
 
 
+def test_a_conversation_the_provider_stores_and_the_log_does_not_sends_the_clients_requests_as_they_came(
+    make_gateway: Any,
+) -> None:
+    # A client chaining on a response no gateway on the store recorded (made before the gateway was put
+    # in front of it, say): the engine's request, built from the new input alone, would drop the stored
+    # conversation before it; so its request goes as it came, and so do those chaining on its answers.
+    gateway = make_gateway(mode="manage")
+    gateway.replies(
+        Reply(body=responses_answer(_said("It is on by default.", 1), response_id="resp_b1")),
+        Reply(body=responses_answer(_said("Turn it off in the settings.", 2), response_id="resp_b2")),
+        Reply(body=responses_answer(_said("Version 2.1 added it.", 3), response_id="resp_b3")),
+    )
+    auth = {"content-type": "application/json", "authorization": "Bearer sk-stored-conversation"}
+
+    def send(question: str, **chain: Any) -> tuple[httpx.Response, bytes]:
+        body = {**_responses_body([_asked(question)]), "store": True, "prompt_cache_key": "stored", **chain}
+        sent = json.dumps(body).encode()
+        return httpx.post(gateway.url + "/v1/responses", content=sent, headers=auth, timeout=30), sent
+
+    for number, chain in enumerate(
+        [
+            {"previous_response_id": "resp_made_before"},  # no gateway recorded it
+            {"previous_response_id": "resp_b1"},  # recorded, but its run begins with a stored conversation
+            {"conversation": {"id": "conv_abc"}},  # the Conversations API
+        ]
+    ):
+        response, sent = send(f"Question {number}?", **chain)
+        assert response.status_code == 200, response.text
+        assert response.headers["x-contextwright-mode"] == "passthrough; reason=unsent_content"
+        assert gateway.upstream.conversations[number].body == sent
+    passed = [p for run in gateway.log.sessions() for p in _passed(gateway, run)]
+    assert passed == [("unsent_content", "content the log keeps no text for: stored_conversation")] * 3
+    assert not any(e.type == "context.request.built" for run in gateway.log.sessions() for e in gateway.log.read(run))
+
+
 SPAWN = {
     "type": "function_call",
     "id": "fc_spawn",

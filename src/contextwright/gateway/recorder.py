@@ -90,6 +90,9 @@ CONFLICT_ATTEMPTS = 3
 _OUTPUT_LIMITS = frozenset({"max_tokens", "max_output_tokens", "max_completion_tokens"})
 _COUNTED_KEYS = ("model", "system", "messages", "tools")
 """What of the engine's request a ``count_tokens`` body takes (the endpoint refuses ``max_tokens`` and the like)."""
+STORED_CONVERSATION = "stored_conversation"
+"""The kind noted for a conversation the provider keeps and the log does not (``previous_response_id``
+naming a response no gateway on the store recorded, or a Responses ``conversation``)."""
 _CHAIN_KEYS = frozenset({"previous_response_id", "conversation"})
 """Keys of a Responses body that make the provider put a stored conversation before the input."""
 
@@ -197,6 +200,12 @@ class Recorder:
         previous = conversation.hints.get("previous_response_id")
         chained = self._chained(runs, previous)
         unsent = conversation.unsent
+        # The provider puts a conversation it stores before the input, and the log holds none of it
+        # (a Conversations API id, or a response no gateway on this store recorded): the engine's
+        # request would lose it, so the client's goes, and so do those chaining on its answers.
+        stored = bool(conversation.hints.get("conversation")) or (bool(previous) and chained is None)
+        if stored:
+            unsent = tuple(sorted({*unsent, STORED_CONVERSATION}))
         if chained is not None:
             # A stored conversation: the client sends only what follows the response it names,
             # not what the earlier answers held that the log keeps nothing of (noted when they were recorded).
@@ -226,6 +235,8 @@ class Recorder:
                     logger.info("gateway: session %s continues in a new run %s (its history was rewritten)", key, session_id)
             if chained is None:
                 new = turns[len(run.fingerprints) :]
+            if stored:
+                run.unsent = tuple(sorted({*run.unsent, STORED_CONVERSATION}))
             ticket = self._record_in(key, run, runs, new, fingerprints, client, unsent=unsent)
         if opened and self.registry is not None:
             self.registry.register(run.session_id, run.session.agent, run.session.model)  # listed once it is stored

@@ -83,7 +83,8 @@ class Conversation:
     turns: tuple[Turn, ...]
     stream: bool = False
     hints: dict[str, str] = field(default_factory=dict)
-    """What the body says about the session: ``metadata.user_id``, ``prompt_cache_key``, ``previous_response_id``."""
+    """What the body says about the session: ``metadata.user_id``, ``prompt_cache_key``, ``previous_response_id``,
+    ``conversation`` (a conversation the provider stores)."""
     fingerprints: tuple[str, ...] = ()
     """The turns' fingerprints, in order (worked out from the turns when not given)."""
 
@@ -290,6 +291,10 @@ _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 def _responses(body: Mapping[str, Any], model: str) -> Conversation:
     hints = {k: body[k] for k in ("prompt_cache_key", "previous_response_id") if isinstance(body.get(k), str) and body[k]}
+    stored = body.get("conversation")  # a Conversations API id, or an object holding it
+    stored = stored.get("id") if isinstance(stored, Mapping) else stored
+    if isinstance(stored, str) and stored:
+        hints["conversation"] = stored
     items = body.get("input")
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
