@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
-from contextwright.tool_outputs.compressors.generic import is_diagnostic_line
+from contextwright.tool_outputs.compressors.generic import count_diagnostic_lines
 from contextwright.tool_outputs.compressors.jsondoc import parse_json
 from contextwright.tool_outputs.compressors.literals import required_literals, starts_lines_only, top_alternatives
 from contextwright.tool_outputs.compressors.normalize import normalize_lines, probe_lines
@@ -24,6 +24,12 @@ _TAIL_LINES = 100
 class _Sample(list[str]):
     """The sniffed lines, also joined: one regex scan of the text beats a search per line."""
 
+    def __init__(self, lines: Iterable[str], *, within: _Sample | None = None) -> None:
+        super().__init__(lines)
+        self._root: _Sample = self if within is None else within._root
+        """The sample these lines were taken from: its words hold all of theirs."""
+        self._scans = 0
+
     @functools.cached_property
     def text(self) -> str:
         return "\n".join(self)
@@ -34,7 +40,43 @@ class _Sample(list[str]):
 
     @functools.cached_property
     def nonblank(self) -> _Sample:
-        return _Sample(line for line in self if line.strip())
+        return _Sample((line for line in self if line.strip()), within=self)
+
+    @functools.cached_property
+    def words(self) -> str:
+        """The distinct runs of letters of the text, joined by spaces: a small vocabulary."""
+        # In UTF-8 every byte of a non-ASCII character is above "z": these are the text's own runs.
+        return b" ".join(set(self.text.encode().translate(_LETTERS_ONLY).split())).decode()
+
+    def holds_any(self, needles: tuple[str, ...]) -> bool:
+        """``any(needle in self.text for needle in needles)``.
+
+        Most needles occur in no sample. Past the first scans of a long text, a needle whose
+        longest run of letters is in none of the text's words is told absent from them, and
+        only the others are scanned for: most samples hold few of the words the checks look for.
+        """
+        root = self._root
+        if root._scans < _SCANS_BEFORE_WORDS or len(root.text) < _WORDS_MIN_CHARS:
+            root._scans += len(needles)
+            return any(map(self.text.__contains__, needles))
+        words, text = root.words, self.text
+        return any(run in words and needle in text for needle, run in zip(needles, _longest_runs(needles), strict=True))
+
+
+_LETTERS_ONLY = bytes(byte if 65 <= byte <= 90 or 97 <= byte <= 122 else 32 for byte in range(256))
+"""A ``bytes.translate`` table that keeps the letters A-Z and a-z and turns every other byte into a space."""
+_SCANS_BEFORE_WORDS = 24
+"""Needles scanned for before the words are gathered (they cost about as much as eight scans):
+a kind found among the first checks never pays for them."""
+_WORDS_MIN_CHARS = 2_048
+"""A shorter text is scanned for every needle: the scans cost less than gathering its words."""
+
+
+@functools.cache
+def _longest_runs(needles: tuple[str, ...]) -> tuple[str, ...]:
+    # Where a needle occurs, its longest run of letters lies inside one run of letters of the
+    # text ("" for a needle without letters, which the words then never rule out).
+    return tuple(max(re.findall("[A-Za-z]+", needle), key=len, default="") for needle in needles)
 
 
 @functools.cache
@@ -57,14 +99,14 @@ def _guarded_alternatives(pattern: str) -> tuple[tuple[str, tuple[str, ...] | No
     return tuple((part, required_literals(part)) for part in parts)
 
 
-def _narrowed(pattern: str, text: str) -> str | None:
+def _narrowed(pattern: str, sample: _Sample) -> str | None:
     """``pattern`` without the alternatives that cannot match in ``text``; None when none can.
 
     A substring test rules an alternative out; the rest keep their order, so each line
     matches as it did (the ``.*`` after the pattern ends every match at the line's end),
     and a pattern left with line-start alternatives alone is scanned from newline to newline.
     """
-    kept = [part for part, needles in _guarded_alternatives(pattern) if needles is None or any(n in text for n in needles)]
+    kept = [part for part, needles in _guarded_alternatives(pattern) if needles is None or sample.holds_any(needles)]
     if not kept:
         return None
     return pattern if len(kept) == len(_guarded_alternatives(pattern)) else "|".join(kept)
@@ -72,7 +114,7 @@ def _narrowed(pattern: str, text: str) -> str | None:
 
 def _count(lines: Sequence[str], pattern: str) -> int:
     if isinstance(lines, _Sample):
-        narrowed = _narrowed(pattern, lines.text)
+        narrowed = _narrowed(pattern, lines)
         if narrowed is None:
             return 0  # substring tests rule out the scan
         pattern = narrowed
@@ -91,7 +133,7 @@ def _count(lines: Sequence[str], pattern: str) -> int:
 def _found(lines: Sequence[str], pattern: str) -> bool:
     """``_count(lines, pattern) > 0``, without counting: a scan of every position stops at the first match."""
     if isinstance(lines, _Sample):
-        narrowed = _narrowed(pattern, lines.text)
+        narrowed = _narrowed(pattern, lines)
         if narrowed is None:
             return False
         if _after_newline(narrowed) is None:
@@ -101,7 +143,9 @@ def _found(lines: Sequence[str], pattern: str) -> bool:
 
 def _mentions(lines: Sequence[str], *needles: str) -> bool:
     # A substring test on the joined sample is far cheaper than a regex with many alternatives.
-    text = lines.text if isinstance(lines, _Sample) else "\n".join(lines)
+    if isinstance(lines, _Sample):
+        return lines.holds_any(needles)
+    text = "\n".join(lines)
     return any(needle in text for needle in needles)
 
 
@@ -362,11 +406,11 @@ def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = f
         if kind == "grep" and failed and _finding_rows(sample):
             continue
         if kind == "grep":
-            if sum(1 for line in sample if not _MATCH_TEXT.match(line) and is_diagnostic_line(line)) >= 2:
+            if count_diagnostic_lines([line for line in sample if not _MATCH_TEXT.match(line)], 2) >= 2:
                 continue
         elif kind in _WEAK:
             if diagnostics is None:
-                diagnostics = sum(1 for line in sample if is_diagnostic_line(line)) >= 2
+                diagnostics = count_diagnostic_lines(sample, 2) >= 2
             if diagnostics:
                 continue
         return kind

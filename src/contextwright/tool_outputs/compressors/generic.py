@@ -422,6 +422,17 @@ def _hinted(lines: Sequence[str]) -> bytearray:
     flags = bytearray(len(lines))
     if not lines:
         return flags
+    low, starts = _flag_hint_words(flags, lines)
+    flags[0] |= HINTED  # the first line has no newline before it for the patterns
+    for pattern in _PATTERN_HINTS:
+        for match in pattern.finditer(low):
+            flags[bisect.bisect_right(starts, match.start() + 1) - 1] |= HINTED
+    return flags
+
+
+def _flag_hint_words(flags: bytearray, lines: Sequence[str]) -> tuple[str, array[int]]:
+    """Set the bits of the hint words each of ``lines`` holds (lower-cased) in ``flags``; returns
+    the lowered text and the offsets of the lines in it."""
     low = "\n".join(lines).lower()
     lowered: Sequence[str] = lines
     if len(low) != sum(map(len, lines)) + len(lines) - 1:
@@ -449,11 +460,7 @@ def _hinted(lines: Sequence[str]) -> bytearray:
                 _flag_lines_holding(flags, pieces, hint, mask)
                 continue
         _flag_found(flags, low, starts, hint, mask)
-    flags[0] |= HINTED  # the first line has no newline before it for the patterns
-    for pattern in _PATTERN_HINTS:
-        for match in pattern.finditer(low):
-            flags[bisect.bisect_right(starts, match.start() + 1) - 1] |= HINTED
-    return flags
+    return low, starts
 
 
 _LETTERS_ONLY = bytes(byte if 97 <= byte <= 122 else 32 for byte in range(256))
@@ -546,6 +553,34 @@ def is_finding_shape(line: str) -> bool:
 def is_diagnostic_line(line: str) -> bool:
     """True when the line is a failure, a warning, a finding or a compiler-style ``file:line:col: message``."""
     return is_failure_line(line) or is_warning_line(line) or _COMPILER_STYLE.match(line) is not None or is_finding_shape(line)
+
+
+def count_diagnostic_lines(lines: Sequence[str], enough: int) -> int:
+    """How many of ``lines`` are diagnostic lines (:func:`is_diagnostic_line`), counted up to ``enough``.
+
+    The hint words of all the lines are found at once, so a line is tried for a failure's or
+    a warning's shape only when it holds one of their words, as :class:`LineView` does.
+    """
+    if len(lines) < _BULK_HINT_MIN_LINES:
+        return min(enough, sum(1 for line in lines if is_diagnostic_line(line)))
+    flags = bytearray(len(lines))
+    _flag_hint_words(flags, lines)
+    count = 0
+    for line, flag in zip(lines, flags, strict=True):
+        if (
+            (flag & _HAS_FAILURE_HINT and _failure_shape(line))
+            or (flag & _HAS_WARN and _WARNING_TAG.search(line) is not None)
+            or _COMPILER_STYLE.match(line) is not None
+            or is_finding_shape(line)
+        ):
+            count += 1
+            if count >= enough:
+                break
+    return count
+
+
+_BULK_HINT_MIN_LINES = 16
+"""Fewer lines are each tested for hint words: that costs less than scanning their text for each word."""
 
 
 def _free(marks: Marks, index: int) -> bool:

@@ -1,0 +1,59 @@
+"""The detector's shortcuts answer as the plain tests they stand for.
+
+A sample's words rule needles out without a scan of the text, and the diagnostic lines of
+a sample are counted with their hint words found at once: both must give exactly what a
+substring test per needle and :func:`is_diagnostic_line` per line give.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextwright.tool_outputs.compressors import detect
+from contextwright.tool_outputs.compressors.generic import count_diagnostic_lines, is_diagnostic_line
+
+_CHARS = "abeilorstwxyzABEFKTW :-_/.()[]!#\té\u212a\u0130"
+"""Letters, separators, an accented letter, the Kelvin sign and a dotted capital I (both lower to ASCII)."""
+_WORDS = ["error", "Error", "FAIL", "warn", "Traceback", "test", "K", "İ", "x.py:3:", "=== RUN", "a b", "!", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    chunk=st.text(alphabet=_CHARS, min_size=1, max_size=60),
+    extra=st.lists(st.sampled_from(_WORDS), max_size=6),
+    needles=st.lists(
+        st.lists(st.text(alphabet=_CHARS, max_size=8) | st.sampled_from(_WORDS), min_size=1, max_size=5), max_size=12
+    ),
+)
+def test_a_long_samples_needles_are_found_as_by_substring_tests(chunk: str, extra: list[str], needles: list[list[str]]) -> None:
+    text = (chunk * (detect._WORDS_MIN_CHARS // len(chunk) + 2)) + "\n".join(extra)
+    sample = detect._Sample(text.split("\n"))
+    # Past the first scans, the sample's words stand in for scans.
+    sample.holds_any(tuple(f"\x00{n}" for n in range(detect._SCANS_BEFORE_WORDS)))
+    for group in needles:
+        assert sample.holds_any(tuple(group)) == any(needle in sample.text for needle in group), (group, text[:80])
+        assert sample.nonblank.holds_any(tuple(group)) == any(needle in sample.nonblank.text for needle in group)
+
+
+_LINES = [
+    "src/app.py:12:5: error: bad",
+    "warning: unused x",
+    "ERROR failed to open",
+    '  File "x.py", line 3',
+    "ok 1 - adds",
+    "E501 line too long",
+    "teh ==> the",
+    "plain text",
+    "İSTANBUL FAİL",
+    "",
+    "✕ broken",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(_LINES) | st.text(alphabet=_CHARS, max_size=30), max_size=60))
+def test_diagnostic_lines_are_counted_as_line_by_line(lines: list[str]) -> None:
+    expected = sum(1 for line in lines if is_diagnostic_line(line))
+    assert count_diagnostic_lines(lines, 10**6) == expected
+    assert count_diagnostic_lines(lines, 2) == min(2, expected)
