@@ -168,8 +168,8 @@ class _Gateway:
         recorder = self.recorder
 
         def record() -> tuple[Ticket, bytes | None]:
-            ticket = recorder.record_request(key, conversation, client)
-            return ticket, recorder.managed_body(ticket, *render) if render is not None else None
+            ticket = recorder.record_request(key, conversation, client, render=render)
+            return ticket, ticket.body
 
         recorded = self.queue.submit(key, lambda: asyncio.to_thread(record))
 

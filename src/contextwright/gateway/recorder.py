@@ -26,6 +26,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -94,6 +95,8 @@ STORED_CONVERSATION = "stored_conversation"
 """The kind noted for a conversation the provider keeps and the log does not (``previous_response_id``
 naming a response no gateway on the store recorded, or a Responses ``conversation``)."""
 _CHAIN_KEYS = frozenset({"previous_response_id", "conversation"})
+_RENDERING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="contextwright-render")
+"""Renders the engine's requests beside their transactions' commits (see :meth:`Recorder.record_request`)."""
 """Keys of a Responses body that make the provider put a stored conversation before the input."""
 
 UNKNOWN_MODEL_WINDOW = 200_000
@@ -116,6 +119,8 @@ class Ticket:
     """The engine's request for these turns (what manage mode sends)."""
     passed: str | None = None
     """Why the engine built no request for these turns (``round_cap``, ``not_built``, ``unsent_content``), when it built none."""
+    body: bytes | None = None
+    """The engine's request as it goes upstream, when recording was asked to render it (see :meth:`Recorder.record_request`)."""
 
 
 class KeyQueue:
@@ -169,14 +174,23 @@ class Recorder:
 
     # -- requests ---------------------------------------------------------------------
 
-    def record_request(self, key: str, conversation: Conversation, client: Received | None = None) -> Ticket:
+    def record_request(
+        self,
+        key: str,
+        conversation: Conversation,
+        client: Received | None = None,
+        *,
+        render: tuple[WireName, Mapping[str, Any]] | None = None,
+    ) -> Ticket:
         """Record what is new in the request and build the engine's request; never raises.
 
         ``client`` is the body as the client sent it (observe mode): it is stored, as its change
-        from the key's previous one, in the run the request goes to."""
+        from the key's previous one, in the run the request goes to. ``render`` (manage mode: the
+        client's wire and body): the engine's request is rendered too (:meth:`managed_body`), into
+        the ticket's ``body``."""
         for attempt in range(1, CONFLICT_ATTEMPTS + 1):
             try:
-                return self._record_request(key, conversation, client)
+                return self._record_request(key, conversation, client, render)
             except SeqConflict:
                 # Another worker appended to the run between this one's read and its write: read it again.
                 logger.info("gateway: session %s moved on another worker (attempt %d)", key, attempt)
@@ -187,7 +201,13 @@ class Recorder:
                 break
         return Ticket(key=key, run=None, built=False)
 
-    def _record_request(self, key: str, conversation: Conversation, client: Received | None = None) -> Ticket:
+    def _record_request(
+        self,
+        key: str,
+        conversation: Conversation,
+        client: Received | None = None,
+        render: tuple[WireName, Mapping[str, Any]] | None = None,
+    ) -> Ticket:
         turns = conversation.turns
         if not turns:
             return Ticket(key=key, run=None, built=False)
@@ -238,9 +258,12 @@ class Recorder:
             if stored:
                 run.unsent = tuple(sorted({*run.unsent, STORED_CONVERSATION}))
             ticket = self._record_in(key, run, runs, new, fingerprints, client, unsent=unsent)
+            # Rendered while the transaction commits: the commit waits on the disk, the render on the CPU.
+            # The body is given only once the commit is done, so nothing goes upstream that the log lacks.
+            rendering = _RENDERING.submit(self.managed_body, ticket, *render) if render and ticket.request else None
         if opened and self.registry is not None:
             self.registry.register(run.session_id, run.session.agent, run.session.model)  # listed once it is stored
-        return ticket
+        return replace(ticket, body=rendering.result()) if rendering is not None else ticket
 
     def _record_in(
         self,
