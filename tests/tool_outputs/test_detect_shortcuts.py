@@ -1,16 +1,19 @@
-"""The detector's shortcuts answer as the plain tests they stand for.
+"""The detector's and the hint flags' shortcuts answer as the plain tests they stand for.
 
-A sample's words rule needles out without a scan of the text, and the diagnostic lines of
-a sample are counted with their hint words found at once: both must give exactly what a
-substring test per needle and :func:`is_diagnostic_line` per line give.
+A sample's words rule needles out without a scan of the text, the diagnostic lines of a
+sample are counted with their hint words found at once, and the place shapes are tried on
+the few lines no hint word marked: each must give exactly what a substring test per needle,
+:func:`is_diagnostic_line` per line and a search of the whole text per shape give.
 """
 
 from __future__ import annotations
 
+import bisect
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextwright.tool_outputs.compressors import detect
+from contextwright.tool_outputs.compressors import detect, generic
 from contextwright.tool_outputs.compressors.generic import count_diagnostic_lines, is_diagnostic_line
 
 _CHARS = "abeilorstwxyzABEFKTW :-_/.()[]!#\té\u212a\u0130"
@@ -57,3 +60,38 @@ def test_diagnostic_lines_are_counted_as_line_by_line(lines: list[str]) -> None:
     expected = sum(1 for line in lines if is_diagnostic_line(line))
     assert count_diagnostic_lines(lines, 10**6) == expected
     assert count_diagnostic_lines(lines, 2) == min(2, expected)
+
+
+def _hinted_by_full_scans(lines: list[str]) -> bytearray:
+    # Every place shape searched over the whole text, as the flags were first computed.
+    flags = bytearray(len(lines))
+    if not lines:
+        return flags
+    low, starts = generic._flag_hint_words(flags, lines)
+    flags[0] |= generic.HINTED
+    for pattern in generic._PATTERN_HINTS:
+        for match in pattern.finditer(low):
+            flags[bisect.bisect_right(starts, match.start() + 1) - 1] |= generic.HINTED
+    return flags
+
+
+_PLACE_PIECES = [
+    "test ok", "a.py:3", "x.Py(12", "/bin/x:1", "Dockerfile:9", "main.tf line 4", "-->", "[12, 3]:", "  [4",
+    "Header:", "Header: \t", "line 3:", "LINE 12: x", "  l12 |<div>", "l3|", "in deploy.sh line 12", "In x line 1",
+    "", " ", "\t", ":", "plain", "x:1", "İ", "error", "a.py:3:", "\u212a.py:3",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(
+        st.lists(st.sampled_from(_PLACE_PIECES), max_size=3).map(" ".join) | st.sampled_from(_PLACE_PIECES), max_size=50
+    )
+)
+def test_hint_flags_match_a_search_of_the_whole_text_for_every_place_shape(lines: list[str]) -> None:
+    assert generic._hinted(lines) == _hinted_by_full_scans(lines), lines
+
+
+def test_hint_flags_of_lines_with_newlines_of_their_own_match_the_whole_search() -> None:
+    lines = ["test a:", "\n  l12 |", "test", "x:1\nline 3:", "test"]
+    assert generic._hinted(lines) == _hinted_by_full_scans(lines)

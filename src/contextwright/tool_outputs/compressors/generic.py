@@ -280,7 +280,9 @@ _QUIET_RECORD = re.compile(
     r"|-- (?:Looking|Performing|Check|Detecting))"
     r"|(?:\.\.\.\s*ok|\bPASS(?:ED)?|\bpassed|[✓✔])\s*$|^\s*(?:ok \d|[✓✔] )"
 )
-_PATTERN_HINTS = tuple(
+# Place shapes that mark a line as worth the shape tests (HINTED), each on the line of the
+# character after the match's start; grouped by how far a match reaches.
+_WITHIN_LINE_HINTS = tuple(
     re.compile(pattern)
     for pattern in (
         r"\.[a-z]\w{0,11}(?:[:(]\d|:line)",  # file.ext:12, file.ext(12, File.cs:line 12
@@ -288,13 +290,23 @@ _PATTERN_HINTS = tuple(
         r"file:\d",  # Dockerfile:9
         r" line \d",  # main.tf line 4, "x.py", line 3
         r"-->",  # rustc
+    )
+)
+"""Matches inside one line: they mark the line they are in."""
+_LINE_START_HINTS = tuple(
+    re.compile(pattern)
+    for pattern in (
         r"\n[ \t]*\[\d",  # [12, 15]: (reek)
-        r":[ \t]*\n",  # headers ending in a colon
         r"\nline \d+:",  # psql: LINE 1: SELECT ...
-        r"\n\s*l\d+ *\|",  # a line-number gutter: "  L12 |<div>"
         r"\nin \S+ line \d",  # shellcheck: "In deploy.sh line 12:"
     )
 )
+"""A newline and the start of the line after it, which they mark."""
+_LINE_END_HINT = re.compile(r":[ \t]*\n")  # headers ending in a colon
+"""A line's last characters and its newline: it marks that line."""
+_GUTTER_HINT = re.compile(r"\n\s*l\d+ *\|")  # a line-number gutter: "  L12 |<div>"
+"""May run over blank lines before the gutter: always searched over the whole text."""
+_PATTERN_HINTS = (*_WITHIN_LINE_HINTS, *_LINE_START_HINTS, _LINE_END_HINT, _GUTTER_HINT)
 
 
 def is_exception_line(line: str) -> bool:
@@ -413,6 +425,13 @@ _ASCII_HINT_MASKS = tuple((word, mask) for word, mask in _HINT_MASKS if word.isa
 """The hint words without the glyphs ("✕", "●"): an ASCII text holds none of those, and is not scanned for them."""
 
 
+_UNHINTED = bytes(0 if flag & HINTED else 1 for flag in range(256))
+"""A ``bytearray.translate`` table: 1 for a line's flags without ``HINTED``."""
+_FEW_UNHINTED = 32
+"""Up to this many lines without a hint word are each tried for the place shapes, instead of
+searching the whole text for each shape (a test run, where nearly every line says "test")."""
+
+
 def _hinted(lines: Sequence[str]) -> bytearray:
     # One set of hint flags per line (the bits above). Scans of the whole lowered text
     # (str.count, str.find, and regexes that start with a fixed character) find the few
@@ -424,10 +443,35 @@ def _hinted(lines: Sequence[str]) -> bytearray:
         return flags
     low, starts = _flag_hint_words(flags, lines)
     flags[0] |= HINTED  # the first line has no newline before it for the patterns
-    for pattern in _PATTERN_HINTS:
+    patterns = _PATTERN_HINTS
+    # A line a hint word marked needs no place shape: when few lines are left, only they are tried.
+    unhinted = flags.translate(_UNHINTED)
+    # (Lines with newlines of their own would have matches across them: those take the whole search.)
+    if unhinted.count(1) <= _FEW_UNHINTED and low.count("\n") == len(lines) - 1:
+        index = unhinted.find(1)
+        while index != -1:
+            if _has_place_shape(low, starts, index):
+                flags[index] |= HINTED
+            index = unhinted.find(1, index + 1)
+        patterns = (_GUTTER_HINT,)
+    for pattern in patterns:
         for match in pattern.finditer(low):
             flags[bisect.bisect_right(starts, match.start() + 1) - 1] |= HINTED
     return flags
+
+
+def _has_place_shape(low: str, starts: array[int], index: int) -> bool:
+    """True when a search of ``low`` for the place shapes (but the gutter) would mark line ``index``.
+
+    No match of these takes another line's characters, so the search for a line's mark starts
+    at the line: a match inside it, one from the newline before it, one that ends with its newline.
+    """
+    start, end = starts[index], starts[index + 1] - 1  # ``end``: the line's newline (the text's end for the last)
+    return (
+        any(pattern.search(low, start, end) for pattern in _WITHIN_LINE_HINTS)
+        or (index > 0 and any(pattern.match(low, start - 1) for pattern in _LINE_START_HINTS))
+        or _LINE_END_HINT.search(low, start, end + 1) is not None
+    )
 
 
 def _flag_hint_words(flags: bytearray, lines: Sequence[str]) -> tuple[str, array[int]]:
