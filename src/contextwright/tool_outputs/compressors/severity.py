@@ -48,7 +48,9 @@ _SECURITY = {"high": ERROR, "medium": WARNING, "low": STYLE}
 _FIRST_KEPT = 1
 
 # path:line[:col]: opens every located shape below; each is then matched from where it ends.
-_LOCATED = re.compile(r"[^\s:][^:]*?:\d+(?::\d+)?:\s+")
+# The path runs to the line's first colon whatever the quantifier: greedy, it is read in one
+# step instead of a try per character.
+_LOCATED = re.compile(r"[^\s:][^:]*:\d+(?::\d+)?:\s+")
 # word: message   or   [word] message   (gcc, clang, mypy, cppcheck, yamllint)
 _WORDED = re.compile(
     r"(?P<open>\[)?(?P<word>fatal error|fatal|error|warning|refactor|convention|style|performance"
