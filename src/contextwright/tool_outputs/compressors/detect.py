@@ -28,7 +28,8 @@ class _Sample(list[str]):
         super().__init__(lines)
         self._root: _Sample = self if within is None else within._root
         """The sample these lines were taken from: its words hold all of theirs."""
-        self._scans = 0
+        self.by_words = False
+        """Set (on the sample the detector takes) when its words are to rule needles out (:meth:`holds_any`)."""
 
     @functools.cached_property
     def text(self) -> str:
@@ -51,13 +52,12 @@ class _Sample(list[str]):
     def holds_any(self, needles: tuple[str, ...]) -> bool:
         """``any(needle in self.text for needle in needles)``.
 
-        Most needles occur in no sample. Past the first scans of a long text, a needle whose
+        Most needles occur in no sample. Once the sample is read ``by_words``, a needle whose
         longest run of letters is in none of the text's words is told absent from them, and
         only the others are scanned for: most samples hold few of the words the checks look for.
         """
         root = self._root
-        if root._scans < _SCANS_BEFORE_WORDS or len(root.text) < _WORDS_MIN_CHARS:
-            root._scans += len(needles)
+        if not root.by_words:
             return any(map(self.text.__contains__, needles))
         words, text = root.words, self.text
         return any(run in words and needle in text for needle, run in zip(needles, _longest_runs(needles), strict=True))
@@ -65,11 +65,11 @@ class _Sample(list[str]):
 
 _LETTERS_ONLY = bytes(byte if 65 <= byte <= 90 or 97 <= byte <= 122 else 32 for byte in range(256))
 """A ``bytes.translate`` table that keeps the letters A-Z and a-z and turns every other byte into a space."""
-_SCANS_BEFORE_WORDS = 24
-"""Needles scanned for before the words are gathered (they cost about as much as eight scans):
-a kind found among the first checks never pays for them."""
+_CHECKS_BEFORE_WORDS = 5
+"""Checks run before a long sample's words are gathered (they cost about as much as eight scans
+of it): a diff, a git kind or a test run, found among the first checks, never pays for them."""
 _WORDS_MIN_CHARS = 2_048
-"""A shorter text is scanned for every needle: the scans cost less than gathering its words."""
+"""A shorter sample is scanned for every needle: the scans cost less than gathering its words."""
 
 
 @functools.cache
@@ -400,7 +400,9 @@ def detect_lines(text: str, lines: Sequence[str], *, exclude: frozenset[str] = f
         lines = [*lines[:_HEAD_LINES], *lines[-_TAIL_LINES:]]
     sample = _Sample(probe_lines(lines))
     diagnostics: bool | None = None
-    for kind, check in _CHECKS:
+    for position, (kind, check) in enumerate(_CHECKS):
+        if position == _CHECKS_BEFORE_WORDS:
+            sample.by_words = len(sample.text) >= _WORDS_MIN_CHARS
         if kind in exclude or (kind in _NEEDS and not _mentions(sample, *_NEEDS[kind])) or not check(sample):
             continue
         if kind == "grep" and failed and _finding_rows(sample):
