@@ -89,6 +89,9 @@ _PLACE_PIECES = [
 )
 def test_hint_flags_match_a_search_of_the_whole_text_for_every_place_shape(lines: list[str]) -> None:
     assert generic._hinted(lines) == _hinted_by_full_scans(lines), lines
+    # A long line that says "test" makes the text long enough for the lines without a hint word to be tried one by one.
+    padded = ["test " * (generic._CHARS_PER_TRIED_LINE * 12), *lines]
+    assert generic._hinted(padded) == _hinted_by_full_scans(padded), lines
 
 
 def test_hint_flags_of_lines_with_newlines_of_their_own_match_the_whole_search() -> None:

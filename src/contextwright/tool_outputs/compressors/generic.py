@@ -427,9 +427,10 @@ _ASCII_HINT_MASKS = tuple((word, mask) for word, mask in _HINT_MASKS if word.isa
 
 _UNHINTED = bytes(0 if flag & HINTED else 1 for flag in range(256))
 """A ``bytearray.translate`` table: 1 for a line's flags without ``HINTED``."""
-_FEW_UNHINTED = 32
-"""Up to this many lines without a hint word are each tried for the place shapes, instead of
-searching the whole text for each shape (a test run, where nearly every line says "test")."""
+_CHARS_PER_TRIED_LINE = 400
+"""Lines without a hint word are each tried for the place shapes, instead of searching the whole
+text for each shape, when there is at most one of them per this many characters of text (a test
+run, where nearly every line says "test"): trying a line costs about what searching that much text does."""
 
 
 def _hinted(lines: Sequence[str]) -> bytearray:
@@ -447,7 +448,7 @@ def _hinted(lines: Sequence[str]) -> bytearray:
     # A line a hint word marked needs no place shape: when few lines are left, only they are tried.
     unhinted = flags.translate(_UNHINTED)
     # (Lines with newlines of their own would have matches across them: those take the whole search.)
-    if unhinted.count(1) <= _FEW_UNHINTED and low.count("\n") == len(lines) - 1:
+    if unhinted.count(1) * _CHARS_PER_TRIED_LINE <= len(low) and low.count("\n") == len(lines) - 1:
         index = unhinted.find(1)
         while index != -1:
             if _has_place_shape(low, starts, index):
