@@ -18,8 +18,9 @@ last noisy test run as sent upstream is checked for its failure line and totals.
 Latency (``--latency``): the gateway (``contextwright gateway --mode manage``) and the fake
 provider each in their own process on loopback; at 100 and 1,000 messages each request is
 sent straight to the provider and through the gateway, alternately, and the p50 time to
-first byte added is set against the engine's own build time (``Session.next_request()``
-on the log the gateway wrote).
+first byte added is set against the engine's own work for that request through the library, on the
+log the gateway wrote: the new turn recorded (``Session.tool_result()``, where the output's view is
+decided on arrival) and ``Session.next_request()``; the second alone is shown beside it.
 
     python bench/gateway_manage_bench.py                 # tokens, 60 turns
     python bench/gateway_manage_bench.py --turns 80
@@ -475,10 +476,14 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
                 started = time.perf_counter()
                 opened.next_request()
                 cold.append((time.perf_counter() - started) * 1000)
-            # Then turn by turn, as the gateway builds: the answer, its call's result, the next request.
+            # Then turn by turn, as the gateway builds: the answer (recorded after the gateway's answer has
+            # gone, so not timed), the new turn the request brings (its tool result, decided on arrival, or
+            # the user's line), the next request.
             warm: list[float] = []
+            work: list[float] = []
             for turn in turns[row["next"] : row["next"] + reps]:
                 opened.record(anthropic_message(*answer_blocks(turn), stop_reason="tool_use"))
+                arrived = time.perf_counter()
                 for result in turn.results:
                     if result["type"] == "text":
                         opened.user(result["text"])
@@ -486,8 +491,10 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
                         opened.tool_result(result["tool_use_id"], result["content"])
                 started = time.perf_counter()
                 opened.next_request()
-                warm.append((time.perf_counter() - started) * 1000)
-            row["cold"], row["build"] = cold, warm
+                ended = time.perf_counter()
+                warm.append((ended - started) * 1000)
+                work.append((ended - arrived) * 1000)
+            row["cold"], row["build"], row["work"] = cold, warm, work
     finally:
         log.close()
     return rows
@@ -500,21 +507,24 @@ def latency_table(rows: list[dict[str, Any]], reps: int) -> list[str]:
         f"`contextwright gateway --mode manage` and the fake provider in their own processes on loopback; the same "
         f"generated session (seed {SEED}, a user message every {USER_EVERY} turns) at each size, {reps} requests per size "
         "each one turn longer (the first request of a size, which records the whole history, is sent before and not "
-        "timed), each sent straight to the provider and through the gateway, alternately. The engine's build is "
-        "`Session.next_request()` on a copy of the log the gateway wrote, turn by turn as the gateway builds (the answer "
-        "and its result recorded, then the request built); a cold build reopens the session first. "
-        f"Load {machine_load()}.",
+        "timed), each sent straight to the provider and through the gateway, alternately. The engine's work is "
+        "measured through the library on a copy of the log the gateway wrote, turn by turn as the gateway builds: "
+        "*engine build* is the request's new turn recorded (`Session.tool_result()`, where the tool output's view is "
+        "decided on arrival, or `Session.user()`) and `Session.next_request()`; *next_request* is the last alone (the "
+        "answer before them is recorded and not timed: the gateway records it after its answer has gone). A cold "
+        f"build reopens the session first. Load {machine_load()}.",
         "",
-        "| messages | TTFB direct p50 | TTFB gateway p50 | added (p50 of differences) | engine build p50 | added / build | cold build p50 | requests built by the gateway |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| messages | TTFB direct p50 | TTFB gateway p50 | added (p50 of differences) | engine build p50 | added / build "
+        "| next_request p50 | added / next_request | cold build p50 | requests built by the gateway |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         added = statistics.median(t - d for d, t in zip(row["direct"], row["through"], strict=True))
-        build = statistics.median(row["build"])
+        work, build = statistics.median(row["work"]), statistics.median(row["build"])
         lines.append(
             f"| {row['size']:,} | {statistics.median(row['direct']):.1f} ms | {statistics.median(row['through']):.1f} ms "
-            f"| {added:.1f} ms | {build:.1f} ms | {added / build:.2f}× | {statistics.median(row['cold']):.1f} ms "
-            f"| {row['built']} of {reps + 1} |"
+            f"| {added:.1f} ms | {work:.1f} ms | {added / work:.2f}× | {build:.1f} ms | {added / build:.2f}× "
+            f"| {statistics.median(row['cold']):.1f} ms | {row['built']} of {reps + 1} |"
         )
     return lines
 
