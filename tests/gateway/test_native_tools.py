@@ -350,6 +350,23 @@ UNCARRIED = {
         _said("The docs say so.", 1),
         _asked("Thanks. And the changelog?"),
     ],
+    # A call a program item made, and one run asynchronously: the engine re-renders calls as the model's own.
+    "caller": [
+        USER,
+        {
+            "type": "function_call",
+            "call_id": "call_p",
+            "name": "exec_command",
+            "arguments": "{}",
+            "caller": {"type": "program", "caller_id": "prog_1"},
+        },
+        {"type": "function_call_output", "call_id": "call_p", "output": "ok"},
+    ],
+    "async": [
+        USER,
+        {"type": "function_call", "call_id": "call_a", "name": "exec_command", "arguments": "{}", "async": True},
+        {"type": "function_call_output", "call_id": "call_a", "output": "started"},
+    ],
 }
 
 
@@ -384,6 +401,7 @@ def test_messages_calls_outputs_and_reasoning_are_carried_and_the_engines_reques
         "name": "exec_command",
         "arguments": json.dumps({"cmd": "ls"}),
         "status": "completed",
+        "caller": {"type": "direct"},  # the model's own call: nothing the engine's re-rendered call lacks
     }
     patch = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_patch", "name": "apply_patch", "input": PATCH}
     items = [

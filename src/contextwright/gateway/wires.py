@@ -331,6 +331,7 @@ def _responses(body: Mapping[str, Any], model: str) -> Conversation:
         elif kind in _ANSWER_ITEMS:
             if results:
                 flush()
+            dropped.extend(_call_context(item))
             answer.append(_as_function_call(item))
         elif kind in _OUTPUT_ITEMS:
             if answer:
@@ -402,7 +403,17 @@ def answer_unsent(answer: Mapping[str, Any]) -> tuple[str, ...]:
             _output_parts(item.get("content"), kinds)
         elif kind not in _ANSWER_ITEMS:
             kinds.append(kind)
+        else:
+            kinds.extend(_call_context(item))
     return tuple(sorted(set(kinds)))
+
+
+def _call_context(item: Mapping[str, Any]) -> list[str]:
+    """What a tool call item says of how it runs that the log keeps nothing of: a caller other than the model
+    itself (a program item's call), an asynchronous run. The names are noted as unsent kinds."""
+    caller = item.get("caller")
+    noted = ["caller"] if isinstance(caller, Mapping) and caller.get("type", "direct") != "direct" else []
+    return noted + (["async"] if item.get("async") else [])
 
 
 def response_output_for_turn(output: Sequence[Any]) -> list[dict[str, Any]]:
