@@ -42,7 +42,15 @@ from contextwright.gateway.identity import session_key
 from contextwright.gateway.readback import MAX_READ_BACKS, Joiner, reads_only
 from contextwright.gateway.recorder import KeyQueue, Received, Recorder, Ticket, loads
 from contextwright.gateway.tenancy import open_registry
-from contextwright.gateway.upstream import UnreachableError, Upstream, open_client, open_upstream, unreachable_body, upstream_url
+from contextwright.gateway.upstream import (
+    BODY_METHODS,
+    UnreachableError,
+    Upstream,
+    open_client,
+    open_upstream,
+    unreachable_body,
+    upstream_url,
+)
 from contextwright.gateway.wires import PROVIDER_OF, Conversation, NotAConversation, WireName, parse_request
 from contextwright.log import EventLog, open_log
 from contextwright.runtime.engine import Engine
@@ -533,9 +541,6 @@ async def _send_as_is(gateway: _Gateway, exchange: _Exchange) -> Upstream:
     return await gateway.open(request.method, exchange.url, request.headers, await exchange.body.as_sent())
 
 
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
-
-
 class _Body:
     """A request body read once, within the limit, as it arrives; kept for recording."""
 
@@ -577,7 +582,7 @@ class _Body:
         if self.complete:
             return self.whole()  # read to be managed, and not managed after all: it goes as it came
         # The provider reads the start while the client still sends the end.
-        return self.chunks() if self.request.method in _BODY_METHODS else await self.read()
+        return self.chunks() if self.request.method in BODY_METHODS else await self.read()
 
 
 def _read(wire: WireName, raw: bytes) -> tuple[Any, Conversation]:

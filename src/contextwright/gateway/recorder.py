@@ -202,11 +202,7 @@ class Recorder:
         return Ticket(key=key, run=None, built=False)
 
     def _record_request(
-        self,
-        key: str,
-        conversation: Conversation,
-        client: Received | None = None,
-        render: tuple[WireName, Mapping[str, Any]] | None = None,
+        self, key: str, conversation: Conversation, client: Received | None, render: tuple[WireName, Mapping[str, Any]] | None
     ) -> Ticket:
         turns = conversation.turns
         if not turns:

@@ -36,6 +36,8 @@ _HOP_BY_HOP = frozenset(
 _REQUEST_DROPPED = _HOP_BY_HOP | {"host", "content-length"}
 _RESPONSE_DROPPED = _HOP_BY_HOP | {"content-length", "content-encoding"}
 OWN_HEADER_PREFIX = "x-contextwright-"
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+"""Methods whose requests carry a body."""
 _NOT_ADDED = frozenset({"User-Agent", "Content-Type"})
 """Headers the HTTP client would add of its own: only the client's go (a body's type is the client's to say)."""
 
@@ -153,12 +155,10 @@ async def open_upstream(
     declared = headers.get("content-length")
     if not isinstance(body, bytes) and declared is not None:
         outgoing["content-length"] = declared  # sent with the client's length, not re-framed as chunks
-    data: bytes | AsyncIterator[bytes] | None = body if not isinstance(body, bytes) or body or method in _BODY_METHODS else None
-    response = await client.request(method, url, headers=outgoing, data=data, allow_redirects=False)
+    # An empty body is no body, except for a method that carries one (then it goes with a length of 0).
+    empty = isinstance(body, bytes) and not body and method not in BODY_METHODS
+    response = await client.request(method, url, headers=outgoing, data=None if empty else body, allow_redirects=False)
     return Upstream(status=response.status, headers=response_headers(response.headers), response=response)
-
-
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 def unreachable_body(provider: str, message: str) -> bytes:
