@@ -25,6 +25,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -172,7 +173,6 @@ class _Gateway:
 
         The task gives the request's ticket and, with ``render`` (manage mode: the client's wire and
         body), the engine's body for it, rendered in the same worker thread as the recording."""
-        limit = self.config.upstream_timeout + 60
         recorder = self.recorder
 
         def record() -> tuple[Ticket, bytes | None]:
@@ -183,17 +183,44 @@ class _Gateway:
 
         async def record_answer() -> None:
             ticket, _ = await recorded
-            try:
-                result = await asyncio.wait_for(answer, timeout=limit)
-            except TimeoutError:
-                result = None
-            if isinstance(result, tuple):
-                await asyncio.to_thread(recorder.record_answer, ticket, result[0], seen=result[1])
-            else:
-                await asyncio.to_thread(recorder.record_answer, ticket, result)
+            await self.record_answer(ticket, answer)
 
         self.keep(self.queue.submit(key, record_answer))
         return recorded
+
+    def read_and_record(self, wire: WireName, raw: bytes, headers: Any) -> _Read:
+        """Manage mode, in a worker thread: the body read, and its request recorded and rendered there too when
+        no earlier job of its session key is queued or running (one trip to a thread instead of two).
+
+        Raises what :func:`_read` raises for a body that is no conversation (nothing is taken then)."""
+        client, conversation = _read(wire, raw)
+        key = self.session_key(conversation, headers)
+        claim = self.queue.claim(key)
+        if claim is None:
+            return _Read(client, conversation, key, None, None)
+        try:
+            ticket = self.recorder.record_request(key, conversation, render=(wire, client))
+        except BaseException:
+            self.queue.release(key, claim)
+            raise
+        return _Read(client, conversation, key, claim, ticket)
+
+    def hand_over(self, read: _Read, answer: asyncio.Future[Answered | None]) -> None:
+        """The answer's recording as the next job of a key :meth:`read_and_record` took (the key is free after it)."""
+        if read.claim is not None and read.ticket is not None:
+            ticket = read.ticket
+            self.keep(self.queue.submit_claimed(read.key, read.claim, lambda: self.record_answer(ticket, answer)))
+
+    async def record_answer(self, ticket: Ticket, answer: asyncio.Future[Answered | None]) -> None:
+        """Record the answer to ``ticket``'s request once ``answer`` resolves (nothing of it after the upstream's timeout)."""
+        try:
+            result = await asyncio.wait_for(answer, timeout=self.config.upstream_timeout + 60)
+        except TimeoutError:
+            result = None
+        if isinstance(result, tuple):
+            await asyncio.to_thread(self.recorder.record_answer, ticket, result[0], seen=result[1])
+        else:
+            await asyncio.to_thread(self.recorder.record_answer, ticket, result)
 
     async def recovered(self, upstream: Upstream, managed: _Managed, wire: WireName, url: str, headers: Any) -> Upstream:
         """After a refusal of the engine's request: when it says the request is too long, relieve once and send again.
@@ -325,16 +352,27 @@ async def _manage(gateway: _Gateway, exchange: _Exchange, wire: WireName, raw: b
     Without one (the client's body goes as it is), why instead: the body is no conversation the
     gateway reads (``unreadable``), the run reached its round cap (``round_cap``, recorded in
     the run), the engine built or rendered no request (``not_built``). The answer is recorded either way."""
+    # The answer is recorded after the request, whether or not this coroutine lives to hand it over.
+    reading = asyncio.ensure_future(asyncio.to_thread(gateway.read_and_record, wire, raw, exchange.request.headers))
+    reading.add_done_callback(lambda done: gateway.hand_over(done.result(), exchange.answer) if _succeeded(done) else None)
     try:
-        client, conversation = await asyncio.to_thread(_read, wire, raw)
+        read = await asyncio.shield(reading)
     except (ValueError, NotAConversation) as exc:
         logger.debug("gateway: not managed: %s", exc)
         return None, "unreadable"
-    key = gateway.session_key(conversation, exchange.request.headers)
-    ticket, engine_body = await gateway.queue_recording(key, conversation, exchange.answer, render=(wire, client))
+    if read.ticket is not None:
+        ticket, engine_body = read.ticket, read.ticket.body
+    else:
+        ticket, engine_body = await gateway.queue_recording(
+            read.key, read.conversation, exchange.answer, render=(wire, read.client)
+        )
     if engine_body is None:
         return None, ticket.passed or "not_built"
-    return _Managed(ticket, client, engine_body), None
+    return _Managed(ticket, read.client, engine_body), None
+
+
+def _succeeded(done: asyncio.Future[Any]) -> bool:
+    return not done.cancelled() and done.exception() is None
 
 
 async def _with_read_backs(
@@ -583,6 +621,17 @@ class _Body:
             return self.whole()  # read to be managed, and not managed after all: it goes as it came
         # The provider reads the start while the client still sends the end.
         return self.chunks() if self.request.method in BODY_METHODS else await self.read()
+
+
+class _Read(NamedTuple):
+    """A manage-mode body read in a worker thread, and its request's ticket when it was recorded there too."""
+
+    client: Any
+    conversation: Conversation
+    key: str
+    claim: Future[None] | None
+    """The session key, taken for this request until its answer is recorded (:meth:`KeyQueue.claim`)."""
+    ticket: Ticket | None
 
 
 def _read(wire: WireName, raw: bytes) -> tuple[Any, Conversation]:

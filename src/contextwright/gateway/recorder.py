@@ -26,7 +26,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -124,28 +124,53 @@ class Ticket:
 
 
 class KeyQueue:
-    """Runs jobs one at a time per key, in the order they were queued (not the order threads wake up)."""
+    """Runs jobs one at a time per key, in the order they were queued (not the order threads wake up).
+
+    A worker thread may also take a key that has nothing queued or running (:meth:`claim`) and do that
+    key's first job itself, with no trip back to the event loop; the key stays taken until the job handed
+    over with :meth:`submit_claimed` ends (or :meth:`release`), and jobs queued meanwhile wait for it."""
 
     def __init__(self) -> None:
-        self._tails: dict[str, asyncio.Future[None]] = {}
+        self._tails: dict[str, Future[None]] = {}
+        self._lock = threading.Lock()
+        """Guards ``_tails``: :meth:`claim` runs in worker threads, the rest on the event loop."""
 
     def submit(self, key: str, job: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
         """Queue ``job`` behind the key's earlier jobs; the task ends when it has run."""
-        previous = self._tails.get(key)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._tails[key] = done
+        done: Future[None] = Future()
+        with self._lock:
+            previous = self._tails.get(key)
+            self._tails[key] = done
+        return asyncio.create_task(self._run(key, job, previous, done))
 
-        async def run() -> T:
-            try:
-                if previous is not None:
-                    await asyncio.shield(previous)
-                return await job()
-            finally:
-                done.set_result(None)
-                if self._tails.get(key) is done:
-                    del self._tails[key]
+    def claim(self, key: str) -> Future[None] | None:
+        """Take ``key`` when nothing is queued or running for it (from any thread); None when something is."""
+        with self._lock:
+            if key in self._tails:
+                return None
+            claim: Future[None] = Future()
+            self._tails[key] = claim
+            return claim
 
-        return asyncio.create_task(run())
+    def submit_claimed(self, key: str, claim: Future[None], job: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
+        """Run ``job`` as the claimed key's next job (at once); the key is free again when it ends."""
+        return asyncio.create_task(self._run(key, job, None, claim))
+
+    def release(self, key: str, claim: Future[None]) -> None:
+        """Free a key taken with :meth:`claim` whose work stopped before a job was handed over."""
+        with self._lock:
+            if self._tails.get(key) is claim:
+                del self._tails[key]
+        claim.set_result(None)
+
+    async def _run(self, key: str, job: Callable[[], Awaitable[T]], previous: Future[None] | None, done: Future[None]) -> T:
+        try:
+            if previous is not None:
+                # Shielded: a cancelled waiter must not cancel the job before it (wrap_future passes cancellation on).
+                await asyncio.shield(asyncio.wrap_future(previous))
+            return await job()
+        finally:
+            self.release(key, done)
 
 
 class Recorder:
