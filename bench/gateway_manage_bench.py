@@ -18,9 +18,10 @@ last noisy test run as sent upstream is checked for its failure line and totals.
 Latency (``--latency``): the gateway (``contextwright gateway --mode manage``) and the fake
 provider each in their own process on loopback; at 100 and 1,000 messages each request is
 sent straight to the provider and through the gateway, alternately, and the p50 time to
-first byte added is set against the engine's own work for that request through the library, on the
-log the gateway wrote: the new turn recorded (``Session.tool_result()``, where the output's view is
-decided on arrival) and ``Session.next_request()``; the second alone is shown beside it.
+first byte added is set against the engine's own work for the same requests through the library, on the
+session as the gateway had it before them: the new turn recorded (``Session.tool_result()``, where the output's
+view is decided on arrival) and ``Session.next_request()``, timed after the same pause as each request through
+the gateway (:data:`PAUSE`), and back to back beside it; the second alone is shown too.
 
     python bench/gateway_manage_bench.py                 # tokens, 60 turns
     python bench/gateway_manage_bench.py --turns 80
@@ -54,6 +55,10 @@ from contextwright.testing.upstream import FakeUpstream, Received, Reply, anthro
 SEED = 20261207
 USER_EVERY = 25
 """Turns between the user's own messages."""
+PAUSE = 0.1
+"""Seconds between one request and the next (the gateway records the previous answer meanwhile). The library's
+turns are timed after the same pause: work that starts on an idle machine runs slower than the same work
+back to back (caches and clocks are cold), and the gateway's requests always start so."""
 TASK = "The parser tests fail since the last refactor; find out why and fix it."
 TOOLS = [
     {"name": name, "description": f"{name}: {desc}", "input_schema": {"type": "object", "properties": props}}
@@ -413,7 +418,7 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
     from contextwright.runtime.engine import Engine
     from contextwright.runtime.reopen import reopen
 
-    turns_n = max(sizes) // 2 + 2 * reps + 2
+    turns_n = max(sizes) // 2 + reps + 2
     system, turns = session(turns_n)
     up_port, gw_port = free_port(), free_port()
     folder = Path(tempfile.mkdtemp())
@@ -439,14 +444,13 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
                     if k >= 0:
                         direct.append(d)
                         through.append(t)
-                    time.sleep(0.1)
+                    time.sleep(PAUSE)
                 pending = turns[first + reps - 1].results[0]  # the result of the last answer's call
                 rows.append(
                     {
                         "size": 1 + 2 * first,
                         "session": session_id,
                         "pending": pending,
-                        "next": first + reps,
                         "direct": direct,
                         "through": through,
                     }
@@ -476,28 +480,61 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
                 started = time.perf_counter()
                 opened.next_request()
                 cold.append((time.perf_counter() - started) * 1000)
-            # Then turn by turn, as the gateway builds: the answer (recorded after the gateway's answer has
-            # gone, so not timed), the new turn the request brings (its tool result, decided on arrival, or
-            # the user's line), the next request.
-            warm: list[float] = []
-            work: list[float] = []
-            for turn in turns[row["next"] : row["next"] + reps]:
-                opened.record(anthropic_message(*answer_blocks(turn), stop_reason="tool_use"))
-                arrived = time.perf_counter()
-                for result in turn.results:
-                    if result["type"] == "text":
-                        opened.user(result["text"])
-                    else:
-                        opened.tool_result(result["tool_use_id"], result["content"])
-                started = time.perf_counter()
-                opened.next_request()
-                ended = time.perf_counter()
-                warm.append((ended - started) * 1000)
-                work.append((ended - arrived) * 1000)
-            row["cold"], row["build"], row["work"] = cold, warm, work
+            row["cold"] = cold
     finally:
         log.close()
+    for row in rows:
+        row["work"], row["build"] = _library_turns(system, turns, row, reps, folder, pause=PAUSE)
+        row["hot"], _ = _library_turns(system, turns, row, reps, folder, pause=0)
     return rows
+
+
+def _library_turns(
+    system: str, turns: list[Turn], row: dict[str, Any], reps: int, folder: Path, *, pause: float
+) -> tuple[list[float], list[float]]:
+    """The engine's work for the requests the gateway was timed on, through the library: ms per turn for the
+    new turn recorded and the request built, and for the build alone.
+
+    The session is made as the gateway made it before those requests (the first request of the size through
+    the gateway's own recorder, in this process, and its answer), then each timed request's turn goes in as a
+    library user's loop puts it: its tool result (decided on arrival) or the user's line, then
+    ``Session.next_request()``, each after ``pause`` seconds; the answer that follows is recorded untimed."""
+    from contextwright.gateway.identity import session_key
+    from contextwright.gateway.recorder import Recorder
+    from contextwright.gateway.wires import parse_request
+    from contextwright.log import open_log
+    from contextwright.runtime.engine import Engine
+
+    first = (row["size"] - 1) // 2
+    log = open_log(str(folder / f"library-{row['size']}-{pause:g}.db"))
+    try:
+        engine = Engine(log)
+        recorder = Recorder(engine, manage=True)
+        conversation = parse_request("anthropic", client_body(system, client_messages(turns, first - 1), row["session"]))
+        key, _ = session_key(conversation, {}, responses=recorder.responses)
+        ticket = recorder.record_request(key, conversation)
+        assert ticket.run is not None and ticket.built, ticket
+        recorder.record_answer(ticket, anthropic_message(*answer_blocks(turns[first - 1]), stop_reason="tool_use"))
+        session = ticket.run.session
+        work: list[float] = []
+        build: list[float] = []
+        for k in range(reps):  # request k brings the results of the call turn first + k - 1 made
+            time.sleep(pause)
+            arrived = time.perf_counter()
+            for result in turns[first + k - 1].results:
+                if result["type"] == "text":
+                    session.user(result["text"])
+                else:
+                    session.tool_result(result["tool_use_id"], result["content"])
+            started = time.perf_counter()
+            session.next_request()
+            ended = time.perf_counter()
+            work.append((ended - arrived) * 1000)
+            build.append((ended - started) * 1000)
+            session.record(anthropic_message(*answer_blocks(turns[first + k]), stop_reason="tool_use"))
+        return work, build
+    finally:
+        log.close()
 
 
 def latency_table(rows: list[dict[str, Any]], reps: int) -> list[str]:
@@ -507,24 +544,29 @@ def latency_table(rows: list[dict[str, Any]], reps: int) -> list[str]:
         f"`contextwright gateway --mode manage` and the fake provider in their own processes on loopback; the same "
         f"generated session (seed {SEED}, a user message every {USER_EVERY} turns) at each size, {reps} requests per size "
         "each one turn longer (the first request of a size, which records the whole history, is sent before and not "
-        "timed), each sent straight to the provider and through the gateway, alternately. The engine's work is "
-        "measured through the library on a copy of the log the gateway wrote, turn by turn as the gateway builds: "
-        "*engine build* is the request's new turn recorded (`Session.tool_result()`, where the tool output's view is "
-        "decided on arrival, or `Session.user()`) and `Session.next_request()`; *next_request* is the last alone (the "
-        "answer before them is recorded and not timed: the gateway records it after its answer has gone). A cold "
-        f"build reopens the session first. Load {machine_load()}.",
+        "timed), each sent straight to the provider and through the gateway, alternately, 0.1 s apart. The engine's "
+        "work for the same requests is measured through the library, on the session as the gateway had it before "
+        "them (made by the gateway's recorder in the bench's process): *engine build* is the request's new turn "
+        "recorded (`Session.tool_result()`, where the tool output's view is decided on arrival, or `Session.user()`) "
+        "and `Session.next_request()`, timed after the same pause as each request through the gateway (the ratio's "
+        "denominator: the same work runs slower on a machine idle before it) and, on a second copy, back to back; "
+        "*next_request* is the last alone, after the pause (the answer that follows is recorded untimed: the gateway "
+        "records it after its answer has gone). A cold build reopens the session from the gateway's log first. "
+        f"Load {machine_load()}.",
         "",
         "| messages | TTFB direct p50 | TTFB gateway p50 | added (p50 of differences) | engine build p50 | added / build "
-        "| next_request p50 | added / next_request | cold build p50 | requests built by the gateway |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| engine build back to back p50 | added / that | next_request p50 | added / next_request | cold build p50 "
+        "| requests built by the gateway |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         added = statistics.median(t - d for d, t in zip(row["direct"], row["through"], strict=True))
         work, build = statistics.median(row["work"]), statistics.median(row["build"])
+        hot = statistics.median(row["hot"])
         lines.append(
             f"| {row['size']:,} | {statistics.median(row['direct']):.1f} ms | {statistics.median(row['through']):.1f} ms "
-            f"| {added:.1f} ms | {work:.1f} ms | {added / work:.2f}× | {build:.1f} ms | {added / build:.2f}× "
-            f"| {statistics.median(row['cold']):.1f} ms | {row['built']} of {reps + 1} |"
+            f"| {added:.1f} ms | {work:.1f} ms | {added / work:.2f}× | {hot:.1f} ms | {added / hot:.2f}× "
+            f"| {build:.1f} ms | {added / build:.2f}× | {statistics.median(row['cold']):.1f} ms | {row['built']} of {reps + 1} |"
         )
     return lines
 

@@ -35,3 +35,14 @@ def test_manage_mode_sends_far_fewer_tokens_and_keeps_the_last_test_runs_failure
     assert figures["failure_kept"] and figures["totals_kept"]
     assert figures["run_upstream_chars"] < figures["run_chars"] / 4  # the noisy passing run is reduced
     assert (figures["recall"].share or 0) >= 0.99, figures["recall"]  # the relief issue's 200k target
+
+
+def test_the_latency_benchmarks_library_side_builds_the_gateways_requests_on_its_session(tmp_path: Path) -> None:
+    # The denominator of the manage-mode latency ratio: the same requests as the gateway's timed ones, built
+    # through the library on the session the gateway's recorder made for the first request of the size.
+    bench = _bench()
+    system, turns = bench.session(12)
+    row = {"size": 11, "session": "00000000-0000-4000-8000-000000000011"}
+    work, build = bench._library_turns(system, turns, row, 3, tmp_path, pause=0)
+    assert len(work) == len(build) == 3
+    assert all(0 < b <= w for w, b in zip(work, build, strict=True))  # the build is part of the request's work
