@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from contextwright.cli import app as cli_app
 from contextwright.events.registry import payload_json
+from contextwright.gateway.answers import AnswerReader
 from contextwright.gateway.recorder import ResponseIds
 from contextwright.items.region_a import READ_TOOL_NAME, AgentInstructions, Framing, PlatformPolicy, ToolSpec
 from contextwright.plan.plan import Prefix
@@ -687,3 +688,41 @@ def test_an_answer_whose_messages_have_different_phases_sends_the_clients_reques
     assert gateway.upstream.conversations[0].body == sent.encode()
     gateway.settled("openai/mixed-phases", 2)
     assert _passed(gateway, "openai/mixed-phases") == [("unsent_content", "content the log keeps no text for: phase")]
+
+
+def test_a_streamed_chat_custom_tool_call_is_read_as_a_whole_answer_gives_it() -> None:
+    # A free-form tool's call streamed in pieces reads to the same message as the non-streamed answer,
+    # so the log holds its name and whole input (the next request's copy of it then continues the run).
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        event = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-5"}
+        event["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return b"data: " + json.dumps(event).encode() + b"\n\n"
+
+    half = len(PATCH) // 2
+    stream = [
+        chunk({"role": "assistant", "content": None}),
+        chunk(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "call_ls", "type": "function", "function": {"name": "exec_command", "arguments": ""}}
+                ]
+            }
+        ),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"cmd": "ls"}'}}]}),
+        chunk(
+            {"tool_calls": [{"index": 1, "id": "call_patch", "type": "custom", "custom": {"name": "apply_patch", "input": ""}}]}
+        ),
+        chunk({"tool_calls": [{"index": 1, "custom": {"input": PATCH[:half]}}]}),
+        chunk({"tool_calls": [{"index": 1, "custom": {"input": PATCH[half:]}}]}),
+        chunk({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ]
+    reader = AnswerReader("openai_chat", streamed=True)
+    for part in stream:
+        reader.feed(part)
+    answer = reader.answer()
+    assert answer is not None
+    assert answer["choices"][0]["message"]["tool_calls"] == [
+        {"id": "call_ls", "type": "function", "function": {"name": "exec_command", "arguments": '{"cmd": "ls"}'}},
+        {"id": "call_patch", "type": "custom", "custom": {"name": "apply_patch", "input": PATCH}},
+    ]

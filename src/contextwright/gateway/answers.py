@@ -179,11 +179,22 @@ class AnswerReader:
             if delta.get("content"):
                 self._chat["content"] = self._chat.get("content", "") + delta["content"]
             for call in delta.get("tool_calls") or ():
+                index = int(call.get("index", 0))
                 slot = self._chat_calls.setdefault(
-                    int(call.get("index", 0)), {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+                    index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
                 )
                 if call.get("id"):
                     slot["id"] = call["id"]
+                custom = call.get("custom")
+                if call.get("type") == "custom" or isinstance(custom, dict) or slot["type"] == "custom":
+                    # A free-form tool's call, read in the shape a whole answer gives it: its input comes in pieces.
+                    if slot["type"] != "custom":
+                        slot = self._chat_calls[index] = {"id": slot["id"], "type": "custom", "custom": {"name": "", "input": ""}}
+                    custom = custom if isinstance(custom, dict) else {}
+                    if custom.get("name"):
+                        slot["custom"]["name"] = custom["name"]
+                    slot["custom"]["input"] += custom.get("input") or ""
+                    continue
                 function = call.get("function") or {}
                 if function.get("name"):
                     slot["function"]["name"] = function["name"]
