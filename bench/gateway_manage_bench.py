@@ -21,7 +21,7 @@ sent straight to the provider and through the gateway, alternately, and the p50 
 first byte added is set against the engine's own work for the same requests through the library, on the
 session as the gateway had it before them: the new turn recorded (``Session.tool_result()``, where the output's
 view is decided on arrival) and ``Session.next_request()``, timed after the same pause as each request through
-the gateway (:data:`PAUSE`), and back to back beside it; the second alone is shown too.
+the gateway (``--pause``, :data:`PAUSE` by default), and back to back beside it; the second alone is shown too.
 
     python bench/gateway_manage_bench.py                 # tokens, 60 turns
     python bench/gateway_manage_bench.py --turns 80
@@ -411,7 +411,7 @@ def _serve_upstream(port: int, turns_n: int) -> None:
     uvicorn.run(FakeUpstream(scripted(turns)), host="127.0.0.1", port=port, log_level="warning")
 
 
-def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
+def run_latency(sizes: list[int], reps: int, pause: float = PAUSE) -> list[dict[str, Any]]:
     from gateway_bench import _ttfb, _wait
 
     from contextwright.log import open_log
@@ -444,7 +444,7 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
                     if k >= 0:
                         direct.append(d)
                         through.append(t)
-                    time.sleep(PAUSE)
+                    time.sleep(pause)
                 pending = turns[first + reps - 1].results[0]  # the result of the last answer's call
                 rows.append(
                     {
@@ -484,7 +484,7 @@ def run_latency(sizes: list[int], reps: int) -> list[dict[str, Any]]:
     finally:
         log.close()
     for row in rows:
-        row["work"], row["build"] = _library_turns(system, turns, row, reps, folder, pause=PAUSE)
+        row["work"], row["build"] = _library_turns(system, turns, row, reps, folder, pause=pause)
         row["hot"], _ = _library_turns(system, turns, row, reps, folder, pause=0)
     return rows
 
@@ -506,7 +506,7 @@ def _library_turns(
     from contextwright.runtime.engine import Engine
 
     first = (row["size"] - 1) // 2
-    log = open_log(str(folder / f"library-{row['size']}-{pause:g}.db"))
+    log = open_log(str(Path(tempfile.mkdtemp(dir=folder)) / "library.db"))
     try:
         engine = Engine(log)
         recorder = Recorder(engine, manage=True)
@@ -537,14 +537,14 @@ def _library_turns(
         log.close()
 
 
-def latency_table(rows: list[dict[str, Any]], reps: int) -> list[str]:
+def latency_table(rows: list[dict[str, Any]], reps: int, pause: float = PAUSE) -> list[str]:
     from _docs import machine_load
 
     lines = [
         f"`contextwright gateway --mode manage` and the fake provider in their own processes on loopback; the same "
         f"generated session (seed {SEED}, a user message every {USER_EVERY} turns) at each size, {reps} requests per size "
         "each one turn longer (the first request of a size, which records the whole history, is sent before and not "
-        "timed), each sent straight to the provider and through the gateway, alternately, 0.1 s apart. The engine's "
+        f"timed), each sent straight to the provider and through the gateway, alternately, {pause:g} s apart. The engine's "
         "work for the same requests is measured through the library, on the session as the gateway had it before "
         "them (made by the gateway's recorder in the bench's process): *engine build* is the request's new turn "
         "recorded (`Session.tool_result()`, where the tool output's view is decided on arrival, or `Session.user()`) "
@@ -577,6 +577,9 @@ def main() -> None:
     parser.add_argument("--latency", action="store_true", help="Measure the latency added at 100 and 1,000 messages.")
     parser.add_argument("--sizes", default="100,1000", help="Messages per request for --latency.")
     parser.add_argument("--reps", type=int, default=9, help="Timed requests per size for --latency.")
+    parser.add_argument(
+        "--pause", type=float, default=PAUSE, help="Seconds between requests for --latency (the library's turns wait as long)."
+    )
     parser.add_argument("--write", action="store_true", help="Write the figures into docs/benchmarks.md.")
     parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -584,7 +587,7 @@ def main() -> None:
         _serve_upstream(args.serve_upstream, args.turns)
         return
     if args.latency:
-        lines = latency_table(run_latency([int(s) for s in args.sizes.split(",")], args.reps), args.reps)
+        lines = latency_table(run_latency([int(s) for s in args.sizes.split(",")], args.reps, args.pause), args.reps, args.pause)
         name, title = (
             "gateway-manage-latency",
             "## Gateway in manage mode: latency added (`bench/gateway_manage_bench.py --latency`)",
