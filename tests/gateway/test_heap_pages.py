@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import subprocess
@@ -10,7 +11,14 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the heap settings are glibc's; this C library is not")
+_GLIBC = platform.libc_ver()[0] == "glibc"
+pytestmark = [
+    pytest.mark.skipif(not _GLIBC, reason="the heap settings are glibc's; this C library is not"),
+    pytest.mark.skipif(
+        _GLIBC and not hasattr(ctypes.CDLL(None), "mallinfo2"),
+        reason="this glibc predates mallinfo2 (2.33), which the probe reads",
+    ),
+]
 
 # A 2 MiB string made in a fresh process: where glibc's allocator puts it (mmapped blocks, from mallinfo2).
 _PROBE = textwrap.dedent(
