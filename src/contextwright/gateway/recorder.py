@@ -95,9 +95,9 @@ STORED_CONVERSATION = "stored_conversation"
 """The kind noted for a conversation the provider keeps and the log does not (``previous_response_id``
 naming a response no gateway on the store recorded, or a Responses ``conversation``)."""
 _CHAIN_KEYS = frozenset({"previous_response_id", "conversation"})
+"""Keys of a Responses body that make the provider put a stored conversation before the input."""
 _RENDERING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="contextwright-render")
 """Renders the engine's requests beside their transactions' commits (see :meth:`Recorder.record_request`)."""
-"""Keys of a Responses body that make the provider put a stored conversation before the input."""
 
 UNKNOWN_MODEL_WINDOW = 200_000
 """The window assumed for a model the engine's table does not know (its requests still pass unchanged)."""
