@@ -87,3 +87,35 @@ def test_a_compaction_folds_the_older_turns_and_keeps_the_newest_verbatim():
     target = built.plan.budgets.relief_target * WINDOW
     assert target / 3 < built.result.total_tokens <= target
     assert session.inspect(built.index).sha256() == built.neutral.sha256()
+
+
+def test_a_compaction_inside_a_long_run_folds_the_runs_older_rounds():
+    # One instruction, then many rounds whose weight is in the assistant's own tool calls (files it
+    # writes), not in tool output: pruning frees little, so compaction relieves the pressure. The
+    # older part reaches into the current run; folding only what came before the run would shed one
+    # short exchange and leave the request near the limit.
+    _, session, clock = open_session("long-run", window=WINDOW)
+    session.user("Outline how the rating modules should round amounts.")
+    # The earlier run's answer is about as large as one round: folding only it would just make room.
+    session.adapter.record_assistant(AssistantMessage(text=" ".join(f"Module {i} rounds at step {i}." for i in range(300))))
+    seed = "Now write one rating module per step; amounts are rounded only after tax."
+    session.user(seed)
+    written: list[str] = []
+    for turn in range(80):
+        built = session.next_request()
+        if "compaction" in built.result.yields:
+            break
+        call = ToolCall(id=f"w{turn}", name="write_file", arguments={"path": f"rating/m{turn}.py", "content": _source(turn)})
+        session.adapter.record_assistant(AssistantMessage(text=f"Writing module {turn}.", tool_calls=(call,)))
+        session.tool_result(call.id, f"wrote rating/m{turn}.py")
+        written.append(f"Writing module {turn}.")
+        clock.advance(20)
+    else:
+        raise AssertionError("the window never filled")
+    # Check the run's first message stays verbatim and its newest round is shown whole.
+    assert visible_in(built.neutral, seed)
+    assert visible_in(built.neutral, written[-1])
+    # Check the run's own older rounds were folded, so the request fell to the relief target.
+    assert not visible_in(built.neutral, written[len(written) // 2])
+    assert built.result.total_tokens <= built.plan.budgets.relief_target * WINDOW
+    assert session.inspect(built.index).sha256() == built.neutral.sha256()

@@ -531,7 +531,16 @@ class Relief:
         older = entries[:cut]
         if cut == len(entries) or any(isinstance(e, Exchange) and not e.complete for e in older):
             return None
-        proposal = self.compactor(replace(surface, entries=older), epoch=plan.epoch, trigger=trigger)
+        # The compactor folds what stands before the run's first message. When the older part reaches
+        # into the current run, it is offered as if the run began at the first kept entry: otherwise only
+        # the few entries before the run would fold, and a long run (one request, many tool rounds) would
+        # pay a whole rewrite of its history to shed almost nothing. The run's first message stays out of
+        # the fold, as the log keeps it (:mod:`contextwright.derive`).
+        foldable = tuple(e for e in older if e.seq != surface.seed_seq)
+        run_from = min((_seq_of(e) for e in entries[cut:] if not e.pinned), default=surface.seed_seq)
+        proposal = self.compactor(
+            replace(surface, entries=foldable, seed_seq=max(surface.seed_seq, run_from)), epoch=plan.epoch, trigger=trigger
+        )
         compacted = proposal.compacted
         if proposal.escalate or compacted is None:
             return None
