@@ -531,16 +531,16 @@ class Relief:
         older = entries[:cut]
         if cut == len(entries) or any(isinstance(e, Exchange) and not e.complete for e in older):
             return None
-        # The compactor folds what stands before the run's first message. When the older part reaches
-        # into the current run, it is offered as if the run began at the first kept entry: otherwise only
-        # the few entries before the run would fold, and a long run (one request, many tool rounds) would
-        # pay a whole rewrite of its history to shed almost nothing. The run's first message stays out of
-        # the fold, as the log keeps it (:mod:`contextwright.derive`).
-        foldable = tuple(e for e in older if e.seq != surface.seed_seq)
-        run_from = min((_seq_of(e) for e in entries[cut:] if not e.pinned), default=surface.seed_seq)
-        proposal = self.compactor(
-            replace(surface, entries=foldable, seed_seq=max(surface.seed_seq, run_from)), epoch=plan.epoch, trigger=trigger
-        )
+        offered = replace(surface, entries=older)
+        if _run_starts_inside(older, surface.seed_seq):
+            # The compactor folds what stands before the run's first message, and the older part of the
+            # run only when nothing else is left. Here the older part reaches into a long run (one request,
+            # many tool rounds) with a little before it: folding only that would rewrite the whole cached
+            # history to shed almost nothing. So the older part is offered as if the run began at the first
+            # kept entry; the run's first message stays out of the fold, as the log keeps it.
+            run_from = min((_seq_of(e) for e in entries[cut:] if not e.pinned), default=surface.seed_seq)
+            offered = replace(surface, entries=tuple(e for e in older if e.seq != surface.seed_seq), seed_seq=run_from)
+        proposal = self.compactor(offered, epoch=plan.epoch, trigger=trigger)
         compacted = proposal.compacted
         if proposal.escalate or compacted is None:
             return None
@@ -644,6 +644,13 @@ def _entry_tokens(entry: Entry, estimate: Callable[[str], int]) -> int:
         case _:
             message = getattr(entry, "message", None)
             return (estimate(message.text) if message is not None else 0) + ENVELOPE_TOKENS
+
+
+def _run_starts_inside(older: Sequence[Entry], seed_seq: int) -> bool:
+    """True when the current run's first message is among ``older`` and something foldable precedes it."""
+    return any(e.seq == seed_seq for e in older) and any(
+        _seq_of(e) < seed_seq and not e.pinned and not isinstance(e, Summary) for e in older
+    )
 
 
 def _seq_of(entry: Entry) -> int:
