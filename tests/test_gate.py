@@ -113,7 +113,7 @@ def test_gate_fails_with_a_timestamp_in_the_prefix(monkeypatch):
 def test_gate_fails_with_random_nonces(monkeypatch):
     import contextwright.assembly.envelope as envelope
 
-    monkeypatch.setattr(envelope, "nonce", lambda secret, ref: os.urandom(8).hex())
+    monkeypatch.setattr(envelope, "nonce", lambda secret, ref, digits=16: os.urandom(8).hex()[:digits])
     with pytest.raises((AssertionError, ContextwrightError)):
         run_gate("memory://", turns=MUTATION_TURNS)
 

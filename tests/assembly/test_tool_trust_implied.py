@@ -21,7 +21,7 @@ from contextwright.runtime.engine_texts import VERSIONS
 from contextwright.testing.fakes import open_session
 
 SECRET = b"k" * 32
-HEADER = re.compile(r'<cw-data id="[0-9a-f]{16}"( source="[^"]*")?( trust="[^"]*")? ref="[^"]*">')
+HEADER = re.compile(r'<cw-data id="[0-9a-f]{12}(?:[0-9a-f]{4})?"( source="[^"]*")?( trust="[^"]*")? ref="[^"]*">')
 
 
 def test_a_tool_output_in_a_tool_result_names_its_nonce_and_ref_only_and_escapes_as_before():

@@ -70,7 +70,7 @@ def test_compaction_follows_when_pruning_leaves_the_request_above_the_level():
     _, session, clock = open_session("pause", window=WINDOW)
     # A deep low-water mark, so the results stand above it and the pass runs before the compaction.
     session.setup.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0)
-    _write_modules(session, clock, rounds=26)
+    _write_modules(session, clock, rounds=27)
     before = [e for e in session.history.events if e.type == "context.request.built"][-1].payload
     built = _after_pause(session, clock, LONG)
     assert built.result.yields == ("tool_results_to_pointers", "compaction")

@@ -78,7 +78,7 @@ def _counting_raw_counts_in_prune(monkeypatch) -> tuple[list[int], int]:
 
     monkeypatch.setattr(estimator, "raw_count", raw_count)
     monkeypatch.setattr(Relief, "_prune", prune)
-    hashes, _ = _run("counted", turns=60)
+    hashes, _ = _run("counted", turns=70)
     return per_pass, len(hashes)
 
 

@@ -25,7 +25,13 @@ from functools import lru_cache, partial
 from typing import Any
 
 from contextwright.assembly.bounded import bounded_view, item_cap
-from contextwright.assembly.envelope import TOOL_TRUST_FRAMINGS, Attribution, envelope
+from contextwright.assembly.envelope import (
+    NONCE_HEX_DIGITS,
+    SHORT_NONCE_HEX_DIGITS,
+    TOOL_TRUST_FRAMINGS,
+    Attribution,
+    envelope,
+)
 from contextwright.assembly.memo import RenderMemo, Sizes, add_sizes
 from contextwright.assembly.prefix import prefix_sha256, render_prefix, tool_definitions
 from contextwright.assembly.regions import check_regions
@@ -178,6 +184,8 @@ class _Assembler:
     """Envelope echoes by the verbatim rule alone, as requests recorded before the normalised rule did."""
     tool_trust_implied: bool = False
     """A tool's output at trust ``tool`` leaves trust and source to its tool-result block (the rule set and the framing allow it)."""
+    nonce_digits: int = NONCE_HEX_DIGITS
+    """Hex digits of each envelope's id (the rule set chooses)."""
     messages: list[Message] = field(default_factory=list)
     removed: int = 0
 
@@ -202,7 +210,13 @@ class _Assembler:
         if trust == "platform":
             return text
         attribution = Attribution(source=source, trust=trust, ref=ref, session=self.plan.session_id)
-        return envelope(text, attribution, secret=self.secret, in_tool_result=in_tool_result and self.tool_trust_implied)
+        return envelope(
+            text,
+            attribution,
+            secret=self.secret,
+            in_tool_result=in_tool_result and self.tool_trust_implied,
+            nonce_digits=self.nonce_digits,
+        )
 
     def layer(self, seq: int) -> str:
         return "live" if seq >= self.surface.seed_seq else "stage_local"
@@ -215,6 +229,7 @@ class _Assembler:
             self.view_estimate if self.cap_tokens is not None else None,
             self.read_tool,
             self.tool_trust_implied,
+            self.nonce_digits,
         )
 
     def run(self) -> tuple[Message, ...]:
@@ -582,7 +597,8 @@ def render_messages(
     """The messages a request would carry, with no yields taken (for sizing relief passes).
 
     Oversized items are bounded as a default :func:`build` bounds them (sized by ``view_estimate``):
-    sized whole, a pass would shed room they never take.
+    sized whole, a pass would shed room they never take. Envelopes are written as a new request
+    writes them (:data:`~contextwright.assembly.rules.CURRENT`).
     ``memo`` reuses what earlier calls rendered; give it a memo of its own, not a build's.
     """
     return _Assembler(
@@ -595,7 +611,17 @@ def render_messages(
         view_estimate=view_estimate,
         read_tool=plan.prefix.read_tool(),
         memo=memo,
+        **_envelope_rules(plan, CURRENT_RULES),
     ).run()
+
+
+def _envelope_rules(plan: ContextPlan, rules: RuleSet) -> dict[str, Any]:
+    """How ``rules`` write the envelopes of ``plan``'s history: the header's attributes and the ids' length."""
+    return {
+        # Only where the pinned framing tells the model so: a session that pinned an older one keeps its envelopes.
+        "tool_trust_implied": rules.tool_trust_implied and plan.prefix.framing.text in TOOL_TRUST_FRAMINGS,
+        "nonce_digits": SHORT_NONCE_HEX_DIGITS if rules.short_nonces else NONCE_HEX_DIGITS,
+    }
 
 
 def build(
@@ -650,8 +676,7 @@ def build(
     taken: tuple[str, ...] = tuple(yields or starting)
     read_tool = plan.prefix.read_tool() if rules.read_refs_when_pinned else READ_TOOL_NAME
     views = view_estimate if rules.uncorrected_views and view_estimate is not None else estimate
-    # Only where the pinned framing tells the model so: a session that pinned an older one keeps its envelopes.
-    tool_trust_implied = rules.tool_trust_implied and plan.prefix.framing.text in TOOL_TRUST_FRAMINGS
+    envelopes = _envelope_rules(plan, rules)
     if memo is not None:
         memo.next_pass()
     while True:
@@ -668,7 +693,7 @@ def build(
             read_tool=read_tool,
             memo=memo,
             verbatim_echoes=not rules.normalised_echoes,
-            tool_trust_implied=tool_trust_implied,
+            **envelopes,
         )
         messages = assembler.run()
         by_class, by_layer, body = _account(messages, estimate, memo)

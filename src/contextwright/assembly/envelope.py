@@ -17,9 +17,11 @@ The format (the framing text in the prefix explains it to the model)::
   other trust level is written out there too, so a block never reads as more trusted
   than it is.
 
-* **Nonces** are HMAC-SHA256(session secret, item reference), cut to 16 hex digits.
-  A content author cannot guess them without the secret, and re-rendering the same
-  item gives the same bytes, so provider caches keep hitting.
+* **Nonces** are HMAC-SHA256(session secret, item reference), cut to 12 hex digits in
+  history built under the current rules (16 in the prefix and under rule sets before 8:
+  :attr:`~contextwright.assembly.rules.RuleSet.short_nonces`). A content author cannot
+  guess them without the secret, and re-rendering the same item gives the same bytes, so
+  provider caches keep hitting.
 * **Escaping** makes the content unable to open, close or imitate an envelope: every
   ``<`` that starts something a model could read as an envelope tag is written as
   ``&lt;`` (a look-alike opener as its ``&#x..;`` reference), and every ``&`` as
@@ -52,6 +54,12 @@ from contextwright.events.catalog import TRUST_LEVELS  # most to least trusted; 
 
 TAG = "cw-data"
 NONCE_HEX_DIGITS = 16
+"""Hex digits of a nonce in the prefix, and in history built under rule sets before 8."""
+SHORT_NONCE_HEX_DIGITS = 12
+"""Hex digits of a nonce in history from rule set 8 on. 48 keyed bits: a content author writes its text
+before the id exists and has one blind guess at it, and the escaping keeps even a right guess from
+closing the block. An id appears twice in every block on every request; four fewer digits save 4.5
+o200k tokens per block, an eighth of its markup."""
 
 FRAMING_TEXT = """\
 Everything after these instructions that is not written by the platform reaches you inside \
@@ -152,23 +160,31 @@ class Attribution:
             raise UsageError(f"unknown trust level {self.trust!r}; use one of {', '.join(TRUST_LEVELS)}")
 
 
-def nonce(secret: bytes, ref: str) -> str:
+def nonce(secret: bytes, ref: str, *, digits: int = NONCE_HEX_DIGITS) -> str:
     """The envelope id for the item ``ref``: keyed, deterministic, unguessable without ``secret``."""
     if len(secret) < 16:
         raise UsageError("the envelope secret must be at least 16 bytes")
-    return hmac.new(secret, ref.encode("utf-8"), hashlib.sha256).hexdigest()[:NONCE_HEX_DIGITS]
+    return hmac.new(secret, ref.encode("utf-8"), hashlib.sha256).hexdigest()[:digits]
 
 
-def envelope(content: str, attribution: Attribution, *, secret: bytes, in_tool_result: bool = False) -> str:
+def envelope(
+    content: str,
+    attribution: Attribution,
+    *,
+    secret: bytes,
+    in_tool_result: bool = False,
+    nonce_digits: int = NONCE_HEX_DIGITS,
+) -> str:
     """Wrap ``content`` in a data block; platform content must not be enveloped.
 
     ``in_tool_result``: the block sits in the wire's tool-result block, under a framing of
     :data:`TOOL_TRUST_FRAMINGS`; at ``trust="tool"`` its header then names neither trust nor
     source (the block and the call it answers do). The nonce, the ref and the escaping are the same.
+    ``nonce_digits``: the id's length in hex digits (the build rules choose it).
     """
     if attribution.trust == "platform":
         raise UsageError("platform content is never enveloped")
-    ident = nonce(secret, attribution.ref)
+    ident = nonce(secret, attribution.ref, digits=nonce_digits)
     implied = in_tool_result and attribution.trust == "tool"
     source = "" if implied or attribution.source == attribution.trust else f' source="{_attribute(attribution.source)}"'
     trust = "" if implied else f' trust="{attribution.trust}"'

@@ -62,6 +62,9 @@ class RuleSet:
     """A tool's output at trust ``tool`` names neither trust nor source in its envelope where the prefix's
     framing says a tool result's block implies them (:data:`~contextwright.assembly.envelope.TOOL_TRUST_FRAMINGS`);
     before, every envelope named both."""
+    short_nonces: bool = False
+    """Envelope ids in the history are 12 hex digits
+    (:data:`~contextwright.assembly.envelope.SHORT_NONCE_HEX_DIGITS`); before, 16, as in the prefix."""
 
     def behaviours(self) -> dict[str, bool]:
         """The behaviours this set selects (those that differ from the oldest rules), by field name."""
@@ -108,7 +111,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         read_refs_when_pinned=True,
         normalised_echoes=True,
     ),
-    # 2026-12-07 on.
+    # 2026-12-07 to 2026-12-07 21:40.
     RuleSet(
         number=7,
         description="Tool outputs at trust tool leave trust and source to their tool-result block",
@@ -118,6 +121,18 @@ RULE_SETS: tuple[RuleSet, ...] = (
         read_refs_when_pinned=True,
         normalised_echoes=True,
         tool_trust_implied=True,
+    ),
+    # 2026-12-07 21:40 on.
+    RuleSet(
+        number=8,
+        description="Envelope ids in the history are 12 hex digits instead of 16",
+        uncorrected_views=True,
+        pinned_last=True,
+        items_on_arrival=True,
+        read_refs_when_pinned=True,
+        normalised_echoes=True,
+        tool_trust_implied=True,
+        short_nonces=True,
     ),
 )
 
