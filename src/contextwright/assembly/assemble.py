@@ -611,17 +611,20 @@ def render_messages(
         view_estimate=view_estimate,
         read_tool=plan.prefix.read_tool(),
         memo=memo,
-        **_envelope_rules(plan, CURRENT_RULES),
+        tool_trust_implied=_tool_trust_implied(plan, CURRENT_RULES),
+        nonce_digits=_nonce_digits(CURRENT_RULES),
     ).run()
 
 
-def _envelope_rules(plan: ContextPlan, rules: RuleSet) -> dict[str, Any]:
-    """How ``rules`` write the envelopes of ``plan``'s history: the header's attributes and the ids' length."""
-    return {
-        # Only where the pinned framing tells the model so: a session that pinned an older one keeps its envelopes.
-        "tool_trust_implied": rules.tool_trust_implied and plan.prefix.framing.text in TOOL_TRUST_FRAMINGS,
-        "nonce_digits": SHORT_NONCE_HEX_DIGITS if rules.short_nonces else NONCE_HEX_DIGITS,
-    }
+def _tool_trust_implied(plan: ContextPlan, rules: RuleSet) -> bool:
+    """Whether ``rules`` leave a tool output's trust to its tool-result block in ``plan``'s history."""
+    # Only where the pinned framing tells the model so: a session that pinned an older one keeps its envelopes.
+    return rules.tool_trust_implied and plan.prefix.framing.text in TOOL_TRUST_FRAMINGS
+
+
+def _nonce_digits(rules: RuleSet) -> int:
+    """The length of the envelope ids ``rules`` write in the history."""
+    return SHORT_NONCE_HEX_DIGITS if rules.short_nonces else NONCE_HEX_DIGITS
 
 
 def build(
@@ -676,7 +679,7 @@ def build(
     taken: tuple[str, ...] = tuple(yields or starting)
     read_tool = plan.prefix.read_tool() if rules.read_refs_when_pinned else READ_TOOL_NAME
     views = view_estimate if rules.uncorrected_views and view_estimate is not None else estimate
-    envelopes = _envelope_rules(plan, rules)
+    tool_trust_implied = _tool_trust_implied(plan, rules)
     if memo is not None:
         memo.next_pass()
     while True:
@@ -693,7 +696,8 @@ def build(
             read_tool=read_tool,
             memo=memo,
             verbatim_echoes=not rules.normalised_echoes,
-            **envelopes,
+            tool_trust_implied=tool_trust_implied,
+            nonce_digits=_nonce_digits(rules),
         )
         messages = assembler.run()
         by_class, by_layer, body = _account(messages, estimate, memo)
