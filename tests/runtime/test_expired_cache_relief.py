@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 
+from contextwright.budget.allocator import allocate
 from contextwright.errors import UsageError
 from contextwright.events import AssistantMessage, ToolCall
 from contextwright.models import openai, with_window
@@ -133,3 +134,32 @@ def test_a_checkpoint_keeps_when_the_last_request_and_event_were_recorded():
     built = [e for e in session.history.events if e.type == "context.request.built"][-1]
     assert (restored.last_built_at, restored.last_event_at) == (built.at, session.history.events[-1].at)
     assert (folded.last_built_at, folded.last_event_at) == (built.at, session.history.events[-1].at)
+
+
+def _view(turn: int) -> str:
+    return "".join(f"{n:4d}  def check_{turn}_{n}(ledger):  return ledger.balance({n}) >= 0\n" for n in range(1, 101))
+
+
+@pytest.mark.parametrize(("pause", "expected"), [(SHORT, ()), (LONG, ("tool_results_to_pointers",))])
+def test_with_a_large_window_results_near_their_mark_are_pruned_after_a_pause(pause, expected):
+    # At 200k the request stands far below the expired level of its input limit, but the tool
+    # results near their own high-water mark (B2): the pass that mark soon asks for is free now.
+    _, session, clock = open_session("pause-wide", window=200_000)
+    session.user("Read the ledger checks one file at a time.")
+    for turn in range(9):
+        session.next_request()
+        call = ToolCall(id=f"r{turn}", name="read_file", arguments={"path": f"ledger/checks_{turn}.py"})
+        session.adapter.record_assistant(AssistantMessage(text=f"Reading file {turn}.", tool_calls=(call,)))
+        session.tool_result(call.id, _view(turn))
+        clock.advance(20)
+    last = session.next_request()
+    session.adapter.record_assistant(AssistantMessage(text="All read."))
+    allocation, level = allocate(last.plan), last.plan.budgets.expired_cache_relief
+    results = last.result.tokens_by_class["tool_results"]
+    assert allocation.tool_results_high * level < results < allocation.tool_results_high
+    assert last.result.total_tokens < allocation.input_limit * level
+    built = _after_pause(session, clock, pause)
+    assert built.result.yields == expected
+    if expected:
+        assert built.result.tokens_by_class["tool_results"] < results
+    assert session.inspect(built.index).sha256() == built.neutral.sha256()

@@ -64,7 +64,9 @@ class BudgetConfig:
     cache has expired since the previous request (a pause longer than its lifetime): that request
     writes its whole history again anyway, so a pass costs no cache read, and a later one would.
     At 32k, every shared transcript on their own timing: 87.37% -> 87.76% read under the documented
-    cache rules (``bench/cache_bench.py``); 1 turns it off."""
+    cache rules (``bench/cache_bench.py``). The same share of the tool results' high-water mark lets
+    such a request prune them early too: with a large window they reach their mark long before the
+    request nears its limit. 1 turns both off."""
     keep_recent_rounds: int = 1
     """Tool exchanges of the most recent rounds that pruning never touches."""
     decision_points_tokens: int = 2_000

@@ -345,7 +345,7 @@ class Relief:
         # only what follows it.
         if result is None or result.pressure != "none" or _over_high_water(allocation, result):
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True)
-        elif expired and self._above_expired_level(allocation, result):
+        elif expired and (self._above_expired_level(allocation, result) or self._results_above_expired_level(allocation, result)):
             # The pause outlasted the provider's cache: this request writes its whole history again
             # whatever it carries, so relief a later request would pay a rewrite for is free now.
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True, rewritten=True)
@@ -386,6 +386,17 @@ class Relief:
         """True when the request stands above the share of the input limit where an expired cache makes relief early."""
         level = allocation.input_limit * self.core.budgets.expired_cache_relief
         return allocation.prefix_tokens + allocation.with_margin(result.body_tokens) > level
+
+    def _results_above_expired_level(self, allocation: Allocation, result: BuildResult) -> bool:
+        """True when the visible tool results stand above the same share of their high-water mark.
+
+        With a large window the results reach their mark (B2) long before the request nears the
+        input limit, and the pass that mark asks for rewrites the whole history. After a pause it
+        costs nothing more (200k, every shared transcript, documented cache rules: 0.991x -> 0.977x
+        the append-only ceiling's input cost, Claude Code 1.005x -> 0.960x, evidence recall 100.0%
+        either way; ``bench/evidence_bench.py --windows 200000``)."""
+        level = allocation.tool_results_high * self.core.budgets.expired_cache_relief
+        return result.tokens_by_class.get("tool_results", 0) > level
 
     def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
         return build(
