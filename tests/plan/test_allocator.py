@@ -67,6 +67,14 @@ def test_a_plan_recorded_before_the_floor_existed_reads_without_it():
     assert BudgetConfig.from_dict(BudgetConfig().to_dict()) == BudgetConfig()
 
 
+def test_a_plan_recorded_before_the_expired_results_level_existed_runs_without_it():
+    from contextwright.plan import BudgetConfig
+
+    recorded = BudgetConfig().to_dict()
+    del recorded["expired_results_relief"]
+    assert BudgetConfig.from_dict(recorded).expired_results_relief == 1.0
+
+
 def test_margin_and_pressure(prefix, estimator):
     a = allocate(plan_for(prefix, estimator, 100_000))
     assert a.with_margin(1000) == 1050

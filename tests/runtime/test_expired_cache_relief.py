@@ -117,6 +117,8 @@ def test_the_level_can_turn_early_relief_off():
     assert _after_pause(session, clock, LONG).result.yields == ()
     with pytest.raises(UsageError, match="expired_cache_relief"):
         BudgetConfig(expired_cache_relief=1.5)
+    with pytest.raises(UsageError, match="expired_results_relief"):
+        BudgetConfig(expired_results_relief=1.5)
 
 
 def test_cache_lifetimes_follow_each_providers_rules():
@@ -140,13 +142,10 @@ def _view(turn: int) -> str:
     return "".join(f"{n:4d}  def check_{turn}_{n}(ledger):  return ledger.balance({n}) >= 0\n" for n in range(1, 101))
 
 
-@pytest.mark.parametrize(("pause", "expected"), [(SHORT, ()), (LONG, ("tool_results_to_pointers",))])
-def test_with_a_large_window_results_near_their_mark_are_pruned_after_a_pause(pause, expected):
-    # At 200k the request stands far below the expired level of its input limit, but the tool
-    # results near their own high-water mark (B2): the pass that mark soon asks for is free now.
-    _, session, clock = open_session("pause-wide", window=200_000)
+def _read_views(session, clock):
+    """Ten file views, about 38k tokens of results at 200k: near their high-water mark, far under the input limit."""
     session.user("Read the ledger checks one file at a time.")
-    for turn in range(9):
+    for turn in range(10):
         session.next_request()
         call = ToolCall(id=f"r{turn}", name="read_file", arguments={"path": f"ledger/checks_{turn}.py"})
         session.adapter.record_assistant(AssistantMessage(text=f"Reading file {turn}.", tool_calls=(call,)))
@@ -154,12 +153,28 @@ def test_with_a_large_window_results_near_their_mark_are_pruned_after_a_pause(pa
         clock.advance(20)
     last = session.next_request()
     session.adapter.record_assistant(AssistantMessage(text="All read."))
-    allocation, level = allocate(last.plan), last.plan.budgets.expired_cache_relief
+    return last
+
+
+@pytest.mark.parametrize(("pause", "expected"), [(SHORT, ()), (LONG, ("tool_results_to_pointers",))])
+def test_with_a_large_window_results_near_their_mark_are_pruned_after_a_pause(pause, expected):
+    # At 200k the request stands far below the expired level of its input limit, but the tool
+    # results stand near their own high-water mark (B2): the pass that mark soon asks for is free now.
+    _, session, clock = open_session("pause-wide", window=200_000)
+    last = _read_views(session, clock)
+    allocation, budgets = allocate(last.plan), last.plan.budgets
     results = last.result.tokens_by_class["tool_results"]
-    assert allocation.tool_results_high * level < results < allocation.tool_results_high
-    assert last.result.total_tokens < allocation.input_limit * level
+    assert allocation.tool_results_high * budgets.expired_results_relief < results < allocation.tool_results_high
+    assert last.result.total_tokens < allocation.input_limit * budgets.expired_cache_relief
     built = _after_pause(session, clock, pause)
     assert built.result.yields == expected
     if expected:
         assert built.result.tokens_by_class["tool_results"] < results
     assert session.inspect(built.index).sha256() == built.neutral.sha256()
+
+
+def test_the_results_level_can_be_turned_off():
+    _, session, clock = open_session("pause-wide", window=200_000)
+    session.setup.budgets = BudgetConfig(expired_results_relief=1.0)
+    _read_views(session, clock)
+    assert _after_pause(session, clock, LONG).result.yields == ()

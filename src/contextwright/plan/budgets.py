@@ -64,9 +64,17 @@ class BudgetConfig:
     cache has expired since the previous request (a pause longer than its lifetime): that request
     writes its whole history again anyway, so a pass costs no cache read, and a later one would.
     At 32k, every shared transcript on their own timing: 87.37% -> 87.76% read under the documented
-    cache rules (``bench/cache_bench.py``). The same share of the tool results' high-water mark lets
-    such a request prune them early too: with a large window they reach their mark long before the
-    request nears its limit. 1 turns both off."""
+    cache rules (``bench/cache_bench.py``); 1 turns it off."""
+    expired_results_relief: float = 0.75
+    """Share of the tool results' high-water mark above which a request prunes them early when the
+    provider's cache has expired since the previous request. With a large window the results reach
+    their mark (B2) long before the request nears its input limit, and the pass the mark asks for
+    rewrites a cached history; after a pause the request writes its history again anyway. Close to
+    the mark, the pass is one the mark would soon ask for, so where a cache outlives the pause little
+    is lost. 200k, every shared transcript, exact o200k counts: 0.991x -> 0.980x the append-only
+    ceiling's input cost under the documented cache rules, 0.999x -> 0.995x with no expiry, evidence
+    recall 100.0% (``bench/evidence_bench.py``); 0.6 saved more under the documented rules and cost
+    more with no expiry. 1 turns it off."""
     keep_recent_rounds: int = 1
     """Tool exchanges of the most recent rounds that pruning never touches."""
     decision_points_tokens: int = 2_000
@@ -83,8 +91,9 @@ class BudgetConfig:
         for name in ("tool_results_share", "body_margin", "soft_pressure", "relief_target", "relief_tool_results_target"):
             if not 0 <= getattr(self, name) < 1:
                 raise UsageError(f"budget {name} must be between 0 and 1, got {getattr(self, name)!r}")
-        if self.expired_cache_relief > 1:
-            raise UsageError(f"budget expired_cache_relief must be between 0 and 1 (1: off), got {self.expired_cache_relief!r}")
+        for name in ("expired_cache_relief", "expired_results_relief"):
+            if getattr(self, name) > 1:
+                raise UsageError(f"budget {name} must be between 0 and 1 (1: off), got {getattr(self, name)!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values, for the plan event."""
@@ -101,5 +110,5 @@ class BudgetConfig:
         return cls(**{**_BEFORE_THEY_EXISTED, **dict(data)})
 
 
-_BEFORE_THEY_EXISTED: dict[str, Any] = {"tool_results_floor_tokens": 0}
+_BEFORE_THEY_EXISTED: dict[str, Any] = {"tool_results_floor_tokens": 0, "expired_results_relief": 1.0}
 """Settings added after plans were first recorded, with the value a plan without them ran under."""

@@ -388,14 +388,8 @@ class Relief:
         return allocation.prefix_tokens + allocation.with_margin(result.body_tokens) > level
 
     def _results_above_expired_level(self, allocation: Allocation, result: BuildResult) -> bool:
-        """True when the visible tool results stand above the same share of their high-water mark.
-
-        With a large window the results reach their mark (B2) long before the request nears the
-        input limit, and the pass that mark asks for rewrites the whole history. After a pause it
-        costs nothing more (200k, every shared transcript, documented cache rules: 0.991x -> 0.977x
-        the append-only ceiling's input cost, Claude Code 1.005x -> 0.960x, evidence recall 100.0%
-        either way; ``bench/evidence_bench.py --windows 200000``)."""
-        level = allocation.tool_results_high * self.core.budgets.expired_cache_relief
+        """True when the visible tool results stand above their expired level (a share of their high-water mark)."""
+        level = allocation.tool_results_high * self.core.budgets.expired_results_relief
         return result.tokens_by_class.get("tool_results", 0) > level
 
     def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
