@@ -95,8 +95,9 @@ def test_a_compaction_prunes_the_current_runs_older_results_in_the_same_request(
     # run and rewrites everything after its summary, so pruning the reading run's older
     # results in that request costs no further cache read and puts the next pass off.
     _, session, clock = open_session("reader", window=32_000)
-    # A deep low-water mark: the reading run's results pass it before its passes come due on their own.
-    session.setup.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0)
+    # A deep low-water mark: the reading run's results pass it before its passes come due on their own;
+    # one round kept whole, so the pass can reach that mark with these small results.
+    session.setup.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0, keep_recent_rounds=1)
     session.user("Write the billing modules one by one.")
     for turn in range(32):
         session.next_request()
@@ -154,3 +155,49 @@ def test_older_results_become_pointers_first_whatever_the_stages_goal():
         pruned |= set(call_ids)
         # What the passes took so far is always the oldest results, c0 first.
         assert pruned == {f"c{k}" for k in range(len(pruned))}, sorted(pruned)
+
+
+def _read_modules(session, clock, turns: int, lines: int) -> list:
+    built = []
+    for turn in range(turns):
+        built.append(session.next_request())
+        call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"src/m{turn}.py"})
+        session.adapter.record_assistant(AssistantMessage(text=f"Reading module {turn}.", tool_calls=(call,)))
+        source = "".join(f"def f_{turn}_{i}(value):\n    return value * {i} + {turn}\n\n" for i in range(lines))
+        session.tool_result(call.id, source)
+        clock.advance(20)
+    built.append(session.next_request())
+    return built
+
+
+def test_every_pass_keeps_the_three_newest_rounds_whole():
+    # An agent often works from an output a few calls after it arrived (it reads a file, greps,
+    # then edits with the lines it read): a pass never takes the newest three rounds.
+    _, session, clock = open_session("newest-three", window=32_000)
+    session.user("Investigate the failing modules one by one.")
+    built = _read_modules(session, clock, turns=60, lines=40)
+    passes = [i for i, b in enumerate(built) if "tool_results_to_pointers" in b.result.yields]
+    assert len(passes) >= 2, "the window never filled twice"
+    events = [e.payload.call_ids for e in session.history.events if e.type == "context.pruned"]
+    assert len(events) == len(passes)
+    pruned: set[str] = set()
+    for i, call_ids in zip(passes, events, strict=True):
+        # Request i follows calls c0..c{i-1}: the three newest are c{i-3}, c{i-2} and c{i-1}.
+        pruned |= set(call_ids)
+        assert not {f"c{i - 3}", f"c{i - 2}", f"c{i - 1}"} & pruned, (i, sorted(pruned))
+        shown = built[i].neutral.messages
+        for k in (i - 3, i - 2, i - 1):
+            assert any(f"def f_{k}_39(value)" in getattr(p, "text", "") for m in shown for p in m.parts), (i, k)
+
+
+def test_the_kept_rounds_yield_to_the_results_high_water_mark_newest_last():
+    # Three large outputs in a row: together they stand above the results' high-water mark (B2),
+    # so the older two of the kept rounds yield, oldest first, only as far as the mark asks.
+    _, session, clock = open_session("kept-yield", window=32_000)
+    session.user("Read the three billing modules.")
+    built = _read_modules(session, clock, turns=3, lines=400)[-1]
+    allocation = allocate(built.plan)
+    assert "tool_results_to_pointers" in built.result.yields
+    [pruned] = [e.payload.call_ids for e in session.history.events if e.type == "context.pruned"]
+    assert pruned == ("c0",)
+    assert built.result.tokens_by_class["tool_results"] <= allocation.tool_results_high

@@ -560,7 +560,9 @@ class Relief:
     ) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
-        Results over their high-water mark (:attr:`Allocation.tool_results_high`) are always
+        The newest ``keep_recent_rounds`` exchanges are kept whole; all but the newest of them
+        yield only where their results alone stand above the high-water mark, and only until they
+        no longer do. Results over their high-water mark (:attr:`Allocation.tool_results_high`) are always
         pruned. Otherwise, unless the body does not fit at all (``must``), a pass runs only
         when it can shed at least half that mark: small passes would cost a cache miss for little gain, round
         after round. When it does not fit and the pass must
@@ -577,14 +579,17 @@ class Relief:
         self._result_sizes.next_pass()
         per_entry = self._result_sizes.per_items(surface.entries, estimate, partial(_open_results, estimate=estimate))
         complete = [results for results in per_entry if results is not None and results.complete]
-        keep = self.core.budgets.keep_recent_rounds
-        sized = [pair for results in complete[: max(0, len(complete) - keep)] for pair in results.sized]
-        sizes = {r.result.call_id: size for r, size in sized}
-        candidates = [r for r, _ in sized]
-        if not candidates:
-            return 0
+        kept_from = max(0, len(complete) - self.core.budgets.keep_recent_rounds)
+        sized = [pair for results in complete[:kept_from] for pair in results.sized]
         visible_results = sum(results.visible for results in per_entry if results is not None)
         high_water = allocation.tool_results_high
+        # The kept rounds, all but the newest, yield to B2 only: their results alone may stand above the mark.
+        above_mark = visible_results - sum(max(0, size - POINTER_STUB_TOKENS) for _, size in sized) - high_water
+        kept = [pair for results in complete[kept_from:-1] for pair in results.sized] if above_mark > 0 else []
+        sizes = {r.result.call_id: size for r, size in sized + kept}
+        candidates = [r for r, _ in sized]
+        if not candidates and not kept:
+            return 0
         over_low_water = visible_results - int(high_water * self.core.budgets.relief_tool_results_target)
         if rewritten and over_low_water <= 0:
             return 0  # before sizing the body, which renders all of it
@@ -597,11 +602,13 @@ class Relief:
         shed = max(allocation.prefix_tokens + allocation.with_margin(body) - target_input, over_low_water, 1)
         chosen: list[str] = []
         saved = 0
-        for result in candidates:
-            if saved >= shed:
+        kept_ids = {r.result.call_id for r, _ in kept}
+        for result in [*candidates, *prune_order([r for r, _ in kept], surface.entries, self._names)]:
+            call_id = result.result.call_id
+            if saved >= shed or (call_id in kept_ids and visible_results - saved <= high_water):
                 break
-            chosen.append(result.result.call_id)
-            saved += max(0, sizes[result.result.call_id] - POINTER_STUB_TOKENS)
+            chosen.append(call_id)
+            saved += max(0, sizes[call_id] - POINTER_STUB_TOKENS)
         if not (must or rewritten) and visible_results <= high_water and saved < high_water // 2:
             # Under the share, a pass is pressure relief only: a shallow one is not worth its cache miss.
             return 0
