@@ -80,6 +80,25 @@ def test_an_overflow_that_relief_cannot_shrink_is_not_resent():
     assert stats.overflows == 1 and stats.overflow_recoveries == 0
 
 
+def test_an_overflow_in_a_run_of_two_tool_rounds_prunes_the_older_kept_round():
+    # One instruction, two tool rounds: nothing to compact (a compaction keeps a run's two newest
+    # rounds), and both are rounds that pruning keeps whole. The provider's refusal is the last
+    # resort: the older one yields.
+    _, session, clock = open_session("kept-overflow")
+    session.user("Read the two billing modules, then fix the export.")
+    for turn in range(2):
+        session.next_request()
+        call = ToolCall(id=f"c{turn}", name="read_file", arguments={"path": f"billing/m{turn}.py"})
+        session.adapter.record_assistant(AssistantMessage(text="", tool_calls=(call,)))
+        session.tool_result(call.id, "".join(f"def f_{turn}_{i}(v):\n    return v * {i}\n\n" for i in range(60)))
+    provider = ScriptedProvider([AssistantMessage(text="Fixed.")], clock=clock, overflow_calls={0})
+    session.send(anthropic_client(provider).messages.create)
+    [pruned] = [e.payload.call_ids for e in session.history.events if e.type == "context.pruned"]
+    assert pruned == ("c0",)
+    assert [e.payload.recovered for e in session.history.events if e.type == "context.overflow"] == [True]
+    assert len(provider.bodies) == 2 and "def f_1_59(v)" in str(provider.bodies[1])
+
+
 def test_failed_recoveries_are_not_counted_as_recoveries():
     _, session, clock = _busy_session()
     provider = ScriptedProvider([AssistantMessage(text="never")], clock=clock, overflow_calls={0, 1})

@@ -358,8 +358,9 @@ class Relief:
             # (32k, every shared transcript, lenient rules: 89.18% -> 89.27% read; Claude Code 92.7% -> 93.0%).
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True, rewritten=True)
         if result is None:
-            # Compaction found nothing to fold: any pruning at all is better than no request.
-            result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=False)
+            # Compaction found nothing to fold: any pruning at all is better than no request,
+            # the kept rounds' results included (all but the newest round's).
+            result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=False, last_resort=True)
         if result is None and not self._bounded_pinned:
             # The last resort: the task statement and steering notes, over their share, are shown bounded too.
             self._bounded_pinned = True
@@ -421,10 +422,11 @@ class Relief:
         relief: list[str],
         deep: bool,
         rewritten: bool = False,
+        last_resort: bool = False,
     ) -> BuildResult | None:
         """One batched pruning pass, recorded in the log and in ``relief``; the rebuilt result."""
         before = result.tokens_by_class.get("tool_results", 0) if result else None
-        pruned = self._prune(plan, allocation, must=result is None, deep=deep, rewritten=rewritten)
+        pruned = self._prune(plan, allocation, must=result is None, deep=deep, rewritten=rewritten, last_resort=last_resort)
         if not pruned:
             return result
         result = self._try_build(plan, allocation, tail)
@@ -556,13 +558,21 @@ class Relief:
         return proposal
 
     def _prune(
-        self, plan: ContextPlan, allocation: Allocation, *, must: bool = False, deep: bool = False, rewritten: bool = False
+        self,
+        plan: ContextPlan,
+        allocation: Allocation,
+        *,
+        must: bool = False,
+        deep: bool = False,
+        rewritten: bool = False,
+        last_resort: bool = False,
     ) -> int:
         """Turn the oldest tool results into pointers, in one pass, down to the low-water mark.
 
         The newest ``keep_recent_rounds`` exchanges are kept whole; all but the newest of them
         yield only where their results alone stand above the high-water mark, and only until they
-        no longer do. Results over their high-water mark (:attr:`Allocation.tool_results_high`) are always
+        no longer do, or as a ``last_resort`` (nothing else makes the request fit, or the provider
+        refused it as too long), after every older result. Results over their high-water mark (:attr:`Allocation.tool_results_high`) are always
         pruned. Otherwise, unless the body does not fit at all (``must``), a pass runs only
         when it can shed at least half that mark: small passes would cost a cache miss for little gain, round
         after round. When it does not fit and the pass must
@@ -585,7 +595,7 @@ class Relief:
         high_water = allocation.tool_results_high
         # The kept rounds, all but the newest, yield to B2 only: their results alone may stand above the mark.
         above_mark = visible_results - sum(max(0, size - POINTER_STUB_TOKENS) for _, size in sized) - high_water
-        kept = [pair for results in complete[kept_from:-1] for pair in results.sized] if above_mark > 0 else []
+        kept = [pair for results in complete[kept_from:-1] for pair in results.sized] if above_mark > 0 or last_resort else []
         sizes = {r.result.call_id: size for r, size in sized + kept}
         candidates = [r for r, _ in sized]
         if not candidates and not kept:
@@ -605,7 +615,7 @@ class Relief:
         kept_ids = {r.result.call_id for r, _ in kept}
         for result in [*candidates, *prune_order([r for r, _ in kept], surface.entries, self._names)]:
             call_id = result.result.call_id
-            if saved >= shed or (call_id in kept_ids and visible_results - saved <= high_water):
+            if saved >= shed or (call_id in kept_ids and not last_resort and visible_results - saved <= high_water):
                 break
             chosen.append(call_id)
             saved += max(0, sizes[call_id] - POINTER_STUB_TOKENS)
@@ -641,7 +651,7 @@ class Relief:
         if proposal.compacted is not None:
             self._adopt(proposal.compacted, strict=False)
             return True
-        return self._prune(plan, allocate(plan), must=True) > 0
+        return self._prune(plan, allocate(plan), must=True, last_resort=True) > 0
 
 
 def _entry_tokens(entry: Entry, estimate: Callable[[str], int]) -> int:
