@@ -572,7 +572,9 @@ class Relief:
         The newest ``keep_recent_rounds`` exchanges are kept whole; all but the newest of them
         yield only where their results alone stand above the high-water mark, and only until they
         no longer do, or as a ``last_resort`` (nothing else makes the request fit, or the provider
-        refused it as too long), after every older result. Results over their high-water mark (:attr:`Allocation.tool_results_high`) are always
+        refused it as too long), after every older result.
+
+        Results over their high-water mark (:attr:`Allocation.tool_results_high`) are always
         pruned. Otherwise, unless the body does not fit at all (``must``), a pass runs only
         when it can shed at least half that mark: small passes would cost a cache miss for little gain, round
         after round. When it does not fit and the pass must
