@@ -345,11 +345,13 @@ class Relief:
         # only what follows it.
         if result is None or result.pressure != "none" or _over_high_water(allocation, result):
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True)
-        elif expired and (self._above_expired_level(allocation, result) or self._results_above_expired_level(allocation, result)):
+        elif expired and (
+            self._above_expired_level(plan, allocation, result) or self._results_above_expired_level(plan, allocation, result)
+        ):
             # The pause outlasted the provider's cache: this request writes its whole history again
             # whatever it carries, so relief a later request would pay a rewrite for is free now.
             result = self._prune_pass(plan, allocation, tail, result, relief=relief, deep=True, rewritten=True)
-        early = expired and result is not None and self._above_expired_level(allocation, result)
+        early = expired and result is not None and self._above_expired_level(plan, allocation, result)
         result, compactions = self._compaction_passes(plan, allocation, tail, result, early=early)
         relief += ["compaction"] * compactions
         if compactions and result is not None:
@@ -383,14 +385,14 @@ class Relief:
             )
         return replace(result, yields=result.yields + tuple(relief))
 
-    def _above_expired_level(self, allocation: Allocation, result: BuildResult) -> bool:
+    def _above_expired_level(self, plan: ContextPlan, allocation: Allocation, result: BuildResult) -> bool:
         """True when the request stands above the share of the input limit where an expired cache makes relief early."""
-        level = allocation.input_limit * self.core.budgets.expired_cache_relief
+        level = allocation.input_limit * plan.budgets.expired_cache_relief
         return allocation.prefix_tokens + allocation.with_margin(result.body_tokens) > level
 
-    def _results_above_expired_level(self, allocation: Allocation, result: BuildResult) -> bool:
+    def _results_above_expired_level(self, plan: ContextPlan, allocation: Allocation, result: BuildResult) -> bool:
         """True when the visible tool results stand above their expired level (a share of their high-water mark)."""
-        level = allocation.tool_results_high * self.core.budgets.expired_results_relief
+        level = allocation.tool_results_high * plan.budgets.expired_results_relief
         return result.tokens_by_class.get("tool_results", 0) > level
 
     def _build_now(self, plan: ContextPlan, allocation: Allocation, tail: VolatileTail) -> BuildResult:
@@ -524,7 +526,7 @@ class Relief:
         the requests after it still read a long cached history. When that does not fit, the next
         attempt folds everything before the current run (:meth:`_compaction_passes`)."""
         estimate = self.core.body_estimate(plan)
-        keep = (int(allocation.context_window * self.core.budgets.relief_target) - allocation.prefix_tokens) // 2
+        keep = (int(allocation.context_window * plan.budgets.relief_target) - allocation.prefix_tokens) // 2
         entries = surface.entries
         cut = len(entries)
         held = 0
@@ -591,7 +593,7 @@ class Relief:
         self._result_sizes.next_pass()
         per_entry = self._result_sizes.per_items(surface.entries, estimate, partial(_open_results, estimate=estimate))
         complete = [results for results in per_entry if results is not None and results.complete]
-        kept_from = max(0, len(complete) - self.core.budgets.keep_recent_rounds)
+        kept_from = max(0, len(complete) - plan.budgets.keep_recent_rounds)
         sized = [pair for results in complete[:kept_from] for pair in results.sized]
         visible_results = sum(results.visible for results in per_entry if results is not None)
         high_water = allocation.tool_results_high
@@ -602,7 +604,7 @@ class Relief:
         candidates = [r for r, _ in sized]
         if not candidates and not kept:
             return 0
-        over_low_water = visible_results - int(high_water * self.core.budgets.relief_tool_results_target)
+        over_low_water = visible_results - int(high_water * plan.budgets.relief_tool_results_target)
         if rewritten and over_low_water <= 0:
             return 0  # before sizing the body, which renders all of it
         # Superseded outputs first, then the oldest, whatever the stage's goal: the newest outputs
@@ -610,7 +612,7 @@ class Relief:
         candidates = prune_order(candidates, surface.entries, self._names)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
         body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
-        target_input = int(allocation.context_window * self.core.budgets.relief_target)
+        target_input = int(allocation.context_window * plan.budgets.relief_target)
         shed = max(allocation.prefix_tokens + allocation.with_margin(body) - target_input, over_low_water, 1)
         chosen: list[str] = []
         saved = 0
