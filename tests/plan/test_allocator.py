@@ -37,13 +37,16 @@ def test_only_history_and_the_tool_result_share_scale_with_the_window(prefix, es
 def test_visible_tool_results_hold_the_share_or_the_absolute_floor(prefix, estimator):
     from contextwright.plan import BudgetConfig
 
-    small, large = allocate(plan_for(prefix, estimator, 32_000)), allocate(plan_for(prefix, estimator, 200_000))
+    tiny, small = allocate(plan_for(prefix, estimator, 32_000)), allocate(plan_for(prefix, estimator, 64_000))
+    large = allocate(plan_for(prefix, estimator, 200_000))
     # Every result on arrival is held to the share at every window (B2: 25% of the body).
     assert small.tool_results == int(small.body_limit * 0.25)
     assert large.tool_results == int(large.body_limit * 0.25)
-    # What stays visible: at 32k the absolute floor (16,000) where the share allows less; at 200k the share.
-    assert small.tool_results < 16_000 == small.tool_results_high <= small.history
-    assert large.tool_results_high == large.tool_results > 16_000
+    # What stays visible: at 64k the absolute floor (32,000) where the share allows less; at 32k the floor
+    # stands above the history, which holds the mark; at 200k the share.
+    assert small.tool_results < 32_000 == small.tool_results_high <= small.history
+    assert tiny.tool_results < tiny.tool_results_high == tiny.history < 32_000
+    assert large.tool_results_high == large.tool_results > 32_000
     model = with_window(anthropic("claude-sonnet-4-6"), 32_000)
 
     def with_floor(floor: int):

@@ -194,6 +194,7 @@ def test_the_kept_rounds_yield_to_the_results_high_water_mark_newest_last():
     # Three large outputs in a row: together they stand above the results' high-water mark (B2),
     # so the older two of the kept rounds yield, oldest first, only as far as the mark asks.
     _, session, clock = open_session("kept-yield", window=32_000)
+    session.setup.budgets = BudgetConfig(tool_results_floor_tokens=16_000)  # a mark under three large outputs
     session.user("Read the three billing modules.")
     built = _read_modules(session, clock, turns=3, lines=400)[-1]
     allocation = allocate(built.plan)

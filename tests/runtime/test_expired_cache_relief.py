@@ -7,6 +7,7 @@ cache read, where the same pass a few requests later would rewrite a cached hist
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -32,7 +33,11 @@ def _module(turn: int) -> str:
     return "".join(f"def total_{turn}_{i}(rows):\n    return sum(r.amount for r in rows) * {i}\n\n" for i in range(12))
 
 
-def _write_modules(session, clock, rounds: int) -> None:
+def _write_modules(session, clock, rounds: int, *, results_mark: int | None = 16_000) -> None:
+    if results_mark is not None:
+        # A results mark that this run's edits reach: then relief after a pause is a pruning pass,
+        # not a compaction of the calls' arguments.
+        session.setup.budgets = replace(session.setup.budgets, tool_results_floor_tokens=results_mark)
     session.user("Write the billing modules one by one.")
     for turn in range(rounds):
         session.next_request()
@@ -71,7 +76,7 @@ def test_compaction_follows_when_pruning_leaves_the_request_above_the_level():
     _, session, clock = open_session("pause", window=WINDOW)
     # A deep low-water mark, so the results stand above it and the pass runs before the compaction.
     session.setup.budgets = BudgetConfig(relief_tool_results_target=0.25, tool_results_floor_tokens=0)
-    _write_modules(session, clock, rounds=27)
+    _write_modules(session, clock, rounds=27, results_mark=None)
     before = [e for e in session.history.events if e.type == "context.request.built"][-1].payload
     built = _after_pause(session, clock, LONG)
     assert built.result.yields == ("tool_results_to_pointers", "compaction")
