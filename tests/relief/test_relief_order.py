@@ -202,3 +202,20 @@ def test_the_kept_rounds_yield_to_the_results_high_water_mark_newest_last():
     [pruned] = [e.payload.call_ids for e in session.history.events if e.type == "context.pruned"]
     assert pruned == ("c0",)
     assert built.result.tokens_by_class["tool_results"] <= allocation.tool_results_high
+
+
+def test_relief_follows_the_budgets_of_the_plan_in_force_not_later_defaults():
+    # A session planned with one round kept (as plans recorded before the default became three):
+    # its passes keep relieving that way when the setup's budgets change afterwards.
+    _, session, clock = open_session("planned-one", window=32_000)
+    session.setup.budgets = BudgetConfig(keep_recent_rounds=1)
+    session.user("Investigate the failing modules one by one.")
+    session.next_request()
+    session.setup.budgets = BudgetConfig()
+    built = _read_modules(session, clock, turns=60, lines=40)
+    assert all(b.plan.budgets.keep_recent_rounds == 1 for b in built)
+    passes = [i for i, b in enumerate(built) if "tool_results_to_pointers" in b.result.yields]
+    events = [e.payload.call_ids for e in session.history.events if e.type == "context.pruned"]
+    assert passes and len(events) == len(passes)
+    # Request i follows calls c0..c{i-1}: with one round kept, a pass takes the second newest, c{i-2}, too.
+    assert any(f"c{i - 2}" in call_ids for i, call_ids in zip(passes, events, strict=True))
