@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from contextwright.cli import app
 from contextwright.clock import FixedClock
 from contextwright.events import AssistantMessage, ToolCall
+from contextwright.plan.budgets import BudgetConfig
 from contextwright.runtime import Engine
 from contextwright.runtime.ports import InMemoryMemory
 from contextwright.telemetry._request_diff import diff_requests
@@ -70,6 +71,8 @@ def _record(url: str) -> Scene:
     # The store's own secret (no injected one), so the command line rebuilds the same bytes.
     engine = Engine.open(url, clock=FixedClock("2026-03-01T22:30:00Z"))
     session = engine.session(SESSION, agent=sample_agent(), model=sample_model(64_000))
+    # A results mark the eight reads pass (16,000 tokens), so a pruning pass takes the oldest before the paste.
+    session.setup.budgets = BudgetConfig(tool_results_floor_tokens=16_000)
     marks: dict[str, int] = {}
     session.user(TASK)
     session.next_request()
