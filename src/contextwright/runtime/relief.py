@@ -609,15 +609,17 @@ class Relief:
             return 0  # before sizing the body, which renders all of it
         # Superseded outputs first, then the oldest, whatever the stage's goal: the newest outputs
         # are the ones the model reads next, so they are the last to go.
-        candidates = prune_order(candidates, surface.entries, self._names)
+        # One ordering for all (a result's place depends on the entries alone); the kept rounds go after the rest.
+        kept_ids = {r.result.call_id for r, _ in kept}
+        ordered = prune_order([*candidates, *(r for r, _ in kept)], surface.entries, self._names)
+        candidates = sorted(ordered, key=lambda r: r.result.call_id in kept_ids)
         # Sized as the builder sizes it: tool-call arguments (file edits, patches) count too.
         body = body_tokens(self._last_messages(plan, allocation), estimate, self._sizing_memo)
         target_input = int(allocation.context_window * plan.budgets.relief_target)
         shed = max(allocation.prefix_tokens + allocation.with_margin(body) - target_input, over_low_water, 1)
         chosen: list[str] = []
         saved = 0
-        kept_ids = {r.result.call_id for r, _ in kept}
-        for result in [*candidates, *prune_order([r for r, _ in kept], surface.entries, self._names)]:
+        for result in candidates:
             call_id = result.result.call_id
             if saved >= shed or (call_id in kept_ids and not last_resort and visible_results - saved <= high_water):
                 break
